@@ -1,0 +1,605 @@
+//! The simulation: one value that owns the clock, the event queue, the packet pool, the
+//! fabric, the hosts and their flows. No globals; two simulations never share anything.
+//!
+//! The packet path, per hop: a packet enters an egress port's queue (or, at a host, is pulled
+//! from a flow when the NIC goes idle: line-rate pacing with no NIC queue), is serialized
+//! (`TxDone` when its last bit is out), travels the link's pipe (`PipeArrive` when its last
+//! bit reaches the far end, plus the switch traversal latency there), and is routed to the
+//! next egress port or handed to the host. Events: one per port for the packet in service and
+//! one per link for the head of its pipe, so the heap holds about two entries per port.
+
+use std::time::Instant;
+
+use crate::engine::rng::{mix64, Rng, Stream};
+use crate::engine::{Event, EventQueue};
+use crate::error::ScenarioError;
+use crate::host::cc::Window;
+use crate::host::{Flow, SendRecord};
+use crate::lb::{Ev, HostLb, LoadBalancer};
+use crate::packet::{Kind, Packet, PacketPool};
+use crate::scenario::{EcnMark, Model, Overflow, Scenario};
+use crate::stats::{ideal_fct, Accounting, RunResult};
+use crate::switch::{red_mark, EgressPort};
+use crate::time::{serialization, Time};
+use crate::topology::Topology;
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Running,
+    /// Every flow completed.
+    Complete,
+    /// The next event lies beyond `stop.max_time`.
+    TimeLimit,
+    /// `stop.max_events` events were processed.
+    EventLimit,
+    /// Nothing left to do but flows are unfinished (a bug guard; should not happen).
+    Stalled,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Complete => "complete",
+            _ => "incomplete",
+        }
+    }
+    pub fn reason(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Complete => "all flows completed",
+            Status::TimeLimit => "stop.max_time reached",
+            Status::EventLimit => "stop.max_events reached",
+            Status::Stalled => "no events left",
+        }
+    }
+}
+
+/// Packet counts for the conservation check.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    pub data_sent: u64,
+    pub data_delivered: u64,
+    pub data_trimmed: u64,
+    pub data_dropped: u64,
+    pub headers_delivered: u64,
+    pub headers_dropped: u64,
+    pub control_sent: u64,
+    pub control_delivered: u64,
+    pub control_dropped: u64,
+}
+
+#[derive(Debug, Clone)]
+struct HostState {
+    rng: Rng,
+    active: Vec<u32>,
+    rr: usize,
+}
+
+/// A compact copy of a node's routing fields (hot path).
+#[derive(Debug, Clone, Copy)]
+struct Route {
+    lo: u32,
+    hi: u32,
+    span: u32,
+    first_port: u32,
+    n_down: u32,
+    n_up: u32,
+    salt: u64,
+}
+
+/// A fabric, its workload and the clock.
+pub struct Simulation {
+    scenario: Scenario,
+    model: Model,
+    topo: Topology,
+    queue: EventQueue,
+    pool: PacketPool,
+    ports: Vec<EgressPort>,
+    routes: Vec<Route>,
+    switch_rng: Vec<Rng>,
+    hosts: Vec<HostState>,
+    flows: Vec<Flow>,
+    counters: Counters,
+    flows_done: u32,
+    events: u64,
+    status: Status,
+    scratch: Vec<SendRecord>,
+    wall: std::time::Duration,
+}
+
+impl Simulation {
+    /// Checks the scenario and builds the fabric; nothing runs yet.
+    pub fn new(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
+        let model = scenario.resolve()?;
+        let topo = Topology::build(&model.tree);
+        let hosts_n = topo.hosts();
+        let ports = topo
+            .ports
+            .iter()
+            .map(|p| EgressPort::new(p.rate, p.delay))
+            .collect();
+        let salt_rng = |i: u64| Rng::stream(model.seed, Stream::Salt, i).next_u64();
+        let routes = topo
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Route {
+                lo: n.lo,
+                hi: n.hi,
+                span: n.span,
+                first_port: n.first_port,
+                n_down: n.n_down,
+                n_up: n.n_up,
+                salt: salt_rng(i as u64),
+            })
+            .collect();
+        let switch_rng = (0..topo.switches()).map(|i| Rng::stream(model.seed, Stream::Switch, i as u64)).collect();
+        let mut hosts: Vec<HostState> = (0..hosts_n)
+            .map(|h| HostState { rng: Rng::stream(model.seed, Stream::Host, h as u64), active: Vec::new(), rr: 0 })
+            .collect();
+        let mut queue = EventQueue::new();
+        let flows = model
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let lb = HostLb::new(&model.lb, &mut hosts[spec.src as usize].rng);
+                let window = Window::new(model.cc, model.init_cwnd, model.max_cwnd, model.mtu);
+                queue.schedule(spec.start, Event::FlowStart(i as u32));
+                Flow::new(*spec, model.mtu, model.header, window, lb)
+            })
+            .collect();
+        Ok(Simulation {
+            scenario: scenario.filled(),
+            model,
+            topo,
+            queue,
+            pool: PacketPool::default(),
+            ports,
+            routes,
+            switch_rng,
+            hosts,
+            flows,
+            counters: Counters::default(),
+            flows_done: 0,
+            events: 0,
+            status: Status::Running,
+            scratch: Vec::new(),
+            wall: std::time::Duration::ZERO,
+        })
+    }
+
+    /// Runs to the end and returns the results.
+    pub fn run(mut self) -> RunResult {
+        self.step(u64::MAX);
+        self.results()
+    }
+
+    /// Processes at most `budget` events; returns the status afterwards. Call again while
+    /// it is [`Status::Running`] (the front ends do this to draw progress).
+    pub fn step(&mut self, budget: u64) -> Status {
+        if self.status != Status::Running {
+            return self.status;
+        }
+        let started = Instant::now();
+        let total_flows = self.flows.len() as u32;
+        let mut n = 0;
+        while n < budget {
+            let Some(t) = self.queue.peek_time() else {
+                self.status = Status::Stalled;
+                break;
+            };
+            if t > self.model.max_time {
+                self.status = Status::TimeLimit;
+                break;
+            }
+            if self.events >= self.model.max_events {
+                self.status = Status::EventLimit;
+                break;
+            }
+            let Some((now, event)) = self.queue.pop() else { break };
+            self.events += 1;
+            n += 1;
+            match event {
+                Event::TxDone(p) => self.on_tx_done(now, p),
+                Event::PipeArrive(p) => self.on_pipe_arrive(now, p),
+                Event::FlowStart(f) => {
+                    let src = self.flows[f as usize].spec.src;
+                    self.hosts[src as usize].active.push(f);
+                    self.host_kick(now, src);
+                }
+                Event::Rto(f) => self.on_rto(now, f),
+            }
+            if self.flows_done == total_flows {
+                self.status = Status::Complete;
+                break;
+            }
+        }
+        self.wall += started.elapsed();
+        self.status
+    }
+
+    // ---- ports -------------------------------------------------------------------------
+
+    #[inline]
+    fn start_service(&mut self, now: Time, port: u32, pkt: u32) {
+        let p = &mut self.ports[port as usize];
+        debug_assert!(p.in_service.is_none());
+        p.in_service = Some(pkt);
+        let size = self.pool.get(pkt).size as u64;
+        self.queue.schedule(now + serialization(size, p.rate), Event::TxDone(port));
+    }
+
+    fn on_tx_done(&mut self, now: Time, port: u32) {
+        let p = &mut self.ports[port as usize];
+        let Some(pkt) = p.in_service.take() else { return };
+        let packet = self.pool.get(pkt);
+        p.stats.bytes += packet.size as u64;
+        p.stats.packets += 1;
+        if packet.kind == Kind::Data && !packet.trimmed {
+            p.stats.data_packets += 1;
+        }
+        let arrive = now + p.delay;
+        p.pipe.push_back((arrive, pkt));
+        if p.pipe.len() == 1 {
+            self.queue.schedule(arrive, Event::PipeArrive(port));
+        }
+        let from = self.topo.ports[port as usize].from;
+        if from < self.topo.hosts() {
+            self.host_kick(now, from);
+        } else {
+            self.switch_next(now, port);
+        }
+    }
+
+    /// A switch port starts its next packet, control class first; ECN at dequeue.
+    fn switch_next(&mut self, now: Time, port: u32) {
+        let p = &mut self.ports[port as usize];
+        if let Some(pkt) = p.control.pop_front() {
+            p.control_bytes -= self.pool.get(pkt).size as u64;
+            self.start_service(now, port, pkt);
+            return;
+        }
+        let Some(&head) = p.data.front() else { return };
+        let size = self.pool.get(head).size as u64;
+        p.pop_data(now, size);
+        if let Some((kmin, kmax, EcnMark::Dequeue)) = self.model.ecn {
+            let node = self.topo.ports[port as usize].from - self.topo.hosts();
+            if red_mark(p.data_bytes, kmin, kmax, &mut self.switch_rng[node as usize]) {
+                p.stats.ecn_marks += 1;
+                self.pool.get_mut(head).ecn = true;
+            }
+        }
+        self.start_service(now, port, head);
+    }
+
+    fn on_pipe_arrive(&mut self, now: Time, port: u32) {
+        let p = &mut self.ports[port as usize];
+        let Some((_, pkt)) = p.pipe.pop_front() else { return };
+        if let Some(&(next, _)) = p.pipe.front() {
+            self.queue.schedule(next, Event::PipeArrive(port));
+        }
+        let to = self.topo.ports[port as usize].to;
+        if to < self.topo.hosts() {
+            self.host_receive(now, to, pkt);
+        } else {
+            let out = self.next_hop(to, self.pool.get(pkt));
+            self.enqueue(now, out, pkt);
+        }
+    }
+
+    /// Down is deterministic; up is ECMP over the up-ports: hash of (5-tuple, EV, salt).
+    #[inline]
+    fn next_hop(&self, node: u32, pkt: &Packet) -> u32 {
+        let r = &self.routes[node as usize];
+        if (r.lo..r.hi).contains(&pkt.dst) {
+            r.first_port + (pkt.dst - r.lo) / r.span
+        } else {
+            r.first_port + r.n_down + ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, r.n_up)
+        }
+    }
+
+    fn enqueue(&mut self, now: Time, port: u32, pkt: u32) {
+        let m = &self.model;
+        let packet = *self.pool.get(pkt);
+        let size = packet.size as u64;
+        let p = &mut self.ports[port as usize];
+        let mut control = packet.is_control();
+        if !control && p.data_bytes + size > m.buffer {
+            p.stats.max_queue = p.stats.max_queue.max(p.data_bytes);
+            let flow = &mut self.flows[packet.flow as usize];
+            match m.overflow {
+                Overflow::Trim => {
+                    p.stats.trims += 1;
+                    flow.stats.trims += 1;
+                    self.counters.data_trimmed += 1;
+                    let h = self.pool.get_mut(pkt);
+                    h.trimmed = true;
+                    h.size = m.header as u32;
+                    control = true;
+                }
+                Overflow::Drop => {
+                    p.stats.drops += 1;
+                    flow.stats.drops += 1;
+                    self.counters.data_dropped += 1;
+                    self.pool.free(pkt);
+                    return;
+                }
+            }
+        }
+        if control {
+            let size = self.pool.get(pkt).size as u64;
+            if p.control_bytes + size > m.control_buffer {
+                p.stats.drops += 1;
+                if packet.kind == Kind::Data {
+                    self.counters.headers_dropped += 1;
+                } else {
+                    self.counters.control_dropped += 1;
+                }
+                self.pool.free(pkt);
+                return;
+            }
+            p.control.push_back(pkt);
+            p.control_bytes += size;
+        } else {
+            if let Some((kmin, kmax, EcnMark::Enqueue)) = m.ecn {
+                let node = self.topo.ports[port as usize].from - self.topo.hosts();
+                if red_mark(p.data_bytes, kmin, kmax, &mut self.switch_rng[node as usize]) {
+                    p.stats.ecn_marks += 1;
+                    self.pool.get_mut(pkt).ecn = true;
+                }
+            }
+            p.push_data(now, pkt, size);
+        }
+        if p.is_idle() {
+            self.switch_next(now, port);
+        }
+    }
+
+    // ---- hosts -------------------------------------------------------------------------
+
+    /// If the host's NIC is idle, start its next packet: control first, then data pulled
+    /// round-robin from the flows whose window allows.
+    fn host_kick(&mut self, now: Time, host: u32) {
+        let port = self.routes[host as usize].first_port;
+        let p = &mut self.ports[port as usize];
+        if !p.is_idle() {
+            return;
+        }
+        if let Some(pkt) = p.control.pop_front() {
+            p.control_bytes -= self.pool.get(pkt).size as u64;
+            self.start_service(now, port, pkt);
+            return;
+        }
+        let hs = &mut self.hosts[host as usize];
+        let n = hs.active.len();
+        for k in 0..n {
+            let i = (hs.rr + k) % n;
+            let f = hs.active[i];
+            let flow = &mut self.flows[f as usize];
+            let Some(psn) = flow.next_psn() else { continue };
+            let ev = flow.tx.lb.next_ev(now, &mut hs.rng);
+            flow.on_sent(psn, ev, now);
+            if !flow.tx.rto_armed {
+                flow.tx.rto_armed = true;
+                self.queue.schedule(now + self.model.rto, Event::Rto(f));
+            }
+            hs.rr = (i + 1) % n;
+            self.counters.data_sent += 1;
+            let pkt = self.pool.alloc(Packet {
+                kind: Kind::Data,
+                trimmed: false,
+                ecn: false,
+                flow: f,
+                psn,
+                ev,
+                src: flow.spec.src,
+                dst: flow.spec.dst,
+                size: flow.wire_size(psn) as u32,
+                sack_end: 0,
+            });
+            self.start_service(now, port, pkt);
+            return;
+        }
+    }
+
+    /// Queues an ACK or NACK at `host`'s NIC (control class, never limited at the host).
+    fn send_control(&mut self, now: Time, host: u32, packet: Packet) {
+        self.counters.control_sent += 1;
+        let pkt = self.pool.alloc(packet);
+        let port = self.routes[host as usize].first_port;
+        let p = &mut self.ports[port as usize];
+        p.control.push_back(pkt);
+        p.control_bytes += packet.size as u64;
+        self.host_kick(now, host);
+    }
+
+    fn host_receive(&mut self, now: Time, host: u32, pkt: u32) {
+        let packet = *self.pool.get(pkt);
+        self.pool.free(pkt);
+        let f = packet.flow;
+        let flow = &mut self.flows[f as usize];
+        let header = self.model.header as u32;
+        let reply = move |kind: Kind, ev: Ev, ecn: bool, sack_end: u32| Packet {
+            kind,
+            trimmed: false,
+            ecn,
+            flow: f,
+            psn: packet.psn,
+            ev,
+            src: host,
+            dst: packet.src,
+            size: header,
+            sack_end,
+        };
+        match packet.kind {
+            Kind::Data if packet.trimmed => {
+                self.counters.headers_delivered += 1;
+                let nack = reply(Kind::Nack, packet.ev, false, 0);
+                self.send_control(now, host, nack);
+            }
+            Kind::Data => {
+                self.counters.data_delivered += 1;
+                let payload = flow.payload_of(packet.psn);
+                let arrival = flow.rx.on_data(now, packet.psn, payload, flow.n_pkts, self.model.ack_every);
+                if arrival.completed {
+                    self.flows_done += 1;
+                }
+                if arrival.send_ack {
+                    let ack = reply(Kind::Ack, packet.ev, packet.ecn, flow.rx.sack_log.len() as u32);
+                    self.send_control(now, host, ack);
+                }
+            }
+            Kind::Ack => {
+                self.counters.control_delivered += 1;
+                let newly = flow.on_ack(packet.sack_end);
+                if packet.ecn {
+                    flow.stats.ecn_acks += 1;
+                }
+                flow.tx.window.on_ack(newly, packet.ecn);
+                flow.tx.lb.on_ack(now, packet.ev, packet.ecn);
+                if flow.sender_done() {
+                    self.hosts[host as usize].active.retain(|&x| x != f);
+                }
+                self.host_kick(now, host);
+            }
+            Kind::Nack => {
+                self.counters.control_delivered += 1;
+                if flow.declare_lost(packet.psn) {
+                    flow.tx.window.on_loss();
+                }
+                flow.tx.lb.on_nack(now, packet.ev);
+                self.host_kick(now, host);
+            }
+            Kind::Free => {}
+        }
+    }
+
+    fn on_rto(&mut self, now: Time, f: u32) {
+        let rto = self.model.rto;
+        let flow = &mut self.flows[f as usize];
+        flow.tx.rto_armed = false;
+        self.scratch.clear();
+        flow.expired(now, rto, &mut self.scratch);
+        for r in &self.scratch {
+            if flow.declare_lost(r.psn) {
+                flow.stats.timeouts += 1;
+                flow.tx.window.on_loss();
+                flow.tx.lb.on_timeout(now, r.ev);
+            }
+        }
+        if let Some(front) = flow.tx.send_log.front() {
+            flow.tx.rto_armed = true;
+            self.queue.schedule(front.at + rto, Event::Rto(f));
+        }
+        let src = flow.spec.src;
+        self.host_kick(now, src);
+    }
+
+    // ---- inspection ----------------------------------------------------------------------
+
+    pub fn status(&self) -> Status {
+        self.status
+    }
+    pub fn now(&self) -> Time {
+        self.queue.now()
+    }
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    pub fn flows_done(&self) -> u32 {
+        self.flows_done
+    }
+    pub fn flow_count(&self) -> u32 {
+        self.flows.len() as u32
+    }
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The egress ports a packet of `flow` with entropy `ev` crosses from source to
+    /// destination under the switches' ECMP rule.
+    pub fn path_of(&self, flow: u32, ev: Ev) -> Vec<u32> {
+        let spec = self.flows[flow as usize].spec;
+        let probe = Packet {
+            kind: Kind::Data,
+            trimmed: false,
+            ecn: false,
+            flow,
+            psn: 0,
+            ev,
+            src: spec.src,
+            dst: spec.dst,
+            size: 0,
+            sack_end: 0,
+        };
+        let mut port = self.routes[spec.src as usize].first_port;
+        let mut path = vec![port];
+        let mut node = self.topo.ports[port as usize].to;
+        while node != spec.dst {
+            port = self.next_hop(node, &probe);
+            path.push(port);
+            node = self.topo.ports[port as usize].to;
+        }
+        path
+    }
+
+    /// The one path of a flow whose load balancer uses a single EV (`ecmp`); `None` for
+    /// per-packet load balancers.
+    pub fn flow_path(&self, flow: u32) -> Option<Vec<u32>> {
+        let ev = self.flows.get(flow as usize)?.tx.lb.fixed_ev()?;
+        Some(self.path_of(flow, ev))
+    }
+
+    /// Every data packet the hosts sent, by fate.
+    pub fn accounting(&self) -> Accounting {
+        let in_flight = self.pool.live().filter(|p| p.kind == Kind::Data && !p.trimmed).count() as u64;
+        let headers_in_flight = self.pool.live().filter(|p| p.kind == Kind::Data && p.trimmed).count() as u64;
+        let c = &self.counters;
+        Accounting {
+            data_sent: c.data_sent,
+            data_delivered: c.data_delivered,
+            data_trimmed: c.data_trimmed,
+            data_dropped: c.data_dropped,
+            data_in_flight: in_flight,
+            headers_delivered: c.headers_delivered,
+            headers_dropped: c.headers_dropped,
+            headers_in_flight,
+        }
+    }
+
+    /// Per-flow, per-port and summary results of the run so far.
+    pub fn results(&self) -> RunResult {
+        let mut ideal_cache = std::collections::HashMap::new();
+        let ideals: Vec<Time> = self
+            .flows
+            .iter()
+            .map(|f| {
+                let tiers = self.model.tree.link_tiers(f.spec.src, f.spec.dst);
+                *ideal_cache.entry((tiers.len(), f.spec.bytes)).or_insert_with(|| {
+                    ideal_fct(&self.model.tree.path(f.spec.src, f.spec.dst), f.spec.bytes, self.model.mtu, self.model.header)
+                })
+            })
+            .collect();
+        RunResult::collect(self, &self.flows, &ideals, &self.topo, &self.ports, self.queue.now(), self.wall.as_secs_f64())
+    }
+}
+
+/// ECMP: a salted hash of the 5-tuple (hosts, flow id as the source port) and the EV, mapped
+/// onto `n` up-ports with a multiply-shift (no modulo bias worth the name at n << 2^64).
+#[inline]
+pub fn ecmp_index(salt: u64, src: u32, dst: u32, flow: u32, ev: Ev, n: u32) -> u32 {
+    let h = mix64(salt ^ mix64(((src as u64) << 32) | dst as u64) ^ ((flow as u64) << 32 | ev as u64));
+    ((h as u128 * n as u128) >> 64) as u32
+}

@@ -1,0 +1,285 @@
+//! Results: one row per flow, one row per port, a summary, and the packet accounting.
+//!
+//! Columnar on purpose: the Python side turns each column into a DataFrame column without
+//! per-row work. The ideal FCT follows DESIGN.md: the flow alone on an idle fabric, computed
+//! exactly by running its packets through the store-and-forward tandem of its path.
+
+use serde::Serialize;
+
+use crate::host::Flow;
+use crate::lb::LoadBalancer;
+use crate::sim::Simulation;
+use crate::switch::EgressPort;
+use crate::time::{serialization, Time};
+use crate::topology::{Hop, Topology};
+
+/// Time from the first bit sent to the last bit received of a `bytes` message alone on
+/// `path`: each packet leaves the sender back to back, and hop h starts a packet when the
+/// packet has fully arrived and the hop's link is free (`f[h][i] = max(f[h][i-1],
+/// arrival[h][i]) + ser(s_i, r_h)`). With equal rates this is
+/// `bytes_on_wire / rate + (hops - 1) * ser(max packet) + latencies`.
+pub fn ideal_fct(path: &[Hop], bytes: u64, mtu: u64, header: u64) -> Time {
+    let payload = mtu - header;
+    let n = bytes.div_ceil(payload);
+    let last = bytes - (n - 1) * payload + header;
+    let mut free = vec![0 as Time; path.len()];
+    let mut arrival = 0;
+    for i in 0..n {
+        let size = if i + 1 == n { last } else { mtu };
+        let mut t = 0;
+        for (h, hop) in path.iter().enumerate() {
+            free[h] = free[h].max(t) + serialization(size, hop.rate);
+            t = free[h] + hop.latency;
+        }
+        arrival = t;
+    }
+    arrival
+}
+
+/// Every data packet the hosts sent, by fate. `data_sent == data_delivered + data_trimmed +
+/// data_dropped + data_in_flight` always; a trimmed packet goes on as a header.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Accounting {
+    pub data_sent: u64,
+    pub data_delivered: u64,
+    pub data_trimmed: u64,
+    pub data_dropped: u64,
+    pub data_in_flight: u64,
+    pub headers_delivered: u64,
+    pub headers_dropped: u64,
+    pub headers_in_flight: u64,
+}
+
+impl Accounting {
+    pub fn balanced(&self) -> bool {
+        self.data_sent == self.data_delivered + self.data_trimmed + self.data_dropped + self.data_in_flight
+            && self.data_trimmed == self.headers_delivered + self.headers_dropped + self.headers_in_flight
+    }
+}
+
+/// A typed column.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    U64(Vec<u64>),
+    F64(Vec<f64>),
+    Bool(Vec<bool>),
+    Str(Vec<String>),
+}
+
+/// Named columns of equal length.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Table {
+    pub columns: Vec<(&'static str, Column)>,
+}
+
+impl Table {
+    fn add(&mut self, name: &'static str, col: Column) {
+        self.columns.push((name, col));
+    }
+    pub fn get(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| *n == name).map(|(_, c)| c)
+    }
+    pub fn u64(&self, name: &str) -> &[u64] {
+        match self.get(name) {
+            Some(Column::U64(v)) => v,
+            _ => panic!("no u64 column {name}"),
+        }
+    }
+    pub fn f64(&self, name: &str) -> &[f64] {
+        match self.get(name) {
+            Some(Column::F64(v)) => v,
+            _ => panic!("no f64 column {name}"),
+        }
+    }
+    pub fn bool(&self, name: &str) -> &[bool] {
+        match self.get(name) {
+            Some(Column::Bool(v)) => v,
+            _ => panic!("no bool column {name}"),
+        }
+    }
+}
+
+/// The run summary (keys fixed by the core issue).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub status: &'static str,
+    pub stop_reason: &'static str,
+    pub flows: u64,
+    pub completed: u64,
+    pub max_fct_ns: f64,
+    pub mean_fct_ns: f64,
+    pub p99_fct_ns: f64,
+    pub max_slowdown: f64,
+    pub mean_slowdown: f64,
+    pub data_packets: u64,
+    pub retransmits: u64,
+    pub trims: u64,
+    pub drops: u64,
+    pub ecn_marks: u64,
+    pub max_queue_bytes: u64,
+    pub events: u64,
+    pub wall_s: f64,
+    pub sim_time_ns: f64,
+    pub lb_state_bytes: u64,
+    pub base_rtt_ns: f64,
+    pub bdp_bytes: u64,
+}
+
+/// Everything a run returns.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub flows: Table,
+    pub ports: Table,
+    pub summary: Summary,
+    pub accounting: Accounting,
+    /// The scenario with every default filled in, as JSON.
+    pub scenario_json: String,
+}
+
+fn ns(ps: u64) -> f64 {
+    ps as f64 / 1e3
+}
+
+fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+/// Nearest-rank percentile (`p` in 0..=100) of unsorted values.
+pub fn percentile(values: &[f64], p: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
+    v[rank.min(v.len()) - 1]
+}
+
+impl RunResult {
+    pub(crate) fn collect(
+        sim: &Simulation,
+        flows: &[Flow],
+        ideals: &[Time],
+        topo: &Topology,
+        ports: &[EgressPort],
+        now: Time,
+        wall_s: f64,
+    ) -> RunResult {
+        let status = sim.status();
+        let mut ft = Table::default();
+        let u = |f: &dyn Fn(&Flow) -> u64| Column::U64(flows.iter().map(f).collect());
+        let fct: Vec<Option<Time>> =
+            flows.iter().map(|f| f.rx.end.map(|e| e - f.tx.first_send.unwrap_or(f.spec.start))).collect();
+        let slowdown: Vec<f64> = fct
+            .iter()
+            .zip(ideals)
+            .map(|(f, &i)| f.map_or(f64::NAN, |f| f as f64 / i as f64))
+            .collect();
+        ft.add("flow", Column::U64((0..flows.len() as u64).collect()));
+        ft.add("src", u(&|f| f.spec.src as u64));
+        ft.add("dst", u(&|f| f.spec.dst as u64));
+        ft.add("bytes", u(&|f| f.spec.bytes));
+        ft.add("start_ps", u(&|f| f.spec.start));
+        ft.add("first_send_ps", u(&|f| f.tx.first_send.unwrap_or(0)));
+        ft.add("end_ps", u(&|f| f.rx.end.unwrap_or(0)));
+        ft.add("fct_ps", Column::U64(fct.iter().map(|f| f.unwrap_or(0)).collect()));
+        ft.add("ideal_fct_ps", Column::U64(ideals.to_vec()));
+        ft.add("slowdown", Column::F64(slowdown.clone()));
+        ft.add("completed", Column::Bool(fct.iter().map(Option::is_some).collect()));
+        ft.add("delivered_bytes", u(&|f| f.rx.delivered_bytes));
+        ft.add("packets", u(&|f| f.n_pkts as u64));
+        ft.add("data_packets", u(&|f| f.stats.data_packets));
+        ft.add("retransmits", u(&|f| f.stats.retransmits));
+        ft.add("timeouts", u(&|f| f.stats.timeouts));
+        ft.add("trims", u(&|f| f.stats.trims));
+        ft.add("drops", u(&|f| f.stats.drops));
+        ft.add("ecn_acks", u(&|f| f.stats.ecn_acks));
+        ft.add("max_reorder", u(&|f| f.rx.max_reorder as u64));
+
+        let mut pt = Table::default();
+        let pu = |f: &dyn Fn(&EgressPort) -> u64| Column::U64(ports.iter().map(f).collect());
+        pt.add("port", Column::U64((0..ports.len() as u64).collect()));
+        pt.add("name", Column::Str(topo.ports.iter().map(|p| p.name.clone()).collect()));
+        pt.add("from", Column::Str(topo.ports.iter().map(|p| topo.nodes[p.from as usize].name.clone()).collect()));
+        pt.add("to", Column::Str(topo.ports.iter().map(|p| topo.nodes[p.to as usize].name.clone()).collect()));
+        pt.add("tier", Column::U64(topo.ports.iter().map(|p| p.tier as u64).collect()));
+        pt.add("up", Column::Bool(topo.ports.iter().map(|p| p.up).collect()));
+        pt.add("rate_bps", pu(&|p| p.rate));
+        pt.add("bytes", pu(&|p| p.stats.bytes));
+        pt.add("packets", pu(&|p| p.stats.packets));
+        pt.add("data_packets", pu(&|p| p.stats.data_packets));
+        pt.add("max_queue_bytes", pu(&|p| p.stats.max_queue));
+        pt.add("mean_queue_bytes", Column::F64(ports.iter().map(|p| p.mean_queue(now)).collect()));
+        pt.add("ecn_marks", pu(&|p| p.stats.ecn_marks));
+        pt.add("trims", pu(&|p| p.stats.trims));
+        pt.add("drops", pu(&|p| p.stats.drops));
+
+        let done_fct: Vec<f64> = fct.iter().flatten().map(|&f| ns(f)).collect();
+        let done_slow: Vec<f64> = slowdown.iter().copied().filter(|s| !s.is_nan()).collect();
+        let sum = |f: &dyn Fn(&Flow) -> u64| flows.iter().map(f).sum::<u64>();
+        let model = sim.model();
+        let summary = Summary {
+            status: status.label(),
+            stop_reason: status.reason(),
+            flows: flows.len() as u64,
+            completed: done_fct.len() as u64,
+            max_fct_ns: done_fct.iter().copied().fold(0.0, f64::max),
+            mean_fct_ns: mean(&done_fct),
+            p99_fct_ns: percentile(&done_fct, 99.0),
+            max_slowdown: done_slow.iter().copied().fold(0.0, f64::max),
+            mean_slowdown: mean(&done_slow),
+            data_packets: sum(&|f| f.stats.data_packets),
+            retransmits: sum(&|f| f.stats.retransmits),
+            trims: sum(&|f| f.stats.trims),
+            drops: ports.iter().map(|p| p.stats.drops).sum(),
+            ecn_marks: ports.iter().map(|p| p.stats.ecn_marks).sum(),
+            max_queue_bytes: ports.iter().map(|p| p.stats.max_queue).max().unwrap_or(0),
+            events: sim.events(),
+            wall_s,
+            sim_time_ns: ns(now),
+            lb_state_bytes: flows.first().map_or(0, |f| f.tx.lb.state_bytes() as u64),
+            base_rtt_ns: ns(model.base_rtt),
+            bdp_bytes: model.bdp_bytes,
+        };
+        RunResult { flows: ft, ports: pt, summary, accounting: sim.accounting(), scenario_json: sim.scenario().to_json() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ideal_matches_closed_form_for_equal_rates() {
+        let hop = |lat| Hop { rate: 400_000_000_000, latency: lat };
+        let path = [hop(1_000_000), hop(1_000_000), hop(1_000_000), hop(1_000_000)];
+        // 8 MiB in 4096 B payloads: 2048 packets of 4160 B, 83.2 ns each.
+        let ideal = ideal_fct(&path, 8 << 20, 4160, 64);
+        assert_eq!(ideal, 2048 * 83_200 + 3 * 83_200 + 4 * 1_000_000);
+        // A short last packet still waits behind the full one before it at every hop.
+        let ideal = ideal_fct(&path, 4096 + 100, 4160, 64);
+        assert_eq!(ideal, 83_200 + serialization(164, 400_000_000_000) + 3 * 83_200 + 4 * 1_000_000);
+    }
+
+    #[test]
+    fn ideal_uses_the_bottleneck() {
+        let path = [
+            Hop { rate: 100_000_000_000, latency: 0 },
+            Hop { rate: 400_000_000_000, latency: 0 },
+        ];
+        // 10 packets at 332.8 ns on the slow first hop, then the last one at 83.2 ns.
+        assert_eq!(ideal_fct(&path, 10 * 4096, 4160, 64), 10 * 332_800 + 83_200);
+    }
+
+    #[test]
+    fn percentile_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 99.0), 99.0);
+        assert_eq!(percentile(&v, 100.0), 100.0);
+        assert_eq!(percentile(&[5.0], 99.0), 5.0);
+    }
+}

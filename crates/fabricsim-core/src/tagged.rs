@@ -1,0 +1,58 @@
+//! `kind`-tagged tables (`[lb]`, `[workload]`) with full error paths.
+//!
+//! serde's internally tagged enums buffer the table before choosing the variant and lose the
+//! path of an error inside it (`workload` instead of `workload.size`). These helpers read
+//! `kind` first, then deserialize the variant's own struct with path tracking, and pass the
+//! inner path out through the error text; [`crate::scenario`] joins it to the outer path.
+
+use serde::de::{DeserializeOwned, Error};
+use serde::{Deserialize, Deserializer};
+
+/// Marks the start of an inner path inside an error message.
+pub const PATH_MARK: char = '\u{1}';
+
+/// Splits a table into its `kind` (or `default`) and the remaining fields.
+pub fn split_kind<'de, D: Deserializer<'de>>(d: D, default: &str) -> Result<(String, serde_json::Value), D::Error> {
+    let mut table = serde_json::Map::deserialize(d)?;
+    let kind = match table.remove("kind") {
+        None => default.to_string(),
+        Some(serde_json::Value::String(s)) => s,
+        Some(other) => return Err(D::Error::custom(format!("{PATH_MARK}kind{PATH_MARK}expected a name, got {other}"))),
+    };
+    Ok((kind, serde_json::Value::Object(table)))
+}
+
+/// Deserializes a variant's fields, keeping the path of any error.
+pub fn fields<T: DeserializeOwned, E: Error>(v: serde_json::Value) -> Result<T, E> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let msg = e.into_inner().to_string();
+        if path == "." {
+            E::custom(msg)
+        } else {
+            E::custom(format!("{PATH_MARK}{path}{PATH_MARK}{msg}"))
+        }
+    })
+}
+
+/// The error for a `kind` that is not registered.
+pub fn unknown_kind<E: Error>(kind: &str, allowed: &[&str]) -> E {
+    E::custom(format!(
+        "{PATH_MARK}kind{PATH_MARK}unknown {kind:?}; allowed: {}",
+        allowed.join(", ")
+    ))
+}
+
+/// Joins an outer path and a message that may carry an inner path.
+pub fn join(outer: &str, msg: &str) -> (String, String) {
+    let mut parts = msg.splitn(3, PATH_MARK);
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(_), Some(inner), Some(rest)) => {
+            let field = if outer.is_empty() || outer == "." { inner.to_string() } else { format!("{outer}.{inner}") };
+            // a nested tagged table can mark again
+            let (f2, m2) = join(&field, rest);
+            (f2, m2)
+        }
+        _ => (outer.to_string(), msg.to_string()),
+    }
+}

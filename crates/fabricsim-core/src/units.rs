@@ -1,0 +1,340 @@
+//! Quantities with units, as a person writes them in a scenario: `"400Gbps"`, `"500ns"`,
+//! `"8MiB"`, `"0.2bdp"`.
+//!
+//! Every quantity is parsed exactly: the decimal text is read as a rational number and scaled
+//! with integer arithmetic, so `"1.5MB"` is exactly 1 500 000 bytes and `"0.7bdp"` of a 100-packet
+//! BDP is exactly 70 packets. A quantity that does not land on a whole unit of the core
+//! (`"1.5ps"`, `"0.3B"`) is rejected rather than rounded. Plain numbers without a unit are
+//! rejected too: a bare `4096` could be bytes, bits or packets.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+
+use crate::time::Time;
+
+/// A non-negative decimal number read exactly: `value = mantissa / 10^scale`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decimal {
+    pub mantissa: u128,
+    pub scale: u32,
+}
+
+impl Decimal {
+    /// Parses `"12"`, `"1.5"`, `".25"`; `None` for anything else (signs, exponents, junk).
+    pub fn parse(s: &str) -> Option<Decimal> {
+        let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+        if int.is_empty() && frac.is_empty() {
+            return None;
+        }
+        let digits = |t: &str| t.bytes().all(|c| c.is_ascii_digit());
+        if !digits(int) || !digits(frac) || int.len() + frac.len() > 30 {
+            return None;
+        }
+        let mantissa: u128 = format!("{int}{frac}").parse().ok()?;
+        Some(Decimal { mantissa, scale: frac.len() as u32 })
+    }
+
+    /// `self * factor`, if it is a whole number that fits in u64.
+    pub fn times_exact(self, factor: u128) -> Option<u64> {
+        let den = 10u128.pow(self.scale);
+        let num = self.mantissa.checked_mul(factor)?;
+        if num % den != 0 {
+            return None;
+        }
+        u64::try_from(num / den).ok()
+    }
+
+    /// `ceil(self * factor)`.
+    pub fn times_ceil(self, factor: u128) -> u64 {
+        let den = 10u128.pow(self.scale);
+        let num = self.mantissa.saturating_mul(factor);
+        u64::try_from(num.div_ceil(den)).unwrap_or(u64::MAX)
+    }
+
+    pub fn is_zero(self) -> bool {
+        self.mantissa == 0
+    }
+}
+
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.scale == 0 {
+            return write!(f, "{}", self.mantissa);
+        }
+        let den = 10u128.pow(self.scale);
+        let frac = format!("{:0width$}", self.mantissa % den, width = self.scale as usize);
+        let frac = frac.trim_end_matches('0');
+        if frac.is_empty() {
+            write!(f, "{}", self.mantissa / den)
+        } else {
+            write!(f, "{}.{}", self.mantissa / den, frac)
+        }
+    }
+}
+
+/// Splits `"400 Gbps"` into the number and the unit.
+fn split_unit(s: &str) -> (&str, &str) {
+    let s = s.trim();
+    let at = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    (s[..at].trim(), s[at..].trim())
+}
+
+/// Parses `text` against a unit table (unit spelling, factor to the base unit).
+fn parse_with(text: &str, units: &[(&str, u128)]) -> Option<u64> {
+    let (num, unit) = split_unit(text);
+    let factor = units.iter().find(|(u, _)| *u == unit)?.1;
+    Decimal::parse(num)?.times_exact(factor)
+}
+
+/// Writes `value` in the largest unit that divides it exactly (`units` in increasing order).
+fn format_with(value: u64, units: &[(&str, u128)]) -> String {
+    let v = value as u128;
+    let (unit, factor) = units.iter().rev().find(|(_, f)| v >= *f && v % f == 0).copied().unwrap_or(units[0]);
+    format!("{}{}", v / factor, unit)
+}
+
+const RATE_UNITS: &[(&str, u128)] = &[
+    ("bps", 1),
+    ("Kbps", 1_000),
+    ("Mbps", 1_000_000),
+    ("Gbps", 1_000_000_000),
+    ("Tbps", 1_000_000_000_000),
+];
+const TIME_UNITS: &[(&str, u128)] = &[
+    ("ps", 1),
+    ("ns", 1_000),
+    ("us", 1_000_000),
+    ("ms", 1_000_000_000),
+    ("s", 1_000_000_000_000),
+];
+const SIZE_UNITS: &[(&str, u128)] = &[
+    ("B", 1),
+    ("KB", 1_000),
+    ("MB", 1_000_000),
+    ("GB", 1_000_000_000),
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+];
+/// Display prefers binary units, then decimal ones.
+const SIZE_DISPLAY: &[(&str, u128)] = &[("B", 1), ("KB", 1_000), ("MB", 1_000_000), ("GB", 1_000_000_000)];
+const SIZE_DISPLAY_BIN: &[(&str, u128)] = &[("B", 1), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)];
+
+fn unit_list(units: &[(&str, u128)]) -> String {
+    units.iter().map(|(u, _)| *u).collect::<Vec<_>>().join(", ")
+}
+
+macro_rules! quantity {
+    ($name:ident, $what:literal, $example:literal, $units:expr, $fmt:expr) => {
+        impl $name {
+            /// Parses the unit string; the error says what is allowed.
+            pub fn parse(text: &str) -> Result<Self, String> {
+                match parse_with(text, $units) {
+                    Some(v) => Ok($name(v)),
+                    None => Err(format!(
+                        concat!("expected ", $what, " with a unit like ", $example, " (units: {}), got {:?}"),
+                        unit_list($units),
+                        text
+                    )),
+                }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&$fmt(self.0))
+            }
+        }
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_any(UnitVisitor::<$name>::new($what, $example, $units, $name::parse))
+            }
+        }
+    };
+}
+
+/// A link rate in bits per second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rate(pub u64);
+/// A duration in picoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Duration(pub Time);
+/// A size in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Size(pub u64);
+
+fn format_size(v: u64) -> String {
+    let bin = format_with(v, SIZE_DISPLAY_BIN);
+    let dec = format_with(v, SIZE_DISPLAY);
+    if bin.len() <= dec.len() {
+        bin
+    } else {
+        dec
+    }
+}
+
+quantity!(Rate, "a rate", "\"400Gbps\"", RATE_UNITS, |v| format_with(v, RATE_UNITS));
+quantity!(Duration, "a duration", "\"500ns\"", TIME_UNITS, |v| format_with(v, TIME_UNITS));
+quantity!(Size, "a size", "\"4096B\" or \"2MiB\"", SIZE_UNITS, format_size);
+
+/// A byte quantity given either in bytes or as a fraction of the fabric's BDP (`"0.2bdp"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeOrBdp {
+    Bytes(u64),
+    Bdp(Decimal),
+}
+
+impl SizeOrBdp {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (num, unit) = split_unit(text);
+        if unit == "bdp" {
+            if let Some(d) = Decimal::parse(num) {
+                return Ok(SizeOrBdp::Bdp(d));
+            }
+        } else if let Ok(Size(b)) = Size::parse(text) {
+            return Ok(SizeOrBdp::Bytes(b));
+        }
+        Err(format!(
+            "expected a size like \"420160B\" or a fraction of the BDP like \"0.2bdp\" (units: {}, bdp), got {:?}",
+            unit_list(SIZE_UNITS),
+            text
+        ))
+    }
+
+    /// Bytes; a BDP fraction rounds up to whole packets of `mtu` bytes (DESIGN.md, BDP).
+    pub fn resolve(self, bdp_packets: u64, mtu: u64) -> u64 {
+        match self {
+            SizeOrBdp::Bytes(b) => b,
+            SizeOrBdp::Bdp(d) => d.times_ceil(bdp_packets as u128).saturating_mul(mtu),
+        }
+    }
+}
+
+impl fmt::Display for SizeOrBdp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizeOrBdp::Bytes(b) => f.write_str(&format_size(*b)),
+            SizeOrBdp::Bdp(d) => write!(f, "{d}bdp"),
+        }
+    }
+}
+impl Serialize for SizeOrBdp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+impl<'de> Deserialize<'de> for SizeOrBdp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UnitVisitor::<SizeOrBdp>::new(
+            "a size or BDP fraction",
+            "\"420160B\" or \"0.2bdp\"",
+            SIZE_UNITS,
+            SizeOrBdp::parse,
+        ))
+    }
+}
+
+/// Accepts only strings; numbers get an error that asks for a unit.
+struct UnitVisitor<T> {
+    what: &'static str,
+    example: &'static str,
+    units: &'static [(&'static str, u128)],
+    parse: fn(&str) -> Result<T, String>,
+}
+
+impl<T> UnitVisitor<T> {
+    fn new(
+        what: &'static str,
+        example: &'static str,
+        units: &'static [(&'static str, u128)],
+        parse: fn(&str) -> Result<T, String>,
+    ) -> Self {
+        UnitVisitor { what, example, units, parse }
+    }
+    fn unitless<E: de::Error>(&self, v: impl fmt::Display) -> E {
+        E::custom(format!(
+            "expected {} with a unit like {} (units: {}), got the unit-less number {v}",
+            self.what,
+            self.example,
+            unit_list(self.units)
+        ))
+    }
+}
+
+impl<'de, T> Visitor<'de> for UnitVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} with a unit like {}", self.what, self.example)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        (self.parse)(v).map_err(E::custom)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+        Err(self.unitless(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+        Err(self.unitless(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+        Err(self.unitless(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_exactly() {
+        assert_eq!(Rate::parse("400Gbps").unwrap(), Rate(400_000_000_000));
+        assert_eq!(Rate::parse("1.6Tbps").unwrap(), Rate(1_600_000_000_000));
+        assert_eq!(Duration::parse("1us").unwrap(), Duration(1_000_000));
+        assert_eq!(Duration::parse("8.338us").unwrap(), Duration(8_338_000));
+        assert_eq!(Size::parse("8MiB").unwrap(), Size(8 << 20));
+        assert_eq!(Size::parse("1.5MB").unwrap(), Size(1_500_000));
+        assert_eq!(Size::parse("4096 B").unwrap(), Size(4096));
+    }
+
+    #[test]
+    fn rejects_bad_text() {
+        for bad in ["-5MiB", "5", "5 parsecs", "1.5ps", "", "Gbps", "1e3B", "0.3B"] {
+            assert!(Size::parse(bad).is_err() || Duration::parse(bad).is_err(), "{bad}");
+        }
+        assert!(Duration::parse("1.5ps").is_err());
+        let msg = Size::parse("-5MiB").unwrap_err();
+        assert!(msg.contains("-5MiB") && msg.contains("MiB"), "{msg}");
+    }
+
+    #[test]
+    fn displays_round_trip() {
+        for t in ["400Gbps", "100Mbps", "1bps"] {
+            assert_eq!(Rate::parse(t).unwrap().to_string(), t);
+        }
+        for t in ["500ns", "1us", "70us", "100ms", "83200ps"] {
+            assert_eq!(Duration::parse(t).unwrap().to_string(), t);
+        }
+        for t in ["4160B", "8MiB", "64B", "1500KB"] {
+            assert_eq!(Size::parse(t).unwrap().to_string(), t);
+        }
+        assert_eq!(SizeOrBdp::parse("0.2bdp").unwrap().to_string(), "0.2bdp");
+    }
+
+    #[test]
+    fn bdp_fractions_round_up_to_packets_exactly() {
+        let half = SizeOrBdp::parse("0.7bdp").unwrap();
+        assert_eq!(half.resolve(100, 4160), 70 * 4160);
+        assert_eq!(SizeOrBdp::parse("0.2bdp").unwrap().resolve(101, 4160), 21 * 4160);
+        assert_eq!(SizeOrBdp::parse("1bdp").unwrap().resolve(101, 4160), 420_160);
+    }
+
+    #[test]
+    fn unitless_numbers_are_rejected_with_a_hint() {
+        let err = serde_json::from_str::<Size>("4096").unwrap_err().to_string();
+        assert!(err.contains("unit-less number 4096"), "{err}");
+    }
+}

@@ -1,0 +1,45 @@
+//! ECMP's collision tail: two flows hashed onto one uplink share it; a permutation under
+//! ECMP has a far worse tail than packet spraying.
+
+use super::{fabric128, run, scenario};
+use fabricsim_core::Simulation;
+
+#[test]
+fn two_flows_on_one_uplink_each_take_twice_their_ideal() {
+    // Find a seed where flows 0->16 and 1->24 (both leaf 0, different destination leaves)
+    // hash onto the same leaf-0 uplink; then they share that link and nothing else.
+    let toml_for = |seed: u64| {
+        fabric128("[lb]\nkind = \"ecmp\"\n[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 16, size = \"4MiB\"}, {src = 1, dst = 24, size = \"4MiB\"}]\n")
+            .replace("seed = 1", &format!("seed = {seed}"))
+    };
+    let mut collided = None;
+    for seed in 1..200 {
+        let sim = Simulation::new(&scenario(&toml_for(seed)).unwrap()).unwrap();
+        let p0 = sim.flow_path(0).expect("an ECMP flow has one path");
+        let p1 = sim.flow_path(1).expect("an ECMP flow has one path");
+        if p0[1] == p1[1] {
+            assert_ne!(p0[3], p1[3], "different destination leaves");
+            collided = Some(seed);
+            break;
+        }
+    }
+    let seed = collided.expect("some seed collides (probability 1/8 each)");
+    let r = run(&toml_for(seed));
+    assert_eq!(r.summary.status, "complete");
+    for s in r.flows.f64("slowdown") {
+        assert!((1.8..2.2).contains(s), "slowdown {s}");
+    }
+}
+
+#[test]
+fn permutation_tail_is_heavy_under_ecmp_and_light_under_ops() {
+    let perm = |lb: &str| run(&fabric128(&format!("[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"permutation\"\nsize = \"2MiB\"\n")));
+    let ecmp = perm("ecmp");
+    let ops = perm("ops");
+    assert_eq!(ecmp.summary.status, "complete");
+    assert_eq!(ops.summary.status, "complete");
+    // 128 flows onto 8 uplinks per leaf: ECMP piles 3+ flows on some link.
+    assert!(ecmp.summary.max_slowdown > 2.5, "ecmp max slowdown {}", ecmp.summary.max_slowdown);
+    assert!(ops.summary.max_slowdown < 2.0, "ops max slowdown {}", ops.summary.max_slowdown);
+    assert!(ecmp.summary.max_slowdown > 1.5 * ops.summary.max_slowdown);
+}

@@ -1,0 +1,17 @@
+//! The run guard: a time or event budget ends the run as "incomplete", never a hang.
+
+use super::{fabric128, run};
+
+#[test]
+fn time_and_event_limits_end_the_run_incomplete() {
+    let r = run(&fabric128("[workload]\nkind = \"permutation\"\nsize = \"8MiB\"\n[stop]\nmax_time = \"50us\"\n"));
+    assert_eq!(r.summary.status, "incomplete");
+    assert_eq!(r.summary.stop_reason, "stop.max_time reached");
+    assert_eq!(r.summary.completed, 0);
+    assert!(r.summary.sim_time_ns <= 50_000.0);
+    assert!(r.flows.bool("completed").iter().all(|c| !c));
+
+    let r = run(&fabric128("[workload]\nkind = \"permutation\"\nsize = \"8MiB\"\n[stop]\nmax_events = 10000\n"));
+    assert_eq!(r.summary.status, "incomplete");
+    assert_eq!(r.summary.events, 10_000);
+}

@@ -1,0 +1,29 @@
+//! Whole-system behaviour of the core, one file per property.
+
+mod conservation;
+mod determinism;
+mod ecmp;
+mod errors;
+mod exactness;
+mod guard;
+
+use fabricsim_core::stats::RunResult;
+use fabricsim_core::{Scenario, ScenarioError, Simulation};
+
+/// Parses a TOML scenario the way a user writes it.
+pub fn scenario(toml_text: &str) -> Result<Scenario, ScenarioError> {
+    let table: toml::Table = toml::from_str(toml_text).expect("test TOML is well formed");
+    Scenario::from_deserializer(table)
+}
+
+pub fn run(toml_text: &str) -> RunResult {
+    Simulation::new(&scenario(toml_text).expect("valid scenario")).expect("builds").run()
+}
+
+/// The 128-host 2-tier 400 Gb/s fabric of the papers (16 leaves x 8 hosts, 8 spines),
+/// 1 us links and no switch latency, with extra TOML appended.
+pub fn fabric128(extra: &str) -> String {
+    format!(
+        "seed = 1\n[topology]\nhosts = 128\nradix = 16\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n{extra}"
+    )
+}

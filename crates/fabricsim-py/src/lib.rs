@@ -1,0 +1,127 @@
+//! The `fabricsim._core` extension module: PyO3 glue only. Scenarios cross as JSON text,
+//! results as plain columns (lists), errors as `fabricsim.errors.ScenarioError`.
+
+use fabricsim_core::stats::{Column, Table};
+use fabricsim_core::{Scenario, ScenarioError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+/// The one place core errors become Python exceptions: a bad scenario raises the Python
+/// package's `ScenarioError(field, message)` (a `ValueError`).
+fn scenario_error(py: Python<'_>, e: ScenarioError) -> PyErr {
+    let made = py
+        .import("fabricsim.errors")
+        .and_then(|m| m.getattr("ScenarioError"))
+        .and_then(|cls| cls.call1((e.field.clone(), e.message.clone())));
+    match made {
+        Ok(obj) => PyErr::from_value(obj),
+        Err(_) => pyo3::exceptions::PyValueError::new_err(e.to_string()),
+    }
+}
+
+fn parse(py: Python<'_>, json: &str) -> PyResult<Scenario> {
+    Scenario::from_json(json).map_err(|e| scenario_error(py, e))
+}
+
+/// A simulation being run: build it from scenario JSON, `step` it, then read `results`.
+#[pyclass(module = "fabricsim._core")]
+struct Simulation {
+    inner: fabricsim_core::Simulation,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
+        let scenario = parse(py, scenario_json)?;
+        let inner = fabricsim_core::Simulation::new(&scenario).map_err(|e| scenario_error(py, e))?;
+        Ok(Simulation { inner })
+    }
+
+    /// Processes at most `budget` events without the GIL; returns "running", "complete"
+    /// or "incomplete".
+    fn step(&mut self, py: Python<'_>, budget: u64) -> &'static str {
+        let inner = &mut self.inner;
+        py.detach(|| inner.step(budget)).label()
+    }
+
+    #[getter]
+    fn now_ps(&self) -> u64 {
+        self.inner.now()
+    }
+    #[getter]
+    fn events(&self) -> u64 {
+        self.inner.events()
+    }
+    #[getter]
+    fn flows_done(&self) -> u32 {
+        self.inner.flows_done()
+    }
+    #[getter]
+    fn flow_count(&self) -> u32 {
+        self.inner.flow_count()
+    }
+    #[getter]
+    fn max_time_ps(&self) -> u64 {
+        self.inner.model().max_time
+    }
+    #[getter]
+    fn status(&self) -> &'static str {
+        self.inner.status().label()
+    }
+
+    /// The scenario with every default filled in, as JSON text.
+    fn scenario_json(&self) -> String {
+        self.inner.scenario().to_json()
+    }
+
+    /// {"flows": {column: list}, "ports": {...}, "summary": json, "accounting": json,
+    ///  "scenario": json}
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.inner.results();
+        let out = PyDict::new(py);
+        out.set_item("flows", table(py, &r.flows)?)?;
+        out.set_item("ports", table(py, &r.ports)?)?;
+        out.set_item("summary", serde_json::to_string(&r.summary).unwrap_or_default())?;
+        out.set_item("accounting", serde_json::to_string(&r.accounting).unwrap_or_default())?;
+        out.set_item("scenario", r.scenario_json)?;
+        Ok(out)
+    }
+}
+
+fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, col) in &t.columns {
+        let list = match col {
+            Column::U64(v) => PyList::new(py, v)?,
+            Column::F64(v) => PyList::new(py, v)?,
+            Column::Bool(v) => PyList::new(py, v)?,
+            Column::Str(v) => PyList::new(py, v)?,
+        };
+        d.set_item(*name, list)?;
+    }
+    Ok(d)
+}
+
+/// Checks a scenario without running it; returns it with every default filled in (JSON).
+#[pyfunction]
+fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+    let scenario = parse(py, scenario_json)?;
+    scenario.resolve().map_err(|e| scenario_error(py, e))?;
+    Ok(scenario.filled().to_json())
+}
+
+/// (category, name, summary, reference) of everything a scenario can name.
+#[pyfunction]
+fn registry() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
+    fabricsim_core::registry().into_iter().map(|a| (a.category, a.name, a.summary, a.reference)).collect()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add("__version__", fabricsim_core::VERSION)?;
+    Ok(())
+}
