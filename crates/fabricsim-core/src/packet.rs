@@ -1,5 +1,8 @@
-//! Packets live in a pool and are referred to by `u32` indices: no per-packet allocation in
-//! the hot loop once the pool has grown to the fabric's in-flight high-water mark.
+//! Packets are small `Copy` values (32 bytes) carried by value through the ring buffers of
+//! the egress queues and link pipes: no per-packet allocation once the rings have grown, and
+//! no pointer chasing. (A pool with indices, as DESIGN.md first proposed, spent over half of
+//! the run waiting on cache misses: ~200 000 packets in flight do not fit in cache, while a
+//! port's ring is read sequentially. See docs/performance.md.)
 
 use crate::lb::Ev;
 
@@ -9,8 +12,6 @@ pub enum Kind {
     Data,
     Ack,
     Nack,
-    /// A pool slot not in use.
-    Free,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -40,49 +41,3 @@ impl Packet {
     }
 }
 
-#[derive(Debug, Default)]
-pub struct PacketPool {
-    slots: Vec<Packet>,
-    free: Vec<u32>,
-}
-
-impl PacketPool {
-    #[inline]
-    pub fn alloc(&mut self, p: Packet) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = p;
-                i
-            }
-            None => {
-                self.slots.push(p);
-                (self.slots.len() - 1) as u32
-            }
-        }
-    }
-
-    #[inline]
-    pub fn free(&mut self, i: u32) {
-        self.slots[i as usize].kind = Kind::Free;
-        self.free.push(i);
-    }
-
-    #[inline]
-    pub fn get(&self, i: u32) -> &Packet {
-        &self.slots[i as usize]
-    }
-
-    #[inline]
-    pub fn get_mut(&mut self, i: u32) -> &mut Packet {
-        &mut self.slots[i as usize]
-    }
-
-    /// Packets currently allocated (in queues, on wires).
-    pub fn live(&self) -> impl Iterator<Item = &Packet> {
-        self.slots.iter().filter(|p| p.kind != Kind::Free)
-    }
-
-    pub fn capacity(&self) -> usize {
-        self.slots.len()
-    }
-}

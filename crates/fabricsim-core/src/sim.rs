@@ -1,4 +1,4 @@
-//! The simulation: one value that owns the clock, the event queue, the packet pool, the
+//! The simulation: one value that owns the clock, the event queue, the
 //! fabric, the hosts and their flows. No globals; two simulations never share anything.
 //!
 //! The packet path, per hop: a packet enters an egress port's queue (or, at a host, is pulled
@@ -16,7 +16,7 @@ use crate::error::ScenarioError;
 use crate::host::cc::Window;
 use crate::host::{Flow, SendRecord};
 use crate::lb::{Ev, HostLb, LoadBalancer};
-use crate::packet::{Kind, Packet, PacketPool};
+use crate::packet::{Kind, Packet};
 use crate::scenario::{EcnMark, Model, Overflow, Scenario};
 use crate::stats::{ideal_fct, Accounting, RunResult};
 use crate::switch::{red_mark, EgressPort};
@@ -95,7 +95,6 @@ pub struct Simulation {
     model: Model,
     topo: Topology,
     queue: EventQueue,
-    pool: PacketPool,
     ports: Vec<EgressPort>,
     routes: Vec<Route>,
     switch_rng: Vec<Rng>,
@@ -118,7 +117,7 @@ impl Simulation {
         let ports = topo
             .ports
             .iter()
-            .map(|p| EgressPort::new(p.rate, p.delay))
+            .map(|p| EgressPort::new(p.from, p.to, p.from.saturating_sub(hosts_n), p.rate, p.delay))
             .collect();
         let salt_rng = |i: u64| Rng::stream(model.seed, Stream::Salt, i).next_u64();
         let routes = topo
@@ -156,7 +155,6 @@ impl Simulation {
             model,
             topo,
             queue,
-            pool: PacketPool::default(),
             ports,
             routes,
             switch_rng,
@@ -224,21 +222,19 @@ impl Simulation {
     // ---- ports -------------------------------------------------------------------------
 
     #[inline]
-    fn start_service(&mut self, now: Time, port: u32, pkt: u32) {
+    fn start_service(&mut self, now: Time, port: u32, pkt: Packet) {
         let p = &mut self.ports[port as usize];
         debug_assert!(p.in_service.is_none());
         p.in_service = Some(pkt);
-        let size = self.pool.get(pkt).size as u64;
-        self.queue.schedule(now + serialization(size, p.rate), Event::TxDone(port));
+        self.queue.schedule(now + serialization(pkt.size as u64, p.rate), Event::TxDone(port));
     }
 
     fn on_tx_done(&mut self, now: Time, port: u32) {
         let p = &mut self.ports[port as usize];
         let Some(pkt) = p.in_service.take() else { return };
-        let packet = self.pool.get(pkt);
-        p.stats.bytes += packet.size as u64;
+        p.stats.bytes += pkt.size as u64;
         p.stats.packets += 1;
-        if packet.kind == Kind::Data && !packet.trimmed {
+        if pkt.kind == Kind::Data && !pkt.trimmed {
             p.stats.data_packets += 1;
         }
         let arrive = now + p.delay;
@@ -246,8 +242,8 @@ impl Simulation {
         if p.pipe.len() == 1 {
             self.queue.schedule(arrive, Event::PipeArrive(port));
         }
-        let from = self.topo.ports[port as usize].from;
-        if from < self.topo.hosts() {
+        let from = p.from;
+        if from < self.hosts.len() as u32 {
             self.host_kick(now, from);
         } else {
             self.switch_next(now, port);
@@ -258,18 +254,15 @@ impl Simulation {
     fn switch_next(&mut self, now: Time, port: u32) {
         let p = &mut self.ports[port as usize];
         if let Some(pkt) = p.control.pop_front() {
-            p.control_bytes -= self.pool.get(pkt).size as u64;
+            p.control_bytes -= pkt.size as u64;
             self.start_service(now, port, pkt);
             return;
         }
-        let Some(&head) = p.data.front() else { return };
-        let size = self.pool.get(head).size as u64;
-        p.pop_data(now, size);
+        let Some(mut head) = p.pop_data(now) else { return };
         if let Some((kmin, kmax, EcnMark::Dequeue)) = self.model.ecn {
-            let node = self.topo.ports[port as usize].from - self.topo.hosts();
-            if red_mark(p.data_bytes, kmin, kmax, &mut self.switch_rng[node as usize]) {
+            if red_mark(p.data_bytes, kmin, kmax, &mut self.switch_rng[p.switch as usize]) {
                 p.stats.ecn_marks += 1;
-                self.pool.get_mut(head).ecn = true;
+                head.ecn = true;
             }
         }
         self.start_service(now, port, head);
@@ -281,11 +274,11 @@ impl Simulation {
         if let Some(&(next, _)) = p.pipe.front() {
             self.queue.schedule(next, Event::PipeArrive(port));
         }
-        let to = self.topo.ports[port as usize].to;
-        if to < self.topo.hosts() {
+        let to = p.to;
+        if to < self.hosts.len() as u32 {
             self.host_receive(now, to, pkt);
         } else {
-            let out = self.next_hop(to, self.pool.get(pkt));
+            let out = self.next_hop(to, &pkt);
             self.enqueue(now, out, pkt);
         }
     }
@@ -301,57 +294,50 @@ impl Simulation {
         }
     }
 
-    fn enqueue(&mut self, now: Time, port: u32, pkt: u32) {
+    fn enqueue(&mut self, now: Time, port: u32, mut pkt: Packet) {
         let m = &self.model;
-        let packet = *self.pool.get(pkt);
-        let size = packet.size as u64;
         let p = &mut self.ports[port as usize];
-        let mut control = packet.is_control();
-        if !control && p.data_bytes + size > m.buffer {
+        let mut control = pkt.is_control();
+        if !control && p.data_bytes + pkt.size as u64 > m.buffer {
             p.stats.max_queue = p.stats.max_queue.max(p.data_bytes);
-            let flow = &mut self.flows[packet.flow as usize];
+            let flow = &mut self.flows[pkt.flow as usize];
             match m.overflow {
                 Overflow::Trim => {
                     p.stats.trims += 1;
                     flow.stats.trims += 1;
                     self.counters.data_trimmed += 1;
-                    let h = self.pool.get_mut(pkt);
-                    h.trimmed = true;
-                    h.size = m.header as u32;
+                    pkt.trimmed = true;
+                    pkt.size = m.header as u32;
                     control = true;
                 }
                 Overflow::Drop => {
                     p.stats.drops += 1;
                     flow.stats.drops += 1;
                     self.counters.data_dropped += 1;
-                    self.pool.free(pkt);
                     return;
                 }
             }
         }
         if control {
-            let size = self.pool.get(pkt).size as u64;
-            if p.control_bytes + size > m.control_buffer {
+            if p.control_bytes + pkt.size as u64 > m.control_buffer {
                 p.stats.drops += 1;
-                if packet.kind == Kind::Data {
+                if pkt.kind == Kind::Data {
                     self.counters.headers_dropped += 1;
                 } else {
                     self.counters.control_dropped += 1;
                 }
-                self.pool.free(pkt);
                 return;
             }
+            p.control_bytes += pkt.size as u64;
             p.control.push_back(pkt);
-            p.control_bytes += size;
         } else {
             if let Some((kmin, kmax, EcnMark::Enqueue)) = m.ecn {
-                let node = self.topo.ports[port as usize].from - self.topo.hosts();
-                if red_mark(p.data_bytes, kmin, kmax, &mut self.switch_rng[node as usize]) {
+                if red_mark(p.data_bytes, kmin, kmax, &mut self.switch_rng[p.switch as usize]) {
                     p.stats.ecn_marks += 1;
-                    self.pool.get_mut(pkt).ecn = true;
+                    pkt.ecn = true;
                 }
             }
-            p.push_data(now, pkt, size);
+            p.push_data(now, pkt);
         }
         if p.is_idle() {
             self.switch_next(now, port);
@@ -369,7 +355,7 @@ impl Simulation {
             return;
         }
         if let Some(pkt) = p.control.pop_front() {
-            p.control_bytes -= self.pool.get(pkt).size as u64;
+            p.control_bytes -= pkt.size as u64;
             self.start_service(now, port, pkt);
             return;
         }
@@ -388,7 +374,7 @@ impl Simulation {
             }
             hs.rr = (i + 1) % n;
             self.counters.data_sent += 1;
-            let pkt = self.pool.alloc(Packet {
+            let pkt = Packet {
                 kind: Kind::Data,
                 trimmed: false,
                 ecn: false,
@@ -399,7 +385,7 @@ impl Simulation {
                 dst: flow.spec.dst,
                 size: flow.wire_size(psn) as u32,
                 sack_end: 0,
-            });
+            };
             self.start_service(now, port, pkt);
             return;
         }
@@ -408,17 +394,14 @@ impl Simulation {
     /// Queues an ACK or NACK at `host`'s NIC (control class, never limited at the host).
     fn send_control(&mut self, now: Time, host: u32, packet: Packet) {
         self.counters.control_sent += 1;
-        let pkt = self.pool.alloc(packet);
         let port = self.routes[host as usize].first_port;
         let p = &mut self.ports[port as usize];
-        p.control.push_back(pkt);
         p.control_bytes += packet.size as u64;
+        p.control.push_back(packet);
         self.host_kick(now, host);
     }
 
-    fn host_receive(&mut self, now: Time, host: u32, pkt: u32) {
-        let packet = *self.pool.get(pkt);
-        self.pool.free(pkt);
+    fn host_receive(&mut self, now: Time, host: u32, packet: Packet) {
         let f = packet.flow;
         let flow = &mut self.flows[f as usize];
         let header = self.model.header as u32;
@@ -473,7 +456,6 @@ impl Simulation {
                 flow.tx.lb.on_nack(now, packet.ev);
                 self.host_kick(now, host);
             }
-            Kind::Free => {}
         }
     }
 
@@ -564,8 +546,9 @@ impl Simulation {
 
     /// Every data packet the hosts sent, by fate.
     pub fn accounting(&self) -> Accounting {
-        let in_flight = self.pool.live().filter(|p| p.kind == Kind::Data && !p.trimmed).count() as u64;
-        let headers_in_flight = self.pool.live().filter(|p| p.kind == Kind::Data && p.trimmed).count() as u64;
+        let held = || self.ports.iter().flat_map(|p| p.packets()).filter(|p| p.kind == Kind::Data);
+        let in_flight = held().filter(|p| !p.trimmed).count() as u64;
+        let headers_in_flight = held().filter(|p| p.trimmed).count() as u64;
         let c = &self.counters;
         Accounting {
             data_sent: c.data_sent,

@@ -14,9 +14,15 @@ pub const PS_PER_S: Time = 1_000_000_000_000;
 /// Time to put `bytes` on a wire of `rate_bps`, rounded up to a whole picosecond.
 #[inline]
 pub fn serialization(bytes: u64, rate_bps: u64) -> Time {
-    // bytes <= 2^32 and 8e12 < 2^43: the product fits in u128 comfortably, and in u64 for
-    // every packet size the scenario allows; u128 keeps it exact for whole messages too.
-    ((bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate_bps as u128)) as Time
+    // A packet's bits in picosecond-bits fit in u64 (up to ~2 MB); the u64 division is several
+    // times cheaper than u128, and this runs once per packet per hop. Whole messages take
+    // the u128 path.
+    const FAST: u64 = u64::MAX / (8 * PS_PER_S);
+    if bytes <= FAST {
+        (bytes * 8 * PS_PER_S).div_ceil(rate_bps)
+    } else {
+        ((bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate_bps as u128)) as Time
+    }
 }
 
 #[cfg(test)]
@@ -30,5 +36,11 @@ mod tests {
         assert_eq!(serialization(64, 400_000_000_000), 1_280);
         // 1 byte at 3 bps is 8/3 s: rounds up.
         assert_eq!(serialization(1, 3), 2_666_666_666_667);
+        // both paths agree at the boundary
+        let big = u64::MAX / (8 * PS_PER_S);
+        for b in [big - 1, big, big + 1] {
+            let exact = ((b as u128 * 8 * PS_PER_S as u128).div_ceil(7)) as Time;
+            assert_eq!(serialization(b, 7), exact);
+        }
     }
 }

@@ -12,6 +12,7 @@
 use std::collections::VecDeque;
 
 use crate::engine::rng::Rng;
+use crate::packet::Packet;
 use crate::time::Time;
 
 /// Counters of one egress port.
@@ -32,22 +33,30 @@ pub struct PortStats {
 /// Queues, pipe and counters of one link direction.
 #[derive(Debug, Clone)]
 pub struct EgressPort {
+    /// Sending and receiving node.
+    pub from: u32,
+    pub to: u32,
+    /// Index of the sending switch among switches (its RNG stream); 0 for hosts.
+    pub switch: u32,
     pub rate: u64,
     pub delay: Time,
     /// The packet being serialized, if any.
-    pub in_service: Option<u32>,
-    pub control: VecDeque<u32>,
+    pub in_service: Option<Packet>,
+    pub control: VecDeque<Packet>,
     pub control_bytes: u64,
-    pub data: VecDeque<u32>,
+    pub data: VecDeque<Packet>,
     pub data_bytes: u64,
     /// Packets on the wire with their arrival times at the far end (FIFO: constant delay).
-    pub pipe: VecDeque<(Time, u32)>,
+    pub pipe: VecDeque<(Time, Packet)>,
     pub stats: PortStats,
 }
 
 impl EgressPort {
-    pub fn new(rate: u64, delay: Time) -> Self {
+    pub fn new(from: u32, to: u32, switch: u32, rate: u64, delay: Time) -> Self {
         EgressPort {
+            from,
+            to,
+            switch,
             rate,
             delay,
             in_service: None,
@@ -69,19 +78,28 @@ impl EgressPort {
     }
 
     #[inline]
-    pub fn push_data(&mut self, now: Time, pkt: u32, size: u64) {
+    pub fn push_data(&mut self, now: Time, pkt: Packet) {
         self.account(now);
+        self.data_bytes += pkt.size as u64;
         self.data.push_back(pkt);
-        self.data_bytes += size;
         self.stats.max_queue = self.stats.max_queue.max(self.data_bytes);
     }
 
     #[inline]
-    pub fn pop_data(&mut self, now: Time, size: u64) -> Option<u32> {
+    pub fn pop_data(&mut self, now: Time) -> Option<Packet> {
         let p = self.data.pop_front()?;
         self.account(now);
-        self.data_bytes -= size;
+        self.data_bytes -= p.size as u64;
         Some(p)
+    }
+
+    /// Every packet this port holds: in service, queued, or on its wire.
+    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
+        self.in_service
+            .iter()
+            .chain(self.control.iter())
+            .chain(self.data.iter())
+            .chain(self.pipe.iter().map(|(_, p)| p))
     }
 
     pub fn is_idle(&self) -> bool {
@@ -127,10 +145,12 @@ mod tests {
 
     #[test]
     fn queue_integral_is_time_weighted() {
-        let mut p = EgressPort::new(1, 0);
-        p.push_data(10, 0, 100); // 100 B from t=10
-        p.push_data(20, 1, 50); // 150 B from t=20
-        p.pop_data(40, 100); // 50 B from t=40
+        use crate::packet::Kind;
+        let pkt = |size| Packet { kind: Kind::Data, trimmed: false, ecn: false, flow: 0, psn: 0, ev: 0, src: 0, dst: 1, size, sack_end: 0 };
+        let mut p = EgressPort::new(0, 1, 0, 1, 0);
+        p.push_data(10, pkt(100)); // 100 B from t=10
+        p.push_data(20, pkt(50)); // 150 B from t=20
+        p.pop_data(40); // 50 B from t=40
         // 100*10 + 150*20 + 50*10 over 50 ps
         assert_eq!(p.mean_queue(50), (1000 + 3000 + 500) as f64 / 50.0);
         assert_eq!(p.stats.max_queue, 150);
