@@ -330,6 +330,13 @@ impl Simulation {
             }
             p.control_bytes += pkt.size as u64;
             p.control.push_back(pkt);
+        } else if p.is_idle() {
+            // An idle port has empty queues (it starts the next packet as soon as it goes
+            // idle): the packet goes straight into service and was never queued; the queue it
+            // sees, at enqueue or dequeue, is empty, so RED never marks it.
+            debug_assert!(p.data.is_empty() && p.control.is_empty());
+            self.start_service(now, port, pkt);
+            return;
         } else {
             if let Some((kmin, kmax, EcnMark::Enqueue)) = m.ecn {
                 if red_mark(p.data_bytes, kmin, kmax, &mut self.switch_rng[p.switch as usize]) {

@@ -1,0 +1,41 @@
+# fabricsim: `make demo` and `make test` install what is missing, then run.
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+FABRICSIM := $(PYTHON) -m fabricsim
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export PIP_ROOT_USER_ACTION := ignore
+
+.PHONY: install demo test test-rust test-python bench bench-core lint clean
+
+## Build the Rust core into the Python package (editable) with its dependencies.
+install:
+	$(PIP) install -q "maturin>=1.7,<2"
+	$(PIP) install -q --no-build-isolation -e '.[test]'
+
+## The README's demo: ECMP vs oblivious spraying on a 128-host permutation.
+demo: install
+	$(FABRICSIM) compare scenarios/permutation_128.toml --lb ecmp,ops
+
+## Every Rust and Python test.
+test: install test-rust test-python
+
+test-rust:
+	cargo test -p fabricsim-core
+
+test-python:
+	$(PYTHON) -m pytest tests
+
+## The standard performance scenarios (docs/performance.md).
+bench: install
+	$(FABRICSIM) bench
+
+## The same 1024-host benchmark without Python.
+bench-core:
+	cargo run --release -p fabricsim-core --example bench1024 ops
+
+lint:
+	cargo clippy -p fabricsim-core --all-targets -- -D warnings
+
+clean:
+	cargo clean
+	rm -rf python/fabricsim/_core*.so .pytest_cache

@@ -1,0 +1,31 @@
+"""fabricsim: a packet-level simulator of AI/ML datacenter fabrics.
+
+Ask what a load balancer (ECMP, oblivious spraying, ...) does to flow completion times,
+queues, trims and drops on a fat tree, from one command or a few lines of Python.
+
+>>> import fabricsim
+>>> s = fabricsim.Scenario({"topology": {"hosts": 16, "radix": 8}}).set("workload.size", "256KiB")
+>>> r = fabricsim.run(s)
+>>> r.summary["status"]
+'complete'
+"""
+
+from . import _core
+from .errors import ScenarioError
+from .results import Results
+from .run import Progress, run
+from .scenario import Scenario
+
+__version__ = _core.__version__
+
+__all__ = ["Progress", "Results", "Scenario", "ScenarioError", "load", "registry", "run", "__version__"]
+
+
+def load(path: str) -> Scenario:
+    """Load a TOML scenario file."""
+    return Scenario.load(path)
+
+
+def registry() -> list[dict[str, str]]:
+    """Every registered name: load balancers, workloads, routing, cc, transports, topologies."""
+    return [dict(zip(("category", "name", "summary", "reference"), row)) for row in _core.registry()]

@@ -1,0 +1,5 @@
+"""``python -m fabricsim`` runs the CLI."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,31 @@
+"""Typed stub of the native module (crates/fabricsim-py)."""
+
+__version__: str
+
+class Simulation:
+    """A simulation being run. Raises ``fabricsim.ScenarioError`` on a bad scenario."""
+
+    def __init__(self, scenario_json: str) -> None: ...
+    def step(self, budget: int) -> str:
+        """Process at most ``budget`` events; returns "running", "complete" or "incomplete"."""
+    @property
+    def now_ps(self) -> int: ...
+    @property
+    def events(self) -> int: ...
+    @property
+    def flows_done(self) -> int: ...
+    @property
+    def flow_count(self) -> int: ...
+    @property
+    def max_time_ps(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    def scenario_json(self) -> str: ...
+    def results(self) -> dict[str, object]:
+        """{"flows": {col: list}, "ports": {col: list}, "summary": str, "accounting": str, "scenario": str}"""
+
+def validate(scenario_json: str) -> str:
+    """Check a scenario without running it; returns it with every default filled in (JSON)."""
+
+def registry() -> list[tuple[str, str, str, str]]:
+    """(category, name, summary, reference) of everything a scenario can name."""

@@ -1,0 +1,59 @@
+"""The standard performance scenarios (``fabricsim bench``).
+
+Each benchmark runs in a fresh Python process that imports only the native module, so its
+peak memory is the simulation's and not that of whatever ran before.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    scenario: dict[str, Any]
+
+
+def _perm(hosts: int, radix: int, lb: str, size: str = "8MiB") -> dict[str, Any]:
+    return {
+        "seed": 1,
+        "topology": {"tiers": 2, "hosts": hosts, "radix": radix, "link_rate": "400Gbps", "link_latency": "1us", "switch_latency": "0ns"},
+        "switch": {"buffer": "1bdp", "ecn": {"kmin": "0.2bdp", "kmax": "0.8bdp"}},
+        "transport": {"mtu": "4160B"},
+        "lb": {"kind": lb},
+        "workload": {"kind": "permutation", "size": size},
+    }
+
+
+BENCHMARKS = [
+    # The core issue's target: 1024 hosts (32 leaves x 32 hosts, 32 spines), 8 MiB, ops: < 10 s, < 200 MB.
+    Benchmark("perm-1024-8MiB-ops", _perm(1024, 64, "ops")),
+    Benchmark("perm-1024-8MiB-ecmp", _perm(1024, 64, "ecmp")),
+    Benchmark("perm-128-8MiB-ops", _perm(128, 16, "ops")),
+]
+
+_WORKER = """
+import json, resource, sys, time
+from fabricsim import _core
+sim = _core.Simulation(sys.argv[1])
+t = time.perf_counter()
+while sim.step(1_000_000_000) == "running":
+    pass
+wall = time.perf_counter() - t
+s = json.loads(sim.results()["summary"])
+print(json.dumps({"status": s["status"], "events": s["events"], "data_packets": s["data_packets"],
+                  "wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "max_slowdown": s["max_slowdown"], "mean_slowdown": s["mean_slowdown"]}))
+"""
+
+
+def measure(b: Benchmark) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, "-c", _WORKER, json.dumps(b.scenario)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark {b.name} failed: {proc.stderr.strip()}")
+    return {"name": b.name} | json.loads(proc.stdout)

@@ -1,0 +1,225 @@
+"""The ``fabricsim`` command.
+
+Exit codes: 0 success, 1 internal error, 2 bad input (a scenario the core rejects, a
+missing file, a bad option), 3 a run that ended incomplete (stop guard hit).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import registry
+from .errors import ScenarioError
+from .results import Results
+from .run import Progress as RunProgress
+from .run import run as run_scenario
+from .scenario import Scenario, parse_value
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Packet-level simulator of AI/ML datacenter fabrics.")
+err = Console(stderr=True)
+# Tables keep their columns when piped (rich would otherwise assume 80 columns).
+out = Console(width=shutil.get_terminal_size((150, 24)).columns)
+
+EXIT_INTERNAL, EXIT_USAGE, EXIT_INCOMPLETE = 1, 2, 3
+
+SetOpt = Annotated[list[str] | None, typer.Option("--set", "-s", help="Override a field: dotted.key=value (repeatable).")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+
+def _load(path: Path, sets: list[str] | None) -> Scenario:
+    if not path.exists():
+        raise ScenarioError("SCENARIO", f"no such file {str(path)!r}")
+    scenario = Scenario.load(path)
+    for item in sets or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ScenarioError("--set", f"got {item!r}; expected dotted.key=value, e.g. lb.kind=ecmp")
+        scenario = scenario.set(key.strip(), parse_value(value.strip()))
+    return scenario
+
+
+def _run_with_bar(scenario: Scenario, label: str, quiet: bool) -> Results:
+    """Run one scenario; progress on stderr: simulated time against max_time, flows done."""
+    if quiet or not err.is_terminal and not _force_progress():
+        return run_scenario(scenario)
+    columns = (
+        TextColumn(f"[bold]{label}"),
+        BarColumn(),
+        TextColumn("{task.fields[sim]}"),
+        TextColumn("flows {task.fields[done]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task(label, total=1.0, sim="", done="")
+
+        def update(p: RunProgress) -> None:
+            bar.update(
+                task,
+                completed=max(p.flows_done / max(p.flow_count, 1), p.now_ps / max(p.max_time_ps, 1)),
+                sim=f"{p.now_ps / 1e6:,.1f}/{p.max_time_ps / 1e6:,.0f} us",
+                done=f"{p.flows_done}/{p.flow_count}",
+            )
+
+        return run_scenario(scenario, progress=update)
+
+
+def _force_progress() -> bool:
+    import os
+
+    return os.environ.get("FABRICSIM_PROGRESS") == "1"
+
+
+def _guard(fn):
+    """Map errors to exit codes: bad input 2 with the message, anything else 1."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ScenarioError as e:
+            err.print(f"[bold red]error:[/] {e}", highlight=False)
+            raise typer.Exit(EXIT_USAGE) from None
+
+    return wrapper
+
+
+@app.command()
+@_guard
+def run(
+    scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.")],
+    set_: SetOpt = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Write flows.parquet, ports.parquet, summary.json, scenario.toml here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print {scenario, summary} as one JSON object on stdout.")] = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run one scenario and print its summary."""
+    sc = _load(scenario, set_)
+    sc.validate()
+    res = _run_with_bar(sc, scenario.stem, quiet)
+    if out_dir is not None:
+        res.write(out_dir)
+    if as_json:
+        sys.stdout.write(json.dumps(res.to_json()) + "\n")
+    else:
+        _print_summary(res)
+    if not res.complete:
+        err.print(f"[yellow]incomplete:[/] {res.summary['stop_reason']}; {res.summary['completed']}/{res.summary['flows']} flows completed")
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _print_summary(res: Results) -> None:
+    t = Table(title="summary", show_header=False)
+    for k, v in res.summary.items():
+        t.add_row(k, f"{v:,.3f}" if isinstance(v, float) else str(v))
+    out.print(t)
+
+
+COMPARE_COLUMNS = [
+    ("status", "status", str),
+    ("max FCT us", "max_fct_ns", lambda v: f"{v / 1e3:,.1f}"),
+    ("mean FCT us", "mean_fct_ns", lambda v: f"{v / 1e3:,.1f}"),
+    ("p99 FCT us", "p99_fct_ns", lambda v: f"{v / 1e3:,.1f}"),
+    ("max slowdown", "max_slowdown", lambda v: f"{v:.3f}"),
+    ("mean slowdown", "mean_slowdown", lambda v: f"{v:.3f}"),
+    ("max queue KB", "max_queue_bytes", lambda v: f"{v / 1e3:,.1f}"),
+    ("trims", "trims", str),
+    ("drops", "drops", str),
+    ("wall s", "wall_s", lambda v: f"{v:.2f}"),
+]
+
+
+@app.command()
+@_guard
+def compare(
+    scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.")],
+    lb: Annotated[str, typer.Option("--lb", help="Comma-separated load balancers, e.g. ecmp,ops.")] = "ecmp,ops",
+    set_: SetOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object {lb: summary}.")] = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run the same scenario under several load balancers and tabulate FCTs, queues, trims, drops."""
+    base = _load(scenario, set_)
+    names = [n.strip() for n in lb.split(",") if n.strip()]
+    if not names:
+        raise ScenarioError("--lb", f"got {lb!r}; expected names such as ecmp,ops")
+    variants = {}
+    for name in names:  # validate every variant before running any
+        v = base.with_lb(name)
+        try:
+            v.validate()
+        except ScenarioError as e:
+            raise ScenarioError(f"--lb {name}: {e.field}", e.message) from None
+        variants[name] = v
+    results = {name: _run_with_bar(v, name, quiet) for name, v in variants.items()}
+    if as_json:
+        sys.stdout.write(json.dumps({n: r.summary for n, r in results.items()}) + "\n")
+        return
+    first = next(iter(results.values())).scenario
+    topo, wl = first["topology"], first["workload"]
+    title = f"{topo['hosts']} hosts, {topo['tiers']}-tier, {topo['link_rate']}, {wl['kind']} {wl.get('size', '')}, seed {first['seed']}"
+    t = Table(title=title)
+    t.add_column("lb")
+    for head, _, _ in COMPARE_COLUMNS:
+        t.add_column(head, justify="right")
+    for name, r in results.items():
+        t.add_row(name, *(fmt(r.summary[key]) for _, key, fmt in COMPARE_COLUMNS))
+    out.print(t)
+
+
+@app.command("list")
+def list_() -> None:
+    """List the registered load balancers, workloads, routing rules, CCs and topologies."""
+    t = Table()
+    for col in ("category", "name", "summary", "reference"):
+        t.add_column(col)
+    for row in registry():
+        t.add_row(row["category"], row["name"], row["summary"], row["reference"])
+    out.print(t)
+
+
+@app.command()
+@_guard
+def bench(
+    only: Annotated[str | None, typer.Option("--only", help="Run only the benchmarks whose name contains this.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the measurements as JSON.")] = False,
+) -> None:
+    """Run the standard performance scenarios, each in a fresh process: events/s, packets/s, wall, memory."""
+    from .bench import BENCHMARKS, measure
+
+    rows = [measure(b) for b in BENCHMARKS if only is None or only in b.name]
+    if as_json:
+        sys.stdout.write(json.dumps(rows) + "\n")
+        return
+    t = Table(title="fabricsim bench")
+    for col in ("benchmark", "status", "events", "M events/s", "data pkts", "M data pkts/s", "wall s", "peak MB"):
+        t.add_column(col, justify="right" if col != "benchmark" else "left")
+    for r in rows:
+        t.add_row(
+            r["name"], r["status"], f"{r['events']:,}", f"{r['events'] / r['wall_s'] / 1e6:.2f}",
+            f"{r['data_packets']:,}", f"{r['data_packets'] / r['wall_s'] / 1e6:.3f}", f"{r['wall_s']:.2f}", f"{r['peak_rss_mb']:.0f}",
+        )
+    out.print(t)
+
+
+def main() -> None:
+    try:
+        app()
+    except SystemExit:
+        raise
+    except Exception as e:  # an internal error: say so, distinctly from bad input
+        err.print(f"[bold red]internal error:[/] {type(e).__name__}: {e}")
+        sys.exit(EXIT_INTERNAL)
+
+
+if __name__ == "__main__":
+    main()

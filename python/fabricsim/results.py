@@ -1,0 +1,78 @@
+"""Results of a run as polars DataFrames, with Parquet + JSON output."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import tomli_w
+
+__all__ = ["Results"]
+
+
+@dataclass
+class Results:
+    """What a run returns.
+
+    Attributes
+    ----------
+    flows
+        One row per flow: ``flow, src, dst, bytes, start_ps, first_send_ps, end_ps, fct_ps,
+        ideal_fct_ps, slowdown, completed, delivered_bytes, packets, data_packets,
+        retransmits, timeouts, trims, drops, ecn_acks, max_reorder``. ``fct_ps``, ``end_ps``
+        and ``slowdown`` are null for flows that did not complete.
+    ports
+        One row per egress port (one link direction): ``port, name, from, to, tier, up,
+        rate_bps, bytes, packets, data_packets, max_queue_bytes, mean_queue_bytes, ecn_marks,
+        trims, drops``.
+    summary
+        ``status`` ("complete" / "incomplete"), ``flows``, ``completed``, FCT and slowdown
+        statistics over completed flows, packet counters, ``events``, ``wall_s``,
+        ``peak_rss_mb`` and more (docs/scenario.md, "Outputs").
+    accounting
+        Every data packet sent, by fate: delivered, trimmed, dropped or in flight.
+    scenario
+        The scenario as run, every default filled in.
+    """
+
+    flows: pl.DataFrame
+    ports: pl.DataFrame
+    summary: dict[str, Any]
+    accounting: dict[str, int]
+    scenario: dict[str, Any]
+
+    @classmethod
+    def from_native(cls, raw: dict[str, Any], extra_summary: dict[str, Any]) -> Results:
+        flows = pl.DataFrame(raw["flows"])
+        done = pl.col("completed")
+        flows = flows.with_columns(
+            pl.when(done).then(pl.col(c)).otherwise(None).alias(c) for c in ("fct_ps", "end_ps", "slowdown")
+        )
+        summary = json.loads(raw["summary"]) | extra_summary
+        return cls(
+            flows=flows,
+            ports=pl.DataFrame(raw["ports"]),
+            summary=summary,
+            accounting=json.loads(raw["accounting"]),
+            scenario=json.loads(raw["scenario"]),
+        )
+
+    @property
+    def complete(self) -> bool:
+        return self.summary["status"] == "complete"
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Write ``flows.parquet``, ``ports.parquet``, ``summary.json`` and ``scenario.toml``."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        self.flows.write_parquet(out / "flows.parquet")
+        self.ports.write_parquet(out / "ports.parquet")
+        (out / "summary.json").write_text(json.dumps({"summary": self.summary, "accounting": self.accounting}, indent=2) + "\n")
+        (out / "scenario.toml").write_text(tomli_w.dumps(self.scenario))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "summary": self.summary}

@@ -1,0 +1,150 @@
+"""Scenarios: load a TOML file, change fields, validate.
+
+The Rust core owns the scenario model and its checks (one source of truth for the CLI,
+Python and Rust); this class holds the user's table, resolves what only the front end can
+(a CSV flow list), and asks the core to validate and fill defaults.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from . import _core
+
+__all__ = ["Scenario", "parse_value"]
+
+
+def parse_value(text: str) -> Any:
+    """Read a ``--set`` value as a TOML literal (``3``, ``true``, ``"x"``, ``[1, 2]``), else a string.
+
+    Examples
+    --------
+    >>> parse_value("3"), parse_value("ecmp"), parse_value("2MiB"), parse_value("[1, 2]")
+    (3, 'ecmp', '2MiB', [1, 2])
+    """
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+class Scenario:
+    """A scenario: the one input of a run.
+
+    Parameters
+    ----------
+    data
+        The scenario as nested dicts, as in the TOML file (see docs/scenario.md).
+    base_dir
+        Where relative paths in the scenario (``workload.file``) are looked up.
+
+    Examples
+    --------
+    >>> s = Scenario({"topology": {"hosts": 16, "radix": 8}})
+    >>> s = s.set("lb.kind", "ecmp").set("workload.size", "1MiB")
+    >>> s["lb.kind"]
+    'ecmp'
+    >>> s.filled()["transport"]["mtu"]
+    '4160B'
+    """
+
+    def __init__(self, data: dict[str, Any] | None = None, base_dir: Path | str | None = None) -> None:
+        self.data: dict[str, Any] = copy.deepcopy(data or {})
+        self.base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
+
+    @classmethod
+    def load(cls, path: str | Path) -> Scenario:
+        """Read a TOML scenario file."""
+        path = Path(path)
+        with path.open("rb") as f:
+            try:
+                data = tomllib.load(f)
+            except tomllib.TOMLDecodeError as e:
+                from .errors import ScenarioError
+
+                raise ScenarioError(str(path), f"not valid TOML: {e}") from None
+        return cls(data, base_dir=path.parent)
+
+    def copy(self) -> Scenario:
+        return Scenario(self.data, self.base_dir)
+
+    def __getitem__(self, dotted: str) -> Any:
+        node: Any = self.data
+        for key in dotted.split("."):
+            node = node[key]
+        return node
+
+    def set(self, dotted: str, value: Any) -> Scenario:
+        """Return a copy with ``dotted`` (``"switch.ecn.kmin"``) set to ``value``."""
+        out = self.copy()
+        keys = dotted.split(".")
+        node = out.data
+        for key in keys[:-1]:
+            child = node.setdefault(key, {})
+            if not isinstance(child, dict):
+                from .errors import ScenarioError
+
+                raise ScenarioError(dotted, f"{key} is {child!r}, not a table")
+            node = child
+        node[keys[-1]] = value
+        return out
+
+    def with_lb(self, kind: str) -> Scenario:
+        """Return a copy that uses load balancer ``kind``, keeping only the parameters it shares."""
+        return self.set("lb.kind", kind)
+
+    def resolved(self) -> dict[str, Any]:
+        """The table the core receives: a CSV flow list read in."""
+        data = copy.deepcopy(self.data)
+        wl = data.get("workload", {})
+        if isinstance(wl, dict) and wl.get("kind") == "flows" and "file" in wl and not wl.get("flows"):
+            wl["flows"] = _read_flow_csv(self.base_dir / wl["file"])
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.resolved())
+
+    def filled(self) -> dict[str, Any]:
+        """The scenario with every default written out; raises ``ScenarioError`` if invalid."""
+        return json.loads(_core.validate(self.to_json()))
+
+    def validate(self) -> None:
+        """Raise ``ScenarioError`` if the core would reject this scenario."""
+        self.filled()
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.data)
+
+    def __repr__(self) -> str:
+        return f"Scenario({self.data!r})"
+
+
+def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
+    """Rows of (src, dst, size[, start]); sizes and starts are unit strings ("1MiB", "5us")."""
+    import polars as pl
+
+    from .errors import ScenarioError
+
+    try:
+        df = pl.read_csv(path, infer_schema_length=0)  # every column as text: units stay intact
+    except (OSError, pl.exceptions.PolarsError) as e:
+        raise ScenarioError("workload.file", f"cannot read {str(path)!r}: {e}") from None
+    missing = {"src", "dst", "size"} - set(df.columns)
+    if missing:
+        raise ScenarioError("workload.file", f"{path} lacks columns {sorted(missing)}; needs src, dst, size and optionally start")
+    rows = []
+    for i, row in enumerate(df.iter_rows(named=True)):
+        try:
+            flow: dict[str, Any] = {"src": int(row["src"]), "dst": int(row["dst"]), "size": row["size"].strip()}
+        except (TypeError, ValueError):
+            raise ScenarioError(f"workload.file[{i}]", f"src and dst must be host ids, got {row}") from None
+        if row.get("start"):
+            flow["start"] = row["start"].strip()
+        rows.append(flow)
+    return rows

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from fabricsim.cli import app
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_run_json_prints_scenario_and_summary(demo_path):
+    r = invoke("run", str(demo_path), "--set", "workload.size=256KiB", "--set", "lb.kind=ecmp", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["scenario"]["lb"]["kind"] == "ecmp"
+    assert doc["scenario"]["workload"]["size"] == "256KiB"
+    assert doc["summary"]["status"] == "complete" and doc["summary"]["flows"] == 128
+
+
+def test_run_out_writes_files(demo_path, tmp_path):
+    r = invoke("run", str(demo_path), "--set", "workload.size=64KiB", "--out", str(tmp_path), "-q")
+    assert r.exit_code == 0, r.output
+    assert {p.name for p in tmp_path.iterdir()} == {"flows.parquet", "ports.parquet", "summary.json", "scenario.toml"}
+
+
+def test_bad_input_exits_2_with_the_field(demo_path):
+    r = invoke("run", str(demo_path), "--set", "lb.kind=magic", "-q")
+    assert r.exit_code == 2
+    assert "lb.kind" in r.output and "magic" in r.output
+    r = invoke("run", str(demo_path), "--set", "switch.ecn.kmin=0.9bdp", "--set", "switch.ecn.kmax=0.5bdp", "-q")
+    assert r.exit_code == 2 and "switch.ecn.kmin" in r.output
+    r = invoke("run", "no-such-file.toml")
+    assert r.exit_code == 2 and "no such file" in r.output
+    r = invoke("compare", str(demo_path), "--lb", "ecmp,nope")
+    assert r.exit_code == 2 and "nope" in r.output
+
+
+def test_incomplete_run_exits_3(demo_path):
+    r = invoke("run", str(demo_path), "--set", "stop.max_time=20us", "-q")
+    assert r.exit_code == 3
+    assert "incomplete" in r.output
+
+
+def test_compare_tabulates_each_lb(demo_path):
+    r = invoke("compare", str(demo_path), "--lb", "ecmp,ops", "--set", "workload.size=512KiB", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert set(doc) == {"ecmp", "ops"}
+    assert doc["ecmp"]["max_slowdown"] > doc["ops"]["max_slowdown"]
+    r = invoke("compare", str(demo_path), "--lb", "ecmp,ops", "--set", "workload.size=128KiB", "-q")
+    assert "ecmp" in r.stdout and "max slowdown" in r.stdout
+
+
+def test_list_shows_every_registered_name():
+    r = invoke("list")
+    assert r.exit_code == 0
+    for name in ("ecmp", "ops", "permutation", "tornado", "incast", "flows", "dctcp", "fat_tree"):
+        assert name in r.stdout
+
+
+def test_bench_runs_a_standard_scenario():
+    r = invoke("bench", "--only", "perm-128", "--json")
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.stdout)
+    assert row["status"] == "complete" and row["events"] > 1_000_000 and row["peak_rss_mb"] > 0

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import json
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fabricsim
+from conftest import fabric
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    size=st.integers(min_value=1, max_value=3 << 20),
+    pair=st.tuples(st.integers(0, 127), st.integers(0, 127)).filter(lambda p: p[0] != p[1]),
+    rate=st.sampled_from(["100Gbps", "200Gbps", "400Gbps", "800Gbps"]),
+    switch_latency=st.sampled_from(["0ns", "500ns", "1us"]),
+    tiers=st.sampled_from([2, 3]),
+)
+def test_lone_flow_fct_is_exactly_ideal(size, pair, rate, switch_latency, tiers):
+    src, dst = pair
+    topo = {"tiers": tiers, "hosts": 128, "radix": 16 if tiers == 2 else 8, "link_rate": rate, "switch_latency": switch_latency}
+    r = fabricsim.run(
+        {"topology": topo, "lb": {"kind": "ecmp"}, "workload": {"kind": "flows", "flows": [{"src": src, "dst": dst, "size": f"{size}B"}]}}
+    )
+    row = r.flows.row(0, named=True)
+    assert row["fct_ps"] == row["ideal_fct_ps"]
+    assert row["slowdown"] == 1.0
+
+
+def test_conservation_and_delivered_bytes_under_trimming():
+    s = fabric(kind="incast", senders=24, size="512KiB")
+    s["switch"] = {"buffer": "0.2bdp", "ecn": {"kmin": "0.05bdp", "kmax": "0.15bdp"}}
+    r = fabricsim.run(s)
+    a = r.accounting
+    assert r.complete
+    assert a["data_trimmed"] > 0
+    assert a["data_sent"] == a["data_delivered"] + a["data_trimmed"] + a["data_dropped"] + a["data_in_flight"]
+    assert (r.flows["delivered_bytes"] == r.flows["bytes"]).all()
+    # the trims the ports saw are the trims the flows saw
+    assert r.ports["trims"].sum() == r.flows["trims"].sum() == a["data_trimmed"]
+
+
+def test_same_seed_identical_other_seed_differs():
+    s = fabric(kind="permutation", size="256KiB")
+    a, b = fabricsim.run(s), fabricsim.run(s)
+    c = fabricsim.run(s | {"seed": 2})
+    assert a.flows.equals(b.flows) and a.ports.equals(b.ports)
+    assert not a.flows.equals(c.flows)
+
+
+def test_ecmp_tail_is_heavier_than_spraying():
+    s = fabricsim.Scenario(fabric(kind="permutation", size="2MiB"))
+    ecmp = fabricsim.run(s.with_lb("ecmp")).summary
+    ops = fabricsim.run(s.with_lb("ops")).summary
+    assert ecmp["max_slowdown"] > 2.5 > 2.0 > ops["max_slowdown"]
+
+
+def test_results_write_parquet_and_summary(tmp_path):
+    r = fabricsim.run(fabric(kind="tornado", size="128KiB"))
+    out = r.write(tmp_path / "out")
+    flows = pl.read_parquet(out / "flows.parquet")
+    assert flows.equals(r.flows)
+    assert pl.read_parquet(out / "ports.parquet").height == r.ports.height
+    saved = json.loads((out / "summary.json").read_text())
+    keys = {"status", "flows", "completed", "max_fct_ns", "mean_fct_ns", "p99_fct_ns", "max_slowdown", "mean_slowdown",
+            "data_packets", "retransmits", "trims", "drops", "ecn_marks", "max_queue_bytes", "events", "wall_s", "peak_rss_mb"}
+    assert keys <= saved["summary"].keys()
+    assert fabricsim.load(out / "scenario.toml").filled() == r.scenario, "the recorded scenario reruns as is"
+
+
+def test_incomplete_run_reports_unfinished_flows_as_null():
+    s = fabric(kind="permutation", size="8MiB")
+    s["stop"] = {"max_time": "30us"}
+    r = fabricsim.run(s)
+    assert r.summary["status"] == "incomplete"
+    assert r.flows["fct_ps"].null_count() == 128
+    assert not r.flows["completed"].any()
+
+
+def test_progress_callback_sees_time_advance():
+    seen = []
+    fabricsim.run(fabric(kind="permutation", size="1MiB"), progress=seen.append)
+    assert seen[-1].flows_done == seen[-1].flow_count == 128
+    assert [p.now_ps for p in seen] == sorted(p.now_ps for p in seen)
+
+
+def test_registry_lists_load_balancers_and_workloads():
+    names = {(r["category"], r["name"]) for r in fabricsim.registry()}
+    assert {("lb", "ecmp"), ("lb", "ops"), ("workload", "permutation"), ("workload", "flows")} <= names
