@@ -38,8 +38,13 @@ BENCHMARKS = [
 ]
 
 _WORKER = """
-import json, resource, sys, time
-from fabricsim import _core
+import importlib.util, json, pathlib, resource, sys, time
+# Load the extension alone: the package's __init__ would import polars (~50 MB).
+pkg = importlib.util.find_spec("fabricsim").submodule_search_locations
+path = next(p for d in pkg for p in pathlib.Path(d).glob("_core*.so"))
+spec = importlib.util.spec_from_file_location("fabricsim._core", path)
+_core = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(_core)
 sim = _core.Simulation(sys.argv[1])
 t = time.perf_counter()
 while sim.step(1_000_000_000) == "running":

@@ -1,12 +1,13 @@
 //! The simulation: one value that owns the clock, the event queue, the
 //! fabric, the hosts and their flows. No globals; two simulations never share anything.
 //!
-//! The packet path, per hop: a packet enters an egress port's queue (or, at a host, is pulled
-//! from a flow when the NIC goes idle: line-rate pacing with no NIC queue), is serialized
-//! (`TxDone` when its last bit is out), travels the link's pipe (`PipeArrive` when its last
-//! bit reaches the far end, plus the switch traversal latency there), and is routed to the
-//! next egress port or handed to the host. Events: one per port for the packet in service and
-//! one per link for the head of its pipe, so the heap holds about two entries per port.
+//! The packet path, per hop: a packet reaches an egress port (or, at a host, is pulled from a
+//! flow when the NIC is free: line-rate pacing with no NIC queue). If the port is free it goes
+//! on the wire at once; otherwise it queues (or is trimmed, dropped, ECN-marked) and the port
+//! wakes (`PortFree`) when its wire frees to send the next one. On the wire it travels the
+//! link's pipe (`PipeArrive` when its last bit reaches the far end, plus the switch traversal
+//! latency there) and is routed to the next egress port or handed to the host. The heap holds
+//! at most one wake-up per port and one pipe-head event per link.
 
 use std::time::Instant;
 
@@ -201,7 +202,7 @@ impl Simulation {
             self.events += 1;
             n += 1;
             match event {
-                Event::TxDone(p) => self.on_tx_done(now, p),
+                Event::PortFree(p) => self.on_port_free(now, p),
                 Event::PipeArrive(p) => self.on_pipe_arrive(now, p),
                 Event::FlowStart(f) => {
                     let src = self.flows[f as usize].spec.src;
@@ -221,27 +222,39 @@ impl Simulation {
 
     // ---- ports -------------------------------------------------------------------------
 
+    /// Puts `pkt` on `port`'s wire now: its last bit leaves after the serialization time and
+    /// reaches the far end `delay` later.
     #[inline]
-    fn start_service(&mut self, now: Time, port: u32, pkt: Packet) {
+    fn transmit(&mut self, now: Time, port: u32, pkt: Packet) {
         let p = &mut self.ports[port as usize];
-        debug_assert!(p.in_service.is_none());
-        p.in_service = Some(pkt);
-        self.queue.schedule(now + serialization(pkt.size as u64, p.rate), Event::TxDone(port));
-    }
-
-    fn on_tx_done(&mut self, now: Time, port: u32) {
-        let p = &mut self.ports[port as usize];
-        let Some(pkt) = p.in_service.take() else { return };
+        debug_assert!(p.busy_until <= now);
+        let done = now + serialization(pkt.size as u64, p.rate);
+        p.busy_until = done;
         p.stats.bytes += pkt.size as u64;
         p.stats.packets += 1;
         if pkt.kind == Kind::Data && !pkt.trimmed {
             p.stats.data_packets += 1;
         }
-        let arrive = now + p.delay;
+        let arrive = done + p.delay;
         p.pipe.push_back((arrive, pkt));
         if p.pipe.len() == 1 {
             self.queue.schedule(arrive, Event::PipeArrive(port));
         }
+    }
+
+    /// Schedules `port`'s wake-up for when its wire frees, unless one is pending.
+    #[inline]
+    fn wake_when_free(&mut self, port: u32) {
+        let p = &mut self.ports[port as usize];
+        if !p.wake_pending {
+            p.wake_pending = true;
+            self.queue.schedule(p.busy_until, Event::PortFree(port));
+        }
+    }
+
+    fn on_port_free(&mut self, now: Time, port: u32) {
+        let p = &mut self.ports[port as usize];
+        p.wake_pending = false;
         let from = p.from;
         if from < self.hosts.len() as u32 {
             self.host_kick(now, from);
@@ -250,22 +263,26 @@ impl Simulation {
         }
     }
 
-    /// A switch port starts its next packet, control class first; ECN at dequeue.
+    /// A free switch port starts its next packet, control class first; ECN at dequeue.
     fn switch_next(&mut self, now: Time, port: u32) {
         let p = &mut self.ports[port as usize];
-        if let Some(pkt) = p.control.pop_front() {
+        let pkt = if let Some(pkt) = p.control.pop_front() {
             p.control_bytes -= pkt.size as u64;
-            self.start_service(now, port, pkt);
-            return;
-        }
-        let Some(mut head) = p.pop_data(now) else { return };
-        if let Some((kmin, kmax, EcnMark::Dequeue)) = self.model.ecn {
-            if red_mark(p.data_bytes, kmin, kmax, &mut self.switch_rng[p.switch as usize]) {
-                p.stats.ecn_marks += 1;
-                head.ecn = true;
+            pkt
+        } else {
+            let Some(mut head) = p.pop_data(now) else { return };
+            if let Some((kmin, kmax, EcnMark::Dequeue)) = self.model.ecn {
+                if red_mark(p.data_bytes, kmin, kmax, &mut self.switch_rng[p.switch as usize]) {
+                    p.stats.ecn_marks += 1;
+                    head.ecn = true;
+                }
             }
+            head
+        };
+        self.transmit(now, port, pkt);
+        if self.ports[port as usize].has_queued() {
+            self.wake_when_free(port);
         }
-        self.start_service(now, port, head);
     }
 
     fn on_pipe_arrive(&mut self, now: Time, port: u32) {
@@ -330,12 +347,12 @@ impl Simulation {
             }
             p.control_bytes += pkt.size as u64;
             p.control.push_back(pkt);
-        } else if p.is_idle() {
-            // An idle port has empty queues (it starts the next packet as soon as it goes
-            // idle): the packet goes straight into service and was never queued; the queue it
-            // sees, at enqueue or dequeue, is empty, so RED never marks it.
-            debug_assert!(p.data.is_empty() && p.control.is_empty());
-            self.start_service(now, port, pkt);
+        } else if p.is_free(now) {
+            // A free port has empty queues (a wake-up is pending whenever packets wait): the
+            // packet goes straight onto the wire and was never queued; the queue it sees, at
+            // enqueue or dequeue, is empty, so RED never marks it.
+            debug_assert!(!p.has_queued());
+            self.transmit(now, port, pkt);
             return;
         } else {
             if let Some((kmin, kmax, EcnMark::Enqueue)) = m.ecn {
@@ -346,24 +363,28 @@ impl Simulation {
             }
             p.push_data(now, pkt);
         }
-        if p.is_idle() {
+        if p.is_free(now) {
             self.switch_next(now, port);
+        } else {
+            self.wake_when_free(port);
         }
     }
 
     // ---- hosts -------------------------------------------------------------------------
 
-    /// If the host's NIC is idle, start its next packet: control first, then data pulled
-    /// round-robin from the flows whose window allows.
+    /// If the host's NIC is free, start its next packet: control first, then data pulled
+    /// round-robin from the flows whose window allows. A NIC that sends wakes up when the
+    /// packet is out to pull the next one (line-rate pacing, no NIC queue).
     fn host_kick(&mut self, now: Time, host: u32) {
         let port = self.routes[host as usize].first_port;
         let p = &mut self.ports[port as usize];
-        if !p.is_idle() {
+        if !p.is_free(now) {
             return;
         }
         if let Some(pkt) = p.control.pop_front() {
             p.control_bytes -= pkt.size as u64;
-            self.start_service(now, port, pkt);
+            self.transmit(now, port, pkt);
+            self.wake_when_free(port);
             return;
         }
         let hs = &mut self.hosts[host as usize];
@@ -393,7 +414,8 @@ impl Simulation {
                 size: flow.wire_size(psn) as u32,
                 sack_end: 0,
             };
-            self.start_service(now, port, pkt);
+            self.transmit(now, port, pkt);
+            self.wake_when_free(port);
             return;
         }
     }

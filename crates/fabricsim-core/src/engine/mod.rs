@@ -13,8 +13,8 @@ use crate::time::Time;
 /// What can happen. Each carries a small index; components own their state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
-    /// An egress port finished serializing its current packet.
-    TxDone(u32),
+    /// An egress port finished serializing its packet and has more waiting (or is a NIC).
+    PortFree(u32),
     /// The head packet of a link's pipe reaches the far end.
     PipeArrive(u32),
     /// A flow becomes ready to send.

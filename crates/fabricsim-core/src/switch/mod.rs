@@ -7,7 +7,10 @@
 //! the instantaneous data-queue occupancy, linearly from 0 at Kmin to 1 at Kmax: at dequeue
 //! (the bytes left behind the departing packet, the default) or at enqueue (the bytes ahead of
 //! the arriving packet). Following htsim's pipe, a link's in-flight packets sit in a FIFO and
-//! only its head has an event pending.
+//! only its head has an event pending. A packet that finds its port free and nothing queued
+//! is committed to the wire at once (it leaves after its serialization time); the port needs
+//! a wake-up event only when packets wait behind the one on the wire, so an uncongested hop
+//! costs a single event.
 
 use std::collections::VecDeque;
 
@@ -40,8 +43,10 @@ pub struct EgressPort {
     pub switch: u32,
     pub rate: u64,
     pub delay: Time,
-    /// The packet being serialized, if any.
-    pub in_service: Option<Packet>,
+    /// When the packet on the wire has been fully serialized.
+    pub busy_until: Time,
+    /// A wake-up (`PortFree`) is scheduled at `busy_until`.
+    pub wake_pending: bool,
     pub control: VecDeque<Packet>,
     pub control_bytes: u64,
     pub data: VecDeque<Packet>,
@@ -59,7 +64,8 @@ impl EgressPort {
             switch,
             rate,
             delay,
-            in_service: None,
+            busy_until: 0,
+            wake_pending: false,
             control: VecDeque::new(),
             control_bytes: 0,
             data: VecDeque::new(),
@@ -93,17 +99,20 @@ impl EgressPort {
         Some(p)
     }
 
-    /// Every packet this port holds: in service, queued, or on its wire.
+    /// Every packet this port holds: queued, or on its wire.
     pub fn packets(&self) -> impl Iterator<Item = &Packet> {
-        self.in_service
-            .iter()
-            .chain(self.control.iter())
-            .chain(self.data.iter())
-            .chain(self.pipe.iter().map(|(_, p)| p))
+        self.control.iter().chain(self.data.iter()).chain(self.pipe.iter().map(|(_, p)| p))
     }
 
-    pub fn is_idle(&self) -> bool {
-        self.in_service.is_none()
+    /// Free to start a packet now: nothing on the wire and nothing waiting to go first.
+    #[inline]
+    pub fn is_free(&self, now: Time) -> bool {
+        self.busy_until <= now && !self.wake_pending
+    }
+
+    #[inline]
+    pub fn has_queued(&self) -> bool {
+        !(self.control.is_empty() && self.data.is_empty())
     }
 
     /// Time-averaged data-queue occupancy over `0..now`.
