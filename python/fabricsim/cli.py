@@ -25,7 +25,7 @@ from .run import run as run_scenario
 from .scenario import Scenario, parse_value
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Packet-level simulator of AI/ML datacenter fabrics.")
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 # Tables keep their columns when piped (rich would otherwise assume 80 columns).
 out = Console(width=shutil.get_terminal_size((150, 24)).columns)
 
