@@ -80,6 +80,12 @@ impl EventQueue {
         self.heap.peek().map(|e| e.time)
     }
 
+    /// The next event, without removing it.
+    #[inline]
+    pub fn peek(&self) -> Option<Event> {
+        self.heap.peek().map(|e| e.event)
+    }
+
     /// Removes the next event and advances the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
