@@ -96,8 +96,17 @@ class Scenario:
         return out
 
     def with_lb(self, kind: str) -> Scenario:
-        """Return a copy that uses load balancer ``kind``, keeping only the parameters it shares."""
-        return self.set("lb.kind", kind)
+        """Return a copy that uses load balancer ``kind``, keeping the ``[lb]`` parameters it accepts.
+
+        ``fabricsim compare --lb`` uses this, so one scenario file serves every algorithm:
+        ``evs_size`` carries over from ``ops`` to ``arcane`` but not to ``prime``.
+        """
+        accepted = _lb_parameters(kind)
+        current = self.data.get("lb", {})
+        kept = {k: v for k, v in current.items() if k in accepted} if isinstance(current, dict) else {}
+        out = self.copy()
+        out.data["lb"] = {"kind": kind} | kept
+        return out
 
     def resolved(self) -> dict[str, Any]:
         """The table the core receives: a CSV flow list read in."""
@@ -123,6 +132,15 @@ class Scenario:
 
     def __repr__(self) -> str:
         return f"Scenario({self.data!r})"
+
+
+def _lb_parameters(kind: str) -> set[str]:
+    """The parameter names load balancer ``kind`` accepts (empty for an unknown kind)."""
+    try:
+        filled = json.loads(_core.validate(json.dumps({"lb": {"kind": kind}})))
+    except ValueError:
+        return set()
+    return set(filled["lb"]) - {"kind"}
 
 
 def _read_flow_csv(path: Path) -> list[dict[str, Any]]:

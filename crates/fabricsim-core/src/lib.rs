@@ -13,6 +13,7 @@
 //! - [`host`]: the NIC: out-of-order SACK transport, retransmission, congestion window.
 //! - [`lb`]: host load balancers behind one trait (`ecmp`, `ops`).
 //! - [`workload`]: permutation, tornado, incast, explicit flow lists.
+//! - [`faults`]: a timeline of link changes: degraded rates, dead links.
 //! - [`stats`]: per-flow and per-port columns, summary, ideal FCT, packet accounting.
 //! - [`scenario`]: the serde model of a scenario, its defaults and its checks.
 //! - [`sim`]: [`Simulation`], which owns all of the above for one run.
@@ -33,6 +34,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod faults;
 pub mod host;
 pub mod lb;
 pub mod packet;
@@ -57,8 +59,9 @@ use lb::AlgorithmInfo;
 pub fn registry() -> Vec<AlgorithmInfo> {
     let mut v: Vec<AlgorithmInfo> = lb::ALGORITHMS.to_vec();
     v.extend_from_slice(workload::WORKLOADS);
+    v.extend_from_slice(switch::routing::RULES);
+    v.extend_from_slice(faults::FAULTS);
     v.extend_from_slice(&[
-        AlgorithmInfo { category: "routing", name: "ecmp", summary: "switches hash (5-tuple, EV) with a per-switch salt onto the live up-ports", reference: "RFC 2992" },
         AlgorithmInfo { category: "cc", name: "dctcp", summary: "per-ACK DCTCP window (MPRDMA variant): +MTU/cwnd per ACK, -MTU/2 per ECN ACK, -MTU per loss", reference: "ARCANE sec. 4.1; MPRDMA sec. 3.3" },
         AlgorithmInfo { category: "cc", name: "none", summary: "fixed window (init_cwnd)", reference: "" },
         AlgorithmInfo { category: "transport", name: "ooo", summary: "out-of-order tolerant transport with selective ACKs, NACK on trim, RTO", reference: "ARCANE sec. 2.1" },

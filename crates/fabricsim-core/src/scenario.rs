@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::{Rng, Stream};
 use crate::error::{ensure, ScenarioError};
-use crate::lb::LbConfig;
+use crate::faults::FaultConfig;
+use crate::lb::{LbConfig, LbContext};
+use crate::switch::routing::{MpEvLayout, Rule, RoutingConfig};
 use crate::time::{serialization, Time};
 use crate::topology::FatTreeSpec;
 use crate::units::{Duration, Rate, Size, SizeOrBdp};
@@ -38,6 +40,9 @@ pub struct Scenario {
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub stop: StopConfig,
+    /// Link faults over time (`[[faults]]`).
+    #[serde(default)]
+    pub faults: Vec<FaultConfig>,
 }
 
 fn d_seed() -> u64 {
@@ -163,14 +168,6 @@ pub enum Overflow {
     Drop,
 }
 
-/// The switch next-hop rule for packets going up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Routing {
-    /// Hash of (flow 5-tuple, EV) with a per-switch salt.
-    Ecmp,
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchConfig {
@@ -184,17 +181,15 @@ pub struct SwitchConfig {
     pub ecn: EcnConfig,
     #[serde(default = "d_overflow")]
     pub overflow: Overflow,
-    #[serde(default = "d_routing")]
-    pub routing: Routing,
+    /// Next-hop rule going up: one for all tiers or one per tier with up-ports.
+    #[serde(default)]
+    pub routing: RoutingConfig,
 }
 fn d_buffer() -> SizeOrBdp {
     SizeOrBdp::parse("1bdp").expect("valid literal")
 }
 fn d_overflow() -> Overflow {
     Overflow::Trim
-}
-fn d_routing() -> Routing {
-    Routing::Ecmp
 }
 impl Default for SwitchConfig {
     fn default() -> Self {
@@ -203,7 +198,7 @@ impl Default for SwitchConfig {
             control_buffer: d_buffer(),
             ecn: EcnConfig::default(),
             overflow: d_overflow(),
-            routing: d_routing(),
+            routing: RoutingConfig::default(),
         }
     }
 }
@@ -356,8 +351,11 @@ pub struct Model {
     pub control_buffer: u64,
     pub ecn: Option<(u64, u64, EcnMark)>,
     pub overflow: Overflow,
-    pub routing: Routing,
+    /// Next-hop rule of each switch tier with up-ports.
+    pub rules: Vec<Rule>,
     pub lb: LbConfig,
+    /// What the host load balancers know of the fabric.
+    pub lb_ctx: LbContext,
     pub flows: Vec<FlowSpec>,
     pub max_time: Time,
     pub max_events: u64,
@@ -446,6 +444,19 @@ impl Scenario {
         ensure(init_cwnd <= max_cwnd, "transport.init_cwnd", format!("{init_cwnd} B"), format!("allowed: at most max_cwnd ({max_cwnd} B)"))?;
 
         self.lb.validate()?;
+        let up_ports = tree.up_ports_per_tier();
+        let rules = sw
+            .routing
+            .resolve(up_ports.len(), self.lb.preferred_rule())
+            .map_err(|m| ScenarioError { field: "switch.routing".into(), message: m })?;
+        let lb_ctx = LbContext {
+            bdp_packets,
+            base_rtt,
+            mtu,
+            mp_ev: MpEvLayout::new(&up_ports),
+            kmin_packets: ecn.map_or(buffer, |(kmin, _, _)| kmin).div_ceil(mtu),
+            buffer_packets: buffer.div_ceil(mtu),
+        };
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
         let flows = self.workload.flows(tree.hosts, &mut rng)?;
 
@@ -463,8 +474,9 @@ impl Scenario {
             control_buffer,
             ecn,
             overflow: sw.overflow,
-            routing: sw.routing,
+            rules,
             lb: self.lb.clone(),
+            lb_ctx,
             flows,
             max_time: self.stop.max_time.0,
             max_events: self.stop.max_events,

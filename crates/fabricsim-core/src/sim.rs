@@ -14,12 +14,14 @@ use std::time::Instant;
 use crate::engine::rng::{mix64, Rng, Stream};
 use crate::engine::{Event, EventQueue};
 use crate::error::ScenarioError;
+use crate::faults::{Change, FaultAction};
 use crate::host::cc::Window;
 use crate::host::{Flow, SendRecord};
 use crate::lb::{Ev, HostLb, LoadBalancer};
 use crate::packet::{Kind, Packet};
 use crate::scenario::{EcnMark, Model, Overflow, Scenario};
 use crate::stats::{ideal_fct, Accounting, RunResult};
+use crate::switch::routing::Rule;
 use crate::switch::{red_mark, EgressPort};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
@@ -81,6 +83,9 @@ struct HostState {
 /// A compact copy of a node's routing fields (hot path).
 #[derive(Debug, Clone, Copy)]
 struct Route {
+    /// Index into `Model::rules` (the switch tier); unused for hosts and top switches.
+    tier: u8,
+    rule: Rule,
     lo: u32,
     hi: u32,
     span: u32,
@@ -106,6 +111,7 @@ pub struct Simulation {
     events: u64,
     status: Status,
     scratch: Vec<SendRecord>,
+    faults: Vec<FaultAction>,
     wall: std::time::Duration,
 }
 
@@ -126,6 +132,8 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, n)| Route {
+                tier: n.tier.unwrap_or(0) as u8,
+                rule: n.tier.and_then(|t| model.rules.get(t as usize)).copied().unwrap_or(Rule::Ecmp),
                 lo: n.lo,
                 hi: n.hi,
                 span: n.span,
@@ -139,13 +147,17 @@ impl Simulation {
         let mut hosts: Vec<HostState> = (0..hosts_n)
             .map(|h| HostState { rng: Rng::stream(model.seed, Stream::Host, h as u64), active: Vec::new(), rr: 0 })
             .collect();
+        let faults = crate::faults::resolve(&scenario.faults, &topo)?;
         let mut queue = EventQueue::new();
+        for (i, f) in faults.iter().enumerate() {
+            queue.schedule(f.at, Event::Fault(i as u32));
+        }
         let flows = model
             .flows
             .iter()
             .enumerate()
             .map(|(i, spec)| {
-                let lb = HostLb::new(&model.lb, &mut hosts[spec.src as usize].rng);
+                let lb = HostLb::new(&model.lb, &model.lb_ctx, &mut hosts[spec.src as usize].rng);
                 let window = Window::new(model.cc, model.init_cwnd, model.max_cwnd, model.mtu);
                 queue.schedule(spec.start, Event::FlowStart(i as u32));
                 Flow::new(*spec, model.mtu, model.header, window, lb)
@@ -166,6 +178,7 @@ impl Simulation {
             events: 0,
             status: Status::Running,
             scratch: Vec::new(),
+            faults,
             wall: std::time::Duration::ZERO,
         })
     }
@@ -211,6 +224,7 @@ impl Simulation {
                     self.host_kick(now, src);
                 }
                 Event::Rto(f) => self.on_rto(now, f),
+                Event::Fault(i) => self.on_fault(i),
             }
             if self.flows_done == total_flows {
                 self.status = Status::Complete;
@@ -243,6 +257,19 @@ impl Simulation {
         debug_assert!(p.busy_until <= now);
         let done = now + serialization(pkt.size as u64, p.rate);
         p.busy_until = done;
+        if p.down {
+            // a dead link: the port serializes into the void and the packet is lost
+            p.stats.drops += 1;
+            match (pkt.kind, pkt.trimmed) {
+                (Kind::Data, false) => {
+                    self.counters.data_dropped += 1;
+                    self.flows[pkt.flow as usize].stats.drops += 1;
+                }
+                (Kind::Data, true) => self.counters.headers_dropped += 1,
+                _ => self.counters.control_dropped += 1,
+            }
+            return;
+        }
         p.stats.bytes += pkt.size as u64;
         p.stats.packets += 1;
         if pkt.kind == Kind::Data && !pkt.trimmed {
@@ -313,14 +340,49 @@ impl Simulation {
         }
     }
 
-    /// Down is deterministic; up is ECMP over the up-ports: hash of (5-tuple, EV, salt).
+    /// Down is deterministic; up follows the switch tier's rule (`switch::routing`).
     #[inline]
-    fn next_hop(&self, node: u32, pkt: &Packet) -> u32 {
-        let r = &self.routes[node as usize];
+    fn next_hop(&mut self, node: u32, pkt: &Packet) -> u32 {
+        let r = self.routes[node as usize];
         if (r.lo..r.hi).contains(&pkt.dst) {
-            r.first_port + (pkt.dst - r.lo) / r.span
-        } else {
-            r.first_port + r.n_down + ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, r.n_up)
+            return r.first_port + (pkt.dst - r.lo) / r.span;
+        }
+        let up = r.first_port + r.n_down;
+        if let Some(i) = self.fixed_up_index(&r, pkt) {
+            return up + i;
+        }
+        up + match r.rule {
+            Rule::Ecmp | Rule::MpEv => unreachable!("deterministic rules are handled above"),
+            Rule::Spray => self.switch_rng[(node - self.hosts.len() as u32) as usize].below(r.n_up as u64) as u32,
+            Rule::Adaptive => {
+                // least-loaded queue; among equals, each is kept with probability 1/k
+                // (reservoir sampling), so ties break uniformly at random
+                let rng = &mut self.switch_rng[(node - self.hosts.len() as u32) as usize];
+                let (mut best, mut best_load, mut ties) = (0, u64::MAX, 0u64);
+                for i in 0..r.n_up {
+                    let p = &self.ports[(up + i) as usize];
+                    let load = p.data_bytes + p.control_bytes;
+                    if load < best_load {
+                        (best, best_load, ties) = (i, load, 1);
+                    } else if load == best_load {
+                        ties += 1;
+                        if rng.below(ties) == 0 {
+                            best = i;
+                        }
+                    }
+                }
+                best
+            }
+        }
+    }
+
+    /// The up-port index of the rules that depend only on the packet.
+    #[inline]
+    fn fixed_up_index(&self, r: &Route, pkt: &Packet) -> Option<u32> {
+        match r.rule {
+            Rule::Ecmp => Some(ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, r.n_up)),
+            Rule::MpEv => Some(self.model.lb_ctx.mp_ev.part(pkt.ev, r.tier as usize)),
+            Rule::Spray | Rule::Adaptive => None,
         }
     }
 
@@ -522,6 +584,19 @@ impl Simulation {
         self.host_kick(now, src);
     }
 
+    fn on_fault(&mut self, i: u32) {
+        let f = self.faults[i as usize];
+        for port in f.ports {
+            let p = &mut self.ports[port as usize];
+            match f.change {
+                Change::Rate(r) => p.rate = r,
+                Change::NominalRate => p.rate = p.nominal_rate,
+                Change::Down => p.down = true,
+                Change::Up => p.down = false,
+            }
+        }
+    }
+
     // ---- inspection ----------------------------------------------------------------------
 
     pub fn status(&self) -> Status {
@@ -553,8 +628,8 @@ impl Simulation {
     }
 
     /// The egress ports a packet of `flow` with entropy `ev` crosses from source to
-    /// destination under the switches' ECMP rule.
-    pub fn path_of(&self, flow: u32, ev: Ev) -> Vec<u32> {
+    /// destination; `None` if a switch on the way decides at random or by load.
+    pub fn path_of(&self, flow: u32, ev: Ev) -> Option<Vec<u32>> {
         let spec = self.flows[flow as usize].spec;
         let probe = Packet {
             kind: Kind::Data,
@@ -572,18 +647,23 @@ impl Simulation {
         let mut path = vec![port];
         let mut node = self.topo.ports[port as usize].to;
         while node != spec.dst {
-            port = self.next_hop(node, &probe);
+            let r = self.routes[node as usize];
+            port = if (r.lo..r.hi).contains(&spec.dst) {
+                r.first_port + (spec.dst - r.lo) / r.span
+            } else {
+                r.first_port + r.n_down + self.fixed_up_index(&r, &probe)?
+            };
             path.push(port);
             node = self.topo.ports[port as usize].to;
         }
-        path
+        Some(path)
     }
 
     /// The one path of a flow whose load balancer uses a single EV (`ecmp`); `None` for
     /// per-packet load balancers.
     pub fn flow_path(&self, flow: u32) -> Option<Vec<u32>> {
         let ev = self.flows.get(flow as usize)?.tx.lb.fixed_ev()?;
-        Some(self.path_of(flow, ev))
+        self.path_of(flow, ev)
     }
 
     /// Every data packet the hosts sent, by fate.

@@ -21,6 +21,8 @@ pub enum Event {
     FlowStart(u32),
     /// A flow's retransmission timer.
     Rto(u32),
+    /// The i-th fault action takes effect.
+    Fault(u32),
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -277,7 +277,15 @@ mod tests {
     use crate::scenario::CcKind;
 
     fn flow(bytes: u64) -> Flow {
-        let lb = HostLb::new(&LbConfig::default(), &mut Rng::stream(1, Stream::Host, 0));
+        let ctx = crate::lb::LbContext {
+            bdp_packets: 3,
+            base_rtt: 1,
+            mtu: 1064,
+            mp_ev: crate::switch::routing::MpEvLayout::new(&[2]),
+            kmin_packets: 1,
+            buffer_packets: 3,
+        };
+        let lb = HostLb::new(&LbConfig::default(), &ctx, &mut Rng::stream(1, Stream::Host, 0));
         Flow::new(FlowSpec { src: 0, dst: 1, bytes, start: 0 }, 1064, 64, Window::new(CcKind::None, 3 * 1064, 3 * 1064, 1064), lb)
     }
 

@@ -12,6 +12,8 @@
 //! a wake-up event only when packets wait behind the one on the wire, so an uncongested hop
 //! costs a single event.
 
+pub mod routing;
+
 use std::collections::VecDeque;
 
 use crate::engine::rng::Rng;
@@ -42,6 +44,10 @@ pub struct EgressPort {
     /// Index of the sending switch among switches (its RNG stream); 0 for hosts.
     pub switch: u32,
     pub rate: u64,
+    /// The link's rate without faults.
+    pub nominal_rate: u64,
+    /// A dead link: whatever is sent is lost.
+    pub down: bool,
     pub delay: Time,
     /// When the packet on the wire has been fully serialized.
     pub busy_until: Time,
@@ -63,6 +69,8 @@ impl EgressPort {
             to,
             switch,
             rate,
+            nominal_rate: rate,
+            down: false,
             delay,
             busy_until: 0,
             wake_pending: false,

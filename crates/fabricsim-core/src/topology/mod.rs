@@ -142,6 +142,15 @@ impl FatTreeSpec {
         }
     }
 
+    /// Up-ports of a switch at each tier that has them: leaves, then (3 tiers) aggregation.
+    pub fn up_ports_per_tier(&self) -> Vec<u32> {
+        if self.tiers == 2 {
+            vec![self.up0]
+        } else {
+            vec![self.up0, self.radix - self.leaves_per_pod]
+        }
+    }
+
     pub fn hosts_per_pod(&self) -> u32 {
         self.down0 * self.leaves_per_pod
     }

@@ -6,6 +6,7 @@ mod ecmp;
 mod errors;
 mod exactness;
 mod guard;
+mod lb;
 
 use fabricsim_core::stats::RunResult;
 use fabricsim_core::{Scenario, ScenarioError, Simulation};

@@ -1,0 +1,219 @@
+//! `arcane` (also `reps`): recycled entropies with a circular buffer and freezing mode.
+//!
+//! ARCANE paper, section 3, Algorithms 1 and 2, step by step:
+//! - A new connection *explores*: its first BDP of packets get random EVs from the EVS
+//!   (`exploreCounter = NUM_PKTS_BDP`, sec. 3.1).
+//! - On an ACK (Alg. 1, `ONACK`): an ECN-marked ACK is ignored; otherwise its EV is written at
+//!   `head` of the circular buffer with its validity bit set (`numberOfValidEVs` grows unless
+//!   the slot was still valid) and `head` advances. If freezing and the freezing time is
+//!   over, freezing ends and exploration restarts for one BDP (lines 15-18).
+//! - On failure detection (Alg. 1, `ONFAILUREDETECTION`): if not freezing and not exploring,
+//!   enter freezing mode until now + `freezing_timeout`. A failure is a retransmission
+//!   timeout; a NACK of a trimmed packet is congestion, not failure (sec. 3.2, Appendix A).
+//! - On send (Alg. 2, `ONSEND`): explore (a random EV, counting down `exploreCounter`) if the
+//!   buffer was never written, or there is no valid EV and we are not freezing, or we are
+//!   exploring; otherwise `GETNEXTEV`: the oldest valid EV (`head - numberOfValidEVs`), whose
+//!   bit is cleared, or, with none valid (only when freezing), the EV at `head`, advancing
+//!   `head`: frozen, ARCANE cycles through the cached EVs and never draws a new one.
+//!
+//! One refinement: until the buffer has been filled once, freezing cycles through the
+//! written slots only (the pseudocode would also read never-written slots, whose EV is
+//! whatever the memory held).
+//!
+//! Parameters (defaults): `evs_size` (65536), `buffer_size` (8, from Theorem 5.1),
+//! `freezing_timeout` ("100us"; the paper gives no value: its failure experiments last
+//! 100-200 us, and an early exit only re-enters freezing at the next timeout, sec. 4.3.3).
+//! State (Table 1): `buffer_size` x (EV bits + 1 validity bit) + head (8) + valid count (8) +
+//! exit time (32) + freezing bit (1) + explore counter (8) bits: 193 bits, 25 bytes, for 8
+//! entries and 16-bit EVs.
+
+use super::{ev_bytes, AlgorithmInfo, Ev, LbContext, LoadBalancer};
+use crate::engine::rng::Rng;
+use crate::time::Time;
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "lb",
+    name: "arcane",
+    summary: "recycle the EVs of unmarked ACKs from an 8-entry circular buffer; freeze on failure",
+    reference: "ARCANE sec. 3, Alg. 1-2",
+};
+
+pub const INFO_REPS: AlgorithmInfo = AlgorithmInfo {
+    category: "lb",
+    name: "reps",
+    summary: "the same algorithm as arcane (REPS, recycled entropy packet spraying)",
+    reference: "ARCANE sec. 3, Alg. 1-2",
+};
+
+#[derive(Debug, Clone)]
+pub struct Arcane {
+    evs_size: u32,
+    cached: Vec<Ev>,
+    valid: Vec<bool>,
+    head: usize,
+    /// Slots written at least once (the buffer is "empty" while this is 0).
+    written: usize,
+    n_valid: usize,
+    freezing: bool,
+    exit_freezing: Time,
+    explore: u64,
+    bdp_packets: u64,
+    freezing_timeout: Time,
+}
+
+impl Arcane {
+    pub fn new(evs_size: u32, buffer_size: usize, freezing_timeout: Time, ctx: &LbContext) -> Arcane {
+        Arcane {
+            evs_size,
+            cached: vec![0; buffer_size],
+            valid: vec![false; buffer_size],
+            head: 0,
+            written: 0,
+            n_valid: 0,
+            freezing: false,
+            exit_freezing: 0,
+            explore: ctx.bdp_packets, // a new connection explores its first BDP (sec. 3.1)
+            bdp_packets: ctx.bdp_packets,
+            freezing_timeout,
+        }
+    }
+
+    pub fn is_freezing(&self) -> bool {
+        self.freezing
+    }
+
+    /// Alg. 2, GETNEXTEV.
+    fn next_cached(&mut self) -> Ev {
+        let size = self.cached.len();
+        let offset = if self.n_valid > 0 {
+            let offset = (self.head + size - self.n_valid) % size;
+            self.valid[offset] = false;
+            self.n_valid -= 1;
+            offset
+        } else {
+            // must be freezing: cycle through the cached EVs, valid or not
+            if self.head >= self.written {
+                self.head = 0;
+            }
+            let offset = self.head;
+            self.head = (self.head + 1) % size;
+            offset
+        };
+        self.cached[offset]
+    }
+}
+
+impl LoadBalancer for Arcane {
+    /// Alg. 2, ONSEND.
+    fn next_ev(&mut self, _now: Time, rng: &mut Rng) -> Ev {
+        if self.written == 0 || (self.n_valid == 0 && !self.freezing) || self.explore > 0 {
+            self.explore = self.explore.saturating_sub(1);
+            rng.below(self.evs_size as u64) as Ev
+        } else {
+            self.next_cached()
+        }
+    }
+
+    /// Alg. 1, ONACK.
+    fn on_ack(&mut self, now: Time, ev: Ev, ecn: bool) {
+        if ecn {
+            return;
+        }
+        if !self.valid[self.head] {
+            self.n_valid += 1;
+        }
+        self.cached[self.head] = ev;
+        self.valid[self.head] = true;
+        self.head = (self.head + 1) % self.cached.len();
+        self.written = (self.written + 1).min(self.cached.len());
+        if self.freezing && now > self.exit_freezing {
+            self.freezing = false;
+            self.explore = self.bdp_packets;
+        }
+    }
+
+    /// Alg. 1, ONFAILUREDETECTION, on a retransmission timeout.
+    fn on_timeout(&mut self, now: Time, _ev: Ev) {
+        if !self.freezing && self.explore == 0 {
+            self.freezing = true;
+            self.exit_freezing = now + self.freezing_timeout;
+        }
+    }
+
+    fn state_bytes(&self) -> usize {
+        let ev_bits = ev_bytes(self.evs_size) * 8;
+        let bits = self.cached.len() * (ev_bits + 1) + 8 + 8 + 32 + 1 + 8;
+        bits.div_ceil(8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::Stream;
+    use crate::switch::routing::MpEvLayout;
+
+    fn ctx(bdp: u64) -> LbContext {
+        LbContext { bdp_packets: bdp, base_rtt: 8_000_000, mtu: 4160, mp_ev: MpEvLayout::new(&[8]), kmin_packets: 21, buffer_packets: 101 }
+    }
+
+    #[test]
+    fn explores_the_first_bdp_then_reuses_oldest_valid_first() {
+        let mut rng = Rng::stream(1, Stream::Host, 0);
+        let mut a = Arcane::new(65_536, 8, 100_000_000, &ctx(4));
+        for ev in [11, 12, 13] {
+            a.on_ack(0, ev, false);
+        }
+        // still exploring: 4 random EVs regardless of the buffer
+        for _ in 0..4 {
+            a.next_ev(0, &mut rng);
+        }
+        assert_eq!(a.explore, 0);
+        a.on_ack(0, 99, true); // ECN-marked: not cached
+        assert_eq!([a.next_ev(0, &mut rng), a.next_ev(0, &mut rng), a.next_ev(0, &mut rng)], [11, 12, 13]);
+        // no valid EV left and not freezing: explore
+        let e = a.next_ev(0, &mut rng);
+        assert!(![11, 12, 13].contains(&e) || a.n_valid == 0);
+    }
+
+    #[test]
+    fn while_frozen_it_never_sends_an_ev_it_has_not_seen_acked() {
+        let mut rng = Rng::stream(2, Stream::Host, 0);
+        let mut a = Arcane::new(65_536, 8, 1_000, &ctx(0));
+        let good = [7, 8, 9];
+        for ev in good {
+            a.on_ack(0, ev, false);
+        }
+        a.on_timeout(10, 7);
+        assert!(a.is_freezing());
+        let sent: Vec<Ev> = (0..1000).map(|_| a.next_ev(20, &mut rng)).collect();
+        assert!(sent.iter().all(|e| good.contains(e)), "{:?}", &sent[..20]);
+        // it cycles over all of them, not just one
+        assert!(good.iter().all(|g| sent.contains(g)));
+        // ACKs while frozen refresh the buffer; exit only after the timeout, on an ACK
+        a.on_ack(500, 10, false);
+        assert!(a.is_freezing());
+        a.on_ack(1_011, 11, false);
+        assert!(!a.is_freezing());
+        assert_eq!(a.explore, 0, "bdp of 0 packets in this test");
+    }
+
+    #[test]
+    fn exits_freezing_into_one_bdp_of_exploration_and_ignores_failures_while_exploring() {
+        let mut a = Arcane::new(65_536, 8, 1_000, &ctx(5));
+        a.on_timeout(0, 1);
+        assert!(!a.is_freezing(), "a failure while exploring does not freeze");
+        a.explore = 0;
+        a.on_timeout(0, 1);
+        assert!(a.is_freezing());
+        a.on_ack(2_000, 3, false);
+        assert!(!a.is_freezing());
+        assert_eq!(a.explore, 5);
+    }
+
+    #[test]
+    fn state_matches_table_one() {
+        assert_eq!(Arcane::new(65_536, 8, 0, &ctx(1)).state_bytes(), 25);
+        assert_eq!(Arcane::new(65_536, 1, 0, &ctx(1)).state_bytes(), 10);
+    }
+}

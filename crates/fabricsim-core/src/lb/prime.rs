@@ -1,0 +1,221 @@
+//! `prime` and `co_prime`: pseudo-random round-robin multi-part EVs with congestion history.
+//!
+//! PRIME paper, section III:
+//! - **MP-EV** (III-D): one part per switch tier with up-ports, each the index of the next
+//!   up-port at that tier, in as many bits as the tier's port count needs; switches forward
+//!   by their tier's part (`routing = "mp_ev"`, chosen by `routing = "auto"`).
+//! - **Generation** (III-D, Alg. 2): per part a permutation walked by a counter, the higher
+//!   part's counter advancing when the lower one wraps; a Fisher-Yates reshuffle of a part at
+//!   each wrap, seeded per host ([`super::mpev`]).
+//! - **Congestion history** (III-C, III-D): a penalty per path (per MP-EV). An ECN-marked ACK
+//!   sets the path's penalty to `p_ecn` only if it is zero (no multi-penalization); a NACK
+//!   (trimmed packet) or a timeout (loss) sets it to `p_nack` (> `p_ecn`). Sending skips
+//!   generated MP-EVs whose path has a non-zero penalty (each skip advances the counters); if
+//!   every path is penalized it takes the one with the smallest penalty. After each
+//!   generation all penalties decay by `decay`.
+//! - **Decay from the drain rate** (III-D, "Decaying function"): the paper derives the decay
+//!   from the switch drain rate, "close to" the line rate; its numbers were lost from the text
+//!   we have. We measure penalties in packets of queue: a NACK says the queue was at the
+//!   buffer, an ECN mark that it was at least Kmin, and while the host sends one packet at
+//!   line rate the queue drains about one packet. So by default `p_nack` = the buffer in
+//!   packets, `p_ecn` = Kmin in packets, `decay` = 1 per send: a path is avoided until the
+//!   queue that flagged it has drained. Decay is evaluated lazily (penalty minus sends since
+//!   it was set), which is exact and O(1) per send.
+//! - **CO-PRIME** (IV, "Algorithms" iii): PRIME with congestion signals ignored.
+//!
+//! Parameters (defaults): `p_ecn` ("auto" = Kmin in packets, 21 with 1-BDP buffers on the
+//! 400 Gb/s fabric), `p_nack` ("auto" = buffer in packets, 101), `decay` (1 per send),
+//! `penalty_bits` (8; penalties saturate at 2^bits - 1). First BDP: no history exists yet, so
+//! the generator alone decides (III-C, "Process at hosts").
+//! State: the permutations and counters, plus `penalty_bits` per path.
+
+use super::mpev::MpEvGenerator;
+use super::{AlgorithmInfo, Ev, LbContext, LoadBalancer};
+use crate::engine::rng::Rng;
+use crate::switch::routing::MpEvLayout;
+use crate::time::Time;
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "lb",
+    name: "prime",
+    summary: "pseudo-random round-robin multi-part EVs; skip paths penalized by ECN/NACK, with decay",
+    reference: "PRIME sec. III-C, III-D",
+};
+
+pub const INFO_CO: AlgorithmInfo = AlgorithmInfo {
+    category: "lb",
+    name: "co_prime",
+    summary: "PRIME with congestion signals ignored (pure pseudo-random round robin)",
+    reference: "PRIME sec. IV (CO-PRIME)",
+};
+
+/// Resolved PRIME parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrimeParams {
+    pub p_ecn: u32,
+    pub p_nack: u32,
+    pub decay: u32,
+    pub penalty_bits: u32,
+    /// false = CO-PRIME.
+    pub congestion_aware: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Prime {
+    gen: MpEvGenerator,
+    layout: MpEvLayout,
+    params: PrimeParams,
+    /// Penalty of each path when it was last set, and the send count then.
+    penalty: Vec<u32>,
+    set_at: Vec<u64>,
+    sends: u64,
+}
+
+impl Prime {
+    pub fn new(params: PrimeParams, ctx: &LbContext, rng: &mut Rng) -> Prime {
+        let paths = 1usize << ctx.mp_ev.bits();
+        Prime {
+            gen: MpEvGenerator::new(&ctx.mp_ev, rng, true),
+            layout: ctx.mp_ev.clone(),
+            params,
+            penalty: vec![0; if params.congestion_aware { paths } else { 0 }],
+            set_at: vec![0; if params.congestion_aware { paths } else { 0 }],
+            sends: 0,
+        }
+    }
+
+    /// The path's penalty now, after decay.
+    pub fn penalty_of(&self, ev: Ev) -> u32 {
+        let i = self.index(ev);
+        let decayed = (self.sends - self.set_at[i]).saturating_mul(self.params.decay as u64);
+        (self.penalty[i] as u64).saturating_sub(decayed) as u32
+    }
+
+    fn index(&self, ev: Ev) -> usize {
+        (ev & ((1 << self.layout.bits()) - 1)) as usize
+    }
+
+    fn set(&mut self, ev: Ev, value: u32) {
+        let i = self.index(ev);
+        self.penalty[i] = value.min((1 << self.params.penalty_bits) - 1);
+        self.set_at[i] = self.sends;
+    }
+}
+
+impl LoadBalancer for Prime {
+    fn next_ev(&mut self, _now: Time, rng: &mut Rng) -> Ev {
+        let ev = if !self.params.congestion_aware {
+            self.gen.next(&self.layout, rng)
+        } else {
+            let paths = self.layout.paths();
+            let mut chosen = None;
+            for _ in 0..paths {
+                let ev = self.gen.next(&self.layout, rng);
+                if self.penalty_of(ev) == 0 {
+                    chosen = Some(ev);
+                    break;
+                }
+            }
+            // every path penalized: the least penalized one (first in index order on ties)
+            chosen.unwrap_or_else(|| {
+                (0..self.penalty.len() as Ev)
+                    .filter(|&ev| self.layout.parts.iter().enumerate().all(|(t, &(n, _, _))| {
+                        let (_, shift, bits) = self.layout.parts[t];
+                        ((ev >> shift) & ((1 << bits) - 1)) < n
+                    }))
+                    .min_by_key(|&ev| self.penalty_of(ev))
+                    .unwrap_or(0)
+            })
+        };
+        self.sends += 1; // decay after each generation
+        ev
+    }
+
+    fn on_ack(&mut self, _now: Time, ev: Ev, ecn: bool) {
+        if ecn && self.params.congestion_aware && self.penalty_of(ev) == 0 {
+            self.set(ev, self.params.p_ecn);
+        }
+    }
+
+    fn on_nack(&mut self, _now: Time, ev: Ev) {
+        if self.params.congestion_aware {
+            let v = self.penalty_of(ev).max(self.params.p_nack);
+            self.set(ev, v);
+        }
+    }
+
+    fn on_timeout(&mut self, now: Time, ev: Ev) {
+        self.on_nack(now, ev);
+    }
+
+    fn state_bytes(&self) -> usize {
+        let bits = self.gen.state_bits(&self.layout) + self.penalty.len() * self.params.penalty_bits as usize;
+        bits.div_ceil(8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::Stream;
+
+    fn prime(aware: bool) -> (Prime, Rng) {
+        let ctx = LbContext { bdp_packets: 101, base_rtt: 8_000_000, mtu: 4160, mp_ev: MpEvLayout::new(&[8]), kmin_packets: 21, buffer_packets: 101 };
+        let mut rng = Rng::stream(4, Stream::Host, 0);
+        let p = PrimeParams { p_ecn: 5, p_nack: 20, decay: 1, penalty_bits: 8, congestion_aware: aware };
+        (Prime::new(p, &ctx, &mut rng), rng)
+    }
+
+    #[test]
+    fn skips_penalized_paths_until_they_decay() {
+        let (mut p, mut rng) = prime(true);
+        p.on_nack(0, 3);
+        p.on_ack(0, 5, true);
+        let first: Vec<Ev> = (0..12).map(|_| p.next_ev(0, &mut rng)).collect();
+        // the ECN penalty (5) lasts 5 sends, the NACK penalty (20) 20 sends
+        assert!(!first.contains(&3), "{first:?}");
+        assert!(!first[..5].contains(&5), "{first:?}");
+        assert!(first[5..].contains(&5), "{first:?}");
+        // ECN on a penalized path does not re-penalize; 20 sends later both are usable again
+        p.on_ack(0, 3, true);
+        for _ in 0..20 {
+            p.next_ev(0, &mut rng);
+        }
+        assert_eq!(p.penalty_of(3), 0);
+        let later: Vec<Ev> = (0..16).map(|_| p.next_ev(0, &mut rng)).collect();
+        assert!(later.contains(&3) && later.contains(&5));
+    }
+
+    #[test]
+    fn ecn_does_not_stack_and_nack_outweighs_it() {
+        let (mut p, _) = prime(true);
+        p.on_ack(0, 2, true);
+        p.on_ack(0, 2, true);
+        assert_eq!(p.penalty_of(2), 5);
+        p.on_nack(0, 2);
+        assert_eq!(p.penalty_of(2), 20);
+    }
+
+    #[test]
+    fn all_penalized_takes_the_least_penalized() {
+        let (mut p, mut rng) = prime(true);
+        for ev in 0..8 {
+            p.on_nack(0, ev);
+        }
+        p.on_ack(0, 6, true); // no effect: already penalized
+        p.set(6, 7);
+        assert_eq!(p.next_ev(0, &mut rng), 6);
+    }
+
+    #[test]
+    fn co_prime_ignores_congestion() {
+        let (mut p, mut rng) = prime(false);
+        for ev in 0..8 {
+            p.on_nack(0, ev);
+        }
+        let evs: Vec<Ev> = (0..8).map(|_| p.next_ev(0, &mut rng)).collect();
+        let mut sorted = evs.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..8).collect::<Vec<_>>(), "still a full round robin");
+    }
+}

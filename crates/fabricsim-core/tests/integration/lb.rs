@@ -1,0 +1,134 @@
+//! The load balancers of the source papers, on the whole system.
+
+use super::{fabric128, run, scenario};
+use fabricsim_core::stats::Column;
+use fabricsim_core::{Simulation, Status};
+
+const ALL: &[&str] = &["ecmp", "ops", "arcane", "reps", "prime", "co_prime", "round_robin", "bitmap", "flowlet", "plb", "mprdma"];
+
+fn port_column<'a>(r: &'a fabricsim_core::stats::RunResult, name: &str) -> &'a [String] {
+    match r.ports.get(name) {
+        Some(Column::Str(v)) => v,
+        _ => panic!("no column {name}"),
+    }
+}
+
+#[test]
+fn every_algorithm_completes_a_permutation_and_conserves_packets() {
+    for lb in ALL {
+        let r = run(&fabric128(&format!("[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"permutation\"\nsize = \"512KiB\"\n")));
+        assert_eq!(r.summary.status, "complete", "{lb}");
+        assert!(r.accounting.balanced(), "{lb}: {:?}", r.accounting);
+        assert!(r.summary.max_slowdown >= 1.0, "{lb}");
+    }
+}
+
+#[test]
+fn mp_ev_round_robin_puts_exactly_a_share_on_every_uplink() {
+    // 1 MiB = 256 packets per flow = 32 full rounds over 8 uplinks: with PRIME's generator
+    // (CO-PRIME, no congestion skips) every uplink of a leaf carries exactly 32 packets of
+    // every flow that leaves the leaf; random spraying does not.
+    let toml = |lb: &str| fabric128(&format!("[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n"));
+    for lb in ["co_prime", "round_robin"] {
+        let r = run(&toml(lb));
+        assert_eq!(r.summary.retransmits, 0, "{lb}");
+        let (src, dst) = (r.flows.u64("src"), r.flows.u64("dst"));
+        let names = port_column(&r, "name");
+        let data = r.ports.u64("data_packets");
+        for leaf in 0..16u64 {
+            let leaving = (0..src.len()).filter(|&i| src[i] / 8 == leaf && dst[i] / 8 != leaf).count() as u64;
+            for up in 0..8 {
+                let i = names.iter().position(|n| *n == format!("leaf{leaf}:up{up}")).unwrap();
+                assert_eq!(data[i], 32 * leaving, "{lb} leaf{leaf}:up{up}");
+            }
+        }
+    }
+    let r = run(&toml("ops"));
+    let names = port_column(&r, "name");
+    let data = r.ports.u64("data_packets");
+    let ups: Vec<u64> = (0..8).map(|u| data[names.iter().position(|n| *n == format!("leaf0:up{u}")).unwrap()]).collect();
+    assert!(ups.iter().min() != ups.iter().max(), "random spraying is uneven: {ups:?}");
+}
+
+#[test]
+fn prime_keeps_queues_lower_than_random_spraying() {
+    let toml = |lb: &str| fabric128(&format!("[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"permutation\"\nsize = \"4MiB\"\n"));
+    let prime = run(&toml("prime")).summary;
+    let ops = run(&toml("ops")).summary;
+    assert!(prime.max_queue_bytes * 2 < ops.max_queue_bytes, "prime {} ops {}", prime.max_queue_bytes, ops.max_queue_bytes);
+    assert!(prime.max_slowdown < ops.max_slowdown);
+}
+
+#[test]
+fn arcane_avoids_a_slow_uplink_that_ops_keeps_using() {
+    // ARCANE sec. 4.3.2: OPS 1400 us vs ARCANE 756 us.
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/arcane_asymmetric.toml")).unwrap();
+    let with = |lb: &str| run(&text.replace("kind = \"arcane\"", &format!("kind = \"{lb}\"")));
+    let ops = with("ops").summary.max_fct_ns;
+    let arcane = with("arcane").summary.max_fct_ns;
+    // OPS sends 1/8 of all bytes over the 200 Gb/s link: 32 MiB at 200 Gb/s is 1342 us.
+    assert!((1_342_000.0..1_450_000.0).contains(&ops), "ops {ops}");
+    assert!((700_000.0..800_000.0).contains(&arcane), "arcane {arcane}");
+}
+
+#[test]
+fn arcane_stops_using_a_failed_link_within_one_rto() {
+    // Leaf 0's 8 hosts send to leaf 1; the link leaf0-spine3 dies at 50 us. Each flow's first
+    // loss times out one RTO (70 us) later and freezes ARCANE for 100 us: from then on it
+    // recycles only EVs that came back, so the dead link sees no new packets, while OPS keeps
+    // spraying onto it.
+    let drops_in_window = |lb: &str| {
+        let flows: Vec<String> = (0..8).map(|i| format!("{{src = {i}, dst = {}, size = \"16MiB\"}}", 8 + i)).collect();
+        let text = fabric128(&format!(
+            "[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"flows\"\nflows = [{}]\n[[faults]]\nkind = \"link_down\"\nlink = \"leaf0:up3\"\nstart = \"50us\"\n",
+            flows.join(", ")
+        ));
+        let mut sim = Simulation::new(&scenario(&text).unwrap()).unwrap();
+        let dead = sim.topology().port_by_name("leaf0:up3").unwrap() as usize;
+        let drops_at = |sim: &mut Simulation, t: u64| {
+            while sim.now() < t && sim.step(1) == Status::Running {}
+            sim.results().ports.u64("drops")[dead]
+        };
+        let a = drops_at(&mut sim, 50_000_000 + 70_000_000 + 15_000_000);
+        let b = drops_at(&mut sim, 50_000_000 + 70_000_000 + 90_000_000);
+        (a, b - a)
+    };
+    let (before, arcane_after) = drops_in_window("arcane");
+    assert!(before > 0, "the failure cost ARCANE packets before the timeout");
+    assert_eq!(arcane_after, 0, "frozen ARCANE never picks the dead path");
+    let (_, ops_after) = drops_in_window("ops");
+    assert!(ops_after > 50, "OPS keeps losing packets: {ops_after}");
+}
+
+#[test]
+fn switch_adaptive_routing_and_spraying_remove_ecmp_collisions() {
+    let toml = |routing: &str| fabric128(&format!("[switch]\nrouting = \"{routing}\"\n[lb]\nkind = \"ecmp\"\n[workload]\nkind = \"permutation\"\nsize = \"2MiB\"\n"));
+    let ecmp = run(&toml("ecmp")).summary.max_slowdown;
+    let adaptive = run(&toml("adaptive")).summary.max_slowdown;
+    let spray = run(&toml("spray")).summary.max_slowdown;
+    assert!(ecmp > 2.5, "{ecmp}");
+    assert!(adaptive < 1.3 && spray < 1.3, "adaptive {adaptive} spray {spray}");
+}
+
+#[test]
+fn per_connection_state_is_reported() {
+    let state = |lb: &str| run(&fabric128(&format!("[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"tornado\"\nsize = \"64KiB\"\n"))).summary.lb_state_bytes;
+    assert_eq!(state("arcane"), 25, "ARCANE Table 1");
+    assert_eq!(state("ecmp"), 2);
+    assert_eq!(state("ops"), 0);
+}
+
+#[test]
+fn bad_lb_parameters_are_named() {
+    let err = |extra: &str| Simulation::new(&scenario(&fabric128(extra)).unwrap()).err().unwrap();
+    let e = err("[lb]\nkind = \"prime\"\np_ecn = 10\np_nack = 5\n");
+    assert_eq!(e.field, "lb.p_nack");
+    let e = err("[lb]\nkind = \"bitmap\"\nevs_size = 100\n");
+    assert!(e.field == "lb.evs_size" && e.message.contains("power of two"), "{e}");
+    let e = scenario(&fabric128("[lb]\nkind = \"arcane\"\nfreezing_timeout = 5\n")).unwrap_err();
+    assert_eq!(e.field, "lb.freezing_timeout");
+    let e = err("[[faults]]\nkind = \"link_down\"\nlink = \"leaf99:up0\"\n");
+    assert_eq!(e.field, "faults[0].link");
+    let e = err("[switch]\nrouting = [\"ecmp\", \"spray\"]\n");
+    assert_eq!(e.field, "switch.routing");
+}
