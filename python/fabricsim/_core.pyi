@@ -29,3 +29,6 @@ def validate(scenario_json: str) -> str:
 
 def registry() -> list[tuple[str, str, str, str]]:
     """(category, name, summary, reference) of everything a scenario can name."""
+
+def warnings(scenario_json: str) -> list[str]:
+    """Legal but probably unintended settings of a valid scenario."""

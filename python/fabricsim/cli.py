@@ -31,7 +31,10 @@ out = Console(width=shutil.get_terminal_size((150, 24)).columns)
 
 EXIT_INTERNAL, EXIT_USAGE, EXIT_INCOMPLETE = 1, 2, 3
 
-SetOpt = Annotated[list[str] | None, typer.Option("--set", "-s", help="Override a field: dotted.key=value (repeatable).")]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", "-s", help="Override a field: dotted.key=value (repeatable). lb.kind=X keeps only the [lb] parameters X accepts."),
+]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
 
@@ -43,8 +46,15 @@ def _load(path: Path, sets: list[str] | None) -> Scenario:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ScenarioError("--set", f"got {item!r}; expected dotted.key=value, e.g. lb.kind=ecmp")
-        scenario = scenario.set(key.strip(), parse_value(value.strip()))
+        key, value = key.strip(), parse_value(value.strip())
+        # switching algorithm keeps only the [lb] parameters the new one accepts, as compare --lb
+        scenario = scenario.with_lb(value) if key == "lb.kind" and isinstance(value, str) else scenario.set(key, value)
     return scenario
+
+
+def _warn(scenario: Scenario, label: str = "") -> None:
+    for w in scenario.warnings():
+        err.print(f"[yellow]warning{' (' + label + ')' if label else ''}:[/] {w}", highlight=False)
 
 
 def _run_with_bar(scenario: Scenario, label: str, quiet: bool) -> Results:
@@ -105,6 +115,7 @@ def run(
     """Run one scenario and print its summary."""
     sc = _load(scenario, set_)
     sc.validate()
+    _warn(sc)
     res = _run_with_bar(sc, scenario.stem, quiet)
     if out_dir is not None:
         res.write(out_dir)
@@ -160,6 +171,7 @@ def compare(
         except ScenarioError as e:
             raise ScenarioError(f"--lb {name}: {e.field}", e.message) from None
         variants[name] = v
+        _warn(v, name)
     results = {name: _run_with_bar(v, name, quiet) for name, v in variants.items()}
     if as_json:
         sys.stdout.write(json.dumps({n: r.summary for n, r in results.items()}) + "\n")

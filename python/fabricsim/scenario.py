@@ -123,6 +123,10 @@ class Scenario:
         """The scenario with every default written out; raises ``ScenarioError`` if invalid."""
         return json.loads(_core.validate(self.to_json()))
 
+    def warnings(self) -> list[str]:
+        """Legal but probably unintended settings (e.g. PRIME on ECMP-hashing switches)."""
+        return _core.warnings(self.to_json())
+
     def validate(self) -> None:
         """Raise ``ScenarioError`` if the core would reject this scenario."""
         self.filled()

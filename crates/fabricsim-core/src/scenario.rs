@@ -359,6 +359,8 @@ pub struct Model {
     pub flows: Vec<FlowSpec>,
     pub max_time: Time,
     pub max_events: u64,
+    /// Legal but probably unintended settings, for the front end to show.
+    pub warnings: Vec<String>,
     /// Base RTT of the diameter path (DESIGN.md, BDP).
     pub base_rtt: Time,
     pub bdp_packets: u64,
@@ -449,6 +451,18 @@ impl Scenario {
             .routing
             .resolve(up_ports.len(), self.lb.preferred_rule())
             .map_err(|m| ScenarioError { field: "switch.routing".into(), message: m })?;
+        let mut warnings = Vec::new();
+        if self.lb.preferred_rule() == Rule::MpEv {
+            for (tier, rule) in rules.iter().enumerate() {
+                if *rule != Rule::MpEv {
+                    warnings.push(format!(
+                        "lb.kind = {:?} writes a multi-part EV (one up-port index per tier), but switch.routing makes tier-{tier} switches use {:?}: its round robin is lost; use routing = \"auto\" or \"mp_ev\"",
+                        self.lb.name(),
+                        rule.name()
+                    ));
+                }
+            }
+        }
         let lb_ctx = LbContext {
             bdp_packets,
             base_rtt,
@@ -478,6 +492,7 @@ impl Scenario {
             lb: self.lb.clone(),
             lb_ctx,
             flows,
+            warnings,
             max_time: self.stop.max_time.0,
             max_events: self.stop.max_events,
             base_rtt,

@@ -111,6 +111,13 @@ fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     Ok(scenario.filled().to_json())
 }
 
+/// Legal but probably unintended settings of a scenario (it must be valid).
+#[pyfunction]
+fn warnings(py: Python<'_>, scenario_json: &str) -> PyResult<Vec<String>> {
+    let scenario = parse(py, scenario_json)?;
+    Ok(scenario.resolve().map_err(|e| scenario_error(py, e))?.warnings)
+}
+
 /// (category, name, summary, reference) of everything a scenario can name.
 #[pyfunction]
 fn registry() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
@@ -122,6 +129,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add("__version__", fabricsim_core::VERSION)?;
     Ok(())
 }

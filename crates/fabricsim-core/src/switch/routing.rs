@@ -40,6 +40,18 @@ pub enum Rule {
     Spray,
 }
 
+impl Rule {
+    /// The name a scenario uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Ecmp => "ecmp",
+            Rule::MpEv => "mp_ev",
+            Rule::Adaptive => "adaptive",
+            Rule::Spray => "spray",
+        }
+    }
+}
+
 /// `routing = "ecmp"` or `routing = ["adaptive", "ecmp"]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
