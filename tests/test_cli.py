@@ -4,6 +4,8 @@ import json
 
 from typer.testing import CliRunner
 
+import fabricsim
+
 from fabricsim.cli import app
 
 runner = CliRunner()
@@ -68,3 +70,37 @@ def test_bench_runs_a_standard_scenario():
     assert r.exit_code == 0, r.output
     (row,) = json.loads(r.stdout)
     assert row["status"] == "complete" and row["events"] > 1_000_000 and row["peak_rss_mb"] > 0
+
+
+LOAD_BALANCERS = ["ecmp", "ops", "arcane", "reps", "prime", "co_prime", "round_robin", "bitmap", "flowlet", "plb", "mprdma"]
+
+
+def test_compare_accepts_every_registered_load_balancer(demo_path):
+    registered = {r["name"] for r in fabricsim.registry() if r["category"] == "lb"}
+    assert registered == set(LOAD_BALANCERS)
+    r = invoke("compare", str(demo_path), "--lb", ",".join(LOAD_BALANCERS), "--set", "workload.size=64KiB", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert set(doc) == set(LOAD_BALANCERS)
+    assert all(s["status"] == "complete" for s in doc.values())
+
+
+def test_list_shows_every_algorithm_with_its_paper_reference():
+    r = invoke("list")
+    for name in LOAD_BALANCERS + ["mp_ev", "adaptive", "spray", "degrade", "link_down"]:
+        assert name in r.stdout, name
+    assert "ARCANE sec. 3" in r.stdout and "PRIME sec. III" in r.stdout
+
+
+def test_set_lb_kind_switches_algorithm_and_warns_on_hashed_mp_ev(demo_path):
+    r = invoke("run", str(demo_path), "--set", "lb.kind=prime", "--set", "workload.size=64KiB", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["scenario"]["lb"]["kind"] == "prime"
+    r = invoke("run", str(demo_path), "--set", "lb.kind=prime", "--set", "switch.routing=ecmp", "--set", "workload.size=64KiB", "-q")
+    assert r.exit_code == 0
+    assert "warning" in r.output and "mp_ev" in r.output
+
+
+def test_unknown_lb_parameter_is_exit_2(demo_path):
+    r = invoke("run", str(demo_path), "--set", "lb.kind=arcane", "--set", "lb.bufer_size=4", "-q")
+    assert r.exit_code == 2 and "lb.bufer_size" in r.output and "buffer_size" in r.output

@@ -19,7 +19,8 @@ HEADER = """# Algorithms
 
 Generated from the doc comments of the algorithm files by `tools/gen_algorithms_doc.py`;
 edit those, not this page. `fabricsim list` shows the same names with one-line summaries.
-Papers: ../shared/papers (ARCANE = 003, PRIME = 000).
+Papers: ../shared/papers (ARCANE = 003, PRIME = 000). How they compare on the papers'
+128-host fabric, against the reference simulator: [comparison.md](comparison.md).
 """
 
 
@@ -34,15 +35,25 @@ def module_doc(path: Path) -> str:
 
 
 def render() -> str:
+    def section(rel: str, heading: str | None = None) -> str:
+        path = SRC / rel
+        head = f"### {heading}\n\n" if heading else ""
+        return f"{head}_Source: `crates/fabricsim-core/src/{rel}`_\n\n{module_doc(path)}\n"
+
     parts = [HEADER, "## Host load balancers (`[lb] kind`)\n"]
     for path in sorted((SRC / "lb").glob("*.rs")):
-        if path.name == "mod.rs":
+        if path.name in ("mod.rs", "mpev.rs"):
             continue
-        parts.append(f"### `{path.stem}`\n\n_Source: `crates/fabricsim-core/src/lb/{path.name}`_\n\n{module_doc(path)}\n")
+        parts.append(section(f"lb/{path.name}", f"`{path.stem}`"))
+    parts.append(section("lb/mpev.rs", "The MP-EV generator (shared by `prime`, `co_prime`, `round_robin`)"))
+    parts.append("## Switch next-hop rules (`[switch] routing`)\n")
+    parts.append(section("switch/routing.rs"))
+    parts.append("## Egress queues\n")
+    parts.append(section("switch/mod.rs"))
     parts.append("## Congestion control (`[transport] cc`)\n")
-    parts.append(f"_Source: `crates/fabricsim-core/src/host/cc.rs`_\n\n{module_doc(SRC / 'host' / 'cc.rs')}\n")
-    parts.append("## Switch next-hop rule (`[switch] routing`)\n")
-    parts.append(f"_Source: `crates/fabricsim-core/src/switch/mod.rs`_\n\n{module_doc(SRC / 'switch' / 'mod.rs')}\n")
+    parts.append(section("host/cc.rs"))
+    parts.append("## Faults (`[[faults]] kind`)\n")
+    parts.append(section("faults.rs"))
     return "\n".join(parts)
 
 
