@@ -72,7 +72,7 @@ def test_bench_runs_a_standard_scenario():
     assert row["status"] == "complete" and row["events"] > 1_000_000 and row["peak_rss_mb"] > 0
 
 
-LOAD_BALANCERS = ["ecmp", "ops", "arcane", "reps", "prime", "co_prime", "round_robin", "bitmap", "flowlet", "plb", "mprdma"]
+LOAD_BALANCERS = ["ecmp", "ops", "arcane", "reps", "prime", "co_prime", "round_robin", "bitmap", "flowlet", "plb", "mprdma", "mptcp"]
 
 
 def test_compare_accepts_every_registered_load_balancer(demo_path):

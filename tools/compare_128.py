@@ -30,6 +30,7 @@ ROWS = [
     ("co_prime", "co_prime", "auto", None),
     ("round_robin", "round_robin", "auto", None),
     ("mprdma", "mprdma", "auto", None),
+    ("mptcp (8 subflows)", "mptcp", "auto", None),
     ("flowlet", "flowlet", "auto", None),
     ("plb", "plb", "auto", None),
 ]
@@ -93,7 +94,8 @@ stays ours (the per-ACK DCTCP of the ARCANE paper, window capped at the line-rat
   (asymmetry and failures: `scenarios/arcane_asymmetric.toml`, where PRIME reaches 1.34 and
   ARCANE 1.12 against OPS's 2.03).
 - **Flowlet and PLB** stay near ECMP: a window-limited elephant flow has no idle gaps for
-  flowlets, and PLB moves one whole flow at a time.
+  flowlets, and PLB moves one whole flow at a time. **MPTCP** halves ECMP's tail by averaging
+  8 hashed paths per message, but each subflow can still collide.
 """
 
 

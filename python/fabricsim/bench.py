@@ -34,6 +34,8 @@ BENCHMARKS = [
     # The core issue's target: 1024 hosts (32 leaves x 32 hosts, 32 spines), 8 MiB, ops: < 10 s, < 200 MB.
     Benchmark("perm-1024-8MiB-ops", _perm(1024, 64, "ops")),
     Benchmark("perm-1024-8MiB-ecmp", _perm(1024, 64, "ecmp")),
+    Benchmark("perm-1024-8MiB-arcane", _perm(1024, 64, "arcane")),
+    Benchmark("perm-1024-8MiB-prime", _perm(1024, 64, "prime")),
     Benchmark("perm-128-8MiB-ops", _perm(128, 16, "ops")),
 ]
 

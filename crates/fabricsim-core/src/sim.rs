@@ -16,7 +16,7 @@ use crate::engine::{Event, EventQueue};
 use crate::error::ScenarioError;
 use crate::faults::{Change, FaultAction};
 use crate::host::cc::Window;
-use crate::host::{Flow, SendRecord};
+use crate::host::{Flow, Message, SendRecord};
 use crate::lb::{Ev, HostLb, LoadBalancer};
 use crate::packet::{Kind, Packet};
 use crate::scenario::{EcnMark, Model, Overflow, Scenario};
@@ -25,6 +25,7 @@ use crate::switch::routing::Rule;
 use crate::switch::{red_mark, EgressPort};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
+use crate::workload::FlowSpec;
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +106,11 @@ pub struct Simulation {
     routes: Vec<Route>,
     switch_rng: Vec<Rng>,
     hosts: Vec<HostState>,
+    /// Connections (one per message, or its MPTCP subflows).
     flows: Vec<Flow>,
+    /// The workload's messages and, per connection, its message.
+    messages: Vec<Message>,
+    conn_msg: Vec<u32>,
     counters: Counters,
     flows_done: u32,
     events: u64,
@@ -152,17 +157,21 @@ impl Simulation {
         for (i, f) in faults.iter().enumerate() {
             queue.schedule(f.at, Event::Fault(i as u32));
         }
-        let flows = model
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| {
+        let (mut flows, mut messages, mut conn_msg) = (Vec::new(), Vec::new(), Vec::new());
+        for (m, spec) in model.flows.iter().enumerate() {
+            let shares = crate::lb::mptcp::shares(spec.bytes, model.lb.subflows());
+            let k = shares.len() as u64;
+            // subflows share the line-rate window at first, each may grow to max_cwnd
+            let init = if k > 1 { (model.init_cwnd / k).max(model.mtu) } else { model.init_cwnd };
+            messages.push(Message { spec: *spec, first: flows.len() as u32, count: k as u32, done: 0 });
+            for bytes in shares {
                 let lb = HostLb::new(&model.lb, &model.lb_ctx, &mut hosts[spec.src as usize].rng);
-                let window = Window::new(model.cc, model.init_cwnd, model.max_cwnd, model.mtu);
-                queue.schedule(spec.start, Event::FlowStart(i as u32));
-                Flow::new(*spec, model.mtu, model.header, window, lb)
-            })
-            .collect();
+                let window = Window::new(model.cc, init, model.max_cwnd, model.mtu);
+                queue.schedule(spec.start, Event::FlowStart(flows.len() as u32));
+                flows.push(Flow::new(FlowSpec { bytes, ..*spec }, model.mtu, model.header, window, lb));
+                conn_msg.push(m as u32);
+            }
+        }
         Ok(Simulation {
             scenario: scenario.filled(),
             model,
@@ -173,6 +182,8 @@ impl Simulation {
             switch_rng,
             hosts,
             flows,
+            messages,
+            conn_msg,
             counters: Counters::default(),
             flows_done: 0,
             events: 0,
@@ -196,7 +207,7 @@ impl Simulation {
             return self.status;
         }
         let started = Instant::now();
-        let total_flows = self.flows.len() as u32;
+        let total_flows = self.messages.len() as u32;
         let mut n = 0;
         while n < budget {
             let Some(t) = self.queue.peek_time() else {
@@ -532,7 +543,11 @@ impl Simulation {
                 let payload = flow.payload_of(packet.psn);
                 let arrival = flow.rx.on_data(now, packet.psn, payload, flow.n_pkts, self.model.ack_every);
                 if arrival.completed {
-                    self.flows_done += 1;
+                    let m = &mut self.messages[self.conn_msg[f as usize] as usize];
+                    m.done += 1;
+                    if m.done == m.count {
+                        self.flows_done += 1;
+                    }
                 }
                 if arrival.send_ack {
                     let ack = reply(Kind::Ack, packet.ev, packet.ecn, flow.rx.sack_log.len() as u32);
@@ -611,8 +626,9 @@ impl Simulation {
     pub fn flows_done(&self) -> u32 {
         self.flows_done
     }
+    /// Messages of the workload (the rows of the flows table).
     pub fn flow_count(&self) -> u32 {
-        self.flows.len() as u32
+        self.messages.len() as u32
     }
     pub fn model(&self) -> &Model {
         &self.model
@@ -688,16 +704,17 @@ impl Simulation {
     pub fn results(&self) -> RunResult {
         let mut ideal_cache = std::collections::HashMap::new();
         let ideals: Vec<Time> = self
-            .flows
+            .messages
             .iter()
-            .map(|f| {
-                let tiers = self.model.tree.link_tiers(f.spec.src, f.spec.dst);
-                *ideal_cache.entry((tiers.len(), f.spec.bytes)).or_insert_with(|| {
-                    ideal_fct(&self.model.tree.path(f.spec.src, f.spec.dst), f.spec.bytes, self.model.mtu, self.model.header)
+            .map(|m| {
+                let spec = m.spec;
+                let tiers = self.model.tree.link_tiers(spec.src, spec.dst);
+                *ideal_cache.entry((tiers.len(), spec.bytes)).or_insert_with(|| {
+                    ideal_fct(&self.model.tree.path(spec.src, spec.dst), spec.bytes, self.model.mtu, self.model.header)
                 })
             })
             .collect();
-        RunResult::collect(self, &self.flows, &ideals, &self.topo, &self.ports, self.queue.now(), self.wall.as_secs_f64())
+        RunResult::collect(self, &self.messages, &self.flows, &ideals, &self.topo, &self.ports, self.queue.now(), self.wall.as_secs_f64())
     }
 }
 

@@ -116,7 +116,24 @@ impl Receiver {
     }
 }
 
-/// One message from `spec.src` to `spec.dst`: both ends of its connection.
+/// A message of the workload, carried by one connection or (MPTCP) several.
+#[derive(Debug, Clone, Copy)]
+pub struct Message {
+    pub spec: FlowSpec,
+    /// Its connections: `first..first + count` in the flow table.
+    pub first: u32,
+    pub count: u32,
+    /// Connections that have received all their bytes.
+    pub done: u32,
+}
+
+impl Message {
+    pub fn connections(&self) -> std::ops::Range<usize> {
+        self.first as usize..(self.first + self.count) as usize
+    }
+}
+
+/// One connection from `spec.src` to `spec.dst`: both ends of it.
 #[derive(Debug, Clone)]
 pub struct Flow {
     pub spec: FlowSpec,

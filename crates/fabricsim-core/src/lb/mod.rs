@@ -13,6 +13,7 @@ pub mod ecmp;
 pub mod flowlet;
 pub mod mpev;
 pub mod mprdma;
+pub mod mptcp;
 pub mod ops;
 pub mod plb;
 pub mod prime;
@@ -59,6 +60,7 @@ pub enum LbConfig {
     Flowlet(FlowletConfig),
     Plb(PlbConfig),
     Mprdma(MprdmaConfig),
+    Mptcp(MptcpConfig),
 }
 
 /// A parameter that is either `"auto"` (derived from the fabric) or a value.
@@ -195,6 +197,18 @@ pub struct MprdmaConfig {
     pub max_credits: AutoOr<u32>,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MptcpConfig {
+    #[serde(default = "d_subflows")]
+    pub subflows: u32,
+    #[serde(default = "d_evs")]
+    pub evs_size: u32,
+}
+
+fn d_subflows() -> u32 {
+    8
+}
 fn d_evs() -> u32 {
     65_536
 }
@@ -253,6 +267,7 @@ impl<'de> Deserialize<'de> for LbConfig {
             "flowlet" => LbConfig::Flowlet(tagged::fields(rest)?),
             "plb" => LbConfig::Plb(tagged::fields(rest)?),
             "mprdma" => LbConfig::Mprdma(tagged::fields(rest)?),
+            "mptcp" => LbConfig::Mptcp(tagged::fields(rest)?),
             other => return Err(tagged::unknown_kind(other, &ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>())),
         })
     }
@@ -289,6 +304,15 @@ impl LbConfig {
             LbConfig::Flowlet(_) => "flowlet",
             LbConfig::Plb(_) => "plb",
             LbConfig::Mprdma(_) => "mprdma",
+            LbConfig::Mptcp(_) => "mptcp",
+        }
+    }
+
+    /// Connections a message is split into (MPTCP subflows); 1 for every other algorithm.
+    pub fn subflows(&self) -> u32 {
+        match self {
+            LbConfig::Mptcp(c) => c.subflows,
+            _ => 1,
         }
     }
 
@@ -334,6 +358,10 @@ impl LbConfig {
                 ensure(c.rounds >= 1, "lb.rounds", c.rounds, "allowed: 1 or more")
             }
             LbConfig::Mprdma(c) => evs(c.evs_size),
+            LbConfig::Mptcp(c) => {
+                evs(c.evs_size)?;
+                ensure((1..=256).contains(&c.subflows), "lb.subflows", c.subflows, "allowed: 1 to 256")
+            }
         }
     }
 }
@@ -397,6 +425,8 @@ impl HostLb {
             )),
             LbConfig::Flowlet(c) => HostLb::Flowlet(flowlet::Flowlet::new(c.evs_size, c.timeout.or(Duration(ctx.base_rtt / 2)).0)),
             LbConfig::Plb(c) => HostLb::Plb(plb::Plb::new(c.evs_size, c.threshold, c.rounds, c.round.or(Duration(ctx.base_rtt)).0)),
+            // each subflow is its own connection with its own ECMP path
+            LbConfig::Mptcp(c) => HostLb::Ecmp(ecmp::Ecmp::new(c.evs_size, rng)),
             LbConfig::Mprdma(c) => HostLb::Mprdma(mprdma::Mprdma::new(
                 c.evs_size,
                 c.probe_every,
@@ -466,4 +496,5 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
     flowlet::INFO,
     plb::INFO,
     mprdma::INFO,
+    mptcp::INFO,
 ];

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::host::Flow;
+use crate::host::{Flow, Message};
 use crate::lb::LoadBalancer;
 use crate::sim::Simulation;
 use crate::switch::EgressPort;
@@ -160,8 +160,10 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
 }
 
 impl RunResult {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn collect(
         sim: &Simulation,
+        messages: &[Message],
         flows: &[Flow],
         ideals: &[Time],
         topo: &Topology,
@@ -171,34 +173,42 @@ impl RunResult {
     ) -> RunResult {
         let status = sim.status();
         let mut ft = Table::default();
-        let u = |f: &dyn Fn(&Flow) -> u64| Column::U64(flows.iter().map(f).collect());
+        // one row per message; a message's connections (MPTCP subflows) are summed
+        let conns = |m: &Message| &flows[m.connections()];
+        let sum = |f: &dyn Fn(&Flow) -> u64| Column::U64(messages.iter().map(|m| conns(m).iter().map(f).sum()).collect());
+        let first_send: Vec<Option<Time>> = messages.iter().map(|m| conns(m).iter().filter_map(|c| c.tx.first_send).min()).collect();
+        let end: Vec<Option<Time>> = messages
+            .iter()
+            .map(|m| if m.done == m.count { conns(m).iter().filter_map(|c| c.rx.end).max() } else { None })
+            .collect();
         let fct: Vec<Option<Time>> =
-            flows.iter().map(|f| f.rx.end.map(|e| e - f.tx.first_send.unwrap_or(f.spec.start))).collect();
+            end.iter().zip(&first_send).zip(messages).map(|((e, f), m)| e.map(|e| e - f.unwrap_or(m.spec.start))).collect();
         let slowdown: Vec<f64> = fct
             .iter()
             .zip(ideals)
             .map(|(f, &i)| f.map_or(f64::NAN, |f| f as f64 / i as f64))
             .collect();
-        ft.add("flow", Column::U64((0..flows.len() as u64).collect()));
-        ft.add("src", u(&|f| f.spec.src as u64));
-        ft.add("dst", u(&|f| f.spec.dst as u64));
-        ft.add("bytes", u(&|f| f.spec.bytes));
-        ft.add("start_ps", u(&|f| f.spec.start));
-        ft.add("first_send_ps", u(&|f| f.tx.first_send.unwrap_or(0)));
-        ft.add("end_ps", u(&|f| f.rx.end.unwrap_or(0)));
+        let spec = |f: &dyn Fn(&Message) -> u64| Column::U64(messages.iter().map(f).collect());
+        ft.add("flow", Column::U64((0..messages.len() as u64).collect()));
+        ft.add("src", spec(&|m| m.spec.src as u64));
+        ft.add("dst", spec(&|m| m.spec.dst as u64));
+        ft.add("bytes", spec(&|m| m.spec.bytes));
+        ft.add("start_ps", spec(&|m| m.spec.start));
+        ft.add("first_send_ps", Column::U64(first_send.iter().map(|f| f.unwrap_or(0)).collect()));
+        ft.add("end_ps", Column::U64(end.iter().map(|e| e.unwrap_or(0)).collect()));
         ft.add("fct_ps", Column::U64(fct.iter().map(|f| f.unwrap_or(0)).collect()));
         ft.add("ideal_fct_ps", Column::U64(ideals.to_vec()));
         ft.add("slowdown", Column::F64(slowdown.clone()));
         ft.add("completed", Column::Bool(fct.iter().map(Option::is_some).collect()));
-        ft.add("delivered_bytes", u(&|f| f.rx.delivered_bytes));
-        ft.add("packets", u(&|f| f.n_pkts as u64));
-        ft.add("data_packets", u(&|f| f.stats.data_packets));
-        ft.add("retransmits", u(&|f| f.stats.retransmits));
-        ft.add("timeouts", u(&|f| f.stats.timeouts));
-        ft.add("trims", u(&|f| f.stats.trims));
-        ft.add("drops", u(&|f| f.stats.drops));
-        ft.add("ecn_acks", u(&|f| f.stats.ecn_acks));
-        ft.add("max_reorder", u(&|f| f.rx.max_reorder as u64));
+        ft.add("delivered_bytes", sum(&|f| f.rx.delivered_bytes));
+        ft.add("packets", sum(&|f| f.n_pkts as u64));
+        ft.add("data_packets", sum(&|f| f.stats.data_packets));
+        ft.add("retransmits", sum(&|f| f.stats.retransmits));
+        ft.add("timeouts", sum(&|f| f.stats.timeouts));
+        ft.add("trims", sum(&|f| f.stats.trims));
+        ft.add("drops", sum(&|f| f.stats.drops));
+        ft.add("ecn_acks", sum(&|f| f.stats.ecn_acks));
+        ft.add("max_reorder", Column::U64(messages.iter().map(|m| conns(m).iter().map(|f| f.rx.max_reorder as u64).max().unwrap_or(0)).collect()));
 
         let mut pt = Table::default();
         let pu = |f: &dyn Fn(&EgressPort) -> u64| Column::U64(ports.iter().map(f).collect());
@@ -220,28 +230,29 @@ impl RunResult {
 
         let done_fct: Vec<f64> = fct.iter().flatten().map(|&f| ns(f)).collect();
         let done_slow: Vec<f64> = slowdown.iter().copied().filter(|s| !s.is_nan()).collect();
-        let sum = |f: &dyn Fn(&Flow) -> u64| flows.iter().map(f).sum::<u64>();
+        let total = |f: &dyn Fn(&Flow) -> u64| flows.iter().map(f).sum::<u64>();
         let model = sim.model();
         let summary = Summary {
             status: status.label(),
             stop_reason: status.reason(),
-            flows: flows.len() as u64,
+            flows: messages.len() as u64,
             completed: done_fct.len() as u64,
             max_fct_ns: done_fct.iter().copied().fold(0.0, f64::max),
             mean_fct_ns: mean(&done_fct),
             p99_fct_ns: percentile(&done_fct, 99.0),
             max_slowdown: done_slow.iter().copied().fold(0.0, f64::max),
             mean_slowdown: mean(&done_slow),
-            data_packets: sum(&|f| f.stats.data_packets),
-            retransmits: sum(&|f| f.stats.retransmits),
-            trims: sum(&|f| f.stats.trims),
+            data_packets: total(&|f| f.stats.data_packets),
+            retransmits: total(&|f| f.stats.retransmits),
+            trims: total(&|f| f.stats.trims),
             drops: ports.iter().map(|p| p.stats.drops).sum(),
             ecn_marks: ports.iter().map(|p| p.stats.ecn_marks).sum(),
             max_queue_bytes: ports.iter().map(|p| p.stats.max_queue).max().unwrap_or(0),
             events: sim.events(),
             wall_s,
             sim_time_ns: ns(now),
-            lb_state_bytes: flows.first().map_or(0, |f| f.tx.lb.state_bytes() as u64),
+            // per message: all of its connections' load-balancer state
+            lb_state_bytes: messages.first().map_or(0, |m| conns(m).iter().map(|f| f.tx.lb.state_bytes() as u64).sum()),
             base_rtt_ns: ns(model.base_rtt),
             bdp_bytes: model.bdp_bytes,
         };

@@ -4,7 +4,7 @@ use super::{fabric128, run, scenario};
 use fabricsim_core::stats::Column;
 use fabricsim_core::{Simulation, Status};
 
-const ALL: &[&str] = &["ecmp", "ops", "arcane", "reps", "prime", "co_prime", "round_robin", "bitmap", "flowlet", "plb", "mprdma"];
+const ALL: &[&str] = &["ecmp", "ops", "arcane", "reps", "prime", "co_prime", "round_robin", "bitmap", "flowlet", "plb", "mprdma", "mptcp"];
 
 fn port_column<'a>(r: &'a fabricsim_core::stats::RunResult, name: &str) -> &'a [String] {
     match r.ports.get(name) {
@@ -131,4 +131,21 @@ fn bad_lb_parameters_are_named() {
     assert_eq!(e.field, "faults[0].link");
     let e = err("[switch]\nrouting = [\"ecmp\", \"spray\"]\n");
     assert_eq!(e.field, "switch.routing");
+}
+
+#[test]
+fn mptcp_splits_each_message_into_subflows_on_their_own_paths() {
+    let text = |lb: &str| fabric128(&format!("[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"permutation\"\nsize = \"2MiB\"\n"));
+    let sim = Simulation::new(&scenario(&text("mptcp")).unwrap()).unwrap();
+    assert_eq!(sim.flow_count(), 128, "one row per message");
+    // the 8 subflows of message 0 (connections 0..8) take several different uplinks
+    let uplinks: std::collections::HashSet<u32> = (0..8).map(|c| sim.flow_path(c).unwrap()[1]).collect();
+    assert!(uplinks.len() >= 4, "{uplinks:?}");
+    let r = sim.run();
+    assert_eq!(r.summary.status, "complete");
+    assert_eq!(r.flows.u64("delivered_bytes"), r.flows.u64("bytes"));
+    assert_eq!(r.summary.lb_state_bytes, 16, "8 subflows x one 16-bit EV");
+    // averaging 8 hashed paths per message shortens ECMP's collision tail
+    let ecmp = run(&text("ecmp")).summary.max_slowdown;
+    assert!(r.summary.max_slowdown < 0.8 * ecmp, "mptcp {} ecmp {ecmp}", r.summary.max_slowdown);
 }

@@ -1,0 +1,42 @@
+//! `mptcp`: a message split into subflows, each with its own path and its own window.
+//!
+//! The ARCANE baseline (sec. 4.1): "for MPTCP, we divide each message into 8 subflows and
+//! route each one individually similarly to using multiple QPs". Each message of the
+//! workload becomes `subflows` connections carrying consecutive shares of its bytes (the
+//! first ones one byte larger when it does not divide evenly); each connection has its own
+//! ECMP entropy value (so its own path) and its own congestion window, uncoupled, as separate
+//! QPs would. Each starts with 1/`subflows` of the initial window (at least one packet), so
+//! that the message as a whole starts at line rate as a single connection would, and each may
+//! grow to the full `max_cwnd`. The message completes when its last subflow does; results keep
+//! one row per message, with counters summed over its subflows.
+//!
+//! Parameters (defaults): `subflows` (8), `evs_size` (65536). State: one EV and one window per
+//! subflow (reported: the EVs, 2 bytes each with a 16-bit EVS).
+
+use super::AlgorithmInfo;
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "lb",
+    name: "mptcp",
+    summary: "each message split into 8 subflows (QPs), each with its own ECMP path and window",
+    reference: "ARCANE sec. 4.1",
+};
+
+/// Byte shares of a message split into `k` subflows: consecutive, as equal as possible.
+pub fn shares(bytes: u64, k: u32) -> Vec<u64> {
+    let k = (k as u64).min(bytes).max(1);
+    (0..k).map(|i| bytes / k + u64::from(i < bytes % k)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_cover_the_message() {
+        assert_eq!(shares(80, 8), vec![10; 8]);
+        assert_eq!(shares(83, 8), vec![11, 11, 11, 10, 10, 10, 10, 10]);
+        assert_eq!(shares(3, 8), vec![1, 1, 1], "never an empty subflow");
+        assert_eq!(shares(8 << 20, 8).iter().sum::<u64>(), 8 << 20);
+    }
+}
