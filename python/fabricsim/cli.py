@@ -178,7 +178,12 @@ def compare(
         return
     first = next(iter(results.values())).scenario
     topo, wl = first["topology"], first["workload"]
-    title = f"{topo['hosts']} hosts, {topo['tiers']}-tier, {topo['link_rate']}, {wl['kind']} {wl.get('size', '')}, seed {first['seed']}"
+    n_flows = next(iter(results.values())).summary["flows"]
+    faults = first.get("faults", [])
+    workload = f"{wl['kind']} {wl['size']}" if "size" in wl else f"{n_flows} {wl['kind']}"
+    title = f"{topo['hosts']} hosts, {topo['tiers']}-tier, {topo['link_rate']}, {workload}"
+    title += f", {len(faults)} fault{'s' * (len(faults) != 1)}" if faults else ""
+    title += f", seed {first['seed']}"
     t = Table(title=title)
     t.add_column("lb")
     for head, _, _ in COMPARE_COLUMNS:
