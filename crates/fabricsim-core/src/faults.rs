@@ -1,18 +1,36 @@
 //! Faults: a timeline of changes to links, `[[faults]]` in a scenario.
 //!
-//! - `degrade`: the link runs at `rate` from `start` (until `end`, if given), in both
-//!   directions (ARCANE sec. 4.3.2: an uplink reduced to 200 Gb/s; PRIME sec. IV-A2).
 //! - `link_down`: the link blackholes everything from `start` (until `end`): each direction
 //!   keeps serializing what it is given, at its rate, into a dead wire, and every packet is
-//!   lost silently (counted as a drop). Routing does not react (the transient phase of a
-//!   failure; detection and reconvergence are a later addition).
+//!   lost silently (counted as a drop). This is the *transient* phase. After `detection` plus
+//!   `reconvergence` the switches remove the link from their routing groups (the *steady*
+//!   phase): every switch stops using an up-port from which the destination's leaf can no
+//!   longer be reached, so traffic for a leaf behind a dead spine link is routed around it
+//!   from the first hop (ARCANE sec. 3.2: "10 ms to exclude a failed cable from a routing
+//!   group"; PRIME sec. IV-A2). When the link comes back, routing takes it back after the
+//!   same delay.
+//! - `flap`: a `link_down` that repeats: down for `down_for`, up for `up_for`, from `start`
+//!   until `end`. Routing follows the link with the same lag: at each convergence time it
+//!   adopts the link's state of that moment.
+//! - `degrade`: the link runs at `rate` from `start` (until `end`), in both directions (ARCANE
+//!   sec. 4.3.2: an uplink reduced to 200 Gb/s).
+//! - `random_degrade`: a `fraction` of the links of one tier (`links = "host"`, `"leaf_up"`
+//!   or `"agg_up"`), chosen by seed, degraded to `rate` (PRIME sec. IV-A2: a share of links
+//!   loses bandwidth to in-network-computing traffic; ARCANE sec. 4.3.2: 2% of ToR uplinks).
+//! - `delay`: `extra` propagation latency on the link from `start` (until `end`), for paths of
+//!   unequal delay. A wire never reorders: a packet never arrives before one sent earlier on
+//!   the same link.
+//! - `random_loss`: each packet put on the link is lost with `probability` (bit errors, a bad
+//!   optic), from `start` (until `end`).
 //!
 //! A link is named by either of its ports, as in the results: `"leaf0:up3"` is the link
-//! between leaf 0 and spine 3, the same link as `"spine3:down0"`. A name that does not exist
-//! is an error before the run.
+//! between leaf 0 and spine 3, the same link as `"spine3:down0"`; both directions are hit.
+//! A name that does not exist is an error before the run. No fault can hang a run: flows
+//! that cannot finish end at the run guard, reported incomplete.
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::rng::{Rng, Stream};
 use crate::error::{ensure, ScenarioError};
 use crate::lb::AlgorithmInfo;
 use crate::tagged;
@@ -24,8 +42,51 @@ use crate::units::{Duration, Rate};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FaultConfig {
-    Degrade(Degrade),
     LinkDown(LinkDown),
+    Flap(Flap),
+    Degrade(Degrade),
+    RandomDegrade(RandomDegrade),
+    Delay(Delay),
+    RandomLoss(RandomLoss),
+}
+
+/// When a fault holds: from `start`, until `end` if given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start: Duration,
+    pub end: Option<Duration>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkDown {
+    pub link: String,
+    #[serde(default = "d_start")]
+    pub start: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<Duration>,
+    /// Time for the switches to notice the failure.
+    #[serde(default = "d_detection")]
+    pub detection: Duration,
+    /// Time for routing to converge after detection.
+    #[serde(default = "d_reconvergence")]
+    pub reconvergence: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flap {
+    pub link: String,
+    #[serde(default = "d_start")]
+    pub start: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<Duration>,
+    pub down_for: Duration,
+    pub up_for: Duration,
+    #[serde(default = "d_detection")]
+    pub detection: Duration,
+    #[serde(default = "d_reconvergence")]
+    pub reconvergence: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,10 +100,46 @@ pub struct Degrade {
     pub end: Option<Duration>,
 }
 
+/// Which links `random_degrade` draws from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkSet {
+    /// Host-leaf links.
+    Host,
+    /// Leaf uplinks (ToR uplinks).
+    LeafUp,
+    /// Aggregation-core links (3 tiers).
+    AggUp,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LinkDown {
+pub struct RandomDegrade {
+    pub links: LinkSet,
+    pub fraction: f64,
+    pub rate: Rate,
+    #[serde(default = "d_start")]
+    pub start: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<Duration>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Delay {
     pub link: String,
+    pub extra: Duration,
+    #[serde(default = "d_start")]
+    pub start: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<Duration>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomLoss {
+    pub link: String,
+    pub probability: f64,
     #[serde(default = "d_start")]
     pub start: Duration,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,25 +149,39 @@ pub struct LinkDown {
 fn d_start() -> Duration {
     Duration(0)
 }
+fn d_detection() -> Duration {
+    Duration(100_000_000) // 100 us
+}
+fn d_reconvergence() -> Duration {
+    Duration(10_000_000_000) // 10 ms, ARCANE sec. 3.2
+}
 
 impl<'de> Deserialize<'de> for FaultConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let (kind, rest) = tagged::split_kind(d, "")?;
         Ok(match kind.as_str() {
-            "degrade" => FaultConfig::Degrade(tagged::fields(rest)?),
             "link_down" => FaultConfig::LinkDown(tagged::fields(rest)?),
+            "flap" => FaultConfig::Flap(tagged::fields(rest)?),
+            "degrade" => FaultConfig::Degrade(tagged::fields(rest)?),
+            "random_degrade" => FaultConfig::RandomDegrade(tagged::fields(rest)?),
+            "delay" => FaultConfig::Delay(tagged::fields(rest)?),
+            "random_loss" => FaultConfig::RandomLoss(tagged::fields(rest)?),
             other => return Err(tagged::unknown_kind(other, &FAULTS.iter().map(|a| a.name).collect::<Vec<_>>())),
         })
     }
 }
 
 pub const FAULTS: &[AlgorithmInfo] = &[
-    AlgorithmInfo { category: "fault", name: "degrade", summary: "a link runs at a lower rate from start (to end)", reference: "ARCANE sec. 4.3.2; PRIME sec. IV-A2" },
-    AlgorithmInfo { category: "fault", name: "link_down", summary: "a link silently drops everything from start (to end)", reference: "ARCANE sec. 3.2, 4.3.3" },
+    AlgorithmInfo { category: "fault", name: "link_down", summary: "a link drops everything from start (to end); routing excludes it after detection + reconvergence", reference: "ARCANE sec. 3.2, 4.3.3; PRIME sec. IV-A2" },
+    AlgorithmInfo { category: "fault", name: "flap", summary: "a link goes down and up periodically", reference: "ARCANE sec. 3.2" },
+    AlgorithmInfo { category: "fault", name: "degrade", summary: "a link runs at a lower rate from start (to end)", reference: "ARCANE sec. 4.3.2" },
+    AlgorithmInfo { category: "fault", name: "random_degrade", summary: "a seeded fraction of one tier's links runs at a lower rate", reference: "PRIME sec. IV-A2; ARCANE sec. 4.3.2" },
+    AlgorithmInfo { category: "fault", name: "delay", summary: "extra latency on a link, for paths of unequal delay", reference: "China Mobile slides (reordering)" },
+    AlgorithmInfo { category: "fault", name: "random_loss", summary: "each packet on a link is lost with a probability", reference: "" },
 ];
 
 /// What a fault event does to both directions of a link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Change {
     /// Set the rate (bit/s).
     Rate(u64),
@@ -78,10 +189,16 @@ pub enum Change {
     NominalRate,
     Down,
     Up,
+    /// Routing adopts the link's current state (after detection and reconvergence).
+    Converge,
+    /// Extra propagation latency (ps); 0 restores the nominal latency.
+    ExtraDelay(Time),
+    /// Loss probability per packet.
+    Loss(f64),
 }
 
 /// A resolved fault event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaultAction {
     pub at: Time,
     pub ports: [u32; 2],
@@ -91,45 +208,110 @@ pub struct FaultAction {
 /// Both directions of the link named by `name` (either port's name).
 fn link_ports(topo: &Topology, name: &str) -> Option<[u32; 2]> {
     let p = topo.port_by_name(name)?;
+    Some([p, reverse(topo, p)?])
+}
+
+fn reverse(topo: &Topology, p: u32) -> Option<u32> {
     let (from, to) = (topo.ports[p as usize].from, topo.ports[p as usize].to);
-    let back = topo.ports.iter().position(|q| q.from == to && q.to == from)? as u32;
-    Some([p, back])
+    topo.ports.iter().position(|q| q.from == to && q.to == from).map(|i| i as u32)
 }
 
 /// Checks the faults against the topology and turns them into timed actions.
-pub fn resolve(faults: &[FaultConfig], topo: &Topology) -> Result<Vec<FaultAction>, ScenarioError> {
+pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Time) -> Result<Vec<FaultAction>, ScenarioError> {
     let mut out = Vec::new();
     for (i, f) in faults.iter().enumerate() {
         let field = |k: &str| format!("faults[{i}].{k}");
-        let (link, start, end) = match f {
-            FaultConfig::Degrade(d) => (&d.link, d.start, d.end),
-            FaultConfig::LinkDown(d) => (&d.link, d.start, d.end),
+        let link = |name: &String| {
+            link_ports(topo, name).ok_or_else(|| {
+                ScenarioError::new(
+                    field("link"),
+                    format!("{name:?}"),
+                    format!(
+                        "allowed: a port name such as {:?} or {:?} (see the ports table of a run)",
+                        topo.ports[topo.hosts() as usize].name,
+                        topo.ports.last().map_or("", |p| p.name.as_str())
+                    ),
+                )
+            })
         };
-        let ports = link_ports(topo, link).ok_or_else(|| {
-            ScenarioError::new(
-                field("link"),
-                format!("{link:?}"),
-                format!(
-                    "allowed: a port name such as {:?} or {:?} (see the ports table of a run)",
-                    topo.ports[topo.hosts() as usize].name,
-                    topo.ports.last().map_or("", |p| p.name.as_str())
-                ),
-            )
-        })?;
-        if let Some(end) = end {
-            ensure(end.0 > start.0, &field("end"), end, format!("allowed: after start ({start})"))?;
-        }
-        let (on, off) = match f {
+        let window = |w: &Window| -> Result<(Time, Option<Time>), ScenarioError> {
+            if let Some(end) = w.end {
+                ensure(end.0 > w.start.0, &field("end"), end, format!("allowed: after start ({})", w.start))?;
+            }
+            Ok((w.start.0, w.end.map(|e| e.0)))
+        };
+        let mut hold = |ports: [u32; 2], (start, end): (Time, Option<Time>), on: Change, off: Change| {
+            out.push(FaultAction { at: start, ports, change: on });
+            if let Some(end) = end {
+                out.push(FaultAction { at: end, ports, change: off });
+            }
+        };
+        match f {
+            FaultConfig::LinkDown(d) => {
+                let (ports, (start, end)) = (link(&d.link)?, window(&Window { start: d.start, end: d.end })?);
+                let lag = d.detection.0 + d.reconvergence.0;
+                hold(ports, (start, end), Change::Down, Change::Up);
+                out.push(FaultAction { at: start + lag, ports, change: Change::Converge });
+                if let Some(end) = end {
+                    out.push(FaultAction { at: end + lag, ports, change: Change::Converge });
+                }
+            }
+            FaultConfig::Flap(d) => {
+                let ports = link(&d.link)?;
+                let (start, end) = window(&Window { start: d.start, end: d.end })?;
+                ensure(d.down_for.0 > 0, &field("down_for"), d.down_for, "allowed: a positive duration")?;
+                ensure(d.up_for.0 > 0, &field("up_for"), d.up_for, "allowed: a positive duration")?;
+                let end = end.unwrap_or(max_time).min(max_time);
+                let lag = d.detection.0 + d.reconvergence.0;
+                let mut t = start;
+                while t < end {
+                    out.push(FaultAction { at: t, ports, change: Change::Down });
+                    out.push(FaultAction { at: t + lag, ports, change: Change::Converge });
+                    let up = (t + d.down_for.0).min(end);
+                    out.push(FaultAction { at: up, ports, change: Change::Up });
+                    out.push(FaultAction { at: up + lag, ports, change: Change::Converge });
+                    t = up + d.up_for.0;
+                }
+            }
             FaultConfig::Degrade(d) => {
                 ensure(d.rate.0 > 0, &field("rate"), d.rate, "allowed: a positive rate (use link_down for a dead link)")?;
-                (Change::Rate(d.rate.0), Change::NominalRate)
+                hold(link(&d.link)?, window(&Window { start: d.start, end: d.end })?, Change::Rate(d.rate.0), Change::NominalRate);
             }
-            FaultConfig::LinkDown(_) => (Change::Down, Change::Up),
-        };
-        out.push(FaultAction { at: start.0, ports, change: on });
-        if let Some(end) = end {
-            out.push(FaultAction { at: end.0, ports, change: off });
+            FaultConfig::RandomDegrade(d) => {
+                ensure(d.rate.0 > 0, &field("rate"), d.rate, "allowed: a positive rate")?;
+                ensure(d.fraction > 0.0 && d.fraction <= 1.0, &field("fraction"), d.fraction, "allowed: a fraction in (0, 1]")?;
+                let (tier, up) = match d.links {
+                    LinkSet::Host => (0, true),
+                    LinkSet::LeafUp => (1, true),
+                    LinkSet::AggUp => (2, true),
+                };
+                let mut candidates: Vec<u32> = (0..topo.ports.len() as u32)
+                    .filter(|&p| topo.ports[p as usize].tier == tier && topo.ports[p as usize].up == up)
+                    .collect();
+                ensure(!candidates.is_empty(), &field("links"), format!("{:?}", d.links), "allowed: a link tier this topology has (agg_up needs 3 tiers)")?;
+                let count = ((d.fraction * candidates.len() as f64).round() as usize).clamp(1, candidates.len());
+                let mut rng = Rng::stream(seed, Stream::Workload, 1_000 + i as u64);
+                rng.shuffle(&mut candidates);
+                let w = window(&Window { start: d.start, end: d.end })?;
+                for &p in &candidates[..count] {
+                    let back = reverse(topo, p).unwrap_or(p);
+                    hold([p, back], w, Change::Rate(d.rate.0), Change::NominalRate);
+                }
+            }
+            FaultConfig::Delay(d) => {
+                hold(link(&d.link)?, window(&Window { start: d.start, end: d.end })?, Change::ExtraDelay(d.extra.0), Change::ExtraDelay(0));
+            }
+            FaultConfig::RandomLoss(d) => {
+                ensure(
+                    (0.0..=1.0).contains(&d.probability),
+                    &field("probability"),
+                    d.probability,
+                    "allowed: a probability in [0, 1]",
+                )?;
+                hold(link(&d.link)?, window(&Window { start: d.start, end: d.end })?, Change::Loss(d.probability), Change::Loss(0.0));
+            }
         }
     }
+    out.sort_by_key(|a| a.at); // stable: same-time actions keep their order
     Ok(out)
 }

@@ -21,7 +21,7 @@ use crate::lb::{Ev, HostLb, LoadBalancer};
 use crate::packet::{Kind, Packet};
 use crate::scenario::{EcnMark, Model, Overflow, Scenario};
 use crate::stats::{ideal_fct, Accounting, RunResult};
-use crate::switch::routing::Rule;
+use crate::switch::routing::{MpEvLayout, Rule};
 use crate::switch::{red_mark, EgressPort};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
@@ -117,6 +117,10 @@ pub struct Simulation {
     status: Status,
     scratch: Vec<SendRecord>,
     faults: Vec<FaultAction>,
+    /// Ports routing has excluded, and the resulting usable up-ports per (switch, leaf);
+    /// empty while nothing is excluded.
+    excluded: Vec<bool>,
+    restricted: Vec<Option<Box<[u32]>>>,
     wall: std::time::Duration,
 }
 
@@ -152,7 +156,7 @@ impl Simulation {
         let mut hosts: Vec<HostState> = (0..hosts_n)
             .map(|h| HostState { rng: Rng::stream(model.seed, Stream::Host, h as u64), active: Vec::new(), rr: 0 })
             .collect();
-        let faults = crate::faults::resolve(&scenario.faults, &topo)?;
+        let faults = crate::faults::resolve(&scenario.faults, &topo, model.seed, model.max_time)?;
         let mut queue = EventQueue::new();
         for (i, f) in faults.iter().enumerate() {
             queue.schedule(f.at, Event::Fault(i as u32));
@@ -190,6 +194,8 @@ impl Simulation {
             status: Status::Running,
             scratch: Vec::new(),
             faults,
+            excluded: Vec::new(),
+            restricted: Vec::new(),
             wall: std::time::Duration::ZERO,
         })
     }
@@ -271,14 +277,7 @@ impl Simulation {
         if p.down {
             // a dead link: the port serializes into the void and the packet is lost
             p.stats.drops += 1;
-            match (pkt.kind, pkt.trimmed) {
-                (Kind::Data, false) => {
-                    self.counters.data_dropped += 1;
-                    self.flows[pkt.flow as usize].stats.drops += 1;
-                }
-                (Kind::Data, true) => self.counters.headers_dropped += 1,
-                _ => self.counters.control_dropped += 1,
-            }
+            self.count_loss(&pkt);
             return;
         }
         p.stats.bytes += pkt.size as u64;
@@ -286,10 +285,31 @@ impl Simulation {
         if pkt.kind == Kind::Data && !pkt.trimmed {
             p.stats.data_packets += 1;
         }
-        let arrive = done + p.delay;
+        if p.loss > 0.0 {
+            let rng = if p.from < self.hosts.len() as u32 { &mut self.hosts[p.from as usize].rng } else { &mut self.switch_rng[p.switch as usize] };
+            if (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < p.loss {
+                p.stats.drops += 1;
+                self.count_loss(&pkt);
+                return;
+            }
+        }
+        // a wire never reorders, even when its latency drops (a `delay` fault ending)
+        let arrive = (done + p.delay).max(p.pipe.back().map_or(0, |&(t, _)| t));
         p.pipe.push_back((arrive, pkt));
         if p.pipe.len() == 1 {
             self.queue.schedule(arrive, Event::PipeArrive(port));
+        }
+    }
+
+    /// Counts a packet lost on a link (dead or lossy) by its kind.
+    fn count_loss(&mut self, pkt: &Packet) {
+        match (pkt.kind, pkt.trimmed) {
+            (Kind::Data, false) => {
+                self.counters.data_dropped += 1;
+                self.flows[pkt.flow as usize].stats.drops += 1;
+            }
+            (Kind::Data, true) => self.counters.headers_dropped += 1,
+            _ => self.counters.control_dropped += 1,
         }
     }
 
@@ -351,50 +371,36 @@ impl Simulation {
         }
     }
 
-    /// Down is deterministic; up follows the switch tier's rule (`switch::routing`).
+    /// Down is deterministic; up follows the switch tier's rule (`switch::routing`), among
+    /// the up-ports routing still allows towards the destination's leaf.
     #[inline]
     fn next_hop(&mut self, node: u32, pkt: &Packet) -> u32 {
         let r = self.routes[node as usize];
         if (r.lo..r.hi).contains(&pkt.dst) {
             return r.first_port + (pkt.dst - r.lo) / r.span;
         }
-        let up = r.first_port + r.n_down;
-        if let Some(i) = self.fixed_up_index(&r, pkt) {
-            return up + i;
-        }
-        up + match r.rule {
-            Rule::Ecmp | Rule::MpEv => unreachable!("deterministic rules are handled above"),
-            Rule::Spray => self.switch_rng[(node - self.hosts.len() as u32) as usize].below(r.n_up as u64) as u32,
-            Rule::Adaptive => {
-                // least-loaded queue; among equals, each is kept with probability 1/k
-                // (reservoir sampling), so ties break uniformly at random
-                let rng = &mut self.switch_rng[(node - self.hosts.len() as u32) as usize];
-                let (mut best, mut best_load, mut ties) = (0, u64::MAX, 0u64);
-                for i in 0..r.n_up {
-                    let p = &self.ports[(up + i) as usize];
-                    let load = p.data_bytes + p.control_bytes;
-                    if load < best_load {
-                        (best, best_load, ties) = (i, load, 1);
-                    } else if load == best_load {
-                        ties += 1;
-                        if rng.below(ties) == 0 {
-                            best = i;
-                        }
-                    }
-                }
-                best
-            }
-        }
+        let sw = (node - self.hosts.len() as u32) as usize;
+        // field borrows (not `self.usable`) so the switch's RNG can be borrowed alongside
+        let set = if self.restricted.is_empty() {
+            None
+        } else {
+            let leaf = (pkt.dst / self.model.tree.down0) as usize;
+            self.restricted[sw * self.model.tree.leaves as usize + leaf].as_deref()
+        };
+        let rng = &mut self.switch_rng[sw];
+        let i = choose_up(&r, pkt, set, Some(rng), &self.ports, &self.model.lb_ctx.mp_ev);
+        r.first_port + r.n_down + i.unwrap_or(0)
     }
 
-    /// The up-port index of the rules that depend only on the packet.
+    /// The up-ports `node` may use towards `dst` after routing excluded links, if restricted.
     #[inline]
-    fn fixed_up_index(&self, r: &Route, pkt: &Packet) -> Option<u32> {
-        match r.rule {
-            Rule::Ecmp => Some(ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, r.n_up)),
-            Rule::MpEv => Some(self.model.lb_ctx.mp_ev.part(pkt.ev, r.tier as usize)),
-            Rule::Spray | Rule::Adaptive => None,
+    fn usable(&self, node: u32, dst: u32) -> Option<&[u32]> {
+        if self.restricted.is_empty() {
+            return None;
         }
+        let leaf = dst / self.model.tree.down0;
+        let idx = (node - self.hosts.len() as u32) as usize * self.model.tree.leaves as usize + leaf as usize;
+        self.restricted[idx].as_deref()
     }
 
     fn enqueue(&mut self, now: Time, port: u32, mut pkt: Packet) {
@@ -608,7 +614,19 @@ impl Simulation {
                 Change::NominalRate => p.rate = p.nominal_rate,
                 Change::Down => p.down = true,
                 Change::Up => p.down = false,
+                Change::ExtraDelay(x) => p.delay = p.nominal_delay + x,
+                Change::Loss(pr) => p.loss = pr,
+                Change::Converge => {
+                    let down = p.down;
+                    if self.excluded.is_empty() {
+                        self.excluded = vec![false; self.ports.len()];
+                    }
+                    self.excluded[port as usize] = down;
+                }
             }
+        }
+        if f.change == Change::Converge {
+            self.restricted = if self.excluded.iter().any(|&x| x) { self.topo.usable_up_ports(&self.excluded) } else { Vec::new() };
         }
     }
 
@@ -667,7 +685,7 @@ impl Simulation {
             port = if (r.lo..r.hi).contains(&spec.dst) {
                 r.first_port + (spec.dst - r.lo) / r.span
             } else {
-                r.first_port + r.n_down + self.fixed_up_index(&r, &probe)?
+                r.first_port + r.n_down + choose_up(&r, &probe, self.usable(node, spec.dst), None, &self.ports, &self.model.lb_ctx.mp_ev)?
             };
             path.push(port);
             node = self.topo.ports[port as usize].to;
@@ -716,6 +734,45 @@ impl Simulation {
             .collect();
         RunResult::collect(self, &self.messages, &self.flows, &ideals, &self.topo, &self.ports, self.queue.now(), self.wall.as_secs_f64())
     }
+}
+
+/// The up-port offset a switch picks by its rule, among `set` (offsets) if routing restricts
+/// it. `None` for the rules that need randomness when no `rng` is given (path inspection).
+#[inline]
+fn choose_up(r: &Route, pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, ports: &[EgressPort], layout: &MpEvLayout) -> Option<u32> {
+    let n = set.map_or(r.n_up, |s| s.len() as u32);
+    let at = |i: u32| set.map_or(i, |s| s[i as usize]);
+    Some(match r.rule {
+        Rule::Ecmp => at(ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, n)),
+        Rule::MpEv => {
+            let part = layout.part(pkt.ev, r.tier as usize);
+            match set {
+                Some(s) if !s.contains(&part) => s[(part % n) as usize],
+                _ => part,
+            }
+        }
+        Rule::Spray => at(rng?.below(n as u64) as u32),
+        Rule::Adaptive => {
+            // least-loaded queue; among equals, each is kept with probability 1/k
+            // (reservoir sampling), so ties break uniformly at random
+            let rng = rng?;
+            let up = r.first_port + r.n_down;
+            let (mut best, mut best_load, mut ties) = (0, u64::MAX, 0u64);
+            for i in 0..n {
+                let p = &ports[(up + at(i)) as usize];
+                let load = p.data_bytes + p.control_bytes;
+                if load < best_load {
+                    (best, best_load, ties) = (at(i), load, 1);
+                } else if load == best_load {
+                    ties += 1;
+                    if rng.below(ties) == 0 {
+                        best = at(i);
+                    }
+                }
+            }
+            best
+        }
+    })
 }
 
 /// ECMP: a salted hash of the 5-tuple (hosts, flow id as the source port) and the EV, mapped

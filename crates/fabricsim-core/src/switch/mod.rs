@@ -48,7 +48,11 @@ pub struct EgressPort {
     pub nominal_rate: u64,
     /// A dead link: whatever is sent is lost.
     pub down: bool,
+    /// Probability that a packet put on the link is lost.
+    pub loss: f64,
     pub delay: Time,
+    /// The link's latency without faults.
+    pub nominal_delay: Time,
     /// When the packet on the wire has been fully serialized.
     pub busy_until: Time,
     /// A wake-up (`PortFree`) is scheduled at `busy_until`.
@@ -71,6 +75,8 @@ impl EgressPort {
             rate,
             nominal_rate: rate,
             down: false,
+            loss: 0.0,
+            nominal_delay: delay,
             delay,
             busy_until: 0,
             wake_pending: false,

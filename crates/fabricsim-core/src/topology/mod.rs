@@ -288,6 +288,65 @@ impl Topology {
         self.nodes.len() - self.spec.hosts as usize
     }
 
+    /// After routing has excluded some links (`excluded[port]`), the up-ports each switch may
+    /// still use towards each leaf: `out[(switch - hosts) * leaves + leaf]` is `Some(offsets
+    /// among the switch's up-ports)` where some up-ports lead nowhere useful, `None` where all
+    /// do (or none does: then nothing helps and the full group stays, packets are lost).
+    pub fn usable_up_ports(&self, excluded: &[bool]) -> Vec<Option<Box<[u32]>>> {
+        let hosts = self.hosts();
+        let leaves = self.spec.leaves as usize;
+        let switches = self.nodes.len() - hosts as usize;
+        let mut memo = vec![0u8; switches * leaves];
+        let mut out = vec![None; switches * leaves];
+        for node in hosts..self.nodes.len() as u32 {
+            let n = &self.nodes[node as usize];
+            if n.n_up == 0 {
+                continue;
+            }
+            let up = n.first_port + n.n_down;
+            for leaf in 0..leaves as u32 {
+                if (n.lo..n.hi).contains(&(leaf * self.spec.down0)) {
+                    continue; // below this switch: routed down
+                }
+                let usable: Vec<u32> = (0..n.n_up)
+                    .filter(|&i| {
+                        let p = (up + i) as usize;
+                        !excluded[p] && self.reaches(self.ports[p].to, leaf, excluded, &mut memo)
+                    })
+                    .collect();
+                if !usable.is_empty() && usable.len() < n.n_up as usize {
+                    out[(node - hosts) as usize * leaves + leaf as usize] = Some(usable.into_boxed_slice());
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether `node` can still deliver to `leaf` over links routing has not excluded.
+    fn reaches(&self, node: u32, leaf: u32, excluded: &[bool], memo: &mut [u8]) -> bool {
+        let hosts = self.hosts();
+        if node == hosts + leaf {
+            return true;
+        }
+        let idx = (node - hosts) as usize * self.spec.leaves as usize + leaf as usize;
+        if memo[idx] != 0 {
+            return memo[idx] == 1;
+        }
+        let n = &self.nodes[node as usize];
+        let host = leaf * self.spec.down0;
+        let ok = if (n.lo..n.hi).contains(&host) {
+            let p = (n.first_port + (host - n.lo) / n.span) as usize;
+            !excluded[p] && self.reaches(self.ports[p].to, leaf, excluded, memo)
+        } else {
+            (0..n.n_up).any(|i| {
+                let p = (n.first_port + n.n_down + i) as usize;
+                !excluded[p] && self.reaches(self.ports[p].to, leaf, excluded, memo)
+            })
+        };
+        memo[idx] = if ok { 1 } else { 2 };
+        ok
+    }
+
     /// Looks a port up by its stable name.
     pub fn port_by_name(&self, name: &str) -> Option<u32> {
         self.ports.iter().position(|p| p.name == name).map(|i| i as u32)
@@ -369,6 +428,24 @@ mod tests {
                 assert_eq!(node, dst);
             }
         }
+    }
+
+    #[test]
+    fn a_dead_spine_link_is_avoided_for_that_leaf_only() {
+        let t = build(2, 128, 16, 1).unwrap();
+        let mut excluded = vec![false; t.ports.len()];
+        let dead = t.port_by_name("leaf0:up3").unwrap() as usize;
+        let back = t.port_by_name("spine3:down0").unwrap() as usize;
+        excluded[dead] = true;
+        excluded[back] = true;
+        let sets = t.usable_up_ports(&excluded);
+        let leaves = 16;
+        // leaf 5 must not go via spine 3 to reach leaf 0, but may for leaf 1
+        let leaf5 = 5;
+        assert_eq!(sets[leaf5 * leaves].as_deref(), Some(&[0, 1, 2, 4, 5, 6, 7][..]));
+        assert_eq!(sets[leaf5 * leaves + 1], None);
+        // leaf 0 itself avoids its dead uplink for every destination
+        assert_eq!(sets[2].as_deref(), Some(&[0, 1, 2, 4, 5, 6, 7][..]));
     }
 
     #[test]

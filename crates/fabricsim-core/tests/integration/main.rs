@@ -5,6 +5,7 @@ mod determinism;
 mod ecmp;
 mod errors;
 mod exactness;
+mod faults;
 mod guard;
 mod lb;
 

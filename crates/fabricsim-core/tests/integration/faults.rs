@@ -1,0 +1,110 @@
+//! Faults: transient and steady phases of a failure, flaps, degradation, delay, loss.
+
+use super::{fabric128, run, scenario};
+use fabricsim_core::stats::Column;
+use fabricsim_core::{Simulation, Status};
+
+fn port_index(r: &fabricsim_core::stats::RunResult, name: &str) -> usize {
+    match r.ports.get("name") {
+        Some(Column::Str(v)) => v.iter().position(|n| n == name).unwrap(),
+        _ => unreachable!(),
+    }
+}
+
+/// Runs until `t` (ps) and returns the dead port's drop and data-packet counters.
+fn counters_at(sim: &mut Simulation, t: u64, port: &str) -> (u64, u64) {
+    while sim.now() < t && sim.step(1) == Status::Running {}
+    let r = sim.results();
+    let i = port_index(&r, port);
+    (r.ports.u64("drops")[i], r.ports.u64("data_packets")[i])
+}
+
+#[test]
+fn a_failure_loses_packets_until_routing_converges_then_none() {
+    // leaf0-spine3 dies at 20 us; routing excludes it at 20 + 10 + 40 = 70 us. OPS sprays onto
+    // it until then (transient phase), never after (steady phase), from any leaf.
+    let text = fabric128(
+        "[lb]\nkind = \"ops\"\n[workload]\nkind = \"permutation\"\nsize = \"4MiB\"\n[[faults]]\nkind = \"link_down\"\nlink = \"leaf0:up3\"\nstart = \"20us\"\ndetection = \"10us\"\nreconvergence = \"40us\"\n",
+    );
+    let mut sim = Simulation::new(&scenario(&text).unwrap()).unwrap();
+    let (at_converge, _) = counters_at(&mut sim, 75_000_000, "leaf0:up3");
+    let (later, _) = counters_at(&mut sim, 150_000_000, "leaf0:up3");
+    let (spine_side, _) = counters_at(&mut sim, 150_000_000, "spine3:down0");
+    assert!(at_converge > 100, "transient losses: {at_converge}");
+    assert_eq!(later, at_converge, "no new losses once routing has converged");
+    assert!(spine_side > 0, "the other direction died too");
+    let r = sim.run();
+    assert_eq!(r.summary.status, "complete");
+    assert!(r.accounting.balanced());
+}
+
+#[test]
+fn a_link_that_comes_back_is_used_again_after_reconvergence() {
+    let text = fabric128(
+        "[lb]\nkind = \"ops\"\n[workload]\nkind = \"permutation\"\nsize = \"8MiB\"\n[[faults]]\nkind = \"link_down\"\nlink = \"leaf0:up3\"\nstart = \"10us\"\nend = \"60us\"\ndetection = \"5us\"\nreconvergence = \"5us\"\n",
+    );
+    let mut sim = Simulation::new(&scenario(&text).unwrap()).unwrap();
+    let (_, before_back) = counters_at(&mut sim, 69_000_000, "leaf0:up3");
+    let (_, still_excluded) = counters_at(&mut sim, 69_500_000, "leaf0:up3");
+    let (_, after) = counters_at(&mut sim, 100_000_000, "leaf0:up3");
+    assert_eq!(still_excluded, before_back, "up at 60 us but excluded until 70 us");
+    assert!(after > before_back + 100, "traffic returns: {before_back} -> {after}");
+}
+
+#[test]
+fn flaps_and_random_loss_are_recovered_and_conserve_packets() {
+    let r = run(&fabric128(
+        "[transport]\nrto = \"30us\"\n[workload]\nkind = \"permutation\"\nsize = \"2MiB\"\n[[faults]]\nkind = \"flap\"\nlink = \"spine2:down7\"\nstart = \"5us\"\ndown_for = \"10us\"\nup_for = \"20us\"\ndetection = \"1ms\"\n[[faults]]\nkind = \"random_loss\"\nlink = \"leaf4:up1\"\nprobability = 0.01\n",
+    ));
+    assert_eq!(r.summary.status, "complete");
+    assert!(r.accounting.balanced(), "{:?}", r.accounting);
+    assert!(r.accounting.data_dropped > 0);
+    assert!(r.ports.u64("drops")[port_index(&r, "leaf4:up1")] > 0);
+    assert!(r.flows.u64("timeouts").iter().sum::<u64>() > 0, "silent losses need the RTO");
+}
+
+#[test]
+fn random_degrade_picks_a_seeded_share_of_one_tier() {
+    let degraded = |seed: u64| {
+        let r = run(&fabric128(
+            "[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n[[faults]]\nkind = \"random_degrade\"\nlinks = \"leaf_up\"\nfraction = 0.1\nrate = \"200Gbps\"\n",
+        )
+        .replace("seed = 1", &format!("seed = {seed}")));
+        let names = match r.ports.get("name") {
+            Some(Column::Str(v)) => v.clone(),
+            _ => unreachable!(),
+        };
+        let rates = r.ports.u64("rate_bps").to_vec();
+        let mut slow: Vec<String> = names.into_iter().zip(rates).filter(|(_, r)| *r == 200_000_000_000).map(|(n, _)| n).collect();
+        slow.sort();
+        slow
+    };
+    let a = degraded(1);
+    // 10% of the 128 leaf uplinks: 13 links, both directions of each
+    assert_eq!(a.len(), 26);
+    assert_eq!(a.iter().filter(|n| n.starts_with("leaf")).count(), 13);
+    assert_eq!(a, degraded(1));
+    assert_ne!(a, degraded(2));
+}
+
+#[test]
+fn extra_delay_on_the_path_adds_exactly_to_a_lone_flow() {
+    // A window of 4 BDP covers the longer RTT; with the default 1-BDP window the flow would be
+    // window-limited by the extra latency (as it would be on a real fabric).
+    let base = "[transport]\ncc = \"none\"\ninit_cwnd = \"4bdp\"\nmax_cwnd = \"4bdp\"\n[lb]\nkind = \"ecmp\"\n[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 100, size = \"1MiB\"}]\n";
+    let sim = Simulation::new(&scenario(&fabric128(base)).unwrap()).unwrap();
+    let uplink = sim.topology().ports[sim.flow_path(0).unwrap()[1] as usize].name.clone();
+    let r = run(&fabric128(&format!("{base}[[faults]]\nkind = \"delay\"\nlink = \"{uplink}\"\nextra = \"7us\"\n")));
+    assert_eq!(r.flows.u64("fct_ps")[0], r.flows.u64("ideal_fct_ps")[0] + 7_000_000);
+}
+
+#[test]
+fn an_unreachable_host_ends_the_run_at_the_guard_not_a_hang() {
+    let r = run(&fabric128(
+        "[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 100, size = \"1MiB\"}, {src = 1, dst = 50, size = \"1MiB\"}]\n[[faults]]\nkind = \"link_down\"\nlink = \"host100:up0\"\n[stop]\nmax_time = \"2ms\"\n",
+    ));
+    assert_eq!(r.summary.status, "incomplete");
+    assert_eq!(r.summary.completed, 1);
+    assert_eq!(r.flows.bool("completed"), &[false, true]);
+    assert!(r.accounting.balanced());
+}
