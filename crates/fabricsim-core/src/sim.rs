@@ -747,7 +747,9 @@ fn choose_up(r: &Route, pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>
         Rule::MpEv => {
             let part = layout.part(pkt.ev, r.tier as usize);
             match set {
-                Some(s) if !s.contains(&part) => s[(part % n) as usize],
+                // the named port is out of the group: hash over what is left, so the packets
+                // that named it spread instead of doubling one neighbour's share
+                Some(s) if !s.contains(&part) => s[ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, n) as usize],
                 _ => part,
             }
         }

@@ -6,6 +6,8 @@
 //! - `mp_ev`: the tier's part of a multi-part EV is the up-port index (PRIME sec. III-C,
 //!   "Process at switches", and III-D, Fig. 4). Part t occupies `ceil(log2(up-ports at tier
 //!   t))` bits, tier 0 in the low bits; a part value beyond the port count wraps modulo it.
+//!   If routing has excluded the named port (a failed link), the packet is hashed, as by
+//!   `ecmp`, over the ports left in the group.
 //! - `adaptive`: the up-port whose egress queue holds the fewest bytes, ties broken at random
 //!   (NVIDIA Spectrum adaptive routing, the "adaptive RoCE" baseline of ARCANE sec. 4.1; PRIME
 //!   sec. IV "AR"). A local decision: it cannot see congestion beyond the next hop.
