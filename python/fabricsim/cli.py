@@ -108,7 +108,7 @@ def _guard(fn):
 def run(
     scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.")],
     set_: SetOpt = None,
-    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Write flows.parquet, ports.parquet, summary.json, scenario.toml here.")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Write flows.parquet, ports.parquet, reorder.parquet, summary.json, scenario.toml here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print {scenario, summary} as one JSON object on stdout.")] = False,
     quiet: QuietOpt = False,
 ) -> None:

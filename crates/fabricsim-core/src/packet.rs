@@ -21,14 +21,17 @@ pub struct Packet {
     pub trimmed: bool,
     /// ECN Congestion Experienced (on data); echoed ECN (on ACK).
     pub ecn: bool,
+    /// Path id stamped by the switches going up (the up-port index at each tier, mixed
+    /// radix), for path-ID-assisted loss detection at the receiver.
+    pub path: u16,
+    /// Wire size in bytes (at most 65000: `transport.mtu`).
+    pub size: u16,
     pub flow: u32,
     pub psn: u32,
     pub ev: Ev,
     /// This packet's own source and destination hosts (an ACK goes receiver -> sender).
     pub src: u32,
     pub dst: u32,
-    /// Wire size in bytes.
-    pub size: u32,
     /// ACK: how many entries of the receiver's SACK log it covers.
     pub sack_end: u32,
 }

@@ -208,6 +208,19 @@ impl Default for SwitchConfig {
 pub enum TransportKind {
     /// Out-of-order tolerant, selective ACKs.
     Ooo,
+    /// RoCE-style in-order Go-back-N: only the next PSN is accepted.
+    Gbn,
+}
+
+/// How the out-of-order receiver learns of silent losses besides the sender's RTO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDetection {
+    /// Only the retransmission timeout.
+    Rto,
+    /// Path-ID-assisted: a hole below the highest PSN received on every path is lost; the
+    /// receiver NACKs it at once (China Mobile slides).
+    PathId,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -267,6 +280,9 @@ pub struct TransportConfig {
     pub ack_every: u32,
     #[serde(default = "d_rto")]
     pub rto: Duration,
+    /// `"rto"` or `"path_id"` (out-of-order transport only).
+    #[serde(default = "d_loss_detection")]
+    pub loss_detection: LossDetection,
     #[serde(default = "d_cc")]
     pub cc: CcKind,
     /// Initial window; "auto" = 1 BDP + (ack_every - 1) packets, the least that lets a lone
@@ -292,6 +308,9 @@ fn d_ack_every() -> u32 {
 fn d_rto() -> Duration {
     Duration(70_000_000)
 }
+fn d_loss_detection() -> LossDetection {
+    LossDetection::Rto
+}
 fn d_cc() -> CcKind {
     CcKind::Dctcp
 }
@@ -306,6 +325,7 @@ impl Default for TransportConfig {
             header: d_header(),
             ack_every: d_ack_every(),
             rto: d_rto(),
+            loss_detection: d_loss_detection(),
             cc: d_cc(),
             init_cwnd: d_window(),
             max_cwnd: d_window(),
@@ -344,6 +364,8 @@ pub struct Model {
     pub header: u64,
     pub ack_every: u32,
     pub rto: Time,
+    pub transport: TransportKind,
+    pub loss_detection: LossDetection,
     pub cc: CcKind,
     pub init_cwnd: u64,
     pub max_cwnd: u64,
@@ -394,7 +416,13 @@ impl Scenario {
         let tree = FatTreeSpec::new(t)?;
         let mtu = tr.mtu.0;
         let header = tr.header.0;
-        ensure((128..=65_536).contains(&mtu), "transport.mtu", tr.mtu, "allowed: 128B to 64KiB")?;
+        ensure((128..=65_000).contains(&mtu), "transport.mtu", tr.mtu, "allowed: 128B to 65000B")?;
+        ensure(
+            !(tr.kind == TransportKind::Gbn && tr.loss_detection == LossDetection::PathId),
+            "transport.loss_detection",
+            "\"path_id\"",
+            "allowed: \"rto\" with kind = \"gbn\" (Go-back-N NAKs every gap already)",
+        )?;
         ensure(header >= 1 && header < mtu, "transport.header", tr.header, format!("allowed: 1B up to less than mtu ({})", tr.mtu))?;
         ensure(tr.ack_every >= 1 && tr.ack_every <= 1024, "transport.ack_every", tr.ack_every, "allowed: 1 to 1024")?;
         ensure(tr.rto.0 > 0, "transport.rto", tr.rto, "allowed: a positive duration")?;
@@ -481,6 +509,8 @@ impl Scenario {
             header,
             ack_every: tr.ack_every,
             rto: tr.rto.0,
+            transport: tr.kind,
+            loss_detection: tr.loss_detection,
             cc: tr.cc,
             init_cwnd,
             max_cwnd,

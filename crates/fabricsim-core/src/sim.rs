@@ -19,7 +19,7 @@ use crate::host::cc::Window;
 use crate::host::{Flow, Message, SendRecord};
 use crate::lb::{Ev, HostLb, LoadBalancer};
 use crate::packet::{Kind, Packet};
-use crate::scenario::{EcnMark, Model, Overflow, Scenario};
+use crate::scenario::{EcnMark, LossDetection, Model, Overflow, Scenario, TransportKind};
 use crate::stats::{ideal_fct, Accounting, RunResult};
 use crate::switch::routing::{MpEvLayout, Rule};
 use crate::switch::{red_mark, EgressPort};
@@ -116,6 +116,7 @@ pub struct Simulation {
     events: u64,
     status: Status,
     scratch: Vec<SendRecord>,
+    scratch_psn: Vec<u32>,
     faults: Vec<FaultAction>,
     /// Ports routing has excluded, and the resulting usable up-ports per (switch, leaf);
     /// empty while nothing is excluded.
@@ -172,7 +173,9 @@ impl Simulation {
                 let lb = HostLb::new(&model.lb, &model.lb_ctx, &mut hosts[spec.src as usize].rng);
                 let window = Window::new(model.cc, init, model.max_cwnd, model.mtu);
                 queue.schedule(spec.start, Event::FlowStart(flows.len() as u32));
-                flows.push(Flow::new(FlowSpec { bytes, ..*spec }, model.mtu, model.header, window, lb));
+                let mut flow = Flow::new(FlowSpec { bytes, ..*spec }, model.mtu, model.header, window, lb);
+                flow.n_paths = model.tree.path_count(spec.src, spec.dst);
+                flows.push(flow);
                 conn_msg.push(m as u32);
             }
         }
@@ -193,6 +196,7 @@ impl Simulation {
             events: 0,
             status: Status::Running,
             scratch: Vec::new(),
+            scratch_psn: Vec::new(),
             faults,
             excluded: Vec::new(),
             restricted: Vec::new(),
@@ -366,7 +370,13 @@ impl Simulation {
         if to < self.hosts.len() as u32 {
             self.host_receive(now, to, pkt);
         } else {
+            let mut pkt = pkt;
             let out = self.next_hop(to, &pkt);
+            let r = &self.routes[to as usize];
+            if out >= r.first_port + r.n_down {
+                // going up: the switch stamps its choice into the path id (mixed radix)
+                pkt.path = pkt.path.wrapping_mul(r.n_up as u16).wrapping_add((out - r.first_port - r.n_down) as u16);
+            }
             self.enqueue(now, out, pkt);
         }
     }
@@ -416,7 +426,7 @@ impl Simulation {
                     flow.stats.trims += 1;
                     self.counters.data_trimmed += 1;
                     pkt.trimmed = true;
-                    pkt.size = m.header as u32;
+                    pkt.size = m.header as u16;
                     control = true;
                 }
                 Overflow::Drop => {
@@ -503,7 +513,8 @@ impl Simulation {
                 ev,
                 src: flow.spec.src,
                 dst: flow.spec.dst,
-                size: flow.wire_size(psn) as u32,
+                path: 0,
+                size: flow.wire_size(psn) as u16,
                 sack_end: 0,
             };
             self.transmit(now, port, pkt);
@@ -525,7 +536,9 @@ impl Simulation {
     fn host_receive(&mut self, now: Time, host: u32, packet: Packet) {
         let f = packet.flow;
         let flow = &mut self.flows[f as usize];
-        let header = self.model.header as u32;
+        let header = self.model.header as u16;
+        let gbn = self.model.transport == TransportKind::Gbn;
+        let path_id = self.model.loss_detection == LossDetection::PathId;
         let reply = move |kind: Kind, ev: Ev, ecn: bool, sack_end: u32| Packet {
             kind,
             trimmed: false,
@@ -535,19 +548,50 @@ impl Simulation {
             ev,
             src: host,
             dst: packet.src,
+            path: 0,
             size: header,
             sack_end,
         };
         match packet.kind {
             Kind::Data if packet.trimmed => {
                 self.counters.headers_delivered += 1;
-                let nack = reply(Kind::Nack, packet.ev, false, 0);
-                self.send_control(now, host, nack);
+                if gbn {
+                    // the trimmed packet leaves a gap: NAK the expected PSN (once)
+                    if let Some(e) = flow.rx.gap() {
+                        let nak = Packet { psn: e, ..reply(Kind::Nack, packet.ev, false, 0) };
+                        self.send_control(now, host, nak);
+                    }
+                } else {
+                    let nack = reply(Kind::Nack, packet.ev, false, 0);
+                    self.send_control(now, host, nack);
+                }
             }
             Kind::Data => {
                 self.counters.data_delivered += 1;
                 let payload = flow.payload_of(packet.psn);
-                let arrival = flow.rx.on_data(now, packet.psn, payload, flow.n_pkts, self.model.ack_every);
+                let arrival = if gbn {
+                    flow.rx.on_data_gbn(now, packet.psn, payload, flow.n_pkts, self.model.ack_every)
+                } else {
+                    flow.rx.on_data(now, packet.psn, payload, flow.n_pkts, self.model.ack_every)
+                };
+                if arrival.discarded {
+                    flow.stats.discarded += 1;
+                }
+                if let Some(e) = arrival.nak {
+                    let nak = Packet { psn: e, ..reply(Kind::Nack, packet.ev, false, 0) };
+                    self.send_control(now, host, nak);
+                }
+                if path_id {
+                    let flow = &mut self.flows[f as usize];
+                    self.scratch_psn.clear();
+                    flow.rx.lost_by_path(packet.psn, packet.path, flow.n_paths, &mut self.scratch_psn);
+                    flow.stats.fast_nacks += self.scratch_psn.len() as u64;
+                    for i in 0..self.scratch_psn.len() {
+                        let nack = Packet { psn: self.scratch_psn[i], ..reply(Kind::Nack, packet.ev, false, 0) };
+                        self.send_control(now, host, nack);
+                    }
+                }
+                let flow = &mut self.flows[f as usize];
                 if arrival.completed {
                     let m = &mut self.messages[self.conn_msg[f as usize] as usize];
                     m.done += 1;
@@ -575,7 +619,8 @@ impl Simulation {
             }
             Kind::Nack => {
                 self.counters.control_delivered += 1;
-                if flow.declare_lost(packet.psn) {
+                let lost = if gbn { flow.go_back(packet.psn) } else { flow.declare_lost(packet.psn) };
+                if lost {
                     flow.tx.window.on_loss();
                 }
                 flow.tx.lb.on_nack(now, packet.ev);
@@ -590,8 +635,11 @@ impl Simulation {
         flow.tx.rto_armed = false;
         self.scratch.clear();
         flow.expired(now, rto, &mut self.scratch);
+        let gbn = self.model.transport == TransportKind::Gbn;
         for r in &self.scratch {
-            if flow.declare_lost(r.psn) {
+            // Go-back-N resends from the first unacknowledged PSN (ACKs are cumulative)
+            let lost = if gbn { flow.go_back(flow.tx.acked) } else { flow.declare_lost(r.psn) };
+            if lost {
                 flow.stats.timeouts += 1;
                 flow.tx.window.on_loss();
                 flow.tx.lb.on_timeout(now, r.ev);
@@ -674,6 +722,7 @@ impl Simulation {
             ev,
             src: spec.src,
             dst: spec.dst,
+            path: 0,
             size: 0,
             sack_end: 0,
         };

@@ -4,12 +4,20 @@
 //! sequence numbers (PSNs) count from 0. The sender sends retransmissions first, then new
 //! packets, while the bytes in flight fit the window; the NIC serializes at line rate.
 //!
-//! The receiver accepts any arrival order. For every data packet it records the PSN in a
-//! SACK log; every `ack_every`-th data packet (and the one that completes the message, and
-//! any duplicate) triggers an ACK that echoes that packet's EV and ECN bit and covers the
-//! SACK log up to that point, i.e. it selectively acknowledges every PSN received since the
-//! previous ACK. A trimmed packet triggers a NACK at once. The sender retransmits on NACK and
-//! on RTO (a packet unacknowledged for `rto` since it was last sent).
+//! Out-of-order transport (`ooo`): the receiver accepts any arrival order. For every data
+//! packet it records the PSN in a SACK log; every `ack_every`-th data packet (and the one that
+//! completes the message, and any duplicate) triggers an ACK that echoes that packet's EV and
+//! ECN bit and covers the SACK log up to that point, i.e. it selectively acknowledges every
+//! PSN received since the previous ACK. A trimmed packet triggers a NACK at once. The sender
+//! retransmits on NACK and on RTO (a packet unacknowledged for `rto` since it was last sent).
+//! With path-ID-assisted loss detection (China Mobile slides), the receiver also keeps the
+//! highest PSN received on each path (switches stamp a path id) and NACKs at once every hole
+//! below the highest PSN of every path: each path is FIFO, so such a packet is lost.
+//!
+//! Go-back-N transport (`gbn`, RoCE): the receiver accepts only the next expected PSN. A
+//! later one is discarded and triggers one NAK carrying the expected PSN (one per gap); the
+//! sender goes back to that PSN and resends everything from there. A timeout goes back to
+//! the first unacknowledged PSN. ACKs are cumulative.
 
 pub mod cc;
 
@@ -40,6 +48,10 @@ pub struct SendRecord {
 
 #[derive(Debug, Clone, Default)]
 pub struct FlowStats {
+    /// Data packets the Go-back-N receiver threw away for arriving out of order.
+    pub discarded: u64,
+    /// NACKs of path-ID-assisted loss detection.
+    pub fast_nacks: u64,
     pub data_packets: u64,
     pub retransmits: u64,
     pub trims: u64,
@@ -74,7 +86,21 @@ pub struct Receiver {
     pub pending_acks: u32,
     pub sack_log: Vec<u32>,
     pub end: Option<Time>,
+    /// Go-back-N: the next PSN accepted, and the PSN a NAK was last sent for.
+    pub expected: u32,
+    nak_for: Option<u32>,
+    /// Path-ID loss detection: highest PSN received per path, lowest PSN not received, and
+    /// the PSN below which holes were already NACKed.
+    paths: Vec<(u16, u32)>,
+    cum: u32,
+    nacked_below: u32,
+    /// Histogram of reorder distances: `reorder_hist[d]` arrivals trailed the highest PSN
+    /// received before them by `d` (0 = in order); the last bucket collects the rest.
+    pub reorder_hist: Vec<u64>,
 }
+
+/// Reorder distances tracked one by one; larger ones share the last bucket.
+pub const REORDER_BUCKETS: usize = 64;
 
 /// What the receiver does with an arriving data packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +108,10 @@ pub struct Arrival {
     pub send_ack: bool,
     /// This arrival completed the message.
     pub completed: bool,
+    /// Go-back-N: send a NAK for this PSN.
+    pub nak: Option<u32>,
+    /// Go-back-N: the packet was discarded.
+    pub discarded: bool,
 }
 
 impl Receiver {
@@ -89,30 +119,107 @@ impl Receiver {
         Receiver { received: vec![0; (n_pkts as usize).div_ceil(64)], ..Default::default() }
     }
 
-    pub fn on_data(&mut self, now: Time, psn: u32, payload: u64, n_pkts: u32, ack_every: u32) -> Arrival {
-        let (w, b) = ((psn / 64) as usize, psn % 64);
-        let duplicate = self.received[w] >> b & 1 == 1;
-        let mut completed = false;
-        if !duplicate {
-            self.received[w] |= 1 << b;
-            self.count += 1;
-            self.delivered_bytes += payload;
-            self.sack_log.push(psn);
-            match self.highest {
-                Some(h) if psn < h => self.max_reorder = self.max_reorder.max(h - psn),
-                _ => self.highest = Some(psn),
+    fn has(&self, psn: u32) -> bool {
+        self.received[(psn / 64) as usize] >> (psn % 64) & 1 == 1
+    }
+
+    /// Reorder distance of an arrival (Juniper's metric): how far it trails the highest PSN
+    /// that arrived before it.
+    fn note_order(&mut self, psn: u32) {
+        let d = match self.highest {
+            Some(h) if psn < h => h - psn,
+            _ => {
+                self.highest = Some(psn);
+                0
             }
-            if self.count == n_pkts {
-                self.end = Some(now);
-                completed = true;
-            }
+        };
+        self.max_reorder = self.max_reorder.max(d);
+        if self.reorder_hist.is_empty() {
+            self.reorder_hist = vec![0; REORDER_BUCKETS];
         }
+        self.reorder_hist[(d as usize).min(REORDER_BUCKETS - 1)] += 1;
+    }
+
+    fn accept(&mut self, now: Time, psn: u32, payload: u64, n_pkts: u32) -> bool {
+        self.received[(psn / 64) as usize] |= 1 << (psn % 64);
+        self.count += 1;
+        self.delivered_bytes += payload;
+        self.sack_log.push(psn);
+        if self.count == n_pkts {
+            self.end = Some(now);
+            return true;
+        }
+        false
+    }
+
+    fn ack_due(&mut self, force: bool, ack_every: u32) -> bool {
         self.pending_acks += 1;
-        let send_ack = duplicate || completed || self.pending_acks >= ack_every;
-        if send_ack {
+        let due = force || self.pending_acks >= ack_every;
+        if due {
             self.pending_acks = 0;
         }
-        Arrival { send_ack, completed }
+        due
+    }
+
+    /// Out-of-order transport: any new PSN is accepted.
+    pub fn on_data(&mut self, now: Time, psn: u32, payload: u64, n_pkts: u32, ack_every: u32) -> Arrival {
+        let duplicate = self.has(psn);
+        let mut completed = false;
+        if !duplicate {
+            self.note_order(psn);
+            completed = self.accept(now, psn, payload, n_pkts);
+        }
+        let send_ack = self.ack_due(duplicate || completed, ack_every);
+        Arrival { send_ack, completed, nak: None, discarded: false }
+    }
+
+    /// Go-back-N: only the expected PSN is accepted; a gap is NAKed once.
+    pub fn on_data_gbn(&mut self, now: Time, psn: u32, payload: u64, n_pkts: u32, ack_every: u32) -> Arrival {
+        if psn < self.expected {
+            // a duplicate: acknowledge at once so the sender learns
+            return Arrival { send_ack: self.ack_due(true, ack_every), completed: false, nak: None, discarded: false };
+        }
+        self.note_order(psn);
+        if psn > self.expected {
+            return Arrival { send_ack: false, completed: false, nak: self.gap(), discarded: true };
+        }
+        self.expected += 1;
+        self.nak_for = None;
+        let completed = self.accept(now, psn, payload, n_pkts);
+        Arrival { send_ack: self.ack_due(completed, ack_every), completed, nak: None, discarded: false }
+    }
+
+    /// Go-back-N: a gap (or a trimmed packet) was seen; the PSN to NAK, once per gap.
+    pub fn gap(&mut self) -> Option<u32> {
+        if self.nak_for == Some(self.expected) {
+            return None;
+        }
+        self.nak_for = Some(self.expected);
+        Some(self.expected)
+    }
+
+    /// Path-ID-assisted loss detection: records `psn` as received on `path` and returns the
+    /// PSNs now known lost: below the highest PSN received on every one of the `n_paths`
+    /// paths between the two hosts, not yet received, not yet NACKed. Until every path has
+    /// delivered something the receiver cannot tell a loss from a packet still on an unseen
+    /// path, so it stays silent (the RTO covers that case, e.g. single-path ECMP).
+    pub fn lost_by_path(&mut self, psn: u32, path: u16, n_paths: usize, out: &mut Vec<u32>) {
+        match self.paths.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, max)) => *max = (*max).max(psn),
+            None => self.paths.push((path, psn)),
+        }
+        if self.paths.len() < n_paths {
+            return;
+        }
+        while (self.cum as usize) < self.received.len() * 64 && self.has(self.cum) {
+            self.cum += 1;
+        }
+        let floor = self.paths.iter().map(|&(_, m)| m).min().unwrap_or(0);
+        let from = self.cum.max(self.nacked_below);
+        if floor > from {
+            out.extend((from..floor).filter(|&p| !self.has(p)));
+            self.nacked_below = floor;
+        }
     }
 }
 
@@ -141,6 +248,8 @@ pub struct Flow {
     /// Payload bytes of a full packet.
     pub payload: u64,
     pub header: u64,
+    /// Distinct paths between the two hosts (for path-ID loss detection).
+    pub n_paths: usize,
     pub tx: Sender,
     pub rx: Receiver,
     pub stats: FlowStats,
@@ -155,6 +264,7 @@ impl Flow {
             n_pkts,
             payload,
             header,
+            n_paths: 1,
             tx: Sender {
                 state: vec![PsnState::Unsent; n_pkts as usize],
                 tx_count: vec![0; n_pkts as usize],
@@ -194,6 +304,9 @@ impl Flow {
             }
             tx.retx.pop_front(); // acknowledged after it was declared lost
         }
+        while tx.next_new < self.n_pkts && tx.state[tx.next_new as usize] == PsnState::Acked {
+            tx.next_new += 1; // after a go-back, skip what was acknowledged meanwhile
+        }
         let psn = match tx.retx.front() {
             Some(&p) => p,
             None if tx.next_new < self.n_pkts => tx.next_new,
@@ -206,9 +319,11 @@ impl Flow {
         }
         if tx.retx.front() == Some(&psn) {
             tx.retx.pop_front();
-            self.stats.retransmits += 1;
         } else {
             tx.next_new += 1;
+        }
+        if tx.tx_count[psn as usize] > 0 {
+            self.stats.retransmits += 1;
         }
         Some(psn)
     }
@@ -264,6 +379,20 @@ impl Flow {
         tx.in_flight -= size;
         tx.retx.push_back(psn);
         true
+    }
+
+    /// Go-back-N: resend everything from `psn`; false if nothing was outstanding there.
+    pub fn go_back(&mut self, psn: u32) -> bool {
+        let mut any = false;
+        for p in psn..self.tx.next_new {
+            if self.tx.state[p as usize] == PsnState::InFlight {
+                self.tx.in_flight -= self.wire_size(p);
+                self.tx.state[p as usize] = PsnState::Unsent;
+                any = true;
+            }
+        }
+        self.tx.next_new = self.tx.next_new.min(psn);
+        any
     }
 
     /// Whether the sender has everything acknowledged.

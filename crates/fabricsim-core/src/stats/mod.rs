@@ -123,6 +123,10 @@ pub struct Summary {
     pub lb_state_bytes: u64,
     pub base_rtt_ns: f64,
     pub bdp_bytes: u64,
+    /// Payload share of a full packet, (mtu - header) / mtu, and the goodput of a host link
+    /// at that share: the most a flow can reach.
+    pub payload_efficiency: f64,
+    pub line_goodput_gbps: f64,
 }
 
 /// Everything a run returns.
@@ -130,6 +134,8 @@ pub struct Summary {
 pub struct RunResult {
     pub flows: Table,
     pub ports: Table,
+    /// Reorder distances at the receivers: (flow, distance, arrivals), distance 63 = 63 or more.
+    pub reorder: Table,
     pub summary: Summary,
     pub accounting: Accounting,
     /// The scenario with every default filled in, as JSON.
@@ -209,6 +215,33 @@ impl RunResult {
         ft.add("drops", sum(&|f| f.stats.drops));
         ft.add("ecn_acks", sum(&|f| f.stats.ecn_acks));
         ft.add("max_reorder", Column::U64(messages.iter().map(|m| conns(m).iter().map(|f| f.rx.max_reorder as u64).max().unwrap_or(0)).collect()));
+        ft.add("discarded", sum(&|f| f.stats.discarded));
+        ft.add("fast_nacks", sum(&|f| f.stats.fast_nacks));
+        // payload bits over the FCT: what the application sees (Juniper post's accounting)
+        ft.add(
+            "goodput_gbps",
+            Column::F64(messages.iter().zip(&fct).map(|(m, f)| f.map_or(f64::NAN, |f| m.spec.bytes as f64 * 8.0 / f as f64 * 1e3)).collect()),
+        );
+
+        // reorder distance distribution, long format: one row per (flow, distance) seen
+        let mut rt = Table::default();
+        let (mut rf, mut rd, mut rc) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, m) in messages.iter().enumerate() {
+            let mut hist = [0u64; crate::host::REORDER_BUCKETS];
+            for c in conns(m) {
+                for (d, n) in c.rx.reorder_hist.iter().enumerate() {
+                    hist[d] += n;
+                }
+            }
+            for (d, &n) in hist.iter().enumerate().filter(|(_, &n)| n > 0) {
+                rf.push(i as u64);
+                rd.push(d as u64);
+                rc.push(n);
+            }
+        }
+        rt.add("flow", Column::U64(rf));
+        rt.add("distance", Column::U64(rd));
+        rt.add("arrivals", Column::U64(rc));
 
         let mut pt = Table::default();
         let pu = |f: &dyn Fn(&EgressPort) -> u64| Column::U64(ports.iter().map(f).collect());
@@ -255,8 +288,10 @@ impl RunResult {
             lb_state_bytes: messages.first().map_or(0, |m| conns(m).iter().map(|f| f.tx.lb.state_bytes() as u64).sum()),
             base_rtt_ns: ns(model.base_rtt),
             bdp_bytes: model.bdp_bytes,
+            payload_efficiency: (model.mtu - model.header) as f64 / model.mtu as f64,
+            line_goodput_gbps: model.tree.tier_rates[0] as f64 / 1e9 * (model.mtu - model.header) as f64 / model.mtu as f64,
         };
-        RunResult { flows: ft, ports: pt, summary, accounting: sim.accounting(), scenario_json: sim.scenario().to_json() }
+        RunResult { flows: ft, ports: pt, reorder: rt, summary, accounting: sim.accounting(), scenario_json: sim.scenario().to_json() }
     }
 }
 

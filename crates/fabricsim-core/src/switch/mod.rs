@@ -169,7 +169,7 @@ mod tests {
     #[test]
     fn queue_integral_is_time_weighted() {
         use crate::packet::Kind;
-        let pkt = |size| Packet { kind: Kind::Data, trimmed: false, ecn: false, flow: 0, psn: 0, ev: 0, src: 0, dst: 1, size, sack_end: 0 };
+        let pkt = |size| Packet { kind: Kind::Data, trimmed: false, ecn: false, path: 0, flow: 0, psn: 0, ev: 0, src: 0, dst: 1, size, sack_end: 0 };
         let mut p = EgressPort::new(0, 1, 0, 1, 0);
         p.push_data(10, pkt(100)); // 100 B from t=10
         p.push_data(20, pkt(50)); // 150 B from t=20

@@ -151,6 +151,13 @@ impl FatTreeSpec {
         }
     }
 
+    /// Distinct shortest paths between two hosts: the up-port choices on the way up.
+    pub fn path_count(&self, src: u32, dst: u32) -> usize {
+        let ups = self.up_ports_per_tier();
+        let climbs = self.link_tiers(src, dst).len() / 2 - 1; // switch tiers that choose an up-port
+        ups.iter().take(climbs).map(|&n| n as usize).product()
+    }
+
     pub fn hosts_per_pod(&self) -> u32 {
         self.down0 * self.leaves_per_pod
     }
@@ -428,6 +435,15 @@ mod tests {
                 assert_eq!(node, dst);
             }
         }
+    }
+
+    #[test]
+    fn path_counts() {
+        let t2 = build(2, 128, 16, 1).unwrap().spec;
+        assert_eq!((t2.path_count(0, 1), t2.path_count(0, 100)), (1, 8));
+        let t3 = build(3, 128, 8, 1).unwrap().spec;
+        // 4 hosts per leaf, 16 per pod; 4 aggregation uplinks per leaf, 4 core uplinks per agg
+        assert_eq!((t3.path_count(0, 1), t3.path_count(0, 5), t3.path_count(0, 100)), (1, 4, 16));
     }
 
     #[test]

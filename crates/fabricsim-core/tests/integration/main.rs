@@ -8,6 +8,7 @@ mod exactness;
 mod faults;
 mod guard;
 mod lb;
+mod nic;
 
 use fabricsim_core::stats::RunResult;
 use fabricsim_core::{Scenario, ScenarioError, Simulation};
