@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::rng::{Rng, Stream};
 use crate::error::{ensure, ScenarioError};
 use crate::faults::FaultConfig;
+use crate::host::AckPolicy;
 use crate::lb::{LbConfig, LbContext};
 use crate::switch::routing::{MpEvLayout, Rule, RoutingConfig};
 use crate::time::{serialization, Time};
@@ -212,6 +213,14 @@ pub enum TransportKind {
     Gbn,
 }
 
+/// What a coalesced ACK reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckEvs {
+    Trigger,
+    All,
+}
+
 /// How the out-of-order receiver learns of silent losses besides the sender's RTO.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -278,6 +287,13 @@ pub struct TransportConfig {
     /// The receiver ACKs every n-th data packet (1 = every packet).
     #[serde(default = "d_ack_every")]
     pub ack_every: u32,
+    /// What a coalesced ACK reports: the EV and ECN mark of the packet that triggered it
+    /// (`"trigger"`, ARCANE's worst case) or of every packet since the previous ACK (`"all"`).
+    #[serde(default = "d_ack_evs")]
+    pub ack_evs: AckEvs,
+    /// ACK at once when a data packet arrives ECN-marked.
+    #[serde(default)]
+    pub ack_on_ecn: bool,
     #[serde(default = "d_rto")]
     pub rto: Duration,
     /// `"rto"` or `"path_id"` (out-of-order transport only).
@@ -302,6 +318,9 @@ fn d_mtu() -> Size {
 fn d_header() -> Size {
     Size(64)
 }
+fn d_ack_evs() -> AckEvs {
+    AckEvs::Trigger
+}
 fn d_ack_every() -> u32 {
     1
 }
@@ -324,6 +343,8 @@ impl Default for TransportConfig {
             mtu: d_mtu(),
             header: d_header(),
             ack_every: d_ack_every(),
+            ack_evs: d_ack_evs(),
+            ack_on_ecn: false,
             rto: d_rto(),
             loss_detection: d_loss_detection(),
             cc: d_cc(),
@@ -363,6 +384,7 @@ pub struct Model {
     pub mtu: u64,
     pub header: u64,
     pub ack_every: u32,
+    pub ack_policy: AckPolicy,
     pub rto: Time,
     pub transport: TransportKind,
     pub loss_detection: LossDetection,
@@ -508,6 +530,7 @@ impl Scenario {
             mtu,
             header,
             ack_every: tr.ack_every,
+            ack_policy: AckPolicy { every: tr.ack_every, on_ecn: tr.ack_on_ecn, all_evs: tr.ack_evs == AckEvs::All },
             rto: tr.rto.0,
             transport: tr.kind,
             loss_detection: tr.loss_detection,

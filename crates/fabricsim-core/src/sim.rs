@@ -173,7 +173,7 @@ impl Simulation {
                 let lb = HostLb::new(&model.lb, &model.lb_ctx, &mut hosts[spec.src as usize].rng);
                 let window = Window::new(model.cc, init, model.max_cwnd, model.mtu);
                 queue.schedule(spec.start, Event::FlowStart(flows.len() as u32));
-                let mut flow = Flow::new(FlowSpec { bytes, ..*spec }, model.mtu, model.header, window, lb);
+                let mut flow = Flow::new(FlowSpec { bytes, ..*spec }, model.mtu, model.header, window, lb, model.ack_policy);
                 flow.n_paths = model.tree.path_count(spec.src, spec.dst);
                 flows.push(flow);
                 conn_msg.push(m as u32);
@@ -570,9 +570,9 @@ impl Simulation {
                 self.counters.data_delivered += 1;
                 let payload = flow.payload_of(packet.psn);
                 let arrival = if gbn {
-                    flow.rx.on_data_gbn(now, packet.psn, payload, flow.n_pkts, self.model.ack_every)
+                    flow.rx.on_data_gbn(now, packet.psn, payload, packet.ev, packet.ecn)
                 } else {
-                    flow.rx.on_data(now, packet.psn, payload, flow.n_pkts, self.model.ack_every)
+                    flow.rx.on_data(now, packet.psn, payload, packet.ev, packet.ecn)
                 };
                 if arrival.discarded {
                     flow.stats.discarded += 1;
@@ -606,12 +606,24 @@ impl Simulation {
             }
             Kind::Ack => {
                 self.counters.control_delivered += 1;
+                let from = flow.tx.sack_cursor as usize;
                 let newly = flow.on_ack(packet.sack_end);
-                if packet.ecn {
-                    flow.stats.ecn_acks += 1;
+                if self.model.ack_policy.all_evs {
+                    // the ACK reports every packet since the previous one: feed each EV and
+                    // mark to the load balancer and the window, as per-packet ACKs would
+                    for i in from..(packet.sack_end as usize).max(from) {
+                        let (ev, ecn) = flow.rx.ack_info[i];
+                        flow.stats.ecn_acks += ecn as u64;
+                        flow.tx.window.on_ack(flow.wire_size(flow.rx.sack_log[i]), ecn);
+                        flow.tx.lb.on_ack(now, ev, ecn);
+                    }
+                } else {
+                    if packet.ecn {
+                        flow.stats.ecn_acks += 1;
+                    }
+                    flow.tx.window.on_ack(newly, packet.ecn);
+                    flow.tx.lb.on_ack(now, packet.ev, packet.ecn);
                 }
-                flow.tx.window.on_ack(newly, packet.ecn);
-                flow.tx.lb.on_ack(now, packet.ev, packet.ecn);
                 if flow.sender_done() {
                     self.hosts[host as usize].active.retain(|&x| x != f);
                 }

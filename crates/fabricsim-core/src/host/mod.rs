@@ -85,7 +85,12 @@ pub struct Receiver {
     pub max_reorder: u32,
     pub pending_acks: u32,
     pub sack_log: Vec<u32>,
+    /// With `ack_evs = "all"`: the EV and ECN mark of each entry of the SACK log.
+    pub ack_info: Vec<(Ev, bool)>,
     pub end: Option<Time>,
+    /// ACK policy: every n-th packet, at once on an ECN mark, keep every EV for the ACK.
+    pub policy: AckPolicy,
+    n_pkts: u32,
     /// Go-back-N: the next PSN accepted, and the PSN a NAK was last sent for.
     pub expected: u32,
     nak_for: Option<u32>,
@@ -97,6 +102,17 @@ pub struct Receiver {
     /// Histogram of reorder distances: `reorder_hist[d]` arrivals trailed the highest PSN
     /// received before them by `d` (0 = in order); the last bucket collects the rest.
     pub reorder_hist: Vec<u64>,
+}
+
+/// When the receiver ACKs and what an ACK reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AckPolicy {
+    pub every: u32,
+    /// ACK at once when a data packet arrives ECN-marked.
+    pub on_ecn: bool,
+    /// The ACK reports the EV and mark of every packet since the previous ACK, not only the
+    /// triggering one.
+    pub all_evs: bool,
 }
 
 /// Reorder distances tracked one by one; larger ones share the last bucket.
@@ -115,8 +131,8 @@ pub struct Arrival {
 }
 
 impl Receiver {
-    fn new(n_pkts: u32) -> Receiver {
-        Receiver { received: vec![0; (n_pkts as usize).div_ceil(64)], ..Default::default() }
+    fn new(n_pkts: u32, policy: AckPolicy) -> Receiver {
+        Receiver { received: vec![0; (n_pkts as usize).div_ceil(64)], policy, n_pkts, ..Default::default() }
     }
 
     fn has(&self, psn: u32) -> bool {
@@ -140,21 +156,24 @@ impl Receiver {
         self.reorder_hist[(d as usize).min(REORDER_BUCKETS - 1)] += 1;
     }
 
-    fn accept(&mut self, now: Time, psn: u32, payload: u64, n_pkts: u32) -> bool {
+    fn accept(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> bool {
         self.received[(psn / 64) as usize] |= 1 << (psn % 64);
         self.count += 1;
         self.delivered_bytes += payload;
         self.sack_log.push(psn);
-        if self.count == n_pkts {
+        if self.policy.all_evs {
+            self.ack_info.push((ev, ecn));
+        }
+        if self.count == self.n_pkts {
             self.end = Some(now);
             return true;
         }
         false
     }
 
-    fn ack_due(&mut self, force: bool, ack_every: u32) -> bool {
+    fn ack_due(&mut self, force: bool, ecn: bool) -> bool {
         self.pending_acks += 1;
-        let due = force || self.pending_acks >= ack_every;
+        let due = force || (ecn && self.policy.on_ecn) || self.pending_acks >= self.policy.every;
         if due {
             self.pending_acks = 0;
         }
@@ -162,22 +181,22 @@ impl Receiver {
     }
 
     /// Out-of-order transport: any new PSN is accepted.
-    pub fn on_data(&mut self, now: Time, psn: u32, payload: u64, n_pkts: u32, ack_every: u32) -> Arrival {
+    pub fn on_data(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> Arrival {
         let duplicate = self.has(psn);
         let mut completed = false;
         if !duplicate {
             self.note_order(psn);
-            completed = self.accept(now, psn, payload, n_pkts);
+            completed = self.accept(now, psn, payload, ev, ecn);
         }
-        let send_ack = self.ack_due(duplicate || completed, ack_every);
+        let send_ack = self.ack_due(duplicate || completed, ecn);
         Arrival { send_ack, completed, nak: None, discarded: false }
     }
 
     /// Go-back-N: only the expected PSN is accepted; a gap is NAKed once.
-    pub fn on_data_gbn(&mut self, now: Time, psn: u32, payload: u64, n_pkts: u32, ack_every: u32) -> Arrival {
+    pub fn on_data_gbn(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> Arrival {
         if psn < self.expected {
             // a duplicate: acknowledge at once so the sender learns
-            return Arrival { send_ack: self.ack_due(true, ack_every), completed: false, nak: None, discarded: false };
+            return Arrival { send_ack: self.ack_due(true, ecn), completed: false, nak: None, discarded: false };
         }
         self.note_order(psn);
         if psn > self.expected {
@@ -185,8 +204,8 @@ impl Receiver {
         }
         self.expected += 1;
         self.nak_for = None;
-        let completed = self.accept(now, psn, payload, n_pkts);
-        Arrival { send_ack: self.ack_due(completed, ack_every), completed, nak: None, discarded: false }
+        let completed = self.accept(now, psn, payload, ev, ecn);
+        Arrival { send_ack: self.ack_due(completed, ecn), completed, nak: None, discarded: false }
     }
 
     /// Go-back-N: a gap (or a trimmed packet) was seen; the PSN to NAK, once per gap.
@@ -256,7 +275,7 @@ pub struct Flow {
 }
 
 impl Flow {
-    pub fn new(spec: FlowSpec, mtu: u64, header: u64, window: Window, lb: HostLb) -> Flow {
+    pub fn new(spec: FlowSpec, mtu: u64, header: u64, window: Window, lb: HostLb, policy: AckPolicy) -> Flow {
         let payload = mtu - header;
         let n_pkts = spec.bytes.div_ceil(payload) as u32;
         Flow {
@@ -279,7 +298,7 @@ impl Flow {
                 lb,
                 first_send: None,
             },
-            rx: Receiver::new(n_pkts),
+            rx: Receiver::new(n_pkts, policy),
             stats: FlowStats::default(),
         }
     }
@@ -432,7 +451,7 @@ mod tests {
             buffer_packets: 3,
         };
         let lb = HostLb::new(&LbConfig::default(), &ctx, &mut Rng::stream(1, Stream::Host, 0));
-        Flow::new(FlowSpec { src: 0, dst: 1, bytes, start: 0 }, 1064, 64, Window::new(CcKind::None, 3 * 1064, 3 * 1064, 1064), lb)
+        Flow::new(FlowSpec { src: 0, dst: 1, bytes, start: 0 }, 1064, 64, Window::new(CcKind::None, 3 * 1064, 3 * 1064, 1064), lb, AckPolicy { every: 1, ..Default::default() })
     }
 
     #[test]
@@ -449,12 +468,16 @@ mod tests {
 
     #[test]
     fn receiver_acks_every_n_and_tracks_reorder() {
-        let mut r = Receiver::new(6);
-        let acks: Vec<bool> = [0, 3, 1, 2, 5, 4].iter().map(|&p| r.on_data(0, p, 10, 6, 2).send_ack).collect();
+        let mut r = Receiver::new(6, AckPolicy { every: 2, ..Default::default() });
+        let acks: Vec<bool> = [0, 3, 1, 2, 5, 4].iter().map(|&p| r.on_data(0, p, 10, 0, false).send_ack).collect();
         assert_eq!(acks, vec![false, true, false, true, false, true]);
         assert_eq!(r.max_reorder, 2, "psn 1 arrived after psn 3");
         assert_eq!(r.count, 6);
-        assert!(r.on_data(5, 0, 10, 6, 2).send_ack, "duplicates are acked at once");
+        assert!(r.on_data(5, 0, 10, 0, false).send_ack, "duplicates are acked at once");
+        let mut e = Receiver::new(6, AckPolicy { every: 4, on_ecn: true, all_evs: true });
+        assert!(!e.on_data(0, 0, 10, 7, false).send_ack);
+        assert!(e.on_data(0, 1, 10, 8, true).send_ack, "an ECN mark is ACKed at once");
+        assert_eq!(e.ack_info, vec![(7, false), (8, true)]);
         assert_eq!(r.delivered_bytes, 60);
     }
 
@@ -464,8 +487,8 @@ mod tests {
         while let Some(p) = f.next_psn() {
             f.on_sent(p, 0, 0);
         }
-        f.rx.on_data(1, 2, 1000, 5, 1);
-        f.rx.on_data(1, 0, 1000, 5, 1);
+        f.rx.on_data(1, 2, 1000, 0, false);
+        f.rx.on_data(1, 0, 1000, 0, false);
         assert_eq!(f.on_ack(2), 2 * 1064);
         assert_eq!(f.tx.in_flight, 1064);
         assert_eq!(f.on_ack(2), 0, "a reordered older ACK adds nothing");

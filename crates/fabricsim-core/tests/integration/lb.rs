@@ -149,3 +149,17 @@ fn mptcp_splits_each_message_into_subflows_on_their_own_paths() {
     let ecmp = run(&text("ecmp")).summary.max_slowdown;
     assert!(r.summary.max_slowdown < 0.8 * ecmp, "mptcp {} ecmp {ecmp}", r.summary.max_slowdown);
 }
+
+#[test]
+fn coalesced_acks_that_report_every_ev_restore_arcane() {
+    // ARCANE sec. 4.5.1, PRIME sec. III-A: with one ACK per 8 packets carrying only the
+    // triggering EV, ARCANE learns 8x less and avoids the slow uplink worse; an ACK that
+    // reports every EV since the previous one gives it back what per-packet ACKs did.
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/arcane_asymmetric.toml")).unwrap();
+    let fct = |transport: &str| run(&text.replace("[lb]", &format!("[transport]\n{transport}\n[lb]"))).summary.max_fct_ns;
+    let per_packet = fct("ack_every = 1");
+    let trigger = fct("ack_every = 8\nack_evs = \"trigger\"");
+    let all = fct("ack_every = 8\nack_evs = \"all\"");
+    assert!(trigger > 1.2 * per_packet, "trigger {trigger} per packet {per_packet}");
+    assert!((all - per_packet).abs() < 0.05 * per_packet, "all {all} per packet {per_packet}");
+}
