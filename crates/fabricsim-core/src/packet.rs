@@ -21,6 +21,8 @@ pub struct Packet {
     pub trimmed: bool,
     /// ECN Congestion Experienced (on data); echoed ECN (on ACK).
     pub ecn: bool,
+    /// Data class (switch queue) of the packet's flow.
+    pub class: u8,
     /// Path id stamped by the switches going up (the up-port index at each tier, mixed
     /// radix), for path-ID-assisted loss detection at the receiver.
     pub path: u16,

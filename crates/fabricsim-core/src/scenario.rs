@@ -17,6 +17,7 @@ use crate::faults::FaultConfig;
 use crate::host::AckPolicy;
 use crate::lb::{LbConfig, LbContext};
 use crate::switch::routing::{MpEvLayout, Rule, RoutingConfig};
+use crate::switch::Scheduler;
 use crate::time::{serialization, Time};
 use crate::topology::FatTreeSpec;
 use crate::units::{Duration, Rate, Size, SizeOrBdp};
@@ -44,6 +45,9 @@ pub struct Scenario {
     /// Link faults over time (`[[faults]]`).
     #[serde(default)]
     pub faults: Vec<FaultConfig>,
+    /// A share of ECMP flows in their own class (`[mixed]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<MixedConfig>,
 }
 
 fn d_seed() -> u64 {
@@ -185,6 +189,44 @@ pub struct SwitchConfig {
     /// Next-hop rule going up: one for all tiers or one per tier with up-ports.
     #[serde(default)]
     pub routing: RoutingConfig,
+    /// Data classes per port (each flow has one; class 0 is the default).
+    #[serde(default = "d_classes")]
+    pub classes: u32,
+    /// How data classes share a port: `"strict"` priority (class 0 first) or `"wrr"`.
+    #[serde(default = "d_scheduler")]
+    pub scheduler: SchedulerKind,
+    /// WRR weights, one per class (default: all 1).
+    #[serde(default)]
+    pub weights: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerKind {
+    Strict,
+    Wrr,
+}
+
+fn d_classes() -> u32 {
+    1
+}
+fn d_scheduler() -> SchedulerKind {
+    SchedulerKind::Strict
+}
+
+/// `[mixed]`: a share of the flows pinned to one path (ECMP) in a class of their own, beside
+/// the scenario's load balancer (PRIME sec. IV-A2; ARCANE sec. 4.3.2, Fig. 5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MixedConfig {
+    /// Fraction of the flows, chosen by seed.
+    pub share: f64,
+    /// Their class.
+    #[serde(default = "d_mixed_class")]
+    pub class: u32,
+}
+fn d_mixed_class() -> u32 {
+    1
 }
 fn d_buffer() -> SizeOrBdp {
     SizeOrBdp::parse("1bdp").expect("valid literal")
@@ -200,6 +242,9 @@ impl Default for SwitchConfig {
             ecn: EcnConfig::default(),
             overflow: d_overflow(),
             routing: RoutingConfig::default(),
+            classes: d_classes(),
+            scheduler: d_scheduler(),
+            weights: Vec::new(),
         }
     }
 }
@@ -395,6 +440,8 @@ pub struct Model {
     pub control_buffer: u64,
     pub ecn: Option<(u64, u64, EcnMark)>,
     pub overflow: Overflow,
+    pub classes: u32,
+    pub scheduler: Scheduler,
     /// Next-hop rule of each switch tier with up-ports.
     pub rules: Vec<Rule>,
     pub lb: LbConfig,
@@ -522,7 +569,43 @@ impl Scenario {
             buffer_packets: buffer.div_ceil(mtu),
         };
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
-        let flows = self.workload.flows(tree.hosts, &mut rng)?;
+        let mut flows = self.workload.flows(tree.hosts, &mut rng)?;
+
+        ensure((1..=8).contains(&sw.classes), "switch.classes", sw.classes, "allowed: 1 to 8")?;
+        ensure(
+            sw.weights.is_empty() || sw.weights.len() == sw.classes as usize,
+            "switch.weights",
+            format!("{} weights", sw.weights.len()),
+            format!("allowed: none (all 1) or one per class ({})", sw.classes),
+        )?;
+        for (i, w) in sw.weights.iter().enumerate() {
+            ensure(*w >= 1, &format!("switch.weights[{i}]"), w, "allowed: 1 or more")?;
+        }
+        let scheduler = match sw.scheduler {
+            SchedulerKind::Strict => Scheduler::Strict,
+            SchedulerKind::Wrr => Scheduler::Drr {
+                quanta: (0..sw.classes as usize).map(|c| sw.weights.get(c).copied().unwrap_or(1) as u64 * mtu).collect(),
+            },
+        };
+        if let Some(m) = &self.mixed {
+            ensure(m.share > 0.0 && m.share <= 1.0, "mixed.share", m.share, "allowed: a fraction in (0, 1]")?;
+            ensure(m.class < sw.classes, "mixed.class", m.class, format!("allowed: a class below switch.classes ({})", sw.classes))?;
+            let mut order: Vec<usize> = (0..flows.len()).collect();
+            Rng::stream(self.seed, Stream::Workload, 2).shuffle(&mut order);
+            let count = ((m.share * flows.len() as f64).round() as usize).clamp(1, flows.len());
+            for &i in &order[..count] {
+                flows[i].class = m.class as u8;
+                flows[i].pinned = true;
+            }
+        }
+        for (i, f) in flows.iter().enumerate() {
+            ensure(
+                (f.class as u32) < sw.classes,
+                &format!("workload.flows[{i}].class"),
+                f.class,
+                format!("allowed: a class below switch.classes ({})", sw.classes),
+            )?;
+        }
 
         Ok(Model {
             seed: self.seed,
@@ -541,6 +624,8 @@ impl Scenario {
             control_buffer,
             ecn,
             overflow: sw.overflow,
+            classes: sw.classes,
+            scheduler,
             rules,
             lb: self.lb.clone(),
             lb_ctx,

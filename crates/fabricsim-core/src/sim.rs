@@ -134,7 +134,7 @@ impl Simulation {
         let ports = topo
             .ports
             .iter()
-            .map(|p| EgressPort::new(p.from, p.to, p.from.saturating_sub(hosts_n), p.rate, p.delay))
+            .map(|p| EgressPort::new(p.from, p.to, p.from.saturating_sub(hosts_n), p.rate, p.delay, model.classes as usize))
             .collect();
         let salt_rng = |i: u64| Rng::stream(model.seed, Stream::Salt, i).next_u64();
         let routes = topo
@@ -170,7 +170,12 @@ impl Simulation {
             let init = if k > 1 { (model.init_cwnd / k).max(model.mtu) } else { model.init_cwnd };
             messages.push(Message { spec: *spec, first: flows.len() as u32, count: k as u32, done: 0 });
             for bytes in shares {
-                let lb = HostLb::new(&model.lb, &model.lb_ctx, &mut hosts[spec.src as usize].rng);
+                let rng = &mut hosts[spec.src as usize].rng;
+                let lb = if spec.pinned {
+                    HostLb::Ecmp(crate::lb::ecmp::Ecmp::new(crate::lb::MAX_EVS, rng))
+                } else {
+                    HostLb::new(&model.lb, &model.lb_ctx, rng)
+                };
                 let window = Window::new(model.cc, init, model.max_cwnd, model.mtu);
                 queue.schedule(spec.start, Event::FlowStart(flows.len() as u32));
                 let mut flow = Flow::new(FlowSpec { bytes, ..*spec }, model.mtu, model.header, window, lb, model.ack_policy);
@@ -345,9 +350,10 @@ impl Simulation {
             p.control_bytes -= pkt.size as u64;
             pkt
         } else {
-            let Some(mut head) = p.pop_data(now) else { return };
+            let Some(mut head) = p.pop_data(now, &self.model.scheduler) else { return };
             if let Some((kmin, kmax, EcnMark::Dequeue)) = self.model.ecn {
-                if red_mark(p.data_bytes, kmin, kmax, &mut self.switch_rng[p.switch as usize]) {
+                let left = p.classes[head.class as usize].bytes;
+                if red_mark(left, kmin, kmax, &mut self.switch_rng[p.switch as usize]) {
                     p.stats.ecn_marks += 1;
                     head.ecn = true;
                 }
@@ -417,7 +423,7 @@ impl Simulation {
         let m = &self.model;
         let p = &mut self.ports[port as usize];
         let mut control = pkt.is_control();
-        if !control && p.data_bytes + pkt.size as u64 > m.buffer {
+        if !control && p.classes[pkt.class as usize].bytes + pkt.size as u64 > m.buffer {
             p.stats.max_queue = p.stats.max_queue.max(p.data_bytes);
             let flow = &mut self.flows[pkt.flow as usize];
             match m.overflow {
@@ -458,7 +464,8 @@ impl Simulation {
             return;
         } else {
             if let Some((kmin, kmax, EcnMark::Enqueue)) = m.ecn {
-                if red_mark(p.data_bytes, kmin, kmax, &mut self.switch_rng[p.switch as usize]) {
+                let ahead = p.classes[pkt.class as usize].bytes;
+                if red_mark(ahead, kmin, kmax, &mut self.switch_rng[p.switch as usize]) {
                     p.stats.ecn_marks += 1;
                     pkt.ecn = true;
                 }
@@ -508,6 +515,7 @@ impl Simulation {
                 kind: Kind::Data,
                 trimmed: false,
                 ecn: false,
+                class: flow.spec.class,
                 flow: f,
                 psn,
                 ev,
@@ -543,6 +551,7 @@ impl Simulation {
             kind,
             trimmed: false,
             ecn,
+            class: 0,
             flow: f,
             psn: packet.psn,
             ev,
@@ -729,6 +738,7 @@ impl Simulation {
             kind: Kind::Data,
             trimmed: false,
             ecn: false,
+            class: 0,
             flow,
             psn: 0,
             ev,

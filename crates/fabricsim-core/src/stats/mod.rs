@@ -200,6 +200,8 @@ impl RunResult {
         ft.add("dst", spec(&|m| m.spec.dst as u64));
         ft.add("bytes", spec(&|m| m.spec.bytes));
         ft.add("start_ps", spec(&|m| m.spec.start));
+        ft.add("class", spec(&|m| m.spec.class as u64));
+        ft.add("pinned", Column::Bool(messages.iter().map(|m| m.spec.pinned).collect()));
         ft.add("first_send_ps", Column::U64(first_send.iter().map(|f| f.unwrap_or(0)).collect()));
         ft.add("end_ps", Column::U64(end.iter().map(|e| e.unwrap_or(0)).collect()));
         ft.add("fct_ps", Column::U64(fct.iter().map(|f| f.unwrap_or(0)).collect()));

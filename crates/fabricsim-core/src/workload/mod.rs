@@ -23,6 +23,10 @@ pub struct FlowSpec {
     pub dst: u32,
     pub bytes: u64,
     pub start: Time,
+    /// Data class at the switches.
+    pub class: u8,
+    /// Pinned to one path (ECMP) whatever the scenario's load balancer (`[mixed]`).
+    pub pinned: bool,
 }
 
 /// One flow as a scenario writes it.
@@ -34,6 +38,8 @@ pub struct FlowEntry {
     pub size: Size,
     #[serde(default = "d_start")]
     pub start: Duration,
+    #[serde(default)]
+    pub class: u8,
 }
 
 /// The `[workload]` table.
@@ -54,6 +60,8 @@ pub struct Uniform {
     pub size: Size,
     #[serde(default = "d_start")]
     pub start: Duration,
+    #[serde(default)]
+    pub class: u8,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,6 +74,8 @@ pub struct Incast {
     pub size: Size,
     #[serde(default = "d_start")]
     pub start: Duration,
+    #[serde(default)]
+    pub class: u8,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,7 +110,7 @@ fn d_start() -> Duration {
 
 impl Default for WorkloadConfig {
     fn default() -> Self {
-        WorkloadConfig::Permutation(Uniform { size: d_size(), start: d_start() })
+        WorkloadConfig::Permutation(Uniform { size: d_size(), start: d_start(), class: 0 })
     }
 }
 
@@ -130,19 +140,21 @@ impl WorkloadConfig {
     /// The flows of this workload on `hosts` hosts.
     pub fn flows(&self, hosts: u32, rng: &mut Rng) -> Result<Vec<FlowSpec>, ScenarioError> {
         let flows = match self {
-            WorkloadConfig::Permutation(Uniform { size, start }) => {
+            WorkloadConfig::Permutation(Uniform { size, start, class }) => {
                 let bytes = check_size("workload.size", *size)?;
                 derangement(hosts, rng)
                     .into_iter()
                     .enumerate()
-                    .map(|(src, dst)| FlowSpec { src: src as u32, dst, bytes, start: start.0 })
+                    .map(|(src, dst)| FlowSpec { src: src as u32, dst, bytes, start: start.0, class: *class, pinned: false })
                     .collect()
             }
-            WorkloadConfig::Tornado(Uniform { size, start }) => {
+            WorkloadConfig::Tornado(Uniform { size, start, class }) => {
                 let bytes = check_size("workload.size", *size)?;
-                (0..hosts).map(|src| FlowSpec { src, dst: (src + hosts / 2) % hosts, bytes, start: start.0 }).collect()
+                (0..hosts)
+                    .map(|src| FlowSpec { src, dst: (src + hosts / 2) % hosts, bytes, start: start.0, class: *class, pinned: false })
+                    .collect()
             }
-            WorkloadConfig::Incast(Incast { senders, receiver, size, start }) => {
+            WorkloadConfig::Incast(Incast { senders, receiver, size, start, class }) => {
                 let bytes = check_size("workload.size", *size)?;
                 ensure(*receiver < hosts, "workload.receiver", receiver, format!("allowed: a host id in 0..{hosts}"))?;
                 ensure(
@@ -155,7 +167,10 @@ impl WorkloadConfig {
                 rng.shuffle(&mut others);
                 others.truncate(*senders as usize);
                 others.sort_unstable();
-                others.into_iter().map(|src| FlowSpec { src, dst: *receiver, bytes, start: start.0 }).collect()
+                others
+                    .into_iter()
+                    .map(|src| FlowSpec { src, dst: *receiver, bytes, start: start.0, class: *class, pinned: false })
+                    .collect()
             }
             WorkloadConfig::Flows(FlowList { flows, file }) => {
                 ensure(
@@ -171,7 +186,7 @@ impl WorkloadConfig {
                     ensure(f.dst < hosts, &at("dst"), f.dst, format!("allowed: a host id in 0..{hosts}"))?;
                     ensure(f.src != f.dst, &at("dst"), f.dst, "allowed: a host other than src")?;
                     let bytes = check_size(&at("size"), f.size)?;
-                    out.push(FlowSpec { src: f.src, dst: f.dst, bytes, start: f.start.0 });
+                    out.push(FlowSpec { src: f.src, dst: f.dst, bytes, start: f.start.0, class: f.class, pinned: false });
                 }
                 out
             }
@@ -213,9 +228,9 @@ mod tests {
     #[test]
     fn tornado_and_incast_shapes() {
         let mut rng = Rng::stream(1, Stream::Workload, 0);
-        let t = WorkloadConfig::Tornado(Uniform { size: Size(1), start: Duration(0) }).flows(8, &mut rng).unwrap();
+        let t = WorkloadConfig::Tornado(Uniform { size: Size(1), start: Duration(0), class: 0 }).flows(8, &mut rng).unwrap();
         assert_eq!(t.iter().map(|f| f.dst).collect::<Vec<_>>(), vec![4, 5, 6, 7, 0, 1, 2, 3]);
-        let i = WorkloadConfig::Incast(Incast { senders: 5, receiver: 3, size: Size(1), start: Duration(0) })
+        let i = WorkloadConfig::Incast(Incast { senders: 5, receiver: 3, size: Size(1), start: Duration(0), class: 0 })
             .flows(16, &mut rng)
             .unwrap();
         assert_eq!(i.len(), 5);
@@ -225,7 +240,7 @@ mod tests {
     #[test]
     fn flows_to_missing_hosts_are_rejected() {
         let cfg = WorkloadConfig::Flows(FlowList {
-            flows: vec![FlowEntry { src: 0, dst: 200, size: Size(10), start: Duration(0) }],
+            flows: vec![FlowEntry { src: 0, dst: 200, size: Size(10), start: Duration(0), class: 0 }],
             file: None,
         });
         let e = cfg.flows(128, &mut Rng::stream(1, Stream::Workload, 0)).unwrap_err();

@@ -163,3 +163,27 @@ fn coalesced_acks_that_report_every_ev_restore_arcane() {
     assert!(trigger > 1.2 * per_packet, "trigger {trigger} per packet {per_packet}");
     assert!((all - per_packet).abs() < 0.05 * per_packet, "all {all} per packet {per_packet}");
 }
+
+#[test]
+fn mixed_traffic_classes_share_ports_by_priority_or_weight() {
+    // 10% of the flows pinned to ECMP in class 1, the rest sprayed by ARCANE in class 0
+    let text = |sched: &str| {
+        fabric128(&format!(
+            "[switch]\nclasses = 2\n{sched}\n[lb]\nkind = \"arcane\"\n[workload]\nkind = \"permutation\"\nsize = \"4MiB\"\n[mixed]\nshare = 0.1\nclass = 1\n"
+        ))
+    };
+    let max_fct_by_class = |sched: &str| {
+        let r = run(&text(sched));
+        assert_eq!(r.summary.status, "complete");
+        let (class, fct, pinned) = (r.flows.u64("class"), r.flows.u64("fct_ps"), r.flows.bool("pinned"));
+        assert_eq!(pinned.iter().filter(|&&p| p).count(), 13, "round(0.1 x 128) flows");
+        assert!((0..class.len()).all(|i| pinned[i] == (class[i] == 1)));
+        let max = |c: u64| (0..class.len()).filter(|&i| class[i] == c).map(|i| fct[i]).max().unwrap();
+        (max(0), max(1))
+    };
+    let (strict0, strict1) = max_fct_by_class("scheduler = \"strict\"");
+    let (wrr0, wrr1) = max_fct_by_class("scheduler = \"wrr\"\nweights = [1, 4]");
+    assert!(strict1 > 2 * strict0, "strict priority starves class 1: {strict0} {strict1}");
+    assert!(wrr1 < strict1 / 2, "weight 4 for class 1 lets it through: {wrr1} vs {strict1}");
+    assert!(wrr0 > strict0, "at class 0's expense: {wrr0} vs {strict0}");
+}
