@@ -1,0 +1,85 @@
+"""Invariants over random scenarios (hypothesis): whatever the algorithm, transport, faults or
+classes, every data packet is accounted for, completed flows received exactly their bytes,
+nothing is faster than its ideal unless sprayed with a short last packet, and a run is
+reproducible."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fabricsim
+
+LBS = ["ecmp", "ops", "arcane", "prime", "co_prime", "round_robin", "bitmap", "flowlet", "plb", "mprdma", "mptcp"]
+
+faults = st.sampled_from(
+    [
+        [],
+        [{"kind": "link_down", "link": "leaf0:up1", "start": "3us", "detection": "1us", "reconvergence": "5us"}],
+        [{"kind": "link_down", "link": "spine1:down2", "start": "2us", "end": "9us"}],
+        [{"kind": "degrade", "link": "leaf1:up0", "rate": "100Gbps"}],
+        [{"kind": "random_loss", "link": "leaf2:up1", "probability": 0.02}],
+        [{"kind": "delay", "link": "leaf0:up0", "extra": "2us"}],
+        [{"kind": "flap", "link": "leaf3:up1", "down_for": "2us", "up_for": "3us", "end": "40us", "detection": "1us", "reconvergence": "1us"}],
+        [{"kind": "random_degrade", "links": "leaf_up", "fraction": 0.2, "rate": "200Gbps"}],
+    ]
+)
+
+
+@st.composite
+def scenarios(draw):
+    hosts = 32
+    lb = draw(st.sampled_from(LBS))
+    transport = draw(st.sampled_from(["ooo", "gbn"]))
+    s = {
+        "seed": draw(st.integers(1, 1000)),
+        "topology": {"hosts": hosts, "radix": 8, "link_latency": "1us", "switch_latency": draw(st.sampled_from(["0ns", "300ns"]))},
+        "switch": {
+            "buffer": draw(st.sampled_from(["0.3bdp", "1bdp"])),
+            "ecn": {"kmin": "0.1bdp", "kmax": "0.25bdp"},
+            "overflow": draw(st.sampled_from(["trim", "drop"])),
+            "routing": draw(st.sampled_from(["auto", "ecmp", "adaptive", "spray"])),
+            "classes": 2,
+            "scheduler": draw(st.sampled_from(["strict", "wrr"])),
+        },
+        "transport": {
+            "kind": transport,
+            "ack_every": draw(st.sampled_from([1, 4])),
+            "ack_evs": draw(st.sampled_from(["trigger", "all"])),
+            "rto": "20us",
+            "loss_detection": "rto" if transport == "gbn" else draw(st.sampled_from(["rto", "path_id"])),
+        },
+        "lb": {"kind": lb},
+        "workload": draw(
+            st.sampled_from(
+                [
+                    {"kind": "permutation", "size": "96KiB"},
+                    {"kind": "incast", "senders": 6, "size": "64KiB", "class": 1},
+                    {"kind": "tornado", "size": "40000B"},
+                ]
+            )
+        ),
+        "faults": draw(faults),
+        "stop": {"max_time": "20ms"},
+    }
+    if draw(st.booleans()):
+        s["mixed"] = {"share": 0.25, "class": 1}
+    return s
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_invariants_hold_in_any_scenario(s):
+    r = fabricsim.run(s)
+    a = r.accounting
+    assert a["data_sent"] == a["data_delivered"] + a["data_trimmed"] + a["data_dropped"] + a["data_in_flight"]
+    assert a["data_trimmed"] == a["headers_delivered"] + a["headers_dropped"] + a["headers_in_flight"]
+    done = r.flows.filter(r.flows["completed"])
+    assert (done["delivered_bytes"] == done["bytes"]).all()
+    assert r.summary["completed"] == done.height
+    # every flow completes unless the run hit its guard
+    assert r.summary["status"] == "complete" or r.summary["stop_reason"] != "all flows completed"
+    # nothing beats its ideal by more than a short last packet's overtaking (docs/model.md)
+    assert (done["fct_ps"] >= done["ideal_fct_ps"] - 100_000).all()
+    # reproducible
+    assert fabricsim.run(s).flows.equals(r.flows)
