@@ -90,7 +90,7 @@ fn parse_with(text: &str, units: &[(&str, u128)]) -> Option<u64> {
 /// Writes `value` in the largest unit that divides it exactly (`units` in increasing order).
 fn format_with(value: u64, units: &[(&str, u128)]) -> String {
     let v = value as u128;
-    let (unit, factor) = units.iter().rev().find(|(_, f)| v >= *f && v % f == 0).copied().unwrap_or(units[0]);
+    let (unit, factor) = units.iter().rev().find(|(_, f)| v >= *f && v.is_multiple_of(*f)).copied().unwrap_or(units[0]);
     format!("{}{}", v / factor, unit)
 }
 

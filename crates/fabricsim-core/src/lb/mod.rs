@@ -65,16 +65,13 @@ pub enum LbConfig {
 
 /// A parameter that is either `"auto"` (derived from the fabric) or a value.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Default)]
 pub enum AutoOr<T> {
+    #[default]
     Auto,
     Value(T),
 }
 
-impl<T> Default for AutoOr<T> {
-    fn default() -> Self {
-        AutoOr::Auto
-    }
-}
 
 impl<T: Copy> AutoOr<T> {
     pub fn or(self, auto: T) -> T {

@@ -43,7 +43,7 @@ impl Mprdma {
 impl LoadBalancer for Mprdma {
     fn next_ev(&mut self, _now: Time, rng: &mut Rng) -> Ev {
         self.sent = self.sent.wrapping_add(1);
-        let probe = self.probe_every > 0 && self.sent % self.probe_every == 0;
+        let probe = self.probe_every > 0 && self.sent.is_multiple_of(self.probe_every);
         match self.credits.pop_front() {
             Some(ev) if !probe => ev,
             _ => rng.below(self.evs_size as u64) as Ev,

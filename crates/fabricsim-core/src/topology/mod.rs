@@ -55,7 +55,7 @@ impl FatTreeSpec {
         ensure(t.oversubscription >= 1, "topology.oversubscription", t.oversubscription, "allowed: 1 or more (down:up ratio)")?;
         let k = t.radix;
         ensure(
-            k % (1 + t.oversubscription) == 0,
+            k.is_multiple_of(1 + t.oversubscription),
             "topology.oversubscription",
             t.oversubscription,
             format!("allowed: a ratio o where radix ({k}) is divisible by 1 + o"),
@@ -84,7 +84,7 @@ impl FatTreeSpec {
 
         let (leaves_per_pod, pods) = if t.tiers == 2 {
             ensure(
-                t.hosts % down0 == 0,
+                t.hosts.is_multiple_of(down0),
                 "topology.hosts",
                 t.hosts,
                 format!("allowed: a multiple of {down0} (hosts per leaf with radix {k} and oversubscription {})", t.oversubscription),
@@ -101,7 +101,7 @@ impl FatTreeSpec {
             let lpp = k / 2;
             let per_pod = down0 * lpp;
             ensure(
-                t.hosts % per_pod == 0,
+                t.hosts.is_multiple_of(per_pod),
                 "topology.hosts",
                 t.hosts,
                 format!("allowed: a multiple of {per_pod} (hosts per pod: {lpp} leaves x {down0} hosts)"),
