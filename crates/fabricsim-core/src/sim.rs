@@ -158,7 +158,10 @@ impl Simulation {
             .map(|h| HostState { rng: Rng::stream(model.seed, Stream::Host, h as u64), active: Vec::new(), rr: 0 })
             .collect();
         let faults = crate::faults::resolve(&scenario.faults, &topo, model.seed, model.max_time)?;
-        let mut queue = EventQueue::new();
+        // the calendar's ring should cover a hop, the longest link delay plus a packet: every
+        // packet event falls within it (timers go beyond). Its memory grows with its span.
+        let hop = topo.ports.iter().map(|p| p.delay + serialization(model.mtu, p.rate)).max().unwrap_or(0);
+        let mut queue = EventQueue::with_horizon(hop + hop / 8);
         for (i, f) in faults.iter().enumerate() {
             queue.schedule(f.at, Event::Fault(i as u32));
         }
@@ -266,7 +269,7 @@ impl Simulation {
     /// of a pipe was written one link latency ago, long since evicted. A plain load whose
     /// value only feeds `black_box`: the out-of-order core issues it and moves on.
     #[inline]
-    fn prefetch_next(&self) {
+    fn prefetch_next(&mut self) {
         if let Some(Event::PipeArrive(p) | Event::PortFree(p)) = self.queue.peek() {
             let port = &self.ports[p as usize];
             std::hint::black_box(port.pipe.front().map(|(t, _)| *t));

@@ -32,9 +32,16 @@ struct Entry {
     event: Event,
 }
 
+impl Entry {
+    #[inline]
+    fn key(&self) -> (Time, u64) {
+        (self.time, self.seq)
+    }
+}
+
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key() == other.key()
     }
 }
 impl Eq for Entry {}
@@ -44,23 +51,63 @@ impl PartialOrd for Entry {
     }
 }
 impl Ord for Entry {
-    /// Reversed: the heap is a max-heap and we want the earliest (time, seq) first.
+    /// Reversed: the far heap is a max-heap and we want the earliest (time, seq) first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key().cmp(&self.key())
     }
 }
 
-/// A priority queue of events with a clock.
-#[derive(Debug, Default)]
+/// Buckets in the ring (a power of two).
+const BUCKETS: usize = 8192;
+
+/// A priority queue of events with a clock: a calendar queue.
+///
+/// Most events of a packet simulation fall within one link latency of now, densely. The near
+/// future is a ring of `BUCKETS` time buckets of `2^shift` ps; an event goes into its bucket
+/// unsorted, and a bucket is sorted only when the clock reaches it. A bitmap skips empty
+/// buckets; events beyond the ring's horizon (timers) wait in a binary heap. Order is exactly
+/// (time, insertion). On the 1024-host benchmark this does about half the instructions and
+/// a third of the cache misses of `std`'s `BinaryHeap` (docs/performance.md).
+#[derive(Debug)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    ring: Vec<Vec<Entry>>,
+    occupied: Vec<u64>,
+    shift: u32,
+    /// Absolute index of the bucket being drained, and its entries sorted latest-first.
+    cur: u64,
+    current: Vec<Entry>,
+    ring_len: usize,
+    far: BinaryHeap<Entry>,
     seq: u64,
     now: Time,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self::with_horizon(4_000_000)
+    }
 }
 
 impl EventQueue {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A queue whose ring covers at least `horizon` ps (events further ahead are slower).
+    pub fn with_horizon(horizon: Time) -> Self {
+        let per_bucket = horizon.div_ceil(BUCKETS as u64).max(1);
+        let shift = (64 - (per_bucket - 1).leading_zeros()).max(6);
+        EventQueue {
+            ring: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            occupied: vec![0; BUCKETS / 64],
+            shift,
+            cur: 0,
+            current: Vec::new(),
+            ring_len: 0,
+            far: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+        }
     }
 
     /// The time of the event being processed (or last processed).
@@ -73,35 +120,120 @@ impl EventQueue {
     pub fn schedule(&mut self, at: Time, event: Event) {
         debug_assert!(at >= self.now, "event {event:?} scheduled at {at} before now {}", self.now);
         self.seq += 1;
-        self.heap.push(Entry { time: at, seq: self.seq, event });
+        let e = Entry { time: at, seq: self.seq, event };
+        let b = at >> self.shift;
+        if b <= self.cur {
+            // into the bucket being drained, in order (latest first). `b < cur` happens when a
+            // peek has already moved on to the next occupied bucket: the event precedes all of
+            // it, and nothing lies in between.
+            let pos = self.current.partition_point(|x| x.key() > e.key());
+            self.current.insert(pos, e);
+        } else if b < self.cur + BUCKETS as u64 {
+            let slot = (b as usize) & (BUCKETS - 1);
+            self.ring[slot].push(e);
+            self.occupied[slot / 64] |= 1 << (slot % 64);
+            self.ring_len += 1;
+        } else {
+            self.far.push(e);
+        }
+    }
+
+    /// The next occupied ring bucket after `cur`, as an absolute index.
+    fn next_ring_bucket(&self) -> Option<u64> {
+        if self.ring_len == 0 {
+            return None;
+        }
+        let start = ((self.cur + 1) as usize) & (BUCKETS - 1);
+        for step in 0..=BUCKETS / 64 {
+            let w = (start / 64 + step) % (BUCKETS / 64);
+            let mut bits = self.occupied[w];
+            if step == 0 {
+                bits &= u64::MAX << (start % 64);
+            }
+            if step == BUCKETS / 64 {
+                bits &= !(u64::MAX << (start % 64)); // wrapped back to the start word
+            }
+            if bits != 0 {
+                let slot = w * 64 + bits.trailing_zeros() as usize;
+                let dist = (slot + BUCKETS - start) % BUCKETS;
+                return Some(self.cur + 1 + dist as u64);
+            }
+        }
+        None
+    }
+
+    /// Makes `current` hold the earliest events, if there are any.
+    #[inline]
+    fn settle(&mut self) -> bool {
+        if !self.current.is_empty() {
+            return true;
+        }
+        self.advance()
+    }
+
+    fn advance(&mut self) -> bool {
+        let ring = self.next_ring_bucket();
+        let far = self.far.peek().map(|e| e.time >> self.shift);
+        let next = match (ring, far) {
+            (None, None) => return false,
+            (Some(r), None) => r,
+            (None, Some(f)) => f,
+            (Some(r), Some(f)) => r.min(f),
+        };
+        self.cur = next;
+        let slot = (next as usize) & (BUCKETS - 1);
+        if ring == Some(next) {
+            // copy out rather than swap the Vecs: swapping lets the large capacity of a burst
+            // migrate around the ring until every slot holds one (twice the memory measured)
+            self.current.extend_from_slice(&self.ring[slot]);
+            self.ring[slot].clear();
+            self.occupied[slot / 64] &= !(1 << (slot % 64));
+            self.ring_len -= self.current.len();
+        }
+        while self.far.peek().is_some_and(|e| e.time >> self.shift == next) {
+            if let Some(e) = self.far.pop() {
+                self.current.push(e);
+            }
+        }
+        self.current.sort_unstable_by(|a, b| b.key().cmp(&a.key()));
+        true
     }
 
     /// Time of the next event, if any.
     #[inline]
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+    pub fn peek_time(&mut self) -> Option<Time> {
+        if !self.settle() {
+            return None;
+        }
+        self.current.last().map(|e| e.time)
     }
 
     /// The next event, without removing it.
     #[inline]
-    pub fn peek(&self) -> Option<Event> {
-        self.heap.peek().map(|e| e.event)
+    pub fn peek(&mut self) -> Option<Event> {
+        if !self.settle() {
+            return None;
+        }
+        self.current.last().map(|e| e.event)
     }
 
     /// Removes the next event and advances the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let e = self.heap.pop()?;
+        if !self.settle() {
+            return None;
+        }
+        let e = self.current.pop()?;
         self.now = e.time;
         Some((e.time, e.event))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.current.len() + self.ring_len + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -122,5 +254,42 @@ mod tests {
             vec![(5, Event::Rto(2)), (5, Event::Rto(4)), (10, Event::Rto(1)), (10, Event::Rto(3))]
         );
         assert_eq!(q.now(), 10);
+    }
+
+    #[test]
+    fn matches_a_reference_order_with_near_far_and_same_bucket_events() {
+        use super::rng::{Rng, Stream};
+        let mut rng = Rng::stream(5, Stream::Workload, 0);
+        let mut q = EventQueue::with_horizon(10_000);
+        let mut pending: Vec<(Time, u32)> = Vec::new(); // (time, insertion index)
+        for i in 0..50_000u32 {
+            if rng.below(3) > 0 || q.is_empty() {
+                // mostly near, some in the current bucket, some far beyond the ring
+                let dt = match rng.below(10) {
+                    0 => 0,
+                    1 => rng.below(5),
+                    2 => 100_000 + rng.below(10_000_000),
+                    _ => rng.below(20_000),
+                };
+                let at = q.now() + dt;
+                q.schedule(at, Event::Rto(i));
+                pending.push((at, i));
+            } else {
+                let (t, e) = q.pop().unwrap();
+                let k = pending.iter().enumerate().min_by_key(|(_, m)| **m).map(|(k, _)| k).unwrap();
+                assert_eq!((t, e), (pending[k].0, Event::Rto(pending[k].1)));
+                pending.swap_remove(k);
+                if rng.below(2) == 0 {
+                    q.peek(); // as the simulator does: it may move on to the next bucket
+                }
+            }
+            assert_eq!(q.len(), pending.len());
+        }
+        while let Some((t, e)) = q.pop() {
+            let k = pending.iter().enumerate().min_by_key(|(_, m)| **m).map(|(k, _)| k).unwrap();
+            assert_eq!((t, e), (pending[k].0, Event::Rto(pending[k].1)));
+            pending.swap_remove(k);
+        }
+        assert!(pending.is_empty());
     }
 }
