@@ -2,11 +2,12 @@
 //!
 //! Events are ordered by (time, insertion order), so events at the same picosecond run in
 //! the order they were scheduled: the basis of determinism. Scheduling in the past is a bug.
+//! The queue is a calendar queue (see [`EventQueue`]).
 
 pub mod rng;
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::BinaryHeap; // the far-future part of the calendar
 
 use crate::time::Time;
 
@@ -66,8 +67,8 @@ const BUCKETS: usize = 8192;
 /// future is a ring of `BUCKETS` time buckets of `2^shift` ps; an event goes into its bucket
 /// unsorted, and a bucket is sorted only when the clock reaches it. A bitmap skips empty
 /// buckets; events beyond the ring's horizon (timers) wait in a binary heap. Order is exactly
-/// (time, insertion). On the 1024-host benchmark this does about half the instructions and
-/// a third of the cache misses of `std`'s `BinaryHeap` (docs/performance.md).
+/// (time, insertion). On a 1024-host run it takes 38% fewer instructions and 33% fewer L1
+/// read misses than `std`'s `BinaryHeap` did (docs/performance.md).
 #[derive(Debug)]
 pub struct EventQueue {
     ring: Vec<Vec<Entry>>,
