@@ -23,8 +23,10 @@
 //! - `random_loss`: each packet put on the link is lost with `probability` (bit errors, a bad
 //!   optic), from `start` (until `end`).
 //!
-//! A link is named by either of its ports, as in the results: `"leaf0:up3"` is the link
-//! between leaf 0 and spine 3, the same link as `"spine3:down0"`; both directions are hit.
+//! A fault hits one link, named by either of its ports as in the results (`link =
+//! "leaf0:up3"` is the link between leaf 0 and spine 3, the same as `"spine3:down0"`), or a
+//! seeded share of one tier's links (`links = "leaf_up"`, `fraction = 0.02`: 2% of the leaf
+//! uplinks). Both directions of a link are hit.
 //! A name that does not exist is an error before the run. No fault can hang a run: flows
 //! that cannot finish end at the run guard, reported incomplete.
 
@@ -60,7 +62,15 @@ pub struct Window {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkDown {
-    pub link: String,
+    /// One link, by either port's name ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// ... or a share (`fraction`) of one tier's links (`"host"`, `"leaf_up"`, `"agg_up"`),
+    /// chosen by seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<LinkSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<f64>,
     #[serde(default = "d_start")]
     pub start: Duration,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,7 +86,15 @@ pub struct LinkDown {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Flap {
-    pub link: String,
+    /// One link, by either port's name ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// ... or a share (`fraction`) of one tier's links (`"host"`, `"leaf_up"`, `"agg_up"`),
+    /// chosen by seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<LinkSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<f64>,
     #[serde(default = "d_start")]
     pub start: Duration,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -92,7 +110,15 @@ pub struct Flap {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Degrade {
-    pub link: String,
+    /// One link, by either port's name ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// ... or a share (`fraction`) of one tier's links (`"host"`, `"leaf_up"`, `"agg_up"`),
+    /// chosen by seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<LinkSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<f64>,
     pub rate: Rate,
     #[serde(default = "d_start")]
     pub start: Duration,
@@ -127,7 +153,15 @@ pub struct RandomDegrade {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Delay {
-    pub link: String,
+    /// One link, by either port's name ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// ... or a share (`fraction`) of one tier's links (`"host"`, `"leaf_up"`, `"agg_up"`),
+    /// chosen by seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<LinkSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<f64>,
     pub extra: Duration,
     #[serde(default = "d_start")]
     pub start: Duration,
@@ -138,7 +172,15 @@ pub struct Delay {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RandomLoss {
-    pub link: String,
+    /// One link, by either port's name ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// ... or a share (`fraction`) of one tier's links (`"host"`, `"leaf_up"`, `"agg_up"`),
+    /// chosen by seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<LinkSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<f64>,
     pub probability: f64,
     #[serde(default = "d_start")]
     pub start: Duration,
@@ -216,23 +258,61 @@ fn reverse(topo: &Topology, p: u32) -> Option<u32> {
     topo.ports.iter().position(|q| q.from == to && q.to == from).map(|i| i as u32)
 }
 
+/// A change that holds from `start`, undone at `end` if there is one.
+fn hold(out: &mut Vec<FaultAction>, ports: [u32; 2], (start, end): (Time, Option<Time>), on: Change, off: Change) {
+    out.push(FaultAction { at: start, ports, change: on });
+    if let Some(end) = end {
+        out.push(FaultAction { at: end, ports, change: off });
+    }
+}
+
+/// A seeded share of one tier's links: `round(fraction x links)`, at least one.
+fn pick(topo: &Topology, set: LinkSet, fraction: f64, seed: u64, index: u64, field: &dyn Fn(&str) -> String) -> Result<Vec<[u32; 2]>, ScenarioError> {
+    ensure(fraction > 0.0 && fraction <= 1.0, &field("fraction"), fraction, "allowed: a fraction in (0, 1]")?;
+    let tier = match set {
+        LinkSet::Host => 0,
+        LinkSet::LeafUp => 1,
+        LinkSet::AggUp => 2,
+    };
+    let mut candidates: Vec<u32> = (0..topo.ports.len() as u32)
+        .filter(|&p| topo.ports[p as usize].tier == tier && topo.ports[p as usize].up)
+        .collect();
+    ensure(!candidates.is_empty(), &field("links"), format!("{set:?}"), "allowed: a link tier this topology has (agg_up needs 3 tiers)")?;
+    let count = ((fraction * candidates.len() as f64).round() as usize).clamp(1, candidates.len());
+    let mut rng = Rng::stream(seed, Stream::Workload, 1_000 + index);
+    rng.shuffle(&mut candidates);
+    Ok(candidates[..count].iter().map(|&p| [p, reverse(topo, p).unwrap_or(p)]).collect())
+}
+
 /// Checks the faults against the topology and turns them into timed actions.
 pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Time) -> Result<Vec<FaultAction>, ScenarioError> {
     let mut out = Vec::new();
     for (i, f) in faults.iter().enumerate() {
         let field = |k: &str| format!("faults[{i}].{k}");
-        let link = |name: &String| {
-            link_ports(topo, name).ok_or_else(|| {
-                ScenarioError::new(
-                    field("link"),
-                    format!("{name:?}"),
-                    format!(
-                        "allowed: a port name such as {:?} or {:?} (see the ports table of a run)",
-                        topo.ports[topo.hosts() as usize].name,
-                        topo.ports.last().map_or("", |p| p.name.as_str())
-                    ),
-                )
-            })
+        let targets = |link: &Option<String>, links: Option<LinkSet>, fraction: Option<f64>| -> Result<Vec<[u32; 2]>, ScenarioError> {
+            match (link, links) {
+                (Some(name), None) => {
+                    ensure(fraction.is_none(), &field("fraction"), fraction.unwrap_or(0.0), "allowed: only with `links`, not with `link`")?;
+                    let ports = link_ports(topo, name).ok_or_else(|| {
+                        ScenarioError::new(
+                            field("link"),
+                            format!("{name:?}"),
+                            format!(
+                                "allowed: a port name such as {:?} or {:?} (see the ports table of a run)",
+                                topo.ports[topo.hosts() as usize].name,
+                                topo.ports.last().map_or("", |p| p.name.as_str())
+                            ),
+                        )
+                    })?;
+                    Ok(vec![ports])
+                }
+                (None, Some(set)) => {
+                    let fraction = fraction.ok_or_else(|| ScenarioError::new(field("fraction"), "nothing", "allowed: a fraction in (0, 1] of the `links` tier"))?;
+                    pick(topo, set, fraction, seed, i as u64, &field)
+                }
+                (Some(_), Some(_)) => Err(ScenarioError::new(field("links"), "both `link` and `links`", "allowed: one link, or a share of a tier")),
+                (None, None) => Err(ScenarioError::new(field("link"), "nothing", "allowed: `link = \"leaf0:up3\"`, or `links = \"leaf_up\"` with `fraction`")),
+            }
         };
         let window = |w: &Window| -> Result<(Time, Option<Time>), ScenarioError> {
             if let Some(end) = w.end {
@@ -240,66 +320,56 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
             }
             Ok((w.start.0, w.end.map(|e| e.0)))
         };
-        let mut hold = |ports: [u32; 2], (start, end): (Time, Option<Time>), on: Change, off: Change| {
-            out.push(FaultAction { at: start, ports, change: on });
-            if let Some(end) = end {
-                out.push(FaultAction { at: end, ports, change: off });
-            }
-        };
         match f {
             FaultConfig::LinkDown(d) => {
-                let (ports, (start, end)) = (link(&d.link)?, window(&Window { start: d.start, end: d.end })?);
+                let (start, end) = window(&Window { start: d.start, end: d.end })?;
                 let lag = d.detection.0 + d.reconvergence.0;
-                hold(ports, (start, end), Change::Down, Change::Up);
-                out.push(FaultAction { at: start + lag, ports, change: Change::Converge });
-                if let Some(end) = end {
-                    out.push(FaultAction { at: end + lag, ports, change: Change::Converge });
+                for ports in targets(&d.link, d.links, d.fraction)? {
+                    hold(&mut out, ports, (start, end), Change::Down, Change::Up);
+                    out.push(FaultAction { at: start + lag, ports, change: Change::Converge });
+                    if let Some(end) = end {
+                        out.push(FaultAction { at: end + lag, ports, change: Change::Converge });
+                    }
                 }
             }
             FaultConfig::Flap(d) => {
-                let ports = link(&d.link)?;
+                let all = targets(&d.link, d.links, d.fraction)?;
                 let (start, end) = window(&Window { start: d.start, end: d.end })?;
                 ensure(d.down_for.0 > 0, &field("down_for"), d.down_for, "allowed: a positive duration")?;
                 ensure(d.up_for.0 > 0, &field("up_for"), d.up_for, "allowed: a positive duration")?;
                 let end = end.unwrap_or(max_time).min(max_time);
                 let lag = d.detection.0 + d.reconvergence.0;
-                let mut t = start;
-                while t < end {
-                    out.push(FaultAction { at: t, ports, change: Change::Down });
-                    out.push(FaultAction { at: t + lag, ports, change: Change::Converge });
-                    let up = (t + d.down_for.0).min(end);
-                    out.push(FaultAction { at: up, ports, change: Change::Up });
-                    out.push(FaultAction { at: up + lag, ports, change: Change::Converge });
-                    t = up + d.up_for.0;
+                for ports in all {
+                    let mut t = start;
+                    while t < end {
+                        out.push(FaultAction { at: t, ports, change: Change::Down });
+                        out.push(FaultAction { at: t + lag, ports, change: Change::Converge });
+                        let up = (t + d.down_for.0).min(end);
+                        out.push(FaultAction { at: up, ports, change: Change::Up });
+                        out.push(FaultAction { at: up + lag, ports, change: Change::Converge });
+                        t = up + d.up_for.0;
+                    }
                 }
             }
             FaultConfig::Degrade(d) => {
                 ensure(d.rate.0 > 0, &field("rate"), d.rate, "allowed: a positive rate (use link_down for a dead link)")?;
-                hold(link(&d.link)?, window(&Window { start: d.start, end: d.end })?, Change::Rate(d.rate.0), Change::NominalRate);
+                let w = window(&Window { start: d.start, end: d.end })?;
+                for ports in targets(&d.link, d.links, d.fraction)? {
+                    hold(&mut out, ports, w, Change::Rate(d.rate.0), Change::NominalRate);
+                }
             }
             FaultConfig::RandomDegrade(d) => {
                 ensure(d.rate.0 > 0, &field("rate"), d.rate, "allowed: a positive rate")?;
-                ensure(d.fraction > 0.0 && d.fraction <= 1.0, &field("fraction"), d.fraction, "allowed: a fraction in (0, 1]")?;
-                let (tier, up) = match d.links {
-                    LinkSet::Host => (0, true),
-                    LinkSet::LeafUp => (1, true),
-                    LinkSet::AggUp => (2, true),
-                };
-                let mut candidates: Vec<u32> = (0..topo.ports.len() as u32)
-                    .filter(|&p| topo.ports[p as usize].tier == tier && topo.ports[p as usize].up == up)
-                    .collect();
-                ensure(!candidates.is_empty(), &field("links"), format!("{:?}", d.links), "allowed: a link tier this topology has (agg_up needs 3 tiers)")?;
-                let count = ((d.fraction * candidates.len() as f64).round() as usize).clamp(1, candidates.len());
-                let mut rng = Rng::stream(seed, Stream::Workload, 1_000 + i as u64);
-                rng.shuffle(&mut candidates);
                 let w = window(&Window { start: d.start, end: d.end })?;
-                for &p in &candidates[..count] {
-                    let back = reverse(topo, p).unwrap_or(p);
-                    hold([p, back], w, Change::Rate(d.rate.0), Change::NominalRate);
+                for ports in pick(topo, d.links, d.fraction, seed, i as u64, &field)? {
+                    hold(&mut out, ports, w, Change::Rate(d.rate.0), Change::NominalRate);
                 }
             }
             FaultConfig::Delay(d) => {
-                hold(link(&d.link)?, window(&Window { start: d.start, end: d.end })?, Change::ExtraDelay(d.extra.0), Change::ExtraDelay(0));
+                let w = window(&Window { start: d.start, end: d.end })?;
+                for ports in targets(&d.link, d.links, d.fraction)? {
+                    hold(&mut out, ports, w, Change::ExtraDelay(d.extra.0), Change::ExtraDelay(0));
+                }
             }
             FaultConfig::RandomLoss(d) => {
                 ensure(
@@ -308,7 +378,10 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
                     d.probability,
                     "allowed: a probability in [0, 1]",
                 )?;
-                hold(link(&d.link)?, window(&Window { start: d.start, end: d.end })?, Change::Loss(d.probability), Change::Loss(0.0));
+                let w = window(&Window { start: d.start, end: d.end })?;
+                for ports in targets(&d.link, d.links, d.fraction)? {
+                    hold(&mut out, ports, w, Change::Loss(d.probability), Change::Loss(0.0));
+                }
             }
         }
     }

@@ -108,3 +108,19 @@ fn an_unreachable_host_ends_the_run_at_the_guard_not_a_hang() {
     assert_eq!(r.flows.bool("completed"), &[false, true]);
     assert!(r.accounting.balanced());
 }
+
+#[test]
+fn a_seeded_share_of_a_tier_can_fail_and_routing_avoids_all_of_it() {
+    // 5% of the 128 leaf uplinks (6 links) dead from the start, routing already converged
+    let r = run(&fabric128(
+        "[lb]\nkind = \"ops\"\n[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n[[faults]]\nkind = \"link_down\"\nlinks = \"leaf_up\"\nfraction = 0.05\ndetection = \"0ns\"\nreconvergence = \"0ns\"\n",
+    ));
+    assert_eq!(r.summary.status, "complete");
+    assert_eq!(r.summary.drops, 0, "every switch routes around every dead link");
+    let dead = r.ports.u64("data_packets").iter().zip(r.ports.u64("tier")).zip(r.ports.bool("up")).filter(|((d, t), u)| **d == 0 && **t == 1 && **u).count();
+    assert!(dead >= 6, "at least the 6 dead uplinks carry nothing: {dead}");
+    let err = |extra: &str| Simulation::new(&scenario(&fabric128(extra)).unwrap()).err().unwrap();
+    assert_eq!(err("[[faults]]\nkind = \"link_down\"\nlink = \"leaf0:up1\"\nlinks = \"leaf_up\"\nfraction = 0.1\n").field, "faults[0].links");
+    assert_eq!(err("[[faults]]\nkind = \"link_down\"\nlinks = \"leaf_up\"\n").field, "faults[0].fraction");
+    assert_eq!(err("[[faults]]\nkind = \"link_down\"\n").field, "faults[0].link");
+}
