@@ -60,6 +60,8 @@ impl Ord for Entry {
 
 /// Buckets in the ring (a power of two).
 const BUCKETS: usize = 8192;
+/// Bucket capacity kept after draining; larger (burst) buffers are freed.
+const BURST_KEEP: usize = 64;
 
 /// A priority queue of events with a clock: a calendar queue.
 ///
@@ -188,6 +190,11 @@ impl EventQueue {
             // migrate around the ring until every slot holds one (twice the memory measured)
             self.current.extend_from_slice(&self.ring[slot]);
             self.ring[slot].clear();
+            if self.ring[slot].capacity() > BURST_KEEP {
+                // a burst (hosts in lockstep) left a large buffer: give it back, or such
+                // buffers accumulate over the whole ring
+                self.ring[slot] = Vec::new();
+            }
             self.occupied[slot / 64] &= !(1 << (slot % 64));
             self.ring_len -= self.current.len();
         }
