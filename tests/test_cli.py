@@ -104,3 +104,12 @@ def test_set_lb_kind_switches_algorithm_and_warns_on_hashed_mp_ev(demo_path):
 def test_unknown_lb_parameter_is_exit_2(demo_path):
     r = invoke("run", str(demo_path), "--set", "lb.kind=arcane", "--set", "lb.bufer_size=4", "-q")
     assert r.exit_code == 2 and "lb.bufer_size" in r.output and "buffer_size" in r.output
+
+
+def test_run_out_writes_samples_when_asked(demo_path, tmp_path):
+    r = invoke("run", str(demo_path), "--set", "workload.size=64KiB", "--set", 'samples={every = "2us", ports = ["leaf0:up*"]}', "--out", str(tmp_path), "-q")
+    assert r.exit_code == 0, r.output
+    import polars as pl
+
+    s = pl.read_parquet(tmp_path / "samples.parquet")
+    assert s["port"].n_unique() == 8 and (s["time_ps"] % 2_000_000 == 0).all()

@@ -40,6 +40,11 @@ class Results:
         number of ``arrivals``: how far an arrival trailed the highest PSN received before it
         (0 = in order; 63 collects 63 and more). ``r.reorder.group_by("distance")`` gives the
         overall distribution.
+    samples
+        With ``[samples]``: every ``samples.every``, one row per sampled port: ``time_ps``,
+        ``port`` (join with ``ports`` for the name), ``queue_bytes`` (data queued) and
+        ``utilization`` (bits sent in the interval over what the link could send). Empty
+        otherwise.
     scenario
         The scenario as run, every default filled in.
     """
@@ -50,6 +55,7 @@ class Results:
     accounting: dict[str, int]
     scenario: dict[str, Any]
     reorder: pl.DataFrame | None = None
+    samples: pl.DataFrame | None = None
 
     @classmethod
     def from_native(cls, raw: dict[str, Any], extra_summary: dict[str, Any]) -> Results:
@@ -66,6 +72,9 @@ class Results:
             accounting=json.loads(raw["accounting"]),
             scenario=json.loads(raw["scenario"]),
             reorder=pl.DataFrame(raw["reorder"], schema={"flow": pl.UInt64, "distance": pl.UInt64, "arrivals": pl.UInt64}),
+            samples=pl.DataFrame(
+                raw["samples"], schema={"time_ps": pl.UInt64, "port": pl.UInt64, "queue_bytes": pl.UInt64, "utilization": pl.Float64}
+            ),
         )
 
     @property
@@ -80,6 +89,8 @@ class Results:
         self.ports.write_parquet(out / "ports.parquet")
         if self.reorder is not None:
             self.reorder.write_parquet(out / "reorder.parquet")
+        if self.samples is not None and self.samples.height:
+            self.samples.write_parquet(out / "samples.parquet")
         (out / "summary.json").write_text(json.dumps({"summary": self.summary, "accounting": self.accounting}, indent=2) + "\n")
         (out / "scenario.toml").write_text(tomli_w.dumps(self.scenario))
         return out

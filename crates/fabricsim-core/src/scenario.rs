@@ -48,6 +48,19 @@ pub struct Scenario {
     /// A share of ECMP flows in their own class (`[mixed]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mixed: Option<MixedConfig>,
+    /// Time series of port queues and utilization (`[samples]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<SamplesConfig>,
+}
+
+/// `[samples]`: every `every`, record each selected port's data queue and utilization.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplesConfig {
+    pub every: Duration,
+    /// Port names, or prefixes ending in `*` (`"leaf0:up*"`); default: every port.
+    #[serde(default)]
+    pub ports: Vec<String>,
 }
 
 fn d_seed() -> u64 {

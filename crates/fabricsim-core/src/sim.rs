@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use crate::engine::rng::{mix64, Rng, Stream};
 use crate::engine::{Event, EventQueue};
-use crate::error::ScenarioError;
+use crate::error::{ensure, ScenarioError};
 use crate::faults::{Change, FaultAction};
 use crate::host::cc::Window;
 use crate::host::{Flow, Message, SendRecord};
@@ -81,6 +81,23 @@ struct HostState {
     rr: usize,
 }
 
+/// Columns of the port time series.
+#[derive(Debug, Clone, Default)]
+pub struct SampleRows {
+    pub time: Vec<Time>,
+    pub port: Vec<u64>,
+    pub queue: Vec<u64>,
+    pub util: Vec<f64>,
+}
+
+#[derive(Debug, Clone)]
+struct Sampler {
+    every: Time,
+    ports: Vec<u32>,
+    last_bytes: Vec<u64>,
+    rows: SampleRows,
+}
+
 /// A compact copy of a node's routing fields (hot path).
 #[derive(Debug, Clone, Copy)]
 struct Route {
@@ -122,6 +139,7 @@ pub struct Simulation {
     /// empty while nothing is excluded.
     excluded: Vec<bool>,
     restricted: Vec<Option<Box<[u32]>>>,
+    sampler: Option<Sampler>,
     wall: std::time::Duration,
 }
 
@@ -165,6 +183,35 @@ impl Simulation {
         for (i, f) in faults.iter().enumerate() {
             queue.schedule(f.at, Event::Fault(i as u32));
         }
+        let sampler = match &scenario.samples {
+            None => None,
+            Some(cfg) => {
+                ensure(cfg.every.0 > 0, "samples.every", cfg.every, "allowed: a positive duration")?;
+                let mut ports = Vec::new();
+                for (i, pattern) in cfg.ports.iter().enumerate() {
+                    let matched: Vec<u32> = (0..topo.ports.len() as u32)
+                        .filter(|&p| match pattern.strip_suffix('*') {
+                            Some(prefix) => topo.ports[p as usize].name.starts_with(prefix),
+                            None => topo.ports[p as usize].name == *pattern,
+                        })
+                        .collect();
+                    ensure(
+                        !matched.is_empty(),
+                        &format!("samples.ports[{i}]"),
+                        format!("{pattern:?}"),
+                        "allowed: a port name (\"leaf0:up3\") or a prefix ending in * (\"leaf0:up*\") that matches a port",
+                    )?;
+                    ports.extend(matched);
+                }
+                if cfg.ports.is_empty() {
+                    ports = (0..topo.ports.len() as u32).collect();
+                }
+                ports.sort_unstable();
+                ports.dedup();
+                queue.schedule(0, Event::Sample);
+                Some(Sampler { every: cfg.every.0, last_bytes: vec![0; ports.len()], ports, rows: SampleRows::default() })
+            }
+        };
         let (mut flows, mut messages, mut conn_msg) = (Vec::new(), Vec::new(), Vec::new());
         for (m, spec) in model.flows.iter().enumerate() {
             let shares = crate::lb::mptcp::shares(spec.bytes, model.lb.subflows());
@@ -206,6 +253,7 @@ impl Simulation {
             scratch: Vec::new(),
             scratch_psn: Vec::new(),
             faults,
+            sampler,
             excluded: Vec::new(),
             restricted: Vec::new(),
             wall: std::time::Duration::ZERO,
@@ -254,6 +302,7 @@ impl Simulation {
                 }
                 Event::Rto(f) => self.on_rto(now, f),
                 Event::Fault(i) => self.on_fault(i),
+                Event::Sample => self.on_sample(now),
             }
             if self.flows_done == total_flows {
                 self.status = Status::Complete;
@@ -677,6 +726,22 @@ impl Simulation {
         self.host_kick(now, src);
     }
 
+    /// Records each sampled port's data queue and its utilization since the last sample.
+    fn on_sample(&mut self, now: Time) {
+        let Some(s) = self.sampler.as_mut() else { return };
+        for (k, &port) in s.ports.iter().enumerate() {
+            let p = &self.ports[port as usize];
+            let sent = p.stats.bytes - s.last_bytes[k];
+            s.last_bytes[k] = p.stats.bytes;
+            s.rows.time.push(now);
+            s.rows.port.push(port as u64);
+            s.rows.queue.push(p.data_bytes);
+            // bits sent over what the link could send in the interval (at its current rate)
+            s.rows.util.push(if now == 0 { 0.0 } else { sent as f64 * 8.0 / (p.rate as f64 * s.every as f64 / 1e12) });
+        }
+        self.queue.schedule(now + s.every, Event::Sample);
+    }
+
     fn on_fault(&mut self, i: u32) {
         let f = self.faults[i as usize];
         for port in f.ports {
@@ -731,6 +796,10 @@ impl Simulation {
     }
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+    /// The port time series recorded so far (`[samples]`).
+    pub fn samples(&self) -> Option<&SampleRows> {
+        self.sampler.as_ref().map(|s| &s.rows)
     }
 
     /// The egress ports a packet of `flow` with entropy `ev` crosses from source to

@@ -24,6 +24,8 @@ pub enum Event {
     Rto(u32),
     /// The i-th fault action takes effect.
     Fault(u32),
+    /// Record the sampled ports.
+    Sample,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -203,7 +205,7 @@ impl EventQueue {
                 self.current.push(e);
             }
         }
-        self.current.sort_unstable_by(|a, b| b.key().cmp(&a.key()));
+        self.current.sort_unstable_by_key(|e| std::cmp::Reverse(e.key())); // latest first
         true
     }
 

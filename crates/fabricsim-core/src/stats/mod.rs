@@ -136,6 +136,8 @@ pub struct RunResult {
     pub ports: Table,
     /// Reorder distances at the receivers: (flow, distance, arrivals), distance 63 = 63 or more.
     pub reorder: Table,
+    /// Port time series (`[samples]`): time_ps, port, queue_bytes, utilization; empty if off.
+    pub samples: Table,
     pub summary: Summary,
     pub accounting: Accounting,
     /// The scenario with every default filled in, as JSON.
@@ -293,7 +295,13 @@ impl RunResult {
             payload_efficiency: (model.mtu - model.header) as f64 / model.mtu as f64,
             line_goodput_gbps: model.tree.tier_rates[0] as f64 / 1e9 * (model.mtu - model.header) as f64 / model.mtu as f64,
         };
-        RunResult { flows: ft, ports: pt, reorder: rt, summary, accounting: sim.accounting(), scenario_json: sim.scenario().to_json() }
+        let mut st = Table::default();
+        let rows = sim.samples().cloned().unwrap_or_default();
+        st.add("time_ps", Column::U64(rows.time));
+        st.add("port", Column::U64(rows.port));
+        st.add("queue_bytes", Column::U64(rows.queue));
+        st.add("utilization", Column::F64(rows.util));
+        RunResult { flows: ft, ports: pt, reorder: rt, samples: st, summary, accounting: sim.accounting(), scenario_json: sim.scenario().to_json() }
     }
 }
 

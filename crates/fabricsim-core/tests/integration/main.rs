@@ -9,6 +9,7 @@ mod faults;
 mod guard;
 mod lb;
 mod nic;
+mod samples;
 
 use fabricsim_core::stats::RunResult;
 use fabricsim_core::{Scenario, ScenarioError, Simulation};

@@ -1,0 +1,28 @@
+//! Port time series (`[samples]`).
+
+use super::{fabric128, run};
+
+#[test]
+fn samples_record_queues_and_utilization_without_changing_results() {
+    let base = "[lb]\nkind = \"ecmp\"\n[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 100, size = \"2MiB\"}]\n";
+    let plain = run(&fabric128(base));
+    let sampled = run(&fabric128(&format!("{base}[samples]\nevery = \"5us\"\nports = [\"host0:up*\", \"leaf12:down4\"]\n")));
+    assert_eq!(plain.flows, sampled.flows, "sampling only reads state");
+    let (t, port, util) = (sampled.samples.u64("time_ps"), sampled.samples.u64("port"), sampled.samples.f64("utilization"));
+    assert!(t.iter().all(|t| t % 5_000_000 == 0));
+    assert_eq!(port.iter().collect::<std::collections::BTreeSet<_>>().len(), 2);
+    // the NIC sends back to back: a full interval in the middle of the transfer is at line rate
+    let host_port = port[0];
+    let mid: Vec<f64> = (0..t.len()).filter(|&i| port[i] == host_port && (10_000_000..40_000_000).contains(&t[i])).map(|i| util[i]).collect();
+    assert!(!mid.is_empty() && mid.iter().all(|u| (0.97..1.03).contains(u)), "{mid:?}");
+}
+
+#[test]
+fn an_incast_queue_shows_in_the_samples() {
+    let r = run(&fabric128(
+        "[workload]\nkind = \"incast\"\nsenders = 8\nreceiver = 0\nsize = \"1MiB\"\n[samples]\nevery = \"2us\"\nports = [\"leaf0:down0\"]\n",
+    ));
+    assert!(r.samples.u64("queue_bytes").iter().any(|&q| q > 100_000), "8 senders into one port queue up");
+    let e = fabricsim_core::Simulation::new(&super::scenario(&fabric128("[samples]\nevery = \"1us\"\nports = [\"nope*\"]\n")).unwrap()).err().unwrap();
+    assert_eq!(e.field, "samples.ports[0]");
+}
