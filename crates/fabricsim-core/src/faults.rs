@@ -59,72 +59,66 @@ pub struct Window {
     pub end: Option<Duration>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkDown {
-    /// One link, by either port's name ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link: Option<String>,
-    /// ... or a share (`fraction`) of one tier's links (`"host"`, `"leaf_up"`, `"agg_up"`),
-    /// chosen by seed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub links: Option<LinkSet>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fraction: Option<f64>,
-    #[serde(default = "d_start")]
-    pub start: Duration,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end: Option<Duration>,
+
+
+
+/// Declares a fault kind's table: its own fields, plus the target (`link`, or `links` with
+/// `fraction`) and the window (`start`, `end`) that every kind shares. A macro because serde's
+/// `flatten` cannot be combined with `deny_unknown_fields`.
+macro_rules! fault_kind {
+    ($name:ident { $($(#[$attr:meta])* $field:ident: $ty:ty),* $(,)? }) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// One link, by either port's name ...
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub link: Option<String>,
+            /// ... or a share (`fraction`) of one tier's links, chosen by seed.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub links: Option<LinkSet>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub fraction: Option<f64>,
+            #[serde(default = "d_start")]
+            pub start: Duration,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub end: Option<Duration>,
+            $($(#[$attr])* pub $field: $ty,)*
+        }
+
+        impl $name {
+            fn window(&self) -> Window {
+                Window { start: self.start, end: self.end }
+            }
+            fn target(&self) -> (&Option<String>, Option<LinkSet>, Option<f64>) {
+                (&self.link, self.links, self.fraction)
+            }
+        }
+    };
+}
+
+fault_kind!(LinkDown {
     /// Time for the switches to notice the failure.
     #[serde(default = "d_detection")]
-    pub detection: Duration,
+    detection: Duration,
     /// Time for routing to converge after detection.
     #[serde(default = "d_reconvergence")]
-    pub reconvergence: Duration,
-}
+    reconvergence: Duration,
+});
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Flap {
-    /// One link, by either port's name ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link: Option<String>,
-    /// ... or a share (`fraction`) of one tier's links (`"host"`, `"leaf_up"`, `"agg_up"`),
-    /// chosen by seed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub links: Option<LinkSet>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fraction: Option<f64>,
-    #[serde(default = "d_start")]
-    pub start: Duration,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end: Option<Duration>,
-    pub down_for: Duration,
-    pub up_for: Duration,
+fault_kind!(Flap {
+    down_for: Duration,
+    up_for: Duration,
     #[serde(default = "d_detection")]
-    pub detection: Duration,
+    detection: Duration,
     #[serde(default = "d_reconvergence")]
-    pub reconvergence: Duration,
-}
+    reconvergence: Duration,
+});
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Degrade {
-    /// One link, by either port's name ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link: Option<String>,
-    /// ... or a share (`fraction`) of one tier's links (`"host"`, `"leaf_up"`, `"agg_up"`),
-    /// chosen by seed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub links: Option<LinkSet>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fraction: Option<f64>,
-    pub rate: Rate,
-    #[serde(default = "d_start")]
-    pub start: Duration,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end: Option<Duration>,
-}
+fault_kind!(Degrade { rate: Rate });
+
+fault_kind!(Delay { extra: Duration });
+
+fault_kind!(RandomLoss { probability: f64 });
 
 /// Which links `random_degrade` draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,43 +144,7 @@ pub struct RandomDegrade {
     pub end: Option<Duration>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Delay {
-    /// One link, by either port's name ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link: Option<String>,
-    /// ... or a share (`fraction`) of one tier's links (`"host"`, `"leaf_up"`, `"agg_up"`),
-    /// chosen by seed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub links: Option<LinkSet>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fraction: Option<f64>,
-    pub extra: Duration,
-    #[serde(default = "d_start")]
-    pub start: Duration,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end: Option<Duration>,
-}
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RandomLoss {
-    /// One link, by either port's name ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link: Option<String>,
-    /// ... or a share (`fraction`) of one tier's links (`"host"`, `"leaf_up"`, `"agg_up"`),
-    /// chosen by seed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub links: Option<LinkSet>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fraction: Option<f64>,
-    pub probability: f64,
-    #[serde(default = "d_start")]
-    pub start: Duration,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end: Option<Duration>,
-}
 
 fn d_start() -> Duration {
     Duration(0)
@@ -289,7 +247,7 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
     let mut out = Vec::new();
     for (i, f) in faults.iter().enumerate() {
         let field = |k: &str| format!("faults[{i}].{k}");
-        let targets = |link: &Option<String>, links: Option<LinkSet>, fraction: Option<f64>| -> Result<Vec<[u32; 2]>, ScenarioError> {
+        let targets = |(link, links, fraction): (&Option<String>, Option<LinkSet>, Option<f64>)| -> Result<Vec<[u32; 2]>, ScenarioError> {
             match (link, links) {
                 (Some(name), None) => {
                     ensure(fraction.is_none(), &field("fraction"), fraction.unwrap_or(0.0), "allowed: only with `links`, not with `link`")?;
@@ -322,9 +280,9 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
         };
         match f {
             FaultConfig::LinkDown(d) => {
-                let (start, end) = window(&Window { start: d.start, end: d.end })?;
+                let (start, end) = window(&d.window())?;
                 let lag = d.detection.0 + d.reconvergence.0;
-                for ports in targets(&d.link, d.links, d.fraction)? {
+                for ports in targets(d.target())? {
                     hold(&mut out, ports, (start, end), Change::Down, Change::Up);
                     out.push(FaultAction { at: start + lag, ports, change: Change::Converge });
                     if let Some(end) = end {
@@ -333,8 +291,8 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
                 }
             }
             FaultConfig::Flap(d) => {
-                let all = targets(&d.link, d.links, d.fraction)?;
-                let (start, end) = window(&Window { start: d.start, end: d.end })?;
+                let all = targets(d.target())?;
+                let (start, end) = window(&d.window())?;
                 ensure(d.down_for.0 > 0, &field("down_for"), d.down_for, "allowed: a positive duration")?;
                 ensure(d.up_for.0 > 0, &field("up_for"), d.up_for, "allowed: a positive duration")?;
                 let end = end.unwrap_or(max_time).min(max_time);
@@ -353,8 +311,8 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
             }
             FaultConfig::Degrade(d) => {
                 ensure(d.rate.0 > 0, &field("rate"), d.rate, "allowed: a positive rate (use link_down for a dead link)")?;
-                let w = window(&Window { start: d.start, end: d.end })?;
-                for ports in targets(&d.link, d.links, d.fraction)? {
+                let w = window(&d.window())?;
+                for ports in targets(d.target())? {
                     hold(&mut out, ports, w, Change::Rate(d.rate.0), Change::NominalRate);
                 }
             }
@@ -366,8 +324,8 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
                 }
             }
             FaultConfig::Delay(d) => {
-                let w = window(&Window { start: d.start, end: d.end })?;
-                for ports in targets(&d.link, d.links, d.fraction)? {
+                let w = window(&d.window())?;
+                for ports in targets(d.target())? {
                     hold(&mut out, ports, w, Change::ExtraDelay(d.extra.0), Change::ExtraDelay(0));
                 }
             }
@@ -378,8 +336,8 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
                     d.probability,
                     "allowed: a probability in [0, 1]",
                 )?;
-                let w = window(&Window { start: d.start, end: d.end })?;
-                for ports in targets(&d.link, d.links, d.fraction)? {
+                let w = window(&d.window())?;
+                for ports in targets(d.target())? {
                     hold(&mut out, ports, w, Change::Loss(d.probability), Change::Loss(0.0));
                 }
             }
