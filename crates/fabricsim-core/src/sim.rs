@@ -24,7 +24,7 @@ use crate::stats::{ideal_fct, Accounting, RunResult};
 use crate::switch::routing::{MpEvLayout, Rule};
 use crate::switch::{red_mark, EgressPort};
 use crate::time::{serialization, Time};
-use crate::topology::Topology;
+use crate::topology::{FatTreeSpec, Topology};
 use crate::workload::FlowSpec;
 
 /// Where a run stands.
@@ -448,27 +448,11 @@ impl Simulation {
             return r.first_port + (pkt.dst - r.lo) / r.span;
         }
         let sw = (node - self.hosts.len() as u32) as usize;
-        // field borrows (not `self.usable`) so the switch's RNG can be borrowed alongside
-        let set = if self.restricted.is_empty() {
-            None
-        } else {
-            let leaf = (pkt.dst / self.model.tree.down0) as usize;
-            self.restricted[sw * self.model.tree.leaves as usize + leaf].as_deref()
-        };
+        // a free function over the fields, so the switch's RNG can be borrowed alongside
+        let set = usable(&self.restricted, &self.model.tree, sw, pkt.dst);
         let rng = &mut self.switch_rng[sw];
         let i = choose_up(&r, pkt, set, Some(rng), &self.ports, &self.model.lb_ctx.mp_ev);
         r.first_port + r.n_down + i.unwrap_or(0)
-    }
-
-    /// The up-ports `node` may use towards `dst` after routing excluded links, if restricted.
-    #[inline]
-    fn usable(&self, node: u32, dst: u32) -> Option<&[u32]> {
-        if self.restricted.is_empty() {
-            return None;
-        }
-        let leaf = dst / self.model.tree.down0;
-        let idx = (node - self.hosts.len() as u32) as usize * self.model.tree.leaves as usize + leaf as usize;
-        self.restricted[idx].as_deref()
     }
 
     fn enqueue(&mut self, now: Time, port: u32, mut pkt: Packet) {
@@ -828,7 +812,8 @@ impl Simulation {
             port = if (r.lo..r.hi).contains(&spec.dst) {
                 r.first_port + (spec.dst - r.lo) / r.span
             } else {
-                r.first_port + r.n_down + choose_up(&r, &probe, self.usable(node, spec.dst), None, &self.ports, &self.model.lb_ctx.mp_ev)?
+                let set = usable(&self.restricted, &self.model.tree, (node - self.hosts.len() as u32) as usize, spec.dst);
+                r.first_port + r.n_down + choose_up(&r, &probe, set, None, &self.ports, &self.model.lb_ctx.mp_ev)?
             };
             path.push(port);
             node = self.topo.ports[port as usize].to;
@@ -877,6 +862,17 @@ impl Simulation {
             .collect();
         RunResult::collect(self, &self.messages, &self.flows, &ideals, &self.topo, &self.ports, self.queue.now(), self.wall.as_secs_f64())
     }
+}
+
+/// The up-ports switch `sw` (index among switches) may use towards `dst` after routing
+/// excluded links; `None` while nothing restricts it.
+#[inline]
+fn usable<'a>(restricted: &'a [Option<Box<[u32]>>], tree: &FatTreeSpec, sw: usize, dst: u32) -> Option<&'a [u32]> {
+    if restricted.is_empty() {
+        return None;
+    }
+    let leaf = (dst / tree.down0) as usize;
+    restricted[sw * tree.leaves as usize + leaf].as_deref()
 }
 
 /// The up-port offset a switch picks by its rule, among `set` (offsets) if routing restricts

@@ -132,7 +132,13 @@ pub struct Arrival {
 
 impl Receiver {
     fn new(n_pkts: u32, policy: AckPolicy) -> Receiver {
-        Receiver { received: vec![0; (n_pkts as usize).div_ceil(64)], policy, n_pkts, ..Default::default() }
+        Receiver {
+            received: vec![0; (n_pkts as usize).div_ceil(64)],
+            reorder_hist: vec![0; REORDER_BUCKETS],
+            policy,
+            n_pkts,
+            ..Default::default()
+        }
     }
 
     fn has(&self, psn: u32) -> bool {
@@ -150,9 +156,6 @@ impl Receiver {
             }
         };
         self.max_reorder = self.max_reorder.max(d);
-        if self.reorder_hist.is_empty() {
-            self.reorder_hist = vec![0; REORDER_BUCKETS];
-        }
         self.reorder_hist[(d as usize).min(REORDER_BUCKETS - 1)] += 1;
     }
 
