@@ -781,6 +781,20 @@ impl Simulation {
     pub fn counters(&self) -> &Counters {
         &self.counters
     }
+    pub(crate) fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+    /// Connections: one per message, or its MPTCP subflows.
+    pub(crate) fn connections(&self) -> &[Flow] {
+        &self.flows
+    }
+    pub(crate) fn egress_ports(&self) -> &[EgressPort] {
+        &self.ports
+    }
+    /// Wall-clock seconds spent in `step` so far.
+    pub fn wall_s(&self) -> f64 {
+        self.wall.as_secs_f64()
+    }
     /// The port time series recorded so far (`[samples]`).
     pub fn samples(&self) -> Option<&SampleRows> {
         self.sampler.as_ref().map(|s| &s.rows)
@@ -860,7 +874,7 @@ impl Simulation {
                 })
             })
             .collect();
-        RunResult::collect(self, &self.messages, &self.flows, &ideals, &self.topo, &self.ports, self.queue.now(), self.wall.as_secs_f64())
+        RunResult::collect(self, &ideals)
     }
 }
 

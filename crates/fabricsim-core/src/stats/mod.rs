@@ -11,7 +11,7 @@ use crate::lb::LoadBalancer;
 use crate::sim::Simulation;
 use crate::switch::EgressPort;
 use crate::time::{serialization, Time};
-use crate::topology::{Hop, Topology};
+use crate::topology::Hop;
 
 /// Time from the first bit sent to the last bit received of a `bytes` message alone on
 /// `path`: each packet leaves the sender back to back, and hop h starts a packet when the
@@ -168,17 +168,10 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
 }
 
 impl RunResult {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn collect(
-        sim: &Simulation,
-        messages: &[Message],
-        flows: &[Flow],
-        ideals: &[Time],
-        topo: &Topology,
-        ports: &[EgressPort],
-        now: Time,
-        wall_s: f64,
-    ) -> RunResult {
+    /// The tables of `sim` so far; `ideals` holds each message's ideal FCT.
+    pub(crate) fn collect(sim: &Simulation, ideals: &[Time]) -> RunResult {
+        let (messages, flows, topo, ports) = (sim.messages(), sim.connections(), sim.topology(), sim.egress_ports());
+        let (now, wall_s) = (sim.now(), sim.wall_s());
         let status = sim.status();
         let mut ft = Table::default();
         // one row per message; a message's connections (MPTCP subflows) are summed
