@@ -6,6 +6,7 @@ mod ecmp;
 mod errors;
 mod exactness;
 mod faults;
+mod golden;
 mod guard;
 mod lb;
 mod nic;

@@ -1,0 +1,99 @@
+//! Golden results: the full tables of fixed scenarios, stored as readable text and compared
+//! line by line with every build.
+//!
+//! `tests/golden/*.toml` cover every load balancer, switch rule, transport, congestion
+//! control, fault kind, classes, `[mixed]`, samples and a run that ends incomplete. Each
+//! `NAME.toml` has its expected results in `NAME.out`: the summary (without the wall time),
+//! the packet accounting, and the flows, ports, reorder and samples tables as CSV. A change
+//! that moves a number on purpose re-blesses them in its own commit, saying why:
+//!
+//! ```text
+//! FABRICSIM_BLESS=1 cargo test -p fabricsim-core --test integration golden
+//! ```
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use fabricsim_core::stats::{Column, RunResult, Table};
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden")
+}
+
+fn cell(col: &Column, row: usize) -> String {
+    match col {
+        Column::U64(v) => v[row].to_string(),
+        // `{:?}` prints the shortest text that reads back as the same f64: exact comparison
+        Column::F64(v) => format!("{:?}", v[row]),
+        Column::Bool(v) => v[row].to_string(),
+        Column::Str(v) => v[row].clone(),
+    }
+}
+
+fn rows(col: &Column) -> usize {
+    match col {
+        Column::U64(v) => v.len(),
+        Column::F64(v) => v.len(),
+        Column::Bool(v) => v.len(),
+        Column::Str(v) => v.len(),
+    }
+}
+
+fn csv(out: &mut String, name: &str, table: &Table) {
+    let _ = writeln!(out, "## {name}");
+    let header: Vec<&str> = table.columns.iter().map(|(n, _)| *n).collect();
+    let _ = writeln!(out, "{}", header.join(","));
+    let n = table.columns.first().map_or(0, |(_, c)| rows(c));
+    for row in 0..n {
+        let cells: Vec<String> = table.columns.iter().map(|(_, c)| cell(c, row)).collect();
+        let _ = writeln!(out, "{}", cells.join(","));
+    }
+}
+
+/// Everything a run returns except what depends on the machine (wall time).
+pub fn render(r: &RunResult) -> String {
+    let mut out = String::new();
+    let mut summary = serde_json::to_value(&r.summary).expect("summary serializes");
+    if let Some(map) = summary.as_object_mut() {
+        map.remove("wall_s");
+    }
+    let _ = writeln!(out, "## summary\n{}", serde_json::to_string_pretty(&summary).expect("json"));
+    let _ = writeln!(out, "## accounting\n{}", serde_json::to_string_pretty(&r.accounting).expect("json"));
+    csv(&mut out, "flows", &r.flows);
+    csv(&mut out, "ports", &r.ports);
+    csv(&mut out, "reorder", &r.reorder);
+    csv(&mut out, "samples", &r.samples);
+    out
+}
+
+#[test]
+fn golden_results_are_unchanged() {
+    let bless = std::env::var("FABRICSIM_BLESS").is_ok_and(|v| v == "1");
+    let mut paths: Vec<PathBuf> =
+        std::fs::read_dir(golden_dir()).expect("tests/golden exists").map(|e| e.expect("entry").path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    paths.sort();
+    assert!(paths.len() >= 12, "the golden set lost scenarios: {paths:?}");
+    let mut failures = Vec::new();
+    for path in &paths {
+        let text = std::fs::read_to_string(path).expect("readable");
+        let actual = render(&super::run(&text));
+        let expected_path = path.with_extension("out");
+        if bless {
+            std::fs::write(&expected_path, &actual).expect("writable");
+            continue;
+        }
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+        if expected != actual {
+            let first = expected.lines().zip(actual.lines()).position(|(a, b)| a != b).unwrap_or(expected.lines().count().min(actual.lines().count()));
+            let show = |s: &str| s.lines().nth(first).unwrap_or("<end>").to_string();
+            failures.push(format!(
+                "{}: first difference at line {}:\n  expected: {}\n  actual:   {}",
+                path.file_name().unwrap_or_default().to_string_lossy(),
+                first + 1,
+                show(&expected),
+                show(&actual)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "golden results changed (re-bless only on purpose, see golden.rs):\n{}", failures.join("\n"));
+}
