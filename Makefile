@@ -33,8 +33,13 @@ bench: install
 bench-core:
 	cargo run --release -p fabricsim-core --example bench1024 ops
 
-lint:
-	cargo clippy -p fabricsim-core --all-targets -- -D warnings
+## Formatting, lints and types (CI runs this before the tests).
+lint: install
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(PYTHON) -m ruff check python tests tools
+	$(PYTHON) -m ruff format --check python tests tools
+	$(PYTHON) -m mypy --strict python/
 
 clean:
 	cargo clean

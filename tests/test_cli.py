@@ -2,11 +2,9 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner
-
 import fabricsim
-
 from fabricsim.cli import app
+from typer.testing import CliRunner
 
 runner = CliRunner()
 
@@ -87,7 +85,7 @@ def test_compare_accepts_every_registered_load_balancer(demo_path):
 
 def test_list_shows_every_algorithm_with_its_paper_reference():
     r = invoke("list")
-    for name in LOAD_BALANCERS + ["mp_ev", "adaptive", "spray", "degrade", "link_down"]:
+    for name in [*LOAD_BALANCERS, "mp_ev", "adaptive", "spray", "degrade", "link_down"]:
         assert name in r.stdout, name
     assert "ARCANE sec. 3" in r.stdout and "PRIME sec. III" in r.stdout
 
@@ -107,7 +105,17 @@ def test_unknown_lb_parameter_is_exit_2(demo_path):
 
 
 def test_run_out_writes_samples_when_asked(demo_path, tmp_path):
-    r = invoke("run", str(demo_path), "--set", "workload.size=64KiB", "--set", 'samples={every = "2us", ports = ["leaf0:up*"]}', "--out", str(tmp_path), "-q")
+    r = invoke(
+        "run",
+        str(demo_path),
+        "--set",
+        "workload.size=64KiB",
+        "--set",
+        'samples={every = "2us", ports = ["leaf0:up*"]}',
+        "--out",
+        str(tmp_path),
+        "-q",
+    )
     assert r.exit_code == 0, r.output
     import polars as pl
 

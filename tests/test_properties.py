@@ -5,10 +5,9 @@ reproducible."""
 
 from __future__ import annotations
 
+import fabricsim
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import fabricsim
 
 LBS = ["ecmp", "ops", "arcane", "prime", "co_prime", "round_robin", "bitmap", "flowlet", "plb", "mprdma", "mptcp"]
 
@@ -20,7 +19,17 @@ faults = st.sampled_from(
         [{"kind": "degrade", "link": "leaf1:up0", "rate": "100Gbps"}],
         [{"kind": "random_loss", "link": "leaf2:up1", "probability": 0.02}],
         [{"kind": "delay", "link": "leaf0:up0", "extra": "2us"}],
-        [{"kind": "flap", "link": "leaf3:up1", "down_for": "2us", "up_for": "3us", "end": "40us", "detection": "1us", "reconvergence": "1us"}],
+        [
+            {
+                "kind": "flap",
+                "link": "leaf3:up1",
+                "down_for": "2us",
+                "up_for": "3us",
+                "end": "40us",
+                "detection": "1us",
+                "reconvergence": "1us",
+            }
+        ],
         [{"kind": "random_degrade", "links": "leaf_up", "fraction": 0.2, "rate": "200Gbps"}],
     ]
 )

@@ -2,12 +2,11 @@ from __future__ import annotations
 
 import json
 
+import fabricsim
 import polars as pl
+from conftest import fabric
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import fabricsim
-from conftest import fabric
 
 
 @settings(max_examples=25, deadline=None)
@@ -64,8 +63,25 @@ def test_results_write_parquet_and_summary(tmp_path):
     assert flows.equals(r.flows)
     assert pl.read_parquet(out / "ports.parquet").height == r.ports.height
     saved = json.loads((out / "summary.json").read_text())
-    keys = {"status", "flows", "completed", "max_fct_ns", "mean_fct_ns", "p99_fct_ns", "max_slowdown", "mean_slowdown",
-            "data_packets", "retransmits", "trims", "drops", "ecn_marks", "max_queue_bytes", "events", "wall_s", "peak_rss_mb"}
+    keys = {
+        "status",
+        "flows",
+        "completed",
+        "max_fct_ns",
+        "mean_fct_ns",
+        "p99_fct_ns",
+        "max_slowdown",
+        "mean_slowdown",
+        "data_packets",
+        "retransmits",
+        "trims",
+        "drops",
+        "ecn_marks",
+        "max_queue_bytes",
+        "events",
+        "wall_s",
+        "peak_rss_mb",
+    }
     assert keys <= saved["summary"].keys()
     assert fabricsim.load(out / "scenario.toml").filled() == r.scenario, "the recorded scenario reruns as is"
 

@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-import pytest
-
 import fabricsim
+import pytest
 from fabricsim import Scenario, ScenarioError
 from fabricsim.scenario import parse_value
 

@@ -109,8 +109,8 @@ def main() -> None:
         f"{fabricsim.__version__}). Scenario: `scenarios/permutation_128.toml`: 128 hosts, 2 tiers "
         "(16 leaves x 8 hosts, 8 spines), 400 Gb/s, 1 us links, no switch latency, 4160 B packets, "
         "1-BDP queues, ECN 0.2/0.8 BDP, trimming, DCTCP; a permutation of 8 MiB. Slowdown = FCT / "
-        "ideal FCT; \"max\" is the worst flow of a run, averaged over seeds (range beside it); "
-        "\"mean\" is the average flow.\n\n"
+        'ideal FCT; "max" is the worst flow of a run, averaged over seeds (range beside it); '
+        '"mean" is the average flow.\n\n'
         f"## Default EVS (65536 EVs), seeds {', '.join(map(str, SEEDS))}\n\n"
     )
     out.write(table(base, ROWS, SEEDS))

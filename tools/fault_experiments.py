@@ -1,6 +1,6 @@
 """Issue-4 experiments: a link failure (transient vs steady phase) and link degradation.
 
-    python3 tools/fault_experiments.py > docs/faults.md
+python3 tools/fault_experiments.py > docs/faults.md
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Issue-4 experiment: mixed ECMP and sprayed traffic under strict priority and WRR.
 
-    python3 tools/mixed_experiments.py > docs/mixed.md
+python3 tools/mixed_experiments.py > docs/mixed.md
 """
 
 from __future__ import annotations
@@ -9,20 +9,15 @@ import sys
 import time
 from pathlib import Path
 
-import polars as pl
-
 import fabricsim
+import polars as pl
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:
     t0 = time.perf_counter()
-    base = (
-        fabricsim.load(ROOT / "scenarios" / "permutation_128.toml")
-        .set("switch.classes", 2)
-        .set("mixed", {"share": 0.1, "class": 1})
-    )
+    base = fabricsim.load(ROOT / "scenarios" / "permutation_128.toml").set("switch.classes", 2).set("mixed", {"share": 0.1, "class": 1})
     out = sys.stdout
     out.write(
         "# Mixed ECMP and sprayed traffic\n\n"

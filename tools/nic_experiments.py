@@ -1,6 +1,6 @@
 """Issue-4 NIC experiments: Go-back-N under reordering, and path-ID-assisted loss detection.
 
-    python3 tools/nic_experiments.py > docs/nic.md
+python3 tools/nic_experiments.py > docs/nic.md
 """
 
 from __future__ import annotations
@@ -32,7 +32,10 @@ def skew_sweep() -> str:
             "stop": {"max_time": "1s"},
         }
     )
-    lines = ["| extra latency on 1 of 8 paths | ooo Gb/s | gbn Gb/s | gbn / ooo | gbn retransmitted packets | gbn discarded arrivals |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| extra latency on 1 of 8 paths | ooo Gb/s | gbn Gb/s | gbn / ooo | gbn retransmitted packets | gbn discarded arrivals |",
+        "|---|---|---|---|---|---|",
+    ]
     for skew in ("0ns", "100ns", "1us", "20us", "100us", "500us"):
         faults = [] if skew == "0ns" else [{"kind": "delay", "link": "leaf0:up0", "extra": skew}]
         res = {k: fabricsim.run(base.set("transport.kind", k).set("faults", faults)) for k in ("ooo", "gbn")}
@@ -47,7 +50,10 @@ def single_loss() -> str:
     # 84 us, near the end: the packets sprayed onto it then (about one in eight) are lost
     # silently and their recovery decides the FCT. The RTO recovers it after 70 us; path-ID detection as soon as every
     # path has delivered a later packet.
-    lines = ["| loss detection | data packets lost | FCT us | ideal FCT us | extra us | fast NACKs | timeouts |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| loss detection | data packets lost | FCT us | ideal FCT us | extra us | fast NACKs | timeouts |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for det in ("rto", "path_id"):
         r = fabricsim.run(
             {
@@ -60,7 +66,8 @@ def single_loss() -> str:
         )
         f = r.flows.row(0, named=True)
         lines.append(
-            f"| {det} | {f['drops']} | {f['fct_ps'] / 1e6:.2f} | {f['ideal_fct_ps'] / 1e6:.2f} | {(f['fct_ps'] - f['ideal_fct_ps']) / 1e6:.2f} | {f['fast_nacks']} | {f['timeouts']} |"
+            f"| {det} | {f['drops']} | {f['fct_ps'] / 1e6:.2f} | {f['ideal_fct_ps'] / 1e6:.2f} "
+            f"| {(f['fct_ps'] - f['ideal_fct_ps']) / 1e6:.2f} | {f['fast_nacks']} | {f['timeouts']} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -91,7 +98,7 @@ def main() -> None:
         "\n## One silent loss: path-ID-assisted detection vs the RTO\n\n"
         "Switches stamp a path id into each packet; the receiver keeps the highest PSN received "
         "per path and declares a hole lost once it is below that of every path (China Mobile "
-        "slides, `transport.loss_detection = \"path_id\"`). A sprayed 4 MiB flow loses the packets "
+        'slides, `transport.loss_detection = "path_id"`). A sprayed 4 MiB flow loses the packets '
         "it sends onto a link that dies for 1 us at 84 us, near its end (ideal FCT 89.45 us).\n\n"
     )
     out.write(single_loss())

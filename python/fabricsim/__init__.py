@@ -18,7 +18,7 @@ from .scenario import Scenario
 
 __version__ = _core.__version__
 
-__all__ = ["Progress", "Results", "Scenario", "ScenarioError", "load", "registry", "run", "__version__"]
+__all__ = ["Progress", "Results", "Scenario", "ScenarioError", "__version__", "load", "registry", "run"]
 
 
 def load(path: str) -> Scenario:
@@ -28,4 +28,4 @@ def load(path: str) -> Scenario:
 
 def registry() -> list[dict[str, str]]:
     """Every registered name: load balancers, workloads, routing, cc, transports, topologies."""
-    return [dict(zip(("category", "name", "summary", "reference"), row)) for row in _core.registry()]
+    return [dict(zip(("category", "name", "summary", "reference"), row, strict=True)) for row in _core.registry()]

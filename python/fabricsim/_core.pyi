@@ -32,3 +32,9 @@ def registry() -> list[tuple[str, str, str, str]]:
 
 def warnings(scenario_json: str) -> list[str]:
     """Legal but probably unintended settings of a valid scenario."""
+
+class ScenarioError(ValueError):
+    """A scenario that cannot run: ``field`` (dotted path) and ``message`` (value, what is allowed)."""
+
+    field: str
+    message: str

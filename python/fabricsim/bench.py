@@ -63,4 +63,5 @@ def measure(b: Benchmark) -> dict[str, Any]:
     proc = subprocess.run([sys.executable, "-c", _WORKER, json.dumps(b.scenario)], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {b.name} failed: {proc.stderr.strip()}")
-    return {"name": b.name} | json.loads(proc.stdout)
+    measured: dict[str, Any] = json.loads(proc.stdout)
+    return {"name": b.name, **measured}

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -18,11 +19,14 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import registry
-from .errors import ScenarioError
+from .errors import ScenarioError, scenario_error
 from .results import Results
 from .run import Progress as RunProgress
 from .run import run as run_scenario
 from .scenario import Scenario, parse_value
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Packet-level simulator of AI/ML datacenter fabrics.")
 err = Console(stderr=True, soft_wrap=True)
@@ -33,19 +37,21 @@ EXIT_INTERNAL, EXIT_USAGE, EXIT_INCOMPLETE = 1, 2, 3
 
 SetOpt = Annotated[
     list[str] | None,
-    typer.Option("--set", "-s", help="Override a field: dotted.key=value (repeatable). lb.kind=X keeps only the [lb] parameters X accepts."),
+    typer.Option(
+        "--set", "-s", help="Override a field: dotted.key=value (repeatable). lb.kind=X keeps only the [lb] parameters X accepts."
+    ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
 
 def _load(path: Path, sets: list[str] | None) -> Scenario:
     if not path.exists():
-        raise ScenarioError("SCENARIO", f"no such file {str(path)!r}")
+        raise scenario_error("SCENARIO", f"no such file {str(path)!r}")
     scenario = Scenario.load(path)
     for item in sets or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise ScenarioError("--set", f"got {item!r}; expected dotted.key=value, e.g. lb.kind=ecmp")
+            raise scenario_error("--set", f"got {item!r}; expected dotted.key=value, e.g. lb.kind=ecmp")
         key, value = key.strip(), parse_value(value.strip())
         # switching algorithm keeps only the [lb] parameters the new one accepts, as compare --lb
         scenario = scenario.with_lb(value) if key == "lb.kind" and isinstance(value, str) else scenario.set(key, value)
@@ -59,7 +65,7 @@ def _warn(scenario: Scenario, label: str = "") -> None:
 
 def _run_with_bar(scenario: Scenario, label: str, quiet: bool) -> Results:
     """Run one scenario; progress on stderr: simulated time against max_time, flows done."""
-    if quiet or not err.is_terminal and not _force_progress():
+    if quiet or (not err.is_terminal and not _force_progress()):
         return run_scenario(scenario)
     columns = (
         TextColumn(f"[bold]{label}"),
@@ -88,12 +94,12 @@ def _force_progress() -> bool:
     return os.environ.get("FABRICSIM_PROGRESS") == "1"
 
 
-def _guard(fn):
+def _guard(fn: Callable[P, R]) -> Callable[P, R]:
     """Map errors to exit codes: bad input 2 with the message, anything else 1."""
     import functools
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except ScenarioError as e:
@@ -108,7 +114,10 @@ def _guard(fn):
 def run(
     scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.")],
     set_: SetOpt = None,
-    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Write flows.parquet, ports.parquet, reorder.parquet, summary.json, scenario.toml here.")] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write flows.parquet, ports.parquet, reorder.parquet, summary.json, scenario.toml here."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print {scenario, summary} as one JSON object on stdout.")] = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -135,7 +144,7 @@ def _print_summary(res: Results) -> None:
     out.print(t)
 
 
-COMPARE_COLUMNS = [
+COMPARE_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("status", "status", str),
     ("max FCT us", "max_fct_ns", lambda v: f"{v / 1e3:,.1f}"),
     ("mean FCT us", "mean_fct_ns", lambda v: f"{v / 1e3:,.1f}"),
@@ -162,14 +171,14 @@ def compare(
     base = _load(scenario, set_)
     names = [n.strip() for n in lb.split(",") if n.strip()]
     if not names:
-        raise ScenarioError("--lb", f"got {lb!r}; expected names such as ecmp,ops")
+        raise scenario_error("--lb", f"got {lb!r}; expected names such as ecmp,ops")
     variants = {}
     for name in names:  # validate every variant before running any
         v = base.with_lb(name)
         try:
             v.validate()
         except ScenarioError as e:
-            raise ScenarioError(f"--lb {name}: {e.field}", e.message) from None
+            raise scenario_error(f"--lb {name}: {e.field}", e.message) from None
         variants[name] = v
         _warn(v, name)
     results = {name: _run_with_bar(v, name, quiet) for name, v in variants.items()}
@@ -222,8 +231,14 @@ def bench(
         t.add_column(col, justify="right" if col != "benchmark" else "left")
     for r in rows:
         t.add_row(
-            r["name"], r["status"], f"{r['events']:,}", f"{r['events'] / r['wall_s'] / 1e6:.2f}",
-            f"{r['data_packets']:,}", f"{r['data_packets'] / r['wall_s'] / 1e6:.3f}", f"{r['wall_s']:.2f}", f"{r['peak_rss_mb']:.0f}",
+            r["name"],
+            r["status"],
+            f"{r['events']:,}",
+            f"{r['events'] / r['wall_s'] / 1e6:.2f}",
+            f"{r['data_packets']:,}",
+            f"{r['data_packets'] / r['wall_s'] / 1e6:.3f}",
+            f"{r['wall_s']:.2f}",
+            f"{r['peak_rss_mb']:.0f}",
         )
     out.print(t)
 

@@ -1,17 +1,28 @@
-"""Exceptions of fabricsim."""
+"""Exceptions of fabricsim.
+
+:class:`ScenarioError` is created by the native module, so the core and the Python layer
+raise the same type. It is a ``ValueError`` with two attributes: ``field``, the dotted path
+(``"switch.ecn.kmin"``, ``"workload.flows[3].dst"``), and ``message``, the value given and
+what is allowed. It is raised before any simulation starts.
+"""
 
 from __future__ import annotations
 
+from ._core import ScenarioError
 
-class ScenarioError(ValueError):
-    """A scenario that cannot run: names the field, the value and what is allowed.
+__all__ = ["ScenarioError", "scenario_error"]
 
-    Raised before any simulation starts. ``field`` is the dotted path
-    (``"switch.ecn.kmin"``, ``"workload.flows[3].dst"``); ``message`` says what was given and
-    what is allowed.
+
+def scenario_error(field: str, message: str) -> ScenarioError:
+    """A :class:`ScenarioError` for ``field`` raised by the Python layer (files, CLI options).
+
+    Examples
+    --------
+    >>> e = scenario_error("--lb", "got ''; expected names such as ecmp,ops")
+    >>> e.field, str(e)
+    ('--lb', "--lb: got ''; expected names such as ecmp,ops")
     """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+    err = ScenarioError(f"{field}: {message}")
+    err.field = field
+    err.message = message
+    return err

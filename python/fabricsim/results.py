@@ -79,7 +79,7 @@ class Results:
 
     @property
     def complete(self) -> bool:
-        return self.summary["status"] == "complete"
+        return bool(self.summary["status"] == "complete")
 
     def write(self, out_dir: str | Path) -> Path:
         """Write ``flows.parquet``, ``ports.parquet``, ``reorder.parquet``, ``summary.json`` and ``scenario.toml``."""

@@ -6,12 +6,13 @@ import resource
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from . import _core
 from .results import Results
 from .scenario import Scenario
 
-__all__ = ["Progress", "run", "peak_rss_mb"]
+__all__ = ["Progress", "peak_rss_mb", "run"]
 
 #: Events per native call between progress updates (~20-50 ms of simulation).
 STEP_EVENTS = 200_000
@@ -34,7 +35,7 @@ def peak_rss_mb() -> float:
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
 
 
-def run(scenario: Scenario | dict, progress: Callable[[Progress], None] | None = None) -> Results:
+def run(scenario: Scenario | dict[str, Any], progress: Callable[[Progress], None] | None = None) -> Results:
     """Run a scenario to completion (or its stop guard) and return the results.
 
     Parameters

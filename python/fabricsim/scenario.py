@@ -16,6 +16,7 @@ from typing import Any
 import tomli_w
 
 from . import _core
+from .errors import scenario_error
 
 __all__ = ["Scenario", "parse_value"]
 
@@ -66,9 +67,7 @@ class Scenario:
             try:
                 data = tomllib.load(f)
             except tomllib.TOMLDecodeError as e:
-                from .errors import ScenarioError
-
-                raise ScenarioError(str(path), f"not valid TOML: {e}") from None
+                raise scenario_error(str(path), f"not valid TOML: {e}") from None
         return cls(data, base_dir=path.parent)
 
     def copy(self) -> Scenario:
@@ -88,9 +87,7 @@ class Scenario:
         for key in keys[:-1]:
             child = node.setdefault(key, {})
             if not isinstance(child, dict):
-                from .errors import ScenarioError
-
-                raise ScenarioError(dotted, f"{key} is {child!r}, not a table")
+                raise scenario_error(dotted, f"{key} is {child!r}, not a table")
             node = child
         node[keys[-1]] = value
         return out
@@ -121,7 +118,8 @@ class Scenario:
 
     def filled(self) -> dict[str, Any]:
         """The scenario with every default written out; raises ``ScenarioError`` if invalid."""
-        return json.loads(_core.validate(self.to_json()))
+        filled: dict[str, Any] = json.loads(_core.validate(self.to_json()))
+        return filled
 
     def warnings(self) -> list[str]:
         """Legal but probably unintended settings (e.g. PRIME on ECMP-hashing switches)."""
@@ -151,21 +149,19 @@ def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
     """Rows of (src, dst, size[, start]); sizes and starts are unit strings ("1MiB", "5us")."""
     import polars as pl
 
-    from .errors import ScenarioError
-
     try:
         df = pl.read_csv(path, infer_schema_length=0)  # every column as text: units stay intact
     except (OSError, pl.exceptions.PolarsError) as e:
-        raise ScenarioError("workload.file", f"cannot read {str(path)!r}: {e}") from None
+        raise scenario_error("workload.file", f"cannot read {str(path)!r}: {e}") from None
     missing = {"src", "dst", "size"} - set(df.columns)
     if missing:
-        raise ScenarioError("workload.file", f"{path} lacks columns {sorted(missing)}; needs src, dst, size and optionally start")
+        raise scenario_error("workload.file", f"{path} lacks columns {sorted(missing)}; needs src, dst, size and optionally start")
     rows = []
     for i, row in enumerate(df.iter_rows(named=True)):
         try:
             flow: dict[str, Any] = {"src": int(row["src"]), "dst": int(row["dst"]), "size": row["size"].strip()}
         except (TypeError, ValueError):
-            raise ScenarioError(f"workload.file[{i}]", f"src and dst must be host ids, got {row}") from None
+            raise scenario_error(f"workload.file[{i}]", f"src and dst must be host ids, got {row}") from None
         if row.get("start"):
             flow["start"] = row["start"].strip()
         rows.append(flow)

@@ -17,6 +17,12 @@ fn main() {
     let s = &r.summary;
     println!(
         "{lb}: status {} events {} data packets {} wall {wall:.2}s -> {:.2} M events/s, {:.2} M data pkts/s; max slowdown {:.3} mean {:.3}",
-        s.status, s.events, s.data_packets, s.events as f64 / wall / 1e6, s.data_packets as f64 / wall / 1e6, s.max_slowdown, s.mean_slowdown
+        s.status,
+        s.events,
+        s.data_packets,
+        s.events as f64 / wall / 1e6,
+        s.data_packets as f64 / wall / 1e6,
+        s.max_slowdown,
+        s.mean_slowdown
     );
 }

@@ -21,12 +21,7 @@ impl ScenarioError {
 }
 
 /// Shorthand for a check that fails with a [`ScenarioError`].
-pub fn ensure(
-    ok: bool,
-    field: &str,
-    value: impl std::fmt::Display,
-    allowed: impl std::fmt::Display,
-) -> Result<(), ScenarioError> {
+pub fn ensure(ok: bool, field: &str, value: impl std::fmt::Display, allowed: impl std::fmt::Display) -> Result<(), ScenarioError> {
     if ok {
         Ok(())
     } else {

@@ -59,9 +59,6 @@ pub struct Window {
     pub end: Option<Duration>,
 }
 
-
-
-
 /// Declares a fault kind's table: its own fields, plus the target (`link`, or `links` with
 /// `fraction`) and the window (`start`, `end`) that every kind shares. A macro because serde's
 /// `flatten` cannot be combined with `deny_unknown_fields`.
@@ -144,8 +141,6 @@ pub struct RandomDegrade {
     pub end: Option<Duration>,
 }
 
-
-
 fn d_start() -> Duration {
     Duration(0)
 }
@@ -172,11 +167,31 @@ impl<'de> Deserialize<'de> for FaultConfig {
 }
 
 pub const FAULTS: &[AlgorithmInfo] = &[
-    AlgorithmInfo { category: "fault", name: "link_down", summary: "a link drops everything from start (to end); routing excludes it after detection + reconvergence", reference: "ARCANE sec. 3.2, 4.3.3; PRIME sec. IV-A2" },
+    AlgorithmInfo {
+        category: "fault",
+        name: "link_down",
+        summary: "a link drops everything from start (to end); routing excludes it after detection + reconvergence",
+        reference: "ARCANE sec. 3.2, 4.3.3; PRIME sec. IV-A2",
+    },
     AlgorithmInfo { category: "fault", name: "flap", summary: "a link goes down and up periodically", reference: "ARCANE sec. 3.2" },
-    AlgorithmInfo { category: "fault", name: "degrade", summary: "a link runs at a lower rate from start (to end)", reference: "ARCANE sec. 4.3.2" },
-    AlgorithmInfo { category: "fault", name: "random_degrade", summary: "a seeded fraction of one tier's links runs at a lower rate", reference: "PRIME sec. IV-A2; ARCANE sec. 4.3.2" },
-    AlgorithmInfo { category: "fault", name: "delay", summary: "extra latency on a link, for paths of unequal delay", reference: "China Mobile slides (reordering)" },
+    AlgorithmInfo {
+        category: "fault",
+        name: "degrade",
+        summary: "a link runs at a lower rate from start (to end)",
+        reference: "ARCANE sec. 4.3.2",
+    },
+    AlgorithmInfo {
+        category: "fault",
+        name: "random_degrade",
+        summary: "a seeded fraction of one tier's links runs at a lower rate",
+        reference: "PRIME sec. IV-A2; ARCANE sec. 4.3.2",
+    },
+    AlgorithmInfo {
+        category: "fault",
+        name: "delay",
+        summary: "extra latency on a link, for paths of unequal delay",
+        reference: "China Mobile slides (reordering)",
+    },
     AlgorithmInfo { category: "fault", name: "random_loss", summary: "each packet on a link is lost with a probability", reference: "" },
 ];
 
@@ -225,16 +240,22 @@ fn hold(out: &mut Vec<FaultAction>, ports: [u32; 2], (start, end): (Time, Option
 }
 
 /// A seeded share of one tier's links: `round(fraction x links)`, at least one.
-fn pick(topo: &Topology, set: LinkSet, fraction: f64, seed: u64, index: u64, field: &dyn Fn(&str) -> String) -> Result<Vec<[u32; 2]>, ScenarioError> {
+fn pick(
+    topo: &Topology,
+    set: LinkSet,
+    fraction: f64,
+    seed: u64,
+    index: u64,
+    field: &dyn Fn(&str) -> String,
+) -> Result<Vec<[u32; 2]>, ScenarioError> {
     ensure(fraction > 0.0 && fraction <= 1.0, &field("fraction"), fraction, "allowed: a fraction in (0, 1]")?;
     let tier = match set {
         LinkSet::Host => 0,
         LinkSet::LeafUp => 1,
         LinkSet::AggUp => 2,
     };
-    let mut candidates: Vec<u32> = (0..topo.ports.len() as u32)
-        .filter(|&p| topo.ports[p as usize].tier == tier && topo.ports[p as usize].up)
-        .collect();
+    let mut candidates: Vec<u32> =
+        (0..topo.ports.len() as u32).filter(|&p| topo.ports[p as usize].tier == tier && topo.ports[p as usize].up).collect();
     ensure(!candidates.is_empty(), &field("links"), format!("{set:?}"), "allowed: a link tier this topology has (agg_up needs 3 tiers)")?;
     let count = ((fraction * candidates.len() as f64).round() as usize).clamp(1, candidates.len());
     let mut rng = Rng::stream(seed, Stream::Workload, 1_000 + index);
@@ -265,11 +286,19 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
                     Ok(vec![ports])
                 }
                 (None, Some(set)) => {
-                    let fraction = fraction.ok_or_else(|| ScenarioError::new(field("fraction"), "nothing", "allowed: a fraction in (0, 1] of the `links` tier"))?;
+                    let fraction = fraction.ok_or_else(|| {
+                        ScenarioError::new(field("fraction"), "nothing", "allowed: a fraction in (0, 1] of the `links` tier")
+                    })?;
                     pick(topo, set, fraction, seed, i as u64, &field)
                 }
-                (Some(_), Some(_)) => Err(ScenarioError::new(field("links"), "both `link` and `links`", "allowed: one link, or a share of a tier")),
-                (None, None) => Err(ScenarioError::new(field("link"), "nothing", "allowed: `link = \"leaf0:up3\"`, or `links = \"leaf_up\"` with `fraction`")),
+                (Some(_), Some(_)) => {
+                    Err(ScenarioError::new(field("links"), "both `link` and `links`", "allowed: one link, or a share of a tier"))
+                }
+                (None, None) => Err(ScenarioError::new(
+                    field("link"),
+                    "nothing",
+                    "allowed: `link = \"leaf0:up3\"`, or `links = \"leaf_up\"` with `fraction`",
+                )),
             }
         };
         let window = |w: &Window| -> Result<(Time, Option<Time>), ScenarioError> {
@@ -330,12 +359,7 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
                 }
             }
             FaultConfig::RandomLoss(d) => {
-                ensure(
-                    (0.0..=1.0).contains(&d.probability),
-                    &field("probability"),
-                    d.probability,
-                    "allowed: a probability in [0, 1]",
-                )?;
+                ensure((0.0..=1.0).contains(&d.probability), &field("probability"), d.probability, "allowed: a probability in [0, 1]")?;
                 let w = window(&d.window())?;
                 for ports in targets(d.target())? {
                     hold(&mut out, ports, w, Change::Loss(d.probability), Change::Loss(0.0));

@@ -45,4 +45,3 @@ impl Packet {
         self.kind != Kind::Data || self.trimmed
     }
 }
-

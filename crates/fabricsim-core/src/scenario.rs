@@ -16,7 +16,7 @@ use crate::error::{ensure, ScenarioError};
 use crate::faults::FaultConfig;
 use crate::host::AckPolicy;
 use crate::lb::{LbConfig, LbContext};
-use crate::switch::routing::{MpEvLayout, Rule, RoutingConfig};
+use crate::switch::routing::{MpEvLayout, RoutingConfig, Rule};
 use crate::switch::Scheduler;
 use crate::time::{serialization, Time};
 use crate::topology::FatTreeSpec;
@@ -321,9 +321,7 @@ impl<'de> Deserialize<'de> for Window {
         }
         match Raw::deserialize(d)? {
             Raw::Text(t) if t == "auto" => Ok(Window::Auto),
-            Raw::Text(t) => SizeOrBdp::parse(&t)
-                .map(Window::Size)
-                .map_err(|e| serde::de::Error::custom(format!("{e}, or \"auto\""))),
+            Raw::Text(t) => SizeOrBdp::parse(&t).map(Window::Size).map_err(|e| serde::de::Error::custom(format!("{e}, or \"auto\""))),
             Raw::Other(v) => Err(serde::de::Error::custom(format!(
                 "expected \"auto\", a size like \"420160B\" or a BDP fraction like \"1bdp\", got {v}"
             ))),
@@ -512,9 +510,7 @@ impl Scenario {
 
         // Base RTT: a full data packet over the diameter path and its ACK back.
         let path = tree.diameter_path();
-        let one_way = |bytes: u64| -> Time {
-            path.iter().map(|h| serialization(bytes, h.rate) + h.latency).sum::<Time>()
-        };
+        let one_way = |bytes: u64| -> Time { path.iter().map(|h| serialization(bytes, h.rate) + h.latency).sum::<Time>() };
         let base_rtt = one_way(mtu) + one_way(header);
         let host_rate = tree.tier_rates[0];
         let bdp_bits = host_rate as u128 * base_rtt as u128;
@@ -535,7 +531,12 @@ impl Scenario {
                 format!("{} ({kmin} B)", sw.ecn.kmin),
                 format!("allowed: at most kmax = {} ({kmax} B)", sw.ecn.kmax),
             )?;
-            ensure(kmax <= buffer, "switch.ecn.kmax", format!("{} ({kmax} B)", sw.ecn.kmax), format!("allowed: at most the buffer ({buffer} B)"))?;
+            ensure(
+                kmax <= buffer,
+                "switch.ecn.kmax",
+                format!("{} ({kmax} B)", sw.ecn.kmax),
+                format!("allowed: at most the buffer ({buffer} B)"),
+            )?;
             Some((kmin, kmax, sw.ecn.mark))
         } else {
             None
@@ -552,7 +553,12 @@ impl Scenario {
         };
         let init_cwnd = window(tr.init_cwnd, "transport.init_cwnd")?;
         let max_cwnd = window(tr.max_cwnd, "transport.max_cwnd")?;
-        ensure(init_cwnd <= max_cwnd, "transport.init_cwnd", format!("{init_cwnd} B"), format!("allowed: at most max_cwnd ({max_cwnd} B)"))?;
+        ensure(
+            init_cwnd <= max_cwnd,
+            "transport.init_cwnd",
+            format!("{init_cwnd} B"),
+            format!("allowed: at most max_cwnd ({max_cwnd} B)"),
+        )?;
 
         self.lb.validate()?;
         let up_ports = tree.up_ports_per_tier();
@@ -595,9 +601,9 @@ impl Scenario {
         }
         let scheduler = match sw.scheduler {
             SchedulerKind::Strict => Scheduler::Strict,
-            SchedulerKind::Wrr => Scheduler::Drr {
-                quanta: (0..sw.classes as usize).map(|c| sw.weights.get(c).copied().unwrap_or(1) as u64 * mtu).collect(),
-            },
+            SchedulerKind::Wrr => {
+                Scheduler::Drr { quanta: (0..sw.classes as usize).map(|c| sw.weights.get(c).copied().unwrap_or(1) as u64 * mtu).collect() }
+            }
         };
         if let Some(m) = &self.mixed {
             ensure(m.share > 0.0 && m.share <= 1.0, "mixed.share", m.share, "allowed: a fraction in (0, 1]")?;
@@ -703,10 +709,9 @@ mod tests {
     fn design_md_bdp_example() {
         // DESIGN.md: 400 Gb/s, 1 us links, 0 switch latency, 4160 B packets, 64 B ACKs, 2 tiers:
         // base RTT 8.338 us, 1 BDP = 101 packets = 420 160 B.
-        let m = parse(
-            "[topology]\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n",
-        )
-        .unwrap();
+        let m =
+            parse("[topology]\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n")
+                .unwrap();
         assert_eq!(m.base_rtt, 8_337_920);
         assert_eq!(m.bdp_packets, 101);
         assert_eq!(m.bdp_bytes, 420_160);

@@ -172,9 +172,8 @@ impl Simulation {
             })
             .collect();
         let switch_rng = (0..topo.switches()).map(|i| Rng::stream(model.seed, Stream::Switch, i as u64)).collect();
-        let mut hosts: Vec<HostState> = (0..hosts_n)
-            .map(|h| HostState { rng: Rng::stream(model.seed, Stream::Host, h as u64), active: Vec::new(), rr: 0 })
-            .collect();
+        let mut hosts: Vec<HostState> =
+            (0..hosts_n).map(|h| HostState { rng: Rng::stream(model.seed, Stream::Host, h as u64), active: Vec::new(), rr: 0 }).collect();
         let faults = crate::faults::resolve(&scenario.faults, &topo, model.seed, model.max_time)?;
         // the calendar's ring should cover a hop, the longest link delay plus a packet: every
         // packet event falls within it (timers go beyond). Its memory grows with its span.
@@ -347,7 +346,11 @@ impl Simulation {
             p.stats.data_packets += 1;
         }
         if p.loss > 0.0 {
-            let rng = if p.from < self.hosts.len() as u32 { &mut self.hosts[p.from as usize].rng } else { &mut self.switch_rng[p.switch as usize] };
+            let rng = if p.from < self.hosts.len() as u32 {
+                &mut self.hosts[p.from as usize].rng
+            } else {
+                &mut self.switch_rng[p.switch as usize]
+            };
             if (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < p.loss {
                 p.stats.drops += 1;
                 self.count_loss(&pkt);
@@ -869,9 +872,9 @@ impl Simulation {
             .map(|m| {
                 let spec = m.spec;
                 let tiers = self.model.tree.link_tiers(spec.src, spec.dst);
-                *ideal_cache.entry((tiers.len(), spec.bytes)).or_insert_with(|| {
-                    ideal_fct(&self.model.tree.path(spec.src, spec.dst), spec.bytes, self.model.mtu, self.model.header)
-                })
+                *ideal_cache
+                    .entry((tiers.len(), spec.bytes))
+                    .or_insert_with(|| ideal_fct(&self.model.tree.path(spec.src, spec.dst), spec.bytes, self.model.mtu, self.model.header))
             })
             .collect();
         RunResult::collect(self, &ideals)
@@ -892,7 +895,14 @@ fn usable<'a>(restricted: &'a [Option<Box<[u32]>>], tree: &FatTreeSpec, sw: usiz
 /// The up-port offset a switch picks by its rule, among `set` (offsets) if routing restricts
 /// it. `None` for the rules that need randomness when no `rng` is given (path inspection).
 #[inline]
-fn choose_up(r: &Route, pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, ports: &[EgressPort], layout: &MpEvLayout) -> Option<u32> {
+fn choose_up(
+    r: &Route,
+    pkt: &Packet,
+    set: Option<&[u32]>,
+    rng: Option<&mut Rng>,
+    ports: &[EgressPort],
+    layout: &MpEvLayout,
+) -> Option<u32> {
     let n = set.map_or(r.n_up, |s| s.len() as u32);
     let at = |i: u32| set.map_or(i, |s| s[i as usize]);
     Some(match r.rule {

@@ -37,10 +37,7 @@ pub fn fields<T: DeserializeOwned, E: Error>(v: serde_json::Value) -> Result<T, 
 
 /// The error for a `kind` that is not registered.
 pub fn unknown_kind<E: Error>(kind: &str, allowed: &[&str]) -> E {
-    E::custom(format!(
-        "{PATH_MARK}kind{PATH_MARK}unknown {kind:?}; allowed: {}",
-        allowed.join(", ")
-    ))
+    E::custom(format!("{PATH_MARK}kind{PATH_MARK}unknown {kind:?}; allowed: {}", allowed.join(", ")))
 }
 
 /// Joins an outer path and a message that may carry an inner path.

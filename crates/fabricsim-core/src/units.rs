@@ -94,29 +94,11 @@ fn format_with(value: u64, units: &[(&str, u128)]) -> String {
     format!("{}{}", v / factor, unit)
 }
 
-const RATE_UNITS: &[(&str, u128)] = &[
-    ("bps", 1),
-    ("Kbps", 1_000),
-    ("Mbps", 1_000_000),
-    ("Gbps", 1_000_000_000),
-    ("Tbps", 1_000_000_000_000),
-];
-const TIME_UNITS: &[(&str, u128)] = &[
-    ("ps", 1),
-    ("ns", 1_000),
-    ("us", 1_000_000),
-    ("ms", 1_000_000_000),
-    ("s", 1_000_000_000_000),
-];
-const SIZE_UNITS: &[(&str, u128)] = &[
-    ("B", 1),
-    ("KB", 1_000),
-    ("MB", 1_000_000),
-    ("GB", 1_000_000_000),
-    ("KiB", 1 << 10),
-    ("MiB", 1 << 20),
-    ("GiB", 1 << 30),
-];
+const RATE_UNITS: &[(&str, u128)] =
+    &[("bps", 1), ("Kbps", 1_000), ("Mbps", 1_000_000), ("Gbps", 1_000_000_000), ("Tbps", 1_000_000_000_000)];
+const TIME_UNITS: &[(&str, u128)] = &[("ps", 1), ("ns", 1_000), ("us", 1_000_000), ("ms", 1_000_000_000), ("s", 1_000_000_000_000)];
+const SIZE_UNITS: &[(&str, u128)] =
+    &[("B", 1), ("KB", 1_000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)];
 /// Display prefers binary units, then decimal ones.
 const SIZE_DISPLAY: &[(&str, u128)] = &[("B", 1), ("KB", 1_000), ("MB", 1_000_000), ("GB", 1_000_000_000)];
 const SIZE_DISPLAY_BIN: &[(&str, u128)] = &[("B", 1), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)];

@@ -1,22 +1,29 @@
 //! The `fabricsim._core` extension module: PyO3 glue only. Scenarios cross as JSON text,
-//! results as plain columns (lists), errors as `fabricsim.errors.ScenarioError`.
+//! results as plain columns (lists), errors as this module's `ScenarioError`.
 
 use fabricsim_core::stats::{Column, Table};
-use fabricsim_core::{Scenario, ScenarioError};
+use fabricsim_core::{Scenario, ScenarioError as CoreError};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-/// The one place core errors become Python exceptions: a bad scenario raises the Python
-/// package's `ScenarioError(field, message)` (a `ValueError`).
-fn scenario_error(py: Python<'_>, e: ScenarioError) -> PyErr {
-    let made = py
-        .import("fabricsim.errors")
-        .and_then(|m| m.getattr("ScenarioError"))
-        .and_then(|cls| cls.call1((e.field.clone(), e.message.clone())));
-    match made {
-        Ok(obj) => PyErr::from_value(obj),
-        Err(_) => pyo3::exceptions::PyValueError::new_err(e.to_string()),
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A scenario that cannot run. `field` is the dotted path, `message` the value given and what is allowed."
+);
+
+/// The one place core errors become Python exceptions: a bad scenario raises
+/// `fabricsim.ScenarioError` (a `ValueError`) with `field` and `message` attributes.
+fn scenario_error(py: Python<'_>, e: CoreError) -> PyErr {
+    let err = ScenarioError::new_err(e.to_string());
+    let value = err.value(py);
+    if value.setattr("field", &e.field).and_then(|_| value.setattr("message", &e.message)).is_err() {
+        return PyValueError::new_err(e.to_string());
     }
+    err
 }
 
 fn parse(py: Python<'_>, json: &str) -> PyResult<Scenario> {
@@ -133,5 +140,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add("__version__", fabricsim_core::VERSION)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     Ok(())
 }

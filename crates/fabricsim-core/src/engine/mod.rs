@@ -259,10 +259,7 @@ mod tests {
         q.schedule(10, Event::Rto(3));
         q.schedule(5, Event::Rto(4));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(
-            order,
-            vec![(5, Event::Rto(2)), (5, Event::Rto(4)), (10, Event::Rto(1)), (10, Event::Rto(3))]
-        );
+        assert_eq!(order, vec![(5, Event::Rto(2)), (5, Event::Rto(4)), (10, Event::Rto(1)), (10, Event::Rto(3))]);
         assert_eq!(q.now(), 10);
     }
 

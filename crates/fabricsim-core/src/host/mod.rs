@@ -454,7 +454,14 @@ mod tests {
             buffer_packets: 3,
         };
         let lb = HostLb::new(&LbConfig::default(), &ctx, &mut Rng::stream(1, Stream::Host, 0));
-        Flow::new(FlowSpec { src: 0, dst: 1, bytes, start: 0, class: 0, pinned: false }, 1064, 64, Window::new(CcKind::None, 3 * 1064, 3 * 1064, 1064), lb, AckPolicy { every: 1, ..Default::default() })
+        Flow::new(
+            FlowSpec { src: 0, dst: 1, bytes, start: 0, class: 0, pinned: false },
+            1064,
+            64,
+            Window::new(CcKind::None, 3 * 1064, 3 * 1064, 1064),
+            lb,
+            AckPolicy { every: 1, ..Default::default() },
+        )
     }
 
     #[test]

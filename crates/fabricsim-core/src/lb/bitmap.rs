@@ -36,14 +36,7 @@ pub struct Bitmap {
 
 impl Bitmap {
     pub fn new(evs_size: u32, p_ecn: u8, p_nack: u8, max_penalty: u8, rng: &mut Rng) -> Bitmap {
-        Bitmap {
-            penalty: vec![0; evs_size as usize],
-            index: 0,
-            mask: rng.below(evs_size as u64) as u32,
-            p_ecn,
-            p_nack,
-            max_penalty,
-        }
+        Bitmap { penalty: vec![0; evs_size as usize], index: 0, mask: rng.below(evs_size as u64) as u32, p_ecn, p_nack, max_penalty }
     }
 
     fn n(&self) -> u32 {

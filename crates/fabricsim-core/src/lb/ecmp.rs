@@ -65,8 +65,7 @@ mod tests {
     #[test]
     fn flows_draw_different_evs() {
         let mut rng = Rng::stream(3, Stream::Host, 0);
-        let evs: std::collections::HashSet<Ev> =
-            (0..64).map(|_| Ecmp::new(65_536, &mut rng).next_ev(0, &mut rng)).collect();
+        let evs: std::collections::HashSet<Ev> = (0..64).map(|_| Ecmp::new(65_536, &mut rng).next_ev(0, &mut rng)).collect();
         assert!(evs.len() > 60);
     }
 }

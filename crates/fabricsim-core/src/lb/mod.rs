@@ -64,14 +64,12 @@ pub enum LbConfig {
 }
 
 /// A parameter that is either `"auto"` (derived from the fabric) or a value.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[derive(Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum AutoOr<T> {
     #[default]
     Auto,
     Value(T),
 }
-
 
 impl<T: Copy> AutoOr<T> {
     pub fn or(self, auto: T) -> T {
@@ -322,9 +320,7 @@ impl LbConfig {
     }
 
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        let evs = |evs_size: u32| {
-            ensure((1..=MAX_EVS).contains(&evs_size), "lb.evs_size", evs_size, format!("allowed: 1 to {MAX_EVS}"))
-        };
+        let evs = |evs_size: u32| ensure((1..=MAX_EVS).contains(&evs_size), "lb.evs_size", evs_size, format!("allowed: 1 to {MAX_EVS}"));
         match self {
             LbConfig::Ecmp(c) | LbConfig::Ops(c) => evs(c.evs_size),
             LbConfig::Arcane(c) | LbConfig::Reps(c) => {
@@ -334,7 +330,12 @@ impl LbConfig {
             LbConfig::Prime(c) => {
                 ensure((1..=16).contains(&c.penalty_bits), "lb.penalty_bits", c.penalty_bits, "allowed: 1 to 16")?;
                 if let (AutoOr::Value(e), AutoOr::Value(n)) = (c.p_ecn, c.p_nack) {
-                    ensure(n > e, "lb.p_nack", n, format!("allowed: more than p_ecn ({e}): a NACK is the more severe signal (PRIME sec. III-D)"))?;
+                    ensure(
+                        n > e,
+                        "lb.p_nack",
+                        n,
+                        format!("allowed: more than p_ecn ({e}): a NACK is the more severe signal (PRIME sec. III-D)"),
+                    )?;
                 }
                 Ok(())
             }
@@ -413,22 +414,16 @@ impl HostLb {
             }
             LbConfig::CoPrime(_) => HostLb::Prime(prime::Prime::new(prime(0, 0, 0, 1, false), ctx, rng)),
             LbConfig::RoundRobin(_) => HostLb::RoundRobin(round_robin::RoundRobin::new(ctx, rng)),
-            LbConfig::Bitmap(c) => HostLb::Bitmap(bitmap::Bitmap::new(
-                c.evs_size,
-                c.p_ecn.min(255) as u8,
-                c.p_nack.min(255) as u8,
-                c.max_penalty as u8,
-                rng,
-            )),
+            LbConfig::Bitmap(c) => {
+                HostLb::Bitmap(bitmap::Bitmap::new(c.evs_size, c.p_ecn.min(255) as u8, c.p_nack.min(255) as u8, c.max_penalty as u8, rng))
+            }
             LbConfig::Flowlet(c) => HostLb::Flowlet(flowlet::Flowlet::new(c.evs_size, c.timeout.or(Duration(ctx.base_rtt / 2)).0)),
             LbConfig::Plb(c) => HostLb::Plb(plb::Plb::new(c.evs_size, c.threshold, c.rounds, c.round.or(Duration(ctx.base_rtt)).0)),
             // each subflow is its own connection with its own ECMP path
             LbConfig::Mptcp(c) => HostLb::Ecmp(ecmp::Ecmp::new(c.evs_size, rng)),
-            LbConfig::Mprdma(c) => HostLb::Mprdma(mprdma::Mprdma::new(
-                c.evs_size,
-                c.probe_every,
-                c.max_credits.or(2 * ctx.bdp_packets as u32).max(1) as usize,
-            )),
+            LbConfig::Mprdma(c) => {
+                HostLb::Mprdma(mprdma::Mprdma::new(c.evs_size, c.probe_every, c.max_credits.or(2 * ctx.bdp_packets as u32).max(1) as usize))
+            }
         }
     }
 }

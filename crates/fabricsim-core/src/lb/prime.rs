@@ -119,10 +119,12 @@ impl LoadBalancer for Prime {
             // every path penalized: the least penalized one (first in index order on ties)
             chosen.unwrap_or_else(|| {
                 (0..self.penalty.len() as Ev)
-                    .filter(|&ev| self.layout.parts.iter().enumerate().all(|(t, &(n, _, _))| {
-                        let (_, shift, bits) = self.layout.parts[t];
-                        ((ev >> shift) & ((1 << bits) - 1)) < n
-                    }))
+                    .filter(|&ev| {
+                        self.layout.parts.iter().enumerate().all(|(t, &(n, _, _))| {
+                            let (_, shift, bits) = self.layout.parts[t];
+                            ((ev >> shift) & ((1 << bits) - 1)) < n
+                        })
+                    })
                     .min_by_key(|&ev| self.penalty_of(ev))
                     .unwrap_or(0)
             })
@@ -160,7 +162,14 @@ mod tests {
     use crate::engine::rng::Stream;
 
     fn prime(aware: bool) -> (Prime, Rng) {
-        let ctx = LbContext { bdp_packets: 101, base_rtt: 8_000_000, mtu: 4160, mp_ev: MpEvLayout::new(&[8]), kmin_packets: 21, buffer_packets: 101 };
+        let ctx = LbContext {
+            bdp_packets: 101,
+            base_rtt: 8_000_000,
+            mtu: 4160,
+            mp_ev: MpEvLayout::new(&[8]),
+            kmin_packets: 21,
+            buffer_packets: 101,
+        };
         let mut rng = Rng::stream(4, Stream::Host, 0);
         let p = PrimeParams { p_ecn: 5, p_nack: 20, decay: 1, penalty_bits: 8, congestion_aware: aware };
         (Prime::new(p, &ctx, &mut rng), rng)

@@ -178,17 +178,11 @@ impl RunResult {
         let conns = |m: &Message| &flows[m.connections()];
         let sum = |f: &dyn Fn(&Flow) -> u64| Column::U64(messages.iter().map(|m| conns(m).iter().map(f).sum()).collect());
         let first_send: Vec<Option<Time>> = messages.iter().map(|m| conns(m).iter().filter_map(|c| c.tx.first_send).min()).collect();
-        let end: Vec<Option<Time>> = messages
-            .iter()
-            .map(|m| if m.done == m.count { conns(m).iter().filter_map(|c| c.rx.end).max() } else { None })
-            .collect();
+        let end: Vec<Option<Time>> =
+            messages.iter().map(|m| if m.done == m.count { conns(m).iter().filter_map(|c| c.rx.end).max() } else { None }).collect();
         let fct: Vec<Option<Time>> =
             end.iter().zip(&first_send).zip(messages).map(|((e, f), m)| e.map(|e| e - f.unwrap_or(m.spec.start))).collect();
-        let slowdown: Vec<f64> = fct
-            .iter()
-            .zip(ideals)
-            .map(|(f, &i)| f.map_or(f64::NAN, |f| f as f64 / i as f64))
-            .collect();
+        let slowdown: Vec<f64> = fct.iter().zip(ideals).map(|(f, &i)| f.map_or(f64::NAN, |f| f as f64 / i as f64)).collect();
         let spec = |f: &dyn Fn(&Message) -> u64| Column::U64(messages.iter().map(f).collect());
         ft.add("flow", Column::U64((0..messages.len() as u64).collect()));
         ft.add("src", spec(&|m| m.spec.src as u64));
@@ -211,13 +205,18 @@ impl RunResult {
         ft.add("trims", sum(&|f| f.stats.trims));
         ft.add("drops", sum(&|f| f.stats.drops));
         ft.add("ecn_acks", sum(&|f| f.stats.ecn_acks));
-        ft.add("max_reorder", Column::U64(messages.iter().map(|m| conns(m).iter().map(|f| f.rx.max_reorder as u64).max().unwrap_or(0)).collect()));
+        ft.add(
+            "max_reorder",
+            Column::U64(messages.iter().map(|m| conns(m).iter().map(|f| f.rx.max_reorder as u64).max().unwrap_or(0)).collect()),
+        );
         ft.add("discarded", sum(&|f| f.stats.discarded));
         ft.add("fast_nacks", sum(&|f| f.stats.fast_nacks));
         // payload bits over the FCT: what the application sees (Juniper post's accounting)
         ft.add(
             "goodput_gbps",
-            Column::F64(messages.iter().zip(&fct).map(|(m, f)| f.map_or(f64::NAN, |f| m.spec.bytes as f64 * 8.0 / f as f64 * 1e3)).collect()),
+            Column::F64(
+                messages.iter().zip(&fct).map(|(m, f)| f.map_or(f64::NAN, |f| m.spec.bytes as f64 * 8.0 / f as f64 * 1e3)).collect(),
+            ),
         );
 
         // reorder distance distribution, long format: one row per (flow, distance) seen
@@ -294,7 +293,15 @@ impl RunResult {
         st.add("port", Column::U64(rows.port));
         st.add("queue_bytes", Column::U64(rows.queue));
         st.add("utilization", Column::F64(rows.util));
-        RunResult { flows: ft, ports: pt, reorder: rt, samples: st, summary, accounting: sim.accounting(), scenario_json: sim.scenario().to_json() }
+        RunResult {
+            flows: ft,
+            ports: pt,
+            reorder: rt,
+            samples: st,
+            summary,
+            accounting: sim.accounting(),
+            scenario_json: sim.scenario().to_json(),
+        }
     }
 }
 
@@ -316,10 +323,7 @@ mod tests {
 
     #[test]
     fn ideal_uses_the_bottleneck() {
-        let path = [
-            Hop { rate: 100_000_000_000, latency: 0 },
-            Hop { rate: 400_000_000_000, latency: 0 },
-        ];
+        let path = [Hop { rate: 100_000_000_000, latency: 0 }, Hop { rate: 400_000_000_000, latency: 0 }];
         // 10 packets at 332.8 ns on the slow first hop, then the last one at 83.2 ns.
         assert_eq!(ideal_fct(&path, 10 * 4096, 4160, 64), 10 * 332_800 + 83_200);
     }

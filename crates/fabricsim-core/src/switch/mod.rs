@@ -276,12 +276,25 @@ mod tests {
     #[test]
     fn queue_integral_is_time_weighted() {
         use crate::packet::Kind;
-        let pkt = |size| Packet { kind: Kind::Data, trimmed: false, ecn: false, class: 0, path: 0, flow: 0, psn: 0, ev: 0, src: 0, dst: 1, size, sack_end: 0 };
+        let pkt = |size| Packet {
+            kind: Kind::Data,
+            trimmed: false,
+            ecn: false,
+            class: 0,
+            path: 0,
+            flow: 0,
+            psn: 0,
+            ev: 0,
+            src: 0,
+            dst: 1,
+            size,
+            sack_end: 0,
+        };
         let mut p = EgressPort::new(0, 1, 0, 1, 0, 1);
         p.push_data(10, pkt(100)); // 100 B from t=10
         p.push_data(20, pkt(50)); // 150 B from t=20
         p.pop_data(40, &Scheduler::Strict); // 50 B from t=40
-        // 100*10 + 150*20 + 50*10 over 50 ps
+                                            // 100*10 + 150*20 + 50*10 over 50 ps
         assert_eq!(p.mean_queue(50), (1000 + 3000 + 500) as f64 / 50.0);
         assert_eq!(p.stats.max_queue, 150);
     }

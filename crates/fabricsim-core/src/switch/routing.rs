@@ -69,11 +69,36 @@ impl Default for RoutingConfig {
 }
 
 pub const RULES: &[AlgorithmInfo] = &[
-    AlgorithmInfo { category: "routing", name: "ecmp", summary: "hash of (5-tuple, EV) with a per-switch salt over the up-ports", reference: "RFC 2992; ARCANE sec. 2" },
-    AlgorithmInfo { category: "routing", name: "mp_ev", summary: "the tier's part of the multi-part EV is the up-port index", reference: "PRIME sec. III-C, III-D" },
-    AlgorithmInfo { category: "routing", name: "adaptive", summary: "least-loaded egress queue among the up-ports, random tie-break", reference: "NVIDIA Spectrum AR; ARCANE sec. 4.1; PRIME sec. IV" },
-    AlgorithmInfo { category: "routing", name: "spray", summary: "uniformly random up-port per packet", reference: "switch-based spraying" },
-    AlgorithmInfo { category: "routing", name: "auto", summary: "mp_ev for prime, co_prime and round_robin; ecmp otherwise", reference: "" },
+    AlgorithmInfo {
+        category: "routing",
+        name: "ecmp",
+        summary: "hash of (5-tuple, EV) with a per-switch salt over the up-ports",
+        reference: "RFC 2992; ARCANE sec. 2",
+    },
+    AlgorithmInfo {
+        category: "routing",
+        name: "mp_ev",
+        summary: "the tier's part of the multi-part EV is the up-port index",
+        reference: "PRIME sec. III-C, III-D",
+    },
+    AlgorithmInfo {
+        category: "routing",
+        name: "adaptive",
+        summary: "least-loaded egress queue among the up-ports, random tie-break",
+        reference: "NVIDIA Spectrum AR; ARCANE sec. 4.1; PRIME sec. IV",
+    },
+    AlgorithmInfo {
+        category: "routing",
+        name: "spray",
+        summary: "uniformly random up-port per packet",
+        reference: "switch-based spraying",
+    },
+    AlgorithmInfo {
+        category: "routing",
+        name: "auto",
+        summary: "mp_ev for prime, co_prime and round_robin; ecmp otherwise",
+        reference: "",
+    },
 ];
 
 impl RoutingConfig {
@@ -83,10 +108,7 @@ impl RoutingConfig {
             RoutingConfig::All(r) => vec![*r; tiers_with_up],
             RoutingConfig::PerTier(v) if v.len() == tiers_with_up => v.clone(),
             RoutingConfig::PerTier(v) => {
-                return Err(format!(
-                    "got {} rules; allowed: one rule, or one per switch tier with up-ports ({tiers_with_up})",
-                    v.len()
-                ))
+                return Err(format!("got {} rules; allowed: one rule, or one per switch tier with up-ports ({tiers_with_up})", v.len()))
             }
         };
         Ok(names

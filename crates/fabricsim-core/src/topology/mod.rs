@@ -64,14 +64,13 @@ impl FatTreeSpec {
         let down0 = k - up0;
         ensure(t.hosts >= 2, "topology.hosts", t.hosts, "allowed: at least 2")?;
         let tiers = t.tiers as usize;
-        for (name, len) in [("topology.tier_link_rates", t.tier_link_rates.len()), ("topology.tier_link_latencies", t.tier_link_latencies.len())] {
+        for (name, len) in
+            [("topology.tier_link_rates", t.tier_link_rates.len()), ("topology.tier_link_latencies", t.tier_link_latencies.len())]
+        {
             ensure(len == 0 || len == tiers, name, format!("{len} entries"), format!("allowed: none or one per link tier ({tiers})"))?;
         }
-        let tier_rates: Vec<u64> = if t.tier_link_rates.is_empty() {
-            vec![t.link_rate.0; tiers]
-        } else {
-            t.tier_link_rates.iter().map(|r| r.0).collect()
-        };
+        let tier_rates: Vec<u64> =
+            if t.tier_link_rates.is_empty() { vec![t.link_rate.0; tiers] } else { t.tier_link_rates.iter().map(|r| r.0).collect() };
         let tier_latencies: Vec<Time> = if t.tier_link_latencies.is_empty() {
             vec![t.link_latency.0; tiers]
         } else {
@@ -363,15 +362,7 @@ impl Topology {
 fn port(s: &FatTreeSpec, name: String, from: u32, to: u32, tier: u32, up: bool, hosts: u32) -> PortInfo {
     let t = tier as usize;
     let to_switch = to >= hosts;
-    PortInfo {
-        name,
-        from,
-        to,
-        tier,
-        up,
-        rate: s.tier_rates[t],
-        delay: s.tier_latencies[t] + if to_switch { s.switch_latency } else { 0 },
-    }
+    PortInfo { name, from, to, tier, up, rate: s.tier_rates[t], delay: s.tier_latencies[t] + if to_switch { s.switch_latency } else { 0 } }
 }
 
 #[cfg(test)]

@@ -115,10 +115,20 @@ impl Default for WorkloadConfig {
 }
 
 pub const WORKLOADS: &[AlgorithmInfo] = &[
-    AlgorithmInfo { category: "workload", name: "permutation", summary: "seeded derangement: each host sends to and receives from exactly one other host", reference: "ARCANE sec. 4.2; PRIME sec. IV" },
+    AlgorithmInfo {
+        category: "workload",
+        name: "permutation",
+        summary: "seeded derangement: each host sends to and receives from exactly one other host",
+        reference: "ARCANE sec. 4.2; PRIME sec. IV",
+    },
     AlgorithmInfo { category: "workload", name: "tornado", summary: "host i sends to host (i + N/2) mod N", reference: "ARCANE sec. 4.2" },
     AlgorithmInfo { category: "workload", name: "incast", summary: "`senders` hosts send to one `receiver`", reference: "ARCANE sec. 4.2" },
-    AlgorithmInfo { category: "workload", name: "flows", summary: "an explicit list of (src, dst, size, start), inline or from a CSV file", reference: "" },
+    AlgorithmInfo {
+        category: "workload",
+        name: "flows",
+        summary: "an explicit list of (src, dst, size, start), inline or from a CSV file",
+        reference: "",
+    },
 ];
 
 fn check_size(field: &str, size: Size) -> Result<u64, ScenarioError> {

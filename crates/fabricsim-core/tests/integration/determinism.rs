@@ -3,7 +3,8 @@
 use super::{fabric128, run};
 
 fn permutation(seed: u64) -> fabricsim_core::stats::RunResult {
-    run(&fabric128("[lb]\nkind = \"ops\"\n[workload]\nkind = \"permutation\"\nsize = \"512KiB\"\n").replace("seed = 1", &format!("seed = {seed}")))
+    run(&fabric128("[lb]\nkind = \"ops\"\n[workload]\nkind = \"permutation\"\nsize = \"512KiB\"\n")
+        .replace("seed = 1", &format!("seed = {seed}")))
 }
 
 #[test]

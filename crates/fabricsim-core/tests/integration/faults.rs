@@ -117,10 +117,20 @@ fn a_seeded_share_of_a_tier_can_fail_and_routing_avoids_all_of_it() {
     ));
     assert_eq!(r.summary.status, "complete");
     assert_eq!(r.summary.drops, 0, "every switch routes around every dead link");
-    let dead = r.ports.u64("data_packets").iter().zip(r.ports.u64("tier")).zip(r.ports.bool("up")).filter(|((d, t), u)| **d == 0 && **t == 1 && **u).count();
+    let dead = r
+        .ports
+        .u64("data_packets")
+        .iter()
+        .zip(r.ports.u64("tier"))
+        .zip(r.ports.bool("up"))
+        .filter(|((d, t), u)| **d == 0 && **t == 1 && **u)
+        .count();
     assert!(dead >= 6, "at least the 6 dead uplinks carry nothing: {dead}");
     let err = |extra: &str| Simulation::new(&scenario(&fabric128(extra)).unwrap()).err().unwrap();
-    assert_eq!(err("[[faults]]\nkind = \"link_down\"\nlink = \"leaf0:up1\"\nlinks = \"leaf_up\"\nfraction = 0.1\n").field, "faults[0].links");
+    assert_eq!(
+        err("[[faults]]\nkind = \"link_down\"\nlink = \"leaf0:up1\"\nlinks = \"leaf_up\"\nfraction = 0.1\n").field,
+        "faults[0].links"
+    );
     assert_eq!(err("[[faults]]\nkind = \"link_down\"\nlinks = \"leaf_up\"\n").field, "faults[0].fraction");
     assert_eq!(err("[[faults]]\nkind = \"link_down\"\n").field, "faults[0].link");
 }

@@ -69,8 +69,11 @@ pub fn render(r: &RunResult) -> String {
 #[test]
 fn golden_results_are_unchanged() {
     let bless = std::env::var("FABRICSIM_BLESS").is_ok_and(|v| v == "1");
-    let mut paths: Vec<PathBuf> =
-        std::fs::read_dir(golden_dir()).expect("tests/golden exists").map(|e| e.expect("entry").path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(golden_dir())
+        .expect("tests/golden exists")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
     paths.sort();
     assert!(paths.len() >= 12, "the golden set lost scenarios: {paths:?}");
     let mut failures = Vec::new();
@@ -84,7 +87,11 @@ fn golden_results_are_unchanged() {
         }
         let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
         if expected != actual {
-            let first = expected.lines().zip(actual.lines()).position(|(a, b)| a != b).unwrap_or(expected.lines().count().min(actual.lines().count()));
+            let first = expected
+                .lines()
+                .zip(actual.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(expected.lines().count().min(actual.lines().count()));
             let show = |s: &str| s.lines().nth(first).unwrap_or("<end>").to_string();
             failures.push(format!(
                 "{}: first difference at line {}:\n  expected: {}\n  actual:   {}",

@@ -102,7 +102,11 @@ fn arcane_stops_using_a_failed_link_within_one_rto() {
 
 #[test]
 fn switch_adaptive_routing_and_spraying_remove_ecmp_collisions() {
-    let toml = |routing: &str| fabric128(&format!("[switch]\nrouting = \"{routing}\"\n[lb]\nkind = \"ecmp\"\n[workload]\nkind = \"permutation\"\nsize = \"2MiB\"\n"));
+    let toml = |routing: &str| {
+        fabric128(&format!(
+            "[switch]\nrouting = \"{routing}\"\n[lb]\nkind = \"ecmp\"\n[workload]\nkind = \"permutation\"\nsize = \"2MiB\"\n"
+        ))
+    };
     let ecmp = run(&toml("ecmp")).summary.max_slowdown;
     let adaptive = run(&toml("adaptive")).summary.max_slowdown;
     let spray = run(&toml("spray")).summary.max_slowdown;
@@ -112,7 +116,9 @@ fn switch_adaptive_routing_and_spraying_remove_ecmp_collisions() {
 
 #[test]
 fn per_connection_state_is_reported() {
-    let state = |lb: &str| run(&fabric128(&format!("[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"tornado\"\nsize = \"64KiB\"\n"))).summary.lb_state_bytes;
+    let state = |lb: &str| {
+        run(&fabric128(&format!("[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"tornado\"\nsize = \"64KiB\"\n"))).summary.lb_state_bytes
+    };
     assert_eq!(state("arcane"), 25, "ARCANE Table 1");
     assert_eq!(state("ecmp"), 2);
     assert_eq!(state("ops"), 0);

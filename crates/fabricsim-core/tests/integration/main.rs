@@ -28,7 +28,5 @@ pub fn run(toml_text: &str) -> RunResult {
 /// The 128-host 2-tier 400 Gb/s fabric of the papers (16 leaves x 8 hosts, 8 spines),
 /// 1 us links and no switch latency, with extra TOML appended.
 pub fn fabric128(extra: &str) -> String {
-    format!(
-        "seed = 1\n[topology]\nhosts = 128\nradix = 16\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n{extra}"
-    )
+    format!("seed = 1\n[topology]\nhosts = 128\nradix = 16\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n{extra}")
 }

@@ -50,7 +50,8 @@ fn path_id_detection_recovers_a_loss_in_about_one_rtt_not_one_rto() {
 #[test]
 fn path_id_detection_never_nacks_what_is_merely_reordered() {
     // spraying with paths of unequal delay reorders a lot, but nothing is lost
-    let r = one_flow("loss_detection = \"path_id\"", "ops", "4MiB", "[[faults]]\nkind = \"delay\"\nlink = \"leaf0:up2\"\nextra = \"3us\"\n");
+    let r =
+        one_flow("loss_detection = \"path_id\"", "ops", "4MiB", "[[faults]]\nkind = \"delay\"\nlink = \"leaf0:up2\"\nextra = \"3us\"\n");
     assert_eq!(r.flows.u64("fast_nacks")[0], 0);
     assert_eq!(r.flows.u64("retransmits")[0], 0);
 }

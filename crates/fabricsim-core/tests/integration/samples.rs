@@ -13,7 +13,8 @@ fn samples_record_queues_and_utilization_without_changing_results() {
     assert_eq!(port.iter().collect::<std::collections::BTreeSet<_>>().len(), 2);
     // the NIC sends back to back: a full interval in the middle of the transfer is at line rate
     let host_port = port[0];
-    let mid: Vec<f64> = (0..t.len()).filter(|&i| port[i] == host_port && (10_000_000..40_000_000).contains(&t[i])).map(|i| util[i]).collect();
+    let mid: Vec<f64> =
+        (0..t.len()).filter(|&i| port[i] == host_port && (10_000_000..40_000_000).contains(&t[i])).map(|i| util[i]).collect();
     assert!(!mid.is_empty() && mid.iter().all(|u| (0.97..1.03).contains(u)), "{mid:?}");
 }
 
@@ -23,6 +24,8 @@ fn an_incast_queue_shows_in_the_samples() {
         "[workload]\nkind = \"incast\"\nsenders = 8\nreceiver = 0\nsize = \"1MiB\"\n[samples]\nevery = \"2us\"\nports = [\"leaf0:down0\"]\n",
     ));
     assert!(r.samples.u64("queue_bytes").iter().any(|&q| q > 100_000), "8 senders into one port queue up");
-    let e = fabricsim_core::Simulation::new(&super::scenario(&fabric128("[samples]\nevery = \"1us\"\nports = [\"nope*\"]\n")).unwrap()).err().unwrap();
+    let e = fabricsim_core::Simulation::new(&super::scenario(&fabric128("[samples]\nevery = \"1us\"\nports = [\"nope*\"]\n")).unwrap())
+        .err()
+        .unwrap();
     assert_eq!(e.field, "samples.ports[0]");
 }
