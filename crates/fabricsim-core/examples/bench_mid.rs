@@ -1,12 +1,22 @@
-//! A mid-size run for cache simulation (valgrind --tool=callgrind --cache-sim=yes): the
-//! 1024-host leaf-spine of the standard benchmark with 512 KiB messages.
+//! A mid-size run for deterministic instruction counts (callgrind): the 128-host 2-tier
+//! 400 Gb/s permutation of 8 MiB (16 leaves x 8 hosts, 8 spines), `ops` unless named.
+//!
+//! ```text
+//! cargo build --profile profiling --example bench_mid
+//! valgrind --tool=callgrind target/profiling/examples/bench_mid [lb]
+//! ```
 use fabricsim_core::{Scenario, Simulation};
+
 fn main() {
-    let s = Scenario::from_json(
-        r#"{"topology": {"hosts": 1024, "radix": 64, "link_latency": "1us", "switch_latency": "0ns"},
-        "workload": {"kind": "permutation", "size": "512KiB"}}"#,
-    )
-    .expect("valid");
-    let r = Simulation::new(&s).expect("builds").run();
-    println!("events {} max slowdown {:.3}", r.summary.events, r.summary.max_slowdown);
+    let lb = std::env::args().nth(1).unwrap_or_else(|| "ops".into());
+    let json = format!(
+        r#"{{"seed": 1,
+        "topology": {{"hosts": 128, "radix": 16, "link_latency": "1us", "switch_latency": "0ns"}},
+        "lb": {{"kind": "{lb}"}},
+        "workload": {{"kind": "permutation", "size": "8MiB"}}}}"#
+    );
+    let scenario = Scenario::from_json(&json).expect("valid");
+    let r = Simulation::new(&scenario).expect("builds").run();
+    let s = &r.summary;
+    println!("{lb}: status {} events {} data packets {} max slowdown {:.3}", s.status, s.events, s.data_packets, s.max_slowdown);
 }
