@@ -258,7 +258,7 @@ fn pick(
         (0..topo.ports.len() as u32).filter(|&p| topo.ports[p as usize].tier == tier && topo.ports[p as usize].up).collect();
     ensure(!candidates.is_empty(), &field("links"), format!("{set:?}"), "allowed: a link tier this topology has (agg_up needs 3 tiers)")?;
     let count = ((fraction * candidates.len() as f64).round() as usize).clamp(1, candidates.len());
-    let mut rng = Rng::stream(seed, Stream::Workload, 1_000 + index);
+    let mut rng = Rng::stream(seed, Stream::Fault, index);
     rng.shuffle(&mut candidates);
     Ok(candidates[..count].iter().map(|&p| [p, reverse(topo, p).unwrap_or(p)]).collect())
 }

@@ -609,7 +609,7 @@ impl Scenario {
             ensure(m.share > 0.0 && m.share <= 1.0, "mixed.share", m.share, "allowed: a fraction in (0, 1]")?;
             ensure(m.class < sw.classes, "mixed.class", m.class, format!("allowed: a class below switch.classes ({})", sw.classes))?;
             let mut order: Vec<usize> = (0..flows.len()).collect();
-            Rng::stream(self.seed, Stream::Workload, 2).shuffle(&mut order);
+            Rng::stream(self.seed, Stream::Mixed, 0).shuffle(&mut order);
             let count = ((m.share * flows.len() as f64).round() as usize).clamp(1, flows.len());
             for &i in &order[..count] {
                 flows[i].class = m.class as u8;

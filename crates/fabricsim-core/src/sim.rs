@@ -346,15 +346,12 @@ impl Simulation {
             p.stats.data_packets += 1;
         }
         if p.loss > 0.0 {
-            let rng = if p.from < self.hosts.len() as u32 {
-                &mut self.hosts[p.from as usize].rng
-            } else {
-                &mut self.switch_rng[p.switch as usize]
-            };
-            if (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < p.loss {
-                p.stats.drops += 1;
-                self.count_loss(&pkt);
-                return;
+            if let Some(rng) = p.loss_rng.as_mut() {
+                if (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < p.loss {
+                    p.stats.drops += 1;
+                    self.count_loss(&pkt);
+                    return;
+                }
             }
         }
         // a wire never reorders, even when its latency drops (a `delay` fault ending)
@@ -739,7 +736,11 @@ impl Simulation {
                 Change::Down => p.down = true,
                 Change::Up => p.down = false,
                 Change::ExtraDelay(x) => p.delay = p.nominal_delay + x,
-                Change::Loss(pr) => p.loss = pr,
+                Change::Loss(pr) => {
+                    p.loss = pr;
+                    let seed = self.model.seed;
+                    p.loss_rng.get_or_insert_with(|| Box::new(Rng::stream(seed, Stream::Fault, (1 << 32) | port as u64)));
+                }
                 Change::Converge => {
                     let down = p.down;
                     if self.excluded.is_empty() {

@@ -13,6 +13,10 @@ pub enum Stream {
     Host = 2,
     Switch = 3,
     Salt = 4,
+    /// Fault draws: which links a `fraction` hits, and each lossy link's losses.
+    Fault = 5,
+    /// The `[mixed]` choice of pinned flows.
+    Mixed = 6,
 }
 
 /// SplitMix64 finalizer: a good 64-bit mixer, used for seeds and ECMP hashing.

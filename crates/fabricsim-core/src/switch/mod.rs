@@ -71,6 +71,8 @@ pub struct EgressPort {
     pub down: bool,
     /// Probability that a packet put on the link is lost.
     pub loss: f64,
+    /// The stream the losses are drawn from (its own per link direction).
+    pub loss_rng: Option<Box<Rng>>,
     pub delay: Time,
     /// The link's latency without faults.
     pub nominal_delay: Time,
@@ -102,6 +104,7 @@ impl EgressPort {
             nominal_rate: rate,
             down: false,
             loss: 0.0,
+            loss_rng: None,
             nominal_delay: delay,
             delay,
             busy_until: 0,
