@@ -19,7 +19,10 @@ HEADER = """# Algorithms
 
 Generated from the doc comments of the algorithm files by `tools/gen_algorithms_doc.py`;
 edit those, not this page. `fabricsim list` shows the same names with one-line summaries.
-Papers: ../shared/papers (ARCANE = 003, PRIME = 000). How they compare on the papers'
+Papers are cited by name and section: ARCANE (recycled entropies, the REPS family), PRIME
+(pseudo-random round-robin MP-EV spraying), MPRDMA (NSDI 2018), the China Mobile slides on AI
+fabric load balancing, NVIDIA's Spectrum adaptive routing post and Juniper's "To spray or not
+to spray". How they compare on the papers'
 128-host fabric, against the reference simulator: [comparison.md](comparison.md).
 """
 
@@ -53,7 +56,8 @@ def render() -> str:
     parts.append("## Congestion control (`[transport] cc`)\n")
     parts.append(section("host/cc.rs"))
     parts.append("## Faults (`[[faults]] kind`)\n")
-    parts.append(section("faults.rs"))
+    parts.append(section("faults/mod.rs"))
+    parts.append(section("faults/link.rs", "What a fault leaves on a link"))
     return "\n".join(parts)
 
 

@@ -38,64 +38,22 @@ pub mod faults;
 pub mod host;
 pub mod lb;
 pub mod packet;
+pub mod registry;
 pub mod scenario;
 pub mod sim;
 pub mod stats;
 pub mod switch;
-mod tagged;
 pub mod time;
 pub mod topology;
 pub mod units;
 pub mod workload;
 
+pub use engine::Status;
 pub use error::ScenarioError;
 pub use scenario::Scenario;
-pub use sim::{Simulation, Status};
+pub use sim::Simulation;
 
-use lb::AlgorithmInfo;
-
-/// Everything a scenario can name, with one-line docs: load balancers, switch routing
-/// rules, congestion controls, transports, workloads and topologies.
-pub fn registry() -> Vec<AlgorithmInfo> {
-    let mut v: Vec<AlgorithmInfo> = lb::ALGORITHMS.to_vec();
-    v.extend_from_slice(workload::WORKLOADS);
-    v.extend_from_slice(switch::routing::RULES);
-    v.extend_from_slice(faults::FAULTS);
-    v.extend_from_slice(&[
-        AlgorithmInfo {
-            category: "cc",
-            name: "dctcp",
-            summary: "per-ACK DCTCP window (MPRDMA variant): +MTU/cwnd per ACK, -MTU/2 per ECN ACK, -MTU per loss",
-            reference: "ARCANE sec. 4.1; MPRDMA sec. 3.3",
-        },
-        AlgorithmInfo { category: "cc", name: "none", summary: "fixed window (init_cwnd)", reference: "" },
-        AlgorithmInfo {
-            category: "transport",
-            name: "ooo",
-            summary: "out-of-order tolerant transport with selective ACKs, NACK on trim, RTO",
-            reference: "ARCANE sec. 2.1",
-        },
-        AlgorithmInfo {
-            category: "transport",
-            name: "gbn",
-            summary: "RoCE Go-back-N: only the next PSN is accepted; a gap is NAKed and the sender goes back",
-            reference: "China Mobile slides; Juniper post",
-        },
-        AlgorithmInfo {
-            category: "loss_detection",
-            name: "path_id",
-            summary: "receiver NACKs a hole below the highest PSN of every path (switches stamp path ids)",
-            reference: "China Mobile slides",
-        },
-        AlgorithmInfo {
-            category: "topology",
-            name: "fat_tree",
-            summary: "2-tier leaf-spine or 3-tier k-ary fat tree, tier-0 oversubscription",
-            reference: "PRIME Table I",
-        },
-    ]);
-    v
-}
+pub use registry::{registry, AlgorithmInfo};
 
 /// The crate version, recorded with every result.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -18,14 +18,47 @@ pub enum Event {
     PortFree(u32),
     /// The head packet of a link's pipe reaches the far end.
     PipeArrive(u32),
-    /// A flow becomes ready to send.
-    FlowStart(u32),
-    /// A flow's retransmission timer.
+    /// A connection becomes ready to send.
+    ConnStart(u32),
+    /// A connection's retransmission timer.
     Rto(u32),
     /// The i-th fault action takes effect.
     Fault(u32),
     /// Record the sampled ports.
     Sample,
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Running,
+    /// Every message completed.
+    Complete,
+    /// The next event lies beyond `stop.max_time`.
+    TimeLimit,
+    /// `stop.max_events` events were processed.
+    EventLimit,
+    /// Nothing left to do but messages are unfinished (a bug guard; should not happen).
+    Stalled,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Complete => "complete",
+            _ => "incomplete",
+        }
+    }
+    pub fn reason(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Complete => "all flows completed",
+            Status::TimeLimit => "stop.max_time reached",
+            Status::EventLimit => "stop.max_events reached",
+            Status::Stalled => "no events left",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

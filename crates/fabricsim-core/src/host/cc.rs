@@ -8,19 +8,19 @@
 //!   timeout) shrinks it by one MTU. The window stays within [1 MTU, max_cwnd].
 //! - `none`: a fixed window (`init_cwnd`), for load-balancing studies without CC dynamics.
 
-use crate::scenario::CcKind;
+use super::CcKind;
 
 #[derive(Debug, Clone)]
-pub struct Window {
+pub struct Cwnd {
     kind: CcKind,
     cwnd: u64,
     max: u64,
     mtu: u64,
 }
 
-impl Window {
-    pub fn new(kind: CcKind, init: u64, max: u64, mtu: u64) -> Window {
-        Window { kind, cwnd: init, max, mtu }
+impl Cwnd {
+    pub fn new(kind: CcKind, init: u64, max: u64, mtu: u64) -> Cwnd {
+        Cwnd { kind, cwnd: init, max, mtu }
     }
 
     #[inline]
@@ -57,7 +57,7 @@ mod tests {
 
     #[test]
     fn dctcp_per_ack_rules() {
-        let mut w = Window::new(CcKind::Dctcp, 40_000, 100_000, 4_000);
+        let mut w = Cwnd::new(CcKind::Dctcp, 40_000, 100_000, 4_000);
         w.on_ack(4_000, true);
         assert_eq!(w.cwnd(), 38_000, "ECN: minus MTU/2");
         w.on_loss();
@@ -76,7 +76,7 @@ mod tests {
 
     #[test]
     fn none_keeps_its_window() {
-        let mut w = Window::new(CcKind::None, 40_000, 40_000, 4_000);
+        let mut w = Cwnd::new(CcKind::None, 40_000, 40_000, 4_000);
         w.on_ack(4_000, true);
         w.on_loss();
         w.on_ack(4_000, false);

@@ -1,506 +1,257 @@
-//! Host NIC state: per-flow sender and receiver of the out-of-order (SACK) transport.
-//!
-//! A message is split into packets of `mtu` wire bytes (the last one shorter); packet
-//! sequence numbers (PSNs) count from 0. The sender sends retransmissions first, then new
-//! packets, while the bytes in flight fit the window; the NIC serializes at line rate.
-//!
-//! Out-of-order transport (`ooo`): the receiver accepts any arrival order. For every data
-//! packet it records the PSN in a SACK log; every `ack_every`-th data packet (and the one that
-//! completes the message, and any duplicate) triggers an ACK that echoes that packet's EV and
-//! ECN bit and covers the SACK log up to that point, i.e. it selectively acknowledges every
-//! PSN received since the previous ACK. A trimmed packet triggers a NACK at once. The sender
-//! retransmits on NACK and on RTO (a packet unacknowledged for `rto` since it was last sent).
-//! With path-ID-assisted loss detection (China Mobile slides), the receiver also keeps the
-//! highest PSN received on each path (switches stamp a path id) and NACKs at once every hole
-//! below the highest PSN of every path: each path is FIFO, so such a packet is lost.
-//!
-//! Go-back-N transport (`gbn`, RoCE): the receiver accepts only the next expected PSN. A
-//! later one is discarded and triggers one NAK carrying the expected PSN (one per gap); the
-//! sender goes back to that PSN and resends everything from there. A timeout goes back to
-//! the first unacknowledged PSN. ACKs are cumulative.
+//! The hosts: their NICs ([`nic`]), the connections a NIC keeps ([`connection`]), the
+//! congestion window ([`cc`]) and the `[transport]` configuration they share.
 
 pub mod cc;
+pub mod connection;
+pub mod nic;
 
-use std::collections::VecDeque;
+use serde::{Deserialize, Serialize};
 
-use crate::lb::{Ev, HostLb};
+use crate::error::{ensure, ScenarioError};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
-use crate::workload::FlowSpec;
-use cc::Window;
+use crate::units::{Duration, Size, SizeOrBdp};
+pub use connection::AckPolicy;
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// Out-of-order tolerant, selective ACKs.
+    Ooo,
+    /// RoCE-style in-order Go-back-N: only the next PSN is accepted.
+    Gbn,
+}
+
+/// What a coalesced ACK reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckEvs {
+    Trigger,
+    All,
+}
+
+/// How the out-of-order receiver learns of silent losses besides the sender's RTO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDetection {
+    /// Only the retransmission timeout.
+    Rto,
+    /// Path-ID-assisted: a hole below the highest PSN received on every path is lost; the
+    /// receiver NACKs it at once (China Mobile slides).
+    PathId,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CcKind {
+    Dctcp,
+    None,
+}
+
+/// A congestion window: `"auto"` (the line-rate window) or a size / BDP fraction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PsnState {
-    Unsent,
-    InFlight,
-    /// Declared lost (NACK or RTO), waiting to be resent.
-    Lost,
-    Acked,
+pub enum WindowSize {
+    Auto,
+    Size(SizeOrBdp),
+}
+impl Serialize for WindowSize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            WindowSize::Auto => s.serialize_str("auto"),
+            WindowSize::Size(x) => x.serialize(s),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for WindowSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Other(serde_json::Value),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Text(t) if t == "auto" => Ok(WindowSize::Auto),
+            Raw::Text(t) => SizeOrBdp::parse(&t).map(WindowSize::Size).map_err(|e| serde::de::Error::custom(format!("{e}, or \"auto\""))),
+            Raw::Other(v) => Err(serde::de::Error::custom(format!(
+                "expected \"auto\", a size like \"420160B\" or a BDP fraction like \"1bdp\", got {v}"
+            ))),
+        }
+    }
 }
 
-/// A transmission in send order, for the RTO scan.
-#[derive(Debug, Clone, Copy)]
-pub struct SendRecord {
-    pub psn: u32,
-    pub tx: u16,
-    pub ev: Ev,
-    pub at: Time,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct FlowStats {
-    /// Data packets the Go-back-N receiver threw away for arriving out of order.
-    pub discarded: u64,
-    /// NACKs of path-ID-assisted loss detection.
-    pub fast_nacks: u64,
-    pub data_packets: u64,
-    pub retransmits: u64,
-    pub trims: u64,
-    pub drops: u64,
-    pub ecn_acks: u64,
-    pub timeouts: u64,
-}
-
-#[derive(Debug, Clone)]
-pub struct Sender {
-    pub state: Vec<PsnState>,
-    pub tx_count: Vec<u16>,
-    pub next_new: u32,
-    pub retx: VecDeque<u32>,
-    pub in_flight: u64,
-    pub window: Window,
-    pub send_log: VecDeque<SendRecord>,
-    pub rto_armed: bool,
-    pub sack_cursor: u32,
-    pub acked: u32,
-    pub lb: HostLb,
-    pub first_send: Option<Time>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Receiver {
-    received: Vec<u64>,
-    pub count: u32,
-    pub delivered_bytes: u64,
-    highest: Option<u32>,
-    pub max_reorder: u32,
-    pub pending_acks: u32,
-    pub sack_log: Vec<u32>,
-    /// With `ack_evs = "all"`: the EV and ECN mark of each entry of the SACK log.
-    pub ack_info: Vec<(Ev, bool)>,
-    pub end: Option<Time>,
-    /// ACK policy: every n-th packet, at once on an ECN mark, keep every EV for the ACK.
-    pub policy: AckPolicy,
-    n_pkts: u32,
-    /// Go-back-N: the next PSN accepted, and the PSN a NAK was last sent for.
-    pub expected: u32,
-    nak_for: Option<u32>,
-    /// Path-ID loss detection: highest PSN received per path, lowest PSN not received, and
-    /// the PSN below which holes were already NACKed.
-    paths: Vec<(u16, u32)>,
-    cum: u32,
-    nacked_below: u32,
-    /// Histogram of reorder distances: `reorder_hist[d]` arrivals trailed the highest PSN
-    /// received before them by `d` (0 = in order); the last bucket collects the rest.
-    pub reorder_hist: Vec<u64>,
-}
-
-/// When the receiver ACKs and what an ACK reports.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AckPolicy {
-    pub every: u32,
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportConfig {
+    #[serde(default = "d_transport")]
+    pub kind: TransportKind,
+    /// Wire size of a full data packet, header included.
+    #[serde(default = "d_mtu")]
+    pub mtu: Size,
+    /// Header size; also the size of ACKs, NACKs and trimmed packets.
+    #[serde(default = "d_header")]
+    pub header: Size,
+    /// The receiver ACKs every n-th data packet (1 = every packet).
+    #[serde(default = "d_ack_every")]
+    pub ack_every: u32,
+    /// What a coalesced ACK reports: the EV and ECN mark of the packet that triggered it
+    /// (`"trigger"`, ARCANE's worst case) or of every packet since the previous ACK (`"all"`).
+    #[serde(default = "d_ack_evs")]
+    pub ack_evs: AckEvs,
     /// ACK at once when a data packet arrives ECN-marked.
-    pub on_ecn: bool,
-    /// The ACK reports the EV and mark of every packet since the previous ACK, not only the
-    /// triggering one.
-    pub all_evs: bool,
+    #[serde(default)]
+    pub ack_on_ecn: bool,
+    #[serde(default = "d_rto")]
+    pub rto: Duration,
+    /// `"rto"` or `"path_id"` (out-of-order transport only).
+    #[serde(default = "d_loss_detection")]
+    pub loss_detection: LossDetection,
+    #[serde(default = "d_cc")]
+    pub cc: CcKind,
+    /// Initial window; "auto" = 1 BDP + (ack_every - 1) packets, the least that lets a lone
+    /// flow run at line rate.
+    #[serde(default = "d_window")]
+    pub init_cwnd: WindowSize,
+    /// Upper bound of the window; "auto" = the initial window.
+    #[serde(default = "d_window")]
+    pub max_cwnd: WindowSize,
 }
-
-/// Reorder distances tracked one by one; larger ones share the last bucket.
-pub const REORDER_BUCKETS: usize = 64;
-
-/// What the receiver does with an arriving data packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Arrival {
-    pub send_ack: bool,
-    /// This arrival completed the message.
-    pub completed: bool,
-    /// Go-back-N: send a NAK for this PSN.
-    pub nak: Option<u32>,
-    /// Go-back-N: the packet was discarded.
-    pub discarded: bool,
+fn d_transport() -> TransportKind {
+    TransportKind::Ooo
 }
-
-impl Receiver {
-    fn new(n_pkts: u32, policy: AckPolicy) -> Receiver {
-        Receiver {
-            received: vec![0; (n_pkts as usize).div_ceil(64)],
-            reorder_hist: vec![0; REORDER_BUCKETS],
-            policy,
-            n_pkts,
-            ..Default::default()
-        }
-    }
-
-    fn has(&self, psn: u32) -> bool {
-        self.received[(psn / 64) as usize] >> (psn % 64) & 1 == 1
-    }
-
-    /// Reorder distance of an arrival (Juniper's metric): how far it trails the highest PSN
-    /// that arrived before it.
-    fn note_order(&mut self, psn: u32) {
-        let d = match self.highest {
-            Some(h) if psn < h => h - psn,
-            _ => {
-                self.highest = Some(psn);
-                0
-            }
-        };
-        self.max_reorder = self.max_reorder.max(d);
-        self.reorder_hist[(d as usize).min(REORDER_BUCKETS - 1)] += 1;
-    }
-
-    fn accept(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> bool {
-        self.received[(psn / 64) as usize] |= 1 << (psn % 64);
-        self.count += 1;
-        self.delivered_bytes += payload;
-        self.sack_log.push(psn);
-        if self.policy.all_evs {
-            self.ack_info.push((ev, ecn));
-        }
-        if self.count == self.n_pkts {
-            self.end = Some(now);
-            return true;
-        }
-        false
-    }
-
-    fn ack_due(&mut self, force: bool, ecn: bool) -> bool {
-        self.pending_acks += 1;
-        let due = force || (ecn && self.policy.on_ecn) || self.pending_acks >= self.policy.every;
-        if due {
-            self.pending_acks = 0;
-        }
-        due
-    }
-
-    /// Out-of-order transport: any new PSN is accepted.
-    pub fn on_data(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> Arrival {
-        let duplicate = self.has(psn);
-        let mut completed = false;
-        if !duplicate {
-            self.note_order(psn);
-            completed = self.accept(now, psn, payload, ev, ecn);
-        }
-        let send_ack = self.ack_due(duplicate || completed, ecn);
-        Arrival { send_ack, completed, nak: None, discarded: false }
-    }
-
-    /// Go-back-N: only the expected PSN is accepted; a gap is NAKed once.
-    pub fn on_data_gbn(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> Arrival {
-        if psn < self.expected {
-            // a duplicate: acknowledge at once so the sender learns
-            return Arrival { send_ack: self.ack_due(true, ecn), completed: false, nak: None, discarded: false };
-        }
-        self.note_order(psn);
-        if psn > self.expected {
-            return Arrival { send_ack: false, completed: false, nak: self.gap(), discarded: true };
-        }
-        self.expected += 1;
-        self.nak_for = None;
-        let completed = self.accept(now, psn, payload, ev, ecn);
-        Arrival { send_ack: self.ack_due(completed, ecn), completed, nak: None, discarded: false }
-    }
-
-    /// Go-back-N: a gap (or a trimmed packet) was seen; the PSN to NAK, once per gap.
-    pub fn gap(&mut self) -> Option<u32> {
-        if self.nak_for == Some(self.expected) {
-            return None;
-        }
-        self.nak_for = Some(self.expected);
-        Some(self.expected)
-    }
-
-    /// Path-ID-assisted loss detection: records `psn` as received on `path` and returns the
-    /// PSNs now known lost: below the highest PSN received on every one of the `n_paths`
-    /// paths between the two hosts, not yet received, not yet NACKed. Until every path has
-    /// delivered something the receiver cannot tell a loss from a packet still on an unseen
-    /// path, so it stays silent (the RTO covers that case, e.g. single-path ECMP).
-    pub fn lost_by_path(&mut self, psn: u32, path: u16, n_paths: usize, out: &mut Vec<u32>) {
-        match self.paths.iter_mut().find(|(p, _)| *p == path) {
-            Some((_, max)) => *max = (*max).max(psn),
-            None => self.paths.push((path, psn)),
-        }
-        if self.paths.len() < n_paths {
-            return;
-        }
-        while (self.cum as usize) < self.received.len() * 64 && self.has(self.cum) {
-            self.cum += 1;
-        }
-        let floor = self.paths.iter().map(|&(_, m)| m).min().unwrap_or(0);
-        let from = self.cum.max(self.nacked_below);
-        if floor > from {
-            out.extend((from..floor).filter(|&p| !self.has(p)));
-            self.nacked_below = floor;
+fn d_mtu() -> Size {
+    Size(4160)
+}
+fn d_header() -> Size {
+    Size(64)
+}
+fn d_ack_evs() -> AckEvs {
+    AckEvs::Trigger
+}
+fn d_ack_every() -> u32 {
+    1
+}
+fn d_rto() -> Duration {
+    Duration(70_000_000)
+}
+fn d_loss_detection() -> LossDetection {
+    LossDetection::Rto
+}
+fn d_cc() -> CcKind {
+    CcKind::Dctcp
+}
+fn d_window() -> WindowSize {
+    WindowSize::Auto
+}
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig {
+            kind: d_transport(),
+            mtu: d_mtu(),
+            header: d_header(),
+            ack_every: d_ack_every(),
+            ack_evs: d_ack_evs(),
+            ack_on_ecn: false,
+            rto: d_rto(),
+            loss_detection: d_loss_detection(),
+            cc: d_cc(),
+            init_cwnd: d_window(),
+            max_cwnd: d_window(),
         }
     }
 }
 
-/// A message of the workload, carried by one connection or (MPTCP) several.
-#[derive(Debug, Clone, Copy)]
-pub struct Message {
-    pub spec: FlowSpec,
-    /// Its connections: `first..first + count` in the flow table.
-    pub first: u32,
-    pub count: u32,
-    /// Connections that have received all their bytes.
-    pub done: u32,
-}
-
-impl Message {
-    pub fn connections(&self) -> std::ops::Range<usize> {
-        self.first as usize..(self.first + self.count) as usize
-    }
-}
-
-/// One connection from `spec.src` to `spec.dst`: both ends of it.
+/// The transport configuration in core units, checked.
 #[derive(Debug, Clone)]
-pub struct Flow {
-    pub spec: FlowSpec,
-    pub n_pkts: u32,
-    /// Payload bytes of a full packet.
-    pub payload: u64,
+pub struct TransportModel {
+    pub kind: TransportKind,
+    pub mtu: u64,
     pub header: u64,
-    /// Distinct paths between the two hosts (for path-ID loss detection).
-    pub n_paths: usize,
-    pub tx: Sender,
-    pub rx: Receiver,
-    pub stats: FlowStats,
+    pub ack_policy: AckPolicy,
+    pub rto: Time,
+    pub loss_detection: LossDetection,
+    pub cc: CcKind,
+    pub init_cwnd: u64,
+    pub max_cwnd: u64,
 }
 
-impl Flow {
-    pub fn new(spec: FlowSpec, mtu: u64, header: u64, window: Window, lb: HostLb, policy: AckPolicy) -> Flow {
-        let payload = mtu - header;
-        let n_pkts = spec.bytes.div_ceil(payload) as u32;
-        Flow {
-            spec,
-            n_pkts,
-            payload,
+impl TransportConfig {
+    /// Checks the packet sizes; returns (mtu, header) in bytes.
+    pub fn packet_sizes(&self) -> Result<(u64, u64), ScenarioError> {
+        let (mtu, header) = (self.mtu.0, self.header.0);
+        ensure((128..=65_000).contains(&mtu), "transport.mtu", self.mtu, "allowed: 128B to 65000B")?;
+        ensure(header >= 1 && header < mtu, "transport.header", self.header, format!("allowed: 1B up to less than mtu ({})", self.mtu))?;
+        Ok((mtu, header))
+    }
+
+    /// Checks `[transport]` and resolves the windows against a BDP of `bdp_packets`.
+    pub fn resolve(&self, bdp_packets: u64) -> Result<TransportModel, ScenarioError> {
+        let (mtu, header) = self.packet_sizes()?;
+        ensure(
+            !(self.kind == TransportKind::Gbn && self.loss_detection == LossDetection::PathId),
+            "transport.loss_detection",
+            "\"path_id\"",
+            "allowed: \"rto\" with kind = \"gbn\" (Go-back-N NAKs every gap already)",
+        )?;
+        ensure(self.ack_every >= 1 && self.ack_every <= 1024, "transport.ack_every", self.ack_every, "allowed: 1 to 1024")?;
+        ensure(self.rto.0 > 0, "transport.rto", self.rto, "allowed: a positive duration")?;
+        let line_rate_window = (bdp_packets + self.ack_every as u64 - 1) * mtu;
+        let window = |w: WindowSize, field: &str| -> Result<u64, ScenarioError> {
+            let bytes = match w {
+                WindowSize::Auto => line_rate_window,
+                WindowSize::Size(x) => x.resolve(bdp_packets, mtu),
+            };
+            let text = serde_json::to_string(&w).unwrap_or_default();
+            ensure(bytes >= mtu, field, text, format!("allowed: at least one packet ({mtu} B)"))?;
+            Ok(bytes)
+        };
+        let init_cwnd = window(self.init_cwnd, "transport.init_cwnd")?;
+        let max_cwnd = window(self.max_cwnd, "transport.max_cwnd")?;
+        ensure(
+            init_cwnd <= max_cwnd,
+            "transport.init_cwnd",
+            format!("{init_cwnd} B"),
+            format!("allowed: at most max_cwnd ({max_cwnd} B)"),
+        )?;
+        Ok(TransportModel {
+            kind: self.kind,
+            mtu,
             header,
-            n_paths: 1,
-            tx: Sender {
-                state: vec![PsnState::Unsent; n_pkts as usize],
-                tx_count: vec![0; n_pkts as usize],
-                next_new: 0,
-                retx: VecDeque::new(),
-                in_flight: 0,
-                window,
-                send_log: VecDeque::new(),
-                rto_armed: false,
-                sack_cursor: 0,
-                acked: 0,
-                lb,
-                first_send: None,
-            },
-            rx: Receiver::new(n_pkts, policy),
-            stats: FlowStats::default(),
-        }
-    }
-
-    /// Payload bytes carried by `psn`.
-    #[inline]
-    pub fn payload_of(&self, psn: u32) -> u64 {
-        (self.spec.bytes - psn as u64 * self.payload).min(self.payload)
-    }
-
-    #[inline]
-    pub fn wire_size(&self, psn: u32) -> u64 {
-        self.payload_of(psn) + self.header
-    }
-
-    /// The next PSN the window allows, retransmissions first; `None` if blocked or done.
-    pub fn next_psn(&mut self) -> Option<u32> {
-        let tx = &mut self.tx;
-        while let Some(&psn) = tx.retx.front() {
-            if tx.state[psn as usize] == PsnState::Lost {
-                break;
-            }
-            tx.retx.pop_front(); // acknowledged after it was declared lost
-        }
-        while tx.next_new < self.n_pkts && tx.state[tx.next_new as usize] == PsnState::Acked {
-            tx.next_new += 1; // after a go-back, skip what was acknowledged meanwhile
-        }
-        let psn = match tx.retx.front() {
-            Some(&p) => p,
-            None if tx.next_new < self.n_pkts => tx.next_new,
-            None => return None,
-        };
-        let size = self.wire_size(psn);
-        let tx = &mut self.tx;
-        if tx.in_flight > 0 && tx.in_flight + size > tx.window.cwnd() {
-            return None;
-        }
-        if tx.retx.front() == Some(&psn) {
-            tx.retx.pop_front();
-        } else {
-            tx.next_new += 1;
-        }
-        if tx.tx_count[psn as usize] > 0 {
-            self.stats.retransmits += 1;
-        }
-        Some(psn)
-    }
-
-    /// Records that `psn` went out on `ev` at `now`.
-    pub fn on_sent(&mut self, psn: u32, ev: Ev, now: Time) {
-        let size = self.wire_size(psn);
-        let tx = &mut self.tx;
-        tx.state[psn as usize] = PsnState::InFlight;
-        tx.tx_count[psn as usize] = tx.tx_count[psn as usize].wrapping_add(1);
-        tx.in_flight += size;
-        tx.send_log.push_back(SendRecord { psn, tx: tx.tx_count[psn as usize], ev, at: now });
-        tx.first_send.get_or_insert(now);
-        self.stats.data_packets += 1;
-    }
-
-    /// Marks `psn` acknowledged; returns its wire size if it was news.
-    fn ack_psn(&mut self, psn: u32) -> u64 {
-        let size = self.wire_size(psn);
-        let tx = &mut self.tx;
-        match tx.state[psn as usize] {
-            PsnState::Acked => 0,
-            s => {
-                if s == PsnState::InFlight {
-                    tx.in_flight -= size;
-                }
-                tx.state[psn as usize] = PsnState::Acked;
-                tx.acked += 1;
-                size
-            }
-        }
-    }
-
-    /// An ACK covering the receiver's SACK log up to `sack_end`; returns newly acked bytes.
-    pub fn on_ack(&mut self, sack_end: u32) -> u64 {
-        let mut newly = 0;
-        while self.tx.sack_cursor < sack_end {
-            let psn = self.rx.sack_log[self.tx.sack_cursor as usize];
-            self.tx.sack_cursor += 1;
-            newly += self.ack_psn(psn);
-        }
-        newly
-    }
-
-    /// `psn` is lost (NACK or timeout): queue it for retransmission. False if already known.
-    pub fn declare_lost(&mut self, psn: u32) -> bool {
-        let size = self.wire_size(psn);
-        let tx = &mut self.tx;
-        if tx.state[psn as usize] != PsnState::InFlight {
-            return false;
-        }
-        tx.state[psn as usize] = PsnState::Lost;
-        tx.in_flight -= size;
-        tx.retx.push_back(psn);
-        true
-    }
-
-    /// Go-back-N: resend everything from `psn`; false if nothing was outstanding there.
-    pub fn go_back(&mut self, psn: u32) -> bool {
-        let mut any = false;
-        for p in psn..self.tx.next_new {
-            if self.tx.state[p as usize] == PsnState::InFlight {
-                self.tx.in_flight -= self.wire_size(p);
-                self.tx.state[p as usize] = PsnState::Unsent;
-                any = true;
-            }
-        }
-        self.tx.next_new = self.tx.next_new.min(psn);
-        any
-    }
-
-    /// Whether the sender has everything acknowledged.
-    pub fn sender_done(&self) -> bool {
-        self.tx.acked == self.n_pkts
-    }
-
-    /// Pops the send records that timed out by `now` (and stale ones); returns them.
-    pub fn expired(&mut self, now: Time, rto: Time, out: &mut Vec<SendRecord>) {
-        while let Some(&r) = self.tx.send_log.front() {
-            let live = self.tx.state[r.psn as usize] == PsnState::InFlight && self.tx.tx_count[r.psn as usize] == r.tx;
-            if live && r.at + rto > now {
-                break;
-            }
-            self.tx.send_log.pop_front();
-            if live {
-                out.push(r);
-            }
-        }
+            ack_policy: AckPolicy { every: self.ack_every, on_ecn: self.ack_on_ecn, all_evs: self.ack_evs == AckEvs::All },
+            rto: self.rto.0,
+            loss_detection: self.loss_detection,
+            cc: self.cc,
+            init_cwnd,
+            max_cwnd,
+        })
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::rng::{Rng, Stream};
-    use crate::lb::LbConfig;
-    use crate::scenario::CcKind;
-
-    fn flow(bytes: u64) -> Flow {
-        let ctx = crate::lb::LbContext {
-            bdp_packets: 3,
-            base_rtt: 1,
-            mtu: 1064,
-            mp_ev: crate::switch::routing::MpEvLayout::new(&[2]),
-            kmin_packets: 1,
-            buffer_packets: 3,
-        };
-        let lb = HostLb::new(&LbConfig::default(), &ctx, &mut Rng::stream(1, Stream::Host, 0));
-        Flow::new(
-            FlowSpec { src: 0, dst: 1, bytes, start: 0, class: 0, pinned: false },
-            1064,
-            64,
-            Window::new(CcKind::None, 3 * 1064, 3 * 1064, 1064),
-            lb,
-            AckPolicy { every: 1, ..Default::default() },
-        )
-    }
-
-    #[test]
-    fn packetization_and_window() {
-        let mut f = flow(4500); // 1000 + 1000 + 1000 + 1000 + 500
-        assert_eq!(f.n_pkts, 5);
-        assert_eq!(f.wire_size(4), 564);
-        let sent: Vec<u32> = std::iter::from_fn(|| f.next_psn().inspect(|&p| f.on_sent(p, 0, 0))).collect();
-        assert_eq!(sent, vec![0, 1, 2], "window of 3 packets");
-        assert!(f.declare_lost(1));
-        assert!(!f.declare_lost(1), "already lost");
-        assert_eq!(f.next_psn(), Some(1), "retransmission first");
-    }
-
-    #[test]
-    fn receiver_acks_every_n_and_tracks_reorder() {
-        let mut r = Receiver::new(6, AckPolicy { every: 2, ..Default::default() });
-        let acks: Vec<bool> = [0, 3, 1, 2, 5, 4].iter().map(|&p| r.on_data(0, p, 10, 0, false).send_ack).collect();
-        assert_eq!(acks, vec![false, true, false, true, false, true]);
-        assert_eq!(r.max_reorder, 2, "psn 1 arrived after psn 3");
-        assert_eq!(r.count, 6);
-        assert!(r.on_data(5, 0, 10, 0, false).send_ack, "duplicates are acked at once");
-        let mut e = Receiver::new(6, AckPolicy { every: 4, on_ecn: true, all_evs: true });
-        assert!(!e.on_data(0, 0, 10, 7, false).send_ack);
-        assert!(e.on_data(0, 1, 10, 8, true).send_ack, "an ECN mark is ACKed at once");
-        assert_eq!(e.ack_info, vec![(7, false), (8, true)]);
-        assert_eq!(r.delivered_bytes, 60);
-    }
-
-    #[test]
-    fn acks_cover_the_sack_log() {
-        let mut f = flow(4500);
-        while let Some(p) = f.next_psn() {
-            f.on_sent(p, 0, 0);
-        }
-        f.rx.on_data(1, 2, 1000, 0, false);
-        f.rx.on_data(1, 0, 1000, 0, false);
-        assert_eq!(f.on_ack(2), 2 * 1064);
-        assert_eq!(f.tx.in_flight, 1064);
-        assert_eq!(f.on_ack(2), 0, "a reordered older ACK adds nothing");
-    }
-}
+/// The congestion controls, transports and loss detections `[transport]` names.
+pub const OTHERS: &[AlgorithmInfo] = &[
+    AlgorithmInfo {
+        category: "cc",
+        name: "dctcp",
+        summary: "per-ACK DCTCP window (MPRDMA variant): +MTU/cwnd per ACK, -MTU/2 per ECN ACK, -MTU per loss",
+        reference: "ARCANE sec. 4.1; MPRDMA sec. 3.3",
+    },
+    AlgorithmInfo { category: "cc", name: "none", summary: "fixed window (init_cwnd)", reference: "" },
+    AlgorithmInfo {
+        category: "transport",
+        name: "ooo",
+        summary: "out-of-order tolerant transport with selective ACKs, NACK on trim, RTO",
+        reference: "ARCANE sec. 2.1",
+    },
+    AlgorithmInfo {
+        category: "transport",
+        name: "gbn",
+        summary: "RoCE Go-back-N: only the next PSN is accepted; a gap is NAKed and the sender goes back",
+        reference: "China Mobile slides; Juniper post",
+    },
+    AlgorithmInfo {
+        category: "loss_detection",
+        name: "path_id",
+        summary: "receiver NACKs a hole below the highest PSN of every path (switches stamp path ids)",
+        reference: "China Mobile slides",
+    },
+];

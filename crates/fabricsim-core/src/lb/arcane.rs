@@ -27,8 +27,9 @@
 //! exit time (32) + freezing bit (1) + explore counter (8) bits: 193 bits, 25 bytes, for 8
 //! entries and 16-bit EVs.
 
-use super::{ev_bytes, AlgorithmInfo, Ev, LbContext, LoadBalancer};
+use super::{ev_bytes, Ev, LbContext, LoadBalancer};
 use crate::engine::rng::Rng;
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -151,7 +152,7 @@ impl LoadBalancer for Arcane {
 mod tests {
     use super::*;
     use crate::engine::rng::Stream;
-    use crate::switch::routing::MpEvLayout;
+    use crate::packet::mp_ev::MpEvLayout;
 
     fn ctx(bdp: u64) -> LbContext {
         LbContext { bdp_packets: bdp, base_rtt: 8_000_000, mtu: 4160, mp_ev: MpEvLayout::new(&[8]), kmin_packets: 21, buffer_packets: 101 }

@@ -13,8 +13,9 @@
 //! `max_penalty` (15). State: one penalty per EV (4 bits each at the default maximum), the
 //! walk position and mask.
 
-use super::{AlgorithmInfo, Ev, LoadBalancer};
+use super::{Ev, LoadBalancer};
 use crate::engine::rng::Rng;
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {

@@ -8,8 +8,9 @@
 //! Parameters: `evs_size` (default 65536), the EVS the EV is drawn from.
 //! State: one EV (2 bytes with a 16-bit EVS).
 
-use super::{ev_bytes, AlgorithmInfo, Ev, LoadBalancer};
+use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {

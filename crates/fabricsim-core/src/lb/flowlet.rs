@@ -8,8 +8,9 @@
 //! Parameters (defaults): `evs_size` (65536), `timeout` ("auto" = half the base RTT).
 //! State: the EV and the last send time (6 bytes with a 16-bit EV and a 32-bit time).
 
-use super::{ev_bytes, AlgorithmInfo, Ev, LoadBalancer};
+use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {

@@ -23,13 +23,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
-use crate::switch::routing::{MpEvLayout, Rule};
-use crate::tagged;
+use crate::packet::mp_ev::MpEvLayout;
+pub use crate::packet::Ev;
+use crate::registry::{self, AlgorithmInfo};
 use crate::time::Time;
 use crate::units::Duration;
-
-/// An entropy value: the part of the packet header a switch hashes besides the 5-tuple.
-pub type Ev = u32;
 
 /// The per-connection load-balancer interface (DESIGN.md).
 pub trait LoadBalancer {
@@ -249,21 +247,21 @@ impl Default for LbConfig {
 
 impl<'de> Deserialize<'de> for LbConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (kind, rest) = tagged::split_kind(d, "ops")?;
+        let (kind, rest) = registry::split_kind(d, "ops")?;
         Ok(match kind.as_str() {
-            "ecmp" => LbConfig::Ecmp(tagged::fields(rest)?),
-            "ops" => LbConfig::Ops(tagged::fields(rest)?),
-            "arcane" => LbConfig::Arcane(tagged::fields(rest)?),
-            "reps" => LbConfig::Reps(tagged::fields(rest)?),
-            "prime" => LbConfig::Prime(tagged::fields(rest)?),
-            "co_prime" => LbConfig::CoPrime(tagged::fields(rest)?),
-            "round_robin" => LbConfig::RoundRobin(tagged::fields(rest)?),
-            "bitmap" => LbConfig::Bitmap(tagged::fields(rest)?),
-            "flowlet" => LbConfig::Flowlet(tagged::fields(rest)?),
-            "plb" => LbConfig::Plb(tagged::fields(rest)?),
-            "mprdma" => LbConfig::Mprdma(tagged::fields(rest)?),
-            "mptcp" => LbConfig::Mptcp(tagged::fields(rest)?),
-            other => return Err(tagged::unknown_kind(other, &ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>())),
+            "ecmp" => LbConfig::Ecmp(registry::fields(rest)?),
+            "ops" => LbConfig::Ops(registry::fields(rest)?),
+            "arcane" => LbConfig::Arcane(registry::fields(rest)?),
+            "reps" => LbConfig::Reps(registry::fields(rest)?),
+            "prime" => LbConfig::Prime(registry::fields(rest)?),
+            "co_prime" => LbConfig::CoPrime(registry::fields(rest)?),
+            "round_robin" => LbConfig::RoundRobin(registry::fields(rest)?),
+            "bitmap" => LbConfig::Bitmap(registry::fields(rest)?),
+            "flowlet" => LbConfig::Flowlet(registry::fields(rest)?),
+            "plb" => LbConfig::Plb(registry::fields(rest)?),
+            "mprdma" => LbConfig::Mprdma(registry::fields(rest)?),
+            "mptcp" => LbConfig::Mptcp(registry::fields(rest)?),
+            other => return Err(registry::unknown_kind(other, &ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>())),
         })
     }
 }
@@ -311,12 +309,9 @@ impl LbConfig {
         }
     }
 
-    /// The switch rule `routing = "auto"` resolves to with this load balancer.
-    pub fn preferred_rule(&self) -> Rule {
-        match self {
-            LbConfig::Prime(_) | LbConfig::CoPrime(_) | LbConfig::RoundRobin(_) => Rule::MpEv,
-            _ => Rule::Ecmp,
-        }
+    /// Whether it writes a multi-part EV (switches then read it: `routing = "auto"` is `mp_ev`).
+    pub fn writes_mp_ev(&self) -> bool {
+        matches!(self, LbConfig::Prime(_) | LbConfig::CoPrime(_) | LbConfig::RoundRobin(_))
     }
 
     pub fn validate(&self) -> Result<(), ScenarioError> {
@@ -464,15 +459,6 @@ impl LoadBalancer for HostLb {
     fn state_bytes(&self) -> usize {
         dispatch!(self, lb => lb.state_bytes())
     }
-}
-
-/// A registered name with its one-line doc and source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct AlgorithmInfo {
-    pub category: &'static str,
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub reference: &'static str,
 }
 
 /// The host load balancers `[lb] kind` accepts.

@@ -10,7 +10,7 @@
 
 use super::Ev;
 use crate::engine::rng::Rng;
-use crate::switch::routing::MpEvLayout;
+use crate::packet::mp_ev::MpEvLayout;
 
 #[derive(Debug, Clone)]
 pub struct MpEvGenerator {

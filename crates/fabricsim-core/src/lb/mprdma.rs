@@ -12,9 +12,10 @@
 //! random VP), `max_credits` ("auto" = 2 BDP of packets). State: the credit queue (one EV per
 //! outstanding credit) and a counter.
 
+use crate::registry::AlgorithmInfo;
 use std::collections::VecDeque;
 
-use super::{ev_bytes, AlgorithmInfo, Ev, LoadBalancer};
+use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::time::Time;
 

@@ -13,7 +13,7 @@
 //! Parameters (defaults): `subflows` (8), `evs_size` (65536). State: one EV and one window per
 //! subflow (reported: the EVs, 2 bytes each with a 16-bit EVS).
 
-use super::AlgorithmInfo;
+use crate::registry::AlgorithmInfo;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",

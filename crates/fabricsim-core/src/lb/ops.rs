@@ -8,8 +8,9 @@
 //! Parameters: `evs_size` (default 65536).
 //! State: none per connection (the EVS size is a NIC-wide setting).
 
-use super::{AlgorithmInfo, Ev, LoadBalancer};
+use super::{Ev, LoadBalancer};
 use crate::engine::rng::Rng;
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {

@@ -11,8 +11,9 @@
 //! ("auto" = the base RTT). State: the EV, round start, two ACK counters and the
 //! congested-round count (about 12 bytes).
 
-use super::{ev_bytes, AlgorithmInfo, Ev, LoadBalancer};
+use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {

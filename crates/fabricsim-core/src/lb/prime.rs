@@ -30,9 +30,10 @@
 //! State: the permutations and counters, plus `penalty_bits` per path.
 
 use super::mpev::MpEvGenerator;
-use super::{AlgorithmInfo, Ev, LbContext, LoadBalancer};
+use super::{Ev, LbContext, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::switch::routing::MpEvLayout;
+use crate::packet::mp_ev::MpEvLayout;
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {

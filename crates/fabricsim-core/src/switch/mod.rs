@@ -15,202 +15,211 @@
 //! a wake-up event only when packets wait behind the one on the wire, so an uncongested hop
 //! costs a single event.
 
+pub mod forward;
+pub mod port;
 pub mod routing;
 
-use std::collections::VecDeque;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::Rng;
-use crate::packet::Packet;
-use crate::time::Time;
+use crate::error::{ensure, ScenarioError};
+use crate::packet::mp_ev::MpEvLayout;
+use crate::units::SizeOrBdp;
+use routing::{RoutingConfig, Rule};
 
-/// Counters of one egress port.
-#[derive(Debug, Clone, Default)]
-pub struct PortStats {
-    pub bytes: u64,
-    pub packets: u64,
-    pub data_packets: u64,
-    pub max_queue: u64,
-    /// Integral of data-queue bytes over time (byte-picoseconds).
-    pub queue_area: u128,
-    pub last_change: Time,
-    pub ecn_marks: u64,
-    pub trims: u64,
-    pub drops: u64,
+pub use port::{EgressPort, PortStats, Scheduler};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMark {
+    Dequeue,
+    Enqueue,
 }
 
-/// One data class's queue at a port.
-#[derive(Debug, Clone, Default)]
-pub struct ClassQueue {
-    pub q: VecDeque<Packet>,
-    pub bytes: u64,
-    /// Deficit round robin: bytes this class may still send in the current round.
-    deficit: u64,
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnConfig {
+    #[serde(default = "d_ecn_on")]
+    pub enabled: bool,
+    #[serde(default = "d_kmin")]
+    pub kmin: SizeOrBdp,
+    #[serde(default = "d_kmax")]
+    pub kmax: SizeOrBdp,
+    #[serde(default = "d_mark")]
+    pub mark: EcnMark,
+}
+fn d_ecn_on() -> bool {
+    true
+}
+fn d_kmin() -> SizeOrBdp {
+    SizeOrBdp::parse("0.2bdp").expect("valid literal")
+}
+fn d_kmax() -> SizeOrBdp {
+    SizeOrBdp::parse("0.8bdp").expect("valid literal")
+}
+fn d_mark() -> EcnMark {
+    EcnMark::Dequeue
+}
+impl Default for EcnConfig {
+    fn default() -> Self {
+        EcnConfig { enabled: true, kmin: d_kmin(), kmax: d_kmax(), mark: d_mark() }
+    }
 }
 
-/// How a port shares its wire among data classes (below the control class).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scheduler {
-    /// Class 0 first, then 1, ...
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Overflow {
+    Trim,
+    Drop,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Data buffer per egress port.
+    #[serde(default = "d_buffer")]
+    pub buffer: SizeOrBdp,
+    /// Buffer of the strict-priority control queue (ACK, NACK, trimmed headers) per port.
+    #[serde(default = "d_buffer")]
+    pub control_buffer: SizeOrBdp,
+    #[serde(default)]
+    pub ecn: EcnConfig,
+    #[serde(default = "d_overflow")]
+    pub overflow: Overflow,
+    /// Next-hop rule going up: one for all tiers or one per tier with up-ports.
+    #[serde(default)]
+    pub routing: RoutingConfig,
+    /// Data classes per port (each flow has one; class 0 is the default).
+    #[serde(default = "d_classes")]
+    pub classes: u32,
+    /// How data classes share a port: `"strict"` priority (class 0 first) or `"wrr"`.
+    #[serde(default = "d_scheduler")]
+    pub scheduler: SchedulerKind,
+    /// WRR weights, one per class (default: all 1).
+    #[serde(default)]
+    pub weights: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerKind {
     Strict,
-    /// Deficit round robin: per round, class c may send `quanta[c]` bytes.
-    Drr { quanta: Vec<u64> },
+    Wrr,
 }
 
-/// Queues, pipe and counters of one link direction.
+fn d_classes() -> u32 {
+    1
+}
+fn d_scheduler() -> SchedulerKind {
+    SchedulerKind::Strict
+}
+
+fn d_buffer() -> SizeOrBdp {
+    SizeOrBdp::parse("1bdp").expect("valid literal")
+}
+fn d_overflow() -> Overflow {
+    Overflow::Trim
+}
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer: d_buffer(),
+            control_buffer: d_buffer(),
+            ecn: EcnConfig::default(),
+            overflow: d_overflow(),
+            routing: RoutingConfig::default(),
+            classes: d_classes(),
+            scheduler: d_scheduler(),
+            weights: Vec::new(),
+        }
+    }
+}
+
+/// What the switch configuration resolves against: the fabric's BDP and packet sizes, the
+/// up-ports of each switch tier, and whether the load balancer writes a multi-part EV.
 #[derive(Debug, Clone)]
-pub struct EgressPort {
-    /// Sending and receiving node.
-    pub from: u32,
-    pub to: u32,
-    /// Index of the sending switch among switches (its RNG stream); 0 for hosts.
-    pub switch: u32,
-    pub rate: u64,
-    /// The link's rate without faults.
-    pub nominal_rate: u64,
-    /// A dead link: whatever is sent is lost.
-    pub down: bool,
-    /// Probability that a packet put on the link is lost.
-    pub loss: f64,
-    /// The stream the losses are drawn from (its own per link direction).
-    pub loss_rng: Option<Box<Rng>>,
-    pub delay: Time,
-    /// The link's latency without faults.
-    pub nominal_delay: Time,
-    /// When the packet on the wire has been fully serialized.
-    pub busy_until: Time,
-    /// A wake-up (`PortFree`) is scheduled at `busy_until`.
-    pub wake_pending: bool,
-    pub control: VecDeque<Packet>,
-    pub control_bytes: u64,
-    /// One queue per data class (at least one).
-    pub classes: Vec<ClassQueue>,
-    /// Data bytes queued over all classes.
-    pub data_bytes: u64,
-    /// Deficit round robin: the class whose turn it is, and whether its round just began.
-    drr_at: usize,
-    drr_fresh: bool,
-    /// Packets on the wire with their arrival times at the far end (FIFO: constant delay).
-    pub pipe: VecDeque<(Time, Packet)>,
-    pub stats: PortStats,
+pub struct SwitchContext<'a> {
+    pub bdp_packets: u64,
+    pub mtu: u64,
+    pub header: u64,
+    pub up_ports: &'a [u32],
+    pub writes_mp_ev: bool,
 }
 
-impl EgressPort {
-    pub fn new(from: u32, to: u32, switch: u32, rate: u64, delay: Time, classes: usize) -> Self {
-        EgressPort {
-            from,
-            to,
-            switch,
-            rate,
-            nominal_rate: rate,
-            down: false,
-            loss: 0.0,
-            loss_rng: None,
-            nominal_delay: delay,
-            delay,
-            busy_until: 0,
-            wake_pending: false,
-            control: VecDeque::new(),
-            control_bytes: 0,
-            classes: vec![ClassQueue::default(); classes.max(1)],
-            data_bytes: 0,
-            drr_at: 0,
-            drr_fresh: true,
-            pipe: VecDeque::new(),
-            stats: PortStats::default(),
-        }
-    }
+/// The switch configuration in core units, checked.
+#[derive(Debug, Clone)]
+pub struct SwitchModel {
+    pub buffer: u64,
+    pub control_buffer: u64,
+    /// (Kmin, Kmax, where), or `None` without ECN.
+    pub ecn: Option<(u64, u64, EcnMark)>,
+    pub overflow: Overflow,
+    /// Size of a trimmed packet: the transport's header.
+    pub header: u64,
+    pub classes: u32,
+    pub scheduler: Scheduler,
+    /// Next-hop rule of each switch tier with up-ports.
+    pub rules: Vec<Rule>,
+    pub mp_ev: MpEvLayout,
+}
 
-    /// Accumulates the queue-occupancy integral up to `now`; call before the data queue changes.
-    #[inline]
-    pub fn account(&mut self, now: Time) {
-        let s = &mut self.stats;
-        s.queue_area += self.data_bytes as u128 * (now - s.last_change) as u128;
-        s.last_change = now;
-    }
-
-    #[inline]
-    pub fn push_data(&mut self, now: Time, pkt: Packet) {
-        self.account(now);
-        self.data_bytes += pkt.size as u64;
-        let c = &mut self.classes[pkt.class as usize];
-        c.bytes += pkt.size as u64;
-        c.q.push_back(pkt);
-        self.stats.max_queue = self.stats.max_queue.max(self.data_bytes);
-    }
-
-    /// The next data packet by the scheduler, if any is queued.
-    #[inline]
-    pub fn pop_data(&mut self, now: Time, scheduler: &Scheduler) -> Option<Packet> {
-        if self.data_bytes == 0 {
-            return None;
-        }
-        let c = if self.classes.len() == 1 {
-            0
+impl SwitchConfig {
+    /// Checks `[switch]` and resolves BDP fractions and `routing = "auto"`.
+    pub fn resolve(&self, ctx: &SwitchContext<'_>) -> Result<SwitchModel, ScenarioError> {
+        let mtu = ctx.mtu;
+        let bytes_of = |x: SizeOrBdp| x.resolve(ctx.bdp_packets, mtu);
+        let buffer = bytes_of(self.buffer);
+        ensure(buffer >= mtu, "switch.buffer", self.buffer, format!("allowed: at least one full packet ({mtu} B)"))?;
+        let control_buffer = bytes_of(self.control_buffer);
+        ensure(control_buffer >= mtu, "switch.control_buffer", self.control_buffer, format!("allowed: at least {mtu} B"))?;
+        let ecn = if self.ecn.enabled {
+            let (kmin, kmax) = (bytes_of(self.ecn.kmin), bytes_of(self.ecn.kmax));
+            ensure(
+                kmin <= kmax,
+                "switch.ecn.kmin",
+                format!("{} ({kmin} B)", self.ecn.kmin),
+                format!("allowed: at most kmax = {} ({kmax} B)", self.ecn.kmax),
+            )?;
+            ensure(
+                kmax <= buffer,
+                "switch.ecn.kmax",
+                format!("{} ({kmax} B)", self.ecn.kmax),
+                format!("allowed: at most the buffer ({buffer} B)"),
+            )?;
+            Some((kmin, kmax, self.ecn.mark))
         } else {
-            match scheduler {
-                Scheduler::Strict => self.classes.iter().position(|c| !c.q.is_empty())?,
-                Scheduler::Drr { quanta } => self.drr_next(quanta),
-            }
+            None
         };
-        let class = &mut self.classes[c];
-        let p = class.q.pop_front()?;
-        class.bytes -= p.size as u64;
-        self.account(now);
-        self.data_bytes -= p.size as u64;
-        Some(p)
-    }
-
-    /// Deficit round robin (Shreedhar and Varghese): the class to send from; charges its
-    /// deficit. Some class is non-empty. A quantum is at least one MTU, so a non-empty class
-    /// sends within one round.
-    fn drr_next(&mut self, quanta: &[u64]) -> usize {
-        let n = self.classes.len();
-        loop {
-            let at = self.drr_at;
-            let class = &mut self.classes[at];
-            match class.q.front() {
-                None => {
-                    class.deficit = 0;
-                }
-                Some(head) => {
-                    if self.drr_fresh {
-                        class.deficit += quanta[at];
-                        self.drr_fresh = false;
-                    }
-                    if class.deficit >= head.size as u64 {
-                        class.deficit -= head.size as u64;
-                        return at;
-                    }
-                }
-            }
-            self.drr_at = (at + 1) % n;
-            self.drr_fresh = true;
+        let auto = if ctx.writes_mp_ev { Rule::MpEv } else { Rule::Ecmp };
+        let rules =
+            self.routing.resolve(ctx.up_ports.len(), auto).map_err(|m| ScenarioError { field: "switch.routing".into(), message: m })?;
+        ensure((1..=8).contains(&self.classes), "switch.classes", self.classes, "allowed: 1 to 8")?;
+        ensure(
+            self.weights.is_empty() || self.weights.len() == self.classes as usize,
+            "switch.weights",
+            format!("{} weights", self.weights.len()),
+            format!("allowed: none (all 1) or one per class ({})", self.classes),
+        )?;
+        for (i, w) in self.weights.iter().enumerate() {
+            ensure(*w >= 1, &format!("switch.weights[{i}]"), w, "allowed: 1 or more")?;
         }
-    }
-
-    /// Every packet this port holds: queued, or on its wire.
-    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
-        self.control.iter().chain(self.classes.iter().flat_map(|c| c.q.iter())).chain(self.pipe.iter().map(|(_, p)| p))
-    }
-
-    /// Free to start a packet now: nothing on the wire and nothing waiting to go first.
-    #[inline]
-    pub fn is_free(&self, now: Time) -> bool {
-        self.busy_until <= now && !self.wake_pending
-    }
-
-    #[inline]
-    pub fn has_queued(&self) -> bool {
-        !self.control.is_empty() || self.data_bytes > 0
-    }
-
-    /// Time-averaged data-queue occupancy over `0..now`.
-    pub fn mean_queue(&self, now: Time) -> f64 {
-        if now == 0 {
-            return 0.0;
-        }
-        let area = self.stats.queue_area + self.data_bytes as u128 * (now - self.stats.last_change) as u128;
-        area as f64 / now as f64
+        let scheduler = match self.scheduler {
+            SchedulerKind::Strict => Scheduler::Strict,
+            SchedulerKind::Wrr => Scheduler::Drr {
+                quanta: (0..self.classes as usize).map(|c| self.weights.get(c).copied().unwrap_or(1) as u64 * mtu).collect(),
+            },
+        };
+        Ok(SwitchModel {
+            buffer,
+            control_buffer,
+            ecn,
+            overflow: self.overflow,
+            header: ctx.header,
+            classes: self.classes,
+            scheduler,
+            rules,
+            mp_ev: MpEvLayout::new(ctx.up_ports),
+        })
     }
 }
 
@@ -239,66 +248,5 @@ mod tests {
         assert!(red_mark(200, 100, 200, &mut rng));
         let marks = (0..40_000).filter(|_| red_mark(125, 100, 200, &mut rng)).count();
         assert!((9_300..10_700).contains(&marks), "{marks}");
-    }
-
-    fn data(class: u8, size: u16) -> Packet {
-        use crate::packet::Kind;
-        Packet { kind: Kind::Data, trimmed: false, ecn: false, class, path: 0, flow: 0, psn: 0, ev: 0, src: 0, dst: 1, size, sack_end: 0 }
-    }
-
-    #[test]
-    fn strict_priority_serves_class_zero_first() {
-        let mut p = EgressPort::new(0, 1, 0, 1, 0, 2);
-        for i in 0..3 {
-            p.push_data(0, data(1, 100 + i));
-            p.push_data(0, data(0, 200 + i));
-        }
-        let order: Vec<u16> = std::iter::from_fn(|| p.pop_data(0, &Scheduler::Strict).map(|x| x.size)).collect();
-        assert_eq!(order, vec![200, 201, 202, 100, 101, 102]);
-    }
-
-    #[test]
-    fn drr_shares_bytes_by_weight() {
-        // weights 3:1 with 1000 B quanta per weight unit and equal packets: 3 of class 0 per 1
-        let mut p = EgressPort::new(0, 1, 0, 1, 0, 2);
-        for _ in 0..40 {
-            p.push_data(0, data(0, 1000));
-            p.push_data(0, data(1, 1000));
-        }
-        let sched = Scheduler::Drr { quanta: vec![3000, 1000] };
-        let first: Vec<u8> = (0..20).map(|_| p.pop_data(0, &sched).unwrap().class).collect();
-        assert_eq!(first.iter().filter(|&&c| c == 0).count(), 15);
-        // a class alone gets the whole wire
-        let mut q = EgressPort::new(0, 1, 0, 1, 0, 2);
-        for _ in 0..5 {
-            q.push_data(0, data(1, 1000));
-        }
-        assert_eq!((0..5).filter_map(|_| q.pop_data(0, &sched)).count(), 5);
-    }
-
-    #[test]
-    fn queue_integral_is_time_weighted() {
-        use crate::packet::Kind;
-        let pkt = |size| Packet {
-            kind: Kind::Data,
-            trimmed: false,
-            ecn: false,
-            class: 0,
-            path: 0,
-            flow: 0,
-            psn: 0,
-            ev: 0,
-            src: 0,
-            dst: 1,
-            size,
-            sack_end: 0,
-        };
-        let mut p = EgressPort::new(0, 1, 0, 1, 0, 1);
-        p.push_data(10, pkt(100)); // 100 B from t=10
-        p.push_data(20, pkt(50)); // 150 B from t=20
-        p.pop_data(40, &Scheduler::Strict); // 50 B from t=40
-                                            // 100*10 + 150*20 + 50*10 over 50 ps
-        assert_eq!(p.mean_queue(50), (1000 + 3000 + 500) as f64 / 50.0);
-        assert_eq!(p.stats.max_queue, 150);
     }
 }

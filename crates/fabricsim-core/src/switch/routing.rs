@@ -20,7 +20,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::lb::AlgorithmInfo;
+use crate::engine::rng::{mix64, Rng};
+use crate::packet::mp_ev::MpEvLayout;
+use crate::packet::{Ev, Packet};
+use crate::registry::AlgorithmInfo;
+use crate::switch::EgressPort;
+use crate::topology::FatTreeSpec;
 
 /// A rule as a scenario names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,68 +129,93 @@ impl RoutingConfig {
     }
 }
 
-/// Where each tier's part sits in a multi-part EV.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MpEvLayout {
-    /// Per switch tier with up-ports: (up-port count, bit shift, bit width).
-    pub parts: Vec<(u32, u32, u32)>,
+/// A compact copy of a node's routing fields (hot path).
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    /// The switch tier (index into the per-tier rules); unused for hosts and top switches.
+    pub tier: u8,
+    pub rule: Rule,
+    /// Hosts reachable downwards: `lo..hi`, `span` hosts behind each down port.
+    pub lo: u32,
+    pub hi: u32,
+    pub span: u32,
+    pub first_port: u32,
+    pub n_down: u32,
+    pub n_up: u32,
+    /// Per-switch ECMP hash salt.
+    pub salt: u64,
 }
 
-impl MpEvLayout {
-    pub fn new(up_ports: &[u32]) -> MpEvLayout {
-        let mut shift = 0;
-        let parts = up_ports
-            .iter()
-            .map(|&n| {
-                let bits = 32 - (n.max(2) - 1).leading_zeros();
-                let part = (n, shift, bits);
-                shift += bits;
-                part
-            })
-            .collect();
-        MpEvLayout { parts }
+/// The up-ports switch `sw` (index among switches) may use towards `dst` after routing
+/// excluded links; `None` while nothing restricts it.
+#[inline]
+pub fn usable<'a>(restricted: &'a [Option<Box<[u32]>>], tree: &FatTreeSpec, sw: usize, dst: u32) -> Option<&'a [u32]> {
+    if restricted.is_empty() {
+        return None;
     }
+    let leaf = (dst / tree.down0) as usize;
+    restricted[sw * tree.leaves as usize + leaf].as_deref()
+}
 
-    /// The up-port index a switch of `tier` reads from `ev`.
-    #[inline]
-    pub fn part(&self, ev: u32, tier: usize) -> u32 {
-        let (n, shift, bits) = self.parts[tier];
-        ((ev >> shift) & ((1 << bits) - 1)) % n
-    }
+/// The up-port offset a switch picks by its rule, among `set` (offsets) if routing restricts
+/// it. `None` for the rules that need randomness when no `rng` is given (path inspection).
+#[inline]
+pub fn choose_up(
+    r: &Route,
+    pkt: &Packet,
+    set: Option<&[u32]>,
+    rng: Option<&mut Rng>,
+    ports: &[EgressPort],
+    layout: &MpEvLayout,
+) -> Option<u32> {
+    let n = set.map_or(r.n_up, |s| s.len() as u32);
+    let at = |i: u32| set.map_or(i, |s| s[i as usize]);
+    Some(match r.rule {
+        Rule::Ecmp => at(ecmp_index(r.salt, pkt.src, pkt.dst, pkt.conn, pkt.ev, n)),
+        Rule::MpEv => {
+            let part = layout.part(pkt.ev, r.tier as usize);
+            match set {
+                // the named port is out of the group: hash over what is left, so the packets
+                // that named it spread instead of doubling one neighbour's share
+                Some(s) if !s.contains(&part) => s[ecmp_index(r.salt, pkt.src, pkt.dst, pkt.conn, pkt.ev, n) as usize],
+                _ => part,
+            }
+        }
+        Rule::Spray => at(rng?.below(n as u64) as u32),
+        Rule::Adaptive => {
+            // least-loaded queue; among equals, each is kept with probability 1/k
+            // (reservoir sampling), so ties break uniformly at random
+            let rng = rng?;
+            let up = r.first_port + r.n_down;
+            let (mut best, mut best_load, mut ties) = (0, u64::MAX, 0u64);
+            for i in 0..n {
+                let p = &ports[(up + at(i)) as usize];
+                let load = p.data_bytes + p.control_bytes;
+                if load < best_load {
+                    (best, best_load, ties) = (at(i), load, 1);
+                } else if load == best_load {
+                    ties += 1;
+                    if rng.below(ties) == 0 {
+                        best = at(i);
+                    }
+                }
+            }
+            best
+        }
+    })
+}
 
-    /// Packs one up-port index per tier into an MP-EV.
-    pub fn pack(&self, indices: &[u32]) -> u32 {
-        self.parts.iter().zip(indices).map(|(&(_, shift, _), &i)| i << shift).sum()
-    }
-
-    /// Total bits of an MP-EV.
-    pub fn bits(&self) -> u32 {
-        self.parts.iter().map(|p| p.2).sum()
-    }
-
-    /// Number of distinct paths (MP-EVs).
-    pub fn paths(&self) -> u32 {
-        self.parts.iter().map(|p| p.0).product()
-    }
+/// ECMP: a salted hash of the 5-tuple (hosts, connection id as the source port) and the EV,
+/// mapped onto `n` up-ports with a multiply-shift (no modulo bias worth the name at n << 2^64).
+#[inline]
+pub fn ecmp_index(salt: u64, src: u32, dst: u32, conn: u32, ev: Ev, n: u32) -> u32 {
+    let h = mix64(salt ^ mix64(((src as u64) << 32) | dst as u64) ^ ((conn as u64) << 32 | ev as u64));
+    ((h as u128 * n as u128) >> 64) as u32
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mp_ev_packs_and_unpacks_each_tier() {
-        let l = MpEvLayout::new(&[8, 6]);
-        assert_eq!(l.parts, vec![(8, 0, 3), (6, 3, 3)]);
-        for a in 0..8 {
-            for b in 0..6 {
-                let ev = l.pack(&[a, b]);
-                assert_eq!((l.part(ev, 0), l.part(ev, 1)), (a, b));
-            }
-        }
-        assert_eq!(l.paths(), 48);
-        assert_eq!(l.bits(), 6);
-    }
 
     #[test]
     fn per_tier_lists_must_match_the_tiers() {

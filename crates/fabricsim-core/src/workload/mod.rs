@@ -11,14 +11,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
-use crate::lb::AlgorithmInfo;
-use crate::tagged;
+use crate::registry::{self, AlgorithmInfo};
 use crate::time::Time;
 use crate::units::{Duration, Size};
 
 /// One flow as the core runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FlowSpec {
+pub struct MessageSpec {
     pub src: u32,
     pub dst: u32,
     pub bytes: u64,
@@ -90,13 +89,13 @@ pub struct FlowList {
 
 impl<'de> Deserialize<'de> for WorkloadConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (kind, rest) = tagged::split_kind(d, "permutation")?;
+        let (kind, rest) = registry::split_kind(d, "permutation")?;
         Ok(match kind.as_str() {
-            "permutation" => WorkloadConfig::Permutation(tagged::fields(rest)?),
-            "tornado" => WorkloadConfig::Tornado(tagged::fields(rest)?),
-            "incast" => WorkloadConfig::Incast(tagged::fields(rest)?),
-            "flows" => WorkloadConfig::Flows(tagged::fields(rest)?),
-            other => return Err(tagged::unknown_kind(other, &WORKLOADS.iter().map(|a| a.name).collect::<Vec<_>>())),
+            "permutation" => WorkloadConfig::Permutation(registry::fields(rest)?),
+            "tornado" => WorkloadConfig::Tornado(registry::fields(rest)?),
+            "incast" => WorkloadConfig::Incast(registry::fields(rest)?),
+            "flows" => WorkloadConfig::Flows(registry::fields(rest)?),
+            other => return Err(registry::unknown_kind(other, &WORKLOADS.iter().map(|a| a.name).collect::<Vec<_>>())),
         })
     }
 }
@@ -148,20 +147,20 @@ impl WorkloadConfig {
     }
 
     /// The flows of this workload on `hosts` hosts.
-    pub fn flows(&self, hosts: u32, rng: &mut Rng) -> Result<Vec<FlowSpec>, ScenarioError> {
+    pub fn flows(&self, hosts: u32, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
         let flows = match self {
             WorkloadConfig::Permutation(Uniform { size, start, class }) => {
                 let bytes = check_size("workload.size", *size)?;
                 derangement(hosts, rng)
                     .into_iter()
                     .enumerate()
-                    .map(|(src, dst)| FlowSpec { src: src as u32, dst, bytes, start: start.0, class: *class, pinned: false })
+                    .map(|(src, dst)| MessageSpec { src: src as u32, dst, bytes, start: start.0, class: *class, pinned: false })
                     .collect()
             }
             WorkloadConfig::Tornado(Uniform { size, start, class }) => {
                 let bytes = check_size("workload.size", *size)?;
                 (0..hosts)
-                    .map(|src| FlowSpec { src, dst: (src + hosts / 2) % hosts, bytes, start: start.0, class: *class, pinned: false })
+                    .map(|src| MessageSpec { src, dst: (src + hosts / 2) % hosts, bytes, start: start.0, class: *class, pinned: false })
                     .collect()
             }
             WorkloadConfig::Incast(Incast { senders, receiver, size, start, class }) => {
@@ -179,7 +178,7 @@ impl WorkloadConfig {
                 others.sort_unstable();
                 others
                     .into_iter()
-                    .map(|src| FlowSpec { src, dst: *receiver, bytes, start: start.0, class: *class, pinned: false })
+                    .map(|src| MessageSpec { src, dst: *receiver, bytes, start: start.0, class: *class, pinned: false })
                     .collect()
             }
             WorkloadConfig::Flows(FlowList { flows, file }) => {
@@ -196,7 +195,7 @@ impl WorkloadConfig {
                     ensure(f.dst < hosts, &at("dst"), f.dst, format!("allowed: a host id in 0..{hosts}"))?;
                     ensure(f.src != f.dst, &at("dst"), f.dst, "allowed: a host other than src")?;
                     let bytes = check_size(&at("size"), f.size)?;
-                    out.push(FlowSpec { src: f.src, dst: f.dst, bytes, start: f.start.0, class: f.class, pinned: false });
+                    out.push(MessageSpec { src: f.src, dst: f.dst, bytes, start: f.start.0, class: f.class, pinned: false });
                 }
                 out
             }

@@ -30,15 +30,17 @@
 //! A name that does not exist is an error before the run. No fault can hang a run: flows
 //! that cannot finish end at the run guard, reported incomplete.
 
+pub mod link;
+
 use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::{Rng, Stream};
 use crate::error::{ensure, ScenarioError};
-use crate::lb::AlgorithmInfo;
-use crate::tagged;
+use crate::registry::{self, AlgorithmInfo};
 use crate::time::Time;
 use crate::topology::Topology;
 use crate::units::{Duration, Rate};
+pub use link::Change;
 
 /// One `[[faults]]` entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -54,7 +56,7 @@ pub enum FaultConfig {
 
 /// When a fault holds: from `start`, until `end` if given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
+pub struct ActivePeriod {
     pub start: Duration,
     pub end: Option<Duration>,
 }
@@ -83,8 +85,8 @@ macro_rules! fault_kind {
         }
 
         impl $name {
-            fn window(&self) -> Window {
-                Window { start: self.start, end: self.end }
+            fn window(&self) -> ActivePeriod {
+                ActivePeriod { start: self.start, end: self.end }
             }
             fn target(&self) -> (&Option<String>, Option<LinkSet>, Option<f64>) {
                 (&self.link, self.links, self.fraction)
@@ -153,15 +155,15 @@ fn d_reconvergence() -> Duration {
 
 impl<'de> Deserialize<'de> for FaultConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (kind, rest) = tagged::split_kind(d, "")?;
+        let (kind, rest) = registry::split_kind(d, "")?;
         Ok(match kind.as_str() {
-            "link_down" => FaultConfig::LinkDown(tagged::fields(rest)?),
-            "flap" => FaultConfig::Flap(tagged::fields(rest)?),
-            "degrade" => FaultConfig::Degrade(tagged::fields(rest)?),
-            "random_degrade" => FaultConfig::RandomDegrade(tagged::fields(rest)?),
-            "delay" => FaultConfig::Delay(tagged::fields(rest)?),
-            "random_loss" => FaultConfig::RandomLoss(tagged::fields(rest)?),
-            other => return Err(tagged::unknown_kind(other, &FAULTS.iter().map(|a| a.name).collect::<Vec<_>>())),
+            "link_down" => FaultConfig::LinkDown(registry::fields(rest)?),
+            "flap" => FaultConfig::Flap(registry::fields(rest)?),
+            "degrade" => FaultConfig::Degrade(registry::fields(rest)?),
+            "random_degrade" => FaultConfig::RandomDegrade(registry::fields(rest)?),
+            "delay" => FaultConfig::Delay(registry::fields(rest)?),
+            "random_loss" => FaultConfig::RandomLoss(registry::fields(rest)?),
+            other => return Err(registry::unknown_kind(other, &FAULTS.iter().map(|a| a.name).collect::<Vec<_>>())),
         })
     }
 }
@@ -194,23 +196,6 @@ pub const FAULTS: &[AlgorithmInfo] = &[
     },
     AlgorithmInfo { category: "fault", name: "random_loss", summary: "each packet on a link is lost with a probability", reference: "" },
 ];
-
-/// What a fault event does to both directions of a link.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Change {
-    /// Set the rate (bit/s).
-    Rate(u64),
-    /// Back to the link's nominal rate.
-    NominalRate,
-    Down,
-    Up,
-    /// Routing adopts the link's current state (after detection and reconvergence).
-    Converge,
-    /// Extra propagation latency (ps); 0 restores the nominal latency.
-    ExtraDelay(Time),
-    /// Loss probability per packet.
-    Loss(f64),
-}
 
 /// A resolved fault event.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -264,7 +249,7 @@ fn pick(
 }
 
 /// Checks the faults against the topology and turns them into timed actions.
-pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Time) -> Result<Vec<FaultAction>, ScenarioError> {
+fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Time) -> Result<Vec<FaultAction>, ScenarioError> {
     let mut out = Vec::new();
     for (i, f) in faults.iter().enumerate() {
         let field = |k: &str| format!("faults[{i}].{k}");
@@ -301,7 +286,7 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
                 )),
             }
         };
-        let window = |w: &Window| -> Result<(Time, Option<Time>), ScenarioError> {
+        let window = |w: &ActivePeriod| -> Result<(Time, Option<Time>), ScenarioError> {
             if let Some(end) = w.end {
                 ensure(end.0 > w.start.0, &field("end"), end, format!("allowed: after start ({})", w.start))?;
             }
@@ -347,7 +332,7 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
             }
             FaultConfig::RandomDegrade(d) => {
                 ensure(d.rate.0 > 0, &field("rate"), d.rate, "allowed: a positive rate")?;
-                let w = window(&Window { start: d.start, end: d.end })?;
+                let w = window(&ActivePeriod { start: d.start, end: d.end })?;
                 for ports in pick(topo, d.links, d.fraction, seed, i as u64, &field)? {
                     hold(&mut out, ports, w, Change::Rate(d.rate.0), Change::NominalRate);
                 }
@@ -369,4 +354,26 @@ pub fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Tim
     }
     out.sort_by_key(|a| a.at); // stable: same-time actions keep their order
     Ok(out)
+}
+
+/// The faults of a run as a timeline of actions, in time order.
+#[derive(Debug, Clone, Default)]
+pub struct FaultTimeline {
+    actions: Vec<FaultAction>,
+}
+
+impl FaultTimeline {
+    /// Checks the faults against the topology and lays out their actions.
+    pub fn new(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Time) -> Result<FaultTimeline, ScenarioError> {
+        Ok(FaultTimeline { actions: resolve(faults, topo, seed, max_time)? })
+    }
+
+    /// When each action takes effect, in order (the event of action i is `Fault(i)`).
+    pub fn times(&self) -> impl Iterator<Item = Time> + '_ {
+        self.actions.iter().map(|a| a.at)
+    }
+
+    pub fn action(&self, i: u32) -> FaultAction {
+        self.actions[i as usize]
+    }
 }

@@ -1,12 +1,40 @@
-//! `kind`-tagged tables (`[lb]`, `[workload]`) with full error paths.
+//! The registry: every name a scenario can write (`[lb] kind`, `[workload] kind`,
+//! `[[faults]] kind`, switch rules, congestion controls, transports, topologies) with its
+//! one-line summary and source, and the one mechanism that reads `kind`-tagged tables.
 //!
 //! serde's internally tagged enums buffer the table before choosing the variant and lose the
-//! path of an error inside it (`workload` instead of `workload.size`). These helpers read
-//! `kind` first, then deserialize the variant's own struct with path tracking, and pass the
-//! inner path out through the error text; [`crate::scenario`] joins it to the outer path.
+//! path of an error inside it (`workload` instead of `workload.size`). [`split_kind`] reads
+//! `kind` first, then [`fields`] deserializes the variant's own struct with path tracking and
+//! passes the inner path out through the error text; [`join`] joins it to the outer path.
 
 use serde::de::{DeserializeOwned, Error};
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A registered name with its one-line doc and source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AlgorithmInfo {
+    pub category: &'static str,
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub reference: &'static str,
+}
+
+/// Everything a scenario can name, with one-line docs: load balancers, workloads, switch
+/// routing rules, faults, congestion controls, transports and topologies.
+pub fn registry() -> Vec<AlgorithmInfo> {
+    let mut v: Vec<AlgorithmInfo> = crate::lb::ALGORITHMS.to_vec();
+    v.extend_from_slice(crate::workload::WORKLOADS);
+    v.extend_from_slice(crate::switch::routing::RULES);
+    v.extend_from_slice(crate::faults::FAULTS);
+    v.extend_from_slice(crate::host::OTHERS);
+    v.extend_from_slice(&[AlgorithmInfo {
+        category: "topology",
+        name: "fat_tree",
+        summary: "2-tier leaf-spine or 3-tier k-ary fat tree, tier-0 oversubscription",
+        reference: "PRIME Table I",
+    }]);
+    v
+}
 
 /// Marks the start of an inner path inside an error message.
 pub const PATH_MARK: char = '\u{1}';

@@ -4,7 +4,11 @@
 //! the run waiting on cache misses: ~200 000 packets in flight do not fit in cache, while a
 //! port's ring is read sequentially. See docs/performance.md.)
 
-use crate::lb::Ev;
+pub mod mp_ev;
+
+/// An entropy value: the part of the packet header a switch hashes besides the 5-tuple (the
+/// host load balancer picks it per packet).
+pub type Ev = u32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -28,7 +32,8 @@ pub struct Packet {
     pub path: u16,
     /// Wire size in bytes (at most 65000: `transport.mtu`).
     pub size: u16,
-    pub flow: u32,
+    /// The connection the packet belongs to (its id also serves as the UDP source port).
+    pub conn: u32,
     pub psn: u32,
     pub ev: Ev,
     /// This packet's own source and destination hosts (an ACK goes receiver -> sender).

@@ -1,0 +1,286 @@
+//! The hosts' NICs: the host half of the packet path.
+//!
+//! [`Nics`] owns every host's connections, the workload's messages and each host's random
+//! stream. A NIC has no queue of its own: when its port is free it sends its next packet,
+//! control first, then data pulled round-robin from the connections whose window allows
+//! (line-rate pacing), and wakes when that packet is out. The receiving side runs the
+//! transport ([`super::connection`]): ACKs, NACKs, Go-back-N NAKs, path-ID loss detection;
+//! the sending side retransmits on NACK and on its retransmission timer (`Rto` events).
+//! Packets leave through the [`Fabric`], which owns the wires.
+
+use crate::engine::rng::{Rng, Stream};
+use crate::engine::{Event, EventQueue};
+use crate::host::connection::{Connection, Message, SendRecord};
+use crate::host::{LossDetection, TransportKind, TransportModel};
+use crate::lb::LoadBalancer;
+use crate::packet::{Ev, Kind, Packet};
+use crate::switch::forward::Fabric;
+use crate::time::Time;
+
+#[derive(Debug, Clone)]
+struct HostState {
+    rng: Rng,
+    /// Connections with something left to send, pulled round-robin from `rr`.
+    active: Vec<u32>,
+    rr: usize,
+}
+
+/// Data packets by fate at the hosts (the fabric counts the rest).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NicCounts {
+    pub data_sent: u64,
+    pub data_delivered: u64,
+    /// Trimmed headers that reached their receiver.
+    pub headers_delivered: u64,
+}
+
+/// Every host's NIC.
+pub struct Nics {
+    hosts: Vec<HostState>,
+    conns: Vec<Connection>,
+    messages: Vec<Message>,
+    /// The message of each connection.
+    conn_msg: Vec<u32>,
+    messages_done: u32,
+    cfg: TransportModel,
+    pub counts: NicCounts,
+    scratch: Vec<SendRecord>,
+    scratch_psn: Vec<u32>,
+}
+
+impl Nics {
+    /// `hosts` NICs with their random streams; connections are added by [`Nics::add`].
+    pub fn new(hosts: u32, seed: u64, cfg: TransportModel) -> Nics {
+        Nics {
+            hosts: (0..hosts).map(|h| HostState { rng: Rng::stream(seed, Stream::Host, h as u64), active: Vec::new(), rr: 0 }).collect(),
+            conns: Vec::new(),
+            messages: Vec::new(),
+            conn_msg: Vec::new(),
+            messages_done: 0,
+            cfg,
+            counts: NicCounts::default(),
+            scratch: Vec::new(),
+            scratch_psn: Vec::new(),
+        }
+    }
+
+    /// The random stream of `host` (its load balancers draw from it).
+    pub fn host_rng(&mut self, host: u32) -> &mut Rng {
+        &mut self.hosts[host as usize].rng
+    }
+
+    /// Adds a message and the connections that carry it; returns the connections' ids.
+    pub fn add(&mut self, message: Message, conns: Vec<Connection>) -> std::ops::Range<u32> {
+        let m = self.messages.len() as u32;
+        let first = self.conns.len() as u32;
+        self.messages.push(Message { first, count: conns.len() as u32, ..message });
+        for c in conns {
+            self.conns.push(c);
+            self.conn_msg.push(m);
+        }
+        first..self.conns.len() as u32
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub fn connections(&self) -> &[Connection] {
+        &self.conns
+    }
+
+    pub fn messages_done(&self) -> u32 {
+        self.messages_done
+    }
+
+    /// `ConnStart`: the connection may send.
+    pub fn start(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, conn: u32) {
+        let src = self.conns[conn as usize].spec.src;
+        self.hosts[src as usize].active.push(conn);
+        self.kick(q, fabric, now, src);
+    }
+
+    /// If the host's NIC is free, start its next packet: control first, then data pulled
+    /// round-robin from the connections whose window allows. A NIC that sends wakes up when
+    /// the packet is out to pull the next one (line-rate pacing, no NIC queue).
+    pub fn kick(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32) {
+        let port = fabric.nic_port(host);
+        if !fabric.is_free(port, now) {
+            return;
+        }
+        if let Some(pkt) = fabric.pop_control(port) {
+            fabric.send(q, now, port, pkt);
+            return;
+        }
+        let hs = &mut self.hosts[host as usize];
+        let n = hs.active.len();
+        for k in 0..n {
+            let i = (hs.rr + k) % n;
+            let c = hs.active[i];
+            let conn = &mut self.conns[c as usize];
+            let Some(psn) = conn.next_psn() else { continue };
+            let ev = conn.tx.lb.next_ev(now, &mut hs.rng);
+            conn.on_sent(psn, ev, now);
+            if !conn.tx.rto_armed {
+                conn.tx.rto_armed = true;
+                q.schedule(now + self.cfg.rto, Event::Rto(c));
+            }
+            hs.rr = (i + 1) % n;
+            self.counts.data_sent += 1;
+            let pkt = Packet {
+                kind: Kind::Data,
+                trimmed: false,
+                ecn: false,
+                class: conn.spec.class,
+                conn: c,
+                psn,
+                ev,
+                src: conn.spec.src,
+                dst: conn.spec.dst,
+                path: 0,
+                size: conn.wire_size(psn) as u16,
+                sack_end: 0,
+            };
+            fabric.send(q, now, port, pkt);
+            return;
+        }
+    }
+
+    /// Queues an ACK or NACK at `host`'s NIC (control class, never limited at the host).
+    fn send_control(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
+        fabric.push_control(fabric.nic_port(host), packet);
+        self.kick(q, fabric, now, host);
+    }
+
+    /// A packet reached `host`.
+    pub fn receive(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
+        let c = packet.conn;
+        let conn = &mut self.conns[c as usize];
+        let header = self.cfg.header as u16;
+        let gbn = self.cfg.kind == TransportKind::Gbn;
+        let reply = move |kind: Kind, ev: Ev, ecn: bool, sack_end: u32| Packet {
+            kind,
+            trimmed: false,
+            ecn,
+            class: 0,
+            conn: c,
+            psn: packet.psn,
+            ev,
+            src: host,
+            dst: packet.src,
+            path: 0,
+            size: header,
+            sack_end,
+        };
+        match packet.kind {
+            Kind::Data if packet.trimmed => {
+                self.counts.headers_delivered += 1;
+                if gbn {
+                    // the trimmed packet leaves a gap: NAK the expected PSN (once)
+                    if let Some(e) = conn.rx.gap() {
+                        let nak = Packet { psn: e, ..reply(Kind::Nack, packet.ev, false, 0) };
+                        self.send_control(q, fabric, now, host, nak);
+                    }
+                } else {
+                    let nack = reply(Kind::Nack, packet.ev, false, 0);
+                    self.send_control(q, fabric, now, host, nack);
+                }
+            }
+            Kind::Data => {
+                self.counts.data_delivered += 1;
+                let payload = conn.payload_of(packet.psn);
+                let arrival = if gbn {
+                    conn.rx.on_data_gbn(now, packet.psn, payload, packet.ev, packet.ecn)
+                } else {
+                    conn.rx.on_data(now, packet.psn, payload, packet.ev, packet.ecn)
+                };
+                if arrival.discarded {
+                    conn.stats.discarded += 1;
+                }
+                if let Some(e) = arrival.nak {
+                    let nak = Packet { psn: e, ..reply(Kind::Nack, packet.ev, false, 0) };
+                    self.send_control(q, fabric, now, host, nak);
+                }
+                if self.cfg.loss_detection == LossDetection::PathId {
+                    let conn = &mut self.conns[c as usize];
+                    self.scratch_psn.clear();
+                    conn.rx.lost_by_path(packet.psn, packet.path, conn.n_paths, &mut self.scratch_psn);
+                    conn.stats.fast_nacks += self.scratch_psn.len() as u64;
+                    for i in 0..self.scratch_psn.len() {
+                        let nack = Packet { psn: self.scratch_psn[i], ..reply(Kind::Nack, packet.ev, false, 0) };
+                        self.send_control(q, fabric, now, host, nack);
+                    }
+                }
+                let conn = &mut self.conns[c as usize];
+                if arrival.completed {
+                    let m = &mut self.messages[self.conn_msg[c as usize] as usize];
+                    m.done += 1;
+                    if m.done == m.count {
+                        self.messages_done += 1;
+                    }
+                }
+                if arrival.send_ack {
+                    let ack = reply(Kind::Ack, packet.ev, packet.ecn, conn.rx.sack_log.len() as u32);
+                    self.send_control(q, fabric, now, host, ack);
+                }
+            }
+            Kind::Ack => {
+                let from = conn.tx.sack_cursor as usize;
+                let newly = conn.on_ack(packet.sack_end);
+                if self.cfg.ack_policy.all_evs {
+                    // the ACK reports every packet since the previous one: feed each EV and
+                    // mark to the load balancer and the window, as per-packet ACKs would
+                    for i in from..(packet.sack_end as usize).max(from) {
+                        let (ev, ecn) = conn.rx.ack_info[i];
+                        conn.stats.ecn_acks += ecn as u64;
+                        conn.tx.window.on_ack(conn.wire_size(conn.rx.sack_log[i]), ecn);
+                        conn.tx.lb.on_ack(now, ev, ecn);
+                    }
+                } else {
+                    if packet.ecn {
+                        conn.stats.ecn_acks += 1;
+                    }
+                    conn.tx.window.on_ack(newly, packet.ecn);
+                    conn.tx.lb.on_ack(now, packet.ev, packet.ecn);
+                }
+                if conn.sender_done() {
+                    self.hosts[host as usize].active.retain(|&x| x != c);
+                }
+                self.kick(q, fabric, now, host);
+            }
+            Kind::Nack => {
+                let lost = if gbn { conn.go_back(packet.psn) } else { conn.declare_lost(packet.psn) };
+                if lost {
+                    conn.tx.window.on_loss();
+                }
+                conn.tx.lb.on_nack(now, packet.ev);
+                self.kick(q, fabric, now, host);
+            }
+        }
+    }
+
+    /// `Rto`: the connection's retransmission timer fired.
+    pub fn on_rto(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
+        let rto = self.cfg.rto;
+        let conn = &mut self.conns[c as usize];
+        conn.tx.rto_armed = false;
+        self.scratch.clear();
+        conn.expired(now, rto, &mut self.scratch);
+        let gbn = self.cfg.kind == TransportKind::Gbn;
+        for r in &self.scratch {
+            // Go-back-N resends from the first unacknowledged PSN (ACKs are cumulative)
+            let lost = if gbn { conn.go_back(conn.tx.acked) } else { conn.declare_lost(r.psn) };
+            if lost {
+                conn.stats.timeouts += 1;
+                conn.tx.window.on_loss();
+                conn.tx.lb.on_timeout(now, r.ev);
+            }
+        }
+        if let Some(front) = conn.tx.send_log.front() {
+            conn.tx.rto_armed = true;
+            q.schedule(front.at + rto, Event::Rto(c));
+        }
+        let src = conn.spec.src;
+        self.kick(q, fabric, now, src);
+    }
+}

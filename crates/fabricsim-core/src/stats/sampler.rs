@@ -1,0 +1,88 @@
+//! Port time series (`[samples]`): every `every`, each selected port's data queue and its
+//! utilization since the previous sample. Sampling only reads the ports.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ensure, ScenarioError};
+use crate::switch::EgressPort;
+use crate::time::Time;
+use crate::topology::Topology;
+use crate::units::Duration;
+
+/// `[samples]`: every `every`, record each selected port's data queue and utilization.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplesConfig {
+    pub every: Duration,
+    /// Port names, or prefixes ending in `*` (`"leaf0:up*"`); default: every port.
+    #[serde(default)]
+    pub ports: Vec<String>,
+}
+
+impl SamplesConfig {
+    /// Checks `[samples]` against the topology: the sampler of the run.
+    pub fn resolve(&self, topo: &Topology) -> Result<Sampler, ScenarioError> {
+        ensure(self.every.0 > 0, "samples.every", self.every, "allowed: a positive duration")?;
+        let mut ports = Vec::new();
+        for (i, pattern) in self.ports.iter().enumerate() {
+            let matched: Vec<u32> = (0..topo.ports.len() as u32)
+                .filter(|&p| match pattern.strip_suffix('*') {
+                    Some(prefix) => topo.ports[p as usize].name.starts_with(prefix),
+                    None => topo.ports[p as usize].name == *pattern,
+                })
+                .collect();
+            ensure(
+                !matched.is_empty(),
+                &format!("samples.ports[{i}]"),
+                format!("{pattern:?}"),
+                "allowed: a port name (\"leaf0:up3\") or a prefix ending in * (\"leaf0:up*\") that matches a port",
+            )?;
+            ports.extend(matched);
+        }
+        if self.ports.is_empty() {
+            ports = (0..topo.ports.len() as u32).collect();
+        }
+        ports.sort_unstable();
+        ports.dedup();
+        Ok(Sampler::new(self.every.0, ports))
+    }
+}
+
+/// Columns of the port time series.
+#[derive(Debug, Clone, Default)]
+pub struct SampleRows {
+    pub time: Vec<Time>,
+    pub port: Vec<u64>,
+    pub queue: Vec<u64>,
+    pub util: Vec<f64>,
+}
+
+/// The sampler of a run.
+#[derive(Debug, Clone)]
+pub struct Sampler {
+    pub every: Time,
+    ports: Vec<u32>,
+    last_bytes: Vec<u64>,
+    pub rows: SampleRows,
+}
+
+impl Sampler {
+    /// Samples `ports` (sorted, distinct) every `every` ps.
+    pub fn new(every: Time, ports: Vec<u32>) -> Sampler {
+        Sampler { every, last_bytes: vec![0; ports.len()], ports, rows: SampleRows::default() }
+    }
+
+    /// Records each sampled port's data queue and its utilization since the last sample.
+    pub fn sample(&mut self, now: Time, ports: &[EgressPort]) {
+        for (k, &port) in self.ports.iter().enumerate() {
+            let p = &ports[port as usize];
+            let sent = p.stats.bytes - self.last_bytes[k];
+            self.last_bytes[k] = p.stats.bytes;
+            self.rows.time.push(now);
+            self.rows.port.push(port as u64);
+            self.rows.queue.push(p.data_bytes);
+            // bits sent over what the link could send in the interval (at its current rate)
+            self.rows.util.push(if now == 0 { 0.0 } else { sent as f64 * 8.0 / (p.rate as f64 * self.every as f64 / 1e12) });
+        }
+    }
+}

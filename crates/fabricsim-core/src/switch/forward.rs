@@ -1,0 +1,392 @@
+//! The fabric's half of the packet path: wires, egress queues and switch forwarding.
+//!
+//! [`Fabric`] owns every egress port (the switches' and the hosts' NIC ports), each switch's
+//! routing fields and random stream, and what routing has excluded after a failure. It puts a
+//! packet on a wire ([`Fabric::transmit`]): its last bit leaves after the serialization time
+//! and reaches the far end `delay` later; only the head of a wire's pipe has an event pending
+//! (`PipeArrive`). At a switch it picks the egress port ([`Fabric::forward`]: down by
+//! arithmetic, up by the tier's rule among the ports routing still allows) and queues the
+//! packet ([`Fabric::enqueue`]: trim, drop or ECN-mark). A port that frees while packets wait
+//! is woken once (`PortFree`). The fabric counts what it loses, per connection too; it never
+//! looks inside a host: a packet that reaches a host is handed back to the caller.
+
+use crate::engine::rng::{Rng, Stream};
+use crate::engine::{Event, EventQueue};
+use crate::faults::link::{Change, LinkFault};
+use crate::packet::{Kind, Packet};
+use crate::switch::routing::{choose_up, usable, Route, Rule};
+use crate::switch::{red_mark, EcnMark, EgressPort, Overflow, SwitchModel};
+use crate::time::{serialization, Time};
+use crate::topology::Topology;
+
+/// Data packets a connection lost in the fabric.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnLosses {
+    pub trims: u64,
+    pub drops: u64,
+}
+
+/// What the fabric lost, by kind, and per connection.
+#[derive(Debug, Clone, Default)]
+pub struct Losses {
+    pub data_trimmed: u64,
+    pub data_dropped: u64,
+    /// Trimmed headers dropped (a full control queue, a dead or lossy link).
+    pub headers_dropped: u64,
+    /// ACKs and NACKs dropped.
+    pub control_dropped: u64,
+    /// Indexed by connection.
+    pub conn: Vec<ConnLosses>,
+}
+
+/// The switches and links of a run.
+pub struct Fabric {
+    topo: Topology,
+    ports: Vec<EgressPort>,
+    routes: Vec<Route>,
+    /// One stream per switch (ECN draws, spraying, adaptive tie-breaks).
+    rng: Vec<Rng>,
+    hosts: u32,
+    cfg: SwitchModel,
+    seed: u64,
+    /// Ports routing has excluded, and the resulting usable up-ports per (switch, leaf);
+    /// empty while nothing is excluded.
+    excluded: Vec<bool>,
+    restricted: Vec<Option<Box<[u32]>>>,
+    pub losses: Losses,
+}
+
+impl Fabric {
+    /// The fabric of `topo`, switches configured by `cfg`, for `connections` connections.
+    pub fn new(topo: Topology, cfg: SwitchModel, seed: u64, connections: usize) -> Fabric {
+        let hosts = topo.hosts();
+        let ports = topo
+            .ports
+            .iter()
+            .map(|p| EgressPort::new(p.from, p.to, p.from.saturating_sub(hosts), p.rate, p.delay, cfg.classes as usize))
+            .collect();
+        let salt = |i: u64| Rng::stream(seed, Stream::Salt, i).next_u64();
+        let routes = topo
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Route {
+                tier: n.tier.unwrap_or(0) as u8,
+                rule: n.tier.and_then(|t| cfg.rules.get(t as usize)).copied().unwrap_or(Rule::Ecmp),
+                lo: n.lo,
+                hi: n.hi,
+                span: n.span,
+                first_port: n.first_port,
+                n_down: n.n_down,
+                n_up: n.n_up,
+                salt: salt(i as u64),
+            })
+            .collect();
+        let rng = (0..topo.switches()).map(|i| Rng::stream(seed, Stream::Switch, i as u64)).collect();
+        Fabric {
+            topo,
+            ports,
+            routes,
+            rng,
+            hosts,
+            cfg,
+            seed,
+            excluded: Vec::new(),
+            restricted: Vec::new(),
+            losses: Losses { conn: vec![ConnLosses::default(); connections], ..Losses::default() },
+        }
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    pub fn ports(&self) -> &[EgressPort] {
+        &self.ports
+    }
+
+    /// The NIC port of `host` (its link to the leaf).
+    #[inline]
+    pub fn nic_port(&self, host: u32) -> u32 {
+        self.routes[host as usize].first_port
+    }
+
+    /// The host whose NIC `port` is, if it is one.
+    #[inline]
+    pub fn nic_of(&self, port: u32) -> Option<u32> {
+        let from = self.ports[port as usize].from;
+        (from < self.hosts).then_some(from)
+    }
+
+    #[inline]
+    pub fn is_free(&self, port: u32, now: Time) -> bool {
+        self.ports[port as usize].is_free(now)
+    }
+
+    /// Starts loading the head of `port`'s pipe, so that the next event's cache miss overlaps
+    /// this one's work (the head was written one link latency ago, long since evicted).
+    #[inline]
+    pub fn prefetch(&self, port: u32) {
+        std::hint::black_box(self.ports[port as usize].pipe.front().map(|(t, _)| *t));
+    }
+
+    /// Puts `pkt` on `port`'s wire now: its last bit leaves after the serialization time and
+    /// reaches the far end `delay` later.
+    #[inline]
+    pub fn transmit(&mut self, q: &mut EventQueue, now: Time, port: u32, pkt: Packet) {
+        let p = &mut self.ports[port as usize];
+        debug_assert!(p.busy_until <= now);
+        let done = now + serialization(pkt.size as u64, p.rate);
+        p.busy_until = done;
+        if p.fault.as_ref().is_some_and(|f| f.down) {
+            // a dead link: the port serializes into the void and the packet is lost
+            p.stats.drops += 1;
+            self.count_loss(&pkt);
+            return;
+        }
+        p.stats.bytes += pkt.size as u64;
+        p.stats.packets += 1;
+        if pkt.kind == Kind::Data && !pkt.trimmed {
+            p.stats.data_packets += 1;
+        }
+        if p.fault.as_mut().is_some_and(|f| f.loses()) {
+            p.stats.drops += 1;
+            self.count_loss(&pkt);
+            return;
+        }
+        // a wire never reorders, even when its latency drops (a `delay` fault ending)
+        let arrive = (done + p.delay).max(p.pipe.back().map_or(0, |&(t, _)| t));
+        p.pipe.push_back((arrive, pkt));
+        if p.pipe.len() == 1 {
+            q.schedule(arrive, Event::PipeArrive(port));
+        }
+    }
+
+    /// [`Fabric::transmit`] from a port that then wakes when its wire frees (a NIC pulls its
+    /// next packet then).
+    #[inline]
+    pub fn send(&mut self, q: &mut EventQueue, now: Time, port: u32, pkt: Packet) {
+        self.transmit(q, now, port, pkt);
+        self.wake_when_free(q, port);
+    }
+
+    /// Counts a packet lost on a link (dead or lossy) by its kind.
+    fn count_loss(&mut self, pkt: &Packet) {
+        match (pkt.kind, pkt.trimmed) {
+            (Kind::Data, false) => {
+                self.losses.data_dropped += 1;
+                self.losses.conn[pkt.conn as usize].drops += 1;
+            }
+            (Kind::Data, true) => self.losses.headers_dropped += 1,
+            _ => self.losses.control_dropped += 1,
+        }
+    }
+
+    /// Schedules `port`'s wake-up for when its wire frees, unless one is pending.
+    #[inline]
+    pub fn wake_when_free(&mut self, q: &mut EventQueue, port: u32) {
+        let p = &mut self.ports[port as usize];
+        if !p.wake_pending {
+            p.wake_pending = true;
+            q.schedule(p.busy_until, Event::PortFree(port));
+        }
+    }
+
+    /// `PortFree`: the port's wire is free again.
+    #[inline]
+    pub fn on_port_free(&mut self, port: u32) {
+        self.ports[port as usize].wake_pending = false;
+    }
+
+    /// Queues a control packet (ACK, NACK) at a NIC port; a NIC never limits its control queue.
+    #[inline]
+    pub fn push_control(&mut self, port: u32, pkt: Packet) {
+        let p = &mut self.ports[port as usize];
+        p.control_bytes += pkt.size as u64;
+        p.control.push_back(pkt);
+    }
+
+    /// The control packet waiting first at `port`, if any.
+    #[inline]
+    pub fn pop_control(&mut self, port: u32) -> Option<Packet> {
+        let p = &mut self.ports[port as usize];
+        let pkt = p.control.pop_front()?;
+        p.control_bytes -= pkt.size as u64;
+        Some(pkt)
+    }
+
+    /// A free switch port starts its next packet, control class first; ECN at dequeue.
+    pub fn switch_next(&mut self, q: &mut EventQueue, now: Time, port: u32) {
+        let p = &mut self.ports[port as usize];
+        let pkt = if let Some(pkt) = p.control.pop_front() {
+            p.control_bytes -= pkt.size as u64;
+            pkt
+        } else {
+            let Some(mut head) = p.pop_data(now, &self.cfg.scheduler) else { return };
+            if let Some((kmin, kmax, EcnMark::Dequeue)) = self.cfg.ecn {
+                let left = p.classes[head.class as usize].bytes;
+                if red_mark(left, kmin, kmax, &mut self.rng[p.switch as usize]) {
+                    p.stats.ecn_marks += 1;
+                    head.ecn = true;
+                }
+            }
+            head
+        };
+        self.transmit(q, now, port, pkt);
+        if self.ports[port as usize].has_queued() {
+            self.wake_when_free(q, port);
+        }
+    }
+
+    /// `PipeArrive`: the head packet of `port`'s wire reaches the far end; returns it with the
+    /// node it reached.
+    #[inline]
+    pub fn arrive(&mut self, q: &mut EventQueue, port: u32) -> Option<(u32, Packet)> {
+        let p = &mut self.ports[port as usize];
+        let (_, pkt) = p.pipe.pop_front()?;
+        if let Some(&(next, _)) = p.pipe.front() {
+            q.schedule(next, Event::PipeArrive(port));
+        }
+        Some((p.to, pkt))
+    }
+
+    /// Whether `node` is a host.
+    #[inline]
+    pub fn is_host(&self, node: u32) -> bool {
+        node < self.hosts
+    }
+
+    /// A packet reached switch `node`: route it to its egress port and queue it there.
+    #[inline]
+    pub fn forward(&mut self, q: &mut EventQueue, now: Time, node: u32, mut pkt: Packet) {
+        let out = self.next_hop(node, &pkt);
+        let r = &self.routes[node as usize];
+        if out >= r.first_port + r.n_down {
+            // going up: the switch stamps its choice into the path id (mixed radix)
+            pkt.path = pkt.path.wrapping_mul(r.n_up as u16).wrapping_add((out - r.first_port - r.n_down) as u16);
+        }
+        self.enqueue(q, now, out, pkt);
+    }
+
+    /// Down is deterministic; up follows the switch tier's rule (`switch::routing`), among
+    /// the up-ports routing still allows towards the destination's leaf.
+    #[inline]
+    fn next_hop(&mut self, node: u32, pkt: &Packet) -> u32 {
+        let r = self.routes[node as usize];
+        if (r.lo..r.hi).contains(&pkt.dst) {
+            return r.first_port + (pkt.dst - r.lo) / r.span;
+        }
+        let sw = (node - self.hosts) as usize;
+        let set = usable(&self.restricted, &self.topo.spec, sw, pkt.dst);
+        let i = choose_up(&r, pkt, set, Some(&mut self.rng[sw]), &self.ports, &self.cfg.mp_ev);
+        r.first_port + r.n_down + i.unwrap_or(0)
+    }
+
+    /// Queues `pkt` at `port` (or puts it straight on a free wire): a data packet that would
+    /// overflow its class queue is trimmed to a header or dropped; ECN at enqueue if asked.
+    pub fn enqueue(&mut self, q: &mut EventQueue, now: Time, port: u32, mut pkt: Packet) {
+        let m = &self.cfg;
+        let p = &mut self.ports[port as usize];
+        let mut control = pkt.is_control();
+        if !control && p.classes[pkt.class as usize].bytes + pkt.size as u64 > m.buffer {
+            p.stats.max_queue = p.stats.max_queue.max(p.data_bytes);
+            let conn = &mut self.losses.conn[pkt.conn as usize];
+            match m.overflow {
+                Overflow::Trim => {
+                    p.stats.trims += 1;
+                    conn.trims += 1;
+                    self.losses.data_trimmed += 1;
+                    pkt.trimmed = true;
+                    pkt.size = m.header as u16;
+                    control = true;
+                }
+                Overflow::Drop => {
+                    p.stats.drops += 1;
+                    conn.drops += 1;
+                    self.losses.data_dropped += 1;
+                    return;
+                }
+            }
+        }
+        if control {
+            if p.control_bytes + pkt.size as u64 > m.control_buffer {
+                p.stats.drops += 1;
+                if pkt.kind == Kind::Data {
+                    self.losses.headers_dropped += 1;
+                } else {
+                    self.losses.control_dropped += 1;
+                }
+                return;
+            }
+            p.control_bytes += pkt.size as u64;
+            p.control.push_back(pkt);
+        } else if p.is_free(now) {
+            // A free port has empty queues (a wake-up is pending whenever packets wait): the
+            // packet goes straight onto the wire and was never queued; the queue it sees, at
+            // enqueue or dequeue, is empty, so RED never marks it.
+            debug_assert!(!p.has_queued());
+            self.transmit(q, now, port, pkt);
+            return;
+        } else {
+            if let Some((kmin, kmax, EcnMark::Enqueue)) = m.ecn {
+                let ahead = p.classes[pkt.class as usize].bytes;
+                if red_mark(ahead, kmin, kmax, &mut self.rng[p.switch as usize]) {
+                    p.stats.ecn_marks += 1;
+                    pkt.ecn = true;
+                }
+            }
+            p.push_data(now, pkt);
+        }
+        if p.is_free(now) {
+            self.switch_next(q, now, port);
+        } else {
+            self.wake_when_free(q, port);
+        }
+    }
+
+    /// A fault changes both directions of a link: the wrapper on each wire takes the change;
+    /// `Converge` makes routing adopt the link's state of this moment.
+    pub fn apply(&mut self, ports: [u32; 2], change: Change) {
+        for port in ports {
+            let p = &mut self.ports[port as usize];
+            let fault = p.fault.get_or_insert_with(|| Box::new(LinkFault::new(self.seed, port, p.rate, p.delay)));
+            fault.apply(change, &mut p.rate, &mut p.delay);
+            if change == Change::Converge {
+                let down = fault.down;
+                if self.excluded.is_empty() {
+                    self.excluded = vec![false; self.ports.len()];
+                }
+                self.excluded[port as usize] = down;
+            }
+        }
+        if change == Change::Converge {
+            self.restricted = if self.excluded.iter().any(|&x| x) { self.topo.usable_up_ports(&self.excluded) } else { Vec::new() };
+        }
+    }
+
+    /// The egress ports a packet crosses from its source to its destination; `None` if a
+    /// switch on the way decides at random or by load.
+    pub fn path_of(&self, probe: &Packet) -> Option<Vec<u32>> {
+        let mut port = self.nic_port(probe.src);
+        let mut path = vec![port];
+        let mut node = self.topo.ports[port as usize].to;
+        while node != probe.dst {
+            let r = self.routes[node as usize];
+            port = if (r.lo..r.hi).contains(&probe.dst) {
+                r.first_port + (probe.dst - r.lo) / r.span
+            } else {
+                let set = usable(&self.restricted, &self.topo.spec, (node - self.hosts) as usize, probe.dst);
+                r.first_port + r.n_down + choose_up(&r, probe, set, None, &self.ports, &self.cfg.mp_ev)?
+            };
+            path.push(port);
+            node = self.topo.ports[port as usize].to;
+        }
+        Some(path)
+    }
+
+    /// Data packets the fabric holds (queued or on a wire): (whole, trimmed headers).
+    pub fn data_in_flight(&self) -> (u64, u64) {
+        let held = || self.ports.iter().flat_map(|p| p.packets()).filter(|p| p.kind == Kind::Data);
+        (held().filter(|p| !p.trimmed).count() as u64, held().filter(|p| p.trimmed).count() as u64)
+    }
+}
