@@ -81,3 +81,56 @@ pub fn join(outer: &str, msg: &str) -> (String, String) {
         _ => (outer.to_string(), msg.to_string()),
     }
 }
+
+/// A configuration written with its `kind` first, then its own fields.
+#[derive(Serialize)]
+pub struct Tagged<'a, T: Serialize> {
+    pub kind: &'static str,
+    #[serde(flatten)]
+    pub config: &'a T,
+}
+
+/// Declares a `kind`-tagged table from one line per kind, `Variant => module`: each module
+/// provides `INFO` (its [`AlgorithmInfo`], whose `name` is the `kind`) and `Config` (its
+/// parameters, a serde struct with `deny_unknown_fields`). The enum reads with full error
+/// paths ([`split_kind`], [`fields`]), writes `kind` first, and lists its kinds in `KINDS`.
+macro_rules! tagged_config {
+    ($(#[$meta:meta])* $Enum:ident, default $default:literal, $($Variant:ident => $module:ident),+ $(,)?) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum $Enum {
+            $($Variant($module::Config)),+
+        }
+
+        impl $Enum {
+            /// Every kind this table accepts, in registry order.
+            pub const KINDS: &'static [$crate::registry::AlgorithmInfo] = &[$($module::INFO),+];
+
+            /// The `kind` as a scenario writes it.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Self::$Variant(_) => $module::INFO.name),+
+                }
+            }
+        }
+
+        impl serde::Serialize for $Enum {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(Self::$Variant(c) => $crate::registry::Tagged { kind: $module::INFO.name, config: c }.serialize(s)),+
+                }
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $Enum {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let (kind, rest) = $crate::registry::split_kind(d, $default)?;
+                $(if kind == $module::INFO.name {
+                    return Ok(Self::$Variant($crate::registry::fields(rest)?));
+                })+
+                Err($crate::registry::unknown_kind(&kind, &Self::KINDS.iter().map(|a| a.name).collect::<Vec<_>>()))
+            }
+        }
+    };
+}
+pub(crate) use tagged_config;

@@ -19,7 +19,7 @@ use crate::faults::FaultTimeline;
 use crate::host::cc::Cwnd;
 use crate::host::connection::{Connection, Message};
 use crate::host::nic::Nics;
-use crate::lb::{ecmp, HostLb, MAX_EVS};
+use crate::lb::{ecmp, HostLb, LoadBalancer, MAX_EVS};
 use crate::packet::{Ev, Kind, Packet};
 use crate::scenario::{Model, Scenario};
 use crate::stats::sampler::Sampler;
@@ -95,7 +95,7 @@ impl Simulation {
             .into_iter()
             .map(|bytes| {
                 let rng = nics.host_rng(spec.src);
-                let lb = if spec.pinned { HostLb::Ecmp(ecmp::Ecmp::new(MAX_EVS, rng)) } else { HostLb::new(&model.lb, &model.lb_ctx, rng) };
+                let lb = if spec.pinned { HostLb::Ecmp(ecmp::Ecmp::new(MAX_EVS, rng)) } else { model.lb.build(&model.lb_ctx, rng) };
                 let window = Cwnd::new(t.cc, init, t.max_cwnd, t.mtu);
                 let mut conn = Connection::new(MessageSpec { bytes, ..*spec }, t.mtu, t.header, window, lb, t.ack_policy);
                 conn.n_paths = model.tree.path_count(spec.src, spec.dst);

@@ -450,7 +450,7 @@ mod tests {
             kmin_packets: 1,
             buffer_packets: 3,
         };
-        let lb = HostLb::new(&LbConfig::default(), &ctx, &mut Rng::stream(1, Stream::Host, 0));
+        let lb = LbConfig::default().build(&ctx, &mut Rng::stream(1, Stream::Host, 0));
         Connection::new(
             MessageSpec { src: 0, dst: 1, bytes, start: 0, class: 0, pinned: false },
             1064,

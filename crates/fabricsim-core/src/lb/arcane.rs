@@ -31,18 +31,15 @@ use super::{ev_bytes, Ev, LbContext, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
+use serde::{Deserialize, Serialize};
+use super::Algorithm;
+use crate::error::{ensure, ScenarioError};
+use crate::units::Duration;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
     name: "arcane",
     summary: "recycle the EVs of unmarked ACKs from an 8-entry circular buffer; freeze on failure",
-    reference: "ARCANE sec. 3, Alg. 1-2",
-};
-
-pub const INFO_REPS: AlgorithmInfo = AlgorithmInfo {
-    category: "lb",
-    name: "reps",
-    summary: "the same algorithm as arcane (REPS, recycled entropy packet spraying)",
     reference: "ARCANE sec. 3, Alg. 1-2",
 };
 
@@ -145,6 +142,40 @@ impl LoadBalancer for Arcane {
         let ev_bits = ev_bytes(self.evs_size) * 8;
         let bits = self.cached.len() * (ev_bits + 1) + 8 + 8 + 32 + 1 + 8;
         bits.div_ceil(8)
+    }
+}
+
+/// `[lb]` parameters (shared by `reps`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "super::d_evs")]
+    pub evs_size: u32,
+    #[serde(default = "d_buffer")]
+    pub buffer_size: u32,
+    #[serde(default = "d_freezing")]
+    pub freezing_timeout: Duration,
+}
+fn d_buffer() -> u32 {
+    8
+}
+fn d_freezing() -> Duration {
+    Duration(100_000_000)
+}
+impl Default for Config {
+    fn default() -> Self {
+        Config { evs_size: super::d_evs(), buffer_size: d_buffer(), freezing_timeout: d_freezing() }
+    }
+}
+
+impl Algorithm for Config {
+    type State = Arcane;
+    fn validate(&self) -> Result<(), ScenarioError> {
+        super::check_evs(self.evs_size)?;
+        ensure((1..=256).contains(&self.buffer_size), "lb.buffer_size", self.buffer_size, "allowed: 1 to 256 entries")
+    }
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Arcane {
+        Arcane::new(self.evs_size, self.buffer_size as usize, self.freezing_timeout.0, ctx)
     }
 }
 

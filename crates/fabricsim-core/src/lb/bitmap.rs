@@ -17,6 +17,9 @@ use super::{Ev, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
+use serde::{Deserialize, Serialize};
+use super::{Algorithm, LbContext};
+use crate::error::{ensure, ScenarioError};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
@@ -100,6 +103,53 @@ impl LoadBalancer for Bitmap {
         let pen_bits = 8 - self.max_penalty.leading_zeros() as usize;
         let ev_bits = 32 - (self.n() - 1).leading_zeros() as usize;
         (self.penalty.len() * pen_bits + 2 * ev_bits).div_ceil(8)
+    }
+}
+
+/// `[lb]` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "d_evs")]
+    pub evs_size: u32,
+    #[serde(default = "d_p_ecn")]
+    pub p_ecn: u32,
+    #[serde(default = "d_p_nack")]
+    pub p_nack: u32,
+    #[serde(default = "d_max_penalty")]
+    pub max_penalty: u32,
+}
+fn d_evs() -> u32 {
+    256
+}
+fn d_p_ecn() -> u32 {
+    1
+}
+fn d_p_nack() -> u32 {
+    4
+}
+fn d_max_penalty() -> u32 {
+    15
+}
+impl Default for Config {
+    fn default() -> Self {
+        Config { evs_size: d_evs(), p_ecn: d_p_ecn(), p_nack: d_p_nack(), max_penalty: d_max_penalty() }
+    }
+}
+
+impl Algorithm for Config {
+    type State = Bitmap;
+    fn validate(&self) -> Result<(), ScenarioError> {
+        ensure(
+            self.evs_size.is_power_of_two() && self.evs_size <= 1 << 16,
+            "lb.evs_size",
+            self.evs_size,
+            "allowed: a power of two up to 65536 (the walk XORs indices)",
+        )?;
+        ensure((1..=255).contains(&self.max_penalty), "lb.max_penalty", self.max_penalty, "allowed: 1 to 255")
+    }
+    fn build(&self, _ctx: &LbContext, rng: &mut Rng) -> Bitmap {
+        Bitmap::new(self.evs_size, self.p_ecn.min(255) as u8, self.p_nack.min(255) as u8, self.max_penalty as u8, rng)
     }
 }
 

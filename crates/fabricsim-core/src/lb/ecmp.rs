@@ -12,6 +12,9 @@ use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
+use serde::{Deserialize, Serialize};
+use super::{Algorithm, LbContext};
+use crate::error::ScenarioError;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
@@ -43,6 +46,34 @@ impl LoadBalancer for Ecmp {
     }
     fn state_bytes(&self) -> usize {
         ev_bytes(self.evs_size)
+    }
+    fn fixed_ev(&self) -> Option<Ev> {
+        Some(self.ev)
+    }
+}
+
+/// `[lb]` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Number of distinct entropy values.
+    #[serde(default = "super::d_evs")]
+    pub evs_size: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { evs_size: super::d_evs() }
+    }
+}
+
+impl Algorithm for Config {
+    type State = Ecmp;
+    fn validate(&self) -> Result<(), ScenarioError> {
+        super::check_evs(self.evs_size)
+    }
+    fn build(&self, _ctx: &LbContext, rng: &mut Rng) -> Ecmp {
+        Ecmp::new(self.evs_size, rng)
     }
 }
 

@@ -12,6 +12,10 @@ use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
+use serde::{Deserialize, Serialize};
+use super::{Algorithm, AutoOr, LbContext};
+use crate::error::ScenarioError;
+use crate::units::Duration;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
@@ -46,6 +50,32 @@ impl LoadBalancer for Flowlet {
     }
     fn state_bytes(&self) -> usize {
         ev_bytes(self.evs_size) + 4
+    }
+}
+
+/// `[lb]` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "super::d_evs")]
+    pub evs_size: u32,
+    /// Gap that starts a new flowlet; auto = half the base RTT.
+    #[serde(default)]
+    pub timeout: AutoOr<Duration>,
+}
+impl Default for Config {
+    fn default() -> Self {
+        Config { evs_size: super::d_evs(), timeout: AutoOr::Auto }
+    }
+}
+
+impl Algorithm for Config {
+    type State = Flowlet;
+    fn validate(&self) -> Result<(), ScenarioError> {
+        super::check_evs(self.evs_size)
+    }
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Flowlet {
+        Flowlet::new(self.evs_size, self.timeout.or(Duration(ctx.base_rtt / 2)).0)
     }
 }
 

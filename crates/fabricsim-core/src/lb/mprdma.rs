@@ -18,6 +18,9 @@ use std::collections::VecDeque;
 use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::time::Time;
+use serde::{Deserialize, Serialize};
+use super::{Algorithm, AutoOr, LbContext};
+use crate::error::ScenarioError;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
@@ -62,6 +65,38 @@ impl LoadBalancer for Mprdma {
 
     fn state_bytes(&self) -> usize {
         self.max_credits * ev_bytes(self.evs_size) + 4
+    }
+}
+
+/// `[lb]` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "super::d_evs")]
+    pub evs_size: u32,
+    /// One packet in this many probes a random path (0 = never).
+    #[serde(default = "d_probe")]
+    pub probe_every: u32,
+    /// Most path credits kept; auto = 2 BDP of packets.
+    #[serde(default)]
+    pub max_credits: AutoOr<u32>,
+}
+fn d_probe() -> u32 {
+    32
+}
+impl Default for Config {
+    fn default() -> Self {
+        Config { evs_size: super::d_evs(), probe_every: d_probe(), max_credits: AutoOr::Auto }
+    }
+}
+
+impl Algorithm for Config {
+    type State = Mprdma;
+    fn validate(&self) -> Result<(), ScenarioError> {
+        super::check_evs(self.evs_size)
+    }
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Mprdma {
+        Mprdma::new(self.evs_size, self.probe_every, self.max_credits.or(2 * ctx.bdp_packets as u32).max(1) as usize)
     }
 }
 

@@ -14,6 +14,11 @@
 //! subflow (reported: the EVs, 2 bytes each with a 16-bit EVS).
 
 use crate::registry::AlgorithmInfo;
+use serde::{Deserialize, Serialize};
+use super::ecmp::Ecmp;
+use super::{Algorithm, LbContext};
+use crate::engine::rng::Rng;
+use crate::error::{ensure, ScenarioError};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
@@ -26,6 +31,39 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 pub fn shares(bytes: u64, k: u32) -> Vec<u64> {
     let k = (k as u64).min(bytes).max(1);
     (0..k).map(|i| bytes / k + u64::from(i < bytes % k)).collect()
+}
+
+/// `[lb]` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "d_subflows")]
+    pub subflows: u32,
+    #[serde(default = "super::d_evs")]
+    pub evs_size: u32,
+}
+fn d_subflows() -> u32 {
+    8
+}
+impl Default for Config {
+    fn default() -> Self {
+        Config { subflows: d_subflows(), evs_size: super::d_evs() }
+    }
+}
+
+impl Algorithm for Config {
+    /// Each subflow is its own connection with its own ECMP path.
+    type State = Ecmp;
+    fn validate(&self) -> Result<(), ScenarioError> {
+        super::check_evs(self.evs_size)?;
+        ensure((1..=256).contains(&self.subflows), "lb.subflows", self.subflows, "allowed: 1 to 256")
+    }
+    fn build(&self, _ctx: &LbContext, rng: &mut Rng) -> Ecmp {
+        Ecmp::new(self.evs_size, rng)
+    }
+    fn subflows(&self) -> u32 {
+        self.subflows
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,10 @@ use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
+use serde::{Deserialize, Serialize};
+use super::{Algorithm, AutoOr, LbContext};
+use crate::error::{ensure, ScenarioError};
+use crate::units::Duration;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
@@ -86,6 +90,46 @@ impl LoadBalancer for Plb {
 
     fn state_bytes(&self) -> usize {
         ev_bytes(self.evs_size) + 4 + 2 + 2 + 1
+    }
+}
+
+/// `[lb]` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "super::d_evs")]
+    pub evs_size: u32,
+    /// Fraction of ECN-marked ACKs that makes a round congested.
+    #[serde(default = "d_threshold")]
+    pub threshold: f64,
+    /// Consecutive congested rounds before repathing.
+    #[serde(default = "d_rounds")]
+    pub rounds: u32,
+    /// Round length; auto = the base RTT.
+    #[serde(default)]
+    pub round: AutoOr<Duration>,
+}
+fn d_threshold() -> f64 {
+    0.05
+}
+fn d_rounds() -> u32 {
+    1
+}
+impl Default for Config {
+    fn default() -> Self {
+        Config { evs_size: super::d_evs(), threshold: d_threshold(), rounds: d_rounds(), round: AutoOr::Auto }
+    }
+}
+
+impl Algorithm for Config {
+    type State = Plb;
+    fn validate(&self) -> Result<(), ScenarioError> {
+        super::check_evs(self.evs_size)?;
+        ensure(self.threshold > 0.0 && self.threshold <= 1.0, "lb.threshold", self.threshold, "allowed: a fraction in (0, 1]")?;
+        ensure(self.rounds >= 1, "lb.rounds", self.rounds, "allowed: 1 or more")
+    }
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Plb {
+        Plb::new(self.evs_size, self.threshold, self.rounds, self.round.or(Duration(ctx.base_rtt)).0)
     }
 }
 

@@ -35,19 +35,15 @@ use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
+use serde::{Deserialize, Serialize};
+use super::{Algorithm, AutoOr};
+use crate::error::{ensure, ScenarioError};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
     name: "prime",
     summary: "pseudo-random round-robin multi-part EVs; skip paths penalized by ECN/NACK, with decay",
     reference: "PRIME sec. III-C, III-D",
-};
-
-pub const INFO_CO: AlgorithmInfo = AlgorithmInfo {
-    category: "lb",
-    name: "co_prime",
-    summary: "PRIME with congestion signals ignored (pure pseudo-random round robin)",
-    reference: "PRIME sec. IV (CO-PRIME)",
 };
 
 /// Resolved PRIME parameters.
@@ -154,6 +150,54 @@ impl LoadBalancer for Prime {
     fn state_bytes(&self) -> usize {
         let bits = self.gen.state_bits(&self.layout) + self.penalty.len() * self.params.penalty_bits as usize;
         bits.div_ceil(8)
+    }
+}
+
+/// `[lb]` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Penalty of an ECN-marked ACK's path; auto = Kmin in packets.
+    #[serde(default)]
+    pub p_ecn: AutoOr<u32>,
+    /// Penalty of a NACKed (or timed-out) packet's path; auto = the buffer in packets.
+    #[serde(default)]
+    pub p_nack: AutoOr<u32>,
+    /// Penalty units removed from every path per packet sent.
+    #[serde(default = "d_decay")]
+    pub decay: u32,
+    #[serde(default = "d_penalty_bits")]
+    pub penalty_bits: u32,
+}
+fn d_decay() -> u32 {
+    1
+}
+fn d_penalty_bits() -> u32 {
+    8
+}
+impl Default for Config {
+    fn default() -> Self {
+        Config { p_ecn: AutoOr::Auto, p_nack: AutoOr::Auto, decay: d_decay(), penalty_bits: d_penalty_bits() }
+    }
+}
+
+impl Algorithm for Config {
+    type State = Prime;
+    fn validate(&self) -> Result<(), ScenarioError> {
+        ensure((1..=16).contains(&self.penalty_bits), "lb.penalty_bits", self.penalty_bits, "allowed: 1 to 16")?;
+        if let (AutoOr::Value(e), AutoOr::Value(n)) = (self.p_ecn, self.p_nack) {
+            ensure(n > e, "lb.p_nack", n, format!("allowed: more than p_ecn ({e}): a NACK is the more severe signal (PRIME sec. III-D)"))?;
+        }
+        Ok(())
+    }
+    fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Prime {
+        let p_ecn = self.p_ecn.or(ctx.kmin_packets as u32).max(1);
+        let p_nack = self.p_nack.or(ctx.buffer_packets as u32).max(p_ecn + 1);
+        let params = PrimeParams { p_ecn, p_nack, decay: self.decay, penalty_bits: self.penalty_bits, congestion_aware: true };
+        Prime::new(params, ctx, rng)
+    }
+    fn writes_mp_ev(&self) -> bool {
+        true
     }
 }
 

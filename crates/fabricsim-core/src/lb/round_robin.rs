@@ -14,6 +14,8 @@ use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
+use serde::{Deserialize, Serialize};
+use super::Algorithm;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
@@ -41,6 +43,21 @@ impl LoadBalancer for RoundRobin {
     }
     fn state_bytes(&self) -> usize {
         self.layout.bits().div_ceil(8) as usize
+    }
+}
+
+/// No parameters (unknown keys are still errors).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {}
+
+impl Algorithm for Config {
+    type State = RoundRobin;
+    fn build(&self, ctx: &LbContext, rng: &mut Rng) -> RoundRobin {
+        RoundRobin::new(ctx, rng)
+    }
+    fn writes_mp_ev(&self) -> bool {
+        true
     }
 }
 
