@@ -180,7 +180,7 @@ impl Scenario {
             buffer_packets: switch.buffer.div_ceil(mtu),
         };
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
-        let mut messages = self.workload.flows(tree.hosts, &mut rng)?;
+        let mut messages = self.workload.messages(tree.hosts, &mut rng)?;
         if let Some(m) = &self.mixed {
             let classes = switch.classes;
             ensure(m.share > 0.0 && m.share <= 1.0, "mixed.share", m.share, "allowed: a fraction in (0, 1]")?;

@@ -51,10 +51,6 @@ impl Decimal {
         let num = self.mantissa.saturating_mul(factor);
         u64::try_from(num.div_ceil(den)).unwrap_or(u64::MAX)
     }
-
-    pub fn is_zero(self) -> bool {
-        self.mantissa == 0
-    }
 }
 
 impl fmt::Display for Decimal {
@@ -144,7 +140,7 @@ macro_rules! quantity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Rate(pub u64);
 /// A duration in picoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Duration(pub Time);
 /// A size in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

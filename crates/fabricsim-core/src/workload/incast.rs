@@ -1,0 +1,51 @@
+//! `incast`: `senders` distinct hosts (a seeded choice) send to one `receiver` (ARCANE
+//! sec. 4.2).
+
+use serde::{Deserialize, Serialize};
+
+use super::{check_size, MessageSpec, Workload};
+use crate::engine::rng::Rng;
+use crate::error::{ensure, ScenarioError};
+use crate::registry::AlgorithmInfo;
+use crate::units::{Duration, Size};
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "workload",
+    name: "incast",
+    summary: "`senders` hosts send to one `receiver`",
+    reference: "ARCANE sec. 4.2",
+};
+
+/// `[workload]` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub senders: u32,
+    #[serde(default)]
+    pub receiver: u32,
+    #[serde(default = "super::d_size")]
+    pub size: Size,
+    #[serde(default)]
+    pub start: Duration,
+    #[serde(default)]
+    pub class: u8,
+}
+
+impl Workload for Config {
+    fn messages(&self, hosts: u32, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+        let bytes = check_size("workload.size", self.size)?;
+        let receiver = self.receiver;
+        ensure(receiver < hosts, "workload.receiver", receiver, format!("allowed: a host id in 0..{hosts}"))?;
+        ensure(
+            self.senders >= 1 && self.senders < hosts,
+            "workload.senders",
+            self.senders,
+            format!("allowed: 1 to {} (every host but the receiver)", hosts - 1),
+        )?;
+        let mut others: Vec<u32> = (0..hosts).filter(|&h| h != receiver).collect();
+        rng.shuffle(&mut others);
+        others.truncate(self.senders as usize);
+        others.sort_unstable();
+        Ok(others.into_iter().map(|src| MessageSpec { src, dst: receiver, bytes, start: self.start.0, class: self.class, pinned: false }).collect())
+    }
+}

@@ -1,0 +1,57 @@
+//! `permutation`: a seeded derangement; every host sends to exactly one other host and
+//! receives from exactly one (ARCANE sec. 4.2, PRIME sec. IV).
+
+use serde::{Deserialize, Serialize};
+
+use super::{check_size, MessageSpec, Workload};
+use crate::engine::rng::Rng;
+use crate::error::ScenarioError;
+use crate::registry::AlgorithmInfo;
+use crate::units::{Duration, Size};
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "workload",
+    name: "permutation",
+    summary: "seeded derangement: each host sends to and receives from exactly one other host",
+    reference: "ARCANE sec. 4.2; PRIME sec. IV",
+};
+
+/// `[workload]` parameters: every message has the same size and start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "super::d_size")]
+    pub size: Size,
+    #[serde(default)]
+    pub start: Duration,
+    #[serde(default)]
+    pub class: u8,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { size: super::d_size(), start: Duration(0), class: 0 }
+    }
+}
+
+impl Workload for Config {
+    fn messages(&self, hosts: u32, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+        let bytes = check_size("workload.size", self.size)?;
+        Ok(derangement(hosts, rng)
+            .into_iter()
+            .enumerate()
+            .map(|(src, dst)| MessageSpec { src: src as u32, dst, bytes, start: self.start.0, class: self.class, pinned: false })
+            .collect())
+    }
+}
+
+/// A uniformly random permutation without fixed points (rejection sampling: about e tries).
+fn derangement(n: u32, rng: &mut Rng) -> Vec<u32> {
+    let mut p: Vec<u32> = (0..n).collect();
+    loop {
+        rng.shuffle(&mut p);
+        if p.iter().enumerate().all(|(i, &d)| i as u32 != d) {
+            return p;
+        }
+    }
+}
