@@ -57,6 +57,9 @@ def render() -> str:
     parts.append(section("host/cc.rs"))
     parts.append("## Faults (`[[faults]] kind`)\n")
     parts.append(section("faults/mod.rs"))
+    for path in sorted((SRC / "faults").glob("*.rs")):
+        if path.name not in ("mod.rs", "link.rs"):
+            parts.append(section(f"faults/{path.name}", f"`{path.stem}`"))
     parts.append(section("faults/link.rs", "What a fault leaves on a link"))
     return "\n".join(parts)
 

@@ -1,0 +1,28 @@
+//! `degrade`: the link runs at `rate` from `start` (until `end`, when its nominal rate
+//! returns), in both directions (ARCANE sec. 4.3.2: an uplink reduced to 200 Gb/s).
+
+use super::{hold, FaultAction, FaultContext, FaultKind};
+use crate::error::{ensure, ScenarioError};
+use crate::faults::link::Change;
+use crate::registry::AlgorithmInfo;
+use crate::units::Rate;
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "fault",
+    name: "degrade",
+    summary: "a link runs at a lower rate from start (to end)",
+    reference: "ARCANE sec. 4.3.2",
+};
+
+fault_kind!(Config { rate: Rate });
+
+impl FaultKind for Config {
+    fn actions(&self, ctx: &FaultContext<'_>, out: &mut Vec<FaultAction>) -> Result<(), ScenarioError> {
+        ensure(self.rate.0 > 0, &ctx.field("rate"), self.rate, "allowed: a positive rate (use link_down for a dead link)")?;
+        let period = ctx.period(self.period())?;
+        for ports in ctx.targets(self.target())? {
+            hold(out, ports, period, Change::Rate(self.rate.0), Change::NominalRate);
+        }
+        Ok(())
+    }
+}

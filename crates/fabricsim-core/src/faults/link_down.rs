@@ -1,0 +1,46 @@
+//! `link_down`: the link blackholes everything from `start` (until `end`): each direction
+//! keeps serializing what it is given, at its rate, into a dead wire, and every packet is
+//! lost silently (counted as a drop). This is the *transient* phase. After `detection` plus
+//! `reconvergence` the switches remove the link from their routing groups (the *steady*
+//! phase): every switch stops using an up-port from which the destination's leaf can no
+//! longer be reached, so traffic for a leaf behind a dead spine link is routed around it
+//! from the first hop (ARCANE sec. 3.2: "10 ms to exclude a failed cable from a routing
+//! group"; PRIME sec. IV-A2). When the link comes back, routing takes it back after the
+//! same delay.
+
+use super::{hold, FaultAction, FaultContext, FaultKind};
+use crate::error::ScenarioError;
+use crate::faults::link::Change;
+use crate::registry::AlgorithmInfo;
+use crate::units::Duration;
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "fault",
+    name: "link_down",
+    summary: "a link drops everything from start (to end); routing excludes it after detection + reconvergence",
+    reference: "ARCANE sec. 3.2, 4.3.3; PRIME sec. IV-A2",
+};
+
+fault_kind!(Config {
+    /// Time for the switches to notice the failure.
+    #[serde(default = "super::d_detection")]
+    detection: Duration,
+    /// Time for routing to converge after detection.
+    #[serde(default = "super::d_reconvergence")]
+    reconvergence: Duration,
+});
+
+impl FaultKind for Config {
+    fn actions(&self, ctx: &FaultContext<'_>, out: &mut Vec<FaultAction>) -> Result<(), ScenarioError> {
+        let (start, end) = ctx.period(self.period())?;
+        let lag = self.detection.0 + self.reconvergence.0;
+        for ports in ctx.targets(self.target())? {
+            hold(out, ports, (start, end), Change::Down, Change::Up);
+            out.push(FaultAction { at: start + lag, ports, change: Change::Converge });
+            if let Some(end) = end {
+                out.push(FaultAction { at: end + lag, ports, change: Change::Converge });
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,42 @@
+//! `random_degrade`: a `fraction` of the links of one tier (`links = "host"`, `"leaf_up"` or
+//! `"agg_up"`), chosen by seed, degraded to `rate` (PRIME sec. IV-A2: a share of links loses
+//! bandwidth to in-network-computing traffic; ARCANE sec. 4.3.2: 2% of ToR uplinks).
+
+use serde::{Deserialize, Serialize};
+
+use super::{hold, ActivePeriod, FaultAction, FaultContext, FaultKind, LinkSet};
+use crate::error::{ensure, ScenarioError};
+use crate::faults::link::Change;
+use crate::registry::AlgorithmInfo;
+use crate::units::{Duration, Rate};
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "fault",
+    name: "random_degrade",
+    summary: "a seeded fraction of one tier's links runs at a lower rate",
+    reference: "PRIME sec. IV-A2; ARCANE sec. 4.3.2",
+};
+
+/// `[[faults]]` parameters (the share is required: no single `link`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub links: LinkSet,
+    pub fraction: f64,
+    pub rate: Rate,
+    #[serde(default)]
+    pub start: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<Duration>,
+}
+
+impl FaultKind for Config {
+    fn actions(&self, ctx: &FaultContext<'_>, out: &mut Vec<FaultAction>) -> Result<(), ScenarioError> {
+        ensure(self.rate.0 > 0, &ctx.field("rate"), self.rate, "allowed: a positive rate")?;
+        let period = ctx.period(ActivePeriod { start: self.start, end: self.end })?;
+        for ports in ctx.pick(self.links, self.fraction)? {
+            hold(out, ports, period, Change::Rate(self.rate.0), Change::NominalRate);
+        }
+        Ok(())
+    }
+}
