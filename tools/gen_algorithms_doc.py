@@ -9,6 +9,7 @@ script concatenates them; tests/test_docs.py fails when the committed page is st
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -37,29 +38,41 @@ def module_doc(path: Path) -> str:
     return "\n".join(lines).strip()
 
 
-def render() -> str:
-    def section(rel: str, heading: str | None = None) -> str:
-        path = SRC / rel
-        head = f"### {heading}\n\n" if heading else ""
-        return f"{head}_Source: `crates/fabricsim-core/src/{rel}`_\n\n{module_doc(path)}\n"
+def registered_name(path: Path) -> str:
+    """The `name` of the file's `INFO` (what a scenario writes), or the file's stem."""
+    m = re.search(r'pub const INFO: AlgorithmInfo = AlgorithmInfo \{[^}]*?name: "([^"]+)"', path.read_text(), re.S)
+    return m.group(1) if m else path.stem
 
+
+def folder(rel: str, skip: tuple[str, ...] = ("mod.rs",)) -> list[str]:
+    """One section per file of a folder (one file per registered name), in file order."""
+    return [section(f"{rel}/{p.name}", f"`{registered_name(p)}`") for p in sorted((SRC / rel).glob("*.rs")) if p.name not in skip]
+
+
+def section(rel: str, heading: str | None = None) -> str:
+    path = SRC / rel
+    head = f"### {heading}\n\n" if heading else ""
+    return f"{head}_Source: `crates/fabricsim-core/src/{rel}`_\n\n{module_doc(path)}\n"
+
+
+def render() -> str:
     parts = [HEADER, "## Host load balancers (`[lb] kind`)\n"]
-    for path in sorted((SRC / "lb").glob("*.rs")):
-        if path.name in ("mod.rs", "mpev.rs"):
-            continue
-        parts.append(section(f"lb/{path.name}", f"`{path.stem}`"))
+    parts += folder("lb", skip=("mod.rs", "mpev.rs"))
     parts.append(section("lb/mpev.rs", "The MP-EV generator (shared by `prime`, `co_prime`, `round_robin`)"))
     parts.append("## Switch next-hop rules (`[switch] routing`)\n")
-    parts.append(section("switch/routing.rs"))
+    parts.append(section("switch/routing/mod.rs"))
+    parts += folder("switch/routing")
     parts.append("## Egress queues\n")
     parts.append(section("switch/mod.rs"))
+    parts.append("## Transports (`[transport] kind`)\n")
+    parts.append(section("host/transport/mod.rs"))
+    parts += folder("host/transport")
     parts.append("## Congestion control (`[transport] cc`)\n")
-    parts.append(section("host/cc.rs"))
+    parts.append(section("host/cc/mod.rs"))
+    parts += folder("host/cc")
     parts.append("## Faults (`[[faults]] kind`)\n")
     parts.append(section("faults/mod.rs"))
-    for path in sorted((SRC / "faults").glob("*.rs")):
-        if path.name not in ("mod.rs", "link.rs"):
-            parts.append(section(f"faults/{path.name}", f"`{path.stem}`"))
+    parts += folder("faults", skip=("mod.rs", "link.rs"))
     parts.append(section("faults/link.rs", "What a fault leaves on a link"))
     return "\n".join(parts)
 

@@ -26,7 +26,9 @@ pub fn registry() -> Vec<AlgorithmInfo> {
     v.extend_from_slice(crate::workload::WORKLOADS);
     v.extend_from_slice(crate::switch::routing::RULES);
     v.extend_from_slice(crate::faults::FAULTS);
-    v.extend_from_slice(crate::host::OTHERS);
+    v.extend_from_slice(crate::host::CcKind::KINDS);
+    v.extend_from_slice(crate::host::TransportKind::KINDS);
+    v.extend_from_slice(crate::host::LOSS_DETECTIONS);
     v.extend_from_slice(&[AlgorithmInfo {
         category: "topology",
         name: "fat_tree",
@@ -134,3 +136,63 @@ macro_rules! tagged_config {
     };
 }
 pub(crate) use tagged_config;
+
+/// Declares a kind named by a plain string (`routing = "ecmp"`, `cc = "dctcp"`) from one line
+/// per kind, `Variant => module`, each module providing `INFO`. The enum reads and writes the
+/// name; an unknown name is refused with the allowed ones.
+macro_rules! named_kinds {
+    ($(#[$meta:meta])* $Enum:ident, $($Variant:ident => $module:ident),+ $(,)?) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $Enum {
+            $($Variant),+
+        }
+
+        impl $Enum {
+            /// Every kind, in registry order.
+            pub const KINDS: &'static [$crate::registry::AlgorithmInfo] = &[$($module::INFO),+];
+
+            /// The name a scenario uses.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$Variant => $module::INFO.name),+
+                }
+            }
+
+            /// The kind of this name, if there is one.
+            pub fn from_name(name: &str) -> Option<Self> {
+                $(if name == $module::INFO.name {
+                    return Some(Self::$Variant);
+                })+
+                None
+            }
+        }
+
+        impl serde::Serialize for $Enum {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $Enum {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let name = $crate::registry::name_of(d)?;
+                Self::from_name(&name).ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        "unknown {name:?}; allowed: {}",
+                        Self::KINDS.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
+                    ))
+                })
+            }
+        }
+    };
+}
+pub(crate) use named_kinds;
+
+/// Reads a name (a string), saying what was found otherwise.
+pub fn name_of<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => Ok(s),
+        other => Err(D::Error::custom(format!("expected a name, got {other}"))),
+    }
+}

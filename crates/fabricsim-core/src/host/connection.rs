@@ -1,27 +1,14 @@
-//! Host NIC state: per-flow sender and receiver of the out-of-order (SACK) transport.
+//! A connection's state at both ends: the sender (window, PSN states, send log for the RTO)
+//! and the receiver (what arrived, the SACK log, ACK policy, reorder distances), used by the
+//! transports (`super::transport`).
 //!
 //! A message is split into packets of `mtu` wire bytes (the last one shorter); packet
 //! sequence numbers (PSNs) count from 0. The sender sends retransmissions first, then new
 //! packets, while the bytes in flight fit the window; the NIC serializes at line rate.
-//!
-//! Out-of-order transport (`ooo`): the receiver accepts any arrival order. For every data
-//! packet it records the PSN in a SACK log; every `ack_every`-th data packet (and the one that
-//! completes the message, and any duplicate) triggers an ACK that echoes that packet's EV and
-//! ECN bit and covers the SACK log up to that point, i.e. it selectively acknowledges every
-//! PSN received since the previous ACK. A trimmed packet triggers a NACK at once. The sender
-//! retransmits on NACK and on RTO (a packet unacknowledged for `rto` since it was last sent).
-//! With path-ID-assisted loss detection (China Mobile slides), the receiver also keeps the
-//! highest PSN received on each path (switches stamp a path id) and NACKs at once every hole
-//! below the highest PSN of every path: each path is FIFO, so such a packet is lost.
-//!
-//! Go-back-N transport (`gbn`, RoCE): the receiver accepts only the next expected PSN. A
-//! later one is discarded and triggers one NAK carrying the expected PSN (one per gap); the
-//! sender goes back to that PSN and resends everything from there. A timeout goes back to
-//! the first unacknowledged PSN. ACKs are cumulative.
 
 use std::collections::VecDeque;
 
-use super::cc::Cwnd;
+use super::cc::{CongestionControl, Cwnd};
 use crate::lb::HostLb;
 use crate::packet::Ev;
 use crate::time::Time;
@@ -90,7 +77,7 @@ pub struct Receiver {
     n_pkts: u32,
     /// Go-back-N: the next PSN accepted, and the PSN a NAK was last sent for.
     pub expected: u32,
-    nak_for: Option<u32>,
+    pub(crate) nak_for: Option<u32>,
     /// Path-ID loss detection: highest PSN received per path, lowest PSN not received, and
     /// the PSN below which holes were already NACKed.
     paths: Vec<(u16, u32)>,
@@ -128,7 +115,7 @@ pub struct Arrival {
 }
 
 impl Receiver {
-    fn new(n_pkts: u32, policy: AckPolicy) -> Receiver {
+    pub(crate) fn new(n_pkts: u32, policy: AckPolicy) -> Receiver {
         Receiver {
             received: vec![0; (n_pkts as usize).div_ceil(64)],
             reorder_hist: vec![0; REORDER_BUCKETS],
@@ -138,13 +125,13 @@ impl Receiver {
         }
     }
 
-    fn has(&self, psn: u32) -> bool {
+    pub(crate) fn has(&self, psn: u32) -> bool {
         self.received[(psn / 64) as usize] >> (psn % 64) & 1 == 1
     }
 
     /// Reorder distance of an arrival (Juniper's metric): how far it trails the highest PSN
     /// that arrived before it.
-    fn note_order(&mut self, psn: u32) {
+    pub(crate) fn note_order(&mut self, psn: u32) {
         let d = match self.highest {
             Some(h) if psn < h => h - psn,
             _ => {
@@ -156,7 +143,7 @@ impl Receiver {
         self.reorder_hist[(d as usize).min(REORDER_BUCKETS - 1)] += 1;
     }
 
-    fn accept(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> bool {
+    pub(crate) fn accept(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> bool {
         self.received[(psn / 64) as usize] |= 1 << (psn % 64);
         self.count += 1;
         self.delivered_bytes += payload;
@@ -171,50 +158,13 @@ impl Receiver {
         false
     }
 
-    fn ack_due(&mut self, force: bool, ecn: bool) -> bool {
+    pub(crate) fn ack_due(&mut self, force: bool, ecn: bool) -> bool {
         self.pending_acks += 1;
         let due = force || (ecn && self.policy.on_ecn) || self.pending_acks >= self.policy.every;
         if due {
             self.pending_acks = 0;
         }
         due
-    }
-
-    /// Out-of-order transport: any new PSN is accepted.
-    pub fn on_data(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> Arrival {
-        let duplicate = self.has(psn);
-        let mut completed = false;
-        if !duplicate {
-            self.note_order(psn);
-            completed = self.accept(now, psn, payload, ev, ecn);
-        }
-        let send_ack = self.ack_due(duplicate || completed, ecn);
-        Arrival { send_ack, completed, nak: None, discarded: false }
-    }
-
-    /// Go-back-N: only the expected PSN is accepted; a gap is NAKed once.
-    pub fn on_data_gbn(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> Arrival {
-        if psn < self.expected {
-            // a duplicate: acknowledge at once so the sender learns
-            return Arrival { send_ack: self.ack_due(true, ecn), completed: false, nak: None, discarded: false };
-        }
-        self.note_order(psn);
-        if psn > self.expected {
-            return Arrival { send_ack: false, completed: false, nak: self.gap(), discarded: true };
-        }
-        self.expected += 1;
-        self.nak_for = None;
-        let completed = self.accept(now, psn, payload, ev, ecn);
-        Arrival { send_ack: self.ack_due(completed, ecn), completed, nak: None, discarded: false }
-    }
-
-    /// Go-back-N: a gap (or a trimmed packet) was seen; the PSN to NAK, once per gap.
-    pub fn gap(&mut self) -> Option<u32> {
-        if self.nak_for == Some(self.expected) {
-            return None;
-        }
-        self.nak_for = Some(self.expected);
-        Some(self.expected)
     }
 
     /// Path-ID-assisted loss detection: records `psn` as received on `path` and returns the
@@ -400,20 +350,6 @@ impl Connection {
         true
     }
 
-    /// Go-back-N: resend everything from `psn`; false if nothing was outstanding there.
-    pub fn go_back(&mut self, psn: u32) -> bool {
-        let mut any = false;
-        for p in psn..self.tx.next_new {
-            if self.tx.state[p as usize] == PsnState::InFlight {
-                self.tx.in_flight -= self.wire_size(p);
-                self.tx.state[p as usize] = PsnState::Unsent;
-                any = true;
-            }
-        }
-        self.tx.next_new = self.tx.next_new.min(psn);
-        any
-    }
-
     /// Whether the sender has everything acknowledged.
     pub fn sender_done(&self) -> bool {
         self.tx.acked == self.n_pkts
@@ -438,6 +374,7 @@ impl Connection {
 mod tests {
     use super::*;
     use crate::engine::rng::{Rng, Stream};
+    use crate::host::transport::{ooo::Ooo, Transport};
     use crate::host::CcKind;
     use crate::lb::LbConfig;
 
@@ -474,28 +411,13 @@ mod tests {
     }
 
     #[test]
-    fn receiver_acks_every_n_and_tracks_reorder() {
-        let mut r = Receiver::new(6, AckPolicy { every: 2, ..Default::default() });
-        let acks: Vec<bool> = [0, 3, 1, 2, 5, 4].iter().map(|&p| r.on_data(0, p, 10, 0, false).send_ack).collect();
-        assert_eq!(acks, vec![false, true, false, true, false, true]);
-        assert_eq!(r.max_reorder, 2, "psn 1 arrived after psn 3");
-        assert_eq!(r.count, 6);
-        assert!(r.on_data(5, 0, 10, 0, false).send_ack, "duplicates are acked at once");
-        let mut e = Receiver::new(6, AckPolicy { every: 4, on_ecn: true, all_evs: true });
-        assert!(!e.on_data(0, 0, 10, 7, false).send_ack);
-        assert!(e.on_data(0, 1, 10, 8, true).send_ack, "an ECN mark is ACKed at once");
-        assert_eq!(e.ack_info, vec![(7, false), (8, true)]);
-        assert_eq!(r.delivered_bytes, 60);
-    }
-
-    #[test]
     fn acks_cover_the_sack_log() {
         let mut f = flow(4500);
         while let Some(p) = f.next_psn() {
             f.on_sent(p, 0, 0);
         }
-        f.rx.on_data(1, 2, 1000, 0, false);
-        f.rx.on_data(1, 0, 1000, 0, false);
+        Ooo::on_data(&mut f.rx, 1, 2, 1000, 0, false);
+        Ooo::on_data(&mut f.rx, 1, 0, 1000, 0, false);
         assert_eq!(f.on_ack(2), 2 * 1064);
         assert_eq!(f.tx.in_flight, 1064);
         assert_eq!(f.on_ack(2), 0, "a reordered older ACK adds nothing");

@@ -4,6 +4,7 @@
 pub mod cc;
 pub mod connection;
 pub mod nic;
+pub mod transport;
 
 use serde::{Deserialize, Serialize};
 
@@ -11,16 +12,9 @@ use crate::error::{ensure, ScenarioError};
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use crate::units::{Duration, Size, SizeOrBdp};
+pub use cc::CcKind;
 pub use connection::AckPolicy;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TransportKind {
-    /// Out-of-order tolerant, selective ACKs.
-    Ooo,
-    /// RoCE-style in-order Go-back-N: only the next PSN is accepted.
-    Gbn,
-}
+pub use transport::TransportKind;
 
 /// What a coalesced ACK reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,13 +33,6 @@ pub enum LossDetection {
     /// Path-ID-assisted: a hole below the highest PSN received on every path is lost; the
     /// receiver NACKs it at once (China Mobile slides).
     PathId,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CcKind {
-    Dctcp,
-    None,
 }
 
 /// A congestion window: `"auto"` (the line-rate window) or a size / BDP fraction.
@@ -227,31 +214,10 @@ impl TransportConfig {
     }
 }
 
-/// The congestion controls, transports and loss detections `[transport]` names.
-pub const OTHERS: &[AlgorithmInfo] = &[
-    AlgorithmInfo {
-        category: "cc",
-        name: "dctcp",
-        summary: "per-ACK DCTCP window (MPRDMA variant): +MTU/cwnd per ACK, -MTU/2 per ECN ACK, -MTU per loss",
-        reference: "ARCANE sec. 4.1; MPRDMA sec. 3.3",
-    },
-    AlgorithmInfo { category: "cc", name: "none", summary: "fixed window (init_cwnd)", reference: "" },
-    AlgorithmInfo {
-        category: "transport",
-        name: "ooo",
-        summary: "out-of-order tolerant transport with selective ACKs, NACK on trim, RTO",
-        reference: "ARCANE sec. 2.1",
-    },
-    AlgorithmInfo {
-        category: "transport",
-        name: "gbn",
-        summary: "RoCE Go-back-N: only the next PSN is accepted; a gap is NAKed and the sender goes back",
-        reference: "China Mobile slides; Juniper post",
-    },
-    AlgorithmInfo {
-        category: "loss_detection",
-        name: "path_id",
-        summary: "receiver NACKs a hole below the highest PSN of every path (switches stamp path ids)",
-        reference: "China Mobile slides",
-    },
-];
+/// The loss detections `[transport] loss_detection` names besides the RTO.
+pub const LOSS_DETECTIONS: &[AlgorithmInfo] = &[AlgorithmInfo {
+    category: "loss_detection",
+    name: "path_id",
+    summary: "receiver NACKs a hole below the highest PSN of every path (switches stamp path ids)",
+    reference: "China Mobile slides",
+}];

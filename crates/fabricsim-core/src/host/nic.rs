@@ -10,8 +10,9 @@
 
 use crate::engine::rng::{Rng, Stream};
 use crate::engine::{Event, EventQueue};
+use crate::host::cc::CongestionControl;
 use crate::host::connection::{Connection, Message, SendRecord};
-use crate::host::{LossDetection, TransportKind, TransportModel};
+use crate::host::{LossDetection, TransportModel};
 use crate::lb::LoadBalancer;
 use crate::packet::{Ev, Kind, Packet};
 use crate::switch::forward::Fabric;
@@ -157,7 +158,7 @@ impl Nics {
         let c = packet.conn;
         let conn = &mut self.conns[c as usize];
         let header = self.cfg.header as u16;
-        let gbn = self.cfg.kind == TransportKind::Gbn;
+        let transport = self.cfg.kind;
         let reply = move |kind: Kind, ev: Ev, ecn: bool, sack_end: u32| Packet {
             kind,
             trimmed: false,
@@ -175,25 +176,15 @@ impl Nics {
         match packet.kind {
             Kind::Data if packet.trimmed => {
                 self.counts.headers_delivered += 1;
-                if gbn {
-                    // the trimmed packet leaves a gap: NAK the expected PSN (once)
-                    if let Some(e) = conn.rx.gap() {
-                        let nak = Packet { psn: e, ..reply(Kind::Nack, packet.ev, false, 0) };
-                        self.send_control(q, fabric, now, host, nak);
-                    }
-                } else {
-                    let nack = reply(Kind::Nack, packet.ev, false, 0);
+                if let Some(psn) = transport.on_trimmed(&mut conn.rx, packet.psn) {
+                    let nack = Packet { psn, ..reply(Kind::Nack, packet.ev, false, 0) };
                     self.send_control(q, fabric, now, host, nack);
                 }
             }
             Kind::Data => {
                 self.counts.data_delivered += 1;
                 let payload = conn.payload_of(packet.psn);
-                let arrival = if gbn {
-                    conn.rx.on_data_gbn(now, packet.psn, payload, packet.ev, packet.ecn)
-                } else {
-                    conn.rx.on_data(now, packet.psn, payload, packet.ev, packet.ecn)
-                };
+                let arrival = transport.on_data(&mut conn.rx, now, packet.psn, payload, packet.ev, packet.ecn);
                 if arrival.discarded {
                     conn.stats.discarded += 1;
                 }
@@ -249,7 +240,7 @@ impl Nics {
                 self.kick(q, fabric, now, host);
             }
             Kind::Nack => {
-                let lost = if gbn { conn.go_back(packet.psn) } else { conn.declare_lost(packet.psn) };
+                let lost = transport.on_nack(conn, packet.psn);
                 if lost {
                     conn.tx.window.on_loss();
                 }
@@ -266,10 +257,8 @@ impl Nics {
         conn.tx.rto_armed = false;
         self.scratch.clear();
         conn.expired(now, rto, &mut self.scratch);
-        let gbn = self.cfg.kind == TransportKind::Gbn;
         for r in &self.scratch {
-            // Go-back-N resends from the first unacknowledged PSN (ACKs are cumulative)
-            let lost = if gbn { conn.go_back(conn.tx.acked) } else { conn.declare_lost(r.psn) };
+            let lost = self.cfg.kind.on_timeout(conn, r);
             if lost {
                 conn.stats.timeouts += 1;
                 conn.tx.window.on_loss();

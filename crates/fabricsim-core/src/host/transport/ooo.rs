@@ -1,0 +1,75 @@
+//! `ooo`: the out-of-order tolerant transport (ARCANE sec. 2.1). The receiver accepts any
+//! arrival order. For every data packet it records the PSN in a SACK log; every
+//! `ack_every`-th data packet (and the one that completes the message, and any duplicate)
+//! triggers an ACK that echoes that packet's EV and ECN bit and covers the SACK log up to that
+//! point, i.e. it selectively acknowledges every PSN received since the previous ACK. A
+//! trimmed packet triggers a NACK at once. The sender retransmits on NACK and on RTO (a packet
+//! unacknowledged for `rto` since it was last sent). With path-ID-assisted loss detection
+//! (`loss_detection = "path_id"`, China Mobile slides), the receiver also keeps the highest
+//! PSN received on each path (switches stamp a path id) and NACKs at once every hole below the
+//! highest PSN of every path: each path is FIFO, so such a packet is lost.
+
+use super::Transport;
+use crate::host::connection::{Arrival, Connection, Receiver, SendRecord};
+use crate::packet::Ev;
+use crate::registry::AlgorithmInfo;
+use crate::time::Time;
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "transport",
+    name: "ooo",
+    summary: "out-of-order tolerant transport with selective ACKs, NACK on trim, RTO",
+    reference: "ARCANE sec. 2.1",
+};
+
+/// The out-of-order transport.
+pub struct Ooo;
+
+impl Transport for Ooo {
+    /// Any new PSN is accepted.
+    #[inline]
+    fn on_data(rx: &mut Receiver, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> Arrival {
+        let duplicate = rx.has(psn);
+        let mut completed = false;
+        if !duplicate {
+            rx.note_order(psn);
+            completed = rx.accept(now, psn, payload, ev, ecn);
+        }
+        let send_ack = rx.ack_due(duplicate || completed, ecn);
+        Arrival { send_ack, completed, nak: None, discarded: false }
+    }
+
+    /// The trimmed packet itself is NACKed.
+    fn on_trimmed(_rx: &mut Receiver, psn: u32) -> Option<u32> {
+        Some(psn)
+    }
+
+    fn on_nack(conn: &mut Connection, psn: u32) -> bool {
+        conn.declare_lost(psn)
+    }
+
+    fn on_timeout(conn: &mut Connection, r: &SendRecord) -> bool {
+        conn.declare_lost(r.psn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::connection::AckPolicy;
+
+    #[test]
+    fn receiver_acks_every_n_and_tracks_reorder() {
+        let mut r = Receiver::new(6, AckPolicy { every: 2, ..Default::default() });
+        let acks: Vec<bool> = [0, 3, 1, 2, 5, 4].iter().map(|&p| Ooo::on_data(&mut r, 0, p, 10, 0, false).send_ack).collect();
+        assert_eq!(acks, vec![false, true, false, true, false, true]);
+        assert_eq!(r.max_reorder, 2, "psn 1 arrived after psn 3");
+        assert_eq!(r.count, 6);
+        assert!(Ooo::on_data(&mut r, 5, 0, 10, 0, false).send_ack, "duplicates are acked at once");
+        let mut e = Receiver::new(6, AckPolicy { every: 4, on_ecn: true, all_evs: true });
+        assert!(!Ooo::on_data(&mut e, 0, 0, 10, 7, false).send_ack);
+        assert!(Ooo::on_data(&mut e, 0, 1, 10, 8, true).send_ack, "an ECN mark is ACKed at once");
+        assert_eq!(e.ack_info, vec![(7, false), (8, true)]);
+        assert_eq!(r.delivered_bytes, 60);
+    }
+}

@@ -1,0 +1,36 @@
+//! `ecmp` (the default for hashed load balancers): a salted hash of the packet's 5-tuple
+//! (source and destination host, connection id as the source port) and its EV over the
+//! up-ports (RFC 2992; ARCANE sec. 2).
+
+use super::Route;
+use crate::engine::rng::Rng;
+use crate::packet::mp_ev::MpEvLayout;
+use crate::packet::Packet;
+use crate::registry::AlgorithmInfo;
+use crate::switch::EgressPort;
+
+use crate::engine::rng::mix64;
+use crate::packet::Ev;
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "routing",
+    name: "ecmp",
+    summary: "hash of (5-tuple, EV) with a per-switch salt over the up-ports",
+    reference: "RFC 2992; ARCANE sec. 2",
+};
+
+/// The up-port offset: a hash over the group (or the ports routing still allows).
+#[inline]
+pub fn choose(r: &Route, pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _ports: &[EgressPort], _layout: &MpEvLayout) -> Option<u32> {
+    let n = set.map_or(r.n_up, |s| s.len() as u32);
+    let i = ecmp_index(r.salt, pkt.src, pkt.dst, pkt.conn, pkt.ev, n);
+    Some(set.map_or(i, |s| s[i as usize]))
+}
+
+/// A salted hash of the 5-tuple (hosts, connection id as the source port) and the EV, mapped
+/// onto `n` up-ports with a multiply-shift (no modulo bias worth the name at n << 2^64).
+#[inline]
+pub fn ecmp_index(salt: u64, src: u32, dst: u32, conn: u32, ev: Ev, n: u32) -> u32 {
+    let h = mix64(salt ^ mix64(((src as u64) << 32) | dst as u64) ^ ((conn as u64) << 32 | ev as u64));
+    ((h as u128 * n as u128) >> 64) as u32
+}

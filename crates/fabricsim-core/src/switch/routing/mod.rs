@@ -1,0 +1,164 @@
+//! Switch next-hop rules for packets going up (going down there is one port): one file per
+//! rule (`ecmp`, `mp_ev`, `adaptive`, `spray`), one line per rule in the list below.
+//!
+//! `routing` is one rule for every tier, or a list with one rule per switch tier that has
+//! up-ports (leaves, then aggregation switches in 3 tiers). `"auto"` picks `mp_ev` for the
+//! load balancers that write an MP-EV (`prime`, `co_prime`, `round_robin`) and `ecmp`
+//! otherwise.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::engine::rng::Rng;
+use crate::packet::mp_ev::MpEvLayout;
+use crate::packet::Packet;
+use crate::registry::{named_kinds, AlgorithmInfo};
+use crate::switch::EgressPort;
+use crate::topology::FatTreeSpec;
+
+/// Declares the rules, one line each (`Variant => module`): each module has `INFO` and
+/// `choose`, the up-port a switch of that rule picks.
+macro_rules! rules {
+    ($($Variant:ident => $module:ident),+ $(,)?) => {
+        $(pub mod $module;)+
+
+        named_kinds! {
+            /// A switch tier's next-hop rule.
+            Rule, $($Variant => $module),+
+        }
+
+        /// The up-port offset a switch picks by its rule, among `set` (offsets) if routing
+        /// restricts it. `None` for the rules that need randomness when no `rng` is given
+        /// (path inspection).
+        #[inline]
+        pub fn choose_up(r: &Route, pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, ports: &[EgressPort], layout: &MpEvLayout) -> Option<u32> {
+            match r.rule {
+                $(Rule::$Variant => $module::choose(r, pkt, set, rng, ports, layout)),+
+            }
+        }
+    };
+}
+
+rules! {
+    Ecmp => ecmp,
+    MpEv => mp_ev,
+    Adaptive => adaptive,
+    Spray => spray,
+}
+
+/// `"auto"`: the rule the load balancer needs.
+pub const AUTO: AlgorithmInfo = AlgorithmInfo {
+    category: "routing",
+    name: "auto",
+    summary: "mp_ev for prime, co_prime and round_robin; ecmp otherwise",
+    reference: "",
+};
+
+/// The rules `routing` accepts, `auto` last.
+pub const RULES: &[AlgorithmInfo] = &[ecmp::INFO, mp_ev::INFO, adaptive::INFO, spray::INFO, AUTO];
+
+/// `routing = "ecmp"` or `routing = ["adaptive", "ecmp"]`; `None` is `"auto"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoutingConfig {
+    All(Option<Rule>),
+    PerTier(Vec<Option<Rule>>),
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig::All(None)
+    }
+}
+
+fn rule_name(r: &Option<Rule>) -> &'static str {
+    r.map_or(AUTO.name, Rule::name)
+}
+
+fn parse_rule<E: serde::de::Error>(name: &str) -> Result<Option<Rule>, E> {
+    if name == AUTO.name {
+        return Ok(None);
+    }
+    Rule::from_name(name).map(Some).ok_or_else(|| {
+        let allowed: Vec<&str> = RULES.iter().map(|a| a.name).collect();
+        E::custom(format!("unknown {name:?}; allowed: {}, or a list with one per switch tier", allowed.join(", ")))
+    })
+}
+
+impl Serialize for RoutingConfig {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RoutingConfig::All(r) => s.serialize_str(rule_name(r)),
+            RoutingConfig::PerTier(v) => v.iter().map(rule_name).collect::<Vec<_>>().serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RoutingConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(name) => Ok(RoutingConfig::All(parse_rule(&name)?)),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .map(|v| v.as_str().ok_or_else(|| D::Error::custom(format!("expected a rule name, got {v}"))).and_then(parse_rule))
+                .collect::<Result<Vec<_>, _>>()
+                .map(RoutingConfig::PerTier),
+            other => Err(D::Error::custom(format!("expected a rule name or a list of them, got {other}"))),
+        }
+    }
+}
+
+impl RoutingConfig {
+    /// One rule per switch tier with up-ports; `auto` resolved with the load balancer's wish.
+    pub fn resolve(&self, tiers_with_up: usize, auto: Rule) -> Result<Vec<Rule>, String> {
+        let names: Vec<Option<Rule>> = match self {
+            RoutingConfig::All(r) => vec![*r; tiers_with_up],
+            RoutingConfig::PerTier(v) if v.len() == tiers_with_up => v.clone(),
+            RoutingConfig::PerTier(v) => {
+                return Err(format!("got {} rules; allowed: one rule, or one per switch tier with up-ports ({tiers_with_up})", v.len()))
+            }
+        };
+        Ok(names.into_iter().map(|n| n.unwrap_or(auto)).collect())
+    }
+}
+
+/// A compact copy of a node's routing fields (hot path).
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    /// The switch tier (index into the per-tier rules); unused for hosts and top switches.
+    pub tier: u8,
+    pub rule: Rule,
+    /// Hosts reachable downwards: `lo..hi`, `span` hosts behind each down port.
+    pub lo: u32,
+    pub hi: u32,
+    pub span: u32,
+    pub first_port: u32,
+    pub n_down: u32,
+    pub n_up: u32,
+    /// Per-switch ECMP hash salt.
+    pub salt: u64,
+}
+
+/// The up-ports switch `sw` (index among switches) may use towards `dst` after routing
+/// excluded links; `None` while nothing restricts it.
+#[inline]
+pub fn usable<'a>(restricted: &'a [Option<Box<[u32]>>], tree: &FatTreeSpec, sw: usize, dst: u32) -> Option<&'a [u32]> {
+    if restricted.is_empty() {
+        return None;
+    }
+    let leaf = (dst / tree.down0) as usize;
+    restricted[sw * tree.leaves as usize + leaf].as_deref()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_tier_lists_must_match_the_tiers() {
+        let one = RoutingConfig::All(None).resolve(2, Rule::MpEv).unwrap();
+        assert_eq!(one, vec![Rule::MpEv, Rule::MpEv]);
+        let per = RoutingConfig::PerTier(vec![Some(Rule::Adaptive), Some(Rule::Ecmp)]).resolve(2, Rule::Ecmp).unwrap();
+        assert_eq!(per, vec![Rule::Adaptive, Rule::Ecmp]);
+        assert!(RoutingConfig::PerTier(vec![Some(Rule::Ecmp)]).resolve(2, Rule::Ecmp).is_err());
+    }
+}

@@ -1,0 +1,31 @@
+//! `mp_ev`: the switch tier's part of a multi-part EV is the up-port index (PRIME sec. III-C,
+//! "Process at switches", and III-D, Fig. 4; the layout is in `packet::mp_ev`). If routing has
+//! excluded the named port (a failed link), the packet is hashed, as by `ecmp`, over the
+//! ports left in the group, so the packets that named it spread instead of doubling one
+//! neighbour's share.
+
+use super::Route;
+use crate::engine::rng::Rng;
+use crate::packet::mp_ev::MpEvLayout;
+use crate::packet::Packet;
+use crate::registry::AlgorithmInfo;
+use crate::switch::EgressPort;
+
+use super::ecmp::ecmp_index;
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "routing",
+    name: "mp_ev",
+    summary: "the tier's part of the multi-part EV is the up-port index",
+    reference: "PRIME sec. III-C, III-D",
+};
+
+/// The up-port offset the packet's MP-EV names for this tier.
+#[inline]
+pub fn choose(r: &Route, pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _ports: &[EgressPort], layout: &MpEvLayout) -> Option<u32> {
+    let part = layout.part(pkt.ev, r.tier as usize);
+    Some(match set {
+        Some(s) if !s.contains(&part) => s[ecmp_index(r.salt, pkt.src, pkt.dst, pkt.conn, pkt.ev, s.len() as u32) as usize],
+        _ => part,
+    })
+}
