@@ -53,14 +53,18 @@ def test_compare_tabulates_each_lb(demo_path):
     assert set(doc) == {"ecmp", "ops"}
     assert doc["ecmp"]["max_slowdown"] > doc["ops"]["max_slowdown"]
     r = invoke("compare", str(demo_path), "--lb", "ecmp,ops", "--set", "workload.size=128KiB", "-q")
-    assert "ecmp" in r.stdout and "max slowdown" in r.stdout
+    assert r.exit_code == 0, r.output
+    header = next(line for line in r.stdout.splitlines() if "max slowdown" in line)
+    columns = [c.strip() for c in header.split("┃")[1:-1]]
+    rows = {cells[0]: dict(zip(columns, cells, strict=True)) for cells in _table_rows(r.stdout)}
+    assert set(rows) == {"ecmp", "ops"}, "one row per load balancer, named in the first column"
+    assert rows["ecmp"]["status"] == rows["ops"]["status"] == "complete"
+    assert float(rows["ecmp"]["max slowdown"]) > float(rows["ops"]["max slowdown"])
 
 
-def test_list_shows_every_registered_name():
-    r = invoke("list")
-    assert r.exit_code == 0
-    for name in ("ecmp", "ops", "permutation", "tornado", "incast", "flows", "dctcp", "fat_tree"):
-        assert name in r.stdout
+def _table_rows(text: str) -> list[list[str]]:
+    """The body rows of a printed table, as cells."""
+    return [[c.strip() for c in line.split("│")[1:-1]] for line in text.splitlines() if line.startswith("│")]
 
 
 def test_bench_runs_a_standard_scenario():
@@ -70,12 +74,12 @@ def test_bench_runs_a_standard_scenario():
     assert row["status"] == "complete" and row["events"] > 1_000_000 and row["peak_rss_mb"] > 0
 
 
-LOAD_BALANCERS = ["ecmp", "ops", "arcane", "reps", "prime", "co_prime", "round_robin", "bitmap", "flowlet", "plb", "mprdma", "mptcp"]
+# from the registry: a new load balancer is covered without editing this file
+LOAD_BALANCERS = [r["name"] for r in fabricsim.registry() if r["category"] == "lb"]
 
 
 def test_compare_accepts_every_registered_load_balancer(demo_path):
-    registered = {r["name"] for r in fabricsim.registry() if r["category"] == "lb"}
-    assert registered == set(LOAD_BALANCERS)
+    assert {"ecmp", "ops", "arcane", "prime"} <= set(LOAD_BALANCERS)
     r = invoke("compare", str(demo_path), "--lb", ",".join(LOAD_BALANCERS), "--set", "workload.size=64KiB", "--json", "-q")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
@@ -85,8 +89,10 @@ def test_compare_accepts_every_registered_load_balancer(demo_path):
 
 def test_list_shows_every_algorithm_with_its_paper_reference():
     r = invoke("list")
-    for name in [*LOAD_BALANCERS, "mp_ev", "adaptive", "spray", "degrade", "link_down"]:
-        assert name in r.stdout, name
+    assert r.exit_code == 0, r.output
+    rows = {(cells[0], cells[1]) for cells in _table_rows(r.stdout)}
+    for row in fabricsim.registry():
+        assert (row["category"], row["name"]) in rows, row
     assert "ARCANE sec. 3" in r.stdout and "PRIME sec. III" in r.stdout
 
 
@@ -95,7 +101,7 @@ def test_set_lb_kind_switches_algorithm_and_warns_on_hashed_mp_ev(demo_path):
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["scenario"]["lb"]["kind"] == "prime"
     r = invoke("run", str(demo_path), "--set", "lb.kind=prime", "--set", "switch.routing=ecmp", "--set", "workload.size=64KiB", "-q")
-    assert r.exit_code == 0
+    assert r.exit_code == 0, r.output
     assert "warning" in r.output and "mp_ev" in r.output
 
 

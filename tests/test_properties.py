@@ -9,7 +9,7 @@ import fabricsim
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-LBS = ["ecmp", "ops", "arcane", "prime", "co_prime", "round_robin", "bitmap", "flowlet", "plb", "mprdma", "mptcp"]
+LBS = [r["name"] for r in fabricsim.registry() if r["category"] == "lb"]
 
 faults = st.sampled_from(
     [

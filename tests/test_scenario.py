@@ -17,8 +17,19 @@ def test_load_set_and_fill_defaults(demo_path):
     assert filled["topology"]["link_latency"] == "500ns"
     assert filled["topology"]["switch_latency"] == "500ns"
     assert filled["topology"]["tier_link_rates"] == ["400Gbps", "400Gbps"]
-    assert filled["transport"] | {} == filled["transport"]
-    assert filled["transport"]["mtu"] == "4160B" and filled["transport"]["rto"] == "70us"
+    assert filled["transport"] == {
+        "kind": "ooo",
+        "mtu": "4160B",
+        "header": "64B",
+        "ack_every": 1,
+        "ack_evs": "trigger",
+        "ack_on_ecn": False,
+        "rto": "70us",
+        "loss_detection": "rto",
+        "cc": "dctcp",
+        "init_cwnd": "auto",
+        "max_cwnd": "auto",
+    }
     assert filled["switch"]["ecn"] == {"enabled": True, "kmin": "0.2bdp", "kmax": "0.8bdp", "mark": "dequeue"}
     assert filled["lb"] == {"kind": "ops", "evs_size": 65536}
 

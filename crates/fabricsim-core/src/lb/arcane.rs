@@ -203,9 +203,11 @@ mod tests {
         assert_eq!(a.explore, 0);
         a.on_ack(0, 99, true); // ECN-marked: not cached
         assert_eq!([a.next_ev(0, &mut rng), a.next_ev(0, &mut rng), a.next_ev(0, &mut rng)], [11, 12, 13]);
-        // no valid EV left and not freezing: explore
-        let e = a.next_ev(0, &mut rng);
-        assert!(![11, 12, 13].contains(&e) || a.n_valid == 0);
+        // no valid EV left and not freezing: every send explores a fresh random EV
+        assert_eq!(a.n_valid, 0);
+        let fresh: std::collections::HashSet<Ev> = (0..32).map(|_| a.next_ev(0, &mut rng)).collect();
+        assert!(fresh.len() >= 31, "random EVs from a 65536 EVS, not the cached ones: {fresh:?}");
+        assert!(!a.is_freezing());
     }
 
     #[test]

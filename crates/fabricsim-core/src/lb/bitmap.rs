@@ -183,7 +183,19 @@ mod tests {
         for ev in 0..4 {
             b.on_timeout(0, ev);
         }
-        let ev = b.next_ev(0, &mut rng);
-        assert!(ev < 4);
+        let total = |b: &Bitmap| (0..4).map(|e| b.penalty_of(e) as u32).sum::<u32>();
+        assert_eq!(total(&b), 60);
+        // each send gives up after a whole pass, decaying only the first EV it skipped
+        let sent: Vec<Ev> = (0..8).map(|_| b.next_ev(0, &mut rng)).collect();
+        assert_eq!(total(&b), 60 - 8, "one decay per send: {sent:?}");
+        // once decayed to zero an EV is taken at once, without skipping
+        for ev in 0..4 {
+            while b.penalty_of(ev) > 0 {
+                b.penalty[ev as usize] -= 1;
+            }
+        }
+        let before = total(&b);
+        b.next_ev(0, &mut rng);
+        assert_eq!(total(&b), before, "nothing left to skip, nothing decays");
     }
 }

@@ -4,8 +4,6 @@ use super::{fabric128, run, scenario};
 use fabricsim_core::stats::Column;
 use fabricsim_core::{Simulation, Status};
 
-const ALL: &[&str] = &["ecmp", "ops", "arcane", "reps", "prime", "co_prime", "round_robin", "bitmap", "flowlet", "plb", "mprdma", "mptcp"];
-
 fn port_column<'a>(r: &'a fabricsim_core::stats::RunResult, name: &str) -> &'a [String] {
     match r.ports.get(name) {
         Some(Column::Str(v)) => v,
@@ -15,7 +13,7 @@ fn port_column<'a>(r: &'a fabricsim_core::stats::RunResult, name: &str) -> &'a [
 
 #[test]
 fn every_algorithm_completes_a_permutation_and_conserves_packets() {
-    for lb in ALL {
+    for lb in fabricsim_core::lb::ALGORITHMS.iter().map(|a| a.name) {
         let r = run(&fabric128(&format!("[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"permutation\"\nsize = \"512KiB\"\n")));
         assert_eq!(r.summary.status, "complete", "{lb}");
         assert!(r.accounting.balanced(), "{lb}: {:?}", r.accounting);
