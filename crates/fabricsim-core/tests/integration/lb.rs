@@ -196,3 +196,69 @@ fn mixed_traffic_classes_share_ports_by_priority_or_weight() {
     assert!(wrr_median1 < 1.4, "weight 4 for class 1 lets it through: median slowdown {wrr_median1}");
     assert!(wrr0 > strict0, "at class 0's expense: {wrr0} vs {strict0}");
 }
+
+/// Leaf 0's 8 hosts send 4 MiB each to leaf 1 while leaf0:up0 runs at 100 Gb/s (a quarter of
+/// the others): (share of leaf 0's uplink data packets on the slow uplink, max FCT in ns).
+fn slow_uplink(lb: &str, extra: &str) -> (f64, f64) {
+    let flows: Vec<String> = (0..8).map(|i| format!("{{src = {i}, dst = {}, size = \"4MiB\"}}", 8 + i)).collect();
+    let r = run(&fabric128(&format!(
+        "[lb]\nkind = \"{lb}\"\n{extra}\n[workload]\nkind = \"flows\"\nflows = [{}]\n[[faults]]\nkind = \"degrade\"\nlink = \"leaf0:up0\"\nrate = \"100Gbps\"\n",
+        flows.join(", ")
+    )));
+    assert_eq!(r.summary.status, "complete", "{lb}");
+    let names = port_column(&r, "name");
+    let data = r.ports.u64("data_packets");
+    let up: Vec<u64> = (0..8).map(|u| data[names.iter().position(|n| *n == format!("leaf0:up{u}")).unwrap()]).collect();
+    (up[0] as f64 / up.iter().sum::<u64>() as f64, r.summary.max_fct_ns)
+}
+
+#[test]
+fn congestion_aware_balancers_move_traffic_off_a_slow_uplink() {
+    // OPS sprays blindly (its 1/8 share, minus what was trimmed); bitmap penalizes the EVs
+    // whose ACKs come back marked, MPRDMA clocks packets onto the EVs of unmarked ACKs, PLB
+    // repaths a flow after congested rounds: each puts clearly less on the slow link and
+    // finishes sooner (measured: shares 0.083 / 0.048 / 0.039 / 0.056; max FCT 244 / 135 /
+    // 110 / 217 us; ECMP, which puts one whole flow there, 0.125 and 345 us).
+    let (ops_share, ops_fct) = slow_uplink("ops", "");
+    let (ecmp_share, ecmp_fct) = slow_uplink("ecmp", "");
+    assert!((ecmp_share - 0.125).abs() < 1e-9, "ECMP: one of the 8 flows hashed there: {ecmp_share}");
+    for (lb, share_vs_ops, fct_vs_ops) in [("bitmap", 0.7, 0.7), ("mprdma", 0.6, 0.6)] {
+        let (share, fct) = slow_uplink(lb, "");
+        assert!(share < share_vs_ops * ops_share, "{lb}: share {share} vs ops {ops_share}");
+        assert!(fct < fct_vs_ops * ops_fct, "{lb}: max FCT {fct} vs ops {ops_fct}");
+    }
+    let (plb_share, plb_fct) = slow_uplink("plb", "");
+    assert!(plb_share < 0.6 * ecmp_share, "PLB repaths the flow off the slow link: {plb_share}");
+    assert!(plb_fct < 0.75 * ecmp_fct, "PLB {plb_fct} vs ECMP {ecmp_fct}");
+}
+
+#[test]
+fn flowlet_keeps_a_path_until_a_gap_longer_than_its_timeout() {
+    // A lone line-rate flow has no gaps: with the default timeout (half the base RTT) it is
+    // one flowlet on one uplink, like ECMP. With a timeout shorter than one packet's
+    // serialization (83.2 ns) every packet starts a new flowlet on a fresh random EV.
+    let uplinks_used = |timeout: &str| {
+        let r = run(&fabric128(&format!(
+            "[transport]\ncc = \"none\"\n[lb]\nkind = \"flowlet\"\n{timeout}\n[workload]\nkind = \"flows\"\nflows = [{{src = 0, dst = 100, size = \"1MiB\"}}]\n"
+        )));
+        let names = port_column(&r, "name");
+        let data = r.ports.u64("data_packets");
+        (0..8).filter(|u| data[names.iter().position(|n| *n == format!("leaf0:up{u}")).unwrap()] > 0).count()
+    };
+    assert_eq!(uplinks_used(""), 1);
+    assert_eq!(uplinks_used("timeout = \"10ns\""), 8);
+}
+
+#[test]
+fn reps_is_arcane_under_another_name() {
+    let text = |lb: &str| {
+        fabric128(&format!(
+            "[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n[[faults]]\nkind = \"link_down\"\nlink = \"leaf0:up3\"\nstart = \"10us\"\n"
+        ))
+    };
+    let (a, r) = (run(&text("arcane")), run(&text("reps")));
+    let timeouts: u64 = a.flows.u64("timeouts").iter().sum();
+    assert!(timeouts > 0, "the failure exercises freezing");
+    assert_eq!(a.flows, r.flows);
+    assert_eq!(a.ports, r.ports);
+}
