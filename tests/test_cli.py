@@ -127,3 +127,16 @@ def test_run_out_writes_samples_when_asked(demo_path, tmp_path):
 
     s = pl.read_parquet(tmp_path / "samples.parquet")
     assert s["port"].n_unique() == 8 and (s["time_ps"] % 2_000_000 == 0).all()
+
+
+def test_compare_of_incomplete_runs_prints_no_fake_numbers_and_exits_3(demo_path):
+    r = invoke("compare", str(demo_path), "--lb", "ecmp,ops", "--set", "stop.max_time=20us", "-q")
+    assert r.exit_code == 3, r.output
+    rows = {cells[0]: cells for cells in _table_rows(r.stdout)}
+    assert set(rows) == {"ecmp", "ops"}
+    for cells in rows.values():
+        assert cells[1] == "incomplete"
+        assert cells[2:7] == ["-"] * 5, "no FCT or slowdown exists when no flow completed: " + str(cells)
+    r = invoke("compare", str(demo_path), "--lb", "ecmp", "--set", "stop.max_time=20us", "--json", "-q")
+    assert r.exit_code == 3
+    assert json.loads(r.stdout)["ecmp"]["max_fct_ns"] is None

@@ -41,3 +41,11 @@ def test_algorithms_page_is_generated_from_the_sources():
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     assert (ROOT / "docs" / "algorithms.md").read_text() == gen.render(), "run: python3 tools/gen_algorithms_doc.py > docs/algorithms.md"
+
+
+def test_outputs_section_is_generated_from_the_declared_columns():
+    spec = importlib.util.spec_from_file_location("gen_outputs", ROOT / "tools" / "gen_outputs_doc.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    page = (ROOT / "docs" / "scenario.md").read_text()
+    assert page == gen.render(page), "run: python3 tools/gen_outputs_doc.py"

@@ -30,6 +30,9 @@ def validate(scenario_json: str) -> str:
 def registry() -> list[tuple[str, str, str, str]]:
     """(category, name, summary, reference) of everything a scenario can name."""
 
+def columns() -> dict[str, list[tuple[str, str, str, str, str]]]:
+    """The declared output columns: {table: [(name, type, unit, null_when, meaning)]}."""
+
 def warnings(scenario_json: str) -> list[str]:
     """Legal but probably unintended settings of a valid scenario."""
 

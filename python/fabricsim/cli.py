@@ -140,7 +140,7 @@ def run(
 def _print_summary(res: Results) -> None:
     t = Table(title="summary", show_header=False)
     for k, v in res.summary.items():
-        t.add_row(k, f"{v:,.3f}" if isinstance(v, float) else str(v))
+        t.add_row(k, "-" if v is None else f"{v:,.3f}" if isinstance(v, float) else str(v))
     out.print(t)
 
 
@@ -184,7 +184,16 @@ def compare(
     results = {name: _run_with_bar(v, name, quiet) for name, v in variants.items()}
     if as_json:
         sys.stdout.write(json.dumps({n: r.summary for n, r in results.items()}) + "\n")
-        return
+    else:
+        _print_compare(results)
+    incomplete = [name for name, r in results.items() if not r.complete]
+    if incomplete:
+        err.print("[yellow]incomplete:[/] " + ", ".join(f"{n} ({results[n].summary['stop_reason']})" for n in incomplete))
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _print_compare(results: dict[str, Results]) -> None:
+    """The compare table; a value that does not exist (no flow completed) prints as "-"."""
     first = next(iter(results.values())).scenario
     topo, wl = first["topology"], first["workload"]
     n_flows = next(iter(results.values())).summary["flows"]
@@ -198,7 +207,7 @@ def compare(
     for head, _, _ in COMPARE_COLUMNS:
         t.add_column(head, justify="right")
     for name, r in results.items():
-        t.add_row(name, *(fmt(r.summary[key]) for _, key, fmt in COMPARE_COLUMNS))
+        t.add_row(name, *("-" if r.summary[key] is None else fmt(r.summary[key]) for _, key, fmt in COMPARE_COLUMNS))
     out.print(t)
 
 

@@ -10,7 +10,27 @@ from typing import Any
 import polars as pl
 import tomli_w
 
-__all__ = ["Results"]
+from . import _core
+
+__all__ = ["COLUMNS", "Results", "schema"]
+
+#: The output columns as the core declares them: {table: [(name, type, unit, null_when, meaning)]}.
+COLUMNS: dict[str, list[tuple[str, str, str, str, str]]] = _core.columns()
+
+_DTYPES: dict[str, type[pl.DataType]] = {"u64": pl.UInt64, "f64": pl.Float64, "bool": pl.Boolean, "str": pl.String}
+
+
+def schema(table: str) -> dict[str, type[pl.DataType]]:
+    """The polars schema of a results table, from the core's declaration of its columns."""
+    return {name: _DTYPES[ty] for name, ty, *_ in COLUMNS[table]}
+
+
+def _frame(raw: dict[str, Any], table: str) -> pl.DataFrame:
+    columns = raw[table]
+    declared = schema(table)
+    if list(columns) != list(declared):
+        raise RuntimeError(f"the native {table} table has columns {list(columns)}, declared {list(declared)}")
+    return pl.DataFrame(columns, schema=declared)
 
 
 @dataclass
@@ -19,16 +39,15 @@ class Results:
 
     Attributes
     ----------
+    Every table's columns (name, type, unit, when null, meaning) are declared once in the core
+    (:data:`COLUMNS`, docs/scenario.md "Outputs"); a value that does not exist is null, never 0.
+
     flows
-        One row per flow: ``flow, src, dst, bytes, start_ps, first_send_ps, end_ps, fct_ps,
-        ideal_fct_ps, slowdown, completed, delivered_bytes, packets, data_packets,
-        retransmits, timeouts, trims, drops, ecn_acks, max_reorder, discarded, fast_nacks,
-        goodput_gbps``. ``fct_ps``, ``end_ps``, ``slowdown`` and ``goodput_gbps`` are null for
-        flows that did not complete.
+        One row per message (under ``mptcp`` its subflows summed). ``first_send_ps``,
+        ``end_ps``, ``fct_ps``, ``slowdown`` and ``goodput_gbps`` are null for messages that
+        did not complete (``first_send_ps`` only if nothing was sent).
     ports
-        One row per egress port (one link direction): ``port, name, from, to, tier, up,
-        rate_bps, bytes, packets, data_packets, max_queue_bytes, mean_queue_bytes, ecn_marks,
-        trims, drops``.
+        One row per egress port (one link direction).
     summary
         ``status`` ("complete" / "incomplete"), ``flows``, ``completed``, FCT and slowdown
         statistics over completed flows, packet counters, ``events``, ``wall_s``,
@@ -59,22 +78,15 @@ class Results:
 
     @classmethod
     def from_native(cls, raw: dict[str, Any], extra_summary: dict[str, Any]) -> Results:
-        flows = pl.DataFrame(raw["flows"])
-        done = pl.col("completed")
-        flows = flows.with_columns(
-            pl.when(done).then(pl.col(c)).otherwise(None).alias(c) for c in ("fct_ps", "end_ps", "slowdown", "goodput_gbps")
-        )
         summary = json.loads(raw["summary"]) | extra_summary
         return cls(
-            flows=flows,
-            ports=pl.DataFrame(raw["ports"]),
+            flows=_frame(raw, "flows"),
+            ports=_frame(raw, "ports"),
             summary=summary,
             accounting=json.loads(raw["accounting"]),
             scenario=json.loads(raw["scenario"]),
-            reorder=pl.DataFrame(raw["reorder"], schema={"flow": pl.UInt64, "distance": pl.UInt64, "arrivals": pl.UInt64}),
-            samples=pl.DataFrame(
-                raw["samples"], schema={"time_ps": pl.UInt64, "port": pl.UInt64, "queue_bytes": pl.UInt64, "utilization": pl.Float64}
-            ),
+            reorder=_frame(raw, "reorder"),
+            samples=_frame(raw, "samples"),
         )
 
     @property

@@ -22,7 +22,7 @@ fn main() {
         s.data_packets,
         s.events as f64 / wall / 1e6,
         s.data_packets as f64 / wall / 1e6,
-        s.max_slowdown,
-        s.mean_slowdown
+        s.max_slowdown.unwrap_or(f64::NAN),
+        s.mean_slowdown.unwrap_or(f64::NAN)
     );
 }

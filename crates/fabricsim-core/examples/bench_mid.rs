@@ -18,5 +18,11 @@ fn main() {
     let scenario = Scenario::from_json(&json).expect("valid");
     let r = Simulation::new(&scenario).expect("builds").run();
     let s = &r.summary;
-    println!("{lb}: status {} events {} data packets {} max slowdown {:.3}", s.status, s.events, s.data_packets, s.max_slowdown);
+    println!(
+        "{lb}: status {} events {} data packets {} max slowdown {:.3}",
+        s.status,
+        s.events,
+        s.data_packets,
+        s.max_slowdown.unwrap_or(f64::NAN)
+    );
 }

@@ -28,8 +28,8 @@
 //!     "workload": {"kind": "flows", "flows": [{"src": 0, "dst": 9, "size": "64KiB"}]}
 //! }"#).unwrap();
 //! let result = Simulation::new(&scenario).unwrap().run();
-//! let fct = result.flows.u64("fct_ps")[0];
-//! assert_eq!(fct, result.flows.u64("ideal_fct_ps")[0]); // alone on an idle fabric
+//! let fct = result.flows.opt_u64("fct_ps")[0]; // None had it not completed
+//! assert_eq!(fct, Some(result.flows.u64("ideal_fct_ps")[0])); // alone on an idle fabric
 //! ```
 
 pub mod engine;

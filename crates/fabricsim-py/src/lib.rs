@@ -1,6 +1,7 @@
 //! The `fabricsim._core` extension module: PyO3 glue only. Scenarios cross as JSON text,
 //! results as plain columns (lists), errors as this module's `ScenarioError`.
 
+use fabricsim_core::stats::columns::Ty;
 use fabricsim_core::stats::{Column, Table};
 use fabricsim_core::{Scenario, ScenarioError as CoreError};
 use pyo3::create_exception;
@@ -106,6 +107,8 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
             Column::F64(v) => PyList::new(py, v)?,
             Column::Bool(v) => PyList::new(py, v)?,
             Column::Str(v) => PyList::new(py, v)?,
+            Column::OptU64(v) => PyList::new(py, v)?,
+            Column::OptF64(v) => PyList::new(py, v)?,
         };
         d.set_item(*name, list)?;
     }
@@ -127,6 +130,23 @@ fn warnings(py: Python<'_>, scenario_json: &str) -> PyResult<Vec<String>> {
     Ok(scenario.resolve().map_err(|e| scenario_error(py, e))?.warnings)
 }
 
+/// The declared output columns: {table: [(name, type, unit, null_when, meaning)]}.
+#[pyfunction]
+fn columns<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (table, spec) in fabricsim_core::stats::columns::TABLES {
+        let ty = |t: Ty| match t {
+            Ty::U64 => "u64",
+            Ty::F64 => "f64",
+            Ty::Bool => "bool",
+            Ty::Str => "str",
+        };
+        let rows: Vec<(&str, &str, &str, &str, &str)> = spec.iter().map(|c| (c.name, ty(c.ty), c.unit, c.null_when, c.meaning)).collect();
+        out.set_item(*table, rows)?;
+    }
+    Ok(out)
+}
+
 /// (category, name, summary, reference) of everything a scenario can name.
 #[pyfunction]
 fn registry() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
@@ -139,6 +159,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
+    m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add("__version__", fabricsim_core::VERSION)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     Ok(())

@@ -2,7 +2,7 @@
 //! distance, per sample, and the summary.
 
 use super::ideal::ideal_fct;
-use super::{mean, ns, percentile, Column, RunResult, RunView, Summary, Table};
+use super::{columns, mean, ns, percentile, Column, RunResult, RunView, Summary, Table};
 use crate::host::connection::{Connection, Message};
 use crate::lb::LoadBalancer;
 use crate::switch::forward::ConnLosses;
@@ -27,7 +27,7 @@ impl RunResult {
             })
             .collect();
         let ideals = &ideals[..];
-        let mut ft = Table::default();
+        let mut ft = Table::new(columns::FLOWS);
         // one row per message; a message's connections (MPTCP subflows) are summed
         let conns = |m: &Message| &flows[m.connections()];
         let lost = |m: &Message, f: &dyn Fn(&ConnLosses) -> u64| -> u64 { losses[m.connections()].iter().map(f).sum() };
@@ -37,7 +37,7 @@ impl RunResult {
             messages.iter().map(|m| if m.done == m.count { conns(m).iter().filter_map(|c| c.rx.end).max() } else { None }).collect();
         let fct: Vec<Option<Time>> =
             end.iter().zip(&first_send).zip(messages).map(|((e, f), m)| e.map(|e| e - f.unwrap_or(m.spec.start))).collect();
-        let slowdown: Vec<f64> = fct.iter().zip(ideals).map(|(f, &i)| f.map_or(f64::NAN, |f| f as f64 / i as f64)).collect();
+        let slowdown: Vec<Option<f64>> = fct.iter().zip(ideals).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
         let spec = |f: &dyn Fn(&Message) -> u64| Column::U64(messages.iter().map(f).collect());
         ft.add("flow", Column::U64((0..messages.len() as u64).collect()));
         ft.add("src", spec(&|m| m.spec.src as u64));
@@ -46,11 +46,11 @@ impl RunResult {
         ft.add("start_ps", spec(&|m| m.spec.start));
         ft.add("class", spec(&|m| m.spec.class as u64));
         ft.add("pinned", Column::Bool(messages.iter().map(|m| m.spec.pinned).collect()));
-        ft.add("first_send_ps", Column::U64(first_send.iter().map(|f| f.unwrap_or(0)).collect()));
-        ft.add("end_ps", Column::U64(end.iter().map(|e| e.unwrap_or(0)).collect()));
-        ft.add("fct_ps", Column::U64(fct.iter().map(|f| f.unwrap_or(0)).collect()));
+        ft.add("first_send_ps", Column::OptU64(first_send.clone()));
+        ft.add("end_ps", Column::OptU64(end.clone()));
+        ft.add("fct_ps", Column::OptU64(fct.clone()));
         ft.add("ideal_fct_ps", Column::U64(ideals.to_vec()));
-        ft.add("slowdown", Column::F64(slowdown.clone()));
+        ft.add("slowdown", Column::OptF64(slowdown.clone()));
         ft.add("completed", Column::Bool(fct.iter().map(Option::is_some).collect()));
         ft.add("delivered_bytes", sum(&|f| f.rx.delivered_bytes));
         ft.add("packets", sum(&|f| f.n_pkts as u64));
@@ -69,13 +69,11 @@ impl RunResult {
         // payload bits over the FCT: what the application sees (Juniper post's accounting)
         ft.add(
             "goodput_gbps",
-            Column::F64(
-                messages.iter().zip(&fct).map(|(m, f)| f.map_or(f64::NAN, |f| m.spec.bytes as f64 * 8.0 / f as f64 * 1e3)).collect(),
-            ),
+            Column::OptF64(messages.iter().zip(&fct).map(|(m, f)| f.map(|f| m.spec.bytes as f64 * 8.0 / f as f64 * 1e3)).collect()),
         );
 
         // reorder distance distribution, long format: one row per (flow, distance) seen
-        let mut rt = Table::default();
+        let mut rt = Table::new(columns::REORDER);
         let (mut rf, mut rd, mut rc) = (Vec::new(), Vec::new(), Vec::new());
         for (i, m) in messages.iter().enumerate() {
             let mut hist = [0u64; crate::host::connection::REORDER_BUCKETS];
@@ -94,7 +92,7 @@ impl RunResult {
         rt.add("distance", Column::U64(rd));
         rt.add("arrivals", Column::U64(rc));
 
-        let mut pt = Table::default();
+        let mut pt = Table::new(columns::PORTS);
         let pu = |f: &dyn Fn(&EgressPort) -> u64| Column::U64(ports.iter().map(f).collect());
         pt.add("port", Column::U64((0..ports.len() as u64).collect()));
         pt.add("name", Column::Str(topo.ports.iter().map(|p| p.name.clone()).collect()));
@@ -113,17 +111,17 @@ impl RunResult {
         pt.add("drops", pu(&|p| p.stats.drops));
 
         let done_fct: Vec<f64> = fct.iter().flatten().map(|&f| ns(f)).collect();
-        let done_slow: Vec<f64> = slowdown.iter().copied().filter(|s| !s.is_nan()).collect();
+        let done_slow: Vec<f64> = slowdown.iter().flatten().copied().collect();
         let total = |f: &dyn Fn(&Connection) -> u64| flows.iter().map(f).sum::<u64>();
         let summary = Summary {
             status: status.label(),
             stop_reason: status.reason(),
             flows: messages.len() as u64,
             completed: done_fct.len() as u64,
-            max_fct_ns: done_fct.iter().copied().fold(0.0, f64::max),
+            max_fct_ns: done_fct.iter().copied().reduce(f64::max),
             mean_fct_ns: mean(&done_fct),
             p99_fct_ns: percentile(&done_fct, 99.0),
-            max_slowdown: done_slow.iter().copied().fold(0.0, f64::max),
+            max_slowdown: done_slow.iter().copied().reduce(f64::max),
             mean_slowdown: mean(&done_slow),
             data_packets: total(&|f| f.stats.data_packets),
             retransmits: total(&|f| f.stats.retransmits),
@@ -142,7 +140,7 @@ impl RunResult {
             line_goodput_gbps: model.tree.tier_rates[0] as f64 / 1e9 * (model.transport.mtu - model.transport.header) as f64
                 / model.transport.mtu as f64,
         };
-        let mut st = Table::default();
+        let mut st = Table::new(columns::SAMPLES);
         let rows = v.samples.cloned().unwrap_or_default();
         st.add("time_ps", Column::U64(rows.time));
         st.add("port", Column::U64(rows.port));

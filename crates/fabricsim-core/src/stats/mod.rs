@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 pub mod collect;
+pub mod columns;
 pub mod ideal;
 pub mod sampler;
 
@@ -16,6 +17,7 @@ use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
 use crate::time::Time;
 use crate::topology::Topology;
+use columns::{ColumnSpec, Ty};
 pub use ideal::ideal_fct;
 use sampler::SampleRows;
 
@@ -58,25 +60,68 @@ impl Accounting {
     }
 }
 
-/// A typed column.
+/// A typed column; the `Opt` ones hold values that may not exist (null, never 0).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Column {
     U64(Vec<u64>),
     F64(Vec<f64>),
     Bool(Vec<bool>),
     Str(Vec<String>),
+    OptU64(Vec<Option<u64>>),
+    OptF64(Vec<Option<f64>>),
 }
 
-/// Named columns of equal length.
-#[derive(Debug, Clone, Default, PartialEq)]
+impl Column {
+    /// The declared type this column holds, and whether it may hold nulls.
+    pub fn ty(&self) -> (Ty, bool) {
+        match self {
+            Column::U64(_) => (Ty::U64, false),
+            Column::F64(_) => (Ty::F64, false),
+            Column::Bool(_) => (Ty::Bool, false),
+            Column::Str(_) => (Ty::Str, false),
+            Column::OptU64(_) => (Ty::U64, true),
+            Column::OptF64(_) => (Ty::F64, true),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Column::U64(v) => v.len(),
+            Column::F64(v) => v.len(),
+            Column::Bool(v) => v.len(),
+            Column::Str(v) => v.len(),
+            Column::OptU64(v) => v.len(),
+            Column::OptF64(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Named columns of equal length, in the order and types of their declaration.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Table {
+    pub spec: &'static [ColumnSpec],
     pub columns: Vec<(&'static str, Column)>,
 }
 
 impl Table {
+    /// An empty table declared by `spec` (see [`columns`]).
+    pub fn new(spec: &'static [ColumnSpec]) -> Table {
+        Table { spec, columns: Vec::new() }
+    }
+
+    /// Adds the next declared column. Its name, type and nullability must match the
+    /// declaration: a mismatch is a bug in the core, caught by every test that runs.
     fn add(&mut self, name: &'static str, col: Column) {
+        let d = self.spec.get(self.columns.len()).unwrap_or_else(|| panic!("undeclared column {name}"));
+        assert_eq!(d.name, name, "columns are added in declaration order");
+        assert_eq!(col.ty(), (d.ty, !d.null_when.is_empty()), "column {name} has its declared type");
         self.columns.push((name, col));
     }
+
     pub fn get(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|(n, _)| *n == name).map(|(_, c)| c)
     }
@@ -98,20 +143,34 @@ impl Table {
             _ => panic!("no bool column {name}"),
         }
     }
+    /// A nullable u64 column (`None` where the value does not exist).
+    pub fn opt_u64(&self, name: &str) -> &[Option<u64>] {
+        match self.get(name) {
+            Some(Column::OptU64(v)) => v,
+            _ => panic!("no nullable u64 column {name}"),
+        }
+    }
+    /// A nullable f64 column (`None` where the value does not exist).
+    pub fn opt_f64(&self, name: &str) -> &[Option<f64>] {
+        match self.get(name) {
+            Some(Column::OptF64(v)) => v,
+            _ => panic!("no nullable f64 column {name}"),
+        }
+    }
 }
 
-/// The run summary (keys fixed by the core issue).
+/// The run summary (keys declared in [`columns::SUMMARY`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
     pub status: &'static str,
     pub stop_reason: &'static str,
     pub flows: u64,
     pub completed: u64,
-    pub max_fct_ns: f64,
-    pub mean_fct_ns: f64,
-    pub p99_fct_ns: f64,
-    pub max_slowdown: f64,
-    pub mean_slowdown: f64,
+    pub max_fct_ns: Option<f64>,
+    pub mean_fct_ns: Option<f64>,
+    pub p99_fct_ns: Option<f64>,
+    pub max_slowdown: Option<f64>,
+    pub mean_slowdown: Option<f64>,
     pub data_packets: u64,
     pub retransmits: u64,
     pub trims: u64,
@@ -149,23 +208,20 @@ fn ns(ps: u64) -> f64 {
     ps as f64 / 1e3
 }
 
-fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
+/// The mean, or `None` of nothing.
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// Nearest-rank percentile (`p` in 0..=100) of unsorted values.
-pub fn percentile(values: &[f64], p: f64) -> f64 {
+/// Nearest-rank percentile (`p` in 0..=100) of unsorted values; `None` of nothing.
+pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
     if values.is_empty() {
-        return 0.0;
+        return None;
     }
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
-    v[rank.min(v.len()) - 1]
+    Some(v[rank.min(v.len()) - 1])
 }
 
 #[cfg(test)]
@@ -175,8 +231,9 @@ mod tests {
     #[test]
     fn percentile_nearest_rank() {
         let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&v, 99.0), 99.0);
-        assert_eq!(percentile(&v, 100.0), 100.0);
-        assert_eq!(percentile(&[5.0], 99.0), 5.0);
+        assert_eq!(percentile(&v, 99.0), Some(99.0));
+        assert_eq!(percentile(&v, 100.0), Some(100.0));
+        assert_eq!(percentile(&[5.0], 99.0), Some(5.0));
+        assert_eq!(percentile(&[], 99.0), None);
     }
 }

@@ -95,7 +95,7 @@ fn extra_delay_on_the_path_adds_exactly_to_a_lone_flow() {
     let sim = Simulation::new(&scenario(&fabric128(base)).unwrap()).unwrap();
     let uplink = sim.topology().ports[sim.flow_path(0).unwrap()[1] as usize].name.clone();
     let r = run(&fabric128(&format!("{base}[[faults]]\nkind = \"delay\"\nlink = \"{uplink}\"\nextra = \"7us\"\n")));
-    assert_eq!(r.flows.u64("fct_ps")[0], r.flows.u64("ideal_fct_ps")[0] + 7_000_000);
+    assert_eq!(r.flows.opt_u64("fct_ps")[0].unwrap(), r.flows.u64("ideal_fct_ps")[0] + 7_000_000);
 }
 
 #[test]
@@ -166,7 +166,7 @@ fn lone_flow_after(fault: &str, start: &str) -> (u64, u64) {
     let sim = Simulation::new(&scenario(&fabric128(&flow)).unwrap()).unwrap();
     let uplink = sim.topology().ports[sim.flow_path(0).unwrap()[1] as usize].name.clone();
     let r = run(&fabric128(&format!("{flow}[[faults]]\nlink = \"{uplink}\"\n{fault}\n")));
-    (r.flows.u64("fct_ps")[0], r.flows.u64("ideal_fct_ps")[0])
+    (r.flows.opt_u64("fct_ps")[0].unwrap(), r.flows.u64("ideal_fct_ps")[0])
 }
 
 #[test]

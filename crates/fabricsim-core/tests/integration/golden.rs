@@ -27,15 +27,9 @@ fn cell(col: &Column, row: usize) -> String {
         Column::F64(v) => format!("{:?}", v[row]),
         Column::Bool(v) => v[row].to_string(),
         Column::Str(v) => v[row].clone(),
-    }
-}
-
-fn rows(col: &Column) -> usize {
-    match col {
-        Column::U64(v) => v.len(),
-        Column::F64(v) => v.len(),
-        Column::Bool(v) => v.len(),
-        Column::Str(v) => v.len(),
+        // a value that does not exist is an empty cell, as in CSV
+        Column::OptU64(v) => v[row].map(|x| x.to_string()).unwrap_or_default(),
+        Column::OptF64(v) => v[row].map(|x| format!("{x:?}")).unwrap_or_default(),
     }
 }
 
@@ -43,7 +37,7 @@ fn csv(out: &mut String, name: &str, table: &Table) {
     let _ = writeln!(out, "## {name}");
     let header: Vec<&str> = table.columns.iter().map(|(n, _)| *n).collect();
     let _ = writeln!(out, "{}", header.join(","));
-    let n = table.columns.first().map_or(0, |(_, c)| rows(c));
+    let n = table.columns.first().map_or(0, |(_, c)| c.len());
     for row in 0..n {
         let cells: Vec<String> = table.columns.iter().map(|(_, c)| cell(c, row)).collect();
         let _ = writeln!(out, "{}", cells.join(","));

@@ -11,7 +11,7 @@ fn one_flow(transport: &str, lb: &str, size: &str, extra: &str) -> fabricsim_cor
 #[test]
 fn go_back_n_is_exact_on_a_single_path() {
     let r = one_flow("kind = \"gbn\"", "ecmp", "3MiB", "");
-    assert_eq!(r.flows.u64("fct_ps")[0], r.flows.u64("ideal_fct_ps")[0]);
+    assert_eq!(r.flows.opt_u64("fct_ps")[0].unwrap(), r.flows.u64("ideal_fct_ps")[0]);
     assert_eq!(r.flows.u64("discarded")[0], 0);
 }
 
@@ -22,7 +22,7 @@ fn go_back_n_collapses_when_sprayed_paths_have_unequal_delay() {
     let goodput = |kind: &str| {
         let r = one_flow(&format!("kind = \"{kind}\"\n{big}"), "ops", "16MiB", skew);
         assert_eq!(r.summary.status, "complete");
-        (r.flows.f64("goodput_gbps")[0], r.flows.u64("discarded")[0])
+        (r.flows.opt_f64("goodput_gbps")[0].unwrap(), r.flows.u64("discarded")[0])
     };
     let (ooo, ooo_discarded) = goodput("ooo");
     let (gbn, gbn_discarded) = goodput("gbn");
@@ -38,7 +38,7 @@ fn path_id_detection_recovers_a_loss_in_about_one_rtt_not_one_rto() {
     let extra = |det: &str| {
         let r = one_flow(&format!("loss_detection = \"{det}\""), "ops", "4MiB", outage);
         assert!(r.flows.u64("drops")[0] >= 1, "the outage must cost a packet");
-        (r.flows.u64("fct_ps")[0] - r.flows.u64("ideal_fct_ps")[0], r.flows.u64("fast_nacks")[0], r.flows.u64("timeouts")[0])
+        (r.flows.opt_u64("fct_ps")[0].unwrap() - r.flows.u64("ideal_fct_ps")[0], r.flows.u64("fast_nacks")[0], r.flows.u64("timeouts")[0])
     };
     let (rto_extra, rto_nacks, rto_timeouts) = extra("rto");
     let (pid_extra, pid_nacks, pid_timeouts) = extra("path_id");
@@ -74,6 +74,6 @@ fn goodput_accounts_for_header_overhead_as_in_the_juniper_post() {
         "[topology]\nlink_rate = \"100Gbps\"\n[transport]\nmtu = \"4194B\"\nheader = \"98B\"\n[lb]\nkind = \"ecmp\"\n[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 100, size = \"64MiB\"}]\n",
     );
     assert!((r.summary.line_goodput_gbps - 97.66).abs() < 0.01, "{}", r.summary.line_goodput_gbps);
-    let g = r.flows.f64("goodput_gbps")[0];
+    let g = r.flows.opt_f64("goodput_gbps")[0].unwrap();
     assert!(g < r.summary.line_goodput_gbps && g > 0.99 * r.summary.line_goodput_gbps, "{g}");
 }

@@ -1,0 +1,138 @@
+//! The output columns, declared once: name, type, unit, whether a value may be missing (null,
+//! never 0), and meaning. Tables are built against these lists ([`super::Table::add`] checks
+//! name, order and type); the Python binding exports them (`_core.columns()`), the Python
+//! results take their schema from them, and the Outputs section of docs/scenario.md is
+//! generated from them (`tools/gen_outputs_doc.py`, checked by a test).
+//!
+//! Units are in the names (`_ps`, `_ns`, `_bytes`, `_bps`, `_gbps`): tables in picoseconds,
+//! the summary in nanoseconds.
+
+use serde::Serialize;
+
+/// A column's value type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ty {
+    U64,
+    F64,
+    Bool,
+    Str,
+}
+
+/// One declared column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ColumnSpec {
+    pub name: &'static str,
+    pub ty: Ty,
+    /// The unit, or "" for counts, ids and names.
+    pub unit: &'static str,
+    /// When the value is missing (null), or "" if it always exists.
+    pub null_when: &'static str,
+    pub meaning: &'static str,
+}
+
+const fn col(name: &'static str, ty: Ty, unit: &'static str, meaning: &'static str) -> ColumnSpec {
+    ColumnSpec { name, ty, unit, null_when: "", meaning }
+}
+
+const fn opt(name: &'static str, ty: Ty, unit: &'static str, null_when: &'static str, meaning: &'static str) -> ColumnSpec {
+    ColumnSpec { name, ty, unit, null_when, meaning }
+}
+
+const UNFINISHED: &str = "the message did not complete";
+
+/// One row per message of the workload (under `mptcp`, its subflows summed).
+pub const FLOWS: &[ColumnSpec] = &[
+    col("flow", Ty::U64, "", "message id, in workload order"),
+    col("src", Ty::U64, "", "sending host"),
+    col("dst", Ty::U64, "", "receiving host"),
+    col("bytes", Ty::U64, "bytes", "payload size"),
+    col("start_ps", Ty::U64, "ps", "when the message may start"),
+    col("class", Ty::U64, "", "data class at the switches"),
+    col("pinned", Ty::Bool, "", "pinned to one ECMP path by `[mixed]`"),
+    opt("first_send_ps", Ty::U64, "ps", "nothing was sent", "when its first packet left the NIC"),
+    opt("end_ps", Ty::U64, "ps", UNFINISHED, "when its last byte was received"),
+    opt("fct_ps", Ty::U64, "ps", UNFINISHED, "flow completion time: first bit sent to last bit received"),
+    col("ideal_fct_ps", Ty::U64, "ps", "its FCT alone on an idle fabric"),
+    opt("slowdown", Ty::F64, "", UNFINISHED, "fct_ps / ideal_fct_ps"),
+    col("completed", Ty::Bool, "", "every byte was received"),
+    col("delivered_bytes", Ty::U64, "bytes", "payload received so far"),
+    col("packets", Ty::U64, "", "data packets the message is split into"),
+    col("data_packets", Ty::U64, "", "data packets sent, retransmissions included"),
+    col("retransmits", Ty::U64, "", "data packets sent again"),
+    col("timeouts", Ty::U64, "", "packets declared lost by the retransmission timer"),
+    col("trims", Ty::U64, "", "its data packets trimmed to a header by a switch"),
+    col("drops", Ty::U64, "", "its data packets dropped (full queue, dead or lossy link)"),
+    col("ecn_acks", Ty::U64, "", "ACKs that echoed an ECN mark"),
+    col("max_reorder", Ty::U64, "", "largest number of PSNs an arrival trailed the highest PSN received before it"),
+    col("discarded", Ty::U64, "", "out-of-order arrivals a Go-back-N receiver threw away"),
+    col("fast_nacks", Ty::U64, "", "NACKs of path-ID loss detection"),
+    opt("goodput_gbps", Ty::F64, "Gb/s", UNFINISHED, "payload bits over the FCT"),
+];
+
+/// One row per egress port (one direction of a link).
+pub const PORTS: &[ColumnSpec] = &[
+    col("port", Ty::U64, "", "port id"),
+    col("name", Ty::Str, "", "stable name, `leaf3:up2` (faults and samples use it)"),
+    col("from", Ty::Str, "", "sending node"),
+    col("to", Ty::Str, "", "receiving node"),
+    col("tier", Ty::U64, "", "link tier: 0 host-leaf, 1 leaf-up, 2 aggregation-core"),
+    col("up", Ty::Bool, "", "the port leads up the tree"),
+    col("rate_bps", Ty::U64, "bit/s", "its rate at the end of the run (a fault may have changed it)"),
+    col("bytes", Ty::U64, "bytes", "wire bytes sent"),
+    col("packets", Ty::U64, "", "packets sent, control included"),
+    col("data_packets", Ty::U64, "", "untrimmed data packets sent"),
+    col("max_queue_bytes", Ty::U64, "bytes", "largest data queue"),
+    col("mean_queue_bytes", Ty::F64, "bytes", "time-averaged data queue"),
+    col("ecn_marks", Ty::U64, "", "data packets ECN-marked here"),
+    col("trims", Ty::U64, "", "data packets trimmed here"),
+    col("drops", Ty::U64, "", "packets lost here (full queue, dead or lossy link)"),
+];
+
+/// Reorder distances at the receivers, one row per (message, distance) seen.
+pub const REORDER: &[ColumnSpec] = &[
+    col("flow", Ty::U64, "", "message id"),
+    col("distance", Ty::U64, "", "PSNs the arrival trailed the highest PSN received before it (0 = in order; 63 = 63 or more)"),
+    col("arrivals", Ty::U64, "", "arrivals at that distance"),
+];
+
+/// The port time series (`[samples]`), one row per sampled port per interval.
+pub const SAMPLES: &[ColumnSpec] = &[
+    col("time_ps", Ty::U64, "ps", "sample time"),
+    col("port", Ty::U64, "", "port id (join with the ports table for its name)"),
+    col("queue_bytes", Ty::U64, "bytes", "data queued at that instant"),
+    col("utilization", Ty::F64, "", "bits sent in the interval over what the link could send"),
+];
+
+const NONE_DONE: &str = "no message completed";
+
+/// The summary keys (`summary.json`, `Results.summary`).
+pub const SUMMARY: &[ColumnSpec] = &[
+    col("status", Ty::Str, "", "`complete` or `incomplete`"),
+    col("stop_reason", Ty::Str, "", "why the run ended"),
+    col("flows", Ty::U64, "", "messages in the workload"),
+    col("completed", Ty::U64, "", "messages that completed"),
+    opt("max_fct_ns", Ty::F64, "ns", NONE_DONE, "largest FCT of a completed message"),
+    opt("mean_fct_ns", Ty::F64, "ns", NONE_DONE, "mean FCT of the completed messages"),
+    opt("p99_fct_ns", Ty::F64, "ns", NONE_DONE, "99th percentile FCT (nearest rank) of the completed messages"),
+    opt("max_slowdown", Ty::F64, "", NONE_DONE, "largest FCT / ideal FCT"),
+    opt("mean_slowdown", Ty::F64, "", NONE_DONE, "mean FCT / ideal FCT"),
+    col("data_packets", Ty::U64, "", "data packets sent"),
+    col("retransmits", Ty::U64, "", "data packets sent again"),
+    col("trims", Ty::U64, "", "data packets trimmed"),
+    col("drops", Ty::U64, "", "packets lost at ports, ACKs and headers included"),
+    col("ecn_marks", Ty::U64, "", "data packets ECN-marked"),
+    col("max_queue_bytes", Ty::U64, "bytes", "largest data queue of any port"),
+    col("events", Ty::U64, "", "events processed"),
+    col("wall_s", Ty::F64, "s", "wall-clock time of the simulation"),
+    col("sim_time_ns", Ty::F64, "ns", "simulated time when the run ended"),
+    col("lb_state_bytes", Ty::U64, "bytes", "load-balancer state of one message's connections"),
+    col("base_rtt_ns", Ty::F64, "ns", "base RTT of the fabric's diameter path"),
+    col("bdp_bytes", Ty::U64, "bytes", "one BDP, in whole packets"),
+    col("payload_efficiency", Ty::F64, "", "(mtu - header) / mtu"),
+    col("line_goodput_gbps", Ty::F64, "Gb/s", "host link rate times the payload efficiency"),
+];
+
+/// Every declared table, by name.
+pub const TABLES: &[(&str, &[ColumnSpec])] =
+    &[("flows", FLOWS), ("ports", PORTS), ("reorder", REORDER), ("samples", SAMPLES), ("summary", SUMMARY)];
