@@ -37,6 +37,7 @@ bench-core:
 lint: install
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc -q -p fabricsim-core --no-deps
 	$(PYTHON) -m ruff check python tests tools
 	$(PYTHON) -m ruff format --check python tests tools
 	$(PYTHON) -m mypy --strict python/

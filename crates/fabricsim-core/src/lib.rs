@@ -5,18 +5,31 @@
 //! workload. Pure Rust, deterministic, no I/O: the Python package drives it.
 //!
 //! ## Layers, bottom up
-//! - [`time`], [`units`]: integer picoseconds, bytes, bits/s; unit strings parsed exactly.
-//! - [`engine`]: the event queue ordered by (time, insertion) and the seeded RNG streams.
-//! - [`topology`]: 2- and 3-tier fat trees, ports named `leaf3:up2`, arithmetic routing.
-//! - [`switch`]: egress ports: strict-priority control class, byte-limited data queue,
-//!   RED/ECN, trimming or tail drop, and the link pipe.
-//! - [`host`]: the NIC: out-of-order SACK transport, retransmission, congestion window.
-//! - [`lb`]: host load balancers behind one trait (`ecmp`, `ops`).
-//! - [`workload`]: permutation, tornado, incast, explicit flow lists.
-//! - [`faults`]: a timeline of link changes: degraded rates, dead links.
-//! - [`stats`]: per-flow and per-port columns, summary, ideal FCT, packet accounting.
-//! - [`scenario`]: the serde model of a scenario, its defaults and its checks.
-//! - [`sim`]: [`Simulation`], which owns all of the above for one run.
+//!
+//! Each module uses only those listed before it (`tests/test_layers.py` checks this).
+//! - [`time`], [`units`], [`error`]: integer picoseconds, bytes, bits/s; unit strings parsed
+//!   exactly; the error that names a field.
+//! - [`packet`]: the packet carried by value, its entropy value ([`packet::Ev`]) and the
+//!   multi-part EV layout that hosts write and switches read.
+//! - [`registry`](mod@registry): one line per kind: [`AlgorithmInfo`] and the macros that build each
+//!   component's configuration enum and dispatch from its list of files.
+//! - [`engine`]: the calendar event queue ordered by (time, insertion), the run [`Status`],
+//!   the seeded RNG streams.
+//! - [`topology`]: 2- and 3-tier fat trees (`[topology]`), ports named `leaf3:up2`, arithmetic
+//!   routing down.
+//! - [`lb`]: host load balancers, one file each, behind one trait (`[lb]`).
+//! - [`workload`]: permutation, tornado, incast, explicit lists, one file each (`[workload]`).
+//! - [`faults`]: the fault kinds, one file each (`[[faults]]`), their timeline, and what a
+//!   fault leaves on a link's wire.
+//! - [`switch`]: egress ports (queues, RED/ECN, trimming, schedulers), next-hop rules one file
+//!   each, and the fabric that forwards packets (`[switch]`).
+//! - [`host`]: the NICs (send, receive, RTO), connections, transports and congestion
+//!   controls one file each (`[transport]`).
+//! - [`stats`]: the declared output columns, the tables, the summary, ideal FCT, samples.
+//! - [`scenario`]: the scenario: composes the components' configurations and checks what
+//!   spans several.
+//! - [`sim`]: [`Simulation`], the event loop that owns the components of one run and hands
+//!   each event to the one it concerns.
 //!
 //! A user touches [`Scenario`] (build or parse one), [`Simulation`] (run it, or step it) and
 //! [`stats::RunResult`] (read the tables).
@@ -53,7 +66,26 @@ pub use error::ScenarioError;
 pub use scenario::Scenario;
 pub use sim::Simulation;
 
-pub use registry::{registry, AlgorithmInfo};
+pub use registry::AlgorithmInfo;
+
+/// Everything a scenario can name, with one-line docs: load balancers, workloads, switch
+/// routing rules, faults, congestion controls, transports and topologies.
+pub fn registry() -> Vec<AlgorithmInfo> {
+    let mut v: Vec<AlgorithmInfo> = lb::ALGORITHMS.to_vec();
+    v.extend_from_slice(workload::WORKLOADS);
+    v.extend_from_slice(switch::routing::RULES);
+    v.extend_from_slice(faults::FAULTS);
+    v.extend_from_slice(host::CcKind::KINDS);
+    v.extend_from_slice(host::TransportKind::KINDS);
+    v.extend_from_slice(host::LOSS_DETECTIONS);
+    v.extend_from_slice(&[AlgorithmInfo {
+        category: "topology",
+        name: "fat_tree",
+        summary: "2-tier leaf-spine or 3-tier k-ary fat tree, tier-0 oversubscription",
+        reference: "PRIME Table I",
+    }]);
+    v
+}
 
 /// The crate version, recorded with every result.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,6 +1,7 @@
-//! The registry: every name a scenario can write (`[lb] kind`, `[workload] kind`,
-//! `[[faults]] kind`, switch rules, congestion controls, transports, topologies) with its
-//! one-line summary and source, and the one mechanism that reads `kind`-tagged tables.
+//! The registry mechanism: [`AlgorithmInfo`] (a name a scenario can write, with its one-line
+//! summary and source), the macros that turn one line per kind into a configuration enum
+//! (`tagged_config!` for `kind`-tagged tables, `named_kinds!` for plain names), and the
+//! reader of `kind`-tagged tables. The list of everything registered is [`crate::registry()`], at the top of the crate, which sees every component.
 //!
 //! serde's internally tagged enums buffer the table before choosing the variant and lose the
 //! path of an error inside it (`workload` instead of `workload.size`). [`split_kind`] reads
@@ -17,25 +18,6 @@ pub struct AlgorithmInfo {
     pub name: &'static str,
     pub summary: &'static str,
     pub reference: &'static str,
-}
-
-/// Everything a scenario can name, with one-line docs: load balancers, workloads, switch
-/// routing rules, faults, congestion controls, transports and topologies.
-pub fn registry() -> Vec<AlgorithmInfo> {
-    let mut v: Vec<AlgorithmInfo> = crate::lb::ALGORITHMS.to_vec();
-    v.extend_from_slice(crate::workload::WORKLOADS);
-    v.extend_from_slice(crate::switch::routing::RULES);
-    v.extend_from_slice(crate::faults::FAULTS);
-    v.extend_from_slice(crate::host::CcKind::KINDS);
-    v.extend_from_slice(crate::host::TransportKind::KINDS);
-    v.extend_from_slice(crate::host::LOSS_DETECTIONS);
-    v.extend_from_slice(&[AlgorithmInfo {
-        category: "topology",
-        name: "fat_tree",
-        summary: "2-tier leaf-spine or 3-tier k-ary fat tree, tier-0 oversubscription",
-        reference: "PRIME Table I",
-    }]);
-    v
 }
 
 /// Marks the start of an inner path inside an error message.

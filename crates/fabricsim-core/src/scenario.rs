@@ -1,13 +1,15 @@
 //! The scenario: the one input of a run.
 //!
 //! [`Scenario`] is the serde model of the TOML a person writes (quantities as unit strings,
-//! every field defaulted, unknown keys rejected). [`Scenario::from_json`] /
-//! [`Scenario::from_toml_value`]-style entry points report the dotted path of a bad field.
-//! [`Scenario::resolve`] checks everything that depends on more than one field (hosts that
-//! do not fit the tree, Kmin above Kmax, a flow to a host that does not exist) and turns the
-//! scenario into a [`Model`]: plain integers in picoseconds, bytes and bits per second, with
-//! the BDP-relative quantities worked out. The filled-in scenario (every default written out)
-//! is recorded with the results.
+//! every field defaulted, unknown keys rejected). [`Scenario::from_json`] and
+//! [`Scenario::from_deserializer`] (a TOML table, any serde data) report the dotted path of a
+//! bad field. Each component owns its table and its checks (`topology::TopologyConfig`,
+//! `switch::SwitchConfig`, `host::TransportConfig`, each load balancer's, workload's and
+//! fault's parameters in its own file); [`Scenario::resolve`] composes them and checks what
+//! spans several (the BDP that buffers and windows are measured in, the switch rule a load
+//! balancer needs, the classes flows use), turning the scenario into a [`Model`]: plain
+//! integers in picoseconds, bytes and bits per second. The filled-in scenario (every default
+//! written out) is recorded with the results.
 
 use serde::{Deserialize, Serialize};
 

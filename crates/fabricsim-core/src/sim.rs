@@ -265,8 +265,12 @@ impl Simulation {
 
     /// Per-flow, per-port and summary results of the run so far.
     pub fn results(&self) -> RunResult {
+        let m = &self.model;
         RunResult::collect(&RunView {
-            model: &self.model,
+            tree: &m.tree,
+            transport: &m.transport,
+            base_rtt: m.base_rtt,
+            bdp_bytes: m.bdp_bytes,
             topo: self.fabric.topology(),
             ports: self.fabric.ports(),
             messages: self.nics.messages(),

@@ -10,7 +10,7 @@
 //! `INFO` (name, summary, reference), `Config` (its `[lb]` parameters, with [`Algorithm`]:
 //! validation, the state of a new connection, and whether it writes an MP-EV or splits
 //! messages), the state implementing [`LoadBalancer`], and its unit tests. The line goes in
-//! the [`load_balancers!`] list below; the scenario parser, `fabricsim list`, the docs pages
+//! the `load_balancers!` list below; the scenario parser, `fabricsim list`, the docs pages
 //! and the tests that cover every algorithm pick it up from there.
 
 pub mod mpev;

@@ -13,17 +13,17 @@ impl RunResult {
     /// The tables of a run so far.
     pub fn collect(v: &RunView<'_>) -> RunResult {
         let (messages, flows, topo, ports, losses) = (v.messages, v.conns, v.topo, v.ports, v.losses);
-        let (now, wall_s, status, model) = (v.now, v.wall_s, v.status, v.model);
+        let (now, wall_s, status, tree, transport) = (v.now, v.wall_s, v.status, v.tree, v.transport);
         // the ideal depends only on the path's tiers and the size: computed once per pair
         let mut ideal_cache = std::collections::HashMap::new();
         let ideals: Vec<Time> = messages
             .iter()
             .map(|m| {
                 let spec = m.spec;
-                let tiers = model.tree.link_tiers(spec.src, spec.dst);
-                *ideal_cache.entry((tiers.len(), spec.bytes)).or_insert_with(|| {
-                    ideal_fct(&model.tree.path(spec.src, spec.dst), spec.bytes, model.transport.mtu, model.transport.header)
-                })
+                let tiers = tree.link_tiers(spec.src, spec.dst);
+                *ideal_cache
+                    .entry((tiers.len(), spec.bytes))
+                    .or_insert_with(|| ideal_fct(&tree.path(spec.src, spec.dst), spec.bytes, transport.mtu, transport.header))
             })
             .collect();
         let ideals = &ideals[..];
@@ -134,11 +134,10 @@ impl RunResult {
             sim_time_ns: ns(now),
             // per message: all of its connections' load-balancer state
             lb_state_bytes: messages.first().map_or(0, |m| conns(m).iter().map(|f| f.tx.lb.state_bytes() as u64).sum()),
-            base_rtt_ns: ns(model.base_rtt),
-            bdp_bytes: model.bdp_bytes,
-            payload_efficiency: (model.transport.mtu - model.transport.header) as f64 / model.transport.mtu as f64,
-            line_goodput_gbps: model.tree.tier_rates[0] as f64 / 1e9 * (model.transport.mtu - model.transport.header) as f64
-                / model.transport.mtu as f64,
+            base_rtt_ns: ns(v.base_rtt),
+            bdp_bytes: v.bdp_bytes,
+            payload_efficiency: (transport.mtu - transport.header) as f64 / transport.mtu as f64,
+            line_goodput_gbps: tree.tier_rates[0] as f64 / 1e9 * (transport.mtu - transport.header) as f64 / transport.mtu as f64,
         };
         let mut st = Table::new(columns::SAMPLES);
         let rows = v.samples.cloned().unwrap_or_default();

@@ -1,5 +1,5 @@
 //! The output columns, declared once: name, type, unit, whether a value may be missing (null,
-//! never 0), and meaning. Tables are built against these lists ([`super::Table::add`] checks
+//! never 0), and meaning. Tables are built against these lists (`Table::add` checks
 //! name, order and type); the Python binding exports them (`_core.columns()`), the Python
 //! results take their schema from them, and the Outputs section of docs/scenario.md is
 //! generated from them (`tools/gen_outputs_doc.py`, checked by a test).

@@ -12,18 +12,21 @@ pub mod sampler;
 
 use crate::engine::Status;
 use crate::host::connection::{Connection, Message};
-use crate::scenario::Model;
+use crate::host::TransportModel;
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
 use crate::time::Time;
-use crate::topology::Topology;
+use crate::topology::{FatTreeSpec, Topology};
 use columns::{ColumnSpec, Ty};
 pub use ideal::ideal_fct;
 use sampler::SampleRows;
 
 /// What the tables are made from: the components' state, read-only.
 pub struct RunView<'a> {
-    pub model: &'a Model,
+    pub tree: &'a FatTreeSpec,
+    pub transport: &'a TransportModel,
+    pub base_rtt: Time,
+    pub bdp_bytes: u64,
     pub topo: &'a Topology,
     pub ports: &'a [EgressPort],
     pub messages: &'a [Message],

@@ -33,8 +33,6 @@ pub struct Losses {
     pub data_dropped: u64,
     /// Trimmed headers dropped (a full control queue, a dead or lossy link).
     pub headers_dropped: u64,
-    /// ACKs and NACKs dropped.
-    pub control_dropped: u64,
     /// Indexed by connection.
     pub conn: Vec<ConnLosses>,
 }
@@ -73,12 +71,7 @@ impl Fabric {
             .map(|(i, n)| Route {
                 tier: n.tier.unwrap_or(0) as u8,
                 rule: n.tier.and_then(|t| cfg.rules.get(t as usize)).copied().unwrap_or(Rule::Ecmp),
-                lo: n.lo,
-                hi: n.hi,
-                span: n.span,
-                first_port: n.first_port,
-                n_down: n.n_down,
-                n_up: n.n_up,
+                reach: n.reach,
                 salt: salt(i as u64),
             })
             .collect();
@@ -108,7 +101,7 @@ impl Fabric {
     /// The NIC port of `host` (its link to the leaf).
     #[inline]
     pub fn nic_port(&self, host: u32) -> u32 {
-        self.routes[host as usize].first_port
+        self.routes[host as usize].reach.first_port
     }
 
     /// The host whose NIC `port` is, if it is one.
@@ -178,7 +171,7 @@ impl Fabric {
                 self.losses.conn[pkt.conn as usize].drops += 1;
             }
             (Kind::Data, true) => self.losses.headers_dropped += 1,
-            _ => self.losses.control_dropped += 1,
+            _ => {} // an ACK or NACK: the port counts it
         }
     }
 
@@ -260,10 +253,10 @@ impl Fabric {
     #[inline]
     pub fn forward(&mut self, q: &mut EventQueue, now: Time, node: u32, mut pkt: Packet) {
         let out = self.next_hop(node, &pkt);
-        let r = &self.routes[node as usize];
-        if out >= r.first_port + r.n_down {
+        let r = &self.routes[node as usize].reach;
+        if out >= r.first_up() {
             // going up: the switch stamps its choice into the path id (mixed radix)
-            pkt.path = pkt.path.wrapping_mul(r.n_up as u16).wrapping_add((out - r.first_port - r.n_down) as u16);
+            pkt.path = pkt.path.wrapping_mul(r.n_up as u16).wrapping_add((out - r.first_up()) as u16);
         }
         self.enqueue(q, now, out, pkt);
     }
@@ -273,13 +266,13 @@ impl Fabric {
     #[inline]
     fn next_hop(&mut self, node: u32, pkt: &Packet) -> u32 {
         let r = self.routes[node as usize];
-        if (r.lo..r.hi).contains(&pkt.dst) {
-            return r.first_port + (pkt.dst - r.lo) / r.span;
+        if let Some(port) = r.reach.down_port(pkt.dst) {
+            return port;
         }
         let sw = (node - self.hosts) as usize;
         let set = usable(&self.restricted, &self.topo.spec, sw, pkt.dst);
         let i = choose_up(&r, pkt, set, Some(&mut self.rng[sw]), &self.ports, &self.cfg.mp_ev);
-        r.first_port + r.n_down + i.unwrap_or(0)
+        r.reach.first_up() + i.unwrap_or(0)
     }
 
     /// Queues `pkt` at `port` (or puts it straight on a free wire): a data packet that would
@@ -313,8 +306,6 @@ impl Fabric {
                 p.stats.drops += 1;
                 if pkt.kind == Kind::Data {
                     self.losses.headers_dropped += 1;
-                } else {
-                    self.losses.control_dropped += 1;
                 }
                 return;
             }
@@ -372,11 +363,12 @@ impl Fabric {
         let mut node = self.topo.ports[port as usize].to;
         while node != probe.dst {
             let r = self.routes[node as usize];
-            port = if (r.lo..r.hi).contains(&probe.dst) {
-                r.first_port + (probe.dst - r.lo) / r.span
-            } else {
-                let set = usable(&self.restricted, &self.topo.spec, (node - self.hosts) as usize, probe.dst);
-                r.first_port + r.n_down + choose_up(&r, probe, set, None, &self.ports, &self.cfg.mp_ev)?
+            port = match r.reach.down_port(probe.dst) {
+                Some(port) => port,
+                None => {
+                    let set = usable(&self.restricted, &self.topo.spec, (node - self.hosts) as usize, probe.dst);
+                    r.reach.first_up() + choose_up(&r, probe, set, None, &self.ports, &self.cfg.mp_ev)?
+                }
             };
             path.push(port);
             node = self.topo.ports[port as usize].to;

@@ -10,13 +10,33 @@ pub struct Node {
     pub name: String,
     /// Switch tier (0 = leaf); `None` for a host.
     pub tier: Option<u32>,
-    /// Hosts reachable downwards: `lo..hi`, `span` hosts behind each down port.
+    pub reach: Reach,
+}
+
+/// Where a node's ports lead: hosts `lo..hi` lie below it, `span` behind each of its `n_down`
+/// down ports (ports `first_port..`), followed by its `n_up` up ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reach {
     pub lo: u32,
     pub hi: u32,
     pub span: u32,
     pub first_port: u32,
     pub n_down: u32,
     pub n_up: u32,
+}
+
+impl Reach {
+    /// The down port towards `host`, if `host` lies below: routing down is arithmetic.
+    #[inline]
+    pub fn down_port(&self, host: u32) -> Option<u32> {
+        (self.lo..self.hi).contains(&host).then(|| self.first_port + (host - self.lo) / self.span)
+    }
+
+    /// The first up port (up-port offsets count from it).
+    #[inline]
+    pub fn first_up(&self) -> u32 {
+        self.first_port + self.n_down
+    }
 }
 
 /// One direction of a link: its sender side owns an egress queue.
@@ -70,7 +90,7 @@ impl Topology {
             for (i, to) in up.into_iter().enumerate() {
                 topo.ports.push(port(s, format!("{name}:up{i}"), id, to, link_tier_up, true, h));
             }
-            topo.nodes.push(Node { name, tier, lo: range.0, hi: range.1, span: range.2, first_port, n_down, n_up });
+            topo.nodes.push(Node { name, tier, reach: Reach { lo: range.0, hi: range.1, span: range.2, first_port, n_down, n_up } });
         };
         for host in 0..h {
             add(&mut topo, format!("host{host}"), None, (host, host + 1, 1), vec![], vec![leaf0 + host / s.down0]);
@@ -126,21 +146,21 @@ impl Topology {
         let mut out = vec![None; switches * leaves];
         for node in hosts..self.nodes.len() as u32 {
             let n = &self.nodes[node as usize];
-            if n.n_up == 0 {
+            if n.reach.n_up == 0 {
                 continue;
             }
-            let up = n.first_port + n.n_down;
+            let up = n.reach.first_port + n.reach.n_down;
             for leaf in 0..leaves as u32 {
-                if (n.lo..n.hi).contains(&(leaf * self.spec.down0)) {
+                if n.reach.down_port(leaf * self.spec.down0).is_some() {
                     continue; // below this switch: routed down
                 }
-                let usable: Vec<u32> = (0..n.n_up)
+                let usable: Vec<u32> = (0..n.reach.n_up)
                     .filter(|&i| {
                         let p = (up + i) as usize;
                         !excluded[p] && self.reaches(self.ports[p].to, leaf, excluded, &mut memo)
                     })
                     .collect();
-                if !usable.is_empty() && usable.len() < n.n_up as usize {
+                if !usable.is_empty() && usable.len() < n.reach.n_up as usize {
                     out[(node - hosts) as usize * leaves + leaf as usize] = Some(usable.into_boxed_slice());
                 }
             }
@@ -160,12 +180,12 @@ impl Topology {
         }
         let n = &self.nodes[node as usize];
         let host = leaf * self.spec.down0;
-        let ok = if (n.lo..n.hi).contains(&host) {
-            let p = (n.first_port + (host - n.lo) / n.span) as usize;
+        let ok = if let Some(p) = n.reach.down_port(host) {
+            let p = p as usize;
             !excluded[p] && self.reaches(self.ports[p].to, leaf, excluded, memo)
         } else {
-            (0..n.n_up).any(|i| {
-                let p = (n.first_port + n.n_down + i) as usize;
+            (0..n.reach.n_up).any(|i| {
+                let p = (n.reach.first_port + n.reach.n_down + i) as usize;
                 !excluded[p] && self.reaches(self.ports[p].to, leaf, excluded, memo)
             })
         };
@@ -216,7 +236,7 @@ mod tests {
             assert_eq!(count(&t, "core"), top);
             // Every switch uses at most `radix` ports; links are full duplex.
             for n in &t.nodes[hosts as usize..] {
-                assert!(n.n_down + n.n_up <= radix, "{}", n.name);
+                assert!(n.reach.n_down + n.reach.n_up <= radix, "{}", n.name);
             }
             let mut pairs: Vec<(u32, u32)> = t.ports.iter().map(|p| (p.from.min(p.to), p.from.max(p.to))).collect();
             pairs.sort();
@@ -228,7 +248,7 @@ mod tests {
     fn oversubscription_splits_leaf_ports() {
         let t = build(2, 96, 16, 3).unwrap();
         let leaf = &t.nodes[96];
-        assert_eq!((leaf.n_down, leaf.n_up), (12, 4));
+        assert_eq!((leaf.reach.n_down, leaf.reach.n_up), (12, 4));
         assert_eq!(count(&t, "spine"), 4);
     }
 
@@ -241,8 +261,7 @@ mod tests {
                 let mut node = t.nodes.len() as u32 - 1;
                 while node >= hosts {
                     let n = &t.nodes[node as usize];
-                    assert!((n.lo..n.hi).contains(&dst));
-                    let p = n.first_port + (dst - n.lo) / n.span;
+                    let p = n.reach.down_port(dst).expect("the top switch covers every host, and each one below covers dst");
                     node = t.ports[p as usize].to;
                 }
                 assert_eq!(node, dst);

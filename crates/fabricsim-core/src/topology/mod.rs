@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ensure, ScenarioError};
 use crate::time::Time;
 use crate::units::{Duration, Rate};
-pub use build::{Node, PortInfo, Topology};
+pub use build::{Node, PortInfo, Reach, Topology};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

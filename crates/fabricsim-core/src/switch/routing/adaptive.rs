@@ -20,9 +20,9 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 #[inline]
 pub fn choose(r: &Route, _pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, ports: &[EgressPort], _layout: &MpEvLayout) -> Option<u32> {
     let rng = rng?;
-    let n = set.map_or(r.n_up, |s| s.len() as u32);
+    let n = set.map_or(r.reach.n_up, |s| s.len() as u32);
     let at = |i: u32| set.map_or(i, |s| s[i as usize]);
-    let up = r.first_port + r.n_down;
+    let up = r.reach.first_up();
     // among equals, each is kept with probability 1/k (reservoir sampling)
     let (mut best, mut best_load, mut ties) = (0, u64::MAX, 0u64);
     for i in 0..n {

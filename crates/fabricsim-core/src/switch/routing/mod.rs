@@ -13,7 +13,7 @@ use crate::packet::mp_ev::MpEvLayout;
 use crate::packet::Packet;
 use crate::registry::{named_kinds, AlgorithmInfo};
 use crate::switch::EgressPort;
-use crate::topology::FatTreeSpec;
+use crate::topology::{FatTreeSpec, Reach};
 
 /// Declares the rules, one line each (`Variant => module`): each module has `INFO` and
 /// `choose`, the up-port a switch of that rule picks.
@@ -127,13 +127,7 @@ pub struct Route {
     /// The switch tier (index into the per-tier rules); unused for hosts and top switches.
     pub tier: u8,
     pub rule: Rule,
-    /// Hosts reachable downwards: `lo..hi`, `span` hosts behind each down port.
-    pub lo: u32,
-    pub hi: u32,
-    pub span: u32,
-    pub first_port: u32,
-    pub n_down: u32,
-    pub n_up: u32,
+    pub reach: Reach,
     /// Per-switch ECMP hash salt.
     pub salt: u64,
 }

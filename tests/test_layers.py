@@ -1,0 +1,50 @@
+"""The core's architecture stays as documented: no import circles between its modules, and
+the layer map at the top of lib.rs lists them so that each uses only those before it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "crates" / "fabricsim-core" / "src"
+
+
+def dependencies() -> dict[str, set[str]]:
+    """Top-level module -> the top-level modules its non-test code names (`crate::x`)."""
+    deps: dict[str, set[str]] = {}
+    for path in SRC.rglob("*.rs"):
+        top = path.relative_to(SRC).parts[0].removesuffix(".rs")
+        if top == "lib":
+            continue
+        code = path.read_text().split("#[cfg(test)]")[0]
+        names = set(re.findall(r"\$?crate::(\w+)", code)) - {top}
+        deps.setdefault(top, set()).update(names)
+    return deps
+
+
+def test_no_import_circles():
+    deps = dependencies()
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for d in deps.get(todo.pop(), ()):
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        return seen
+
+    circles = sorted((a, b) for a in deps for b in deps[a] if a in reach(b))
+    assert not circles, f"modules that import each other (directly or not): {circles}"
+
+
+def test_the_layer_map_in_lib_rs_matches_the_imports():
+    doc = (SRC / "lib.rs").read_text().split("## Layers, bottom up")[1].split("A user touches")[0]
+    order = re.findall(r"\[`(\w+)`\]", doc)
+    deps = dependencies()
+    layered = [m for m in order if m in deps]
+    assert set(layered) == set(deps), f"every module is in the map once: {sorted(set(deps) ^ set(layered))}"
+    for i, module in enumerate(layered):
+        later = deps[module] & set(layered[i + 1 :])
+        assert not later, f"{module} uses {sorted(later)}, listed after it in lib.rs"
