@@ -13,7 +13,7 @@ use crate::engine::rng::Rng;
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
-use super::{Algorithm, LbContext};
+use super::{Algorithm, EvsConfig, LbContext};
 use crate::error::ScenarioError;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -52,28 +52,18 @@ impl LoadBalancer for Ecmp {
     }
 }
 
-/// `[lb]` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Config {
-    /// Number of distinct entropy values.
-    #[serde(default = "super::d_evs")]
-    pub evs_size: u32,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config { evs_size: super::d_evs() }
-    }
-}
+/// `[lb]` parameters: the EVS size ([`EvsConfig`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Config(pub EvsConfig);
 
 impl Algorithm for Config {
     type State = Ecmp;
     fn validate(&self) -> Result<(), ScenarioError> {
-        super::check_evs(self.evs_size)
+        super::check_evs(self.0.evs_size)
     }
     fn build(&self, _ctx: &LbContext, rng: &mut Rng) -> Ecmp {
-        Ecmp::new(self.evs_size, rng)
+        Ecmp::new(self.0.evs_size, rng)
     }
 }
 

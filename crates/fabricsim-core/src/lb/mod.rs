@@ -204,6 +204,21 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for AutoOr<T> {
     }
 }
 
+/// The parameters of the algorithms that need only the EVS size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvsConfig {
+    /// Number of distinct entropy values.
+    #[serde(default = "d_evs")]
+    pub evs_size: u32,
+}
+
+impl Default for EvsConfig {
+    fn default() -> Self {
+        EvsConfig { evs_size: d_evs() }
+    }
+}
+
 /// The default EVS size of the hashed algorithms.
 pub(crate) fn d_evs() -> u32 {
     65_536

@@ -6,7 +6,9 @@ use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
-use crate::units::Size;
+use serde::{Deserialize, Serialize};
+
+use crate::units::{Duration, Size};
 
 /// One message as the core runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +66,24 @@ impl Default for WorkloadConfig {
     }
 }
 
+/// The parameters of the kinds whose messages all have the same size and start.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Uniform {
+    #[serde(default = "d_size")]
+    pub size: Size,
+    #[serde(default)]
+    pub start: Duration,
+    #[serde(default)]
+    pub class: u8,
+}
+
+impl Default for Uniform {
+    fn default() -> Self {
+        Uniform { size: d_size(), start: Duration(0), class: 0 }
+    }
+}
+
 fn d_size() -> Size {
     Size(8 << 20)
 }
@@ -78,7 +98,6 @@ fn check_size(field: &str, size: Size) -> Result<u64, ScenarioError> {
 mod tests {
     use super::*;
     use crate::engine::rng::Stream;
-    use crate::units::Duration;
 
     #[test]
     fn permutation_is_a_derangement_and_seeded() {
@@ -97,7 +116,9 @@ mod tests {
     #[test]
     fn tornado_and_incast_shapes() {
         let mut rng = Rng::stream(1, Stream::Workload, 0);
-        let t = WorkloadConfig::Tornado(tornado::Config { size: Size(1), start: Duration(0), class: 0 }).messages(8, &mut rng).unwrap();
+        let t = WorkloadConfig::Tornado(tornado::Config(Uniform { size: Size(1), start: Duration(0), class: 0 }))
+            .messages(8, &mut rng)
+            .unwrap();
         assert_eq!(t.iter().map(|f| f.dst).collect::<Vec<_>>(), vec![4, 5, 6, 7, 0, 1, 2, 3]);
         let i = WorkloadConfig::Incast(incast::Config { senders: 5, receiver: 3, size: Size(1), start: Duration(0), class: 0 })
             .messages(16, &mut rng)

@@ -3,11 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_size, MessageSpec, Workload};
+use super::{check_size, MessageSpec, Uniform, Workload};
 use crate::engine::rng::Rng;
 use crate::error::ScenarioError;
 use crate::registry::AlgorithmInfo;
-use crate::units::{Duration, Size};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "workload",
@@ -16,31 +15,19 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "ARCANE sec. 4.2; PRIME sec. IV",
 };
 
-/// `[workload]` parameters: every message has the same size and start.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Config {
-    #[serde(default = "super::d_size")]
-    pub size: Size,
-    #[serde(default)]
-    pub start: Duration,
-    #[serde(default)]
-    pub class: u8,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config { size: super::d_size(), start: Duration(0), class: 0 }
-    }
-}
+/// `[workload]` parameters: every message has the same size and start ([`Uniform`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Config(pub Uniform);
 
 impl Workload for Config {
     fn messages(&self, hosts: u32, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
-        let bytes = check_size("workload.size", self.size)?;
+        let Uniform { size, start, class } = self.0;
+        let bytes = check_size("workload.size", size)?;
         Ok(derangement(hosts, rng)
             .into_iter()
             .enumerate()
-            .map(|(src, dst)| MessageSpec { src: src as u32, dst, bytes, start: self.start.0, class: self.class, pinned: false })
+            .map(|(src, dst)| MessageSpec { src: src as u32, dst, bytes, start: start.0, class, pinned: false })
             .collect())
     }
 }
