@@ -48,3 +48,10 @@ def test_the_layer_map_in_lib_rs_matches_the_imports():
     for i, module in enumerate(layered):
         later = deps[module] & set(layered[i + 1 :])
         assert not later, f"{module} uses {sorted(later)}, listed after it in lib.rs"
+
+
+def test_no_rust_source_file_over_500_lines():
+    long = {
+        str(p.relative_to(SRC.parent.parent)): n for p in SRC.parent.parent.rglob("*.rs") if (n := len(p.read_text().splitlines())) > 500
+    }
+    assert not long, f"split these by concern: {long}"
