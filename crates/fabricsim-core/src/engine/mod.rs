@@ -111,9 +111,13 @@ pub struct EventQueue {
     ring: Vec<Vec<Entry>>,
     occupied: Vec<u64>,
     shift: u32,
-    /// Absolute index of the bucket being drained, and its entries sorted latest-first.
+    /// Absolute index of the bucket being drained, and its entries sorted earliest first from
+    /// `head` (the next event): an event scheduled into it at the current time is the latest
+    /// of its time and is appended in O(1) (sorted latest first, building many same-time
+    /// flows was quadratic).
     cur: u64,
     current: Vec<Entry>,
+    head: usize,
     ring_len: usize,
     far: BinaryHeap<Entry>,
     seq: u64,
@@ -141,6 +145,7 @@ impl EventQueue {
             shift,
             cur: 0,
             current: Vec::new(),
+            head: 0,
             ring_len: 0,
             far: BinaryHeap::new(),
             seq: 0,
@@ -161,10 +166,10 @@ impl EventQueue {
         let e = Entry { time: at, seq: self.seq, event };
         let b = at >> self.shift;
         if b <= self.cur {
-            // into the bucket being drained, in order (latest first). `b < cur` happens when a
-            // peek has already moved on to the next occupied bucket: the event precedes all of
-            // it, and nothing lies in between.
-            let pos = self.current.partition_point(|x| x.key() > e.key());
+            // into the bucket being drained, in order. `b < cur` happens when a peek has
+            // already moved on to the next occupied bucket: the event precedes all of it, and
+            // nothing lies in between.
+            let pos = self.head + self.current[self.head..].partition_point(|x| x.key() < e.key());
             self.current.insert(pos, e);
         } else if b < self.cur + BUCKETS as u64 {
             let slot = (b as usize) & (BUCKETS - 1);
@@ -203,9 +208,11 @@ impl EventQueue {
     /// Makes `current` hold the earliest events, if there are any.
     #[inline]
     fn settle(&mut self) -> bool {
-        if !self.current.is_empty() {
+        if self.head < self.current.len() {
             return true;
         }
+        self.current.clear();
+        self.head = 0;
         self.advance()
     }
 
@@ -238,7 +245,7 @@ impl EventQueue {
                 self.current.push(e);
             }
         }
-        self.current.sort_unstable_by_key(|e| std::cmp::Reverse(e.key())); // latest first
+        self.current.sort_unstable_by_key(Entry::key);
         true
     }
 
@@ -248,7 +255,7 @@ impl EventQueue {
         if !self.settle() {
             return None;
         }
-        self.current.last().map(|e| e.time)
+        self.current.get(self.head).map(|e| e.time)
     }
 
     /// The next event, without removing it.
@@ -257,7 +264,7 @@ impl EventQueue {
         if !self.settle() {
             return None;
         }
-        self.current.last().map(|e| e.event)
+        self.current.get(self.head).map(|e| e.event)
     }
 
     /// Removes the next event and advances the clock to it.
@@ -266,13 +273,14 @@ impl EventQueue {
         if !self.settle() {
             return None;
         }
-        let e = self.current.pop()?;
+        let e = *self.current.get(self.head)?;
+        self.head += 1;
         self.now = e.time;
         Some((e.time, e.event))
     }
 
     pub fn len(&self) -> usize {
-        self.current.len() + self.ring_len + self.far.len()
+        self.current.len() - self.head + self.ring_len + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
