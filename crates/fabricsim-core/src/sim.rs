@@ -55,8 +55,8 @@ impl Simulation {
         let mtu = model.transport.mtu;
         let hop = topo.ports.iter().map(|p| p.delay + serialization(mtu, p.rate)).max().unwrap_or(0);
         let mut queue = EventQueue::with_horizon(hop + hop / 8);
-        for (i, at) in faults.times().enumerate() {
-            queue.schedule(at, Event::Fault(i as u32));
+        if let Some(at) = faults.next_time() {
+            queue.schedule_first(at, Event::Faults);
         }
         if sampler.is_some() {
             queue.schedule(0, Event::Sample);
@@ -173,9 +173,12 @@ impl Simulation {
             }
             Event::ConnStart(c) => self.nics.start(q, &mut self.fabric, now, c),
             Event::Rto(c) => self.nics.on_rto(q, &mut self.fabric, now, c),
-            Event::Fault(i) => {
-                let a = self.faults.action(i);
-                self.fabric.apply(a.ports, a.change);
+            Event::Faults => {
+                let fabric = &mut self.fabric;
+                self.faults.fire(now, |ports, change| fabric.apply(ports, change));
+                if let Some(at) = self.faults.next_time() {
+                    q.schedule_first(at, Event::Faults);
+                }
             }
             Event::Sample => {
                 if let Some(s) = self.sampler.as_mut() {

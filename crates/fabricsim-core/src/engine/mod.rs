@@ -22,8 +22,8 @@ pub enum Event {
     ConnStart(u32),
     /// A connection's retransmission timer.
     Rto(u32),
-    /// The i-th fault action takes effect.
-    Fault(u32),
+    /// The fault timeline's next actions take effect (one such event is pending at a time).
+    Faults,
     /// Record the sampled ports.
     Sample,
 }
@@ -161,14 +161,27 @@ impl EventQueue {
 
     #[inline]
     pub fn schedule(&mut self, at: Time, event: Event) {
-        debug_assert!(at >= self.now, "event {event:?} scheduled at {at} before now {}", self.now);
         self.seq += 1;
-        let e = Entry { time: at, seq: self.seq, event };
-        let b = at >> self.shift;
+        self.insert(Entry { time: at, seq: self.seq, event });
+    }
+
+    #[inline]
+    fn insert(&mut self, e: Entry) {
+        // an event in the past would break the order every result depends on: a bug, caught
+        // in every build (one comparison)
+        assert!(e.time >= self.now, "event {:?} scheduled at {} before now {}", e.event, e.time, self.now);
+        let b = e.time >> self.shift;
         if b <= self.cur {
             // into the bucket being drained, in order. `b < cur` happens when a peek has
             // already moved on to the next occupied bucket: the event precedes all of it, and
             // nothing lies in between.
+            if self.head > 64 && 2 * self.head > self.current.len() {
+                // the consumed prefix is more than half of it: drop it (amortized O(1) per
+                // event), or a bucket that keeps receiving events while an event further on
+                // holds it open (`cur` moved ahead to a far timer) would grow without bound
+                self.current.drain(..self.head);
+                self.head = 0;
+            }
             let pos = self.head + self.current[self.head..].partition_point(|x| x.key() < e.key());
             self.current.insert(pos, e);
         } else if b < self.cur + BUCKETS as u64 {
@@ -179,6 +192,14 @@ impl EventQueue {
         } else {
             self.far.push(e);
         }
+    }
+
+    /// Schedules `event` ahead of every other event of the same picosecond (the fault
+    /// timeline: its changes take effect before anything else happens at that instant). At
+    /// most one such event may be pending per picosecond.
+    #[inline]
+    pub fn schedule_first(&mut self, at: Time, event: Event) {
+        self.insert(Entry { time: at, seq: 0, event });
     }
 
     /// The next occupied ring bucket after `cur`, as an absolute index.
@@ -302,6 +323,22 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(5, Event::Rto(2)), (5, Event::Rto(4)), (10, Event::Rto(1)), (10, Event::Rto(3))]);
         assert_eq!(q.now(), 10);
+    }
+
+    #[test]
+    fn a_bucket_held_open_by_a_far_event_does_not_keep_consumed_events() {
+        // one far timer, then a chain of events 1 ps apart scheduled one at a time, each
+        // after the previous one was popped and a peek moved on to the timer's bucket
+        let mut q = EventQueue::with_horizon(10_000);
+        q.schedule(1_000_000, Event::Rto(0));
+        q.schedule(0, Event::Faults);
+        for t in 0..100_000 {
+            assert_eq!(q.pop(), Some((t, Event::Faults)));
+            q.peek();
+            q.schedule(t + 1, Event::Faults);
+        }
+        assert!(q.current.len() < 1_000, "consumed entries are dropped: {}", q.current.len());
+        assert_eq!(q.len(), 2);
     }
 
     #[test]

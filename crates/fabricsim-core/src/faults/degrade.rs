@@ -1,7 +1,7 @@
 //! `degrade`: the link runs at `rate` from `start` (until `end`, when its nominal rate
 //! returns), in both directions (ARCANE sec. 4.3.2: an uplink reduced to 200 Gb/s).
 
-use super::{hold, FaultAction, FaultContext, FaultKind};
+use super::{hold, FaultContext, FaultKind, Source};
 use crate::error::{ensure, ScenarioError};
 use crate::faults::link::Change;
 use crate::registry::AlgorithmInfo;
@@ -17,11 +17,11 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 fault_kind!(Config { rate: Rate });
 
 impl FaultKind for Config {
-    fn actions(&self, ctx: &FaultContext<'_>, out: &mut Vec<FaultAction>) -> Result<(), ScenarioError> {
+    fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {
         ensure(self.rate.0 > 0, &ctx.field("rate"), self.rate, "allowed: a positive rate (use link_down for a dead link)")?;
         let period = ctx.period(self.period())?;
-        for ports in ctx.targets(self.target())? {
-            hold(out, ports, period, Change::Rate(self.rate.0), Change::NominalRate);
+        for (target, ports) in ctx.targets(self.target())?.into_iter().enumerate() {
+            out.push(Source::new(ports, hold(period, Change::Rate(self.rate.0), Change::NominalRate), ctx.index as u32, target as u32));
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! unequal delay (the China Mobile slides' reordering). A wire never reorders: a packet never
 //! arrives before one sent earlier on the same link, even when the extra latency ends.
 
-use super::{hold, FaultAction, FaultContext, FaultKind};
+use super::{hold, FaultContext, FaultKind, Source};
 use crate::error::ScenarioError;
 use crate::faults::link::Change;
 use crate::registry::AlgorithmInfo;
@@ -18,10 +18,10 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 fault_kind!(Config { extra: Duration });
 
 impl FaultKind for Config {
-    fn actions(&self, ctx: &FaultContext<'_>, out: &mut Vec<FaultAction>) -> Result<(), ScenarioError> {
+    fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {
         let period = ctx.period(self.period())?;
-        for ports in ctx.targets(self.target())? {
-            hold(out, ports, period, Change::ExtraDelay(self.extra.0), Change::ExtraDelay(0));
+        for (target, ports) in ctx.targets(self.target())?.into_iter().enumerate() {
+            out.push(Source::new(ports, hold(period, Change::ExtraDelay(self.extra.0), Change::ExtraDelay(0)), ctx.index as u32, target as u32));
         }
         Ok(())
     }

@@ -2,9 +2,8 @@
 //! until `end` (ARCANE sec. 3.2). Routing follows the link with the same lag as `link_down`:
 //! at each convergence time it adopts the link's state of that moment.
 
-use super::{FaultAction, FaultContext, FaultKind};
+use super::{FaultContext, FaultKind, Plan, Source};
 use crate::error::{ensure, ScenarioError};
-use crate::faults::link::Change;
 use crate::registry::AlgorithmInfo;
 use crate::units::Duration;
 
@@ -25,22 +24,18 @@ fault_kind!(Config {
 });
 
 impl FaultKind for Config {
-    fn actions(&self, ctx: &FaultContext<'_>, out: &mut Vec<FaultAction>) -> Result<(), ScenarioError> {
+    fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {
         let all = ctx.targets(self.target())?;
         let (start, end) = ctx.period(self.period())?;
         ensure(self.down_for.0 > 0, &ctx.field("down_for"), self.down_for, "allowed: a positive duration")?;
         ensure(self.up_for.0 > 0, &ctx.field("up_for"), self.up_for, "allowed: a positive duration")?;
         let end = end.unwrap_or(ctx.max_time).min(ctx.max_time);
-        let lag = self.detection.0 + self.reconvergence.0;
-        for ports in all {
-            let mut t = start;
-            while t < end {
-                out.push(FaultAction { at: t, ports, change: Change::Down });
-                out.push(FaultAction { at: t + lag, ports, change: Change::Converge });
-                let up = (t + self.down_for.0).min(end);
-                out.push(FaultAction { at: up, ports, change: Change::Up });
-                out.push(FaultAction { at: up + lag, ports, change: Change::Converge });
-                t = up + self.up_for.0;
+        let lag = self.detection.0.saturating_add(self.reconvergence.0);
+        for (target, ports) in all.into_iter().enumerate() {
+            // the link, and routing following it with the lag: both produced lazily
+            for routing in [None, Some(lag)] {
+                let plan = Plan::Flap { start, down_for: self.down_for.0, up_for: self.up_for.0, end, routing };
+                out.push(Source::new(ports, plan, ctx.index as u32, target as u32));
             }
         }
         Ok(())

@@ -8,7 +8,7 @@
 //! group"; PRIME sec. IV-A2). When the link comes back, routing takes it back after the
 //! same delay.
 
-use super::{hold, FaultAction, FaultContext, FaultKind};
+use super::{hold, FaultContext, FaultKind, Plan, Source};
 use crate::error::ScenarioError;
 use crate::faults::link::Change;
 use crate::registry::AlgorithmInfo;
@@ -31,15 +31,17 @@ fault_kind!(Config {
 });
 
 impl FaultKind for Config {
-    fn actions(&self, ctx: &FaultContext<'_>, out: &mut Vec<FaultAction>) -> Result<(), ScenarioError> {
+    fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {
         let (start, end) = ctx.period(self.period())?;
-        let lag = self.detection.0 + self.reconvergence.0;
-        for ports in ctx.targets(self.target())? {
-            hold(out, ports, (start, end), Change::Down, Change::Up);
-            out.push(FaultAction { at: start + lag, ports, change: Change::Converge });
+        let lag = self.detection.0.saturating_add(self.reconvergence.0);
+        for (target, ports) in ctx.targets(self.target())?.into_iter().enumerate() {
+            // the link (steps 0, 1), then routing adopting its state after the lag (2, 3)
+            out.push(Source::new(ports, hold((start, end), Change::Down, Change::Up), ctx.index as u32, target as u32));
+            let mut routing = vec![(start.saturating_add(lag), Change::Converge, 2)];
             if let Some(end) = end {
-                out.push(FaultAction { at: end + lag, ports, change: Change::Converge });
+                routing.push((end.saturating_add(lag), Change::Converge, 3));
             }
+            out.push(Source::new(ports, Plan::Steps(routing), ctx.index as u32, target as u32));
         }
         Ok(())
     }

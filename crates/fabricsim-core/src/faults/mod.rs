@@ -11,6 +11,7 @@
 //! ([`link::LinkFault`]).
 
 pub mod link;
+pub mod timeline;
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,7 @@ use crate::time::Time;
 use crate::topology::Topology;
 use crate::units::Duration;
 pub use link::Change;
+pub use timeline::{Plan, Source, Timeline};
 
 /// When a fault holds: from `start`, until `end` if given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,14 +85,6 @@ fn d_reconvergence() -> Duration {
     Duration(10_000_000_000) // 10 ms, ARCANE sec. 3.2
 }
 
-/// A resolved fault event.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FaultAction {
-    pub at: Time,
-    pub ports: [u32; 2],
-    pub change: Change,
-}
-
 /// Both directions of the link named by `name` (either port's name).
 fn link_ports(topo: &Topology, name: &str) -> Option<[u32; 2]> {
     let p = topo.port_by_name(name)?;
@@ -102,18 +96,19 @@ fn reverse(topo: &Topology, p: u32) -> Option<u32> {
     topo.ports.iter().position(|q| q.from == to && q.to == from).map(|i| i as u32)
 }
 
-/// A change that holds from `start`, undone at `end` if there is one.
-pub fn hold(out: &mut Vec<FaultAction>, ports: [u32; 2], (start, end): (Time, Option<Time>), on: Change, off: Change) {
-    out.push(FaultAction { at: start, ports, change: on });
+/// A change that holds from `start`, undone at `end` if there is one (steps 0 and 1).
+pub fn hold((start, end): (Time, Option<Time>), on: Change, off: Change) -> Plan {
+    let mut steps = vec![(start, on, 0)];
     if let Some(end) = end {
-        out.push(FaultAction { at: end, ports, change: off });
+        steps.push((end, off, 1));
     }
+    Plan::Steps(steps)
 }
 
-/// What a fault kind's `Config` provides: its actions on the timeline.
+/// What a fault kind's `Config` provides: its sources of actions on the timeline.
 pub trait FaultKind {
-    /// Checks the fault against the topology and appends its timed actions.
-    fn actions(&self, ctx: &FaultContext<'_>, out: &mut Vec<FaultAction>) -> Result<(), ScenarioError>;
+    /// Checks the fault against the topology and appends its sources of actions.
+    fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError>;
 }
 
 /// What a fault is resolved against: the topology, the run's seed and time guard, and its
@@ -218,9 +213,9 @@ macro_rules! faults {
         }
 
         impl FaultConfig {
-            fn actions(&self, ctx: &FaultContext<'_>, out: &mut Vec<FaultAction>) -> Result<(), ScenarioError> {
+            fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {
                 match self {
-                    $(FaultConfig::$Variant(c) => c.actions(ctx, out)),+
+                    $(FaultConfig::$Variant(c) => c.sources(ctx, out)),+
                 }
             }
         }
@@ -239,34 +234,29 @@ faults! {
 /// The kinds `[[faults]] kind` accepts.
 pub const FAULTS: &[AlgorithmInfo] = FaultConfig::KINDS;
 
-/// Checks the faults against the topology and turns them into timed actions.
-fn resolve(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Time) -> Result<Vec<FaultAction>, ScenarioError> {
-    let mut out = Vec::new();
-    for (index, f) in faults.iter().enumerate() {
-        f.actions(&FaultContext { topo, seed, max_time, index }, &mut out)?;
-    }
-    out.sort_by_key(|a| a.at); // stable: same-time actions keep their order
-    Ok(out)
-}
-
-/// The faults of a run as a timeline of actions, in time order.
+/// The faults of a run: their sources of actions on a lazy [`Timeline`].
 #[derive(Debug, Clone, Default)]
 pub struct FaultTimeline {
-    actions: Vec<FaultAction>,
+    timeline: Timeline,
 }
 
 impl FaultTimeline {
-    /// Checks the faults against the topology and lays out their actions.
+    /// Checks the faults against the topology and lines up their first actions.
     pub fn new(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Time) -> Result<FaultTimeline, ScenarioError> {
-        Ok(FaultTimeline { actions: resolve(faults, topo, seed, max_time)? })
+        let mut sources = Vec::new();
+        for (index, f) in faults.iter().enumerate() {
+            f.sources(&FaultContext { topo, seed, max_time, index }, &mut sources)?;
+        }
+        Ok(FaultTimeline { timeline: Timeline::new(sources) })
     }
 
-    /// When each action takes effect, in order (the event of action i is `Fault(i)`).
-    pub fn times(&self) -> impl Iterator<Item = Time> + '_ {
-        self.actions.iter().map(|a| a.at)
+    /// When the next action takes effect.
+    pub fn next_time(&self) -> Option<Time> {
+        self.timeline.next_time()
     }
 
-    pub fn action(&self, i: u32) -> FaultAction {
-        self.actions[i as usize]
+    /// Applies every action due at `now`, in order.
+    pub fn fire(&mut self, now: Time, apply: impl FnMut([u32; 2], Change)) {
+        self.timeline.fire(now, apply)
     }
 }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{hold, ActivePeriod, FaultAction, FaultContext, FaultKind, LinkSet};
+use super::{hold, ActivePeriod, FaultContext, FaultKind, LinkSet, Source};
 use crate::error::{ensure, ScenarioError};
 use crate::faults::link::Change;
 use crate::registry::AlgorithmInfo;
@@ -31,11 +31,11 @@ pub struct Config {
 }
 
 impl FaultKind for Config {
-    fn actions(&self, ctx: &FaultContext<'_>, out: &mut Vec<FaultAction>) -> Result<(), ScenarioError> {
+    fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {
         ensure(self.rate.0 > 0, &ctx.field("rate"), self.rate, "allowed: a positive rate")?;
         let period = ctx.period(ActivePeriod { start: self.start, end: self.end })?;
-        for ports in ctx.pick(self.links, self.fraction)? {
-            hold(out, ports, period, Change::Rate(self.rate.0), Change::NominalRate);
+        for (target, ports) in ctx.pick(self.links, self.fraction)?.into_iter().enumerate() {
+            out.push(Source::new(ports, hold(period, Change::Rate(self.rate.0), Change::NominalRate), ctx.index as u32, target as u32));
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! optic), from `start` (until `end`). Each link direction draws its losses from its own
 //! stream.
 
-use super::{hold, FaultAction, FaultContext, FaultKind};
+use super::{hold, FaultContext, FaultKind, Source};
 use crate::error::{ensure, ScenarioError};
 use crate::faults::link::Change;
 use crate::registry::AlgorithmInfo;
@@ -17,12 +17,12 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 fault_kind!(Config { probability: f64 });
 
 impl FaultKind for Config {
-    fn actions(&self, ctx: &FaultContext<'_>, out: &mut Vec<FaultAction>) -> Result<(), ScenarioError> {
+    fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {
         let p = self.probability;
         ensure((0.0..=1.0).contains(&p), &ctx.field("probability"), p, "allowed: a probability in [0, 1]")?;
         let period = ctx.period(self.period())?;
-        for ports in ctx.targets(self.target())? {
-            hold(out, ports, period, Change::Loss(p), Change::Loss(0.0));
+        for (target, ports) in ctx.targets(self.target())?.into_iter().enumerate() {
+            out.push(Source::new(ports, hold(period, Change::Loss(p), Change::Loss(0.0)), ctx.index as u32, target as u32));
         }
         Ok(())
     }
