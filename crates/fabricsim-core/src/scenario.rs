@@ -195,7 +195,16 @@ impl Scenario {
                 messages[i].pinned = true;
             }
         }
+        let payload = transport.mtu - transport.header;
         for (i, f) in messages.iter().enumerate() {
+            // PSNs are 32-bit: a message may need at most 2^32 - 1 packets
+            let packets = f.bytes.div_ceil(payload);
+            ensure(
+                packets <= u32::MAX as u64,
+                &self.workload.size_field(i),
+                format!("{} B in {packets} packets of {payload} B payload", f.bytes),
+                format!("allowed: at most {} packets per message (a larger mtu, or a smaller size)", u32::MAX),
+            )?;
             ensure(
                 (f.class as u32) < switch.classes,
                 &format!("workload.flows[{i}].class"),

@@ -104,12 +104,17 @@ fn unit_list(units: &[(&str, u128)]) -> String {
 }
 
 macro_rules! quantity {
-    ($name:ident, $what:literal, $example:literal, $units:expr, $fmt:expr) => {
+    ($name:ident, $what:literal, $example:literal, $units:expr, $fmt:expr, $max:expr) => {
         impl $name {
+            /// The largest value a scenario may write: far beyond any fabric, small enough that
+            /// sums of such values never wrap the core's u64 arithmetic.
+            pub const MAX: u64 = $max;
+
             /// Parses the unit string; the error says what is allowed.
             pub fn parse(text: &str) -> Result<Self, String> {
                 match parse_with(text, $units) {
-                    Some(v) => Ok($name(v)),
+                    Some(v) if v <= Self::MAX => Ok($name(v)),
+                    Some(_) => Err(format!("got {}; allowed: at most {}", text.trim(), $fmt(Self::MAX))),
                     None => Err(format!(
                         concat!("expected ", $what, " with a unit like ", $example, " (units: {}), got {:?}"),
                         unit_list($units),
@@ -156,9 +161,10 @@ fn format_size(v: u64) -> String {
     }
 }
 
-quantity!(Rate, "a rate", "\"400Gbps\"", RATE_UNITS, |v| format_with(v, RATE_UNITS));
-quantity!(Duration, "a duration", "\"500ns\"", TIME_UNITS, |v| format_with(v, TIME_UNITS));
-quantity!(Size, "a size", "\"4096B\" or \"2MiB\"", SIZE_UNITS, format_size);
+// 100 Tb/s, 100 000 s (about 28 hours of simulated time), 1 TiB
+quantity!(Rate, "a rate", "\"400Gbps\"", RATE_UNITS, |v| format_with(v, RATE_UNITS), 100_000_000_000_000);
+quantity!(Duration, "a duration", "\"500ns\"", TIME_UNITS, |v| format_with(v, TIME_UNITS), 100_000 * 1_000_000_000_000);
+quantity!(Size, "a size", "\"4096B\" or \"2MiB\"", SIZE_UNITS, format_size, 1 << 40);
 
 /// A byte quantity given either in bytes or as a fraction of the fabric's BDP (`"0.2bdp"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -284,6 +290,14 @@ mod tests {
             assert!(Size::parse(bad).is_err() || Duration::parse(bad).is_err(), "{bad}");
         }
         assert!(Duration::parse("1.5ps").is_err());
+        // bounded so that sums of user values never wrap
+        assert_eq!(Duration::parse("100000s").unwrap(), Duration(Duration::MAX));
+        let e = Duration::parse("18446744s").unwrap_err();
+        assert!(e.contains("18446744s") && e.contains("at most 100000s"), "{e}");
+        assert!(Rate::parse("101Tbps").unwrap_err().contains("at most 100Tbps"));
+        let e = Size::parse("2000GiB").unwrap_err();
+        assert!(e.contains("2000GiB") && e.contains(&format!("at most {}", Size(Size::MAX))), "{e}");
+        assert_eq!(Duration::MAX.checked_mul(184), Some(184 * Duration::MAX), "184 of them still fit");
         let msg = Size::parse("-5MiB").unwrap_err();
         assert!(msg.contains("-5MiB") && msg.contains("MiB"), "{msg}");
     }

@@ -21,6 +21,8 @@ impl FaultKind for Config {
         ensure(self.rate.0 > 0, &ctx.field("rate"), self.rate, "allowed: a positive rate (use link_down for a dead link)")?;
         let period = ctx.period(self.period())?;
         for (target, ports) in ctx.targets(self.target())?.into_iter().enumerate() {
+            let nominal = ctx.topo.ports[ports[0] as usize].rate;
+            ensure(self.rate.0 <= nominal, &ctx.field("rate"), self.rate, format!("allowed: at most the link's rate ({}): a degraded link is slower", Rate(nominal)))?;
             out.push(Source::new(ports, hold(period, Change::Rate(self.rate.0), Change::NominalRate), ctx.index as u32, target as u32));
         }
         Ok(())

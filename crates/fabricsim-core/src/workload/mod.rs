@@ -40,6 +40,14 @@ macro_rules! workloads {
         }
 
         impl WorkloadConfig {
+            /// The field that sets the size of message `i`.
+            pub fn size_field(&self, i: usize) -> String {
+                match self {
+                    WorkloadConfig::Flows(_) => format!("workload.flows[{i}].size"),
+                    _ => "workload.size".into(),
+                }
+            }
+
             /// The messages of this workload on `hosts` hosts.
             pub fn messages(&self, hosts: u32, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
                 match self {
@@ -90,7 +98,6 @@ fn d_size() -> Size {
 
 fn check_size(field: &str, size: Size) -> Result<u64, ScenarioError> {
     ensure(size.0 > 0, field, size, "allowed: a positive size")?;
-    ensure(size.0 <= 1 << 40, field, size, "allowed: at most 1TiB")?;
     Ok(size.0)
 }
 

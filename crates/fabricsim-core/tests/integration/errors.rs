@@ -23,6 +23,35 @@ fn each_bad_input_names_field_value_and_allowed() {
         ("[switch]\nbufer = \"1bdp\"\n", "switch.bufer", "bufer", "buffer"),
         ("[topology]\nlink_rate = \"400Gbs\"\n", "topology.link_rate", "400Gbs", "Gbps"),
         ("[lb]\nkind = \"ops\"\nevs_size = 0\n", "lb.evs_size", "0", "1 to"),
+        // values whose sums would wrap the u64 picosecond clock
+        ("[transport]\nrto = \"18446744s\"\n", "transport.rto", "18446744s", "at most 100000s"),
+        ("[topology]\nswitch_latency = \"100001s\"\n", "topology.switch_latency", "100001s", "at most 100000s"),
+        (
+            "[[faults]]\nkind = \"delay\"\nlink = \"leaf0:up0\"\nextra = \"18446744073709551615ps\"\n",
+            "faults[0].extra",
+            "18446744073709551615ps",
+            "at most 100000s",
+        ),
+        // PSNs are 32-bit: 4 GiB in 1-byte payloads is more packets than a message may have
+        (
+            "[transport]\nmtu = \"128B\"\nheader = \"127B\"\n[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 9, size = \"4GiB\"}]\n",
+            "workload.flows[0].size",
+            "4294967296 packets",
+            "at most 4294967295 packets",
+        ),
+        // a degraded link is slower than its rate
+        (
+            "[[faults]]\nkind = \"degrade\"\nlink = \"leaf0:up0\"\nrate = \"800Gbps\"\n",
+            "faults[0].rate",
+            "800Gbps",
+            "at most the link's rate (400Gbps)",
+        ),
+        (
+            "[[faults]]\nkind = \"random_degrade\"\nlinks = \"leaf_up\"\nfraction = 0.5\nrate = \"1Tbps\"\n",
+            "faults[0].rate",
+            "1Tbps",
+            "at most the link's rate",
+        ),
     ];
     for (toml_text, field, value, allowed) in cases {
         let e = error_of(toml_text);
