@@ -58,6 +58,18 @@ def _load(path: Path, sets: list[str] | None) -> Scenario:
     return scenario
 
 
+def _check_writable(out_dir: Path) -> None:
+    """Refuse an output directory that cannot be written, before anything runs."""
+    import tempfile
+
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out_dir):
+            pass
+    except OSError as e:
+        raise scenario_error("--out", f"cannot write to {str(out_dir)!r}: {e.strerror or e}") from None
+
+
 def _warn(scenario: Scenario, label: str = "") -> None:
     for w in scenario.warnings():
         err.print(f"[yellow]warning{' (' + label + ')' if label else ''}:[/] {w}", highlight=False)
@@ -124,6 +136,8 @@ def run(
     """Run one scenario and print its summary."""
     sc = _load(scenario, set_)
     sc.validate()
+    if out_dir is not None:
+        _check_writable(out_dir)
     _warn(sc)
     res = _run_with_bar(sc, scenario.stem, quiet)
     if out_dir is not None:

@@ -12,7 +12,10 @@ import tomli_w
 
 from . import _core
 
-__all__ = ["COLUMNS", "Results", "schema"]
+__all__ = ["COLUMNS", "OUTPUT_FILES", "Results", "schema"]
+
+#: The files :meth:`Results.write` owns in its directory.
+OUTPUT_FILES = ("flows.parquet", "ports.parquet", "reorder.parquet", "samples.parquet", "summary.json", "scenario.toml")
 
 #: The output columns as the core declares them: {table: [(name, type, unit, null_when, meaning)]}.
 COLUMNS: dict[str, list[tuple[str, str, str, str, str]]] = _core.columns()
@@ -97,6 +100,9 @@ class Results:
         """Write ``flows.parquet``, ``ports.parquet``, ``reorder.parquet``, ``summary.json`` and ``scenario.toml``."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        # files of an earlier run there would read as this run's (a samples table it did not make)
+        for name in OUTPUT_FILES:
+            (out / name).unlink(missing_ok=True)
         self.flows.write_parquet(out / "flows.parquet")
         self.ports.write_parquet(out / "ports.parquet")
         if self.reorder is not None:

@@ -8,7 +8,9 @@ Python and Rust); this class holds the user's table, resolves what only the fron
 from __future__ import annotations
 
 import copy
+import datetime
 import json
+import math
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,8 @@ def parse_value(text: str) -> Any:
     >>> parse_value("3"), parse_value("ecmp"), parse_value("2MiB"), parse_value("[1, 2]")
     (3, 'ecmp', '2MiB', [1, 2])
     """
+    if "\n" in text or "\r" in text:
+        raise scenario_error("--set", f"got {text!r}; a --set value is one value on one line")
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
@@ -61,13 +65,27 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:
-        """Read a TOML scenario file."""
+        """Read a TOML scenario file; a file that is not one raises ``ScenarioError``."""
         path = Path(path)
-        with path.open("rb") as f:
-            try:
-                data = tomllib.load(f)
-            except tomllib.TOMLDecodeError as e:
-                raise scenario_error(str(path), f"not valid TOML: {e}") from None
+        where = str(path)
+        if path.is_dir():
+            raise scenario_error(where, "is a directory; expected a scenario file (TOML)")
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            raise scenario_error(where, f"cannot read it: {e.strerror or e}") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise scenario_error(where, f"not UTF-8 text (byte {e.start}); a scenario is a TOML text file") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise scenario_error(where, f"not valid TOML: {e}") from None
+        except RecursionError:
+            raise scenario_error(where, "nested too deeply to be a scenario") from None
+        if not data:
+            raise scenario_error(where, "empty scenario: nothing to run; write at least one table, e.g. [workload]")
         return cls(data, base_dir=path.parent)
 
     def copy(self) -> Scenario:
@@ -114,7 +132,9 @@ class Scenario:
         return data
 
     def to_json(self) -> str:
-        return json.dumps(self.resolved())
+        data = self.resolved()
+        _check_values(data, "")
+        return json.dumps(data)
 
     def filled(self) -> dict[str, Any]:
         """The scenario with every default written out; raises ``ScenarioError`` if invalid."""
@@ -134,6 +154,29 @@ class Scenario:
 
     def __repr__(self) -> str:
         return f"Scenario({self.data!r})"
+
+
+#: Deeper than any scenario table; deeper input is refused before it reaches the core.
+MAX_DEPTH = 16
+
+
+def _check_values(node: Any, where: str, depth: int = 0) -> None:
+    """Refuse values no scenario field takes, naming the field: TOML dates and times, NaN and
+    infinities (JSON cannot carry them), and nesting deeper than any table."""
+    field = where or "scenario"
+    if depth > MAX_DEPTH:
+        raise scenario_error(field, f"nested more than {MAX_DEPTH} levels deep; no scenario field is")
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _check_values(value, f"{where}.{key}" if where else str(key), depth + 1)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _check_values(value, f"{where}[{i}]", depth + 1)
+    elif isinstance(node, datetime.date | datetime.time):
+        when = node.isoformat()
+        raise scenario_error(field, f'got the TOML date/time {when}; no scenario field is a date (durations are strings like "5us")')
+    elif isinstance(node, float) and not math.isfinite(node):
+        raise scenario_error(field, f"got {node}; allowed: a finite number")
 
 
 def _lb_parameters(kind: str) -> set[str]:
@@ -158,6 +201,10 @@ def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
         raise scenario_error("workload.file", f"{path} lacks columns {sorted(missing)}; needs src, dst, size and optionally start")
     rows = []
     for i, row in enumerate(df.iter_rows(named=True)):
+        for column in ("src", "dst", "size"):
+            if not (row[column] or "").strip():
+                where = f"workload.file[{i}].{column}"
+                raise scenario_error(where, f"an empty cell in row {i + 1} of {path}; every row needs src, dst and size")
         try:
             flow: dict[str, Any] = {"src": int(row["src"]), "dst": int(row["dst"]), "size": row["size"].strip()}
         except (TypeError, ValueError):

@@ -260,7 +260,13 @@ fn path_error(e: serde_path_to_error::Error<serde_json::Error>) -> ScenarioError
 
 /// A parse error at `path`, whose message may carry an inner path (see [`crate::registry`]).
 fn located(path: String, message: String) -> ScenarioError {
-    let (field, message) = crate::registry::join(if path == "." { "" } else { &path }, &clean(message));
+    let (mut field, mut message) = crate::registry::join(if path == "." { "" } else { &path }, &clean(message));
+    // serde reports a missing field at its table ("workload: missing field `senders`"): name
+    // the field itself, as every other error does
+    if let Some(name) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+        field = if field.is_empty() { name.to_string() } else { format!("{field}.{name}") };
+        message = "missing; this field has no default and must be given".into();
+    }
     ScenarioError { field: if field.is_empty() { "scenario".into() } else { field }, message }
 }
 

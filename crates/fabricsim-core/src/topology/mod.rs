@@ -156,10 +156,11 @@ impl FatTreeSpec {
         } else {
             t.tier_link_latencies.iter().map(|l| l.0).collect()
         };
-        for (i, r) in tier_rates.iter().enumerate() {
-            ensure(*r > 0, &format!("topology.tier_link_rates[{i}]"), format!("{r}bps"), "allowed: a positive rate")?;
-        }
+        // the field the user wrote: link_rate, unless the per-tier list overrides it
         ensure(t.link_rate.0 > 0, "topology.link_rate", t.link_rate, "allowed: a positive rate")?;
+        for (i, r) in t.tier_link_rates.iter().enumerate() {
+            ensure(r.0 > 0, &format!("topology.tier_link_rates[{i}]"), r, "allowed: a positive rate")?;
+        }
 
         let (leaves_per_pod, pods) = if t.tiers == 2 {
             ensure(

@@ -23,6 +23,10 @@ fn each_bad_input_names_field_value_and_allowed() {
         ("[switch]\nbufer = \"1bdp\"\n", "switch.bufer", "bufer", "buffer"),
         ("[topology]\nlink_rate = \"400Gbs\"\n", "topology.link_rate", "400Gbs", "Gbps"),
         ("[lb]\nkind = \"ops\"\nevs_size = 0\n", "lb.evs_size", "0", "1 to"),
+        ("[workload]\nkind = \"incast\"\n", "workload.senders", "missing", "must be given"),
+        ("[mixed]\nclass = 1\n", "mixed.share", "missing", "must be given"),
+        ("[topology]\nlink_rate = \"0Gbps\"\n", "topology.link_rate", "0bps", "positive"),
+        ("[topology]\ntier_link_rates = [\"400Gbps\", \"0Gbps\"]\n", "topology.tier_link_rates[1]", "0bps", "positive"),
         // values whose sums would wrap the u64 picosecond clock
         ("[transport]\nrto = \"18446744s\"\n", "transport.rto", "18446744s", "at most 100000s"),
         ("[topology]\nswitch_latency = \"100001s\"\n", "topology.switch_latency", "100001s", "at most 100000s"),

@@ -1,0 +1,78 @@
+"""Input a user can type that is not a scenario: refused with exit 2 and the field named,
+before anything runs; never an internal error (exit 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from fabricsim.cli import app
+from typer.testing import CliRunner
+
+runner = CliRunner()
+SMALL = ["--set", "topology.hosts=16", "--set", "topology.radix=8", "--set", "workload.size=64KiB", "-q"]
+
+
+def run(*args: str):
+    return runner.invoke(app, ["run", *args])
+
+
+CASES = {
+    # file contents -> text the error must contain (the field, and what was wrong)
+    "datetime": (b"seed = 1979-05-27T07:32:00Z\n", "seed: got the TOML date/time"),
+    "nested": (("x = " + "[" * 600 + "]" * 600 + "\n").encode(), "nested too deeply"),
+    "binary": (b"seed = 1\n\xff\xfe\n", "not UTF-8"),
+    "empty": (b"", "empty scenario"),
+    "comments only": (b"# nothing here\n", "empty scenario"),
+    "nan": (b"seed = nan\n", "seed: got nan; allowed: a finite number"),
+    "inf": (b'[lb]\nkind = "ops"\nevs_size = inf\n', "lb.evs_size: got inf"),
+    "deep table": (b"[a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r]\nx = 1\n", "nested more than 16 levels"),
+    "routing": (b'[switch]\nrouting = "magic"\n', 'switch.routing: unknown "magic"; allowed: ecmp'),
+    "zero rate": (b'[topology]\nlink_rate = "0Gbps"\n', "topology.link_rate"),
+    "missing field": (b'[workload]\nkind = "incast"\n', "workload.senders: missing"),
+    "huge duration": (b'[transport]\nrto = "18446744s"\n', "transport.rto: got 18446744s; allowed: at most 100000s"),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_bad_file_is_refused_with_its_field(tmp_path: Path, name: str):
+    content, expected = CASES[name]
+    path = tmp_path / "s.toml"
+    path.write_bytes(content)
+    r = run(str(path), "-q")
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert expected in " ".join(r.output.split()), r.output
+
+
+def test_a_directory_is_not_a_scenario(tmp_path: Path):
+    r = run(str(tmp_path), "-q")
+    assert r.exit_code == 2 and "is a directory" in r.output, r.output
+
+
+def test_a_set_value_is_one_value(demo_path: Path):
+    r = run(str(demo_path), "--set", "seed=1\nfoo = 2", "-q")
+    assert r.exit_code == 2 and "--set" in r.output and "one value" in r.output, r.output
+
+
+def test_an_empty_csv_cell_names_its_row_and_column(tmp_path: Path):
+    (tmp_path / "flows.csv").write_text("src,dst,size\n0,9,1MiB\n1,10,\n")
+    (tmp_path / "s.toml").write_text('[topology]\nhosts = 16\nradix = 8\n[workload]\nkind = "flows"\nfile = "flows.csv"\n')
+    r = run(str(tmp_path / "s.toml"), "-q")
+    assert r.exit_code == 2 and "workload.file[1].size" in r.output, r.output
+
+
+@pytest.mark.parametrize("out", ["/proc/fabricsim-x", "/dev/null/x"])
+def test_an_unwritable_out_is_refused_before_the_run(demo_path: Path, out: str):
+    # 8 MiB x 128 hosts would take seconds: the refusal comes first
+    r = run(str(demo_path), "--out", out, "-q")
+    assert r.exit_code == 2 and "--out" in r.output and "cannot write" in r.output, r.output
+
+
+def test_out_into_a_used_directory_leaves_nothing_of_the_earlier_run(demo_path: Path, tmp_path: Path):
+    with_samples = [*SMALL, "--set", "samples.every=5us"]
+    assert run(str(demo_path), *with_samples, "--out", str(tmp_path)).exit_code == 0
+    assert (tmp_path / "samples.parquet").exists()
+    assert run(str(demo_path), *SMALL, "--set", "seed=2", "--out", str(tmp_path)).exit_code == 0
+    assert not (tmp_path / "samples.parquet").exists(), "a stale samples table from the first run"
+    assert pl.read_parquet(tmp_path / "flows.parquet").height == 16
