@@ -11,6 +11,7 @@ import copy
 import datetime
 import json
 import math
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -124,8 +125,12 @@ class Scenario:
         return out
 
     def resolved(self) -> dict[str, Any]:
-        """The table the core receives: a CSV flow list read in."""
+        """The table the core receives: a CSV flow list read in, ``stop.max_memory = "auto"``
+        made half of this machine's memory."""
         data = copy.deepcopy(self.data)
+        stop = data.setdefault("stop", {})
+        if isinstance(stop, dict) and stop.get("max_memory", "auto") == "auto":
+            stop["max_memory"] = f"{machine_memory() // 2}B"
         wl = data.get("workload", {})
         if isinstance(wl, dict) and wl.get("kind") == "flows" and "file" in wl and not wl.get("flows"):
             wl["flows"] = _read_flow_csv(self.base_dir / wl["file"])
@@ -154,6 +159,15 @@ class Scenario:
 
     def __repr__(self) -> str:
         return f"Scenario({self.data!r})"
+
+
+def machine_memory() -> int:
+    """Bytes of physical memory (capped at the 2 TiB the core's sizes allow twice over)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 16 << 30
+    return min(int(total), 2 << 40)
 
 
 #: Deeper than any scenario table; deeper input is refused before it reaches the core.

@@ -26,6 +26,7 @@
 //! - [`host`]: the NICs (send, receive, RTO), connections, transports and congestion
 //!   controls one file each (`[transport]`).
 //! - [`stats`]: the declared output columns, the tables, the summary, ideal FCT, samples.
+//! - [`budget`]: what a run will need, estimated before anything is built (`stop.max_memory`).
 //! - [`scenario`]: the scenario: composes the components' configurations and checks what
 //!   spans several.
 //! - [`sim`]: [`Simulation`], the event loop that owns the components of one run and hands
@@ -45,6 +46,7 @@
 //! assert_eq!(fct, Some(result.flows.u64("ideal_fct_ps")[0])); // alone on an idle fabric
 //! ```
 
+pub mod budget;
 pub mod engine;
 pub mod error;
 pub mod faults;

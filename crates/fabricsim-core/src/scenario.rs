@@ -13,6 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::budget::{self, Estimate};
 use crate::engine::rng::{Rng, Stream};
 use crate::error::{ensure, ScenarioError};
 use crate::faults::FaultConfig;
@@ -23,7 +24,7 @@ use crate::switch::routing::Rule;
 use crate::switch::{SwitchConfig, SwitchContext, SwitchModel};
 use crate::time::{serialization, Time};
 use crate::topology::{FatTreeSpec, TopologyConfig};
-use crate::units::Duration;
+use crate::units::{AutoOr, Duration, Size};
 use crate::workload::{MessageSpec, WorkloadConfig};
 
 /// A whole scenario. Field docs are the reference (docs/scenario.md mirrors them).
@@ -83,7 +84,18 @@ pub struct StopConfig {
     /// Event budget guard.
     #[serde(default = "d_max_events")]
     pub max_events: u64,
+    /// Memory the run may need, estimated before anything is built (`budget`); `"auto"` is
+    /// half the machine's memory when the Python front end runs it, 8 GiB otherwise.
+    #[serde(default)]
+    pub max_memory: AutoOr<Size>,
+    /// Wall-clock guard: the run stops, incomplete, after this long (none by default; a
+    /// run cut by it depends on the machine's speed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wall: Option<Duration>,
 }
+/// `stop.max_memory = "auto"` when no front end says how much memory the machine has.
+pub const DEFAULT_MAX_MEMORY: u64 = 8 << 30;
+
 fn d_max_time() -> Duration {
     Duration(100_000_000_000)
 }
@@ -92,7 +104,7 @@ fn d_max_events() -> u64 {
 }
 impl Default for StopConfig {
     fn default() -> Self {
-        StopConfig { max_time: d_max_time(), max_events: d_max_events() }
+        StopConfig { max_time: d_max_time(), max_events: d_max_events(), max_memory: AutoOr::Auto, max_wall: None }
     }
 }
 
@@ -110,6 +122,11 @@ pub struct Model {
     pub messages: Vec<MessageSpec>,
     pub max_time: Time,
     pub max_events: u64,
+    /// Bytes the run may need (`stop.max_memory`), and the estimate without samples.
+    pub max_memory: u64,
+    pub need: Estimate,
+    /// The wall-clock guard, if any.
+    pub max_wall: Option<std::time::Duration>,
     /// Legal but probably unintended settings, for the front end to show.
     pub warnings: Vec<String>,
     /// Base RTT of the diameter path (DESIGN.md, BDP).
@@ -146,6 +163,9 @@ impl Scenario {
         let (mtu, header) = self.transport.packet_sizes()?;
         ensure(self.stop.max_time.0 > 0, "stop.max_time", self.stop.max_time, "allowed: a positive duration")?;
         ensure(self.stop.max_events > 0, "stop.max_events", self.stop.max_events, "allowed: a positive count")?;
+        if let Some(w) = self.stop.max_wall {
+            ensure(w.0 >= 1_000, "stop.max_wall", w, "allowed: at least 1ns")?;
+        }
 
         // Base RTT: a full data packet over the diameter path and its ACK back.
         let path = tree.diameter_path();
@@ -181,8 +201,26 @@ impl Scenario {
             kmin_packets: switch.ecn.map_or(switch.buffer, |(kmin, _, _)| kmin).div_ceil(mtu),
             buffer_packets: switch.buffer.div_ceil(mtu),
         };
+        // refuse what cannot fit before building anything: the fabric before any workload is
+        // generated (a 268M-host tree), then the messages
+        let max_memory = self.stop.max_memory.or(Size(DEFAULT_MAX_MEMORY)).0;
+        let mut need = Estimate { fabric: budget::fabric(&tree, &switch, mtu, bdp_packets), ..Estimate::default() };
+        budget::check(&need, max_memory)?;
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
         let mut messages = self.workload.messages(tree.hosts, &mut rng)?;
+        let payload = transport.mtu - transport.header;
+        for (i, f) in messages.iter().enumerate() {
+            // PSNs are 32-bit: a message may need at most 2^32 - 1 packets
+            let packets = f.bytes.div_ceil(payload);
+            ensure(
+                packets <= u32::MAX as u64,
+                &self.workload.size_field(i),
+                format!("{} B in {packets} packets of {payload} B payload", f.bytes),
+                format!("allowed: at most {} packets per message (a larger mtu, or a smaller size)", u32::MAX),
+            )?;
+        }
+        need.messages = budget::messages(&transport, self.lb.subflows(), &messages);
+        budget::check(&need, max_memory)?;
         if let Some(m) = &self.mixed {
             let classes = switch.classes;
             ensure(m.share > 0.0 && m.share <= 1.0, "mixed.share", m.share, "allowed: a fraction in (0, 1]")?;
@@ -195,16 +233,7 @@ impl Scenario {
                 messages[i].pinned = true;
             }
         }
-        let payload = transport.mtu - transport.header;
         for (i, f) in messages.iter().enumerate() {
-            // PSNs are 32-bit: a message may need at most 2^32 - 1 packets
-            let packets = f.bytes.div_ceil(payload);
-            ensure(
-                packets <= u32::MAX as u64,
-                &self.workload.size_field(i),
-                format!("{} B in {packets} packets of {payload} B payload", f.bytes),
-                format!("allowed: at most {} packets per message (a larger mtu, or a smaller size)", u32::MAX),
-            )?;
             ensure(
                 (f.class as u32) < switch.classes,
                 &format!("workload.flows[{i}].class"),
@@ -224,6 +253,9 @@ impl Scenario {
             warnings,
             max_time: self.stop.max_time.0,
             max_events: self.stop.max_events,
+            max_memory,
+            need,
+            max_wall: self.stop.max_wall.map(|d| std::time::Duration::from_nanos(d.0 / 1_000)),
             base_rtt,
             bdp_packets,
             bdp_bytes,

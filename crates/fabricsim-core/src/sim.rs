@@ -13,6 +13,7 @@
 
 use std::time::Instant;
 
+use crate::budget;
 use crate::engine::{Event, EventQueue, Status};
 use crate::error::ScenarioError;
 use crate::faults::FaultTimeline;
@@ -50,6 +51,10 @@ impl Simulation {
         let topo = Topology::build(&model.tree);
         let faults = FaultTimeline::new(&scenario.faults, &topo, model.seed, model.max_time)?;
         let sampler = scenario.samples.as_ref().map(|cfg| cfg.resolve(&topo)).transpose()?;
+        if let Some(s) = &sampler {
+            let rows = budget::sample_rows(s.port_count() as u64, s.every, model.max_time);
+            budget::check(&budget::with_samples(model.need, rows), model.max_memory)?;
+        }
         // the calendar's ring should cover a hop, the longest link delay plus a packet: every
         // packet event falls within it (timers go beyond). Its memory grows with its span.
         let mtu = model.transport.mtu;
@@ -131,6 +136,13 @@ impl Simulation {
             if self.events >= self.model.max_events {
                 self.status = Status::EventLimit;
                 break;
+            }
+            // the wall clock is read once every 2^16 events (a few ms of work)
+            if let Some(limit) = self.model.max_wall {
+                if n & 0xFFFF == 0 && self.wall + started.elapsed() >= limit {
+                    self.status = Status::WallLimit;
+                    break;
+                }
             }
             let Some((now, event)) = self.queue.pop() else { break };
             // start loading what the next event reads so that its cache miss overlaps this

@@ -38,6 +38,8 @@ pub enum Status {
     TimeLimit,
     /// `stop.max_events` events were processed.
     EventLimit,
+    /// `stop.max_wall` of wall-clock time went by.
+    WallLimit,
     /// Nothing left to do but messages are unfinished (a bug guard; should not happen).
     Stalled,
 }
@@ -56,6 +58,7 @@ impl Status {
             Status::Complete => "all flows completed",
             Status::TimeLimit => "stop.max_time reached",
             Status::EventLimit => "stop.max_events reached",
+            Status::WallLimit => "stop.max_wall reached",
             Status::Stalled => "no events left",
         }
     }

@@ -23,6 +23,7 @@ use crate::packet::mp_ev::MpEvLayout;
 pub use crate::packet::Ev;
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
+pub use crate::units::AutoOr;
 
 /// The per-connection load-balancer interface (DESIGN.md).
 pub trait LoadBalancer {
@@ -165,42 +166,6 @@ load_balancers! {
 impl Default for LbConfig {
     fn default() -> Self {
         LbConfig::Ops(ops::Config::default())
-    }
-}
-
-/// A parameter that is either `"auto"` (derived from the fabric) or a value.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub enum AutoOr<T> {
-    #[default]
-    Auto,
-    Value(T),
-}
-
-impl<T: Copy> AutoOr<T> {
-    pub fn or(self, auto: T) -> T {
-        match self {
-            AutoOr::Auto => auto,
-            AutoOr::Value(v) => v,
-        }
-    }
-}
-
-impl<T: Serialize> Serialize for AutoOr<T> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            AutoOr::Auto => s.serialize_str("auto"),
-            AutoOr::Value(v) => v.serialize(s),
-        }
-    }
-}
-
-impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for AutoOr<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = serde_json::Value::deserialize(d)?;
-        if v.as_str() == Some("auto") {
-            return Ok(AutoOr::Auto);
-        }
-        T::deserialize(v).map(AutoOr::Value).map_err(|e| serde::de::Error::custom(format!("{e}, or \"auto\"")))
     }
 }
 

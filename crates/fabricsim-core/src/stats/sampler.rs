@@ -72,6 +72,11 @@ impl Sampler {
         Sampler { every, last_bytes: vec![0; ports.len()], ports, rows: SampleRows::default() }
     }
 
+    /// How many ports it samples.
+    pub fn port_count(&self) -> usize {
+        self.ports.len()
+    }
+
     /// Records each sampled port's data queue and its utilization since the last sample.
     pub fn sample(&mut self, now: Time, ports: &[EgressPort]) {
         for (k, &port) in self.ports.iter().enumerate() {

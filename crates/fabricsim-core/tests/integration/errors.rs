@@ -27,6 +27,10 @@ fn each_bad_input_names_field_value_and_allowed() {
         ("[mixed]\nclass = 1\n", "mixed.share", "missing", "must be given"),
         ("[topology]\nlink_rate = \"0Gbps\"\n", "topology.link_rate", "0bps", "positive"),
         ("[topology]\ntier_link_rates = [\"400Gbps\", \"0Gbps\"]\n", "topology.tier_link_rates[1]", "0bps", "positive"),
+        // what cannot fit is refused before anything is built
+        ("[topology]\ntiers = 3\nhosts = 268435456\nradix = 1024\n", "stop.max_memory", "GiB (fabric", "raise stop.max_memory"),
+        ("[samples]\nevery = \"1ns\"\n", "stop.max_memory", "samples", "samples.every"),
+        ("[stop]\nmax_memory = \"1MiB\"\n", "stop.max_memory", "needs about", "1.0 MiB"),
         // values whose sums would wrap the u64 picosecond clock
         ("[transport]\nrto = \"18446744s\"\n", "transport.rto", "18446744s", "at most 100000s"),
         ("[topology]\nswitch_latency = \"100001s\"\n", "topology.switch_latency", "100001s", "at most 100000s"),

@@ -15,3 +15,14 @@ fn time_and_event_limits_end_the_run_incomplete() {
     assert_eq!(r.summary.status, "incomplete");
     assert_eq!(r.summary.events, 10_000);
 }
+
+#[test]
+fn the_wall_clock_guard_stops_a_run_that_cannot_finish() {
+    // host 9's link is dead and never comes back: its flow retransmits into the void until a
+    // guard stops it; with 100 000 s of simulated time allowed, the wall guard is the one
+    let r = run(&fabric128(
+        "[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 9, size = \"64KiB\"}]\n[stop]\nmax_time = \"100000s\"\nmax_wall = \"200ms\"\n[[faults]]\nkind = \"link_down\"\nlink = \"host9:up0\"\n",
+    ));
+    assert_eq!((r.summary.status, r.summary.stop_reason), ("incomplete", "stop.max_wall reached"));
+    assert!(r.accounting.balanced());
+}

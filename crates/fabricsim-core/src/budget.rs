@@ -1,0 +1,133 @@
+//! What a run will need, estimated from the checked configuration before anything is built, and
+//! refused with a named field when it exceeds `stop.max_memory`: a valid but enormous fabric,
+//! a flow list of millions, or a port time series of billions of rows fails in milliseconds
+//! with a message, instead of aborting after minutes of allocation.
+//!
+//! The estimate counts what grows with the scenario: the egress ports (their queues filled to
+//! the data buffer and their wires to one bandwidth-delay product), the hosts, each
+//! connection's per-packet state at both ends, the results tables, and the samples (one row
+//! per sampled port per interval up to `stop.max_time`, the run's guard: a run that ends
+//! sooner samples less). It aims to be within a factor of two of the peak; the bound is a
+//! guard against the impossible, not an accounting.
+
+use crate::error::ScenarioError;
+use crate::host::connection::{Connection, Message, REORDER_BUCKETS};
+use crate::host::TransportModel;
+use crate::packet::Packet;
+use crate::switch::{EgressPort, SwitchModel};
+use crate::time::Time;
+use crate::topology::FatTreeSpec;
+use crate::workload::MessageSpec;
+
+/// Bytes of one row of the port time series.
+const SAMPLE_ROW: u64 = 32;
+
+/// The estimate, by part, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Estimate {
+    pub fabric: u64,
+    pub messages: u64,
+    pub samples: u64,
+}
+
+impl Estimate {
+    pub fn total(&self) -> u64 {
+        self.fabric.saturating_add(self.messages).saturating_add(self.samples)
+    }
+}
+
+/// Egress ports of a fat tree (both directions of every link), without building it.
+pub fn port_count(t: &FatTreeSpec) -> u64 {
+    let (hosts, leaves, up0) = (t.hosts as u64, t.leaves as u64, t.up0 as u64);
+    let links = if t.tiers == 2 {
+        hosts + leaves * up0
+    } else {
+        let aggs = t.pods as u64 * up0;
+        hosts + leaves * up0 + aggs * (t.radix - t.leaves_per_pod) as u64
+    };
+    2 * links
+}
+
+/// The memory of the fabric: its ports, their queues and wires, and each host's NIC.
+pub fn fabric(tree: &FatTreeSpec, switch: &SwitchModel, mtu: u64, bdp_packets: u64) -> u64 {
+    let packet = std::mem::size_of::<Packet>() as u64 + 8; // a queue or pipe entry
+                                                           // queues at their data buffers, wires holding a BDP; names, counters and results rows
+    let queued = switch.classes as u64 * switch.buffer.div_ceil(mtu) + bdp_packets;
+    let per_port = std::mem::size_of::<EgressPort>() as u64 + 96 + queued * packet;
+    port_count(tree).saturating_mul(per_port).saturating_add(tree.hosts as u64 * 128)
+}
+
+/// The memory of the messages: each connection's state and per-packet state at both ends, and
+/// the results rows.
+pub fn messages(transport: &TransportModel, subflows: u32, messages: &[MessageSpec]) -> u64 {
+    let payload = transport.mtu - transport.header;
+    let per_conn = std::mem::size_of::<Connection>() as u64 + REORDER_BUCKETS as u64 * 8 + 256;
+    // sender: state, transmit count, send log entry; receiver: SACK log (+ EVs), bitmap
+    let per_packet = 1 + 2 + 24 + 4 + if transport.ack_policy.all_evs { 8 } else { 0 };
+    messages.iter().fold(0u64, |total, m| {
+        let packets = m.bytes.div_ceil(payload);
+        let conns = (subflows as u64).min(m.bytes).max(1);
+        total
+            .saturating_add(std::mem::size_of::<Message>() as u64 + 200)
+            .saturating_add(conns * per_conn)
+            .saturating_add(packets.saturating_mul(per_packet) + packets / 8)
+    })
+}
+
+/// Rows a port time series of `ports` ports every `every` produces up to `max_time`.
+pub fn sample_rows(ports: u64, every: Time, max_time: Time) -> u64 {
+    (max_time / every.max(1)).saturating_add(1).saturating_mul(ports)
+}
+
+/// Refuses an estimate above `limit` bytes, naming what to change.
+pub fn check(e: &Estimate, limit: u64) -> Result<(), ScenarioError> {
+    if e.total() <= limit {
+        return Ok(());
+    }
+    let gib = |b: u64| match b {
+        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        b => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+    };
+    let mut parts = vec![format!("fabric {}", gib(e.fabric))];
+    if e.messages > 0 {
+        parts.push(format!("messages {}", gib(e.messages)));
+    }
+    if e.samples > 0 {
+        parts.push(format!("samples {}", gib(e.samples)));
+    }
+    Err(ScenarioError::new(
+        "stop.max_memory",
+        format!("a run that needs about {} ({})", gib(e.total()), parts.join(", ")),
+        format!(
+            "allowed: at most stop.max_memory ({}); shrink the scenario (hosts, flows, sizes, samples.every, stop.max_time) or raise stop.max_memory",
+            gib(limit)
+        ),
+    ))
+}
+
+/// The sample part of the estimate.
+pub fn with_samples(mut e: Estimate, rows: u64) -> Estimate {
+    e.samples = rows.saturating_mul(SAMPLE_ROW);
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{Topology, TopologyConfig};
+
+    #[test]
+    fn port_count_matches_the_built_tree() {
+        for (tiers, hosts, radix, oversub) in [(2, 128, 16, 1), (2, 96, 16, 3), (3, 128, 8, 1), (3, 48, 8, 3), (3, 16, 4, 1)] {
+            let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, ..Default::default() };
+            let spec = FatTreeSpec::new(&cfg).unwrap();
+            assert_eq!(port_count(&spec), Topology::build(&spec).ports.len() as u64, "{tiers} tiers, {hosts} hosts");
+        }
+    }
+
+    #[test]
+    fn samples_count_rows_to_the_time_guard() {
+        assert_eq!(sample_rows(10, 1_000, 1_000_000), 1_001 * 10);
+        assert_eq!(sample_rows(u64::MAX, 1, u64::MAX), u64::MAX, "saturates");
+    }
+}
