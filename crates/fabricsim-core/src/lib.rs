@@ -89,5 +89,18 @@ pub fn registry() -> Vec<AlgorithmInfo> {
     v
 }
 
+/// Legal but probably unintended settings of a valid scenario, without building the run (the
+/// topology is built to count sampled ports).
+pub fn warnings(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
+    let model = scenario.resolve()?;
+    let mut out = model.warnings.clone();
+    if let Some(cfg) = &scenario.samples {
+        let s = cfg.resolve(&topology::Topology::build(&model.tree))?;
+        let rows = budget::sample_rows(s.port_count() as u64, s.every, model.max_time);
+        out.extend(stats::sampler::rows_warning(rows, s.every, s.port_count()));
+    }
+    Ok(out)
+}
+
 /// The crate version, recorded with every result.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

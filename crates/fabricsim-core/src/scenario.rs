@@ -193,6 +193,22 @@ impl Scenario {
                 }
             }
         }
+        if transport.rto < base_rtt {
+            warnings.push(format!(
+                "transport.rto ({}) is below the fabric's base RTT ({:.3}us): packets time out before their ACK can return, and flows may never finish",
+                Duration(transport.rto),
+                base_rtt as f64 / 1e6
+            ));
+        }
+        for (i, f) in self.faults.iter().enumerate() {
+            if f.start().0 >= self.stop.max_time.0 {
+                warnings.push(format!(
+                    "faults[{i}] starts at {}, at or after stop.max_time ({}): it never takes effect",
+                    f.start(),
+                    self.stop.max_time
+                ));
+            }
+        }
         let lb_ctx = LbContext {
             bdp_packets,
             base_rtt,

@@ -23,7 +23,7 @@ use crate::host::nic::Nics;
 use crate::lb::{ecmp, HostLb, LoadBalancer, MAX_EVS};
 use crate::packet::{Ev, Kind, Packet};
 use crate::scenario::{Model, Scenario};
-use crate::stats::sampler::Sampler;
+use crate::stats::sampler::{rows_warning, Sampler};
 use crate::stats::{Accounting, RunResult, RunView};
 use crate::switch::forward::Fabric;
 use crate::time::{serialization, Time};
@@ -39,6 +39,8 @@ pub struct Simulation {
     nics: Nics,
     faults: FaultTimeline,
     sampler: Option<Sampler>,
+    /// Legal but probably unintended settings: the scenario's and the run's.
+    warnings: Vec<String>,
     events: u64,
     status: Status,
     wall: std::time::Duration,
@@ -51,9 +53,11 @@ impl Simulation {
         let topo = Topology::build(&model.tree);
         let faults = FaultTimeline::new(&scenario.faults, &topo, model.seed, model.max_time)?;
         let sampler = scenario.samples.as_ref().map(|cfg| cfg.resolve(&topo)).transpose()?;
+        let mut warnings = model.warnings.clone();
         if let Some(s) = &sampler {
             let rows = budget::sample_rows(s.port_count() as u64, s.every, model.max_time);
             budget::check(&budget::with_samples(model.need, rows), model.max_memory)?;
+            warnings.extend(rows_warning(rows, s.every, s.port_count()));
         }
         // the calendar's ring should cover a hop, the longest link delay plus a packet: every
         // packet event falls within it (timers go beyond). Its memory grows with its span.
@@ -82,6 +86,7 @@ impl Simulation {
             nics,
             faults,
             sampler,
+            warnings,
             events: 0,
             status: Status::Running,
             wall: std::time::Duration::ZERO,
@@ -229,6 +234,10 @@ impl Simulation {
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
     }
+    /// Legal but probably unintended settings of this run (also in the summary).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
     /// Wall-clock seconds spent in `step` so far.
     pub fn wall_s(&self) -> f64 {
         self.wall.as_secs_f64()
@@ -298,6 +307,7 @@ impl Simulation {
             events: self.events,
             wall_s: self.wall_s(),
             scenario_json: self.scenario.to_json(),
+            warnings: self.warnings.clone(),
         })
     }
 }

@@ -127,7 +127,7 @@ fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
 #[pyfunction]
 fn warnings(py: Python<'_>, scenario_json: &str) -> PyResult<Vec<String>> {
     let scenario = parse(py, scenario_json)?;
-    Ok(scenario.resolve().map_err(|e| scenario_error(py, e))?.warnings)
+    fabricsim_core::warnings(&scenario).map_err(|e| scenario_error(py, e))
 }
 
 /// The declared output columns: {table: [(name, type, unit, null_when, meaning)]}.
@@ -140,6 +140,7 @@ fn columns<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
             Ty::F64 => "f64",
             Ty::Bool => "bool",
             Ty::Str => "str",
+            Ty::StrList => "list[str]",
         };
         let rows: Vec<(&str, &str, &str, &str, &str)> = spec.iter().map(|c| (c.name, ty(c.ty), c.unit, c.null_when, c.meaning)).collect();
         out.set_item(*table, rows)?;

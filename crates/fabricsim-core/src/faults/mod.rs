@@ -213,6 +213,13 @@ macro_rules! faults {
         }
 
         impl FaultConfig {
+            /// When the fault first takes effect.
+            pub fn start(&self) -> Duration {
+                match self {
+                    $(FaultConfig::$Variant(c) => c.start),+
+                }
+            }
+
             fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {
                 match self {
                     $(FaultConfig::$Variant(c) => c.sources(ctx, out)),+

@@ -138,6 +138,7 @@ impl RunResult {
             bdp_bytes: v.bdp_bytes,
             payload_efficiency: (transport.mtu - transport.header) as f64 / transport.mtu as f64,
             line_goodput_gbps: tree.tier_rates[0] as f64 / 1e9 * (transport.mtu - transport.header) as f64 / transport.mtu as f64,
+            warnings: v.warnings.clone(),
         };
         let mut st = Table::new(columns::SAMPLES);
         let rows = v.samples.cloned().unwrap_or_default();

@@ -17,6 +17,8 @@ pub enum Ty {
     F64,
     Bool,
     Str,
+    /// A list of strings (summary only).
+    StrList,
 }
 
 /// One declared column.
@@ -131,6 +133,7 @@ pub const SUMMARY: &[ColumnSpec] = &[
     col("bdp_bytes", Ty::U64, "bytes", "one BDP, in whole packets"),
     col("payload_efficiency", Ty::F64, "", "(mtu - header) / mtu"),
     col("line_goodput_gbps", Ty::F64, "Gb/s", "host link rate times the payload efficiency"),
+    col("warnings", Ty::StrList, "", "legal but probably unintended settings (also printed before the run)"),
 ];
 
 /// Every declared table, by name.

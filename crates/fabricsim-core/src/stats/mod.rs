@@ -40,6 +40,7 @@ pub struct RunView<'a> {
     pub events: u64,
     pub wall_s: f64,
     pub scenario_json: String,
+    pub warnings: Vec<String>,
 }
 
 /// Every data packet the hosts sent, by fate. `data_sent == data_delivered + data_trimmed +
@@ -190,6 +191,8 @@ pub struct Summary {
     /// at that share: the most a flow can reach.
     pub payload_efficiency: f64,
     pub line_goodput_gbps: f64,
+    /// Legal but probably unintended settings (also printed before the run).
+    pub warnings: Vec<String>,
 }
 
 /// Everything a run returns.

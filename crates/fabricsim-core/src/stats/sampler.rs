@@ -19,6 +19,19 @@ pub struct SamplesConfig {
     pub ports: Vec<String>,
 }
 
+/// Rows beyond which a port time series is probably not what was meant.
+pub const MANY_ROWS: u64 = 10_000_000;
+
+/// A warning for a time series of `rows` rows, if that is many.
+pub fn rows_warning(rows: u64, every: Time, ports: usize) -> Option<String> {
+    (rows > MANY_ROWS).then(|| {
+        format!(
+            "samples: every {} on {ports} ports up to stop.max_time makes up to {rows} rows (more than {MANY_ROWS}); a larger samples.every or fewer ports keep it readable",
+            Duration(every)
+        )
+    })
+}
+
 impl SamplesConfig {
     /// Checks `[samples]` against the topology: the sampler of the run.
     pub fn resolve(&self, topo: &Topology) -> Result<Sampler, ScenarioError> {

@@ -69,3 +69,23 @@ fn each_bad_input_names_field_value_and_allowed() {
         assert!(text.contains(allowed), "{toml_text}: allowed missing from {text}");
     }
 }
+
+#[test]
+fn likely_mistakes_are_warned_in_the_summary_not_refused() {
+    let warned = |toml_text: &str, expected: &str| {
+        let s = scenario(toml_text).expect("valid");
+        let before = fabricsim_core::warnings(&s).unwrap();
+        assert!(before.iter().any(|w| w.contains(expected)), "{toml_text}: {before:?}");
+        let r = Simulation::new(&s).unwrap().run();
+        assert_eq!(r.summary.warnings, before, "the run lists what was printed before it");
+    };
+    let small = "[topology]\nhosts = 16\nradix = 8\n[workload]\nsize = \"64KiB\"\n";
+    warned(&format!("{small}[transport]\nrto = \"1us\"\n[stop]\nmax_time = \"200us\"\n"), "below the fabric's base RTT");
+    warned(
+        &format!("{small}[[faults]]\nkind = \"link_down\"\nlink = \"leaf0:up0\"\nstart = \"200ms\"\n"),
+        "faults[0] starts at 200ms, at or after stop.max_time (100ms)",
+    );
+    warned(&format!("{small}[samples]\nevery = \"5ns\"\nports = [\"leaf0:up*\"]\n"), "more than 10000000");
+    let quiet = scenario(small).unwrap();
+    assert!(fabricsim_core::warnings(&quiet).unwrap().is_empty());
+}
