@@ -140,3 +140,14 @@ def test_compare_of_incomplete_runs_prints_no_fake_numbers_and_exits_3(demo_path
     r = invoke("compare", str(demo_path), "--lb", "ecmp", "--set", "stop.max_time=20us", "--json", "-q")
     assert r.exit_code == 3
     assert json.loads(r.stdout)["ecmp"]["max_fct_ns"] is None
+
+
+def test_cli_conventions_version_short_help_and_json_registry():
+    r = invoke("--version")
+    assert r.exit_code == 0 and r.stdout.strip() == f"fabricsim {fabricsim.__version__}"
+    r = invoke("run", "-h")
+    assert r.exit_code == 0 and "--set KEY=VALUE" in r.stdout and "-o, --out DIR" in r.stdout
+    assert "<list[str]>" not in r.stdout and "{scenario}" not in r.stdout, "no internal metavars"
+    r = invoke("list", "--json")
+    assert r.exit_code == 0
+    assert json.loads(r.stdout) == fabricsim.registry()

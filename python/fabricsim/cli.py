@@ -28,7 +28,13 @@ from .scenario import Scenario, parse_value
 P = ParamSpec("P")
 R = TypeVar("R")
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Packet-level simulator of AI/ML datacenter fabrics.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Packet-level simulator of AI/ML datacenter fabrics.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+)
 err = Console(stderr=True, soft_wrap=True)
 # Tables keep their columns when piped (rich would otherwise assume 80 columns).
 out = Console(width=shutil.get_terminal_size((150, 24)).columns)
@@ -38,7 +44,10 @@ EXIT_INTERNAL, EXIT_USAGE, EXIT_INCOMPLETE = 1, 2, 3
 SetOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--set", "-s", help="Override a field: dotted.key=value (repeatable). lb.kind=X keeps only the [lb] parameters X accepts."
+        "--set",
+        "-s",
+        metavar="KEY=VALUE",
+        help="Override a field: dotted.key=value (repeatable). lb.kind=X keeps only the [lb] parameters X accepts.",
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
@@ -76,25 +85,32 @@ def _warn(scenario: Scenario, label: str = "") -> None:
 
 
 def _run_with_bar(scenario: Scenario, label: str, quiet: bool) -> Results:
-    """Run one scenario; progress on stderr: simulated time against max_time, flows done."""
+    """Run one scenario; progress on stderr: flows completed (the bar), simulated time and
+    events per second (a run whose flows finish together shows its pace there)."""
     if quiet or (not err.is_terminal and not _force_progress()):
         return run_scenario(scenario)
+    import time
+
     columns = (
         TextColumn(f"[bold]{label}"),
         BarColumn(),
-        TextColumn("{task.fields[sim]}"),
         TextColumn("flows {task.fields[done]}"),
+        TextColumn("{task.fields[sim]}"),
+        TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
     )
+    started = time.perf_counter()
     with Progress(*columns, console=err, transient=True) as bar:
-        task = bar.add_task(label, total=1.0, sim="", done="")
+        task = bar.add_task(label, total=1.0, sim="", done="", rate="")
 
         def update(p: RunProgress) -> None:
+            elapsed = max(time.perf_counter() - started, 1e-9)
             bar.update(
                 task,
-                completed=max(p.flows_done / max(p.flow_count, 1), p.now_ps / max(p.max_time_ps, 1)),
-                sim=f"{p.now_ps / 1e6:,.1f}/{p.max_time_ps / 1e6:,.0f} us",
-                done=f"{p.flows_done}/{p.flow_count}",
+                completed=p.flows_done / max(p.flow_count, 1),
+                done=f"{p.flows_done:,}/{p.flow_count:,}",
+                sim=f"{p.now_ps / 1e6:,.1f} us simulated",
+                rate=f"{p.events / elapsed / 1e6:.2f} M events/s",
             )
 
         return run_scenario(scenario, progress=update)
@@ -121,14 +137,31 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        sys.stdout.write(f"fabricsim {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
+    """Packet-level simulator of AI/ML datacenter fabrics."""
+
+
 @app.command()
 @_guard
 def run(
-    scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.")],
+    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario TOML file.")],
     set_: SetOpt = None,
     out_dir: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Write flows.parquet, ports.parquet, reorder.parquet, summary.json, scenario.toml here."),
+        typer.Option(
+            "--out", "-o", metavar="DIR", help="Write flows.parquet, ports.parquet, reorder.parquet, summary.json, scenario.toml here."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print {scenario, summary} as one JSON object on stdout.")] = False,
     quiet: QuietOpt = False,
@@ -175,8 +208,8 @@ COMPARE_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
 @app.command()
 @_guard
 def compare(
-    scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.")],
-    lb: Annotated[str, typer.Option("--lb", help="Comma-separated load balancers, e.g. ecmp,ops.")] = "ecmp,ops",
+    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario TOML file.")],
+    lb: Annotated[str, typer.Option("--lb", metavar="LB,LB,...", help="Comma-separated load balancers, e.g. ecmp,ops.")] = "ecmp,ops",
     set_: SetOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object {lb: summary}.")] = False,
     quiet: QuietOpt = False,
@@ -226,8 +259,13 @@ def _print_compare(results: dict[str, Results]) -> None:
 
 
 @app.command("list")
-def list_() -> None:
+def list_(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON: [{category, name, summary, reference}].")] = False,
+) -> None:
     """List the registered load balancers, workloads, routing rules, CCs and topologies."""
+    if as_json:
+        sys.stdout.write(json.dumps(registry()) + "\n")
+        return
     t = Table()
     for col in ("category", "name", "summary", "reference"):
         t.add_column(col)
@@ -239,7 +277,7 @@ def list_() -> None:
 @app.command()
 @_guard
 def bench(
-    only: Annotated[str | None, typer.Option("--only", help="Run only the benchmarks whose name contains this.")] = None,
+    only: Annotated[str | None, typer.Option("--only", metavar="TEXT", help="Run only the benchmarks whose name contains this.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the measurements as JSON.")] = False,
 ) -> None:
     """Run the standard performance scenarios, each in a fresh process: events/s, packets/s, wall, memory."""
