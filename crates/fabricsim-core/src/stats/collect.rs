@@ -126,7 +126,9 @@ impl RunResult {
             data_packets: total(&|f| f.stats.data_packets),
             retransmits: total(&|f| f.stats.retransmits),
             trims: losses.iter().map(|l| l.trims).sum(),
-            drops: ports.iter().map(|p| p.stats.drops).sum(),
+            // data packets, as the flows count them; the rest of what ports lost apart
+            drops: losses.iter().map(|l| l.drops).sum(),
+            control_drops: ports.iter().map(|p| p.stats.drops).sum::<u64>() - losses.iter().map(|l| l.drops).sum::<u64>(),
             ecn_marks: ports.iter().map(|p| p.stats.ecn_marks).sum(),
             max_queue_bytes: ports.iter().map(|p| p.stats.max_queue).max().unwrap_or(0),
             events: v.events,

@@ -179,6 +179,7 @@ pub struct Summary {
     pub retransmits: u64,
     pub trims: u64,
     pub drops: u64,
+    pub control_drops: u64,
     pub ecn_marks: u64,
     pub max_queue_bytes: u64,
     pub events: u64,

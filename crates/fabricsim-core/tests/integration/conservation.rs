@@ -13,6 +13,12 @@ fn check(toml_text: &str) -> fabricsim_core::stats::RunResult {
     }
     let r = sim.results();
     assert!(r.accounting.balanced(), "{:?}", r.accounting);
+    // the summary's drops are the flows' data drops; what else the ports lost is apart
+    let flow_drops: u64 = r.flows.u64("drops").iter().sum();
+    let port_drops: u64 = r.ports.u64("drops").iter().sum();
+    assert_eq!(r.summary.drops, flow_drops);
+    assert_eq!(r.summary.drops, r.accounting.data_dropped);
+    assert_eq!(r.summary.drops + r.summary.control_drops, port_drops);
     let (bytes, got, done) = (r.flows.u64("bytes"), r.flows.u64("delivered_bytes"), r.flows.bool("completed"));
     for i in 0..bytes.len() {
         if done[i] {
