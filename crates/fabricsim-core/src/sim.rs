@@ -303,7 +303,9 @@ impl Simulation {
             samples: self.sampler.as_ref().map(|s| &s.rows),
             accounting: self.accounting(),
             status: self.status,
-            now: self.queue.now(),
+            // a run stopped by its time guard simulated exactly [0, max_time], whatever its last
+            // event was (a sample would otherwise move the end, and the mean queues with it)
+            now: if self.status == Status::TimeLimit { self.model.max_time } else { self.queue.now() },
             events: self.events,
             wall_s: self.wall_s(),
             scenario_json: self.scenario.to_json(),

@@ -29,3 +29,17 @@ fn an_incast_queue_shows_in_the_samples() {
         .unwrap();
     assert_eq!(e.field, "samples.ports[0]");
 }
+
+#[test]
+fn samples_change_nothing_in_a_run_cut_by_its_time_guard() {
+    // the run ends at max_time whatever its last event was: a sample at 40 us must not move
+    // the end (sim_time_ns) nor the mean queues integrated up to it
+    let base = "[workload]\nkind = \"permutation\"\nsize = \"4MiB\"\n[stop]\nmax_time = \"43us\"\n";
+    let plain = run(&fabric128(base));
+    let sampled = run(&fabric128(&format!("{base}[samples]\nevery = \"10us\"\n")));
+    assert_eq!(plain.summary.status, "incomplete");
+    assert_eq!(plain.summary.sim_time_ns, 43_000.0);
+    assert_eq!(sampled.summary.sim_time_ns, plain.summary.sim_time_ns);
+    assert_eq!(plain.flows, sampled.flows);
+    assert_eq!(plain.ports, sampled.ports, "mean queues integrated to the same end");
+}
