@@ -20,7 +20,7 @@ use crate::error::{ensure, ScenarioError};
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use crate::topology::Topology;
-use crate::units::Duration;
+use crate::units::{Duration, Rate};
 pub use link::Change;
 pub use timeline::{Plan, Source, Timeline};
 
@@ -168,6 +168,30 @@ impl FaultContext<'_> {
                 "allowed: `link = \"leaf0:up3\"`, or `links = \"leaf_up\"` with `fraction`",
             )),
         }
+    }
+
+    /// `links` run at `rate` over `period` (both directions), then at their own rate again;
+    /// `rate` must be positive and at most each link's rate.
+    pub fn degrade(
+        &self,
+        links: Vec<[u32; 2]>,
+        rate: Rate,
+        period: (Time, Option<Time>),
+        out: &mut Vec<Source>,
+    ) -> Result<(), ScenarioError> {
+        ensure(rate.0 > 0, &self.field("rate"), rate, "allowed: a positive rate (use link_down for a dead link)")?;
+        for (target, ports) in links.into_iter().enumerate() {
+            let nominal = Rate(self.topo.ports[ports[0] as usize].rate);
+            ensure(
+                rate <= nominal,
+                &self.field("rate"),
+                rate,
+                format!("allowed: at most the link's rate ({nominal}): a degraded link is slower"),
+            )?;
+            let plan = hold(period, Change::Rate(rate.0), Change::NominalRate);
+            out.push(Source::new(ports, plan, self.index as u32, target as u32));
+        }
+        Ok(())
     }
 
     /// Checks a period: (start, end) in ps.

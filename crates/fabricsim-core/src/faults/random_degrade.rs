@@ -4,9 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{hold, ActivePeriod, FaultContext, FaultKind, LinkSet, Source};
-use crate::error::{ensure, ScenarioError};
-use crate::faults::link::Change;
+use super::{ActivePeriod, FaultContext, FaultKind, LinkSet, Source};
+use crate::error::ScenarioError;
 use crate::registry::AlgorithmInfo;
 use crate::units::{Duration, Rate};
 
@@ -32,13 +31,7 @@ pub struct Config {
 
 impl FaultKind for Config {
     fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {
-        ensure(self.rate.0 > 0, &ctx.field("rate"), self.rate, "allowed: a positive rate")?;
         let period = ctx.period(ActivePeriod { start: self.start, end: self.end })?;
-        for (target, ports) in ctx.pick(self.links, self.fraction)?.into_iter().enumerate() {
-            let nominal = ctx.topo.ports[ports[0] as usize].rate;
-            ensure(self.rate.0 <= nominal, &ctx.field("rate"), self.rate, format!("allowed: at most the link's rate ({}): a degraded link is slower", Rate(nominal)))?;
-            out.push(Source::new(ports, hold(period, Change::Rate(self.rate.0), Change::NominalRate), ctx.index as u32, target as u32));
-        }
-        Ok(())
+        ctx.degrade(ctx.pick(self.links, self.fraction)?, self.rate, period, out)
     }
 }
