@@ -5,7 +5,7 @@ FABRICSIM := $(PYTHON) -m fabricsim
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_ROOT_USER_ACTION := ignore
 
-.PHONY: install demo test test-rust test-python bench bench-core lint clean
+.PHONY: install demo test test-rust test-python bench bench-core lint fuzz clean
 
 ## Build the Rust core into the Python package (editable) with its dependencies.
 install:
@@ -32,6 +32,10 @@ bench: install
 ## The same 1024-host benchmark without Python.
 bench-core:
 	cargo run --release -p fabricsim-core --example bench1024 ops
+
+## Hostile input at scale (not in CI): 10 000 random single-field corruptions of a scenario.
+fuzz: install
+	FABRICSIM_FUZZ_EXAMPLES=10000 $(PYTHON) -m pytest -q tests/test_hostile_properties.py
 
 ## Formatting, lints and types (CI runs this before the tests).
 lint: install

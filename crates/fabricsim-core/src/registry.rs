@@ -37,7 +37,7 @@ pub fn split_kind<'de, D: Deserializer<'de>>(d: D, default: &str) -> Result<(Str
 /// Deserializes a variant's fields, keeping the path of any error.
 pub fn fields<T: DeserializeOwned, E: Error>(v: serde_json::Value) -> Result<T, E> {
     serde_path_to_error::deserialize(v).map_err(|e| {
-        let path = e.path().to_string();
+        let path = dotted(e.path());
         let msg = e.into_inner().to_string();
         if path == "." {
             E::custom(msg)
@@ -50,6 +50,41 @@ pub fn fields<T: DeserializeOwned, E: Error>(v: serde_json::Value) -> Result<T, 
 /// The error for a `kind` that is not registered.
 pub fn unknown_kind<E: Error>(kind: &str, allowed: &[&str]) -> E {
     E::custom(format!("{PATH_MARK}kind{PATH_MARK}unknown {kind:?}; allowed: {}", allowed.join(", ")))
+}
+
+/// A field path as a scenario writes it (`switch.ecn.kmin`, `workload.flows[3].dst`), with
+/// keys that are not plain names quoted (`topology." "`), so an odd key stays readable.
+pub fn dotted(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if plain {
+                    out.push_str(key);
+                } else {
+                    out.push_str(&format!("{key:?}"));
+                }
+            }
+            Segment::Enum { variant } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(variant);
+            }
+            Segment::Unknown => {}
+        }
+    }
+    if out.is_empty() {
+        ".".into()
+    } else {
+        out
+    }
 }
 
 /// Joins an outer path and a message that may carry an inner path.

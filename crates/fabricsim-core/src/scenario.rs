@@ -147,7 +147,7 @@ impl Scenario {
     where
         D::Error: std::fmt::Display,
     {
-        serde_path_to_error::deserialize(d).map_err(|e| located(e.path().to_string(), e.inner().to_string()))
+        serde_path_to_error::deserialize(d).map_err(|e| located(crate::registry::dotted(e.path()), e.inner().to_string()))
     }
 
     /// The scenario with every default written out, as JSON.
@@ -303,7 +303,7 @@ fn clean(msg: String) -> String {
 }
 
 fn path_error(e: serde_path_to_error::Error<serde_json::Error>) -> ScenarioError {
-    located(e.path().to_string(), e.inner().to_string())
+    located(crate::registry::dotted(e.path()), e.inner().to_string())
 }
 
 /// A parse error at `path`, whose message may carry an inner path (see [`crate::registry`]).

@@ -21,6 +21,7 @@ fn each_bad_input_names_field_value_and_allowed() {
         ("[switch.ecn]\nkmin = \"0.9bdp\"\nkmax = \"0.1bdp\"\n", "switch.ecn.kmin", "0.9bdp", "at most kmax"),
         ("[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 500, size = \"1MiB\"}]\n", "workload.flows[0].dst", "500", "0..128"),
         ("[switch]\nbufer = \"1bdp\"\n", "switch.bufer", "bufer", "buffer"),
+        ("[topology]\n\" \" = 1\n", "topology.\" \"", "unknown field", "hosts"),
         ("[topology]\nlink_rate = \"400Gbs\"\n", "topology.link_rate", "400Gbs", "Gbps"),
         ("[lb]\nkind = \"ops\"\nevs_size = 0\n", "lb.evs_size", "0", "1 to"),
         ("[workload]\nkind = \"incast\"\n", "workload.senders", "missing", "must be given"),
