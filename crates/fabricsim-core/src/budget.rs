@@ -15,7 +15,6 @@ use crate::host::connection::{Connection, Message, REORDER_BUCKETS};
 use crate::host::TransportModel;
 use crate::packet::Packet;
 use crate::switch::{EgressPort, SwitchModel};
-use crate::time::Time;
 use crate::topology::FatTreeSpec;
 use crate::workload::MessageSpec;
 
@@ -74,11 +73,6 @@ pub fn messages(transport: &TransportModel, subflows: u32, messages: &[MessageSp
     })
 }
 
-/// Rows a port time series of `ports` ports every `every` produces up to `max_time`.
-pub fn sample_rows(ports: u64, every: Time, max_time: Time) -> u64 {
-    (max_time / every.max(1)).saturating_add(1).saturating_mul(ports)
-}
-
 /// Refuses an estimate above `limit` bytes, naming what to change.
 pub fn check(e: &Estimate, limit: u64) -> Result<(), ScenarioError> {
     if e.total() <= limit {
@@ -123,11 +117,5 @@ mod tests {
             let spec = FatTreeSpec::new(&cfg).unwrap();
             assert_eq!(port_count(&spec), Topology::build(&spec).ports.len() as u64, "{tiers} tiers, {hosts} hosts");
         }
-    }
-
-    #[test]
-    fn samples_count_rows_to_the_time_guard() {
-        assert_eq!(sample_rows(10, 1_000, 1_000_000), 1_001 * 10);
-        assert_eq!(sample_rows(u64::MAX, 1, u64::MAX), u64::MAX, "saturates");
     }
 }

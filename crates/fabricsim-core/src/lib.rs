@@ -95,9 +95,7 @@ pub fn warnings(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
     let model = scenario.resolve()?;
     let mut out = model.warnings.clone();
     if let Some(cfg) = &scenario.samples {
-        let s = cfg.resolve(&topology::Topology::build(&model.tree))?;
-        let rows = budget::sample_rows(s.port_count() as u64, s.every, model.max_time);
-        out.extend(stats::sampler::rows_warning(rows, s.every, s.port_count()));
+        out.extend(cfg.resolve(&topology::Topology::build(&model.tree))?.warning(model.max_time));
     }
     Ok(out)
 }

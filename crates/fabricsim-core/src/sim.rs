@@ -16,14 +16,14 @@ use std::time::Instant;
 use crate::budget;
 use crate::engine::{Event, EventQueue, Status};
 use crate::error::ScenarioError;
-use crate::faults::FaultTimeline;
+use crate::faults::{self, Timeline};
 use crate::host::cc::Cwnd;
 use crate::host::connection::{Connection, Message};
 use crate::host::nic::Nics;
 use crate::lb::{ecmp, HostLb, LoadBalancer, MAX_EVS};
 use crate::packet::{Ev, Kind, Packet};
 use crate::scenario::{Model, Scenario};
-use crate::stats::sampler::{rows_warning, Sampler};
+use crate::stats::sampler::Sampler;
 use crate::stats::{Accounting, RunResult, RunView};
 use crate::switch::forward::Fabric;
 use crate::time::{serialization, Time};
@@ -37,7 +37,7 @@ pub struct Simulation {
     queue: EventQueue,
     fabric: Fabric,
     nics: Nics,
-    faults: FaultTimeline,
+    faults: Timeline,
     sampler: Option<Sampler>,
     /// Legal but probably unintended settings: the scenario's and the run's.
     warnings: Vec<String>,
@@ -51,13 +51,12 @@ impl Simulation {
     pub fn new(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
         let model = scenario.resolve()?;
         let topo = Topology::build(&model.tree);
-        let faults = FaultTimeline::new(&scenario.faults, &topo, model.seed, model.max_time)?;
+        let faults = faults::timeline(&scenario.faults, &topo, model.seed, model.max_time)?;
         let sampler = scenario.samples.as_ref().map(|cfg| cfg.resolve(&topo)).transpose()?;
         let mut warnings = model.warnings.clone();
         if let Some(s) = &sampler {
-            let rows = budget::sample_rows(s.port_count() as u64, s.every, model.max_time);
-            budget::check(&budget::with_samples(model.need, rows), model.max_memory)?;
-            warnings.extend(rows_warning(rows, s.every, s.port_count()));
+            budget::check(&budget::with_samples(model.need, s.rows_until(model.max_time)), model.max_memory)?;
+            warnings.extend(s.warning(model.max_time));
         }
         // the calendar's ring should cover a hop, the longest link delay plus a packet: every
         // packet event falls within it (timers go beyond). Its memory grows with its span.

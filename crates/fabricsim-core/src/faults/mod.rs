@@ -265,29 +265,11 @@ faults! {
 /// The kinds `[[faults]] kind` accepts.
 pub const FAULTS: &[AlgorithmInfo] = FaultConfig::KINDS;
 
-/// The faults of a run: their sources of actions on a lazy [`Timeline`].
-#[derive(Debug, Clone, Default)]
-pub struct FaultTimeline {
-    timeline: Timeline,
-}
-
-impl FaultTimeline {
-    /// Checks the faults against the topology and lines up their first actions.
-    pub fn new(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Time) -> Result<FaultTimeline, ScenarioError> {
-        let mut sources = Vec::new();
-        for (index, f) in faults.iter().enumerate() {
-            f.sources(&FaultContext { topo, seed, max_time, index }, &mut sources)?;
-        }
-        Ok(FaultTimeline { timeline: Timeline::new(sources) })
+/// Checks the faults against the topology and lays them out on a lazy [`Timeline`].
+pub fn timeline(faults: &[FaultConfig], topo: &Topology, seed: u64, max_time: Time) -> Result<Timeline, ScenarioError> {
+    let mut sources = Vec::new();
+    for (index, f) in faults.iter().enumerate() {
+        f.sources(&FaultContext { topo, seed, max_time, index }, &mut sources)?;
     }
-
-    /// When the next action takes effect.
-    pub fn next_time(&self) -> Option<Time> {
-        self.timeline.next_time()
-    }
-
-    /// Applies every action due at `now`, in order.
-    pub fn fire(&mut self, now: Time, apply: impl FnMut([u32; 2], Change)) {
-        self.timeline.fire(now, apply)
-    }
+    Ok(Timeline::new(sources))
 }

@@ -22,16 +22,6 @@ pub struct SamplesConfig {
 /// Rows beyond which a port time series is probably not what was meant.
 pub const MANY_ROWS: u64 = 10_000_000;
 
-/// A warning for a time series of `rows` rows, if that is many.
-pub fn rows_warning(rows: u64, every: Time, ports: usize) -> Option<String> {
-    (rows > MANY_ROWS).then(|| {
-        format!(
-            "samples: every {} on {ports} ports up to stop.max_time makes up to {rows} rows (more than {MANY_ROWS}); a larger samples.every or fewer ports keep it readable",
-            Duration(every)
-        )
-    })
-}
-
 impl SamplesConfig {
     /// Checks `[samples]` against the topology: the sampler of the run.
     pub fn resolve(&self, topo: &Topology) -> Result<Sampler, ScenarioError> {
@@ -85,9 +75,22 @@ impl Sampler {
         Sampler { every, last_bytes: vec![0; ports.len()], ports, rows: SampleRows::default() }
     }
 
-    /// How many ports it samples.
-    pub fn port_count(&self) -> usize {
-        self.ports.len()
+    /// Rows it makes if the run lasts until `max_time` (its guard: a run that ends sooner
+    /// samples less).
+    pub fn rows_until(&self, max_time: Time) -> u64 {
+        (max_time / self.every.max(1)).saturating_add(1).saturating_mul(self.ports.len() as u64)
+    }
+
+    /// A warning if it may make more than [`MANY_ROWS`] rows by `max_time`.
+    pub fn warning(&self, max_time: Time) -> Option<String> {
+        let rows = self.rows_until(max_time);
+        (rows > MANY_ROWS).then(|| {
+            format!(
+                "samples: every {} on {} ports up to stop.max_time makes up to {rows} rows (more than {MANY_ROWS}); a larger samples.every or fewer ports keep it readable",
+                Duration(self.every),
+                self.ports.len()
+            )
+        })
     }
 
     /// Records each sampled port's data queue and its utilization since the last sample.
@@ -102,5 +105,19 @@ impl Sampler {
             // bits sent over what the link could send in the interval (at its current rate)
             self.rows.util.push(if now == 0 { 0.0 } else { sent as f64 * 8.0 / (p.rate as f64 * self.every as f64 / 1e12) });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_count_to_the_time_guard() {
+        assert_eq!(Sampler::new(1_000, (0..10).collect()).rows_until(1_000_000), 1_001 * 10);
+        let huge = Sampler { every: 1, ports: vec![0; 2], last_bytes: Vec::new(), rows: SampleRows::default() };
+        assert_eq!(huge.rows_until(u64::MAX), u64::MAX, "saturates");
+        assert!(Sampler::new(1_000, vec![0]).warning(1_000_000_000).is_none(), "a million rows is fine");
+        assert!(Sampler::new(1_000, vec![0]).warning(100_000_000_000).is_some_and(|w| w.contains("100000001 rows")));
     }
 }

@@ -163,7 +163,8 @@ impl Fabric {
         self.wake_when_free(q, port);
     }
 
-    /// Counts a packet lost on a link (dead or lossy) by its kind.
+    /// Counts a packet lost (a full queue, a dead or lossy link) by its kind.
+    #[cold]
     fn count_loss(&mut self, pkt: &Packet) {
         match (pkt.kind, pkt.trimmed) {
             (Kind::Data, false) => {
@@ -194,25 +195,19 @@ impl Fabric {
     /// Queues a control packet (ACK, NACK) at a NIC port; a NIC never limits its control queue.
     #[inline]
     pub fn push_control(&mut self, port: u32, pkt: Packet) {
-        let p = &mut self.ports[port as usize];
-        p.control_bytes += pkt.size as u64;
-        p.control.push_back(pkt);
+        self.ports[port as usize].push_control(pkt);
     }
 
     /// The control packet waiting first at `port`, if any.
     #[inline]
     pub fn pop_control(&mut self, port: u32) -> Option<Packet> {
-        let p = &mut self.ports[port as usize];
-        let pkt = p.control.pop_front()?;
-        p.control_bytes -= pkt.size as u64;
-        Some(pkt)
+        self.ports[port as usize].pop_control()
     }
 
     /// A free switch port starts its next packet, control class first; ECN at dequeue.
     pub fn switch_next(&mut self, q: &mut EventQueue, now: Time, port: u32) {
         let p = &mut self.ports[port as usize];
-        let pkt = if let Some(pkt) = p.control.pop_front() {
-            p.control_bytes -= pkt.size as u64;
+        let pkt = if let Some(pkt) = p.pop_control() {
             pkt
         } else {
             let Some(mut head) = p.pop_data(now, &self.cfg.scheduler) else { return };
@@ -283,11 +278,10 @@ impl Fabric {
         let mut control = pkt.is_control();
         if !control && p.classes[pkt.class as usize].bytes + pkt.size as u64 > m.buffer {
             p.stats.max_queue = p.stats.max_queue.max(p.data_bytes);
-            let conn = &mut self.losses.conn[pkt.conn as usize];
             match m.overflow {
                 Overflow::Trim => {
                     p.stats.trims += 1;
-                    conn.trims += 1;
+                    self.losses.conn[pkt.conn as usize].trims += 1;
                     self.losses.data_trimmed += 1;
                     pkt.trimmed = true;
                     pkt.size = m.header as u16;
@@ -295,8 +289,7 @@ impl Fabric {
                 }
                 Overflow::Drop => {
                     p.stats.drops += 1;
-                    conn.drops += 1;
-                    self.losses.data_dropped += 1;
+                    self.count_loss(&pkt);
                     return;
                 }
             }
@@ -304,13 +297,10 @@ impl Fabric {
         if control {
             if p.control_bytes + pkt.size as u64 > m.control_buffer {
                 p.stats.drops += 1;
-                if pkt.kind == Kind::Data {
-                    self.losses.headers_dropped += 1;
-                }
+                self.count_loss(&pkt);
                 return;
             }
-            p.control_bytes += pkt.size as u64;
-            p.control.push_back(pkt);
+            p.push_control(pkt);
         } else if p.is_free(now) {
             // A free port has empty queues (a wake-up is pending whenever packets wait): the
             // packet goes straight onto the wire and was never queued; the queue it sees, at

@@ -114,6 +114,21 @@ impl EgressPort {
         self.stats.max_queue = self.stats.max_queue.max(self.data_bytes);
     }
 
+    /// Queues a control packet (ACK, NACK, trimmed header).
+    #[inline]
+    pub fn push_control(&mut self, pkt: Packet) {
+        self.control_bytes += pkt.size as u64;
+        self.control.push_back(pkt);
+    }
+
+    /// The control packet waiting first, if any (control goes before data).
+    #[inline]
+    pub fn pop_control(&mut self) -> Option<Packet> {
+        let pkt = self.control.pop_front()?;
+        self.control_bytes -= pkt.size as u64;
+        Some(pkt)
+    }
+
     /// The next data packet by the scheduler, if any is queued.
     #[inline]
     pub fn pop_data(&mut self, now: Time, scheduler: &Scheduler) -> Option<Packet> {
