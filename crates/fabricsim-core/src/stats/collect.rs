@@ -1,7 +1,7 @@
 //! Turning a run's state into its tables: one row per message, per port, per reorder
 //! distance, per sample, and the summary.
 
-use super::ideal::ideal_fct;
+use super::ideal::{ideal_fct, message_packets};
 use super::{columns, mean, ns, percentile, Column, RunResult, RunView, Summary, Table};
 use crate::host::connection::{Connection, Message};
 use crate::lb::LoadBalancer;
@@ -14,16 +14,17 @@ impl RunResult {
     pub fn collect(v: &RunView<'_>) -> RunResult {
         let (messages, flows, topo, ports, losses) = (v.messages, v.conns, v.topo, v.ports, v.losses);
         let (now, wall_s, status, tree, transport) = (v.now, v.wall_s, v.status, v.tree, v.transport);
-        // the ideal depends only on the path's tiers and the size: computed once per pair
+        // the ideal depends only on the path's tiers, the size and the connections: computed
+        // once per (tiers, size, connections)
         let mut ideal_cache = std::collections::HashMap::new();
         let ideals: Vec<Time> = messages
             .iter()
             .map(|m| {
                 let spec = m.spec;
                 let tiers = tree.link_tiers(spec.src, spec.dst);
-                *ideal_cache
-                    .entry((tiers.len(), spec.bytes))
-                    .or_insert_with(|| ideal_fct(&tree.path(spec.src, spec.dst), spec.bytes, transport.mtu, transport.header))
+                *ideal_cache.entry((tiers.len(), spec.bytes, m.count)).or_insert_with(|| {
+                    ideal_fct(&tree.path(spec.src, spec.dst), &message_packets(spec.bytes, transport.mtu, transport.header, m.count))
+                })
             })
             .collect();
         let ideals = &ideals[..];

@@ -55,7 +55,7 @@ pub const FLOWS: &[ColumnSpec] = &[
     opt("first_send_ps", Ty::U64, "ps", "nothing was sent", "when its first packet left the NIC"),
     opt("end_ps", Ty::U64, "ps", UNFINISHED, "when its last byte was received"),
     opt("fct_ps", Ty::U64, "ps", UNFINISHED, "flow completion time: first bit sent to last bit received"),
-    col("ideal_fct_ps", Ty::U64, "ps", "its FCT alone on an idle fabric"),
+    col("ideal_fct_ps", Ty::U64, "ps", "its FCT alone on an idle fabric using all its paths (docs/model.md)"),
     opt("slowdown", Ty::F64, "", UNFINISHED, "fct_ps / ideal_fct_ps"),
     col("completed", Ty::Bool, "", "every byte was received"),
     col("delivered_bytes", Ty::U64, "bytes", "payload received so far"),

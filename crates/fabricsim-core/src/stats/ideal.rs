@@ -1,52 +1,126 @@
-//! The ideal FCT (DESIGN.md): a message alone on an idle fabric, computed exactly by running
-//! its packets through the store-and-forward tandem of its path.
+//! The ideal FCT (DESIGN.md): a message alone on an idle, fault-free fabric, computed exactly
+//! by running its packets through the store-and-forward tandem of its paths.
+//!
+//! Two refinements of DESIGN.md's "bottleneck of its path", both so that no message can ever
+//! finish faster than its ideal:
+//! - **All paths together.** A hop is the pool of every link at that position over all
+//!   shortest paths (one host link; `up0` leaf uplinks; `up0 x up1` core links). A sprayed
+//!   message may use them all at once, so where the uplinks are slower than the host link the
+//!   ideal is set by their sum, not by one of them. Where no pool is slower than the host link
+//!   (every default fabric), the pools never queue and this is the single-path tandem exactly.
+//!   A single-path load balancer (ECMP) then shows the cost of using one path as a slowdown
+//!   above 1, which is what the metric is for.
+//! - **The message's own packets.** The ideal sends the packets its sender cuts the message
+//!   into, in the order an idle NIC sends them: `mtu`-sized packets and a shorter last one; an
+//!   MPTCP message is cut per subflow and the subflows are sent round-robin, so its smaller
+//!   packets pipeline through the store-and-forward hops faster than one MTU packet would.
 
+use crate::lb::mptcp::shares;
 use crate::time::{serialization, Time};
 use crate::topology::Hop;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
-/// Time from the first bit sent to the last bit received of a `bytes` message alone on
-/// `path`: each packet leaves the sender back to back, and hop h starts a packet when the
-/// packet has fully arrived and the hop's link is free (`f[h][i] = max(f[h][i-1],
-/// arrival[h][i]) + ser(s_i, r_h)`). With equal rates this is
-/// `bytes_on_wire / rate + (hops - 1) * ser(max packet) + latencies`.
-pub fn ideal_fct(path: &[Hop], bytes: u64, mtu: u64, header: u64) -> Time {
+/// Wire sizes of a message of `bytes` cut into `subflows` connections, in the order an idle
+/// NIC sends them (round-robin over the connections, each in sequence).
+pub fn message_packets(bytes: u64, mtu: u64, header: u64, subflows: u32) -> Vec<u64> {
     let payload = mtu - header;
-    let n = bytes.div_ceil(payload);
-    let last = bytes - (n - 1) * payload + header;
-    let mut free = vec![0 as Time; path.len()];
-    let mut arrival = 0;
-    for i in 0..n {
-        let size = if i + 1 == n { last } else { mtu };
-        let mut t = 0;
-        for (h, hop) in path.iter().enumerate() {
-            free[h] = free[h].max(t) + serialization(size, hop.rate);
-            t = free[h] + hop.latency;
+    let conns: Vec<Vec<u64>> = shares(bytes, subflows)
+        .into_iter()
+        .map(|b| {
+            let n = b.div_ceil(payload).max(1);
+            (0..n).map(|i| if i + 1 == n { b - (n - 1) * payload + header } else { mtu }).collect()
+        })
+        .collect();
+    let rounds = conns.iter().map(Vec::len).max().unwrap_or(0);
+    (0..rounds).flat_map(|r| conns.iter().filter_map(move |c| c.get(r).copied())).collect()
+}
+
+/// Time from the first bit sent to the last bit received of `packets` (wire sizes, in sending
+/// order) alone on the paths `path` describes. The first hop sends them back to back; every
+/// hop takes packets in arrival order and starts each, whole, on whichever of its `links` is
+/// free first (`start = max(arrival, earliest free link)`, `done = start + ser(size, rate)`),
+/// and the packet arrives at the next hop `latency` later. With one link per hop this is the
+/// single-path tandem; with equal rates its value is
+/// `bytes_on_wire / rate + (hops - 1) * ser(max packet) + latencies`.
+pub fn ideal_fct(path: &[Hop], packets: &[u64]) -> Time {
+    // (arrival at the current hop, sending order): ties keep the sending order
+    let mut arrivals: Vec<(Time, usize)> = (0..packets.len()).map(|i| (0, i)).collect();
+    for hop in path {
+        arrivals.sort_unstable();
+        let servers = hop.links.min(packets.len() as u64) as usize;
+        let mut free: BinaryHeap<Reverse<Time>> = std::iter::repeat_n(Reverse(0), servers).collect();
+        for (t, i) in arrivals.iter_mut() {
+            let Reverse(idle) = free.pop().expect("one link at least");
+            let done = idle.max(*t) + serialization(packets[*i], hop.rate);
+            free.push(Reverse(done));
+            *t = done + hop.latency;
         }
-        arrival = t;
     }
-    arrival
+    arrivals.iter().map(|a| a.0).max().unwrap_or(0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const G400: u64 = 400_000_000_000;
+    const G100: u64 = 100_000_000_000;
+
+    fn hop(rate: u64, latency: Time, links: u64) -> Hop {
+        Hop { rate, latency, links }
+    }
+
     #[test]
     fn ideal_matches_closed_form_for_equal_rates() {
-        let hop = |lat| Hop { rate: 400_000_000_000, latency: lat };
-        let path = [hop(1_000_000), hop(1_000_000), hop(1_000_000), hop(1_000_000)];
+        let path = [hop(G400, 1_000_000, 1), hop(G400, 1_000_000, 8), hop(G400, 1_000_000, 8), hop(G400, 1_000_000, 1)];
         // 8 MiB in 4096 B payloads: 2048 packets of 4160 B, 83.2 ns each.
-        let ideal = ideal_fct(&path, 8 << 20, 4160, 64);
+        let ideal = ideal_fct(&path, &message_packets(8 << 20, 4160, 64, 1));
         assert_eq!(ideal, 2048 * 83_200 + 3 * 83_200 + 4 * 1_000_000);
-        // A short last packet still waits behind the full one before it at every hop.
-        let ideal = ideal_fct(&path, 4096 + 100, 4160, 64);
-        assert_eq!(ideal, 83_200 + serialization(164, 400_000_000_000) + 3 * 83_200 + 4 * 1_000_000);
+        // On one path a short last packet waits behind the full one before it at every hop...
+        let one = path.map(|h| Hop { links: 1, ..h });
+        let ideal = ideal_fct(&one, &message_packets(4096 + 100, 4160, 64, 1));
+        assert_eq!(ideal, 83_200 + serialization(164, G400) + 3 * 83_200 + 4 * 1_000_000);
+        // ...but with 8 spines it can take another one, overtake, and arrive first.
+        let ideal = ideal_fct(&path, &message_packets(4096 + 100, 4160, 64, 1));
+        assert_eq!(ideal, 4 * 83_200 + 4 * 1_000_000);
     }
 
     #[test]
     fn ideal_uses_the_bottleneck() {
-        let path = [Hop { rate: 100_000_000_000, latency: 0 }, Hop { rate: 400_000_000_000, latency: 0 }];
+        let path = [hop(G100, 0, 1), hop(G400, 0, 1)];
         // 10 packets at 332.8 ns on the slow first hop, then the last one at 83.2 ns.
-        assert_eq!(ideal_fct(&path, 10 * 4096, 4160, 64), 10 * 332_800 + 83_200);
+        assert_eq!(ideal_fct(&path, &message_packets(10 * 4096, 4160, 64, 1)), 10 * 332_800 + 83_200);
+    }
+
+    #[test]
+    fn slow_uplinks_in_parallel_are_as_fast_as_their_sum() {
+        // 400G host links, four 100G uplinks: together as fast as the host link, so only the
+        // last packet's extra store-and-forward time on a slow link is added.
+        let path = [hop(G400, 0, 1), hop(G100, 0, 4), hop(G100, 0, 4), hop(G400, 0, 1)];
+        let n = 256;
+        let ideal = ideal_fct(&path, &message_packets(n * 4096, 4160, 64, 1));
+        assert_eq!(ideal, n * 83_200 + 2 * 332_800 + 83_200);
+        // one 100G path would be four times slower
+        let one = [hop(G400, 0, 1), hop(G100, 0, 1), hop(G100, 0, 1), hop(G400, 0, 1)];
+        assert!(ideal_fct(&one, &message_packets(n * 4096, 4160, 64, 1)) > 3 * ideal);
+        // two 100G uplinks: the pool is the bottleneck (half the host rate)
+        let two = [hop(G400, 0, 1), hop(G100, 0, 2), hop(G100, 0, 2), hop(G400, 0, 1)];
+        assert!(ideal_fct(&two, &message_packets(n * 4096, 4160, 64, 1)) >= n * 166_400);
+    }
+
+    #[test]
+    fn subflows_are_cut_and_sent_round_robin() {
+        assert_eq!(message_packets(2 * 4096 + 10, 4160, 64, 1), vec![4160, 4160, 74]);
+        // 3 subflows of 2732, 2731, 2731 B: one packet each
+        assert_eq!(message_packets(8194, 4160, 64, 3), vec![2796, 2795, 2795]);
+        // 2 subflows of 4097 B: two packets each, sent alternately
+        assert_eq!(message_packets(8194, 4160, 64, 2), vec![4160, 4160, 65, 65]);
+        // a single-packet message in 4 subflows pipelines its quarter packets
+        let path = [hop(G400, 0, 1), hop(G400, 0, 1)];
+        let whole = ideal_fct(&path, &message_packets(4096, 4160, 64, 1));
+        let split = ideal_fct(&path, &message_packets(4096, 4160, 64, 4));
+        assert_eq!(whole, 2 * 83_200);
+        assert_eq!(split, 4 * serialization(1088, G400) + serialization(1088, G400));
     }
 }

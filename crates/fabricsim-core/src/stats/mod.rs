@@ -18,7 +18,7 @@ use crate::switch::EgressPort;
 use crate::time::Time;
 use crate::topology::{FatTreeSpec, Topology};
 use columns::{ColumnSpec, Ty};
-pub use ideal::ideal_fct;
+pub use ideal::{ideal_fct, message_packets};
 use sampler::SampleRows;
 
 /// What the tables are made from: the components' state, read-only.

@@ -126,6 +126,9 @@ pub struct FatTreeSpec {
 pub struct Hop {
     pub rate: u64,
     pub latency: Time,
+    /// Distinct links at this position over all shortest paths between the two hosts (1 for
+    /// the host links, the up-port choices so far above them).
+    pub links: u64,
 }
 
 impl FatTreeSpec {
@@ -244,12 +247,16 @@ impl FatTreeSpec {
 
     fn hops(&self, tiers: &[usize]) -> Vec<Hop> {
         let last = tiers.len() - 1;
+        let ups = self.up_ports_per_tier();
+        // links at link tier t: the product of the up-port choices of the switch tiers below it
+        let links = |t: usize| ups.iter().take(t).map(|&n| n as u64).product::<u64>();
         tiers
             .iter()
             .enumerate()
             .map(|(i, &t)| Hop {
                 rate: self.tier_rates[t],
                 latency: self.tier_latencies[t] + if i < last { self.switch_latency } else { 0 },
+                links: links(t),
             })
             .collect()
     }
