@@ -1,7 +1,7 @@
 """Invariants over random scenarios (hypothesis): whatever the algorithm, transport, faults or
 classes, every data packet is accounted for, completed flows received exactly their bytes,
-nothing is faster than its ideal, and a run is
-reproducible."""
+nothing is faster than its ideal, no link is busier than 100 %, sampling changes nothing,
+and a run is reproducible."""
 
 from __future__ import annotations
 
@@ -42,7 +42,14 @@ def scenarios(draw):
     transport = draw(st.sampled_from(["ooo", "gbn"]))
     s = {
         "seed": draw(st.integers(1, 1000)),
-        "topology": {"hosts": hosts, "radix": 8, "link_latency": "1us", "switch_latency": draw(st.sampled_from(["0ns", "300ns"]))},
+        "topology": {
+            "hosts": hosts,
+            "radix": 8,
+            "link_latency": "1us",
+            "switch_latency": draw(st.sampled_from(["0ns", "300ns"])),
+            # equal rates, or uplinks slower than the host links (the ideal then uses them all)
+            "tier_link_rates": draw(st.sampled_from([["400Gbps", "400Gbps"], ["400Gbps", "200Gbps"]])),
+        },
         "switch": {
             "buffer": draw(st.sampled_from(["0.3bdp", "1bdp"])),
             "ecn": {"kmin": "0.1bdp", "kmax": "0.25bdp"},
@@ -73,6 +80,8 @@ def scenarios(draw):
     }
     if draw(st.booleans()):
         s["mixed"] = {"share": 0.25, "class": 1}
+    if draw(st.booleans()):
+        s["samples"] = {"every": draw(st.sampled_from(["50ns", "333ns", "2us"])), "ports": ["host*", "leaf0:*"]}
     return s
 
 
@@ -90,5 +99,13 @@ def test_invariants_hold_in_any_scenario(s):
     assert r.summary["status"] == "complete" or r.summary["stop_reason"] != "all flows completed"
     # nothing beats its ideal, the best the idle fabric allows (docs/model.md)
     assert (done["fct_ps"] >= done["ideal_fct_ps"]).all()
+    # no link is busier than all the time, in the whole run or in any sampled interval
+    assert r.ports["utilization"].is_between(0.0, 1.0).all()
+    if "samples" in s:
+        assert r.samples["utilization"].is_between(0.0, 1.0).all()
+        # sampling only reads: the same run without it has the same results
+        plain = fabricsim.run({k: v for k, v in s.items() if k != "samples"})
+        assert plain.flows.equals(r.flows) and plain.ports.equals(r.ports)
+        assert plain.summary["sim_time_ns"] == r.summary["sim_time_ns"]
     # reproducible
     assert fabricsim.run(s).flows.equals(r.flows)

@@ -107,6 +107,10 @@ impl RunResult {
         pt.add("data_packets", pu(&|p| p.stats.data_packets));
         pt.add("max_queue_bytes", pu(&|p| p.stats.max_queue));
         pt.add("mean_queue_bytes", Column::F64(ports.iter().map(|p| p.mean_queue(now)).collect()));
+        pt.add(
+            "utilization",
+            Column::F64(ports.iter().map(|p| if now == 0 { 0.0 } else { p.busy_time(now) as f64 / now as f64 }).collect()),
+        );
         pt.add("ecn_marks", pu(&|p| p.stats.ecn_marks));
         pt.add("trims", pu(&|p| p.stats.trims));
         pt.add("drops", pu(&|p| p.stats.drops));

@@ -86,6 +86,7 @@ pub const PORTS: &[ColumnSpec] = &[
     col("data_packets", Ty::U64, "", "untrimmed data packets sent"),
     col("max_queue_bytes", Ty::U64, "bytes", "largest data queue"),
     col("mean_queue_bytes", Ty::F64, "bytes", "time-averaged data queue"),
+    col("utilization", Ty::F64, "", "share of the run the link spent sending (0 for a run of 0 ps)"),
     col("ecn_marks", Ty::U64, "", "data packets ECN-marked here"),
     col("trims", Ty::U64, "", "data packets trimmed here"),
     col("drops", Ty::U64, "", "packets lost here (full queue, dead or lossy link)"),
@@ -103,7 +104,7 @@ pub const SAMPLES: &[ColumnSpec] = &[
     col("time_ps", Ty::U64, "ps", "sample time"),
     col("port", Ty::U64, "", "port id (join with the ports table for its name)"),
     col("queue_bytes", Ty::U64, "bytes", "data queued at that instant"),
-    col("utilization", Ty::F64, "", "bits sent in the interval over what the link could send"),
+    col("utilization", Ty::F64, "", "share of the interval the link spent sending (a packet across a boundary split between the two)"),
 ];
 
 const NONE_DONE: &str = "no message completed";

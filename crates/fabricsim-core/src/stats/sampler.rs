@@ -65,14 +65,15 @@ pub struct SampleRows {
 pub struct Sampler {
     pub every: Time,
     ports: Vec<u32>,
-    last_bytes: Vec<u64>,
+    /// Each sampled port's busy time at the previous sample.
+    last_busy: Vec<Time>,
     pub rows: SampleRows,
 }
 
 impl Sampler {
     /// Samples `ports` (sorted, distinct) every `every` ps.
     pub fn new(every: Time, ports: Vec<u32>) -> Sampler {
-        Sampler { every, last_bytes: vec![0; ports.len()], ports, rows: SampleRows::default() }
+        Sampler { every, last_busy: vec![0; ports.len()], ports, rows: SampleRows::default() }
     }
 
     /// Rows it makes if the run lasts until `max_time` (its guard: a run that ends sooner
@@ -93,17 +94,20 @@ impl Sampler {
         })
     }
 
-    /// Records each sampled port's data queue and its utilization since the last sample.
+    /// Records each sampled port's data queue and its utilization since the last sample: the
+    /// share of the interval its link spent sending (a packet that straddles a sample counts
+    /// in each interval for the part sent in it, so the share never exceeds 1).
     pub fn sample(&mut self, now: Time, ports: &[EgressPort]) {
+        let interval = now.min(self.every);
         for (k, &port) in self.ports.iter().enumerate() {
             let p = &ports[port as usize];
-            let sent = p.stats.bytes - self.last_bytes[k];
-            self.last_bytes[k] = p.stats.bytes;
+            let busy = p.busy_time(now);
+            let sent = busy - self.last_busy[k];
+            self.last_busy[k] = busy;
             self.rows.time.push(now);
             self.rows.port.push(port as u64);
             self.rows.queue.push(p.data_bytes);
-            // bits sent over what the link could send in the interval (at its current rate)
-            self.rows.util.push(if now == 0 { 0.0 } else { sent as f64 * 8.0 / (p.rate as f64 * self.every as f64 / 1e12) });
+            self.rows.util.push(if interval == 0 { 0.0 } else { sent as f64 / interval as f64 });
         }
     }
 }
@@ -115,7 +119,7 @@ mod tests {
     #[test]
     fn rows_count_to_the_time_guard() {
         assert_eq!(Sampler::new(1_000, (0..10).collect()).rows_until(1_000_000), 1_001 * 10);
-        let huge = Sampler { every: 1, ports: vec![0; 2], last_bytes: Vec::new(), rows: SampleRows::default() };
+        let huge = Sampler { every: 1, ports: vec![0; 2], last_busy: Vec::new(), rows: SampleRows::default() };
         assert_eq!(huge.rows_until(u64::MAX), u64::MAX, "saturates");
         assert!(Sampler::new(1_000, vec![0]).warning(1_000_000_000).is_none(), "a million rows is fine");
         assert!(Sampler::new(1_000, vec![0]).warning(100_000_000_000).is_some_and(|w| w.contains("100000001 rows")));

@@ -129,7 +129,8 @@ impl Fabric {
     pub fn transmit(&mut self, q: &mut EventQueue, now: Time, port: u32, pkt: Packet) {
         let p = &mut self.ports[port as usize];
         debug_assert!(p.busy_until <= now);
-        let done = now + serialization(pkt.size as u64, p.rate);
+        let ser = serialization(pkt.size as u64, p.rate);
+        let done = now + ser;
         p.busy_until = done;
         if p.fault.as_ref().is_some_and(|f| f.down) {
             // a dead link: the port serializes into the void and the packet is lost
@@ -138,6 +139,8 @@ impl Fabric {
             return;
         }
         p.stats.bytes += pkt.size as u64;
+        p.stats.busy += ser;
+        p.stats.busy_end = done;
         p.stats.packets += 1;
         if pkt.kind == Kind::Data && !pkt.trimmed {
             p.stats.data_packets += 1;

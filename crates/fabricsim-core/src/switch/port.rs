@@ -13,6 +13,11 @@ use crate::time::Time;
 #[derive(Debug, Clone, Default)]
 pub struct PortStats {
     pub bytes: u64,
+    /// Time spent serializing the packets counted in `bytes` (a dead link's are not), and
+    /// when the last of them is fully out: busy time up to `t` is
+    /// `busy - busy_end.saturating_sub(t)`.
+    pub busy: Time,
+    pub busy_end: Time,
     pub packets: u64,
     pub data_packets: u64,
     pub max_queue: u64,
@@ -94,6 +99,12 @@ impl EgressPort {
             pipe: VecDeque::new(),
             stats: PortStats::default(),
         }
+    }
+
+    /// Time this port spent putting packets on a live wire up to `now` (counting the packet on
+    /// the wire at `now` only for its part already sent).
+    pub fn busy_time(&self, now: Time) -> Time {
+        self.stats.busy - self.stats.busy_end.saturating_sub(now)
     }
 
     /// Accumulates the queue-occupancy integral up to `now`; call before the data queue changes.

@@ -43,3 +43,22 @@ fn samples_change_nothing_in_a_run_cut_by_its_time_guard() {
     assert_eq!(plain.flows, sampled.flows);
     assert_eq!(plain.ports, sampled.ports, "mean queues integrated to the same end");
 }
+
+#[test]
+fn utilization_splits_packets_across_intervals_and_adds_up() {
+    // 50 ns intervals are shorter than a packet (83.2 ns): each interval gets the part of a
+    // packet sent in it, so a saturated link reads exactly 1 and never more
+    let r = run(&fabric128(
+        "[workload]\nkind = \"permutation\"\nsize = \"256KiB\"\n[samples]\nevery = \"50ns\"\nports = [\"host*\", \"leaf0:up*\"]\n[stop]\nmax_time = \"1ms\"\n",
+    ));
+    assert_eq!(r.summary.status, "complete");
+    let (port, util) = (r.samples.u64("port"), r.samples.f64("utilization"));
+    assert!(util.iter().all(|&u| (0.0..=1.0).contains(&u)), "max {}", util.iter().copied().fold(0.0, f64::max));
+    assert!(util.iter().filter(|&&u| u == 1.0).count() > 1000, "a sending NIC is busy for whole intervals");
+    // the intervals add up to the port's busy time over the run (the ports table), less what
+    // it sent after the last sample (under one interval)
+    let host0 = port[0];
+    let sampled: f64 = (0..port.len()).filter(|&i| port[i] == host0).map(|i| util[i] * 50_000.0).sum();
+    let whole_run = r.ports.f64("utilization")[host0 as usize] * r.summary.sim_time_ns * 1000.0;
+    assert!(sampled > 0.0 && sampled <= whole_run + 1.0 && whole_run - sampled < 50_000.0, "{sampled} ps of {whole_run} ps");
+}
