@@ -278,9 +278,11 @@ impl Scenario {
         })
     }
 
-    /// The scenario with derived defaults written in (per-tier lists filled).
+    /// The scenario with derived defaults written in (per-tier lists filled, the ECN
+    /// thresholds from the buffer).
     pub fn filled(&self) -> Scenario {
         let mut s = self.clone();
+        s.switch.fill();
         let tiers = s.topology.tiers as usize;
         if s.topology.tier_link_rates.is_empty() {
             s.topology.tier_link_rates = vec![s.topology.link_rate; tiers];

@@ -45,6 +45,11 @@ impl Decimal {
         u64::try_from(num / den).ok()
     }
 
+    /// `self * tenths / 10`, exactly.
+    pub fn tenths(self, tenths: u128) -> Decimal {
+        Decimal { mantissa: self.mantissa.saturating_mul(tenths), scale: self.scale + 1 }
+    }
+
     /// `ceil(self * factor)`.
     pub fn times_ceil(self, factor: u128) -> u64 {
         let den = 10u128.pow(self.scale);
@@ -188,6 +193,14 @@ impl SizeOrBdp {
             unit_list(SIZE_UNITS),
             text
         ))
+    }
+
+    /// `tenths` tenths of this quantity (a BDP fraction stays one; bytes round down).
+    pub fn tenths(self, tenths: u64) -> SizeOrBdp {
+        match self {
+            SizeOrBdp::Bytes(b) => SizeOrBdp::Bytes(b / 10 * tenths + b % 10 * tenths / 10),
+            SizeOrBdp::Bdp(d) => SizeOrBdp::Bdp(d.tenths(tenths as u128)),
+        }
     }
 
     /// Bytes; a BDP fraction rounds up to whole packets of `mtu` bytes (DESIGN.md, BDP).

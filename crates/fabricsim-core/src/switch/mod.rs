@@ -41,28 +41,24 @@ pub enum EcnMark {
 pub struct EcnConfig {
     #[serde(default = "d_ecn_on")]
     pub enabled: bool,
-    #[serde(default = "d_kmin")]
-    pub kmin: SizeOrBdp,
-    #[serde(default = "d_kmax")]
-    pub kmax: SizeOrBdp,
+    /// RED thresholds; default 20 % and 80 % of `switch.buffer` ([`SwitchConfig::fill`]
+    /// writes them out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kmin: Option<SizeOrBdp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kmax: Option<SizeOrBdp>,
     #[serde(default = "d_mark")]
     pub mark: EcnMark,
 }
 fn d_ecn_on() -> bool {
     true
 }
-fn d_kmin() -> SizeOrBdp {
-    SizeOrBdp::parse("0.2bdp").expect("valid literal")
-}
-fn d_kmax() -> SizeOrBdp {
-    SizeOrBdp::parse("0.8bdp").expect("valid literal")
-}
 fn d_mark() -> EcnMark {
     EcnMark::Dequeue
 }
 impl Default for EcnConfig {
     fn default() -> Self {
-        EcnConfig { enabled: true, kmin: d_kmin(), kmax: d_kmax(), mark: d_mark() }
+        EcnConfig { enabled: true, kmin: None, kmax: None, mark: d_mark() }
     }
 }
 
@@ -164,6 +160,18 @@ pub struct SwitchModel {
 }
 
 impl SwitchConfig {
+    /// The ECN thresholds: as given, else 20 % and 80 % of the buffer (DESIGN.md's Kmin and
+    /// Kmax), so that a smaller buffer brings its thresholds down with it.
+    pub fn ecn_thresholds(&self) -> (SizeOrBdp, SizeOrBdp) {
+        (self.ecn.kmin.unwrap_or(self.buffer.tenths(2)), self.ecn.kmax.unwrap_or(self.buffer.tenths(8)))
+    }
+
+    /// Writes the default ECN thresholds out, as the recorded scenario shows them.
+    pub fn fill(&mut self) {
+        let (kmin, kmax) = self.ecn_thresholds();
+        (self.ecn.kmin, self.ecn.kmax) = (Some(kmin), Some(kmax));
+    }
+
     /// Checks `[switch]` and resolves BDP fractions and `routing = "auto"`.
     pub fn resolve(&self, ctx: &SwitchContext<'_>) -> Result<SwitchModel, ScenarioError> {
         let mtu = ctx.mtu;
@@ -173,18 +181,19 @@ impl SwitchConfig {
         let control_buffer = bytes_of(self.control_buffer);
         ensure(control_buffer >= mtu, "switch.control_buffer", self.control_buffer, format!("allowed: at least {mtu} B"))?;
         let ecn = if self.ecn.enabled {
-            let (kmin, kmax) = (bytes_of(self.ecn.kmin), bytes_of(self.ecn.kmax));
+            let (kmin_q, kmax_q) = self.ecn_thresholds();
+            let (kmin, kmax) = (bytes_of(kmin_q), bytes_of(kmax_q));
             ensure(
                 kmin <= kmax,
                 "switch.ecn.kmin",
-                format!("{} ({kmin} B)", self.ecn.kmin),
-                format!("allowed: at most kmax = {} ({kmax} B)", self.ecn.kmax),
+                format!("{kmin_q} ({kmin} B)"),
+                format!("allowed: at most kmax = {kmax_q} ({kmax} B)"),
             )?;
             ensure(
                 kmax <= buffer,
                 "switch.ecn.kmax",
-                format!("{} ({kmax} B)", self.ecn.kmax),
-                format!("allowed: at most the buffer ({buffer} B)"),
+                format!("{kmax_q} ({kmax} B)"),
+                format!("allowed: at most the buffer ({buffer} B; leave kmin and kmax out to take 20 % and 80 % of it)"),
             )?;
             Some((kmin, kmax, self.ecn.mark))
         } else {

@@ -19,6 +19,8 @@ fn each_bad_input_names_field_value_and_allowed() {
         ("[workload]\nkind = \"permutation\"\nsize = \"0B\"\n", "workload.size", "0B", "positive"),
         ("[topology]\nhosts = 100\n", "topology.hosts", "100", "multiple of 8"),
         ("[switch.ecn]\nkmin = \"0.9bdp\"\nkmax = \"0.1bdp\"\n", "switch.ecn.kmin", "0.9bdp", "at most kmax"),
+        // an explicit kmax above the buffer is refused; defaults follow the buffer (below)
+        ("[switch]\nbuffer = \"0.3bdp\"\necn = { kmax = \"0.8bdp\" }\n", "switch.ecn.kmax", "0.8bdp", "at most the buffer"),
         ("[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 500, size = \"1MiB\"}]\n", "workload.flows[0].dst", "500", "0..128"),
         ("[switch]\nbufer = \"1bdp\"\n", "switch.bufer", "bufer", "buffer"),
         ("[topology]\n\" \" = 1\n", "topology.\" \"", "unknown field", "hosts"),
@@ -89,4 +91,14 @@ fn likely_mistakes_are_warned_in_the_summary_not_refused() {
     warned(&format!("{small}[samples]\nevery = \"5ns\"\nports = [\"leaf0:up*\"]\n"), "more than 10000000");
     let quiet = scenario(small).unwrap();
     assert!(fabricsim_core::warnings(&quiet).unwrap().is_empty());
+}
+
+#[test]
+fn default_ecn_thresholds_follow_a_smaller_buffer() {
+    for (buffer, kmin, kmax) in [("0.3bdp", "0.06bdp", "0.24bdp"), ("100000B", "20KB", "80KB"), ("1bdp", "0.2bdp", "0.8bdp")] {
+        let s = scenario(&format!("[switch]\nbuffer = \"{buffer}\"\n")).expect("valid");
+        let ecn = s.filled().switch.ecn;
+        assert_eq!((ecn.kmin.unwrap().to_string(), ecn.kmax.unwrap().to_string()), (kmin.to_string(), kmax.to_string()));
+        Simulation::new(&s).expect("a buffer alone is enough");
+    }
 }
