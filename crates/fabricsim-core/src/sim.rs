@@ -14,6 +14,7 @@
 use std::time::Instant;
 
 use crate::budget;
+use crate::engine::watchdog::Watchdog;
 use crate::engine::{Event, EventQueue, Status};
 use crate::error::ScenarioError;
 use crate::faults::{self, Timeline};
@@ -43,6 +44,7 @@ pub struct Simulation {
     warnings: Vec<String>,
     events: u64,
     status: Status,
+    watchdog: Watchdog,
     wall: std::time::Duration,
 }
 
@@ -77,6 +79,7 @@ impl Simulation {
             }
         }
         let fabric = Fabric::new(topo, model.switch.clone(), model.seed, nics.connections().len());
+        let watchdog = Watchdog::new(model.transport.rto);
         Ok(Simulation {
             scenario: scenario.filled(),
             model,
@@ -88,6 +91,7 @@ impl Simulation {
             warnings,
             events: 0,
             status: Status::Running,
+            watchdog,
             wall: std::time::Duration::ZERO,
         })
     }
@@ -161,6 +165,9 @@ impl Simulation {
                 self.status = Status::Complete;
                 break;
             }
+            if self.status != Status::Running {
+                break;
+            }
         }
         self.wall += started.elapsed();
         self.status
@@ -188,7 +195,13 @@ impl Simulation {
                 }
             }
             Event::ConnStart(c) => self.nics.start(q, &mut self.fabric, now, c),
-            Event::Rto(c) => self.nics.on_rto(q, &mut self.fabric, now, c),
+            Event::Rto(c) => {
+                self.nics.on_rto(q, &mut self.fabric, now, c);
+                let pending = self.nics.starts_pending() || self.faults.next_time().is_some();
+                if self.watchdog.stalled(now, self.nics.progress(), pending) {
+                    self.status = Status::NoProgress;
+                }
+            }
             Event::Faults => {
                 let fabric = &mut self.fabric;
                 self.faults.fire(now, |ports, change| fabric.apply(ports, change));

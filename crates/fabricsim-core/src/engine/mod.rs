@@ -5,6 +5,7 @@
 //! The queue is a calendar queue (see [`EventQueue`]).
 
 pub mod rng;
+pub mod watchdog;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap; // the far-future part of the calendar
@@ -42,6 +43,9 @@ pub enum Status {
     WallLimit,
     /// Nothing left to do but messages are unfinished (a bug guard; should not happen).
     Stalled,
+    /// Nothing new delivered for 1000 RTOs with nothing pending that could change it
+    /// ([`watchdog`]).
+    NoProgress,
 }
 
 impl Status {
@@ -60,6 +64,7 @@ impl Status {
             Status::EventLimit => "stop.max_events reached",
             Status::WallLimit => "stop.max_wall reached",
             Status::Stalled => "no events left",
+            Status::NoProgress => "no progress: nothing delivered for 1000 RTOs and no fault or message start pending",
         }
     }
 }

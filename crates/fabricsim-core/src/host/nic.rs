@@ -43,6 +43,9 @@ pub struct Nics {
     /// The message of each connection.
     conn_msg: Vec<u32>,
     messages_done: u32,
+    /// Connections started, and data packets that brought their receiver new data.
+    started: u32,
+    progress: u64,
     cfg: TransportModel,
     pub counts: NicCounts,
     scratch: Vec<SendRecord>,
@@ -58,6 +61,8 @@ impl Nics {
             messages: Vec::new(),
             conn_msg: Vec::new(),
             messages_done: 0,
+            started: 0,
+            progress: 0,
             cfg,
             counts: NicCounts::default(),
             scratch: Vec::new(),
@@ -94,9 +99,20 @@ impl Nics {
         self.messages_done
     }
 
+    /// Grows whenever a receiver accepts new data (the no-progress guard watches it).
+    pub fn progress(&self) -> u64 {
+        self.progress
+    }
+
+    /// Whether some connection has yet to start.
+    pub fn starts_pending(&self) -> bool {
+        (self.started as usize) < self.conns.len()
+    }
+
     /// `ConnStart`: the connection may send.
     pub fn start(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, conn: u32) {
         let src = self.conns[conn as usize].spec.src;
+        self.started += 1;
         self.hosts[src as usize].active.push(conn);
         self.kick(q, fabric, now, src);
     }
@@ -184,7 +200,9 @@ impl Nics {
             Kind::Data => {
                 self.counts.data_delivered += 1;
                 let payload = conn.payload_of(packet.psn);
+                let before = conn.rx.delivered_bytes;
                 let arrival = transport.on_data(&mut conn.rx, now, packet.psn, payload, packet.ev, packet.ecn);
+                self.progress += u64::from(conn.rx.delivered_bytes != before);
                 if arrival.discarded {
                     conn.stats.discarded += 1;
                 }

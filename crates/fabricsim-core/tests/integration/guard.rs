@@ -17,12 +17,36 @@ fn time_and_event_limits_end_the_run_incomplete() {
 }
 
 #[test]
-fn the_wall_clock_guard_stops_a_run_that_cannot_finish() {
-    // host 9's link is dead and never comes back: its flow retransmits into the void until a
-    // guard stops it; with 100 000 s of simulated time allowed, the wall guard is the one
-    let r = run(&fabric128(
-        "[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 9, size = \"64KiB\"}]\n[stop]\nmax_time = \"100000s\"\nmax_wall = \"200ms\"\n[[faults]]\nkind = \"link_down\"\nlink = \"host9:up0\"\n",
-    ));
+fn the_wall_clock_guard_stops_a_long_run() {
+    // a 128-host permutation of 64 MiB takes seconds of wall time; 200 ms of it are allowed
+    let r = run(&fabric128("[workload]\nkind = \"permutation\"\nsize = \"64MiB\"\n[stop]\nmax_wall = \"200ms\"\n"));
     assert_eq!((r.summary.status, r.summary.stop_reason), ("incomplete", "stop.max_wall reached"));
     assert!(r.accounting.balanced());
+}
+
+#[test]
+fn a_run_that_cannot_progress_stops_after_1000_rtos() {
+    // host 9's link is dead and never comes back: its flow's ACKs die, the sender retransmits
+    // into the void, and with 100 000 s allowed it would spin for billions of events. Once
+    // routing has reconverged (10 ms) nothing new arrives and nothing is pending, so the run
+    // stops 1000 RTOs (70 ms) later
+    let r = run(&fabric128(
+        "[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 9, size = \"64KiB\"}]\n[stop]\nmax_time = \"100000s\"\n[[faults]]\nkind = \"link_down\"\nlink = \"host9:up0\"\n",
+    ));
+    assert_eq!(r.summary.status, "incomplete");
+    assert!(r.summary.stop_reason.starts_with("no progress"), "{}", r.summary.stop_reason);
+    assert!((80_000_000.0..81_000_000.0).contains(&r.summary.sim_time_ns), "{}", r.summary.sim_time_ns);
+    assert!(r.accounting.balanced());
+    // the same dead link, but it comes back at 85 ms: the run waits for it and completes
+    let r = run(&fabric128(
+        "[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 9, size = \"64KiB\"}]\n[stop]\nmax_time = \"100000s\"\n[[faults]]\nkind = \"link_down\"\nlink = \"host9:up0\"\nend = \"85ms\"\n",
+    ));
+    assert_eq!(r.summary.status, "complete");
+    // and a flow that starts late is not cut short by a stuck one before it
+    let r = run(&fabric128(
+        "[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 9, size = \"64KiB\"}, {src = 1, dst = 20, size = \"64KiB\", start = \"200ms\"}]\n[stop]\nmax_time = \"100000s\"\n[[faults]]\nkind = \"link_down\"\nlink = \"host9:up0\"\n",
+    ));
+    assert!(r.summary.stop_reason.starts_with("no progress"));
+    assert_eq!(r.flows.bool("completed"), vec![false, true]);
+    assert!(r.summary.sim_time_ns > 270_000_000.0);
 }

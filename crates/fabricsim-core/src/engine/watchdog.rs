@@ -1,0 +1,56 @@
+//! The no-progress guard: a run in which nothing can ever change again stops instead of
+//! spinning until `stop.max_time`.
+//!
+//! A message whose every path is dead (a host link down for good, say) keeps its sender's
+//! retransmission timer firing forever; with a long `stop.max_time` that is billions of
+//! events for nothing. The sender's timers are where such a run spins, so the guard is
+//! consulted on every retransmission timeout: when no receiver has accepted new data for
+//! `window` (1000 RTOs) while every message has started and no fault action is pending (a
+//! link that comes back, routing that reconverges), nothing can change the outcome and the
+//! run stops as incomplete, with its reason.
+
+use crate::time::Time;
+
+/// RTOs without new data after which a run with nothing pending has stopped progressing.
+pub const WINDOW_RTOS: u64 = 1000;
+
+#[derive(Debug, Clone)]
+pub struct Watchdog {
+    window: Time,
+    /// When progress was last seen, and the progress count then.
+    seen_at: Time,
+    seen: u64,
+}
+
+impl Watchdog {
+    pub fn new(rto: Time) -> Watchdog {
+        Watchdog { window: rto.saturating_mul(WINDOW_RTOS), seen_at: 0, seen: 0 }
+    }
+
+    /// `progress` is a count that grows whenever a receiver accepts new data; `pending` is
+    /// whether anything scheduled could still change the run (a message yet to start, a
+    /// fault action). True when the run has stalled.
+    pub fn stalled(&mut self, now: Time, progress: u64, pending: bool) -> bool {
+        if progress != self.seen || pending {
+            (self.seen_at, self.seen) = (now, progress);
+            return false;
+        }
+        now - self.seen_at >= self.window
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stalls_only_after_a_window_without_progress_or_pending_work() {
+        let mut w = Watchdog::new(10);
+        assert!(!w.stalled(5_000, 0, false), "nothing delivered yet, but the window has not passed since 0");
+        assert!(w.stalled(10_000, 0, false));
+        assert!(!w.stalled(10_001, 1, false), "new data resets it");
+        assert!(!w.stalled(30_000, 1, true), "a pending fault or start resets it");
+        assert!(!w.stalled(39_999, 1, false));
+        assert!(w.stalled(40_000, 1, false));
+    }
+}
