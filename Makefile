@@ -5,7 +5,7 @@ FABRICSIM := $(PYTHON) -m fabricsim
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_ROOT_USER_ACTION := ignore
 
-.PHONY: install demo test test-rust test-python bench bench-core lint fuzz clean
+.PHONY: install demo test test-rust test-python bench bench-core lint fuzz fuzz-core clean
 
 ## Build the Rust core into the Python package (editable) with its dependencies.
 install:
@@ -36,6 +36,16 @@ bench-core:
 ## Hostile input at scale (not in CI): 10 000 random single-field corruptions of a scenario.
 fuzz: install
 	FABRICSIM_FUZZ_EXAMPLES=10000 $(PYTHON) -m pytest -q tests/test_hostile_properties.py
+
+## libFuzzer on the scenario parser and validator (not in CI; nightly Rust and cargo-fuzz,
+## installed if missing). FUZZ_SECONDS=300 by default; crashes land in fuzz/artifacts/.
+FUZZ_SECONDS ?= 300
+fuzz-core:
+	rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	mkdir -p fuzz/corpus/scenario
+	cp crates/fabricsim-core/tests/golden/*.toml scenarios/*.toml fuzz/corpus/scenario/
+	cd fuzz && cargo +nightly fuzz run scenario corpus/scenario -- -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=4096
 
 ## Formatting, lints and types (CI runs this before the tests).
 lint: install

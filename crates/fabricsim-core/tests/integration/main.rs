@@ -10,6 +10,7 @@ mod golden;
 mod guard;
 mod lb;
 mod nic;
+mod parser_fuzz;
 mod samples;
 
 use fabricsim_core::stats::RunResult;
