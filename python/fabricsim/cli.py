@@ -283,7 +283,16 @@ def bench(
     """Run the standard performance scenarios, each in a fresh process: events/s, packets/s, wall, memory."""
     from .bench import BENCHMARKS, measure
 
-    rows = [measure(b) for b in BENCHMARKS if only is None or only in b.name]
+    chosen = [b for b in BENCHMARKS if only is None or only in b.name]
+    rows = []
+    show = err.is_terminal or _force_progress()
+    columns = (TextColumn("[bold]bench"), BarColumn(), TextColumn("{task.completed}/{task.total} {task.fields[name]}"), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True, disable=not show) as bar:
+        task = bar.add_task("bench", total=len(chosen), name="")
+        for b in chosen:
+            bar.update(task, name=b.name)
+            rows.append(measure(b))
+            bar.advance(task)
     if as_json:
         sys.stdout.write(json.dumps(rows) + "\n")
         return

@@ -141,3 +141,34 @@ pub const SUMMARY: &[ColumnSpec] = &[
 /// Every declared table, by name.
 pub const TABLES: &[(&str, &[ColumnSpec])] =
     &[("flows", FLOWS), ("ports", PORTS), ("reorder", REORDER), ("samples", SAMPLES), ("summary", SUMMARY)];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The unit convention: a column with a unit says it in its name, and only then.
+    #[test]
+    fn every_unit_is_in_its_column_name() {
+        let suffix = |unit: &str| match unit {
+            "ps" => Some("_ps"),
+            "ns" => Some("_ns"),
+            "s" => Some("_s"),
+            "bytes" => Some("bytes"),
+            "bit/s" => Some("_bps"),
+            "Gb/s" => Some("_gbps"),
+            "" => None,
+            other => panic!("undeclared unit {other}"),
+        };
+        for (table, cols) in TABLES {
+            for c in *cols {
+                match suffix(c.unit) {
+                    Some(s) => assert!(c.name.ends_with(s), "{table}.{} ({}) should end in {s}", c.name, c.unit),
+                    None => {
+                        let unitless = ["_ps", "_ns", "_bytes", "_bps", "_gbps"].iter().all(|s| !c.name.ends_with(s));
+                        assert!(unitless, "{table}.{} has a unit suffix but no unit", c.name);
+                    }
+                }
+            }
+        }
+    }
+}
