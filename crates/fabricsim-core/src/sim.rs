@@ -45,6 +45,9 @@ pub struct Simulation {
     events: u64,
     status: Status,
     watchdog: Watchdog,
+    /// The loop stops once this many messages are done: all of them, or 0 when the watchdog
+    /// stops the run (one comparison per event serves both).
+    stop_at: u32,
     wall: std::time::Duration,
 }
 
@@ -80,6 +83,7 @@ impl Simulation {
         }
         let fabric = Fabric::new(topo, model.switch.clone(), model.seed, nics.connections().len());
         let watchdog = Watchdog::new(model.transport.rto);
+        let stop_at = nics.messages().len() as u32;
         Ok(Simulation {
             scenario: scenario.filled(),
             model,
@@ -92,6 +96,7 @@ impl Simulation {
             events: 0,
             status: Status::Running,
             watchdog,
+            stop_at,
             wall: std::time::Duration::ZERO,
         })
     }
@@ -161,11 +166,8 @@ impl Simulation {
             self.events += 1;
             n += 1;
             self.dispatch(now, event);
-            if self.nics.messages_done() == total {
-                self.status = Status::Complete;
-                break;
-            }
-            if self.status != Status::Running {
+            if self.nics.messages_done() >= self.stop_at {
+                self.status = if self.nics.messages_done() == total { Status::Complete } else { Status::NoProgress };
                 break;
             }
         }
@@ -199,7 +201,7 @@ impl Simulation {
                 self.nics.on_rto(q, &mut self.fabric, now, c);
                 let pending = self.nics.starts_pending() || self.faults.next_time().is_some();
                 if self.watchdog.stalled(now, self.nics.progress(), pending) {
-                    self.status = Status::NoProgress;
+                    self.stop_at = 0;
                 }
             }
             Event::Faults => {
