@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import fabricsim
 import pytest
 from fabricsim import Scenario, ScenarioError
@@ -72,6 +74,39 @@ def test_flows_from_csv(tmp_path):
     assert r.flows["bytes"].to_list() == [1 << 20, 64 << 10]
     assert r.flows["start_ps"].to_list() == [0, 5_000_000]
     assert r.complete
+
+
+def test_a_trace_with_dependencies_from_csv_and_json(tmp_path):
+    # message 2 waits for 0 and 1 plus 3 us of compute; the same trace as JSON runs the same
+    (tmp_path / "t.csv").write_text("id,src,dst,size,after,delay\n0,0,9,64KiB,,\n1,20,9,64KiB,,\n2,9,40,1MiB,0;1,3us\n")
+    rows = [{"id": 0, "src": 0, "dst": 9, "size": "64KiB"}, {"id": 1, "src": 20, "dst": 9, "size": "64KiB"}]
+    rows.append({"id": 2, "src": 9, "dst": 40, "size": "1MiB", "after": [0, 1], "delay": "3us"})
+    (tmp_path / "t.json").write_text(json.dumps(rows))
+    results = []
+    for name in ("t.csv", "t.json"):
+        (tmp_path / "s.toml").write_text(f'[workload]\nkind = "flows"\nfile = "{name}"\n')
+        r = fabricsim.run(fabricsim.load(tmp_path / "s.toml"))
+        assert r.complete
+        f = r.flows
+        assert f["ready_ps"][2] == max(f["end_ps"][0], f["end_ps"][1]) + 3_000_000
+        results.append(f)
+    assert results[0].equals(results[1])
+
+
+@pytest.mark.parametrize(
+    ("csv", "field"),
+    [
+        ("id,src,dst,size,after\n0,0,9,1KiB,\n1,1,9,1KiB,5\n", "workload.flows[1].after[0]"),
+        ("src,dst,size,after\n0,9,1KiB,x\n", "workload.file[0].after"),
+        ("src,dst,size,colour\n0,9,1KiB,red\n", "workload.file"),
+    ],
+)
+def test_a_bad_trace_names_row_and_column(tmp_path, csv, field):
+    (tmp_path / "t.csv").write_text(csv)
+    (tmp_path / "s.toml").write_text('[workload]\nkind = "flows"\nfile = "t.csv"\n')
+    with pytest.raises(ScenarioError) as e:
+        fabricsim.load(tmp_path / "s.toml").validate()
+    assert e.value.field == field
 
 
 def test_csv_with_a_bad_row_is_a_scenario_error(tmp_path):

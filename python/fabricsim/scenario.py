@@ -203,7 +203,12 @@ def _lb_parameters(kind: str) -> set[str]:
 
 
 def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
-    """Rows of (src, dst, size[, start]); sizes and starts are unit strings ("1MiB", "5us")."""
+    """A message list from a file: CSV with columns src, dst, size and optionally start,
+    class, id, after (ids separated by ';' or spaces) and delay; or JSON (``.json``), a list
+    of objects with the same keys. Sizes, starts and delays are unit strings ("1MiB", "5us").
+    A bad cell is refused with its row and column (``workload.file[ROW].COLUMN``)."""
+    if path.suffix.lower() == ".json":
+        return _read_flow_json(path)
     import polars as pl
 
     try:
@@ -212,18 +217,55 @@ def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
         raise scenario_error("workload.file", f"cannot read {str(path)!r}: {e}") from None
     missing = {"src", "dst", "size"} - set(df.columns)
     if missing:
-        raise scenario_error("workload.file", f"{path} lacks columns {sorted(missing)}; needs src, dst, size and optionally start")
+        raise scenario_error(
+            "workload.file", f"{path} lacks columns {sorted(missing)}; needs src, dst, size and optionally {', '.join(_OPTIONAL)}"
+        )
+    unknown = set(df.columns) - {"src", "dst", "size", *_OPTIONAL}
+    if unknown:
+        raise scenario_error(
+            "workload.file", f"{path} has unknown columns {sorted(unknown)}; allowed: src, dst, size, {', '.join(_OPTIONAL)}"
+        )
     rows = []
     for i, row in enumerate(df.iter_rows(named=True)):
+        cells = {k: (v or "").strip() for k, v in row.items()}
         for column in ("src", "dst", "size"):
-            if not (row[column] or "").strip():
-                where = f"workload.file[{i}].{column}"
-                raise scenario_error(where, f"an empty cell in row {i + 1} of {path}; every row needs src, dst and size")
-        try:
-            flow: dict[str, Any] = {"src": int(row["src"]), "dst": int(row["dst"]), "size": row["size"].strip()}
-        except (TypeError, ValueError):
-            raise scenario_error(f"workload.file[{i}]", f"src and dst must be host ids, got {row}") from None
-        if row.get("start"):
-            flow["start"] = row["start"].strip()
+            if not cells[column]:
+                raise scenario_error(
+                    f"workload.file[{i}].{column}", f"an empty cell in row {i + 1} of {path}; every row needs src, dst and size"
+                )
+        flow: dict[str, Any] = {"size": cells["size"]}
+        for column in ("src", "dst", "class", "id"):
+            if cells.get(column):
+                flow[column] = _int_cell(cells[column], path, i, column)
+        for column in ("start", "delay"):
+            if cells.get(column):
+                flow[column] = cells[column]
+        if cells.get("after"):
+            flow["after"] = [_int_cell(a, path, i, "after") for a in cells["after"].replace(";", " ").split()]
         rows.append(flow)
     return rows
+
+
+_OPTIONAL = ("start", "class", "id", "after", "delay")
+
+
+def _int_cell(text: str, path: Path, row: int, column: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise scenario_error(
+            f"workload.file[{row}].{column}", f"got {text!r} in row {row + 1} of {path}; allowed: a whole number"
+        ) from None
+    if value < 0:
+        raise scenario_error(f"workload.file[{row}].{column}", f"got {value} in row {row + 1} of {path}; allowed: 0 or more")
+    return value
+
+
+def _read_flow_json(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise scenario_error("workload.file", f"cannot read {str(path)!r} as JSON: {e}") from None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise scenario_error("workload.file", f"{path} must hold a JSON list of objects (src, dst, size, ...)")
+    return data

@@ -25,7 +25,7 @@ use crate::switch::{SwitchConfig, SwitchContext, SwitchModel};
 use crate::time::{serialization, Time};
 use crate::topology::{FatTreeSpec, TopologyConfig};
 use crate::units::{AutoOr, Duration, Size};
-use crate::workload::{MessageSpec, WorkloadConfig};
+use crate::workload::{Deps, MessageSpec, WorkloadConfig};
 
 /// A whole scenario. Field docs are the reference (docs/scenario.md mirrors them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,8 +118,9 @@ pub struct Model {
     pub lb: LbConfig,
     /// What the host load balancers know of the fabric.
     pub lb_ctx: LbContext,
-    /// The workload's messages.
+    /// The workload's messages, and what each waits for.
     pub messages: Vec<MessageSpec>,
+    pub deps: Deps,
     pub max_time: Time,
     pub max_events: u64,
     /// Bytes the run may need (`stop.max_memory`), and the estimate without samples.
@@ -224,6 +225,7 @@ impl Scenario {
         budget::check(&need, max_memory)?;
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
         let mut messages = self.workload.messages(tree.hosts, &mut rng)?;
+        let deps = self.workload.deps()?;
         let payload = transport.mtu - transport.header;
         for (i, f) in messages.iter().enumerate() {
             // PSNs are 32-bit: a message may need at most 2^32 - 1 packets
@@ -266,6 +268,7 @@ impl Scenario {
             lb: self.lb.clone(),
             lb_ctx,
             messages,
+            deps,
             warnings,
             max_time: self.stop.max_time.0,
             max_events: self.stop.max_events,

@@ -77,10 +77,9 @@ impl Simulation {
         let mut nics = Nics::new(topo.hosts(), model.seed, model.transport.clone());
         for spec in &model.messages {
             let conns = Self::connections(&model, spec, &mut nics);
-            for c in nics.add(Message { spec: *spec, first: 0, count: 0, done: 0 }, conns) {
-                queue.schedule(spec.start, Event::ConnStart(c));
-            }
+            nics.add(Message { spec: *spec, first: 0, count: 0, done: 0, ready: None }, conns);
         }
+        nics.schedule_starts(&mut queue, &model.deps);
         let fabric = Fabric::new(topo, model.switch.clone(), model.seed, nics.connections().len());
         let watchdog = Watchdog::new(model.transport.rto);
         let stop_at = nics.messages().len() as u32;

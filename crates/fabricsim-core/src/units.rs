@@ -156,6 +156,13 @@ pub struct Duration(pub Time);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Size(pub u64);
 
+impl Duration {
+    /// Zero (a default left out of a recorded scenario).
+    pub fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
+}
+
 fn format_size(v: u64) -> String {
     let bin = format_with(v, SIZE_DISPLAY_BIN);
     let dec = format_with(v, SIZE_DISPLAY);

@@ -201,6 +201,9 @@ pub struct Message {
     pub count: u32,
     /// Connections that have received all their bytes.
     pub done: u32,
+    /// When it was released: its start, or (with dependencies) when the last of them
+    /// completed plus its delay; `None` while it waits.
+    pub ready: Option<Time>,
 }
 
 impl Message {
@@ -389,7 +392,7 @@ mod tests {
         };
         let lb = LbConfig::default().build(&ctx, &mut Rng::stream(1, Stream::Host, 0));
         Connection::new(
-            MessageSpec { src: 0, dst: 1, bytes, start: 0, class: 0, pinned: false },
+            MessageSpec::new(0, 1, bytes, 0, 0),
             1064,
             64,
             Cwnd::new(CcKind::None, 3 * 1064, 3 * 1064, 1064),

@@ -17,6 +17,7 @@ use crate::lb::LoadBalancer;
 use crate::packet::{Ev, Kind, Packet};
 use crate::switch::forward::Fabric;
 use crate::time::Time;
+use crate::workload::Deps;
 
 #[derive(Debug, Clone)]
 struct HostState {
@@ -43,9 +44,14 @@ pub struct Nics {
     /// The message of each connection.
     conn_msg: Vec<u32>,
     messages_done: u32,
-    /// Connections started, and data packets that brought their receiver new data.
-    started: u32,
+    /// Connection starts scheduled and not yet taken, and data packets that brought their
+    /// receiver new data (the no-progress guard watches both).
+    starts_pending: u32,
     progress: u64,
+    /// Dependencies: for each message, the messages waiting for it, and how many of its own
+    /// it still waits for.
+    dependents: Deps,
+    waiting: Vec<u32>,
     cfg: TransportModel,
     pub counts: NicCounts,
     scratch: Vec<SendRecord>,
@@ -61,8 +67,10 @@ impl Nics {
             messages: Vec::new(),
             conn_msg: Vec::new(),
             messages_done: 0,
-            started: 0,
+            starts_pending: 0,
             progress: 0,
+            dependents: Deps::default(),
+            waiting: Vec::new(),
             cfg,
             counts: NicCounts::default(),
             scratch: Vec::new(),
@@ -104,15 +112,52 @@ impl Nics {
         self.progress
     }
 
-    /// Whether some connection has yet to start.
+    /// Whether a connection start is scheduled (a message waiting for others is not).
     pub fn starts_pending(&self) -> bool {
-        (self.started as usize) < self.conns.len()
+        self.starts_pending > 0
+    }
+
+    /// Takes the messages' dependencies (`deps`, one list per message added) and schedules
+    /// the start of every message that waits for none.
+    pub fn schedule_starts(&mut self, q: &mut EventQueue, deps: &Deps) {
+        let n = self.messages.len();
+        self.waiting = (0..n).map(|m| deps.of(m).len() as u32).collect();
+        self.dependents = deps.dependents(n);
+        for m in 0..n {
+            if self.waiting[m] == 0 {
+                self.release(q, m, self.messages[m].spec.start);
+            }
+        }
+    }
+
+    /// Releases message `m` at `at`: its connections start then.
+    fn release(&mut self, q: &mut EventQueue, m: usize, at: Time) {
+        let msg = &mut self.messages[m];
+        msg.ready = Some(at);
+        for c in msg.connections() {
+            q.schedule(at, Event::ConnStart(c as u32));
+        }
+        self.starts_pending += msg.count;
+    }
+
+    /// Message `m` completed at `now`: the messages waiting only for it are released, after
+    /// their delay and not before their start.
+    #[cold]
+    fn completed(&mut self, q: &mut EventQueue, now: Time, m: usize) {
+        for k in 0..self.dependents.of(m).len() {
+            let d = self.dependents.of(m)[k] as usize;
+            self.waiting[d] -= 1;
+            if self.waiting[d] == 0 {
+                let spec = self.messages[d].spec;
+                self.release(q, d, spec.start.max(now.saturating_add(spec.delay)));
+            }
+        }
     }
 
     /// `ConnStart`: the connection may send.
     pub fn start(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, conn: u32) {
         let src = self.conns[conn as usize].spec.src;
-        self.started += 1;
+        self.starts_pending -= 1;
         self.hosts[src as usize].active.push(conn);
         self.kick(q, fabric, now, src);
     }
@@ -220,16 +265,19 @@ impl Nics {
                         self.send_control(q, fabric, now, host, nack);
                     }
                 }
-                let conn = &mut self.conns[c as usize];
                 if arrival.completed {
-                    let m = &mut self.messages[self.conn_msg[c as usize] as usize];
+                    let mi = self.conn_msg[c as usize] as usize;
+                    let m = &mut self.messages[mi];
                     m.done += 1;
                     if m.done == m.count {
                         self.messages_done += 1;
+                        if !self.dependents.is_empty() {
+                            self.completed(q, now, mi);
+                        }
                     }
                 }
                 if arrival.send_ack {
-                    let ack = reply(Kind::Ack, packet.ev, packet.ecn, conn.rx.sack_log.len() as u32);
+                    let ack = reply(Kind::Ack, packet.ev, packet.ecn, self.conns[c as usize].rx.sack_log.len() as u32);
                     self.send_control(q, fabric, now, host, ack);
                 }
             }

@@ -45,6 +45,7 @@ impl RunResult {
         ft.add("dst", spec(&|m| m.spec.dst as u64));
         ft.add("bytes", spec(&|m| m.spec.bytes));
         ft.add("start_ps", spec(&|m| m.spec.start));
+        ft.add("ready_ps", Column::OptU64(messages.iter().map(|m| m.ready).collect()));
         ft.add("class", spec(&|m| m.spec.class as u64));
         ft.add("pinned", Column::Bool(messages.iter().map(|m| m.spec.pinned).collect()));
         ft.add("first_send_ps", Column::OptU64(first_send.clone()));

@@ -50,6 +50,13 @@ pub const FLOWS: &[ColumnSpec] = &[
     col("dst", Ty::U64, "", "receiving host"),
     col("bytes", Ty::U64, "bytes", "payload size"),
     col("start_ps", Ty::U64, "ps", "when the message may start"),
+    opt(
+        "ready_ps",
+        Ty::U64,
+        "ps",
+        "it still waits for a message it depends on",
+        "when it was released: start_ps, or the last of its dependencies completing plus its delay",
+    ),
     col("class", Ty::U64, "", "data class at the switches"),
     col("pinned", Ty::Bool, "", "pinned to one ECMP path by `[mixed]`"),
     opt("first_send_ps", Ty::U64, "ps", "nothing was sent", "when its first packet left the NIC"),

@@ -1,10 +1,12 @@
-//! `flows`: an explicit list of messages (src, dst, size, start, class); the Python front end
-//! turns a CSV file (`file = "x.csv"`) into this list before the run, since the core reads no
-//! files.
+//! `flows`: an explicit list of messages (src, dst, size, start, class), each with an optional
+//! `id`, the ids it waits for (`after`) and a `delay` after them ([`super::Deps`]): the format
+//! for traces users bring (converted from Chakra or NCCL logs, say). The Python front end
+//! turns a CSV or JSON file (`file = "x.csv"`) into this list before the run, since the core
+//! reads no files.
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_size, MessageSpec, Workload};
+use super::{check_size, Deps, MessageSpec, Workload};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
 use crate::registry::AlgorithmInfo;
@@ -13,7 +15,7 @@ use crate::units::{Duration, Size};
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "workload",
     name: "flows",
-    summary: "an explicit list of (src, dst, size, start), inline or from a CSV file",
+    summary: "an explicit list of (src, dst, size, start) with optional dependencies, inline or from a CSV/JSON file",
     reference: "",
 };
 
@@ -28,6 +30,15 @@ pub struct FlowEntry {
     pub start: Duration,
     #[serde(default)]
     pub class: u8,
+    /// The name other entries use in `after`; default: its row number (0-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    /// Ids of the messages that must be fully received before this one is released.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<u64>,
+    /// Time between the last of `after` completing and the release (compute time).
+    #[serde(default, skip_serializing_if = "Duration::is_zero")]
+    pub delay: Duration,
 }
 
 /// `[workload]` parameters.
@@ -36,9 +47,51 @@ pub struct FlowEntry {
 pub struct Config {
     #[serde(default)]
     pub flows: Vec<FlowEntry>,
-    /// A CSV file (src,dst,size,start) resolved by the front end; kept for the record.
+    /// A CSV or JSON file resolved by the front end; kept for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+}
+
+impl Config {
+    fn field(i: usize, k: &str) -> String {
+        format!("workload.flows[{i}].{k}")
+    }
+
+    /// Each entry's `after` ids as message indices; unknown or duplicate ids and cycles are
+    /// refused with the entry named.
+    pub fn deps(&self) -> Result<Deps, ScenarioError> {
+        if self.flows.iter().all(|f| f.after.is_empty()) {
+            return Ok(Deps::default());
+        }
+        let mut index = std::collections::HashMap::with_capacity(self.flows.len());
+        for (i, f) in self.flows.iter().enumerate() {
+            let id = f.id.unwrap_or(i as u64);
+            if let Some(first) = index.insert(id, i as u32) {
+                return Err(ScenarioError {
+                    field: Self::field(i, "id"),
+                    message: format!("got {id}, already the id of workload.flows[{first}]; allowed: ids unique in the list"),
+                });
+            }
+        }
+        let mut lists = Vec::with_capacity(self.flows.len());
+        for (i, f) in self.flows.iter().enumerate() {
+            let mut list = Vec::with_capacity(f.after.len());
+            for (j, a) in f.after.iter().enumerate() {
+                let Some(&m) = index.get(a) else {
+                    return Err(ScenarioError {
+                        field: format!("workload.flows[{i}].after[{j}]"),
+                        message: format!("got {a}; allowed: the id of another entry (an entry's id is its `id`, else its row number)"),
+                    });
+                };
+                ensure(m as usize != i, &format!("workload.flows[{i}].after[{j}]"), a, "allowed: another entry's id, not its own")?;
+                list.push(m);
+            }
+            lists.push(list);
+        }
+        let deps = Deps::from_lists(&lists);
+        deps.order(self.flows.len(), |i| Self::field(i, "after"))?;
+        Ok(deps)
+    }
 }
 
 impl Workload for Config {
@@ -51,12 +104,12 @@ impl Workload for Config {
         )?;
         let mut out = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
-            let at = |k: &str| format!("workload.flows[{i}].{k}");
+            let at = |k: &str| Self::field(i, k);
             ensure(f.src < hosts, &at("src"), f.src, format!("allowed: a host id in 0..{hosts}"))?;
             ensure(f.dst < hosts, &at("dst"), f.dst, format!("allowed: a host id in 0..{hosts}"))?;
             ensure(f.src != f.dst, &at("dst"), f.dst, "allowed: a host other than src")?;
             let bytes = check_size(&at("size"), f.size)?;
-            out.push(MessageSpec { src: f.src, dst: f.dst, bytes, start: f.start.0, class: f.class, pinned: false });
+            out.push(MessageSpec { delay: f.delay.0, ..MessageSpec::new(f.src, f.dst, bytes, f.start.0, f.class) });
         }
         Ok(out)
     }

@@ -46,6 +46,6 @@ impl Workload for Config {
         rng.shuffle(&mut others);
         others.truncate(self.senders as usize);
         others.sort_unstable();
-        Ok(others.into_iter().map(|src| MessageSpec { src, dst: receiver, bytes, start: self.start.0, class: self.class, pinned: false }).collect())
+        Ok(others.into_iter().map(|src| MessageSpec::new(src, receiver, bytes, self.start.0, self.class)).collect())
     }
 }

@@ -9,6 +9,9 @@ use crate::time::Time;
 use serde::{Deserialize, Serialize};
 
 use crate::units::{Duration, Size};
+pub use deps::Deps;
+
+pub mod deps;
 
 /// One message as the core runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +24,16 @@ pub struct MessageSpec {
     pub class: u8,
     /// Pinned to one path (ECMP) whatever the scenario's load balancer (`[mixed]`).
     pub pinned: bool,
+    /// With dependencies ([`Deps`]): the time between the last of them completing and this
+    /// message's release (compute time).
+    pub delay: Time,
+}
+
+impl MessageSpec {
+    /// A message with no delay, not pinned.
+    pub fn new(src: u32, dst: u32, bytes: u64, start: Time, class: u8) -> MessageSpec {
+        MessageSpec { src, dst, bytes, start, class, pinned: false, delay: 0 }
+    }
 }
 
 /// What a workload kind's `Config` provides.
@@ -45,6 +58,15 @@ macro_rules! workloads {
                 match self {
                     WorkloadConfig::Flows(_) => format!("workload.flows[{i}].size"),
                     _ => "workload.size".into(),
+                }
+            }
+
+            /// What the messages of [`WorkloadConfig::messages`] wait for (only a flow list
+            /// has dependencies).
+            pub fn deps(&self) -> Result<Deps, ScenarioError> {
+                match self {
+                    WorkloadConfig::Flows(c) => c.deps(),
+                    _ => Ok(Deps::default()),
                 }
             }
 
@@ -137,7 +159,16 @@ mod tests {
     #[test]
     fn flows_to_missing_hosts_are_rejected() {
         let cfg = WorkloadConfig::Flows(flows::Config {
-            flows: vec![flows::FlowEntry { src: 0, dst: 200, size: Size(10), start: Duration(0), class: 0 }],
+            flows: vec![flows::FlowEntry {
+                src: 0,
+                dst: 200,
+                size: Size(10),
+                start: Duration(0),
+                class: 0,
+                id: None,
+                after: vec![],
+                delay: Duration(0),
+            }],
             file: None,
         });
         let e = cfg.messages(128, &mut Rng::stream(1, Stream::Workload, 0)).unwrap_err();

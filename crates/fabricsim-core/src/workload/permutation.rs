@@ -27,7 +27,7 @@ impl Workload for Config {
         Ok(derangement(hosts, rng)
             .into_iter()
             .enumerate()
-            .map(|(src, dst)| MessageSpec { src: src as u32, dst, bytes, start: start.0, class, pinned: false })
+            .map(|(src, dst)| MessageSpec::new(src as u32, dst, bytes, start.0, class))
             .collect())
     }
 }

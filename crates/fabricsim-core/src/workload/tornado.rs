@@ -25,7 +25,7 @@ impl Workload for Config {
         let Uniform { size, start, class } = self.0;
         let bytes = check_size("workload.size", size)?;
         Ok((0..hosts)
-            .map(|src| MessageSpec { src, dst: (src + hosts / 2) % hosts, bytes, start: start.0, class, pinned: false })
+            .map(|src| MessageSpec::new(src, (src + hosts / 2) % hosts, bytes, start.0, class))
             .collect())
     }
 }

@@ -102,3 +102,27 @@ fn default_ecn_thresholds_follow_a_smaller_buffer() {
         Simulation::new(&s).expect("a buffer alone is enough");
     }
 }
+
+#[test]
+fn bad_dependencies_name_the_entry() {
+    let flows = |list: &str| format!("[workload]\nkind = \"flows\"\nflows = [{list}]\n");
+    let cases = [
+        (flows("{src = 0, dst = 1, size = \"1KiB\", after = [7]}"), "workload.flows[0].after[0]", "7"),
+        (flows("{src = 0, dst = 1, size = \"1KiB\", after = [0]}"), "workload.flows[0].after[0]", "not its own"),
+        (
+            flows("{id = 3, src = 0, dst = 1, size = \"1KiB\"}, {id = 3, src = 1, dst = 2, size = \"1KiB\", after = [3]}"),
+            "workload.flows[1].id",
+            "workload.flows[0]",
+        ),
+        (
+            flows("{src = 0, dst = 1, size = \"1KiB\", after = [1]}, {src = 1, dst = 2, size = \"1KiB\", after = [0]}"),
+            "workload.flows[0].after",
+            "cycle",
+        ),
+    ];
+    for (text, field, part) in cases {
+        let e = error_of(&text);
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.message.contains(part), "{e}");
+    }
+}

@@ -121,3 +121,28 @@ fn a_split_single_packet_pipelines_and_its_ideal_says_so() {
     let (whole, _) = lone_flow("hosts = 128\nradix = 16", "", "ecmp", 0, 100, "4096B");
     assert!(fct >= ideal && ideal < whole, "mptcp {fct} ideal {ideal} one packet {whole}");
 }
+
+#[test]
+fn a_dependent_message_is_released_when_its_dependencies_complete_plus_its_delay() {
+    // 0 -> 9 and 20 -> 9 first; 9 -> 40 waits for both, then 2 us of compute; 40 -> 41 waits
+    // for that one only. On an idle fabric each releases exactly then and takes its ideal.
+    let r = run(&super::fabric128(
+        "[workload]\nkind = \"flows\"\nflows = [\n{id = 10, src = 0, dst = 9, size = \"64KiB\"},\n{id = 11, src = 20, dst = 30, size = \"256KiB\"},\n{src = 9, dst = 40, size = \"128KiB\", after = [10, 11], delay = \"2us\"},\n{src = 40, dst = 41, size = \"4KiB\", after = [2], start = \"1ms\"},\n]\n",
+    ));
+    assert_eq!(r.summary.status, "complete");
+    let (ready, first, end, fct, ideal) = (
+        r.flows.opt_u64("ready_ps"),
+        r.flows.opt_u64("first_send_ps"),
+        r.flows.opt_u64("end_ps"),
+        r.flows.opt_u64("fct_ps"),
+        r.flows.u64("ideal_fct_ps"),
+    );
+    let last = end[0].unwrap().max(end[1].unwrap());
+    assert_eq!(ready[2], Some(last + 2_000_000));
+    assert_eq!(first[2], ready[2]);
+    // its own start is later than its dependency: the start wins
+    assert_eq!(ready[3], Some(1_000_000_000));
+    for i in 0..4 {
+        assert_eq!(fct[i], Some(ideal[i]), "message {i} alone on the fabric");
+    }
+}
