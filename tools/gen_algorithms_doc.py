@@ -74,6 +74,11 @@ def render() -> str:
     parts.append(section("faults/mod.rs"))
     parts += folder("faults", skip=("mod.rs", "link.rs"))
     parts.append(section("faults/link.rs", "What a fault leaves on a link"))
+    parts.append("## Collectives (`[[jobs]] algorithm`)\n")
+    parts.append(section("workload/job.rs", "Jobs (`[[jobs]]`)"))
+    parts.append(section("workload/deps.rs", "Dependencies"))
+    parts.append(section("workload/collective/mod.rs", "Sizes and bus bandwidth"))
+    parts += folder("workload/collective")
     return "\n".join(parts)
 
 

@@ -24,6 +24,8 @@ TITLES = {
     "ports": "**Ports** (`ports.parquet`, `Results.ports`): one row per egress port (a link direction).",
     "reorder": "**Reorder** (`reorder.parquet`, `Results.reorder`): one row per (message, reorder distance) seen.",
     "samples": "**Samples** (`samples.parquet`, `Results.samples`, with `[samples]`): one row per sampled port per interval.",
+    "jobs": "**Jobs** (`jobs.parquet`, `Results.jobs`, with `[[jobs]]`): one row per job iteration.",
+    "steps": "**Steps** (`steps.parquet`, `Results.steps`, with `[[jobs]]`): one row per step of each job iteration.",
     "summary": "**Summary** (`summary.json`, `Results.summary`; Python adds `peak_rss_mb`, the process's peak memory).",
 }
 

@@ -199,6 +199,8 @@ COMPARE_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("max slowdown", "max_slowdown", lambda v: f"{v:.3f}"),
     ("mean slowdown", "mean_slowdown", lambda v: f"{v:.3f}"),
     ("max queue KB", "max_queue_bytes", lambda v: f"{v / 1e3:,.1f}"),
+    ("max JCT us", "max_jct_ns", lambda v: f"{v / 1e3:,.1f}"),
+    ("max JCT slowdown", "max_jct_slowdown", lambda v: f"{v:.3f}"),
     ("trims", "trims", str),
     ("drops", "drops", str),
     ("wall s", "wall_s", lambda v: f"{v:.2f}"),
@@ -242,19 +244,23 @@ def compare(
 def _print_compare(results: dict[str, Results]) -> None:
     """The compare table; a value that does not exist (no flow completed) prints as "-"."""
     first = next(iter(results.values())).scenario
-    topo, wl = first["topology"], first["workload"]
+    topo, wl, jobs = first["topology"], first.get("workload"), first.get("jobs", [])
     n_flows = next(iter(results.values())).summary["flows"]
     faults = first.get("faults", [])
-    workload = f"{wl['kind']} {wl['size']}" if "size" in wl else f"{n_flows} {wl['kind']}"
+    parts = [f"{wl['kind']} {wl['size']}" if "size" in wl else f"{n_flows} {wl['kind']}"] if wl else []
+    parts += [f"{j.get('name', f'job{i}')}: {j['collective']} {j['size']}" for i, j in enumerate(jobs)]
+    workload = " + ".join(parts)
     title = f"{topo['hosts']} hosts, {topo['tiers']}-tier, {topo['link_rate']}, {workload}"
     title += f", {len(faults)} fault{'s' * (len(faults) != 1)}" if faults else ""
     title += f", seed {first['seed']}"
     t = Table(title=title)
     t.add_column("lb")
-    for head, _, _ in COMPARE_COLUMNS:
+    # the JCT columns only when the scenario has jobs
+    columns = [c for c in COMPARE_COLUMNS if jobs or "jct" not in c[1]]
+    for head, _, _ in columns:
         t.add_column(head, justify="right")
     for name, r in results.items():
-        t.add_row(name, *("-" if r.summary[key] is None else fmt(r.summary[key]) for _, key, fmt in COMPARE_COLUMNS))
+        t.add_row(name, *("-" if r.summary[key] is None else fmt(r.summary[key]) for _, key, fmt in columns))
     out.print(t)
 
 

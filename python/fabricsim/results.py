@@ -15,7 +15,16 @@ from . import _core
 __all__ = ["COLUMNS", "OUTPUT_FILES", "Results", "schema"]
 
 #: The files :meth:`Results.write` owns in its directory.
-OUTPUT_FILES = ("flows.parquet", "ports.parquet", "reorder.parquet", "samples.parquet", "summary.json", "scenario.toml")
+OUTPUT_FILES = (
+    "flows.parquet",
+    "ports.parquet",
+    "reorder.parquet",
+    "samples.parquet",
+    "jobs.parquet",
+    "steps.parquet",
+    "summary.json",
+    "scenario.toml",
+)
 
 #: The output columns as the core declares them: {table: [(name, type, unit, null_when, meaning)]}.
 COLUMNS: dict[str, list[tuple[str, str, str, str, str]]] = _core.columns()
@@ -67,6 +76,11 @@ class Results:
         ``port`` (join with ``ports`` for the name), ``queue_bytes`` (data queued) and
         ``utilization`` (bits sent in the interval over what the link could send). Empty
         otherwise.
+    jobs
+        With ``[[jobs]]``: one row per job iteration: its start, end, JCT, ideal JCT,
+        slowdown and nccl-tests' algorithm and bus bandwidths. Empty otherwise.
+    steps
+        With ``[[jobs]]``: one row per step of each job iteration (start, end, messages).
     scenario
         The scenario as run, every default filled in.
     """
@@ -78,6 +92,8 @@ class Results:
     scenario: dict[str, Any]
     reorder: pl.DataFrame | None = None
     samples: pl.DataFrame | None = None
+    jobs: pl.DataFrame | None = None
+    steps: pl.DataFrame | None = None
 
     @classmethod
     def from_native(cls, raw: dict[str, Any], extra_summary: dict[str, Any]) -> Results:
@@ -90,6 +106,8 @@ class Results:
             scenario=json.loads(raw["scenario"]),
             reorder=_frame(raw, "reorder"),
             samples=_frame(raw, "samples"),
+            jobs=_frame(raw, "jobs"),
+            steps=_frame(raw, "steps"),
         )
 
     @property
@@ -97,7 +115,8 @@ class Results:
         return bool(self.summary["status"] == "complete")
 
     def write(self, out_dir: str | Path) -> Path:
-        """Write ``flows.parquet``, ``ports.parquet``, ``reorder.parquet``, ``summary.json`` and ``scenario.toml``."""
+        """Write ``flows.parquet``, ``ports.parquet``, ``reorder.parquet``, ``summary.json`` and ``scenario.toml``,
+        and ``samples.parquet``, ``jobs.parquet``, ``steps.parquet`` when they have rows."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         # files of an earlier run there would read as this run's (a samples table it did not make)
@@ -107,8 +126,9 @@ class Results:
         self.ports.write_parquet(out / "ports.parquet")
         if self.reorder is not None:
             self.reorder.write_parquet(out / "reorder.parquet")
-        if self.samples is not None and self.samples.height:
-            self.samples.write_parquet(out / "samples.parquet")
+        for name, frame in (("samples", self.samples), ("jobs", self.jobs), ("steps", self.steps)):
+            if frame is not None and frame.height:
+                frame.write_parquet(out / f"{name}.parquet")
         (out / "summary.json").write_text(json.dumps({"summary": self.summary, "accounting": self.accounting}, indent=2) + "\n")
         (out / "scenario.toml").write_text(tomli_w.dumps(self.scenario))
         return out

@@ -75,6 +75,7 @@ pub use registry::AlgorithmInfo;
 pub fn registry() -> Vec<AlgorithmInfo> {
     let mut v: Vec<AlgorithmInfo> = lb::ALGORITHMS.to_vec();
     v.extend_from_slice(workload::WORKLOADS);
+    v.extend_from_slice(workload::collective::ALGORITHMS);
     v.extend_from_slice(switch::routing::RULES);
     v.extend_from_slice(faults::FAULTS);
     v.extend_from_slice(host::CcKind::KINDS);

@@ -25,6 +25,8 @@ use crate::switch::{SwitchConfig, SwitchContext, SwitchModel};
 use crate::time::{serialization, Time};
 use crate::topology::{FatTreeSpec, TopologyConfig};
 use crate::units::{AutoOr, Duration, Size};
+use crate::workload::collective::Tag;
+use crate::workload::job::{self, JobConfig, JobInfo};
 use crate::workload::{Deps, MessageSpec, WorkloadConfig};
 
 /// A whole scenario. Field docs are the reference (docs/scenario.md mirrors them).
@@ -42,8 +44,13 @@ pub struct Scenario {
     pub transport: TransportConfig,
     #[serde(default)]
     pub lb: LbConfig,
-    #[serde(default)]
-    pub workload: WorkloadConfig,
+    /// Traffic beside the jobs; a permutation when neither `[workload]` nor `[[jobs]]` is
+    /// given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadConfig>,
+    /// AI training jobs: collectives on placed ranks (`[[jobs]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobConfig>,
     #[serde(default)]
     pub stop: StopConfig,
     /// Link faults over time (`[[faults]]`).
@@ -118,9 +125,12 @@ pub struct Model {
     pub lb: LbConfig,
     /// What the host load balancers know of the fabric.
     pub lb_ctx: LbContext,
-    /// The workload's messages, and what each waits for.
+    /// The messages (the `[workload]`'s, then the jobs'), what each waits for, and the job,
+    /// iteration and step of each (`Tag::NONE` for the workload's).
     pub messages: Vec<MessageSpec>,
     pub deps: Deps,
+    pub tags: Vec<Tag>,
+    pub jobs: Vec<JobInfo>,
     pub max_time: Time,
     pub max_events: u64,
     /// Bytes the run may need (`stop.max_memory`), and the estimate without samples.
@@ -149,6 +159,15 @@ impl Scenario {
         D::Error: std::fmt::Display,
     {
         serde_path_to_error::deserialize(d).map_err(|e| located(crate::registry::dotted(e.path()), e.inner().to_string()))
+    }
+
+    /// The `[workload]`: as given, else a permutation unless there are jobs.
+    pub fn workload(&self) -> Option<WorkloadConfig> {
+        match (&self.workload, self.jobs.is_empty()) {
+            (Some(w), _) => Some(w.clone()),
+            (None, true) => Some(WorkloadConfig::default()),
+            (None, false) => None,
+        }
     }
 
     /// The scenario with every default written out, as JSON.
@@ -223,16 +242,49 @@ impl Scenario {
         let max_memory = self.stop.max_memory.or(Size(DEFAULT_MAX_MEMORY)).0;
         let mut need = Estimate { fabric: budget::fabric(&tree, &switch, mtu, bdp_packets), ..Estimate::default() };
         budget::check(&need, max_memory)?;
+        let workload = self.workload();
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
-        let mut messages = self.workload.messages(tree.hosts, &mut rng)?;
-        let deps = self.workload.deps()?;
+        let (mut messages, mut lists) = match &workload {
+            Some(w) => {
+                let m = w.messages(tree.hosts, &mut rng)?;
+                let d = w.deps()?;
+                let lists: Vec<Vec<u32>> = (0..m.len()).map(|i| d.of(i).to_vec()).collect();
+                (m, lists)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        let mut tags = vec![Tag::NONE; messages.len()];
+        // the jobs' messages after the workload's, refused before they are made if even their
+        // bookkeeping would not fit
+        let floor = (std::mem::size_of::<crate::host::connection::Connection>()
+            + std::mem::size_of::<crate::host::connection::Message>()
+            + 200) as u64;
+        let plan = job::plan(
+            &self.jobs,
+            messages.len(),
+            tree.hosts,
+            tree.down0,
+            max_memory / floor,
+            &mut Rng::stream(self.seed, Stream::Workload, 1),
+        )?;
+        messages.extend(plan.messages);
+        lists.extend(plan.deps);
+        tags.extend(plan.tags);
+        let deps = Deps::from_lists(&lists);
+        drop(lists);
+        // where a message's size and class were written, for errors
+        let field_of = |i: usize, k: &str| match (tags[i].job, &workload) {
+            (j, _) if j != u32::MAX => format!("jobs[{j}].{k}"),
+            (_, Some(w)) if k == "size" => w.size_field(i),
+            _ => format!("workload.flows[{i}].{k}"),
+        };
         let payload = transport.mtu - transport.header;
         for (i, f) in messages.iter().enumerate() {
             // PSNs are 32-bit: a message may need at most 2^32 - 1 packets
             let packets = f.bytes.div_ceil(payload);
             ensure(
                 packets <= u32::MAX as u64,
-                &self.workload.size_field(i),
+                &field_of(i, "size"),
                 format!("{} B in {packets} packets of {payload} B payload", f.bytes),
                 format!("allowed: at most {} packets per message (a larger mtu, or a smaller size)", u32::MAX),
             )?;
@@ -254,7 +306,7 @@ impl Scenario {
         for (i, f) in messages.iter().enumerate() {
             ensure(
                 (f.class as u32) < switch.classes,
-                &format!("workload.flows[{i}].class"),
+                &field_of(i, "class"),
                 f.class,
                 format!("allowed: a class below switch.classes ({})", switch.classes),
             )?;
@@ -269,6 +321,8 @@ impl Scenario {
             lb_ctx,
             messages,
             deps,
+            tags,
+            jobs: plan.jobs,
             warnings,
             max_time: self.stop.max_time.0,
             max_events: self.stop.max_events,
@@ -286,6 +340,7 @@ impl Scenario {
     pub fn filled(&self) -> Scenario {
         let mut s = self.clone();
         s.switch.fill();
+        s.workload = s.workload();
         let tiers = s.topology.tiers as usize;
         if s.topology.tier_link_rates.is_empty() {
             s.topology.tier_link_rates = vec![s.topology.link_rate; tiers];

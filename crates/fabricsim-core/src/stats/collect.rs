@@ -118,6 +118,7 @@ impl RunResult {
 
         let done_fct: Vec<f64> = fct.iter().flatten().map(|&f| ns(f)).collect();
         let done_slow: Vec<f64> = slowdown.iter().flatten().copied().collect();
+        let jobs = super::jobs::tables(v, ideals, &end);
         let total = |f: &dyn Fn(&Connection) -> u64| flows.iter().map(f).sum::<u64>();
         let summary = Summary {
             status: status.label(),
@@ -129,6 +130,9 @@ impl RunResult {
             p99_fct_ns: percentile(&done_fct, 99.0),
             max_slowdown: done_slow.iter().copied().reduce(f64::max),
             mean_slowdown: mean(&done_slow),
+            max_jct_ns: jobs.max_jct_ns,
+            mean_jct_ns: jobs.mean_jct_ns,
+            max_jct_slowdown: jobs.max_jct_slowdown,
             data_packets: total(&|f| f.stats.data_packets),
             retransmits: total(&|f| f.stats.retransmits),
             trims: losses.iter().map(|l| l.trims).sum(),
@@ -159,6 +163,8 @@ impl RunResult {
             ports: pt,
             reorder: rt,
             samples: st,
+            jobs: jobs.jobs,
+            steps: jobs.steps,
             summary,
             accounting: v.accounting.clone(),
             scenario_json: v.scenario_json.clone(),

@@ -127,6 +127,9 @@ pub const SUMMARY: &[ColumnSpec] = &[
     opt("p99_fct_ns", Ty::F64, "ns", NONE_DONE, "99th percentile FCT (nearest rank) of the completed messages"),
     opt("max_slowdown", Ty::F64, "", NONE_DONE, "largest FCT / ideal FCT"),
     opt("mean_slowdown", Ty::F64, "", NONE_DONE, "mean FCT / ideal FCT"),
+    opt("max_jct_ns", Ty::F64, "ns", "no job iteration completed", "largest job iteration completion time"),
+    opt("mean_jct_ns", Ty::F64, "ns", "no job iteration completed", "mean job iteration completion time"),
+    opt("max_jct_slowdown", Ty::F64, "", "no job iteration completed", "largest JCT / ideal JCT"),
     col("data_packets", Ty::U64, "", "data packets sent"),
     col("retransmits", Ty::U64, "", "data packets sent again"),
     col("trims", Ty::U64, "", "data packets trimmed"),
@@ -145,9 +148,51 @@ pub const SUMMARY: &[ColumnSpec] = &[
     col("warnings", Ty::StrList, "", "legal but probably unintended settings (also printed before the run)"),
 ];
 
+const NOT_DONE: &str = "a message of it did not complete";
+
+/// One row per job iteration (`[[jobs]]`).
+pub const JOBS: &[ColumnSpec] = &[
+    col("job", Ty::U64, "", "job index in [[jobs]]"),
+    col("name", Ty::Str, "", "job name"),
+    col("collective", Ty::Str, "", "allreduce, reduce_scatter, allgather, alltoall or broadcast"),
+    col("iteration", Ty::U64, "", "iteration, from 0"),
+    col("ranks", Ty::U64, "", "ranks of the job"),
+    col("size_bytes", Ty::U64, "bytes", "per-rank buffer (nccl-tests' size)"),
+    opt("start_ps", Ty::U64, "ps", "none of its messages was released", "first release of a message of the iteration"),
+    opt("end_ps", Ty::U64, "ps", NOT_DONE, "last message of the iteration received"),
+    opt("jct_ps", Ty::U64, "ps", NOT_DONE, "iteration completion time: end_ps - start_ps"),
+    col("ideal_jct_ps", Ty::U64, "ps", "the same on an idle fabric: the critical path with every message at its ideal FCT"),
+    opt("slowdown", Ty::F64, "", NOT_DONE, "jct_ps / ideal_jct_ps"),
+    opt("algbw_gbps", Ty::F64, "Gb/s", NOT_DONE, "size / jct (nccl-tests' algorithm bandwidth)"),
+    opt(
+        "busbw_gbps",
+        Ty::F64,
+        "Gb/s",
+        NOT_DONE,
+        "algbw times nccl-tests' bus factor (2(n-1)/n for allreduce, (n-1)/n for reduce_scatter, allgather, alltoall, 1 for broadcast)",
+    ),
+];
+
+/// One row per step of a job iteration.
+pub const STEPS: &[ColumnSpec] = &[
+    col("job", Ty::U64, "", "job index in [[jobs]]"),
+    col("iteration", Ty::U64, "", "iteration, from 0"),
+    col("step", Ty::U64, "", "step of the algorithm (alltoall: wave of max_connections sends)"),
+    col("messages", Ty::U64, "", "messages in the step"),
+    opt("start_ps", Ty::U64, "ps", "none of its messages was released", "first release of a message of the step"),
+    opt("end_ps", Ty::U64, "ps", NOT_DONE, "last message of the step received"),
+];
+
 /// Every declared table, by name.
-pub const TABLES: &[(&str, &[ColumnSpec])] =
-    &[("flows", FLOWS), ("ports", PORTS), ("reorder", REORDER), ("samples", SAMPLES), ("summary", SUMMARY)];
+pub const TABLES: &[(&str, &[ColumnSpec])] = &[
+    ("flows", FLOWS),
+    ("ports", PORTS),
+    ("reorder", REORDER),
+    ("samples", SAMPLES),
+    ("jobs", JOBS),
+    ("steps", STEPS),
+    ("summary", SUMMARY),
+];
 
 #[cfg(test)]
 mod tests {

@@ -8,6 +8,7 @@ use serde::Serialize;
 pub mod collect;
 pub mod columns;
 pub mod ideal;
+pub mod jobs;
 pub mod sampler;
 
 use crate::engine::Status;
@@ -17,6 +18,9 @@ use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
 use crate::time::Time;
 use crate::topology::{FatTreeSpec, Topology};
+use crate::workload::collective::Tag;
+use crate::workload::job::JobInfo;
+use crate::workload::Deps;
 use columns::{ColumnSpec, Ty};
 pub use ideal::{ideal_fct, message_packets};
 use sampler::SampleRows;
@@ -30,6 +34,10 @@ pub struct RunView<'a> {
     pub topo: &'a Topology,
     pub ports: &'a [EgressPort],
     pub messages: &'a [Message],
+    /// What each message waits for, its job tag, and the jobs.
+    pub deps: &'a Deps,
+    pub tags: &'a [Tag],
+    pub jobs: &'a [JobInfo],
     pub conns: &'a [Connection],
     /// Per connection, what the fabric lost of it.
     pub losses: &'a [ConnLosses],
@@ -175,6 +183,9 @@ pub struct Summary {
     pub p99_fct_ns: Option<f64>,
     pub max_slowdown: Option<f64>,
     pub mean_slowdown: Option<f64>,
+    pub max_jct_ns: Option<f64>,
+    pub mean_jct_ns: Option<f64>,
+    pub max_jct_slowdown: Option<f64>,
     pub data_packets: u64,
     pub retransmits: u64,
     pub trims: u64,
@@ -205,6 +216,9 @@ pub struct RunResult {
     pub reorder: Table,
     /// Port time series (`[samples]`): time_ps, port, queue_bytes, utilization; empty if off.
     pub samples: Table,
+    /// `[[jobs]]`: one row per job iteration, and per step of each; empty without jobs.
+    pub jobs: Table,
+    pub steps: Table,
     pub summary: Summary,
     pub accounting: Accounting,
     /// The scenario with every default filled in, as JSON.

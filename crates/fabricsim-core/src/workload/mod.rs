@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::units::{Duration, Size};
 pub use deps::Deps;
 
+pub mod collective;
 pub mod deps;
+pub mod job;
 
 /// One message as the core runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,6 +8,7 @@ mod exactness;
 mod faults;
 mod golden;
 mod guard;
+mod jobs;
 mod lb;
 mod nic;
 mod parser_fuzz;

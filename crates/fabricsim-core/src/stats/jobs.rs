@@ -1,0 +1,117 @@
+//! The jobs' tables: per job iteration (JCT against its ideal, nccl-tests' bandwidths) and per
+//! step, from the messages' release and end times.
+//!
+//! The ideal JCT is the critical path of the iteration's dependency graph with every message
+//! at its ideal FCT ([`crate::workload::collective::ideal_finish`]): on an idle fabric, a
+//! message released when its last dependency's ideal finish plus its delay has passed. It
+//! ignores that a rank's NIC carries its own sends and the ACKs of what it receives at once,
+//! so even a lone job runs a little above it (docs/workloads.md).
+
+use super::{columns, ns, Column, RunView, Table};
+use crate::time::Time;
+use crate::workload::collective::{ideal_finish, Tag};
+
+/// The jobs and steps tables, and (max JCT ns, mean JCT ns, max JCT slowdown).
+pub struct JobTables {
+    pub jobs: Table,
+    pub steps: Table,
+    pub max_jct_ns: Option<f64>,
+    pub mean_jct_ns: Option<f64>,
+    pub max_jct_slowdown: Option<f64>,
+}
+
+/// Start (first release), end (last end, if every message ended) and count of a group of
+/// messages; and the same on an idle fabric.
+#[derive(Clone, Copy)]
+struct Span {
+    start: Option<Time>,
+    end: Option<Time>,
+    unfinished: bool,
+    count: u64,
+    ideal: (Time, Time),
+}
+
+impl Span {
+    fn new() -> Span {
+        Span { start: None, end: None, unfinished: false, count: 0, ideal: (Time::MAX, 0) }
+    }
+    fn add(&mut self, ready: Option<Time>, end: Option<Time>, ideal: (Time, Time)) {
+        self.start = match (self.start, ready) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match end {
+            Some(e) => self.end = Some(self.end.map_or(e, |x| x.max(e))),
+            None => self.unfinished = true,
+        }
+        self.count += 1;
+        self.ideal = (self.ideal.0.min(ideal.0), self.ideal.1.max(ideal.1));
+    }
+    fn end(&self) -> Option<Time> {
+        if self.unfinished {
+            None
+        } else {
+            self.end
+        }
+    }
+}
+
+pub fn tables(v: &RunView<'_>, ideals: &[Time], end: &[Option<Time>]) -> JobTables {
+    let ideal = if v.jobs.is_empty() {
+        Vec::new()
+    } else {
+        let specs: Vec<_> = v.messages.iter().map(|m| m.spec).collect();
+        let order = v.deps.order(specs.len(), |i| i.to_string()).expect("checked acyclic when the scenario was resolved");
+        ideal_finish(&specs, v.deps, &order, ideals)
+    };
+    // spans per (job, iteration) and per (job, iteration, step), in that order
+    let mut iters: std::collections::BTreeMap<(u32, u32), Span> = Default::default();
+    let mut steps: std::collections::BTreeMap<(u32, u32, u32), Span> = Default::default();
+    for (i, t) in v.tags.iter().enumerate() {
+        if t.job == Tag::NONE.job {
+            continue;
+        }
+        let ready = v.messages[i].ready;
+        iters.entry((t.job, t.iteration)).or_insert_with(Span::new).add(ready, end[i], ideal[i]);
+        steps.entry((t.job, t.iteration, t.step)).or_insert_with(Span::new).add(ready, end[i], ideal[i]);
+    }
+    let mut jt = Table::new(columns::JOBS);
+    let rows: Vec<(&(u32, u32), &Span)> = iters.iter().collect();
+    let info = |j: u32| &v.jobs[j as usize];
+    let jct: Vec<Option<Time>> = rows.iter().map(|(_, s)| s.end().zip(s.start).map(|(e, b)| e - b)).collect();
+    let ideal_jct: Vec<Time> = rows.iter().map(|(_, s)| s.ideal.1 - s.ideal.0).collect();
+    let slowdown: Vec<Option<f64>> = jct.iter().zip(&ideal_jct).map(|(j, &i)| j.map(|j| j as f64 / i.max(1) as f64)).collect();
+    let algbw: Vec<Option<f64>> =
+        jct.iter().zip(&rows).map(|(j, ((job, _), _))| j.map(|j| info(*job).size as f64 * 8e3 / j.max(1) as f64)).collect();
+    jt.add("job", Column::U64(rows.iter().map(|((j, _), _)| *j as u64).collect()));
+    jt.add("name", Column::Str(rows.iter().map(|((j, _), _)| info(*j).name.clone()).collect()));
+    jt.add("collective", Column::Str(rows.iter().map(|((j, _), _)| info(*j).op.name().to_string()).collect()));
+    jt.add("iteration", Column::U64(rows.iter().map(|((_, it), _)| *it as u64).collect()));
+    jt.add("ranks", Column::U64(rows.iter().map(|((j, _), _)| info(*j).ranks as u64).collect()));
+    jt.add("size_bytes", Column::U64(rows.iter().map(|((j, _), _)| info(*j).size).collect()));
+    jt.add("start_ps", Column::OptU64(rows.iter().map(|(_, s)| s.start).collect()));
+    jt.add("end_ps", Column::OptU64(rows.iter().map(|(_, s)| s.end()).collect()));
+    jt.add("jct_ps", Column::OptU64(jct.clone()));
+    jt.add("ideal_jct_ps", Column::U64(ideal_jct));
+    jt.add("slowdown", Column::OptF64(slowdown.clone()));
+    jt.add("algbw_gbps", Column::OptF64(algbw.clone()));
+    let busbw = algbw.iter().zip(&rows).map(|(a, ((j, _), _))| a.map(|a| a * info(*j).op.bus_factor(info(*j).ranks))).collect();
+    jt.add("busbw_gbps", Column::OptF64(busbw));
+
+    let mut stt = Table::new(columns::STEPS);
+    stt.add("job", Column::U64(steps.keys().map(|k| k.0 as u64).collect()));
+    stt.add("iteration", Column::U64(steps.keys().map(|k| k.1 as u64).collect()));
+    stt.add("step", Column::U64(steps.keys().map(|k| k.2 as u64).collect()));
+    stt.add("messages", Column::U64(steps.values().map(|s| s.count).collect()));
+    stt.add("start_ps", Column::OptU64(steps.values().map(|s| s.start).collect()));
+    stt.add("end_ps", Column::OptU64(steps.values().map(|s| s.end()).collect()));
+
+    let done: Vec<f64> = jct.iter().flatten().map(|&j| ns(j)).collect();
+    JobTables {
+        jobs: jt,
+        steps: stt,
+        max_jct_ns: done.iter().copied().reduce(f64::max),
+        mean_jct_ns: super::mean(&done),
+        max_jct_slowdown: slowdown.iter().flatten().copied().reduce(f64::max),
+    }
+}

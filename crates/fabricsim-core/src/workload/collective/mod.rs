@@ -1,0 +1,176 @@
+//! Collectives turned into dependent messages: one file per algorithm, one line each in the
+//! list below. An algorithm writes one iteration of a collective over the job's ranks through
+//! a [`Builder`]: each message it adds names the messages it waits for, so a rank moves to
+//! its next step when its own previous step is done (per rank, never a global barrier).
+//!
+//! Sizes are per-rank buffers as nccl-tests counts them (`size` in its output): the buffer
+//! reduced (allreduce), the input split into n chunks (reduce_scatter), the output gathered
+//! from n chunks (allgather), the send buffer split over n peers (alltoall), the buffer sent
+//! (broadcast). Bus bandwidth is nccl-tests' (its doc/PERFORMANCE.md): algbw = size / time,
+//! busbw = algbw x 2(n-1)/n for allreduce, (n-1)/n for reduce_scatter, allgather and
+//! alltoall, 1 for broadcast.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Deps, MessageSpec};
+use crate::registry::named_kinds;
+use crate::time::Time;
+
+/// The collective operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Allreduce,
+    ReduceScatter,
+    Allgather,
+    Alltoall,
+    Broadcast,
+}
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Allreduce => "allreduce",
+            Op::ReduceScatter => "reduce_scatter",
+            Op::Allgather => "allgather",
+            Op::Alltoall => "alltoall",
+            Op::Broadcast => "broadcast",
+        }
+    }
+
+    /// nccl-tests' bus bandwidth factor for `n` ranks.
+    pub fn bus_factor(self, n: u32) -> f64 {
+        let n = n as f64;
+        match self {
+            Op::Allreduce => 2.0 * (n - 1.0) / n,
+            Op::ReduceScatter | Op::Allgather | Op::Alltoall => (n - 1.0) / n,
+            Op::Broadcast => 1.0,
+        }
+    }
+}
+
+/// Where a message belongs: its job, iteration and step (`u32::MAX` job: not a job's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tag {
+    pub job: u32,
+    pub iteration: u32,
+    pub step: u32,
+}
+
+impl Tag {
+    pub const NONE: Tag = Tag { job: u32::MAX, iteration: 0, step: 0 };
+}
+
+/// Collects the messages of one iteration of a collective.
+pub struct Builder<'a> {
+    /// The host of each rank.
+    pub ranks: &'a [u32],
+    /// The per-rank buffer, bytes.
+    pub size: u64,
+    /// Per rank: the messages of the previous iteration its first messages wait for.
+    pub entry: &'a [Vec<u32>],
+    /// Peers a rank sends to at once (alltoall).
+    pub max_connections: usize,
+    pub(super) messages: &'a mut Vec<MessageSpec>,
+    pub(super) deps: &'a mut Vec<Vec<u32>>,
+    pub(super) tags: &'a mut Vec<Tag>,
+    pub(super) start: Time,
+    pub(super) compute: Time,
+    pub(super) class: u8,
+    pub(super) tag: Tag,
+}
+
+impl Builder<'_> {
+    /// Ranks.
+    pub fn n(&self) -> usize {
+        self.ranks.len()
+    }
+
+    /// Rank `from` sends `bytes` to rank `to` in `step`, once the messages `after` have been
+    /// received. With `first`, it is one of `from`'s first messages of the iteration: it
+    /// also waits for `from`'s part of the previous iteration, then the compute time.
+    pub fn send(&mut self, from: usize, to: usize, bytes: u64, step: u32, mut after: Vec<u32>, first: bool) -> u32 {
+        let id = self.messages.len() as u32;
+        let mut spec = MessageSpec::new(self.ranks[from], self.ranks[to], bytes.max(1), self.start, self.class);
+        if first && !self.entry[from].is_empty() {
+            after.extend_from_slice(&self.entry[from]);
+            spec.delay = self.compute;
+        }
+        self.messages.push(spec);
+        self.deps.push(after);
+        self.tags.push(Tag { step, ..self.tag });
+        id
+    }
+
+    /// The bytes of chunk `c` of the buffer cut into `parts` as evenly as possible.
+    pub fn chunk(&self, parts: usize, c: usize) -> u64 {
+        let (parts, c) = (parts as u64, c as u64);
+        self.size / parts + u64::from(c < self.size % parts)
+    }
+}
+
+/// What an algorithm provides.
+pub trait Algorithm {
+    /// Whether it implements `op`, and on how many ranks (an error text otherwise).
+    fn supports(op: Op, n: usize) -> Result<(), String>;
+    /// Messages one iteration of `op` on `n` ranks adds (checked against the memory budget
+    /// before any is made).
+    fn count(op: Op, n: u64) -> u64;
+    /// Adds one iteration of `op`; returns, per rank, the messages whose completion means the
+    /// rank is done with the iteration.
+    fn iteration(op: Op, b: &mut Builder<'_>) -> Vec<Vec<u32>>;
+}
+
+/// Declares the algorithms, one line each (`Variant => module :: Type`).
+macro_rules! algorithms {
+    ($($Variant:ident => $module:ident :: $Type:ident),+ $(,)?) => {
+        $(pub mod $module;)+
+
+        named_kinds! {
+            /// `[[jobs]] algorithm`.
+            AlgorithmKind, $($Variant => $module),+
+        }
+
+        impl AlgorithmKind {
+            pub fn supports(self, op: Op, n: usize) -> Result<(), String> {
+                match self {
+                    $(AlgorithmKind::$Variant => <$module::$Type as Algorithm>::supports(op, n)),+
+                }
+            }
+            pub fn count(self, op: Op, n: u64) -> u64 {
+                match self {
+                    $(AlgorithmKind::$Variant => <$module::$Type as Algorithm>::count(op, n)),+
+                }
+            }
+            pub fn iteration(self, op: Op, b: &mut Builder<'_>) -> Vec<Vec<u32>> {
+                match self {
+                    $(AlgorithmKind::$Variant => <$module::$Type as Algorithm>::iteration(op, b)),+
+                }
+            }
+        }
+    };
+}
+
+algorithms! {
+    Ring => ring::Ring,
+    HalvingDoubling => halving_doubling::HalvingDoubling,
+    Direct => direct::Direct,
+}
+
+/// The collectives' algorithms, for `fabricsim list`.
+pub const ALGORITHMS: &[crate::registry::AlgorithmInfo] = AlgorithmKind::KINDS;
+
+/// Ideal earliest finish of every message: released at its start or when its dependencies'
+/// ideal finishes plus its delay, then its ideal FCT (`ideal[i]`); `order` is a topological
+/// order of `deps`.
+pub fn ideal_finish(messages: &[MessageSpec], deps: &Deps, order: &[u32], ideal: &[Time]) -> Vec<(Time, Time)> {
+    let mut out: Vec<(Time, Time)> = vec![(0, 0); messages.len()];
+    for &i in order {
+        let i = i as usize;
+        let m = &messages[i];
+        let after = deps.of(i).iter().map(|&d| out[d as usize].1).max();
+        let ready = after.map_or(m.start, |t| m.start.max(t.saturating_add(m.delay)));
+        out[i] = (ready, ready + ideal[i]);
+    }
+    out
+}

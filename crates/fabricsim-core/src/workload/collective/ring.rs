@@ -1,0 +1,106 @@
+//! `ring`: the ring algorithms of NCCL (Patarasuk and Yuan, "Bandwidth optimal all-reduce
+//! algorithms for clusters of workstations", JPDC 2009; NCCL's ring; ARCANE sec. 4.2 "ring
+//! allreduce").
+//!
+//! Rank r sends only to rank r+1 (mod n). The buffer is cut into n chunks (as evenly as
+//! possible). **reduce_scatter**: n-1 steps; in step s rank r sends chunk (r - s) mod n.
+//! **allgather**: n-1 steps; in step s rank r sends chunk (r + 1 - s) mod n. **allreduce**:
+//! reduce_scatter then allgather, 2(n-1) steps of size/n. A rank starts step s when its
+//! own send and its receive of step s-1 are complete. **broadcast** (rank 0 the root): the
+//! buffer is pipelined along the ring 0 -> 1 -> ... -> n-1 in 8 chunks (NCCL pipelines its
+//! broadcast along a ring in chunks); rank i forwards chunk c once it has received it and
+//! has sent chunk c-1.
+
+use super::{Algorithm, Builder, Op};
+use crate::registry::AlgorithmInfo;
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "collective",
+    name: "ring",
+    summary: "allreduce (2(n-1) steps of size/n), reduce_scatter, allgather (n-1 steps), broadcast (pipelined chain)",
+    reference: "Patarasuk & Yuan 2009; NCCL; ARCANE sec. 4.2",
+};
+
+/// Chunks a broadcast is pipelined in.
+pub const BROADCAST_CHUNKS: usize = 8;
+
+pub struct Ring;
+
+impl Algorithm for Ring {
+    fn supports(op: Op, n: usize) -> Result<(), String> {
+        match op {
+            Op::Alltoall => Err("alltoall has no ring algorithm here; allowed: direct".into()),
+            _ if n < 2 => Err("a collective needs at least 2 ranks".into()),
+            _ => Ok(()),
+        }
+    }
+
+    fn count(op: Op, n: u64) -> u64 {
+        match op {
+            Op::Allreduce => 2 * (n - 1) * n,
+            Op::Broadcast => BROADCAST_CHUNKS as u64 * (n - 1),
+            _ => (n - 1) * n,
+        }
+    }
+
+    fn iteration(op: Op, b: &mut Builder<'_>) -> Vec<Vec<u32>> {
+        let n = b.n();
+        if op == Op::Broadcast {
+            return broadcast(b);
+        }
+        let steps = match op {
+            Op::Allreduce => 2 * (n - 1),
+            _ => n - 1,
+        };
+        // the chunk rank r sends in step s
+        let chunk = |r: usize, s: usize| match op {
+            Op::Allgather => (r + 1 + n - s % n) % n,
+            _ if s < n - 1 => (r + n - s) % n,
+            _ => (r + 1 + n - (s - (n - 1))) % n,
+        };
+        let mut sent: Vec<u32> = Vec::new();
+        for s in 0..steps {
+            let prev = std::mem::take(&mut sent);
+            for r in 0..n {
+                let after = if s == 0 { Vec::new() } else { vec![prev[r], prev[(r + n - 1) % n]] };
+                let bytes = b.chunk(n, chunk(r, s));
+                sent.push(b.send(r, (r + 1) % n, bytes, s as u32, after, s == 0));
+            }
+        }
+        (0..n).map(|r| vec![sent[r], sent[(r + n - 1) % n]]).collect()
+    }
+}
+
+fn broadcast(b: &mut Builder<'_>) -> Vec<Vec<u32>> {
+    let n = b.n();
+    let chunks = (BROADCAST_CHUNKS as u64).min(b.size).max(1) as usize;
+    // ids[i][c]: rank i sends chunk c to rank i+1
+    let mut ids: Vec<Vec<u32>> = vec![Vec::new(); n - 1];
+    for c in 0..chunks {
+        for i in 0..n - 1 {
+            let mut after = Vec::new();
+            if i > 0 {
+                after.push(ids[i - 1][c]);
+            }
+            if c > 0 {
+                after.push(ids[i][c - 1]);
+            }
+            let bytes = b.chunk(chunks, c);
+            let id = b.send(i, i + 1, bytes, c as u32, after, c == 0);
+            ids[i].push(id);
+        }
+    }
+    // rank i is done when it has sent its last chunk and received it; the last rank receives
+    (0..n)
+        .map(|i| {
+            let mut t = Vec::new();
+            if i < n - 1 {
+                t.push(ids[i][chunks - 1]);
+            }
+            if i > 0 {
+                t.push(ids[i - 1][chunks - 1]);
+            }
+            t
+        })
+        .collect()
+}

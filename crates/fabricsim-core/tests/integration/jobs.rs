@@ -1,0 +1,139 @@
+//! `[[jobs]]`: collectives as dependent messages on placed ranks.
+
+use super::{fabric128, run, scenario};
+use fabricsim_core::Simulation;
+
+fn job(spec: &str) -> String {
+    fabric128(&format!("[[jobs]]\n{spec}\n"))
+}
+
+#[test]
+fn a_lone_ring_allreduce_runs_its_steps_and_stays_near_its_ideal() {
+    // 8 ranks, 2 iterations of 2 MiB: 2 x 7 steps per iteration, 8 messages of 256 KiB each
+    let r = run(&job("collective = \"allreduce\"\nsize = \"2MiB\"\nranks = 8\niterations = 2\ncompute = \"5us\""));
+    assert_eq!(r.summary.status, "complete");
+    assert_eq!(r.flows.u64("bytes").len(), 2 * 14 * 8);
+    assert!(r.flows.u64("bytes").iter().all(|&b| b == 256 << 10));
+    let steps = r.steps.u64("messages");
+    assert_eq!(steps.len(), 2 * 14);
+    assert!(steps.iter().all(|&m| m == 8));
+    let (jct, ideal) = (r.jobs.opt_u64("jct_ps"), r.jobs.u64("ideal_jct_ps"));
+    for it in 0..2 {
+        let (jct, ideal) = (jct[it].unwrap(), ideal[it]);
+        // a rank's NIC carries its sends and the ACKs of what it receives: a little above the
+        // ideal, which counts only the data (docs/workloads.md)
+        assert!(jct >= ideal && (jct as f64) < 1.03 * ideal as f64, "iteration {it}: {jct} vs {ideal}");
+    }
+    // the second iteration's first messages wait for the first's, then the compute gap
+    let (ready, end, tag_it) = (r.flows.opt_u64("ready_ps"), r.flows.opt_u64("end_ps"), r.steps.u64("iteration"));
+    assert_eq!(tag_it.iter().filter(|&&i| i == 1).count(), 14);
+    let first_of_second = 14 * 8; // message ids follow (iteration, step, rank)
+    let rank0_done = end[13 * 8].unwrap().max(end[13 * 8 + 7].unwrap()); // rank 0's last send and receive
+    assert_eq!(ready[first_of_second], Some(rank0_done + 5_000_000));
+    // nccl-tests' bus bandwidth: algbw x 2(n-1)/n
+    let (alg, bus) = (r.jobs.opt_f64("algbw_gbps")[0].unwrap(), r.jobs.opt_f64("busbw_gbps")[0].unwrap());
+    assert!((bus / alg - 2.0 * 7.0 / 8.0).abs() < 1e-12);
+    assert!(bus < 400.0 && bus > 200.0, "{bus}");
+    assert_eq!(r.summary.max_jct_ns, Some(jct.iter().flatten().max().copied().unwrap() as f64 / 1e3));
+}
+
+#[test]
+fn the_ideal_jct_is_the_critical_path_of_ideal_fcts() {
+    // a 2-rank reduce_scatter is one step: each rank sends half its buffer to the other
+    let r = run(&job("collective = \"reduce_scatter\"\nsize = \"1MiB\"\nhosts = [0, 100]"));
+    let ideal_fct = r.flows.u64("ideal_fct_ps");
+    assert_eq!(ideal_fct.len(), 2);
+    assert_eq!(r.jobs.u64("ideal_jct_ps")[0], ideal_fct[0]);
+    // a 4-rank halving-doubling allreduce: 4 steps of 512, 256, 256, 512 KiB, each waiting
+    // for the one before: the ideal is the sum of the steps' ideals
+    let r = run(&job("collective = \"allreduce\"\nalgorithm = \"halving_doubling\"\nsize = \"1MiB\"\nranks = 4"));
+    let bytes = r.flows.u64("bytes");
+    assert_eq!(bytes.iter().step_by(4).copied().collect::<Vec<_>>(), vec![512 << 10, 256 << 10, 256 << 10, 512 << 10]);
+    let ideal_fct = r.flows.u64("ideal_fct_ps");
+    let sum: u64 = (0..4).map(|s| ideal_fct[s * 4]).sum();
+    assert_eq!(r.jobs.u64("ideal_jct_ps")[0], sum);
+    let jct = r.jobs.opt_u64("jct_ps")[0].unwrap();
+    assert!(jct >= sum && (jct as f64) < 1.03 * sum as f64);
+}
+
+#[test]
+fn alltoall_keeps_at_most_max_connections_per_rank() {
+    let r = run(&job("collective = \"alltoall\"\nsize = \"512KiB\"\nranks = 16\nplacement = \"spread\"\nmax_connections = 3"));
+    assert_eq!(r.summary.status, "complete");
+    let (src, ready, end) = (r.flows.u64("src"), r.flows.opt_u64("ready_ps"), r.flows.opt_u64("end_ps"));
+    assert_eq!(src.len(), 16 * 15);
+    // spread: rank i on leaf i (8 hosts per leaf)
+    let mut hosts: Vec<u64> = src.to_vec();
+    hosts.sort_unstable();
+    hosts.dedup();
+    assert_eq!(hosts, (0..16).map(|i| i * 8).collect::<Vec<_>>());
+    for &h in &hosts {
+        let mine: Vec<usize> = (0..src.len()).filter(|&i| src[i] == h).collect();
+        for (j, &i) in mine.iter().enumerate().skip(3) {
+            assert!(ready[i].unwrap() >= end[mine[j - 3]].unwrap(), "host {h}: message {j} before {}", j - 3);
+        }
+        // never more than 3 released and unfinished at once
+        for &i in &mine {
+            let t = ready[i].unwrap();
+            let active = mine.iter().filter(|&&k| ready[k].unwrap() <= t && end[k].unwrap() > t).count();
+            assert!(active <= 3, "host {h} at {t}: {active}");
+        }
+    }
+}
+
+#[test]
+fn spraying_beats_ecmp_on_a_large_alltoall() {
+    let jct = |lb: &str| {
+        let r = run(&fabric128(&format!(
+            "[lb]\nkind = \"{lb}\"\n[[jobs]]\ncollective = \"alltoall\"\nsize = \"8MiB\"\nranks = 128\nmax_connections = 4\n"
+        )));
+        r.jobs.opt_f64("slowdown")[0].unwrap()
+    };
+    let (ecmp, ops) = (jct("ecmp"), jct("ops"));
+    assert!(ecmp > 1.1 * ops, "ecmp {ecmp} ops {ops}");
+}
+
+#[test]
+fn jobs_and_a_workload_run_together_and_placements_differ() {
+    let r = run(&fabric128(
+        "[workload]\nkind = \"flows\"\nflows = [{src = 127, dst = 126, size = \"64KiB\"}]\n[[jobs]]\nname = \"a\"\ncollective = \"broadcast\"\nsize = \"256KiB\"\nhosts = \"8-11\"\n[[jobs]]\ncollective = \"allgather\"\nsize = \"256KiB\"\nranks = 4\nplacement = \"random\"\n",
+    ));
+    assert_eq!(r.summary.status, "complete");
+    assert_eq!(r.flows.u64("src")[0], 127, "the workload's messages come first");
+    assert_eq!(r.jobs.u64("job"), &[0, 1]);
+    // broadcast: 8 chunks down the chain 8 -> 9 -> 10 -> 11
+    assert_eq!(r.steps.u64("job").iter().filter(|&&j| j == 0).count(), 8);
+    let s = scenario(&fabric128("[[jobs]]\ncollective = \"allgather\"\nsize = \"256KiB\"\nranks = 4\nplacement = \"random\"\n")).unwrap();
+    let m = s.resolve().unwrap();
+    let mut hosts: Vec<u32> = m.messages.iter().map(|x| x.src).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    assert_ne!(hosts, vec![0, 1, 2, 3], "random placement draws hosts");
+    // a scenario with only jobs has no default permutation
+    assert!(s.filled().workload.is_none());
+}
+
+#[test]
+fn bad_jobs_are_refused_naming_the_field() {
+    let cases = [
+        ("collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 6\nalgorithm = \"halving_doubling\"", "jobs[0].algorithm", "power-of-two"),
+        ("collective = \"alltoall\"\nsize = \"1MiB\"\nranks = 4\nalgorithm = \"ring\"", "jobs[0].algorithm", "direct"),
+        ("collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 4\nmax_connections = 2", "jobs[0].max_connections", "alltoall"),
+        ("collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 4\nhosts = [0, 1]", "jobs[0].ranks", "both"),
+        ("collective = \"allreduce\"\nsize = \"1MiB\"", "jobs[0].ranks", "missing"),
+        ("collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 500", "jobs[0].ranks", "2 to 128"),
+        ("collective = \"allreduce\"\nsize = \"1MiB\"\nhosts = [0, 0]", "jobs[0].hosts[1]", "once"),
+        ("collective = \"allreduce\"\nsize = \"1MiB\"\nhosts = \"5-200\"", "jobs[0].hosts[123]", "0..128"),
+        ("collective = \"allreduce\"\nsize = \"1MiB\"\nhosts = \"x\"", "jobs[0].hosts", "range"),
+        ("collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 128\niterations = 1000000", "stop.max_memory", "messages"),
+        ("collective = \"gossip\"\nsize = \"1MiB\"\nranks = 4", "jobs[0].collective", "allreduce"),
+    ];
+    for (spec, field, part) in cases {
+        let e = match scenario(&job(spec)) {
+            Err(e) => e,
+            Ok(s) => Simulation::new(&s).err().expect("refused"),
+        };
+        assert_eq!(e.field, field, "{spec}: {e}");
+        assert!(e.message.contains(part), "{spec}: {e}");
+    }
+}
