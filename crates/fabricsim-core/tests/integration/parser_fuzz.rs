@@ -94,7 +94,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         match g.below(5) {
             // replace one value with a nasty one
-            0 => {
+            0 if !lines.is_empty() => {
                 let i = g.below(lines.len());
                 let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
                 if let Some((k, _)) = lines[i].split_once('=') {
