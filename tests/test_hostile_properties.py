@@ -29,6 +29,7 @@ BASE: dict[str, Any] = {
     "workload": {"kind": "permutation", "size": "64KiB"},
     "faults": [{"kind": "link_down", "link": "leaf0:up1", "start": "5us", "end": "50us"}],
     "samples": {"every": "5us", "ports": ["leaf0:up*"]},
+    "jobs": [{"collective": "alltoall", "size": "64KiB", "ranks": 4, "max_connections": 2, "iterations": 2, "compute": "1us"}],
     # a small guard: a mutation that makes flows crawl (an RTO of 1 ps) ends quickly
     "stop": {"max_time": "2ms", "max_wall": "3s"},
 }
@@ -62,6 +63,16 @@ PATHS = [
     "samples.every",
     "samples.ports",
     "stop.max_time",
+    "jobs",
+    "jobs.0.collective",
+    "jobs.0.algorithm",
+    "jobs.0.size",
+    "jobs.0.ranks",
+    "jobs.0.hosts",
+    "jobs.0.placement",
+    "jobs.0.iterations",
+    "jobs.0.compute",
+    "jobs.0.max_connections",
 ]
 
 UNITS = ["0ns", "-1us", "1ps", "100001s", "18446744s", "0B", "1MiB", "2000GiB", "0Gbps", "101Tbps", "0.5bdp", "auto", "magic", "", "1.5ps"]
@@ -79,10 +90,13 @@ values = st.one_of(
 
 def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, last = dotted.split(".")
-    node = data
+    node: Any = data
     for key in parents:
-        node = node[key]
-    node[last] = value
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
 
 
 @st.composite
