@@ -25,7 +25,14 @@ def test_run_json_prints_scenario_and_summary(demo_path):
 def test_run_out_writes_files(demo_path, tmp_path):
     r = invoke("run", str(demo_path), "--set", "workload.size=64KiB", "--out", str(tmp_path), "-q")
     assert r.exit_code == 0, r.output
-    assert {p.name for p in tmp_path.iterdir()} == {"flows.parquet", "ports.parquet", "reorder.parquet", "summary.json", "scenario.toml"}
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "flows.parquet",
+        "ports.parquet",
+        "reorder.parquet",
+        "buckets.parquet",
+        "summary.json",
+        "scenario.toml",
+    }
 
 
 def test_bad_input_exits_2_with_the_field(demo_path):

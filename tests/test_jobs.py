@@ -53,3 +53,22 @@ def test_shipped_job_scenarios_are_valid(name):
     s = fabricsim.load(ROOT / "scenarios" / f"{name}.toml")
     filled = s.filled()
     assert filled["jobs"], name
+
+
+def test_a_trace_from_a_cdf_file_and_its_buckets(tmp_path):
+    (tmp_path / "sizes.txt").write_text("# size cumulative%\n0 0\n50000 50\n2000000 100\n")
+    (tmp_path / "s.toml").write_text(
+        '[topology]\nhosts = 32\nradix = 8\n[workload]\nkind = "trace"\ncdf = "sizes.txt"\nload = 0.4\nduration = "100us"\n'
+    )
+    s = fabricsim.load(tmp_path / "s.toml")
+    r = fabricsim.run(s)
+    assert r.complete and r.flows.height > 50
+    assert r.buckets is not None and r.buckets["messages"].sum() == r.flows.height
+    assert r.buckets["messages"][3] == 0  # nothing above 10 MB in this CDF
+    assert r.flows["bytes"].max() <= 2_000_000
+    # a file that is not a CDF is refused at its field
+    (tmp_path / "bad.txt").write_text("0 0\nten 100\n")
+    (tmp_path / "s.toml").write_text('[workload]\nkind = "trace"\ncdf = "bad.txt"\nload = 0.4\nduration = "10us"\n')
+    with pytest.raises(fabricsim.ScenarioError) as e:
+        fabricsim.load(tmp_path / "s.toml").validate()
+    assert e.value.field == "workload.cdf"

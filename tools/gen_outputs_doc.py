@@ -26,6 +26,7 @@ TITLES = {
     "samples": "**Samples** (`samples.parquet`, `Results.samples`, with `[samples]`): one row per sampled port per interval.",
     "jobs": "**Jobs** (`jobs.parquet`, `Results.jobs`, with `[[jobs]]`): one row per job iteration.",
     "steps": "**Steps** (`steps.parquet`, `Results.steps`, with `[[jobs]]`): one row per step of each job iteration.",
+    "buckets": "**Buckets** (`buckets.parquet`, `Results.buckets`): FCT slowdown by message size, one row per bucket.",
     "summary": "**Summary** (`summary.json`, `Results.summary`; Python adds `peak_rss_mb`, the process's peak memory).",
 }
 

@@ -22,6 +22,7 @@ OUTPUT_FILES = (
     "samples.parquet",
     "jobs.parquet",
     "steps.parquet",
+    "buckets.parquet",
     "summary.json",
     "scenario.toml",
 )
@@ -81,6 +82,8 @@ class Results:
         slowdown and nccl-tests' algorithm and bus bandwidths. Empty otherwise.
     steps
         With ``[[jobs]]``: one row per step of each job iteration (start, end, messages).
+    buckets
+        FCT slowdown by message size (<100KB, 100KB-1MB, 1-10MB, >10MB): p50, p99, mean.
     scenario
         The scenario as run, every default filled in.
     """
@@ -94,6 +97,7 @@ class Results:
     samples: pl.DataFrame | None = None
     jobs: pl.DataFrame | None = None
     steps: pl.DataFrame | None = None
+    buckets: pl.DataFrame | None = None
 
     @classmethod
     def from_native(cls, raw: dict[str, Any], extra_summary: dict[str, Any]) -> Results:
@@ -108,6 +112,7 @@ class Results:
             samples=_frame(raw, "samples"),
             jobs=_frame(raw, "jobs"),
             steps=_frame(raw, "steps"),
+            buckets=_frame(raw, "buckets"),
         )
 
     @property
@@ -116,7 +121,7 @@ class Results:
 
     def write(self, out_dir: str | Path) -> Path:
         """Write ``flows.parquet``, ``ports.parquet``, ``reorder.parquet``, ``summary.json`` and ``scenario.toml``,
-        and ``samples.parquet``, ``jobs.parquet``, ``steps.parquet`` when they have rows."""
+        and ``samples.parquet``, ``jobs.parquet``, ``steps.parquet``, ``buckets.parquet`` when they have rows."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         # files of an earlier run there would read as this run's (a samples table it did not make)
@@ -126,7 +131,7 @@ class Results:
         self.ports.write_parquet(out / "ports.parquet")
         if self.reorder is not None:
             self.reorder.write_parquet(out / "reorder.parquet")
-        for name, frame in (("samples", self.samples), ("jobs", self.jobs), ("steps", self.steps)):
+        for name, frame in (("samples", self.samples), ("jobs", self.jobs), ("steps", self.steps), ("buckets", self.buckets)):
             if frame is not None and frame.height:
                 frame.write_parquet(out / f"{name}.parquet")
         (out / "summary.json").write_text(json.dumps({"summary": self.summary, "accounting": self.accounting}, indent=2) + "\n")

@@ -134,6 +134,9 @@ class Scenario:
         wl = data.get("workload", {})
         if isinstance(wl, dict) and wl.get("kind") == "flows" and "file" in wl and not wl.get("flows"):
             wl["flows"] = _read_flow_csv(self.base_dir / wl["file"])
+        cdf = wl.get("cdf") if isinstance(wl, dict) and wl.get("kind") == "trace" and not wl.get("points") else None
+        if isinstance(cdf, str) and cdf not in BUILTIN_CDFS:
+            wl["points"] = _read_cdf(self.base_dir / cdf)
         return data
 
     def to_json(self) -> str:
@@ -247,6 +250,30 @@ def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
 
 
 _OPTIONAL = ("start", "class", "id", "after", "delay")
+
+#: Flow-size distributions the core ships (``[workload] kind = "trace"``, ``cdf``).
+BUILTIN_CDFS = ("websearch", "fb_hadoop")
+
+
+def _read_cdf(path: Path) -> list[list[float]]:
+    """A flow-size CDF file: ``size_bytes cumulative_percent`` per line (``#`` comments)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise scenario_error("workload.cdf", f"got {str(path)!r}: not websearch or fb_hadoop, and not a readable file ({e})") from None
+    points = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        try:
+            size, pct = (float(x) for x in line.split())
+        except ValueError:
+            raise scenario_error(
+                "workload.cdf", f"line {n} of {path}: {line!r} is not two numbers (size_bytes cumulative_percent)"
+            ) from None
+        points.append([size, pct])
+    return points
 
 
 def _int_cell(text: str, path: Path, row: int, column: str) -> int:

@@ -27,7 +27,7 @@ use crate::topology::{FatTreeSpec, TopologyConfig};
 use crate::units::{AutoOr, Duration, Size};
 use crate::workload::collective::Tag;
 use crate::workload::job::{self, JobConfig, JobInfo};
-use crate::workload::{Deps, MessageSpec, WorkloadConfig};
+use crate::workload::{Deps, Hosts, MessageSpec, WorkloadConfig};
 
 /// A whole scenario. Field docs are the reference (docs/scenario.md mirrors them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -246,7 +246,7 @@ impl Scenario {
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
         let (mut messages, mut lists) = match &workload {
             Some(w) => {
-                let m = w.messages(tree.hosts, &mut rng)?;
+                let m = w.messages(&Hosts { count: tree.hosts, rate: tree.tier_rates[0] }, &mut rng)?;
                 let d = w.deps()?;
                 let lists: Vec<Vec<u32>> = (0..m.len()).map(|i| d.of(i).to_vec()).collect();
                 (m, lists)

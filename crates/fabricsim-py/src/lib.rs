@@ -94,6 +94,7 @@ impl Simulation {
         out.set_item("samples", table(py, &r.samples)?)?;
         out.set_item("jobs", table(py, &r.jobs)?)?;
         out.set_item("steps", table(py, &r.steps)?)?;
+        out.set_item("buckets", table(py, &r.buckets)?)?;
         out.set_item("summary", serde_json::to_string(&r.summary).unwrap_or_default())?;
         out.set_item("accounting", serde_json::to_string(&r.accounting).unwrap_or_default())?;
         out.set_item("scenario", r.scenario_json)?;

@@ -45,6 +45,11 @@ impl Rng {
 
     /// Uniform in `0..n` (Lemire's multiply-shift with rejection: unbiased). `n > 0`.
     #[inline]
+    /// Uniform in [0, 1), 53 bits.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
     pub fn below(&mut self, n: u64) -> u64 {
         debug_assert!(n > 0);
         let threshold = n.wrapping_neg() % n;

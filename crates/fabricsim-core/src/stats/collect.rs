@@ -165,6 +165,7 @@ impl RunResult {
             samples: st,
             jobs: jobs.jobs,
             steps: jobs.steps,
+            buckets: super::buckets::table(&messages.iter().map(|m| m.spec.bytes).collect::<Vec<_>>(), &slowdown),
             summary,
             accounting: v.accounting.clone(),
             scenario_json: v.scenario_json.clone(),

@@ -183,6 +183,17 @@ pub const STEPS: &[ColumnSpec] = &[
     opt("end_ps", Ty::U64, "ps", NOT_DONE, "last message of the step received"),
 ];
 
+/// FCT slowdown by message size, in the papers' buckets (KB = 1000 bytes).
+pub const BUCKETS: &[ColumnSpec] = &[
+    col("bucket", Ty::Str, "", "<100KB, 100KB-1MB, 1-10MB or >10MB"),
+    col("min_bytes", Ty::U64, "bytes", "smallest size in the bucket"),
+    col("messages", Ty::U64, "", "messages of that size"),
+    col("completed", Ty::U64, "", "of which completed"),
+    opt("p50_slowdown", Ty::F64, "", "none of them completed", "median slowdown (nearest rank) of the completed ones"),
+    opt("p99_slowdown", Ty::F64, "", "none of them completed", "99th percentile slowdown (nearest rank)"),
+    opt("mean_slowdown", Ty::F64, "", "none of them completed", "mean slowdown"),
+];
+
 /// Every declared table, by name.
 pub const TABLES: &[(&str, &[ColumnSpec])] = &[
     ("flows", FLOWS),
@@ -191,6 +202,7 @@ pub const TABLES: &[(&str, &[ColumnSpec])] = &[
     ("samples", SAMPLES),
     ("jobs", JOBS),
     ("steps", STEPS),
+    ("buckets", BUCKETS),
     ("summary", SUMMARY),
 ];
 

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+pub mod buckets;
 pub mod collect;
 pub mod columns;
 pub mod ideal;
@@ -219,6 +220,8 @@ pub struct RunResult {
     /// `[[jobs]]`: one row per job iteration, and per step of each; empty without jobs.
     pub jobs: Table,
     pub steps: Table,
+    /// FCT slowdown by message size (<100 KB, 100 KB-1 MB, 1-10 MB, >10 MB).
+    pub buckets: Table,
     pub summary: Summary,
     pub accounting: Accounting,
     /// The scenario with every default filled in, as JSON.

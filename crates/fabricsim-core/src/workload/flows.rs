@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_size, Deps, MessageSpec, Workload};
+use super::{Hosts, check_size, Deps, MessageSpec, Workload};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
 use crate::registry::AlgorithmInfo;
@@ -95,7 +95,8 @@ impl Config {
 }
 
 impl Workload for Config {
-    fn messages(&self, hosts: u32, _rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+    fn messages(&self, at: &Hosts, _rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+        let hosts = at.count;
         ensure(
             !self.flows.is_empty(),
             "workload.flows",

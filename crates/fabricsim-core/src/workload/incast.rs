@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_size, MessageSpec, Workload};
+use super::{Hosts, check_size, MessageSpec, Workload};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
 use crate::registry::AlgorithmInfo;
@@ -32,7 +32,8 @@ pub struct Config {
 }
 
 impl Workload for Config {
-    fn messages(&self, hosts: u32, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+    fn messages(&self, at: &Hosts, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+        let hosts = at.count;
         let bytes = check_size("workload.size", self.size)?;
         let receiver = self.receiver;
         ensure(receiver < hosts, "workload.receiver", receiver, format!("allowed: a host id in 0..{hosts}"))?;

@@ -38,10 +38,25 @@ impl MessageSpec {
     }
 }
 
+/// The hosts a workload runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hosts {
+    pub count: u32,
+    /// Host link rate, bit/s.
+    pub rate: u64,
+}
+
+impl Hosts {
+    /// `count` hosts with 400 Gb/s links.
+    pub fn new(count: u32) -> Hosts {
+        Hosts { count, rate: 400_000_000_000 }
+    }
+}
+
 /// What a workload kind's `Config` provides.
 pub trait Workload {
-    /// The messages on `hosts` hosts (seeded draws from the workload stream).
-    fn messages(&self, hosts: u32, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError>;
+    /// The messages on the hosts `at` (seeded draws from the workload stream).
+    fn messages(&self, at: &Hosts, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError>;
 }
 
 /// Declares the workload kinds, one line each (`Variant => module`).
@@ -72,10 +87,10 @@ macro_rules! workloads {
                 }
             }
 
-            /// The messages of this workload on `hosts` hosts.
-            pub fn messages(&self, hosts: u32, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+            /// The messages of this workload on the hosts `at`.
+            pub fn messages(&self, at: &Hosts, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
                 match self {
-                    $(WorkloadConfig::$Variant(c) => c.messages(hosts, rng)),+
+                    $(WorkloadConfig::$Variant(c) => c.messages(at, rng)),+
                 }
             }
         }
@@ -87,6 +102,7 @@ workloads! {
     Tornado => tornado,
     Incast => incast,
     Flows => flows,
+    Trace => trace,
 }
 
 /// The kinds `[workload] kind` accepts.
@@ -133,9 +149,9 @@ mod tests {
     #[test]
     fn permutation_is_a_derangement_and_seeded() {
         let cfg = WorkloadConfig::default();
-        let a = cfg.messages(128, &mut Rng::stream(1, Stream::Workload, 0)).unwrap();
-        let b = cfg.messages(128, &mut Rng::stream(1, Stream::Workload, 0)).unwrap();
-        let c = cfg.messages(128, &mut Rng::stream(2, Stream::Workload, 0)).unwrap();
+        let a = cfg.messages(&Hosts::new(128), &mut Rng::stream(1, Stream::Workload, 0)).unwrap();
+        let b = cfg.messages(&Hosts::new(128), &mut Rng::stream(1, Stream::Workload, 0)).unwrap();
+        let c = cfg.messages(&Hosts::new(128), &mut Rng::stream(2, Stream::Workload, 0)).unwrap();
         assert_eq!(a, b);
         assert_ne!(a, c);
         let mut dsts: Vec<u32> = a.iter().map(|f| f.dst).collect();
@@ -148,11 +164,11 @@ mod tests {
     fn tornado_and_incast_shapes() {
         let mut rng = Rng::stream(1, Stream::Workload, 0);
         let t = WorkloadConfig::Tornado(tornado::Config(Uniform { size: Size(1), start: Duration(0), class: 0 }))
-            .messages(8, &mut rng)
+            .messages(&Hosts::new(8), &mut rng)
             .unwrap();
         assert_eq!(t.iter().map(|f| f.dst).collect::<Vec<_>>(), vec![4, 5, 6, 7, 0, 1, 2, 3]);
         let i = WorkloadConfig::Incast(incast::Config { senders: 5, receiver: 3, size: Size(1), start: Duration(0), class: 0 })
-            .messages(16, &mut rng)
+            .messages(&Hosts::new(16), &mut rng)
             .unwrap();
         assert_eq!(i.len(), 5);
         assert!(i.iter().all(|f| f.dst == 3 && f.src != 3));
@@ -173,7 +189,7 @@ mod tests {
             }],
             file: None,
         });
-        let e = cfg.messages(128, &mut Rng::stream(1, Stream::Workload, 0)).unwrap_err();
+        let e = cfg.messages(&Hosts::new(128), &mut Rng::stream(1, Stream::Workload, 0)).unwrap_err();
         assert_eq!(e.field, "workload.flows[0].dst");
         assert!(e.message.contains("200") && e.message.contains("0..128"), "{e}");
     }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_size, MessageSpec, Uniform, Workload};
+use super::{Hosts, check_size, MessageSpec, Uniform, Workload};
 use crate::engine::rng::Rng;
 use crate::error::ScenarioError;
 use crate::registry::AlgorithmInfo;
@@ -21,7 +21,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 pub struct Config(pub Uniform);
 
 impl Workload for Config {
-    fn messages(&self, hosts: u32, _rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+    fn messages(&self, at: &Hosts, _rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+        let hosts = at.count;
         let Uniform { size, start, class } = self.0;
         let bytes = check_size("workload.size", size)?;
         Ok((0..hosts)

@@ -137,3 +137,16 @@ fn bad_jobs_are_refused_naming_the_field() {
         assert!(e.message.contains(part), "{spec}: {e}");
     }
 }
+
+#[test]
+fn a_websearch_trace_runs_and_reports_slowdown_by_size() {
+    let r = run(&fabric128("[workload]\nkind = \"trace\"\ncdf = \"websearch\"\nload = 0.5\nduration = \"300us\"\n"));
+    assert_eq!(r.summary.status, "complete");
+    let n = r.flows.u64("bytes").len() as u64;
+    assert!(n > 400, "{n} messages");
+    assert_eq!(r.buckets.u64("messages").iter().sum::<u64>(), n);
+    assert!(r.buckets.opt_f64("p99_slowdown").iter().take(2).all(|s| s.is_some_and(|s| s >= 1.0)));
+    // the arrivals are spread over the duration
+    let last = *r.flows.u64("start_ps").iter().max().unwrap();
+    assert!((270_000_000..300_000_000).contains(&last), "{last}");
+}

@@ -1,0 +1,193 @@
+//! `trace`: datacenter traffic at a load, as the ARCANE evaluation (sec. 4.2, WebSearch and
+//! Facebook Hadoop at 40-100 % load), HPCC and DCTCP generate it.
+//!
+//! Every host starts messages as a Poisson process; sizes are drawn from a flow-size CDF
+//! (linear interpolation between its points) and destinations uniformly among the other
+//! hosts, all from the workload's seeded stream. The arrival rate per host is
+//! `load x host link rate / (8 x mean size)`, so the offered load is `load` of every host
+//! link's capacity over `duration`. `cdf` names a shipped distribution (`websearch`: DCTCP,
+//! SIGCOMM 2010; `fb_hadoop`: Roy et al., SIGCOMM 2015) or a file of `size_bytes cumulative_%`
+//! lines that the Python front end reads into `points`.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Hosts, MessageSpec, Workload};
+use crate::engine::rng::Rng;
+use crate::error::{ensure, ScenarioError};
+use crate::registry::AlgorithmInfo;
+use crate::time::PS_PER_S;
+use crate::units::Duration;
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "workload",
+    name: "trace",
+    summary: "Poisson arrivals per host at a load, sizes from the WebSearch / FB Hadoop CDF (or a file), random destinations",
+    reference: "ARCANE sec. 4.2; DCTCP; Roy et al. 2015",
+};
+
+const WEBSEARCH: &str = include_str!("../../data/websearch_cdf.txt");
+const FB_HADOOP: &str = include_str!("../../data/fb_hadoop_cdf.txt");
+
+/// Most messages a trace may make (a shorter `duration` or a lower `load` make fewer).
+pub const MAX_MESSAGES: f64 = 20_000_000.0;
+
+/// `[workload]` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `websearch`, `fb_hadoop`, or a file path (read by the front end into `points`).
+    pub cdf: String,
+    /// The CDF's points, (size bytes, cumulative percent), for a `cdf` read from a file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<(f64, f64)>,
+    /// Offered load, a fraction of every host link's capacity.
+    pub load: f64,
+    /// Arrivals happen in [start, start + duration).
+    pub duration: Duration,
+    #[serde(default)]
+    pub start: Duration,
+    #[serde(default)]
+    pub class: u8,
+}
+
+/// Parses `size cumulative_percent` lines (blank lines and `#` comments skipped).
+pub fn parse_cdf(text: &str) -> Result<Vec<(f64, f64)>, String> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let v: Vec<f64> = line.split_whitespace().map(str::parse).collect::<Result<_, _>>().map_err(|_| format!("line {}: {line:?} is not two numbers", n + 1))?;
+        if v.len() != 2 {
+            return Err(format!("line {}: {line:?} is not two numbers", n + 1));
+        }
+        out.push((v[0], v[1]));
+    }
+    Ok(out)
+}
+
+/// A checked CDF: sizes and percentages non-decreasing, ending at 100 %.
+struct Cdf(Vec<(f64, f64)>);
+
+impl Cdf {
+    fn new(points: Vec<(f64, f64)>) -> Result<Cdf, String> {
+        if points.len() < 2 {
+            return Err("a CDF needs at least 2 points".into());
+        }
+        for w in points.windows(2) {
+            if !(w[1].0 >= w[0].0 && w[1].1 >= w[0].1) {
+                return Err(format!("points must not decrease: {:?} then {:?}", w[0], w[1]));
+            }
+        }
+        let (first, last) = (points[0], points[points.len() - 1]);
+        if !(first.0 >= 0.0 && first.1 >= 0.0 && (last.1 - 100.0).abs() < 1e-9 && last.0 >= 1.0 && last.0 <= (1u64 << 40) as f64) {
+            return Err("sizes from 0 to at most 1 TiB, percentages from 0 ending at 100".into());
+        }
+        Ok(Cdf(points))
+    }
+
+    /// Mean size, bytes (uniform within each segment, as the interpolation draws).
+    fn mean(&self) -> f64 {
+        let p = &self.0;
+        let below = p[0].1 / 100.0 * p[0].0;
+        below + p.windows(2).map(|w| (w[1].1 - w[0].1) / 100.0 * (w[0].0 + w[1].0) / 2.0).sum::<f64>()
+    }
+
+    /// The size at cumulative percent `u` (0 to 100), interpolated; at least 1 byte.
+    fn size(&self, u: f64) -> u64 {
+        let p = &self.0;
+        let i = p.partition_point(|&(_, c)| c < u).min(p.len() - 1);
+        let s = if i == 0 || p[i].1 <= p[i - 1].1 {
+            p[i].0
+        } else {
+            let (a, b) = (p[i - 1], p[i]);
+            a.0 + (u - a.1) / (b.1 - a.1) * (b.0 - a.0)
+        };
+        (s.round() as u64).max(1)
+    }
+}
+
+impl Config {
+    fn cdf(&self) -> Result<Cdf, ScenarioError> {
+        let err = |m: String| ScenarioError { field: "workload.cdf".into(), message: format!("got {:?}: {m}", self.cdf) };
+        let points = match self.cdf.as_str() {
+            "websearch" => parse_cdf(WEBSEARCH).map_err(err)?,
+            "fb_hadoop" => parse_cdf(FB_HADOOP).map_err(err)?,
+            _ if !self.points.is_empty() => self.points.clone(),
+            _ => return Err(err("allowed: websearch, fb_hadoop, or a file of \"size_bytes cumulative_percent\" lines (read by the Python front end)".into())),
+        };
+        Cdf::new(points).map_err(err)
+    }
+}
+
+impl Workload for Config {
+    fn messages(&self, at: &Hosts, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+        let cdf = self.cdf()?;
+        ensure(self.load > 0.0 && self.load <= 1.0, "workload.load", self.load, "allowed: a fraction in (0, 1]")?;
+        ensure(self.duration.0 > 0, "workload.duration", self.duration, "allowed: a positive duration")?;
+        let mean = cdf.mean();
+        // arrivals per host per picosecond
+        let rate = self.load * at.rate as f64 / (8.0 * mean) / PS_PER_S as f64;
+        let expected = rate * self.duration.0 as f64 * at.count as f64;
+        ensure(
+            expected <= MAX_MESSAGES,
+            "workload.duration",
+            format!("{} ({expected:.0} messages expected at load {})", self.duration, self.load),
+            format!("allowed: at most {MAX_MESSAGES:.0} messages (a shorter duration, a lower load, or fewer hosts)"),
+        )?;
+        let mut out = Vec::with_capacity(expected as usize + 16);
+        for src in 0..at.count {
+            let mut t = 0.0f64;
+            loop {
+                t += -(1.0 - rng.unit()).ln() / rate;
+                if t >= self.duration.0 as f64 {
+                    break;
+                }
+                let bytes = cdf.size(rng.unit() * 100.0);
+                let mut dst = rng.below(at.count as u64 - 1) as u32;
+                if dst >= src {
+                    dst += 1;
+                }
+                out.push(MessageSpec::new(src, dst, bytes, self.start.0 + t as u64, self.class));
+            }
+        }
+        // in arrival order, as a trace reads
+        out.sort_by_key(|m| (m.start, m.src));
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::Stream;
+
+    fn trace(cdf: &str, load: f64, duration_us: u64) -> Config {
+        Config { cdf: cdf.into(), points: Vec::new(), load, duration: Duration(duration_us * 1_000_000), start: Duration(0), class: 0 }
+    }
+
+    #[test]
+    fn the_offered_load_is_the_target() {
+        for (cdf, load) in [("websearch", 0.6), ("fb_hadoop", 0.4)] {
+            let hosts = Hosts::new(128);
+            let m = trace(cdf, load, 2_000).messages(&hosts, &mut Rng::stream(1, Stream::Workload, 0)).unwrap();
+            let bits: f64 = m.iter().map(|x| x.bytes as f64 * 8.0).sum();
+            let offered = bits / (128.0 * 400e9 * 2e-3);
+            assert!((offered / load - 1.0).abs() < 0.05, "{cdf}: offered {offered} for {load}");
+            assert!(m.iter().all(|x| x.src != x.dst && x.dst < 128 && x.start < 2_000_000_000));
+        }
+    }
+
+    #[test]
+    fn sizes_follow_the_cdf() {
+        let c = trace("websearch", 0.5, 1).cdf().unwrap();
+        assert_eq!(c.size(0.0), 1);
+        assert_eq!(c.size(15.0), 10_000);
+        assert_eq!(c.size(17.5), 15_000, "halfway between (10 kB, 15 %) and (20 kB, 20 %)");
+        assert_eq!(c.size(100.0), 30_000_000);
+        assert!(trace("nope", 0.5, 1).cdf().is_err());
+        assert!(Cdf::new(vec![(0.0, 0.0), (10.0, 50.0)]).is_err(), "must end at 100 %");
+        assert!(parse_cdf("1 2 3").is_err());
+    }
+}
