@@ -30,6 +30,10 @@ def _perm(hosts: int, radix: int, lb: str, size: str = "8MiB") -> dict[str, Any]
     }
 
 
+def _fabric1024() -> dict[str, Any]:
+    return {"tiers": 2, "hosts": 1024, "radix": 64, "link_rate": "400Gbps", "link_latency": "1us", "switch_latency": "0ns"}
+
+
 BENCHMARKS = [
     # The core issue's target: 1024 hosts (32 leaves x 32 hosts, 32 spines), 8 MiB, ops: < 10 s, < 200 MB.
     Benchmark("perm-1024-8MiB-ops", _perm(1024, 64, "ops")),
@@ -37,6 +41,26 @@ BENCHMARKS = [
     Benchmark("perm-1024-8MiB-arcane", _perm(1024, 64, "arcane")),
     Benchmark("perm-1024-8MiB-prime", _perm(1024, 64, "prime")),
     Benchmark("perm-128-8MiB-ops", _perm(128, 16, "ops")),
+    # AI workloads (docs/workloads.md): a 1024-rank ring allreduce of 64 MiB per rank, and
+    # WebSearch at 60 % of every host link for 5 ms on the same fabric.
+    Benchmark(
+        "allreduce-1024-64MiB-ring-ops",
+        {
+            "seed": 1,
+            "topology": _fabric1024(),
+            "lb": {"kind": "ops"},
+            "jobs": [{"collective": "allreduce", "size": "64MiB", "ranks": 1024}],
+        },
+    ),
+    Benchmark(
+        "websearch-1024-60pct-5ms-ops",
+        {
+            "seed": 1,
+            "topology": _fabric1024(),
+            "lb": {"kind": "ops"},
+            "workload": {"kind": "trace", "cdf": "websearch", "load": 0.6, "duration": "5ms"},
+        },
+    ),
 ]
 
 _WORKER = """
