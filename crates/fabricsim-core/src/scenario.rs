@@ -144,6 +144,8 @@ pub struct Model {
     pub base_rtt: Time,
     pub bdp_packets: u64,
     pub bdp_bytes: u64,
+    /// With a trace workload: the load its messages offer.
+    pub offered_load: Option<f64>,
 }
 
 impl Scenario {
@@ -253,6 +255,13 @@ impl Scenario {
             }
             None => (Vec::new(), Vec::new()),
         };
+        let offered_load = match &workload {
+            Some(WorkloadConfig::Trace(t)) => {
+                let bits: f64 = messages.iter().map(|m| m.bytes as f64 * 8.0).sum();
+                Some(bits / (tree.hosts as f64 * tree.tier_rates[0] as f64 * t.duration.0 as f64 / crate::time::PS_PER_S as f64))
+            }
+            _ => None,
+        };
         let mut tags = vec![Tag::NONE; messages.len()];
         // the jobs' messages after the workload's, refused before they are made if even their
         // bookkeeping would not fit
@@ -332,6 +341,7 @@ impl Scenario {
             base_rtt,
             bdp_packets,
             bdp_bytes,
+            offered_load,
         })
     }
 

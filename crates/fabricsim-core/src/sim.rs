@@ -308,6 +308,7 @@ impl Simulation {
             transport: &m.transport,
             base_rtt: m.base_rtt,
             bdp_bytes: m.bdp_bytes,
+            offered_load: m.offered_load,
             topo: self.fabric.topology(),
             ports: self.fabric.ports(),
             messages: self.nics.messages(),

@@ -148,6 +148,7 @@ impl RunResult {
             lb_state_bytes: messages.first().map_or(0, |m| conns(m).iter().map(|f| f.tx.lb.state_bytes() as u64).sum()),
             base_rtt_ns: ns(v.base_rtt),
             bdp_bytes: v.bdp_bytes,
+            offered_load: v.offered_load,
             payload_efficiency: (transport.mtu - transport.header) as f64 / transport.mtu as f64,
             line_goodput_gbps: tree.tier_rates[0] as f64 / 1e9 * (transport.mtu - transport.header) as f64 / transport.mtu as f64,
             warnings: v.warnings.clone(),

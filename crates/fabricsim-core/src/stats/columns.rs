@@ -143,6 +143,13 @@ pub const SUMMARY: &[ColumnSpec] = &[
     col("lb_state_bytes", Ty::U64, "bytes", "load-balancer state of one message's connections"),
     col("base_rtt_ns", Ty::F64, "ns", "base RTT of the fabric's diameter path"),
     col("bdp_bytes", Ty::U64, "bytes", "one BDP, in whole packets"),
+    opt(
+        "offered_load",
+        Ty::F64,
+        "",
+        "the workload is not a trace",
+        "the trace's bytes over every host link's capacity during its duration (the target is workload.load)",
+    ),
     col("payload_efficiency", Ty::F64, "", "(mtu - header) / mtu"),
     col("line_goodput_gbps", Ty::F64, "Gb/s", "host link rate times the payload efficiency"),
     col("warnings", Ty::StrList, "", "legal but probably unintended settings (also printed before the run)"),

@@ -32,6 +32,8 @@ pub struct RunView<'a> {
     pub transport: &'a TransportModel,
     pub base_rtt: Time,
     pub bdp_bytes: u64,
+    /// A trace's offered load (its messages' bytes over the hosts' capacity in its window).
+    pub offered_load: Option<f64>,
     pub topo: &'a Topology,
     pub ports: &'a [EgressPort],
     pub messages: &'a [Message],
@@ -200,6 +202,7 @@ pub struct Summary {
     pub lb_state_bytes: u64,
     pub base_rtt_ns: f64,
     pub bdp_bytes: u64,
+    pub offered_load: Option<f64>,
     /// Payload share of a full packet, (mtu - header) / mtu, and the goodput of a host link
     /// at that share: the most a flow can reach.
     pub payload_efficiency: f64,

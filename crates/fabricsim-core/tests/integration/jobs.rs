@@ -145,6 +145,9 @@ fn a_websearch_trace_runs_and_reports_slowdown_by_size() {
     let n = r.flows.u64("bytes").len() as u64;
     assert!(n > 400, "{n} messages");
     assert_eq!(r.buckets.u64("messages").iter().sum::<u64>(), n);
+    // 300 us of a heavy-tailed distribution: near the target, not exactly it
+    let offered = r.summary.offered_load.unwrap();
+    assert!((0.25..0.75).contains(&offered), "{offered}");
     assert!(r.buckets.opt_f64("p99_slowdown").iter().take(2).all(|s| s.is_some_and(|s| s >= 1.0)));
     // the arrivals are spread over the duration
     let last = *r.flows.u64("start_ps").iter().max().unwrap();
