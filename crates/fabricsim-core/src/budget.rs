@@ -56,11 +56,22 @@ pub fn fabric(tree: &FatTreeSpec, switch: &SwitchModel, mtu: u64, bdp_packets: u
     port_count(tree).saturating_mul(per_port).saturating_add(tree.hosts as u64 * 128)
 }
 
+/// Bytes of one connection's state, before its per-packet state.
+fn per_connection() -> u64 {
+    std::mem::size_of::<Connection>() as u64 + REORDER_BUCKETS as u64 * 8 + 256
+}
+
+/// The least memory a message takes: its row and one connection, before any packet. Jobs
+/// are refused with it before they are expanded.
+pub fn message_floor() -> u64 {
+    std::mem::size_of::<Message>() as u64 + 200 + per_connection()
+}
+
 /// The memory of the messages: each connection's state and per-packet state at both ends, and
 /// the results rows.
 pub fn messages(transport: &TransportModel, subflows: u32, messages: &[MessageSpec]) -> u64 {
     let payload = transport.mtu - transport.header;
-    let per_conn = std::mem::size_of::<Connection>() as u64 + REORDER_BUCKETS as u64 * 8 + 256;
+    let per_conn = per_connection();
     // sender: state, transmit count, send log entry; receiver: SACK log (+ EVs), bitmap
     let per_packet = 1 + 2 + 24 + 4 + if transport.ack_policy.all_evs { 8 } else { 0 };
     messages.iter().fold(0u64, |total, m| {

@@ -265,15 +265,12 @@ impl Scenario {
         let mut tags = vec![Tag::NONE; messages.len()];
         // the jobs' messages after the workload's, refused before they are made if even their
         // bookkeeping would not fit
-        let floor = (std::mem::size_of::<crate::host::connection::Connection>()
-            + std::mem::size_of::<crate::host::connection::Message>()
-            + 200) as u64;
         let plan = job::plan(
             &self.jobs,
             messages.len(),
             tree.hosts,
             tree.down0,
-            max_memory / floor,
+            max_memory / budget::message_floor(),
             &mut Rng::stream(self.seed, Stream::Workload, 1),
         )?;
         messages.extend(plan.messages);
