@@ -246,9 +246,10 @@ impl Scenario {
         budget::check(&need, max_memory)?;
         let workload = self.workload();
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
+        let hosts = Hosts { count: tree.hosts, rate: tree.tier_rates[0] };
         let (mut messages, mut lists) = match &workload {
             Some(w) => {
-                let m = w.messages(&Hosts { count: tree.hosts, rate: tree.tier_rates[0] }, &mut rng)?;
+                let m = w.messages(&hosts, &mut rng)?;
                 let d = w.deps()?;
                 let lists: Vec<Vec<u32>> = (0..m.len()).map(|i| d.of(i).to_vec()).collect();
                 (m, lists)
@@ -256,10 +257,7 @@ impl Scenario {
             None => (Vec::new(), Vec::new()),
         };
         let offered_load = match &workload {
-            Some(WorkloadConfig::Trace(t)) => {
-                let bits: f64 = messages.iter().map(|m| m.bytes as f64 * 8.0).sum();
-                Some(bits / (tree.hosts as f64 * tree.tier_rates[0] as f64 * t.duration.0 as f64 / crate::time::PS_PER_S as f64))
-            }
+            Some(WorkloadConfig::Trace(t)) => Some(t.offered_load(&messages, &hosts)),
             _ => None,
         };
         let mut tags = vec![Tag::NONE; messages.len()];

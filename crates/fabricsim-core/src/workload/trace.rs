@@ -121,6 +121,15 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The load `messages` (this trace's) offer: their bits over every host link's capacity
+    /// during `duration`.
+    pub fn offered_load(&self, messages: &[MessageSpec], at: &Hosts) -> f64 {
+        let bits: f64 = messages.iter().map(|m| m.bytes as f64 * 8.0).sum();
+        bits / (at.count as f64 * at.rate as f64 * self.duration.0 as f64 / PS_PER_S as f64)
+    }
+}
+
 impl Workload for Config {
     fn messages(&self, at: &Hosts, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
         let cdf = self.cdf()?;
@@ -171,9 +180,11 @@ mod tests {
     fn the_offered_load_is_the_target() {
         for (cdf, load) in [("websearch", 0.6), ("fb_hadoop", 0.4)] {
             let hosts = Hosts::new(128);
-            let m = trace(cdf, load, 2_000).messages(&hosts, &mut Rng::stream(1, Stream::Workload, 0)).unwrap();
+            let t = trace(cdf, load, 2_000);
+            let m = t.messages(&hosts, &mut Rng::stream(1, Stream::Workload, 0)).unwrap();
             let bits: f64 = m.iter().map(|x| x.bytes as f64 * 8.0).sum();
             let offered = bits / (128.0 * 400e9 * 2e-3);
+            assert_eq!(t.offered_load(&m, &hosts), offered);
             assert!((offered / load - 1.0).abs() < 0.05, "{cdf}: offered {offered} for {load}");
             assert!(m.iter().all(|x| x.src != x.dst && x.dst < 128 && x.start < 2_000_000_000));
         }
