@@ -23,7 +23,7 @@ test-rust:
 	cargo test -p fabricsim-core
 
 test-python:
-	$(PYTHON) -m pytest tests
+	$(PYTHON) -m pytest --doctest-modules tests python/fabricsim
 
 ## The standard performance scenarios (docs/performance.md).
 bench: install

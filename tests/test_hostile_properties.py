@@ -43,6 +43,8 @@ PATHS = [
     "topology.link_rate",
     "topology.link_latency",
     "topology.oversubscription",
+    "topology.nics_per_server",
+    "topology.rails",
     "switch.buffer",
     "switch.ecn.kmin",
     "switch.ecn.kmax",

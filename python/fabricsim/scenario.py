@@ -99,16 +99,54 @@ class Scenario:
         return node
 
     def set(self, dotted: str, value: Any) -> Scenario:
-        """Return a copy with ``dotted`` (``"switch.ecn.kmin"``) set to ``value``."""
+        """Return a copy with ``dotted`` set to ``value``.
+
+        A path names tables by key and list entries by index: ``"switch.ecn.kmin"``,
+        ``"jobs[0].size"``, ``"faults[1].start"``, or ``"jobs[*].size"`` for every entry.
+
+        >>> s = Scenario({"jobs": [{"size": "1MiB"}, {"size": "2MiB"}]})
+        >>> [j["size"] for j in s.set("jobs[*].size", "8MiB").data["jobs"]]
+        ['8MiB', '8MiB']
+        >>> try:
+        ...     s.set("jobs[2].size", "1MiB")
+        ... except ValueError as e:
+        ...     print(e)
+        jobs[2].size: jobs has 2 entries; allowed: an index in 0..2 or *
+        """
         out = self.copy()
+        nodes: list[dict[str, Any]] = [out.data]
         keys = dotted.split(".")
-        node = out.data
-        for key in keys[:-1]:
-            child = node.setdefault(key, {})
-            if not isinstance(child, dict):
-                raise scenario_error(dotted, f"{key} is {child!r}, not a table")
-            node = child
-        node[keys[-1]] = value
+        for n, part in enumerate(keys):
+            name, bracket, rest = part.partition("[")
+            index = rest.removesuffix("]") if bracket else None
+            if not name or (bracket and not rest.endswith("]")) or (index is not None and index != "*" and not index.isdigit()):
+                raise scenario_error(dotted, f"{part!r} is not a field: allowed: name, name[3] or name[*]")
+            last = n == len(keys) - 1
+            below: list[dict[str, Any]] = []
+            for node in nodes:
+                if index is None:
+                    if last:
+                        node[name] = value
+                        continue
+                    child = node.setdefault(name, {})
+                    if not isinstance(child, dict):
+                        raise scenario_error(dotted, f"{name} is {child!r}, not a table")
+                    below.append(child)
+                    continue
+                entries = node.get(name)
+                if not isinstance(entries, list):
+                    raise scenario_error(dotted, f"{name} is {entries!r}, not a list")
+                picked = range(len(entries)) if index == "*" else [int(index)]
+                for i in picked:
+                    if i >= len(entries):
+                        raise scenario_error(dotted, f"{name} has {len(entries)} entries; allowed: an index in 0..{len(entries)} or *")
+                    if last:
+                        entries[i] = value
+                    elif isinstance(entries[i], dict):
+                        below.append(entries[i])
+                    else:
+                        raise scenario_error(dotted, f"{name}[{i}] is {entries[i]!r}, not a table")
+            nodes = below
         return out
 
     def with_lb(self, kind: str) -> Scenario:

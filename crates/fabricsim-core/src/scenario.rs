@@ -27,6 +27,7 @@ use crate::topology::{FatTreeSpec, TopologyConfig};
 use crate::units::{AutoOr, Duration, Size};
 use crate::workload::collective::Tag;
 use crate::workload::job::{self, JobConfig, JobInfo};
+use crate::workload::trace::LoadWindow;
 use crate::workload::{Deps, Hosts, MessageSpec, WorkloadConfig};
 
 /// A whole scenario. Field docs are the reference (docs/scenario.md mirrors them).
@@ -144,8 +145,8 @@ pub struct Model {
     pub base_rtt: Time,
     pub bdp_packets: u64,
     pub bdp_bytes: u64,
-    /// With a trace workload: the load its messages offer.
-    pub offered_load: Option<f64>,
+    /// With a trace workload: its window and the load its messages offer.
+    pub load_window: Option<LoadWindow>,
 }
 
 impl Scenario {
@@ -256,8 +257,8 @@ impl Scenario {
             }
             None => (Vec::new(), Vec::new()),
         };
-        let offered_load = match &workload {
-            Some(WorkloadConfig::Trace(t)) => Some(t.offered_load(&messages, &hosts)),
+        let load_window = match &workload {
+            Some(WorkloadConfig::Trace(t)) => Some(t.window(&messages, &hosts)),
             _ => None,
         };
         let mut tags = vec![Tag::NONE; messages.len()];
@@ -266,8 +267,7 @@ impl Scenario {
         let plan = job::plan(
             &self.jobs,
             messages.len(),
-            tree.hosts,
-            tree.down0,
+            &tree,
             max_memory / budget::message_floor(),
             &mut Rng::stream(self.seed, Stream::Workload, 1),
         )?;
@@ -315,6 +315,12 @@ impl Scenario {
                 format!("allowed: a class below switch.classes ({})", switch.classes),
             )?;
         }
+        // the engine numbers hosts by leaf slot: the same ids, unless topology.rails
+        if tree.rails {
+            for m in &mut messages {
+                (m.src, m.dst) = (tree.slot(m.src), tree.slot(m.dst));
+            }
+        }
 
         Ok(Model {
             seed: self.seed,
@@ -336,7 +342,7 @@ impl Scenario {
             base_rtt,
             bdp_packets,
             bdp_bytes,
-            offered_load,
+            load_window,
         })
     }
 

@@ -49,6 +49,9 @@ pub struct Simulation {
     /// stops the run (one comparison per event serves both).
     stop_at: u32,
     wall: std::time::Duration,
+    /// Payload a trace's messages had delivered when its window's second half began and when
+    /// it ended.
+    window_bytes: [Option<u64>; 2],
 }
 
 impl Simulation {
@@ -74,6 +77,10 @@ impl Simulation {
         if sampler.is_some() {
             queue.schedule(0, Event::Sample);
         }
+        if let Some(w) = &model.load_window {
+            queue.schedule(w.half, Event::Window);
+            queue.schedule(w.end, Event::Window);
+        }
         let mut nics = Nics::new(topo.hosts(), model.seed, model.transport.clone());
         for spec in &model.messages {
             let conns = Self::connections(&model, spec, &mut nics);
@@ -97,6 +104,7 @@ impl Simulation {
             watchdog,
             stop_at,
             wall: std::time::Duration::ZERO,
+            window_bytes: [None; 2],
         })
     }
 
@@ -216,7 +224,28 @@ impl Simulation {
                     q.schedule(now + s.every, Event::Sample);
                 }
             }
+            Event::Window => {
+                let slot = usize::from(self.window_bytes[0].is_some());
+                self.window_bytes[slot] = Some(self.trace_delivered());
+            }
         }
+    }
+
+    /// Payload the trace's messages (the first of the run) have delivered so far.
+    #[cold]
+    fn trace_delivered(&self) -> u64 {
+        let count = self.model.load_window.map_or(0, |w| w.messages as usize);
+        let conns = self.nics.connections();
+        self.nics.messages()[..count].iter().flat_map(|m| &conns[m.connections()]).map(|c| c.rx.delivered_bytes).sum()
+    }
+
+    /// The trace's achieved load: what it delivered in its window's second half (where every
+    /// message completed before a snapshot, the run's end stands in for it).
+    fn achieved_load(&self) -> Option<f64> {
+        let w = self.model.load_window?;
+        let done = (self.status == Status::Complete).then(|| self.trace_delivered());
+        let [half, end] = self.window_bytes;
+        Some(w.load(end.or(done)? - half.or(done)?))
     }
 
     // ---- inspection ----------------------------------------------------------------------
@@ -308,7 +337,8 @@ impl Simulation {
             transport: &m.transport,
             base_rtt: m.base_rtt,
             bdp_bytes: m.bdp_bytes,
-            offered_load: m.offered_load,
+            offered_load: m.load_window.map(|w| w.offered),
+            achieved_load: self.achieved_load(),
             topo: self.fabric.topology(),
             ports: self.fabric.ports(),
             messages: self.nics.messages(),

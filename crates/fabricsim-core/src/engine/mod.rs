@@ -27,6 +27,8 @@ pub enum Event {
     Faults,
     /// Record the sampled ports.
     Sample,
+    /// A trace's window ends: record what its messages have delivered.
+    Window,
 }
 
 /// Where a run stands.

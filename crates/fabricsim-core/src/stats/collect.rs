@@ -41,8 +41,9 @@ impl RunResult {
         let slowdown: Vec<Option<f64>> = fct.iter().zip(ideals).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
         let spec = |f: &dyn Fn(&Message) -> u64| Column::U64(messages.iter().map(f).collect());
         ft.add("flow", Column::U64((0..messages.len() as u64).collect()));
-        ft.add("src", spec(&|m| m.spec.src as u64));
-        ft.add("dst", spec(&|m| m.spec.dst as u64));
+        // the engine's host ids are leaf slots; the table speaks the scenario's host ids
+        ft.add("src", spec(&|m| tree.host(m.spec.src) as u64));
+        ft.add("dst", spec(&|m| tree.host(m.spec.dst) as u64));
         ft.add("bytes", spec(&|m| m.spec.bytes));
         ft.add("start_ps", spec(&|m| m.spec.start));
         ft.add("ready_ps", Column::OptU64(messages.iter().map(|m| m.ready).collect()));
@@ -149,6 +150,7 @@ impl RunResult {
             base_rtt_ns: ns(v.base_rtt),
             bdp_bytes: v.bdp_bytes,
             offered_load: v.offered_load,
+            achieved_load: v.achieved_load,
             payload_efficiency: (transport.mtu - transport.header) as f64 / transport.mtu as f64,
             line_goodput_gbps: tree.tier_rates[0] as f64 / 1e9 * (transport.mtu - transport.header) as f64 / transport.mtu as f64,
             warnings: v.warnings.clone(),

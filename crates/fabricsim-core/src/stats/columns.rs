@@ -150,6 +150,13 @@ pub const SUMMARY: &[ColumnSpec] = &[
         "the workload is not a trace",
         "the trace's bytes over every host link's capacity during its duration (the target is workload.load)",
     ),
+    opt(
+        "achieved_load",
+        Ty::F64,
+        "",
+        "the workload is not a trace, or the run stopped before the trace's window ended",
+        "the payload the trace's messages delivered by the end of its window (workload.start + duration), over every host link's capacity during it",
+    ),
     col("payload_efficiency", Ty::F64, "", "(mtu - header) / mtu"),
     col("line_goodput_gbps", Ty::F64, "Gb/s", "host link rate times the payload efficiency"),
     col("warnings", Ty::StrList, "", "legal but probably unintended settings (also printed before the run)"),

@@ -1,14 +1,16 @@
 //! The jobs' tables: per job iteration (JCT against its ideal, nccl-tests' bandwidths) and per
 //! step, from the messages' release and end times.
 //!
-//! The ideal JCT is the critical path of the iteration's dependency graph with every message
-//! at its ideal FCT ([`crate::workload::collective::ideal_finish`]): on an idle fabric, a
-//! message released when its last dependency's ideal finish plus its delay has passed. It
-//! ignores that a rank's NIC carries its own sends and the ACKs of what it receives at once,
-//! so even a lone job runs a little above it (docs/workloads.md).
+//! The ideal JCT is the iteration's span on an idle fabric where every message takes its
+//! ideal FCT and each rank's NIC sends one message at a time
+//! ([`crate::workload::collective::ideal_finish`]): for ring and halving-doubling, the
+//! critical path of ideal FCTs. It ignores that a rank's NIC carries its own sends and the
+//! ACKs of what it receives at once, so even a lone job runs a little above it
+//! (docs/workloads.md).
 
+use super::ideal::message_packets;
 use super::{columns, ns, Column, RunView, Table};
-use crate::time::Time;
+use crate::time::{serialization, Time};
 use crate::workload::collective::{ideal_finish, Tag};
 
 /// The jobs and steps tables, and (max JCT ns, mean JCT ns, max JCT slowdown).
@@ -61,8 +63,15 @@ pub fn tables(v: &RunView<'_>, ideals: &[Time], end: &[Option<Time>]) -> JobTabl
         Vec::new()
     } else {
         let specs: Vec<_> = v.messages.iter().map(|m| m.spec).collect();
-        let order = v.deps.order(specs.len(), |i| i.to_string()).expect("checked acyclic when the scenario was resolved");
-        ideal_finish(&specs, v.deps, &order, ideals)
+        let (rate, mtu, header) = (v.tree.tier_rates[0], v.transport.mtu, v.transport.header);
+        // how long each message holds its sender's NIC: its packets back to back
+        let wire: Vec<Time> = v
+            .messages
+            .iter()
+            .map(|m| message_packets(m.spec.bytes, mtu, header, m.count).iter().map(|&p| serialization(p, rate)).sum())
+            .collect();
+        let group: Vec<u32> = v.tags.iter().map(|t| t.job).collect();
+        ideal_finish(&specs, v.deps, ideals, &wire, &group)
     };
     // spans per (job, iteration) and per (job, iteration, step), in that order
     let mut iters: std::collections::BTreeMap<(u32, u32), Span> = Default::default();

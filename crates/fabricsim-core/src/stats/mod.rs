@@ -32,8 +32,10 @@ pub struct RunView<'a> {
     pub transport: &'a TransportModel,
     pub base_rtt: Time,
     pub bdp_bytes: u64,
-    /// A trace's offered load (its messages' bytes over the hosts' capacity in its window).
+    /// A trace's offered load and the load it achieved (its messages' bytes, and the payload
+    /// they delivered in its window, over the hosts' capacity in the window).
     pub offered_load: Option<f64>,
+    pub achieved_load: Option<f64>,
     pub topo: &'a Topology,
     pub ports: &'a [EgressPort],
     pub messages: &'a [Message],
@@ -158,6 +160,12 @@ impl Table {
             _ => panic!("no bool column {name}"),
         }
     }
+    pub fn str(&self, name: &str) -> &[String] {
+        match self.get(name) {
+            Some(Column::Str(v)) => v,
+            _ => panic!("no string column {name}"),
+        }
+    }
     /// A nullable u64 column (`None` where the value does not exist).
     pub fn opt_u64(&self, name: &str) -> &[Option<u64>] {
         match self.get(name) {
@@ -203,6 +211,7 @@ pub struct Summary {
     pub base_rtt_ns: f64,
     pub bdp_bytes: u64,
     pub offered_load: Option<f64>,
+    pub achieved_load: Option<f64>,
     /// Payload share of a full packet, (mtu - header) / mtu, and the goodput of a host link
     /// at that share: the most a flow can reach.
     pub payload_efficiency: f64,

@@ -92,8 +92,9 @@ impl Topology {
             }
             topo.nodes.push(Node { name, tier, reach: Reach { lo: range.0, hi: range.1, span: range.2, first_port, n_down, n_up } });
         };
-        for host in 0..h {
-            add(&mut topo, format!("host{host}"), None, (host, host + 1, 1), vec![], vec![leaf0 + host / s.down0]);
+        // host nodes are leaf slots, named by the host the scenario numbers there
+        for slot in 0..h {
+            add(&mut topo, format!("host{}", s.host(slot)), None, (slot, slot + 1, 1), vec![], vec![leaf0 + slot / s.down0]);
         }
         for l in 0..leaves {
             let lo = l * s.down0;
@@ -214,6 +215,34 @@ mod tests {
     fn build(tiers: u32, hosts: u32, radix: u32, oversub: u32) -> Result<Topology, ScenarioError> {
         let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, ..Default::default() };
         Ok(Topology::build(&FatTreeSpec::new(&cfg)?))
+    }
+
+    #[test]
+    fn rails_put_nic_i_of_a_group_on_leaf_i() {
+        // 2 tiers, radix 8: 4 hosts per leaf; 4 NICs per server: a rail group is 4 servers
+        let cfg = TopologyConfig { hosts: 32, radix: 8, nics_per_server: 4, rails: true, ..Default::default() };
+        let spec = FatTreeSpec::new(&cfg).unwrap();
+        let t = Topology::build(&spec);
+        let leaf_of = |host: u32| t.nodes[spec.slot(host) as usize].reach.lo / spec.down0;
+        for server in 0..8 {
+            for nic in 0..4 {
+                let h = server * 4 + nic;
+                assert_eq!(leaf_of(h), (server / 4) * 4 + nic, "host {h}");
+                assert_eq!(t.nodes[spec.slot(h) as usize].name, format!("host{h}"));
+                assert_eq!(spec.host(spec.slot(h)), h);
+            }
+        }
+        // without rails, a server's NICs are consecutive hosts under one leaf
+        let plain = FatTreeSpec::new(&TopologyConfig { rails: false, ..cfg.clone() }).unwrap();
+        assert!((0..32).all(|h| plain.slot(h) == h && plain.host(h) == h));
+        for (bad, field) in [
+            (TopologyConfig { hosts: 16 + 4, ..cfg.clone() }, "topology.hosts"),
+            (TopologyConfig { nics_per_server: 1, ..cfg.clone() }, "topology.rails"),
+            (TopologyConfig { nics_per_server: 0, ..cfg.clone() }, "topology.nics_per_server"),
+            (TopologyConfig { nics_per_server: 3, rails: false, hosts: 32, ..cfg.clone() }, "topology.hosts"),
+        ] {
+            assert_eq!(FatTreeSpec::new(&bad).unwrap_err().field, field, "{bad:?}");
+        }
     }
 
     fn count(t: &Topology, prefix: &str) -> usize {

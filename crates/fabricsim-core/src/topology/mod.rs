@@ -12,7 +12,9 @@
 //! Numbering: hosts `0..H`, then switches tier by tier. Each node's ports are contiguous:
 //! down ports first (towards hosts), then up ports, so routing is arithmetic: every switch
 //! covers a contiguous host range `lo..hi`, and a packet for a host in it goes down port
-//! `(dst - lo) / span`; anything else goes up. Link tiers: 0 = host-leaf, 1 = leaf-up,
+//! `(dst - lo) / span`; anything else goes up. Host nodes are leaf slots: with
+//! `nics_per_server` and `rails`, the scenario's host ids are mapped to slots once, when the
+//! model is built, and back in the results ([`FatTreeSpec::slot`]). Link tiers: 0 = host-leaf, 1 = leaf-up,
 //! 2 = aggregation-core.
 
 mod build;
@@ -58,6 +60,12 @@ pub struct TopologyConfig {
     pub tier_link_latencies: Vec<Duration>,
     #[serde(default = "d_latency")]
     pub switch_latency: Duration,
+    /// NICs per server: host `h` is NIC `h % n` of server `h / n`.
+    #[serde(default = "d_nics")]
+    pub nics_per_server: u32,
+    /// Rail-optimized: NIC i of each server of a group attaches to the group's leaf i.
+    #[serde(default)]
+    pub rails: bool,
 }
 
 fn d_kind() -> TopologyKind {
@@ -73,6 +81,9 @@ fn d_radix() -> u32 {
     16
 }
 fn d_oversub() -> u32 {
+    1
+}
+fn d_nics() -> u32 {
     1
 }
 fn d_rate() -> Rate {
@@ -95,6 +106,8 @@ impl Default for TopologyConfig {
             tier_link_rates: Vec::new(),
             tier_link_latencies: Vec::new(),
             switch_latency: d_latency(),
+            nics_per_server: d_nics(),
+            rails: false,
         }
     }
 }
@@ -118,6 +131,10 @@ pub struct FatTreeSpec {
     /// Propagation latency (ps) of each link tier.
     pub tier_latencies: Vec<Time>,
     pub switch_latency: Time,
+    /// NICs per server.
+    pub nics: u32,
+    /// Rail-optimized: hosts and leaf slots are numbered apart (see [`FatTreeSpec::slot`]).
+    pub rails: bool,
 }
 
 /// One hop of a path: a link of this rate, then this much delay until the next node handles
@@ -198,6 +215,26 @@ impl FatTreeSpec {
             )?;
             (lpp, pods)
         };
+        let m = t.nics_per_server;
+        ensure(m >= 1 && m <= t.hosts, "topology.nics_per_server", m, format!("allowed: 1 to the hosts ({})", t.hosts))?;
+        ensure(
+            t.hosts.is_multiple_of(m),
+            "topology.hosts",
+            t.hosts,
+            format!("allowed: a multiple of topology.nics_per_server ({m}): every server has all its NICs"),
+        )?;
+        if t.rails {
+            ensure(m >= 2, "topology.rails", true, "allowed: only with topology.nics_per_server of 2 or more (one rail per NIC)")?;
+            ensure(
+                t.hosts.is_multiple_of(down0 * m),
+                "topology.hosts",
+                t.hosts,
+                format!(
+                    "allowed: with rails, a multiple of {} (rail groups of {down0} servers, hosts per leaf, x {m} NICs, one leaf per rail)",
+                    down0 * m
+                ),
+            )?;
+        }
         Ok(FatTreeSpec {
             tiers: t.tiers,
             hosts: t.hosts,
@@ -210,10 +247,44 @@ impl FatTreeSpec {
             tier_rates,
             tier_latencies,
             switch_latency: t.switch_latency.0,
+            nics: m,
+            rails: t.rails,
         })
     }
 
-    /// Link tiers crossed between two hosts: [0, 0] under one leaf, [0, 1, 1, 0] within a
+    /// The leaf slot of a host: where it sits in the fabric's numbering, in which every
+    /// leaf's hosts are contiguous (routing is arithmetic on slots). Without rails a host is
+    /// its own slot. With rails, host `h` is NIC `i = h % n` of server `s = h / n`; server `s`
+    /// is member `s % down0` of rail group `s / down0`, and NIC i of a group's servers hangs
+    /// on the group's leaf i: slot `((s / down0) * n + i) * down0 + s % down0`.
+    #[inline]
+    pub fn slot(&self, host: u32) -> u32 {
+        if !self.rails {
+            return host;
+        }
+        let (n, d) = (self.nics, self.down0);
+        let (s, i) = (host / n, host % n);
+        ((s / d) * n + i) * d + s % d
+    }
+
+    /// The host at a leaf slot (the inverse of [`FatTreeSpec::slot`]).
+    #[inline]
+    pub fn host(&self, slot: u32) -> u32 {
+        if !self.rails {
+            return slot;
+        }
+        let (n, d) = (self.nics, self.down0);
+        let (leaf, p) = (slot / d, slot % d);
+        ((leaf / n) * d + p) * n + leaf % n
+    }
+
+    /// Servers (hosts / NICs per server).
+    pub fn servers(&self) -> u32 {
+        self.hosts / self.nics
+    }
+
+    /// Link tiers crossed between two leaf slots (see [`FatTreeSpec::slot`]; the engine's
+    /// host ids are slots): [0, 0] under one leaf, [0, 1, 1, 0] within a
     /// pod (or any pair of a 2-tier tree), [0, 1, 2, 2, 1, 0] across pods.
     pub fn link_tiers(&self, src: u32, dst: u32) -> &'static [usize] {
         if src / self.down0 == dst / self.down0 {

@@ -2,9 +2,11 @@
 //! iterations with a compute gap between them, beside (or instead of) the `[workload]`.
 //!
 //! Each job's ranks are hosts: listed (`hosts = [0, 8, 16]` or `hosts = "0-15"`), or
-//! `ranks = N` placed by `placement`: `packed` (hosts 0..N, filling leaves in order),
-//! `spread` (round-robin over the leaves: rank i on leaf i mod L), `random` (N distinct hosts
-//! drawn by seed). An iteration is the collective's messages (one file per algorithm in
+//! `ranks = N` placed by `placement` on the first N hosts no earlier job holds, in the
+//! placement's order: `packed` (by host id: a server's NICs, then the next server's),
+//! `spread` (round-robin over the leaves: rank i on leaf i mod L), `rail` (NIC 0 of every
+//! server, then NIC 1, ...: a job of at most `servers` ranks sits on one rail, as GPU
+//! clusters place data-parallel groups), `random` (a seeded shuffle). An iteration is the collective's messages (one file per algorithm in
 //! `collective/`); a rank's first messages of iteration i+1 wait for its part of iteration i,
 //! then `compute`.
 
@@ -14,6 +16,7 @@ use super::collective::{AlgorithmKind, Builder, Op, Tag};
 use super::{check_size, MessageSpec};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
+use crate::topology::FatTreeSpec;
 use crate::units::{Duration, Size};
 
 /// How `ranks = N` are put on hosts.
@@ -23,7 +26,34 @@ pub enum Placement {
     #[default]
     Packed,
     Spread,
+    Rail,
     Random,
+}
+
+impl Placement {
+    /// Every host, in the order this placement takes them (a job takes the first free ones).
+    fn order(self, tree: &FatTreeSpec, rng: &mut Rng) -> Vec<u32> {
+        let hosts = tree.hosts;
+        match self {
+            // by host id: a server's NICs, then the next server's
+            Placement::Packed => (0..hosts).collect(),
+            // position p of leaf 0, of leaf 1, ..., then position p + 1: round-robin over leaves
+            Placement::Spread => {
+                let (d, leaves) = (tree.down0, tree.leaves);
+                (0..hosts).map(|r| tree.host((r % leaves) * d + r / leaves)).collect()
+            }
+            // NIC 0 of every server, then NIC 1 of every server, ...
+            Placement::Rail => {
+                let (n, servers) = (tree.nics, tree.servers());
+                (0..hosts).map(|r| (r % servers) * n + r / servers).collect()
+            }
+            Placement::Random => {
+                let mut all: Vec<u32> = (0..hosts).collect();
+                rng.shuffle(&mut all);
+                all
+            }
+        }
+    }
 }
 
 /// One `[[jobs]]` entry.
@@ -114,9 +144,11 @@ pub struct JobPlan {
 }
 
 impl JobConfig {
-    /// The hosts of the ranks, in rank order.
-    fn hosts(&self, i: usize, hosts: u32, down0: u32, rng: &mut Rng) -> Result<Vec<u32>, ScenarioError> {
+    /// The hosts of the ranks, in rank order. Placed ranks take hosts no earlier job holds;
+    /// listed hosts are taken as given (and held from later placed jobs).
+    fn hosts(&self, i: usize, tree: &FatTreeSpec, held: &[bool], rng: &mut Rng) -> Result<Vec<u32>, ScenarioError> {
         let at = |k: &str| format!("jobs[{i}].{k}");
+        let hosts = tree.hosts;
         let list = match (&self.hosts, self.ranks) {
             (Some(_), Some(_)) => {
                 return Err(ScenarioError { field: at("ranks"), message: "got both ranks and hosts; allowed: one of them".into() })
@@ -124,20 +156,17 @@ impl JobConfig {
             (None, None) => return Err(ScenarioError { field: at("ranks"), message: "missing; must be given (or hosts)".into() }),
             (Some(h), None) => h.0.clone(),
             (None, Some(n)) => {
-                ensure(n >= 2 && n <= hosts, &at("ranks"), n, format!("allowed: 2 to {hosts} (the hosts)"))?;
-                match self.placement {
-                    Placement::Packed => (0..n).collect(),
-                    Placement::Spread => {
-                        let leaves = hosts / down0;
-                        (0..n).map(|r| (r % leaves) * down0 + r / leaves).collect()
-                    }
-                    Placement::Random => {
-                        let mut all: Vec<u32> = (0..hosts).collect();
-                        rng.shuffle(&mut all);
-                        all.truncate(n as usize);
-                        all
-                    }
+                let free = held.iter().filter(|&&h| !h).count() as u32;
+                ensure(n >= 2 && n <= free, &at("ranks"), n, format!("allowed: 2 to {free} (the hosts no earlier job holds, of {hosts})"))?;
+                if self.placement == Placement::Rail {
+                    ensure(
+                        tree.nics > 1,
+                        &at("placement"),
+                        "\"rail\"",
+                        "allowed: only with topology.nics_per_server of 2 or more (else use \"packed\")",
+                    )?;
                 }
+                self.placement.order(tree, rng).into_iter().filter(|&h| !held[h as usize]).take(n as usize).collect()
             }
         };
         ensure(list.len() >= 2, &at("hosts"), format!("{} hosts", list.len()), "allowed: at least 2")?;
@@ -152,11 +181,15 @@ impl JobConfig {
 
 /// Expands the jobs into dependent messages, numbered from `base` (the `[workload]`'s come
 /// first); refuses, before making any, more than `max_messages` in all (the memory budget).
-pub fn plan(jobs: &[JobConfig], base: usize, hosts: u32, down0: u32, max_messages: u64, rng: &mut Rng) -> Result<JobPlan, ScenarioError> {
+pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u64, rng: &mut Rng) -> Result<JobPlan, ScenarioError> {
     let mut p = JobPlan { messages: Vec::new(), deps: Vec::new(), tags: Vec::new(), jobs: Vec::new() };
+    let mut held = vec![false; tree.hosts as usize];
     for (i, job) in jobs.iter().enumerate() {
         let at = |k: &str| format!("jobs[{i}].{k}");
-        let ranks = job.hosts(i, hosts, down0, rng)?;
+        let ranks = job.hosts(i, tree, &held, rng)?;
+        for &h in &ranks {
+            held[h as usize] = true;
+        }
         let n = ranks.len();
         let size = check_size(&at("size"), job.size)?;
         let algorithm = job.algorithm.unwrap_or(if job.collective == Op::Alltoall { AlgorithmKind::Direct } else { AlgorithmKind::Ring });

@@ -155,22 +155,48 @@ algorithms! {
     Ring => ring::Ring,
     HalvingDoubling => halving_doubling::HalvingDoubling,
     Direct => direct::Direct,
+    Tree => tree::Tree,
 }
 
 /// The collectives' algorithms, for `fabricsim list`.
 pub const ALGORITHMS: &[crate::registry::AlgorithmInfo] = AlgorithmKind::KINDS;
 
-/// Ideal earliest finish of every message: released at its start or when its dependencies'
-/// ideal finishes plus its delay, then its ideal FCT (`ideal[i]`); `order` is a topological
-/// order of `deps`.
-pub fn ideal_finish(messages: &[MessageSpec], deps: &Deps, order: &[u32], ideal: &[Time]) -> Vec<(Time, Time)> {
-    let mut out: Vec<(Time, Time)> = vec![(0, 0); messages.len()];
-    for &i in order {
+/// Ideal release and finish of every message on an idle fabric. A message is released at its
+/// start, or once its dependencies' ideal finishes plus its delay have passed. Its sender's
+/// NIC sends one message at a time, back to back at line rate (message i holds it for
+/// `wire[i]`), in release order (then id order); the message then takes its ideal FCT
+/// (`ideal[i]`) from the moment its NIC starts it. Messages of different `group`s (jobs) never
+/// share a NIC: each group is alone on its idle fabric. With one message at a time per rank
+/// (ring, halving-doubling) this is exactly the critical path of ideal FCTs; where a rank has
+/// several messages out at once (a tree's sends up and down, alltoall's peers) they queue
+/// instead of each running as if alone.
+pub fn ideal_finish(messages: &[MessageSpec], deps: &Deps, ideal: &[Time], wire: &[Time], group: &[u32]) -> Vec<(Time, Time)> {
+    use std::cmp::Reverse;
+    let n = messages.len();
+    let dependents = deps.dependents(n);
+    let mut waiting: Vec<usize> = (0..n).map(|i| deps.of(i).len()).collect();
+    let mut latest: Vec<Option<Time>> = vec![None; n];
+    let mut heap: std::collections::BinaryHeap<Reverse<(Time, u32)>> =
+        (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((messages[i].start, i as u32))).collect();
+    let mut free: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
+    let mut out: Vec<(Time, Time)> = vec![(0, 0); n];
+    while let Some(Reverse((ready, i))) = heap.pop() {
         let i = i as usize;
-        let m = &messages[i];
-        let after = deps.of(i).iter().map(|&d| out[d as usize].1).max();
-        let ready = after.map_or(m.start, |t| m.start.max(t.saturating_add(m.delay)));
-        out[i] = (ready, ready + ideal[i]);
+        let nic = free.entry((group[i], messages[i].src)).or_insert(0);
+        let start = ready.max(*nic);
+        *nic = start + wire[i];
+        let finish = start + ideal[i];
+        out[i] = (ready, finish);
+        for &j in dependents.of(i) {
+            let j = j as usize;
+            latest[j] = Some(latest[j].map_or(finish, |t| t.max(finish)));
+            waiting[j] -= 1;
+            if waiting[j] == 0 {
+                let m = &messages[j];
+                let after = latest[j].expect("a dependency finished");
+                heap.push(Reverse((m.start.max(after.saturating_add(m.delay)), j as u32)));
+            }
+        }
     }
     out
 }
