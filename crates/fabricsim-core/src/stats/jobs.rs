@@ -2,11 +2,11 @@
 //! step, from the messages' release and end times.
 //!
 //! The ideal JCT is the iteration's span on an idle fabric where every message takes its
-//! ideal FCT and each rank's NIC sends one message at a time
-//! ([`crate::workload::collective::ideal_finish`]): for ring and halving-doubling, the
-//! critical path of ideal FCTs. It ignores that a rank's NIC carries its own sends and the
-//! ACKs of what it receives at once, so even a lone job runs a little above it
-//! (docs/workloads.md).
+//! ideal FCT, each rank's NIC sends one message at a time, and a receiver's NIC sends the
+//! final ACK of each message it receives ([`crate::workload::collective::ideal_finish`]): for
+//! ring and halving-doubling, the critical path of ideal FCTs and those ACKs. A lone job meets
+//! it exactly when nothing else shares a rank's NIC; with an ACK per packet, the ACKs of what
+//! a rank receives slip between its data packets and it runs a little above (docs/workloads.md).
 
 use super::ideal::message_packets;
 use super::{columns, ns, Column, RunView, Table};
@@ -71,7 +71,7 @@ pub fn tables(v: &RunView<'_>, ideals: &[Time], end: &[Option<Time>]) -> JobTabl
             .map(|m| message_packets(m.spec.bytes, mtu, header, m.count).iter().map(|&p| serialization(p, rate)).sum())
             .collect();
         let group: Vec<u32> = v.tags.iter().map(|t| t.job).collect();
-        ideal_finish(&specs, v.deps, ideals, &wire, &group)
+        ideal_finish(&specs, v.deps, ideals, &wire, serialization(header, rate), &group)
     };
     // spans per (job, iteration) and per (job, iteration, step), in that order
     let mut iters: std::collections::BTreeMap<(u32, u32), Span> = Default::default();

@@ -165,28 +165,39 @@ pub const ALGORITHMS: &[crate::registry::AlgorithmInfo] = AlgorithmKind::KINDS;
 /// start, or once its dependencies' ideal finishes plus its delay have passed. Its sender's
 /// NIC sends one message at a time, back to back at line rate (message i holds it for
 /// `wire[i]`), in release order (then id order); the message then takes its ideal FCT
-/// (`ideal[i]`) from the moment its NIC starts it. Messages of different `group`s (jobs) never
-/// share a NIC: each group is alone on its idle fabric. With one message at a time per rank
-/// (ring, halving-doubling) this is exactly the critical path of ideal FCTs; where a rank has
-/// several messages out at once (a tree's sends up and down, alltoall's peers) they queue
-/// instead of each running as if alone.
-pub fn ideal_finish(messages: &[MessageSpec], deps: &Deps, ideal: &[Time], wire: &[Time], group: &[u32]) -> Vec<(Time, Time)> {
+/// (`ideal[i]`) from the moment its NIC starts it. When a message finishes, its receiver's
+/// NIC sends the ACK of its last packet, which holds that NIC for `ack` (at the finish, before
+/// a message released at that instant). Messages of different `group`s (jobs) never share a
+/// NIC: each group is alone on its idle fabric. With one message at a time per rank (ring,
+/// halving-doubling) this is the critical path of ideal FCTs plus the final ACKs a rank's
+/// next step waits behind; where a rank has several messages out at once (a tree's sends up
+/// and down, alltoall's peers) they queue instead of each running as if alone.
+pub fn ideal_finish(messages: &[MessageSpec], deps: &Deps, ideal: &[Time], wire: &[Time], ack: Time, group: &[u32]) -> Vec<(Time, Time)> {
     use std::cmp::Reverse;
+    const ACK: u8 = 0;
+    const SEND: u8 = 1;
     let n = messages.len();
     let dependents = deps.dependents(n);
     let mut waiting: Vec<usize> = (0..n).map(|i| deps.of(i).len()).collect();
     let mut latest: Vec<Option<Time>> = vec![None; n];
-    let mut heap: std::collections::BinaryHeap<Reverse<(Time, u32)>> =
-        (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((messages[i].start, i as u32))).collect();
+    // (time, ACK before SEND, message): a message's release, or its final ACK at its finish
+    let mut heap: std::collections::BinaryHeap<Reverse<(Time, u8, u32)>> =
+        (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((messages[i].start, SEND, i as u32))).collect();
     let mut free: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
     let mut out: Vec<(Time, Time)> = vec![(0, 0); n];
-    while let Some(Reverse((ready, i))) = heap.pop() {
+    while let Some(Reverse((at, kind, i))) = heap.pop() {
         let i = i as usize;
+        if kind == ACK {
+            let nic = free.entry((group[i], messages[i].dst)).or_insert(0);
+            *nic = (*nic).max(at) + ack;
+            continue;
+        }
         let nic = free.entry((group[i], messages[i].src)).or_insert(0);
-        let start = ready.max(*nic);
+        let start = at.max(*nic);
         *nic = start + wire[i];
         let finish = start + ideal[i];
-        out[i] = (ready, finish);
+        out[i] = (at, finish);
+        heap.push(Reverse((finish, ACK, i as u32)));
         for &j in dependents.of(i) {
             let j = j as usize;
             latest[j] = Some(latest[j].map_or(finish, |t| t.max(finish)));
@@ -194,7 +205,7 @@ pub fn ideal_finish(messages: &[MessageSpec], deps: &Deps, ideal: &[Time], wire:
             if waiting[j] == 0 {
                 let m = &messages[j];
                 let after = latest[j].expect("a dependency finished");
-                heap.push(Reverse((m.start.max(after.saturating_add(m.delay)), j as u32)));
+                heap.push(Reverse((m.start.max(after.saturating_add(m.delay)), SEND, j as u32)));
             }
         }
     }
