@@ -10,7 +10,7 @@ export PIP_ROOT_USER_ACTION := ignore
 ## Build the Rust core into the Python package (editable) with its dependencies.
 install:
 	$(PIP) install -q "maturin>=1.7,<2"
-	$(PIP) install -q --no-build-isolation -e '.[test]'
+	$(PIP) install -q --no-build-isolation -e '.[test,ray]'
 
 ## The README's demo: ECMP vs oblivious spraying on a 128-host permutation.
 demo: install

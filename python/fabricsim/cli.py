@@ -319,6 +319,58 @@ def bench(
     out.print(t)
 
 
+@app.command()
+@_guard
+def sweep(
+    spec: Annotated[Path, typer.Argument(metavar="SPEC.toml", help="Sweep spec: base, grid/zip axes, seeds (docs/experiments.md).")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Write points.parquet and points/<id>/ here.")],
+    workers: Annotated[int | None, typer.Option("--workers", "-j", min=1, help="Processes (default: every core).")] = None,
+    ray_address: Annotated[
+        str | None, typer.Option("--ray", metavar="ADDRESS", help="Run on a Ray cluster: auto, ray://host:10001, or local.")
+    ] = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run a scenario over a grid of field values and seeds, on every core; resumable."""
+    from rich.progress import MofNCompleteColumn, TimeRemainingColumn
+
+    from .sweep import Point, Sweep, run_sweep
+
+    sw = Sweep.load(spec)
+    points = sw.validate()
+    _check_writable(out_dir)
+    show = not quiet and (err.is_terminal or _force_progress())
+    columns = (TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True, disable=not show) as bar:
+        done_before = sum((out_dir / "points" / p.id / "summary.json").exists() for p in points)
+        task = bar.add_task("sweep", total=len(points), completed=done_before)
+
+        def finished(p: Point) -> None:
+            bar.advance(task)
+
+        table = run_sweep(sw, out_dir, workers=workers, ray_address=ray_address, finished=finished)
+    incomplete = table.filter(table["status"] != "complete").height if table.height else 0
+    err.print(f"{table.height} points in {out_dir / 'points.parquet'} ({done_before} were already there); {incomplete} incomplete")
+
+
+@app.command()
+@_guard
+def plot(
+    path: Annotated[Path, typer.Argument(metavar="DIR", help="A run directory (run --out) or a sweep directory (sweep --out).")],
+    out_dir: Annotated[Path | None, typer.Option("--out", "-o", metavar="DIR", help="Where the PNG and SVG files go.")] = None,
+    x: Annotated[str | None, typer.Option("--x", metavar="AXIS", help="Sweep: the line plot's x axis.")] = None,
+    line: Annotated[str | None, typer.Option("--line", metavar="AXIS", help="Sweep: one line (and CDF) per value of this axis.")] = None,
+    metric: Annotated[str, typer.Option("--metric", metavar="COLUMN", help="Sweep: the summary column plotted.")] = "max_fct_ns",
+) -> None:
+    """Plot a run (FCT/JCT CDF, reorder, queues, utilization) or a sweep (CDF, slowdown, metric vs axis)."""
+    from .plot import plot_dir
+
+    if not path.is_dir():
+        raise scenario_error("DIR", f"no such directory {str(path)!r}")
+    files = plot_dir(path, out_dir, x=x, line=line, metric=metric) if (path / "points.parquet").exists() else plot_dir(path, out_dir)
+    for f in files:
+        out.print(str(f), highlight=False)
+
+
 def main() -> None:
     try:
         app()

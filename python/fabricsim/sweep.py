@@ -1,0 +1,313 @@
+"""Sweeps: one base scenario run over a grid of field values and seeds, on every core.
+
+A sweep spec is a TOML file::
+
+    base = "permutation_128.toml"      # relative to the spec
+    seeds = [1, 2, 3]                  # default: the base's seed
+    [grid]                             # every combination
+    "lb.kind" = ["ecmp", "ops", "arcane", "prime"]
+    "workload.size" = ["2MiB", "8MiB"]
+    [zip]                              # paired lists, all the same length
+    "faults[0].fraction" = [0.01, 0.05]
+    "faults[0].start" = ["10us", "20us"]
+    [set]                              # fixed overrides of the base
+    "stop.max_time" = "10ms"
+
+Points are the product of the grid's axes, the zip's rows and the seeds, in that order. Every
+point is validated before any runs. Each runs in its own process; its tables go to
+``DIR/points/<id>/`` (written to a temporary directory, then renamed: a point is there whole
+or not at all), and ``DIR/points.parquet`` has one row per point: its id, its axis values, and
+its summary. A rerun skips the points already there. A point's id is a hash of its axis values
+and seed, so points keep their results when the spec gains or loses others. ``points.parquet``
+leaves out what depends on the machine (``wall_s``, ``peak_rss_mb``), so a sweep gives the
+same file on any number of workers or on a Ray cluster; each point's ``summary.json`` keeps
+them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import shutil
+import tomllib
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .errors import ScenarioError, scenario_error
+from .scenario import Scenario
+
+__all__ = ["MACHINE_COLUMNS", "Point", "Sweep", "run_sweep"]
+
+#: Summary keys that depend on the machine, not the scenario: kept in each point's summary.json,
+#: left out of points.parquet.
+MACHINE_COLUMNS = ("wall_s", "peak_rss_mb")
+POINTS_FILE = "points.parquet"
+SPEC_KEYS = {"base", "seeds", "grid", "zip", "set"}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a sweep: its id, its axis values (``seed`` included) and its scenario."""
+
+    id: str
+    values: dict[str, Any]
+    scenario: Scenario = field(compare=False)
+
+    def label(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.values.items())
+
+
+def _apply(scenario: Scenario, key: str, value: Any, where: str) -> Scenario:
+    try:
+        # switching algorithm keeps only the [lb] parameters the new one accepts, as compare --lb
+        if key == "lb.kind" and isinstance(value, str):
+            return scenario.with_lb(value)
+        return scenario.set(key, value)
+    except ScenarioError as e:
+        raise scenario_error(where, e.message) from None
+
+
+def _point_id(values: dict[str, Any]) -> str:
+    canonical = json.dumps(values, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+@dataclass
+class Sweep:
+    """A parsed sweep spec."""
+
+    base: Scenario
+    seeds: list[int]
+    grid: dict[str, list[Any]]
+    zipped: dict[str, list[Any]]
+    fixed: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: str | Path) -> Sweep:
+        path = Path(path)
+        where = str(path)
+        try:
+            spec = tomllib.loads(path.read_text())
+        except OSError as e:
+            raise scenario_error(where, f"cannot read it: {e.strerror or e}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise scenario_error(where, f"not valid TOML: {e}") from None
+        return cls.from_dict(spec, path.parent)
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any], base_dir: Path | None = None) -> Sweep:
+        unknown = set(spec) - SPEC_KEYS
+        if unknown:
+            raise scenario_error(sorted(unknown)[0], f"unknown sweep key; allowed: {', '.join(sorted(SPEC_KEYS))}")
+        base_dir = base_dir or Path.cwd()
+        if "base" not in spec:
+            raise scenario_error("base", "missing; the scenario file the sweep varies (relative to the spec), or a table")
+        raw = spec["base"]
+        if isinstance(raw, str):
+            base = Scenario.load(base_dir / raw)
+        elif isinstance(raw, dict):
+            base = Scenario(raw, base_dir)
+        else:
+            raise scenario_error("base", f"got {raw!r}; allowed: a scenario file name or a table")
+        grid = _axes(spec.get("grid", {}), "grid")
+        zipped = _axes(spec.get("zip", {}), "zip")
+        lengths = {len(v) for v in zipped.values()}
+        if len(lengths) > 1:
+            sizes = ", ".join(f"{k}: {len(v)}" for k, v in zipped.items())
+            raise scenario_error("zip", f"lists of different lengths ({sizes}); allowed: all the same length")
+        fixed = spec.get("set", {})
+        if not isinstance(fixed, dict):
+            raise scenario_error("set", f"got {fixed!r}; allowed: a table of field = value")
+        seeds = spec.get("seeds", [base.data.get("seed", 1)])
+        if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
+            raise scenario_error("seeds", f"got {seeds!r}; allowed: a non-empty list of non-negative integers")
+        if len(set(seeds)) != len(seeds):
+            raise scenario_error("seeds", f"got {seeds!r}; allowed: each seed once")
+        named = [*grid, *zipped, *fixed, "seed"]
+        twice = sorted({k for k in named if named.count(k) > 1})
+        if twice:
+            raise scenario_error(twice[0], "given twice; allowed: a field on one axis (grid, zip, set or seeds) only")
+        return cls(base, seeds, grid, zipped, fixed)
+
+    def points(self) -> list[Point]:
+        """Every point, in order: grid combinations, then zip rows, then seeds."""
+        base = self.base
+        for key, value in self.fixed.items():
+            base = _apply(base, key, value, f"set.{key}")
+        rows = list(zip(*self.zipped.values(), strict=True)) if self.zipped else [()]
+        out = []
+        for combo in itertools.product(*self.grid.values()):
+            for row in rows:
+                for seed in self.seeds:
+                    values = dict(zip(self.grid, combo, strict=True)) | dict(zip(self.zipped, row, strict=True)) | {"seed": seed}
+                    sc = base
+                    for key, value in values.items():
+                        sc = _apply(sc, key, value, key)
+                    out.append(Point(_point_id(values), values, sc))
+        ids = [p.id for p in out]
+        if len(set(ids)) != len(ids):
+            raise scenario_error("grid", "two points have the same values; allowed: each value once per axis")
+        return out
+
+    def validate(self) -> list[Point]:
+        """The points, each checked by the core; the first bad one is refused naming its values."""
+        points = self.points()
+        for p in points:
+            try:
+                p.scenario.validate()
+            except ScenarioError as e:
+                raise scenario_error(f"point {p.label()}: {e.field}", e.message) from None
+        return points
+
+
+def _axes(table: Any, name: str) -> dict[str, list[Any]]:
+    if not isinstance(table, dict):
+        raise scenario_error(name, f'got {table!r}; allowed: a table of "field" = [values]')
+    for key, values in table.items():
+        if not isinstance(values, list) or not values:
+            raise scenario_error(f"{name}.{key}", f"got {values!r}; allowed: a non-empty list of values")
+        if key in ("seed", "seeds"):
+            raise scenario_error(f"{name}.{key}", "seeds are their own axis; allowed: a top-level seeds = [..]")
+    return dict(table)
+
+
+# ---- running -------------------------------------------------------------------------------
+
+
+def run_point(data: dict[str, Any], base_dir: str, out: str) -> dict[str, Any]:
+    """Run one point and write its tables to ``out`` whole (a temporary directory, renamed).
+
+    Top-level so a process pool or Ray can ship it. Returns the summary.
+    """
+    from .run import run
+
+    res = run(Scenario(data, base_dir))
+    final = Path(out)
+    tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    res.write(tmp)
+    os.replace(tmp, final)
+    return res.summary
+
+
+def _done(out_dir: Path, point: Point) -> bool:
+    return (out_dir / "points" / point.id / "summary.json").exists()
+
+
+Runner = Callable[[list[Point], Path, Callable[[Point], None]], None]
+
+
+def run_local(points: list[Point], out_dir: Path, finished: Callable[[Point], None], workers: int) -> None:
+    """Run points in a pool of ``workers`` processes (spawned: no state shared with this one)."""
+    if workers == 1:
+        for p in points:
+            run_point(p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id))
+            finished(p)
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        pending: dict[Future[dict[str, Any]], Point] = {
+            pool.submit(run_point, p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id)): p for p in points
+        }
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                p = pending.pop(f)
+                f.result()
+                finished(p)
+
+
+def run_ray(points: list[Point], out_dir: Path, finished: Callable[[Point], None], address: str) -> None:
+    """Run points as Ray tasks on the cluster at ``address`` (``"local"`` starts one here)."""
+    try:
+        import ray  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        raise scenario_error("--ray", "Ray is not installed; pip install 'fabricsim[ray]'") from None
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
+    try:
+        task = ray.remote(run_point)
+        refs = {task.remote(p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id)): p for p in points}
+        while refs:
+            done, _ = ray.wait(list(refs), num_returns=1)
+            for ref in done:
+                ray.get(ref)
+                finished(refs.pop(ref))
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def collect(out_dir: Path, points: Iterable[Point]) -> pl.DataFrame:
+    """``points.parquet``: one row per point that has results (id, axis values, summary)."""
+    rows = []
+    for p in points:
+        path = out_dir / "points" / p.id / "summary.json"
+        if not path.exists():
+            continue
+        summary = json.loads(path.read_text())["summary"]
+        row: dict[str, Any] = {"point": p.id} | p.values
+        for k, v in summary.items():
+            if k in MACHINE_COLUMNS or k in row:
+                continue
+            row[k] = "; ".join(v) if isinstance(v, list) else v
+        rows.append(row)
+    frame = pl.DataFrame(rows, infer_schema_length=None, strict=False)
+    tmp = out_dir / f".{POINTS_FILE}.tmp"
+    frame.write_parquet(tmp)
+    os.replace(tmp, out_dir / POINTS_FILE)
+    return frame
+
+
+def run_sweep(
+    sweep: Sweep,
+    out_dir: str | Path,
+    workers: int | None = None,
+    ray_address: str | None = None,
+    finished: Callable[[Point], None] | None = None,
+) -> pl.DataFrame:
+    """Run every point not yet in ``out_dir``; return (and write) ``points.parquet``.
+
+    Parameters
+    ----------
+    workers
+        Processes for a local run; default every core.
+    ray_address
+        Run on a Ray cluster instead (``"auto"``, ``"ray://host:10001"``, or ``"local"`` for a
+        fresh one here).
+    finished
+        Called in this process after each point is written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> s = Sweep.from_dict({"base": {"topology": {"hosts": 16, "radix": 8}}, "seeds": [1, 2],
+    ...                      "grid": {"lb.kind": ["ecmp", "ops"], "workload.size": ["64KiB"]}})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     table = run_sweep(s, d, workers=1)
+    >>> table.select("lb.kind", "seed", "status").rows()
+    [('ecmp', 1, 'complete'), ('ecmp', 2, 'complete'), ('ops', 1, 'complete'), ('ops', 2, 'complete')]
+    """
+    out = Path(out_dir)
+    points = sweep.validate()
+    (out / "points").mkdir(parents=True, exist_ok=True)
+    # what a killed run left half-written
+    for stale in (out / "points").glob(".*.tmp"):
+        shutil.rmtree(stale, ignore_errors=True)
+    todo = [p for p in points if not _done(out, p)]
+    note = finished or (lambda p: None)
+    if todo:
+        if ray_address is not None:
+            run_ray(todo, out, note, ray_address)
+        else:
+            n = workers or os.cpu_count() or 1
+            run_local(todo, out, note, max(1, min(n, len(todo))))
+    return collect(out, points)

@@ -1,0 +1,132 @@
+"""`fabricsim sweep`: points validated first, run on a pool or Ray, resumable, identical results."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import ROOT
+from fabricsim.cli import app
+from fabricsim.errors import ScenarioError
+from fabricsim.sweep import Sweep, run_sweep
+from typer.testing import CliRunner
+
+SPEC = """
+base = "{base}"
+seeds = [1, 2]
+[grid]
+"lb.kind" = ["ecmp", "ops"]
+"workload.size" = ["{size}"]
+"""
+
+
+def spec(tmp_path: Path, size: str = "256KiB") -> Path:
+    path = tmp_path / "sweep.toml"
+    path.write_text(SPEC.format(base=ROOT / "scenarios" / "permutation_128.toml", size=size))
+    return path
+
+
+def test_a_sweep_gives_the_same_parquet_on_one_worker_two_and_ray(tmp_path):
+    sw = Sweep.load(spec(tmp_path))
+    one = run_sweep(sw, tmp_path / "one", workers=1)
+    two = run_sweep(sw, tmp_path / "two", workers=2)
+    assert one.height == 4 and one["status"].to_list() == ["complete"] * 4
+    assert one.equals(two)
+    assert (tmp_path / "one" / "points.parquet").read_bytes() == (tmp_path / "two" / "points.parquet").read_bytes()
+    # the axes are columns, the machine-dependent keys are not
+    assert {"point", "lb.kind", "workload.size", "seed", "max_fct_ns"} <= set(one.columns)
+    assert "wall_s" not in one.columns and "peak_rss_mb" not in one.columns
+    # ECMP's collisions, OPS's spraying: the sweep is the comparison
+    by_lb = one.group_by("lb.kind").agg(pl.col("max_fct_ns").max())
+    fct = dict(by_lb.iter_rows())
+    assert fct["ecmp"] > 1.5 * fct["ops"]
+    # each point's own tables
+    for p in one["point"]:
+        assert (tmp_path / "one" / "points" / p / "flows.parquet").exists()
+    pytest.importorskip("ray")
+    ray = run_sweep(sw, tmp_path / "ray", ray_address="local")
+    assert one.equals(ray)
+
+
+def test_a_killed_sweep_resumes_without_redoing_done_points(tmp_path):
+    path = spec(tmp_path, size="8MiB")  # about a second a point
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "fabricsim", "sweep", str(path), "--out", str(out), "-j", "1", "-q"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(out.glob("points/*/summary.json"))) < 1:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("points/*/summary.json")}
+    assert 1 <= len(done) < 4, done
+    assert not (out / "points.parquet").exists()
+    r = subprocess.run([*cmd[:-3], "-j", "2", "-q"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"({len(done)} were already there)" in r.stderr
+    for point, mtime in done.items():
+        assert (out / "points" / point / "summary.json").stat().st_mtime_ns == mtime, "a done point was run again"
+    assert not list(out.glob("points/.*"))
+    resumed = pl.read_parquet(out / "points.parquet")
+    fresh = run_sweep(Sweep.load(path), tmp_path / "fresh", workers=2)
+    assert resumed.equals(fresh)
+
+
+def test_a_bad_point_is_refused_before_any_runs_naming_its_values(tmp_path):
+    base = ROOT / "scenarios" / "permutation_128.toml"
+    sw = Sweep.from_dict({"base": str(base), "grid": {"lb.kind": ["ecmp", "ops"], "workload.size": ["64KiB", "0B"]}})
+    with pytest.raises(ScenarioError) as e:
+        run_sweep(sw, tmp_path / "out")
+    assert "workload.size=0B" in e.value.field and "workload.size" in e.value.field
+    assert not (tmp_path / "out").exists()
+    cases = [
+        ({"grid": {"lb.kind": "ecmp"}}, "grid.lb.kind"),
+        ({"zip": {"a.b": [1, 2], "c.d": [1]}}, "zip"),
+        ({"seeds": []}, "seeds"),
+        ({"seeds": [1, 1]}, "seeds"),
+        ({"grid": {"lb.kind": ["ecmp"]}, "set": {"lb.kind": "ops"}}, "lb.kind"),
+        ({"grids": {}}, "grids"),
+        ({"grid": {"seed": [1, 2]}}, "grid.seed"),
+    ]
+    for extra, field in cases:
+        with pytest.raises(ScenarioError) as e:
+            Sweep.from_dict({"base": str(base)} | extra).validate()
+        assert e.value.field == field, (extra, e.value)
+
+
+def test_zip_pairs_values_and_set_fixes_them(tmp_path):
+    base = ROOT / "scenarios" / "permutation_128.toml"
+    sw = Sweep.from_dict(
+        {
+            "base": str(base),
+            "seeds": [3],
+            "zip": {"workload.size": ["64KiB", "128KiB"], "lb.kind": ["ecmp", "prime"]},
+            "set": {"topology.link_latency": "2us"},
+        }
+    )
+    points = sw.validate()
+    assert [p.values for p in points] == [
+        {"workload.size": "64KiB", "lb.kind": "ecmp", "seed": 3},
+        {"workload.size": "128KiB", "lb.kind": "prime", "seed": 3},
+    ]
+    assert all(p.scenario["topology.link_latency"] == "2us" and p.scenario["seed"] == 3 for p in points)
+    # a point's id depends on its values only: a grown spec keeps the old points' results
+    grown = Sweep.from_dict({"base": str(base), "seeds": [3, 4], "zip": sw.zipped, "set": sw.fixed})
+    assert {p.id for p in points} < {p.id for p in grown.validate()}
+
+
+def test_the_cli_reports_points_and_refuses_a_bad_spec(tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(app, ["sweep", str(spec(tmp_path)), "--out", str(tmp_path / "o"), "-j", "1", "-q"])
+    assert r.exit_code == 0, r.output
+    assert "4 points" in r.output
+    bad = tmp_path / "bad.toml"
+    bad.write_text('base = "nope.toml"\n')
+    r = runner.invoke(app, ["sweep", str(bad), "--out", str(tmp_path / "o2")])
+    assert r.exit_code == 2 and "nope.toml" in r.output
