@@ -371,6 +371,24 @@ def plot(
         out.print(str(f), highlight=False)
 
 
+@app.command()
+@_guard
+def report(
+    path: Annotated[Path, typer.Argument(metavar="DIR", help="A run directory (run --out) or a sweep directory (sweep --out).")],
+    out_file: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="The HTML file to write.")] = Path("report.html"),
+    x: Annotated[str | None, typer.Option("--x", metavar="AXIS", help="Sweep: the line plot's x axis.")] = None,
+    line: Annotated[str | None, typer.Option("--line", metavar="AXIS", help="Sweep: one line (and CDF) per value of this axis.")] = None,
+    metric: Annotated[str, typer.Option("--metric", metavar="COLUMN", help="Sweep: the summary column plotted.")] = "max_fct_ns",
+) -> None:
+    """One self-contained HTML page (plotly inlined, no network): inputs, tables and interactive plots."""
+    from .report import report as write_report
+
+    if not path.is_dir():
+        raise scenario_error("DIR", f"no such directory {str(path)!r}")
+    options = {"x": x, "line": line, "metric": metric} if (path / "points.parquet").exists() else {}
+    out.print(str(write_report(path, out_file, **options)), highlight=False)
+
+
 def main() -> None:
     try:
         app()

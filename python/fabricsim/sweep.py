@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import tomli_w
 
 from .errors import ScenarioError, scenario_error
 from .scenario import Scenario
@@ -136,6 +137,14 @@ class Sweep:
         if twice:
             raise scenario_error(twice[0], "given twice; allowed: a field on one axis (grid, zip, set or seeds) only")
         return cls(base, seeds, grid, zipped, fixed)
+
+    def to_toml(self) -> str:
+        """The spec with its base inline: a sweep directory keeps it as ``sweep.toml``."""
+        spec: dict[str, Any] = {"base": self.base.data, "seeds": self.seeds}
+        for key, table in (("grid", self.grid), ("zip", self.zipped), ("set", self.fixed)):
+            if table:
+                spec[key] = table
+        return tomli_w.dumps(spec)
 
     def points(self) -> list[Point]:
         """Every point, in order: grid combinations, then zip rows, then seeds."""
@@ -299,6 +308,7 @@ def run_sweep(
     out = Path(out_dir)
     points = sweep.validate()
     (out / "points").mkdir(parents=True, exist_ok=True)
+    (out / "sweep.toml").write_text(sweep.to_toml())
     # what a killed run left half-written
     for stale in (out / "points").glob(".*.tmp"):
         shutil.rmtree(stale, ignore_errors=True)

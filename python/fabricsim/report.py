@@ -1,0 +1,156 @@
+"""``fabricsim report DIR -o report.html``: one self-contained HTML page of a run or a sweep.
+
+The page holds the scenario (or the sweep spec), the summary (or the points table) and the
+interactive plots of :mod:`fabricsim.figures` drawn with plotly, whose JavaScript is inlined:
+the file opens anywhere with no network. A script on the page records any JavaScript error in
+an element (``#fabricsim-errors``) and marks each plot drawn (``data-drawn``), so a headless
+browser can check the page (``tests/test_report.py``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .errors import scenario_error
+from .figures import Figure, is_run, is_sweep, run_figures, sweep_figures
+
+__all__ = ["report"]
+
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+
+
+def _plotly_figure(fig: Figure) -> Any:
+    import plotly.graph_objects as go
+
+    f = go.Figure()
+    if fig.kind == "heatmap":
+        f.add_trace(go.Heatmap(z=fig.z, x=fig.x, y=fig.rows, zmin=0, zmax=1, colorscale="Viridis", colorbar={"title": "utilization"}))
+        f.update_yaxes(autorange="reversed")
+    for i, s in enumerate(fig.series):
+        color = PALETTE[i % len(PALETTE)]
+        if fig.kind == "cdf":
+            f.add_trace(go.Scatter(x=s.x, y=s.y, mode="lines", line={"shape": "hv", "color": color}, name=s.label))
+        elif fig.kind == "bar":
+            f.add_trace(go.Bar(x=s.x, y=s.y, name=s.label, marker_color=color))
+        elif fig.kind == "scatter":
+            f.add_trace(go.Box(x=s.x, y=s.y, name=s.label, boxpoints="all", jitter=0.3, marker_color=color))
+        else:
+            if s.lo is not None and s.hi is not None:
+                f.add_trace(go.Scatter(x=s.x, y=s.hi, mode="lines", line={"width": 0}, showlegend=False, hoverinfo="skip"))
+                band = f"rgba({int(color[1:3], 16)}, {int(color[3:5], 16)}, {int(color[5:7], 16)}, 0.2)"
+                f.add_trace(
+                    go.Scatter(
+                        x=s.x, y=s.lo, mode="lines", line={"width": 0}, fill="tonexty", fillcolor=band, showlegend=False, hoverinfo="skip"
+                    )
+                )
+            mode = "lines+markers" if len(s.x) < 20 else "lines"
+            f.add_trace(go.Scatter(x=s.x, y=s.y, mode=mode, name=s.label, line={"color": color}))
+    f.update_layout(title=fig.title, xaxis_title=fig.xlabel, yaxis_title=fig.ylabel, template="plotly_white", height=420, margin={"t": 50})
+    if fig.xlog:
+        f.update_xaxes(type="log")
+    if fig.ylog:
+        f.update_yaxes(type="log")
+    return f
+
+
+def _table(frame: pl.DataFrame, limit: int = 500) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
+    rows = []
+    for row in frame.head(limit).iter_rows():
+        cells = "".join(f"<td>{'-' if v is None else html.escape(f'{v:,.4g}' if isinstance(v, float) else str(v))}</td>" for v in row)
+        rows.append(f"<tr>{cells}</tr>")
+    more = f"<p>{frame.height - limit} more rows in the Parquet file.</p>" if frame.height > limit else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+
+
+def _summary(summary: dict[str, Any]) -> pl.DataFrame:
+    return pl.DataFrame({"key": list(summary), "value": ["; ".join(v) if isinstance(v, list) else str(v) for v in summary.values()]})
+
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 1em 0; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
+th { background: #f4f4f4; }
+pre { background: #f8f8f8; padding: 1em; overflow-x: auto; font-size: 0.8em; }
+.plot { margin: 1.5em 0; }
+#fabricsim-errors:empty { display: none; }
+#fabricsim-errors { color: #b00; }
+"""
+
+GUARD = """
+window.fabricsimErrors = [];
+window.addEventListener("error", function (e) {
+  window.fabricsimErrors.push(String(e.message));
+  var el = document.getElementById("fabricsim-errors");
+  if (el) { el.textContent = window.fabricsimErrors.join("\\n"); }
+});
+"""
+
+MARK = """
+window.addEventListener("load", function () {
+  setTimeout(function () {
+    document.querySelectorAll(".plot > div").forEach(function (div) {
+      if (div.querySelector(".main-svg")) { div.setAttribute("data-drawn", "yes"); }
+    });
+    document.body.setAttribute("data-plots-drawn", String(document.querySelectorAll("[data-drawn=yes]").length));
+  }, 0);
+});
+"""
+
+
+def report(path: str | Path, out: str | Path, **sweep_options: Any) -> Path:
+    """Write the HTML report of a run or a sweep directory to ``out``; returns its path."""
+    import plotly.io as pio
+    import plotly.offline
+
+    d = Path(path)
+    if is_sweep(d):
+        figs = sweep_figures(d, **sweep_options)
+        points = pl.read_parquet(d / "points.parquet")
+        spec = d / "sweep.toml"
+        inputs = spec.read_text() if spec.exists() else "(no sweep.toml in the directory)"
+        title = f"fabricsim sweep: {d.name} ({points.height} points)"
+        tables = "<h2>Points</h2>" + _table(points)
+    elif is_run(d):
+        figs = run_figures(d)
+        doc = json.loads((d / "summary.json").read_text())
+        scenario = d / "scenario.toml"
+        inputs = scenario.read_text() if scenario.exists() else "(no scenario.toml in the directory)"
+        title = f"fabricsim run: {d.name}"
+        tables = "<h2>Summary</h2>" + _table(_summary(doc["summary"])) + "<h2>Accounting</h2>" + _table(_summary(doc["accounting"]))
+        if (d / "jobs.parquet").exists():
+            tables += "<h2>Jobs</h2>" + _table(pl.read_parquet(d / "jobs.parquet"))
+        if (d / "buckets.parquet").exists():
+            tables += "<h2>Slowdown by size</h2>" + _table(pl.read_parquet(d / "buckets.parquet"))
+    else:
+        raise scenario_error(str(d), "neither a run directory (flows.parquet) nor a sweep directory (points.parquet)")
+    plots = []
+    for fig in figs:
+        div = pio.to_html(_plotly_figure(fig), full_html=False, include_plotlyjs=False, div_id=f"plot-{fig.name}", validate=True)
+        plots.append(f'<section class="plot">{div}</section>')
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>{STYLE}</style>
+<script>{GUARD}</script>
+<script>{plotly.offline.get_plotlyjs()}</script>
+</head><body>
+<h1>{html.escape(title)}</h1>
+<pre id="fabricsim-errors"></pre>
+{tables}
+<h2>Plots</h2>
+{"".join(plots)}
+<h2>{"Sweep spec" if is_sweep(d) else "Scenario"}</h2>
+<pre>{html.escape(inputs)}</pre>
+<script>{MARK}</script>
+</body></html>
+"""
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(page)
+    return target

@@ -1,0 +1,76 @@
+"""`fabricsim report`: one self-contained HTML page whose plots draw in a headless browser."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import fabricsim
+import pytest
+from conftest import ROOT, fabric
+from fabricsim.figures import run_figures, sweep_figures
+from fabricsim.report import report
+from fabricsim.sweep import Sweep, run_sweep
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def browser() -> str:
+    found = next((b for b in map(shutil.which, BROWSERS) if b), None)
+    if found is None:
+        # CI installs Chromium from the system packages and sets this: there the test must run
+        if os.environ.get("FABRICSIM_REQUIRE_BROWSER") == "1":
+            pytest.fail("no headless Chromium found; .ci/run installs it")
+        pytest.skip("no headless Chromium on this machine (apt-get install chromium)")
+    return found
+
+
+def render(html: Path, shot: Path) -> str:
+    """The page's DOM after its scripts ran, and a screenshot of it."""
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=15000"]
+    url = html.resolve().as_uri()
+    dom = subprocess.run([browser(), *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120, check=True).stdout
+    subprocess.run(
+        [browser(), *flags, "--window-size=1200,2400", f"--screenshot={shot}", url], capture_output=True, timeout=120, check=True
+    )
+    return dom
+
+
+def artifact(name: str) -> Path:
+    where = Path(os.environ.get("FABRICSIM_ARTIFACTS", ROOT / "out" / "test-artifacts"))
+    where.mkdir(parents=True, exist_ok=True)
+    return where / name
+
+
+def check(page: Path, expected_plots: int, shot_name: str) -> None:
+    text = page.read_text()
+    # self-contained: plotly inlined, no script or stylesheet fetched
+    assert not re.search(r'<(script|link)[^>]+(src|href)="(https?:)?//', text)
+    dom = render(page, artifact(shot_name))
+    assert f'data-plots-drawn="{expected_plots}"' in dom, "a plot did not draw"
+    assert '<pre id="fabricsim-errors"></pre>' in dom, re.search(r'<pre id="fabricsim-errors">(.*?)</pre>', dom, re.S)
+    assert artifact(shot_name).stat().st_size > 20_000
+
+
+def test_a_run_report_draws_every_plot(tmp_path):
+    sc = fabricsim.Scenario(fabric(kind="permutation", size="256KiB")).set("lb.kind", "ops")
+    sc = sc.set("samples.every", "2us").set("samples.ports", ["leaf*"])
+    sc = sc.set("jobs", [{"collective": "allreduce", "size": "1MiB", "ranks": 8, "iterations": 3}])
+    fabricsim.run(sc).write(tmp_path / "run")
+    page = report(tmp_path / "run", tmp_path / "run.html")
+    text = page.read_text()
+    assert "<h2>Jobs</h2>" in text and "allreduce" in text and "[topology]" in text
+    check(page, len(run_figures(tmp_path / "run")), "report_run.png")
+
+
+def test_a_sweep_report_draws_every_plot(tmp_path):
+    sw = Sweep.from_dict(
+        {"base": fabric(kind="permutation"), "seeds": [1, 2], "grid": {"lb.kind": ["ecmp", "prime"], "workload.size": ["64KiB", "256KiB"]}}
+    )
+    run_sweep(sw, tmp_path / "sw", workers=1)
+    page = report(tmp_path / "sw", tmp_path / "sw.html")
+    assert "8 points" in page.read_text() and "[grid]" in page.read_text()
+    check(page, len(sweep_figures(tmp_path / "sw")), "report_sweep.png")
