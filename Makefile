@@ -5,7 +5,7 @@ FABRICSIM := $(PYTHON) -m fabricsim
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_ROOT_USER_ACTION := ignore
 
-.PHONY: install demo test test-rust test-python bench bench-core lint fuzz fuzz-core clean
+.PHONY: install demo test test-rust test-python reproduce bench bench-core lint fuzz fuzz-core clean
 
 ## Build the Rust core into the Python package (editable) with its dependencies.
 install:
@@ -24,6 +24,10 @@ test-rust:
 
 test-python:
 	$(PYTHON) -m pytest --doctest-modules tests python/fabricsim
+
+## The source papers' experiments, full size (docs/reproduction.md; not in CI).
+reproduce: install
+	$(FABRICSIM) reproduce --all
 
 ## The standard performance scenarios (docs/performance.md).
 bench: install

@@ -389,6 +389,61 @@ def report(
     out.print(str(write_report(path, out_file, **options)), highlight=False)
 
 
+@app.command()
+@_guard
+def reproduce(
+    names: Annotated[list[str] | None, typer.Argument(metavar="[NAME]...", help="Experiments to run (see --list).")] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the experiments and their claims.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Run every experiment.")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="Scaled down: fewer seeds, smaller sizes (minutes in all).")] = False,
+    out_dir: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Sweeps and claims go here.")] = Path("out/reproduce"),
+    workers: Annotated[int | None, typer.Option("--workers", "-j", min=1, help="Processes (default: every core).")] = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the verdicts as a Markdown table.")] = False,
+) -> None:
+    """The source papers' experiments: run them and judge each claim against the paper."""
+    import polars as pl
+
+    from .reproduce import SOURCES, experiments, run_experiment
+
+    suite = {e.name: e for e in experiments()}
+    if list_:
+        t = Table(title=f"{len(suite)} experiments")
+        for col in ("experiment", "source", "claims", "reproduces"):
+            t.add_column(col)
+        for e in suite.values():
+            t.add_row(e.name, e.source, str(len(e.claims)), e.reference)
+        out.print(t)
+        return
+    chosen = list(suite) if all_ else (names or [])
+    if not chosen:
+        raise scenario_error("NAME", "give experiment names, --all or --list")
+    for n in chosen:
+        if n not in suite:
+            raise scenario_error("NAME", f"got {n!r}; allowed: {', '.join(suite)}")
+    for n in chosen:  # every sweep checked before any runs
+        suite[n].spec(quick).validate()
+    _check_writable(out_dir)
+    tables = []
+    for n in chosen:
+        err.print(f"[bold]{n}[/] ({SOURCES[suite[n].source]})", highlight=False)
+        tables.append(run_experiment(suite[n], out_dir, quick=quick, workers=workers))
+    claims = pl.concat(tables)
+    claims.write_parquet(out_dir / ("claims-quick.parquet" if quick else "claims.parquet"))
+    if markdown:
+        lines = ["| experiment | claim | paper | fabricsim | verdict | why |", "|---|---|---|---|---|---|"]
+        for r in claims.iter_rows(named=True):
+            lines.append(f"| {r['experiment']} | {r['claim']} | {r['paper']} | {r['fabricsim']:g} | {r['verdict']} | {r['note']} |")
+        sys.stdout.write("\n".join(lines) + "\n")
+        return
+    t = Table(title="paper vs fabricsim" + (" (quick)" if quick else ""))
+    for col in ("experiment", "claim", "paper", "fabricsim", "verdict"):
+        t.add_column(col, justify="right" if col in ("paper", "fabricsim") else "left", overflow="fold")
+    for r in claims.iter_rows(named=True):
+        color = {"matches": "green", "differs": "red"}.get(r["verdict"], "yellow")
+        t.add_row(r["experiment"], r["claim"], r["paper"], f"{r['fabricsim']:g}", f"[{color}]{r['verdict']}[/]")
+    out.print(t)
+
+
 def main() -> None:
     try:
         app()
