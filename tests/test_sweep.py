@@ -60,11 +60,17 @@ def test_a_killed_sweep_resumes_without_redoing_done_points(tmp_path):
     cmd = [sys.executable, "-m", "fabricsim", "sweep", str(path), "--out", str(out), "-j", "1", "-q"]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
-    while time.time() < deadline and len(list(out.glob("points/*/summary.json"))) < 1:
+
+    def written() -> list[Path]:
+        # a point is done once renamed into place; pathlib's * also matches the hidden
+        # temporary directory a point is written to first
+        return [p for p in out.glob("points/*/summary.json") if not p.parent.name.startswith(".")]
+
+    while time.time() < deadline and len(written()) < 1:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("points/*/summary.json")}
+    done = {p.parent.name: p.stat().st_mtime_ns for p in written()}
     assert 1 <= len(done) < 4, done
     assert not (out / "points.parquet").exists()
     r = subprocess.run([*cmd[:-3], "-j", "2", "-q"], capture_output=True, text=True)
@@ -130,3 +136,16 @@ def test_the_cli_reports_points_and_refuses_a_bad_spec(tmp_path):
     bad.write_text('base = "nope.toml"\n')
     r = runner.invoke(app, ["sweep", str(bad), "--out", str(tmp_path / "o2")])
     assert r.exit_code == 2 and "nope.toml" in r.output
+
+
+def test_a_changed_base_runs_its_points_again(tmp_path):
+    from conftest import fabric
+
+    spec = {"base": fabric(kind="permutation", size="64KiB"), "grid": {"lb.kind": ["ecmp", "ops"]}}
+    first = run_sweep(Sweep.from_dict(spec), tmp_path, workers=1)
+    spec["base"] = fabric(kind="permutation", size="128KiB")
+    second = run_sweep(Sweep.from_dict(spec), tmp_path, workers=1)
+    # same axis values, another scenario: new ids, new results, the old points left alone
+    assert set(first["point"]).isdisjoint(second["point"])
+    assert (second["max_fct_ns"] > first["max_fct_ns"]).all()
+    assert len(list((tmp_path / "points").iterdir())) == 4

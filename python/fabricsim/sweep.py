@@ -17,8 +17,9 @@ Points are the product of the grid's axes, the zip's rows and the seeds, in that
 point is validated before any runs. Each runs in its own process; its tables go to
 ``DIR/points/<id>/`` (written to a temporary directory, then renamed: a point is there whole
 or not at all), and ``DIR/points.parquet`` has one row per point: its id, its axis values, and
-its summary. A rerun skips the points already there. A point's id is a hash of its axis values
-and seed, so points keep their results when the spec gains or loses others. ``points.parquet``
+its summary. A rerun skips the points already there. A point's id is a hash of its whole scenario
+(base, ``set``, axis values, seed): points keep their results when the spec gains or loses
+others, and run again when the base or an override changes. ``points.parquet``
 leaves out what depends on the machine (``wall_s``, ``peak_rss_mb``), so a sweep gives the
 same file on any number of workers or on a Ray cluster; each point's ``summary.json`` keeps
 them.
@@ -76,8 +77,10 @@ def _apply(scenario: Scenario, key: str, value: Any, where: str) -> Scenario:
         raise scenario_error(where, e.message) from None
 
 
-def _point_id(values: dict[str, Any]) -> str:
-    canonical = json.dumps(values, sort_keys=True, separators=(",", ":"))
+def _point_id(values: dict[str, Any], scenario: Scenario) -> str:
+    """A hash of the point's whole scenario as run (base, set, axis values, seed) and its axis
+    values: a changed base or override runs the point again rather than reuse stale results."""
+    canonical = json.dumps({"values": values, "scenario": scenario.data}, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
@@ -160,7 +163,7 @@ class Sweep:
                     sc = base
                     for key, value in values.items():
                         sc = _apply(sc, key, value, key)
-                    out.append(Point(_point_id(values), values, sc))
+                    out.append(Point(_point_id(values, sc), values, sc))
         ids = [p.id for p in out]
         if len(set(ids)) != len(ids):
             raise scenario_error("grid", "two points have the same values; allowed: each value once per axis")
