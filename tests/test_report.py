@@ -74,3 +74,20 @@ def test_a_sweep_report_draws_every_plot(tmp_path):
     page = report(tmp_path / "sw", tmp_path / "sw.html")
     assert "8 points" in page.read_text() and "[grid]" in page.read_text()
     check(page, len(sweep_figures(tmp_path / "sw")), "report_sweep.png")
+
+
+def test_the_reproduction_report_draws_every_plot(tmp_path):
+    from fabricsim.report import reproduction_report
+    from fabricsim.reproduce import experiments, run_experiment
+
+    suite = {e.name: e for e in experiments()}
+    results = []
+    for name in ("juniper-goodput", "arcane-fig16-evs-imbalance"):
+        claims = run_experiment(suite[name], tmp_path, quick=True, workers=1)
+        results.append((suite[name], claims, tmp_path / f"{name}-quick"))
+    page = reproduction_report(results, tmp_path / "report.html", quick=True)
+    text = page.read_text()
+    assert "2 experiments (quick)" in text and "97.66" in text and "Fig. 16" in text
+    # the sweep's plots (one run per point: fct_cdf, slowdown, sweep line) and the model's plot
+    expected = len(sweep_figures(tmp_path / "juniper-goodput-quick")) + len(suite["arcane-fig16-evs-imbalance"].theory_figures)
+    check(page, expected, "report_reproduce.png")

@@ -1,10 +1,13 @@
-"""Re-run the `fabricsim compare` blocks of a Markdown page and paste their real output.
+"""Re-run the `fabricsim compare` and `fabricsim reproduce` blocks of a Markdown page and
+paste their real output.
 
 Usage: python3 tools/refresh_doc_blocks.py docs/workloads.md README.md
 
 Every fenced block whose first line is ``$ fabricsim compare ...`` is re-run (with
 COLUMNS=160) and its output replaces the block's body. A fence preceded by a line naming the
 command in backquotes (``\\`fabricsim compare ...\\` (real output):``) is re-run likewise.
+Between ``<!-- fabricsim reproduce ... -->`` and ``<!-- end -->`` goes the Markdown that
+command prints (its runs are kept in ``out/reproduce``, so a second refresh reruns nothing).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import subprocess
 import sys
 
 FENCE = "```"
+END = "<!-- end -->"
 
 
 def run(command: str) -> str:
@@ -32,6 +36,13 @@ def refresh(text: str) -> str:
     while i < len(lines):
         line = lines[i]
         out.append(line)
+        marker = re.fullmatch(r"<!-- (fabricsim reproduce [^>]+) -->", line)
+        if marker:
+            end = lines.index(END, i + 1)
+            out.extend(["", run(marker.group(1) + " --no-report"), ""])
+            out.append(END)
+            i = end + 1
+            continue
         if line.startswith(FENCE):
             end = lines.index(FENCE, i + 1)
             body = lines[i + 1 : end]

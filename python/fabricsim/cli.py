@@ -399,11 +399,17 @@ def reproduce(
     out_dir: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Sweeps and claims go here.")] = Path("out/reproduce"),
     workers: Annotated[int | None, typer.Option("--workers", "-j", min=1, help="Processes (default: every core).")] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the verdicts as a Markdown table.")] = False,
+    tables: Annotated[bool, typer.Option("--tables", help="Print the experiments' tables (Markdown) instead of the verdicts.")] = False,
+    no_report: Annotated[
+        bool, typer.Option("--no-report", help="Skip the plots (DIR/NAME/plots) and the HTML report (DIR/report.html).")
+    ] = False,
 ) -> None:
-    """The source papers' experiments: run them and judge each claim against the paper."""
+    """The source papers' experiments: run them, judge each claim against the paper, and write
+    the verdicts and plots into an HTML report."""
     import polars as pl
 
-    from .reproduce import SOURCES, experiments, run_experiment
+    from .reproduce import SOURCES, experiments, markdown_tables, run_experiment
+    from .reproduce import tables as experiment_tables
 
     suite = {e.name: e for e in experiments()}
     if list_:
@@ -421,14 +427,30 @@ def reproduce(
         if n not in suite:
             raise scenario_error("NAME", f"got {n!r}; allowed: {', '.join(suite)}")
     for n in chosen:  # every sweep checked before any runs
-        suite[n].spec(quick).validate()
+        spec = suite[n].spec(quick)
+        if spec is not None:
+            spec.validate()
     _check_writable(out_dir)
-    tables = []
+    results = []
     for n in chosen:
         err.print(f"[bold]{n}[/] ({SOURCES[suite[n].source]})", highlight=False)
-        tables.append(run_experiment(suite[n], out_dir, quick=quick, workers=workers))
-    claims = pl.concat(tables)
-    claims.write_parquet(out_dir / ("claims-quick.parquet" if quick else "claims.parquet"))
+        claims = run_experiment(suite[n], out_dir, quick=quick, workers=workers, plots=not no_report)
+        results.append((suite[n], claims, out_dir / (n + ("-quick" if quick else ""))))
+    claims = pl.concat([c for _, c, _ in results])
+    suffix = "-quick" if quick else ""
+    claims.write_parquet(out_dir / f"claims{suffix}.parquet")
+    if not no_report:
+        from .report import reproduction_report
+
+        page = reproduction_report(results, out_dir / f"report{suffix}.html", quick=quick)
+        err.print(f"report: {page}")
+    if tables:
+        parts = []
+        for exp, _, d in results:
+            if (d / "points.parquet").exists():
+                parts.append(markdown_tables(experiment_tables(exp, pl.read_parquet(d / "points.parquet"), d)))
+        sys.stdout.write("\n\n".join(p for p in parts if p) + "\n")
+        return
     if markdown:
         lines = ["| experiment | claim | paper | fabricsim | verdict | why |", "|---|---|---|---|---|---|"]
         for r in claims.iter_rows(named=True):

@@ -9,7 +9,7 @@ from typing import Any
 from .errors import scenario_error
 from .figures import Figure, is_run, is_sweep, run_figures, sweep_figures
 
-__all__ = ["draw", "plot_dir"]
+__all__ = ["draw", "plot_dir", "save_figures"]
 
 FORMATS = ("png", "svg")
 
@@ -75,6 +75,11 @@ def _save(fig: Figure, out: Path) -> list[Path]:
         paths.append(path)
     _pyplot().close(f)
     return paths
+
+
+def save_figures(figs: list[Figure], out: str | Path) -> list[Path]:
+    """Draw each figure into ``out`` as PNG and SVG; returns the files written."""
+    return [p for fig in figs for p in _save(fig, Path(out))]
 
 
 def plot_dir(path: str | Path, out: str | Path | None = None, **sweep_options: Any) -> list[Path]:

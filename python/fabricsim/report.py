@@ -19,7 +19,7 @@ import polars as pl
 from .errors import scenario_error
 from .figures import Figure, is_run, is_sweep, run_figures, sweep_figures
 
-__all__ = ["report"]
+__all__ = ["report", "reproduction_report"]
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 
@@ -106,9 +106,6 @@ window.addEventListener("load", function () {
 
 def report(path: str | Path, out: str | Path, **sweep_options: Any) -> Path:
     """Write the HTML report of a run or a sweep directory to ``out``; returns its path."""
-    import plotly.io as pio
-    import plotly.offline
-
     d = Path(path)
     if is_sweep(d):
         figs = sweep_figures(d, **sweep_options)
@@ -130,11 +127,28 @@ def report(path: str | Path, out: str | Path, **sweep_options: Any) -> Path:
             tables += "<h2>Slowdown by size</h2>" + _table(pl.read_parquet(d / "buckets.parquet"))
     else:
         raise scenario_error(str(d), "neither a run directory (flows.parquet) nor a sweep directory (points.parquet)")
+    body = f"""{tables}
+<h2>Plots</h2>
+{_plots(figs)}
+<h2>{"Sweep spec" if is_sweep(d) else "Scenario"}</h2>
+<pre>{html.escape(inputs)}</pre>"""
+    return _write(out, _page(title, body))
+
+
+def _plots(figs: list[Figure], prefix: str = "") -> str:
+    import plotly.io as pio
+
     plots = []
     for fig in figs:
-        div = pio.to_html(_plotly_figure(fig), full_html=False, include_plotlyjs=False, div_id=f"plot-{fig.name}", validate=True)
+        div = pio.to_html(_plotly_figure(fig), full_html=False, include_plotlyjs=False, div_id=f"plot-{prefix}{fig.name}", validate=True)
         plots.append(f'<section class="plot">{div}</section>')
-    page = f"""<!DOCTYPE html>
+    return "".join(plots)
+
+
+def _page(title: str, body: str) -> str:
+    import plotly.offline
+
+    return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>{STYLE}</style>
 <script>{GUARD}</script>
@@ -142,15 +156,41 @@ def report(path: str | Path, out: str | Path, **sweep_options: Any) -> Path:
 </head><body>
 <h1>{html.escape(title)}</h1>
 <pre id="fabricsim-errors"></pre>
-{tables}
-<h2>Plots</h2>
-{"".join(plots)}
-<h2>{"Sweep spec" if is_sweep(d) else "Scenario"}</h2>
-<pre>{html.escape(inputs)}</pre>
+{body}
 <script>{MARK}</script>
 </body></html>
 """
+
+
+def _write(out: str | Path, page: str) -> Path:
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(page)
     return target
+
+
+def reproduction_report(results: list[tuple[Any, pl.DataFrame, Path]], out: str | Path, quick: bool = False) -> Path:
+    """One page for ``fabricsim reproduce``: the verdicts of every experiment run, then per
+    experiment its claims, its tables, its sweep's plots and its models' plots.
+
+    ``results``: (experiment, claims, experiment directory) per experiment run.
+    """
+    from .reproduce import figures, tables
+
+    counts = pl.concat([c for _, c, _ in results])["verdict"].value_counts(sort=True)
+    head = ", ".join(f"{n} {v}" for v, n in counts.iter_rows())
+    sections = [f"<p>{len(results)} experiments{' (quick)' if quick else ''}: {html.escape(head)}.</p>"]
+    for exp, claims, d in results:
+        part = [
+            f'<h2 id="{exp.name}">{html.escape(exp.name)}</h2>',
+            f"<p><b>{html.escape(exp.reference)}</b>. {html.escape(exp.summary)}</p>",
+        ]
+        part.append(_table(claims.drop("experiment")))
+        if is_sweep(d):
+            points = pl.read_parquet(d / "points.parquet")
+            for title, frame in tables(exp, points, d):
+                part.append(f"<h3>{html.escape(title)}</h3>" + _table(frame))
+        part.append(_plots(figures(exp, d), prefix=f"{exp.name}-"))
+        sections.append("\n".join(part))
+    title = "fabricsim reproduce: the papers' claims" + (" (quick)" if quick else "")
+    return _write(out, _page(title, "\n".join(sections)))
