@@ -64,6 +64,7 @@ def scenarios(draw):
             "ack_evs": draw(st.sampled_from(["trigger", "all"])),
             "rto": "20us",
             "loss_detection": "rto" if transport == "gbn" else draw(st.sampled_from(["rto", "path_id"])),
+            "reorder_buffer": draw(st.sampled_from(["0B", "16KiB", "1MiB"])) if transport == "gbn" else "0B",
         },
         "lb": {"kind": lb},
         "workload": draw(

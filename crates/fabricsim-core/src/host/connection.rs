@@ -88,7 +88,8 @@ pub struct Receiver {
     pub reorder_hist: Vec<u64>,
 }
 
-/// When the receiver ACKs and what an ACK reports.
+/// The receiver's policy: when it ACKs, what an ACK reports, and (Go-back-N) how far ahead
+/// of the next expected PSN it may place packets.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AckPolicy {
     pub every: u32,
@@ -97,6 +98,9 @@ pub struct AckPolicy {
     /// The ACK reports the EV and mark of every packet since the previous ACK, not only the
     /// triggering one.
     pub all_evs: bool,
+    /// Go-back-N: packets with a PSN in `(expected, expected + reorder_window]` are held
+    /// rather than discarded (`transport.reorder_buffer` / payload); 0 = strict.
+    pub reorder_window: u32,
 }
 
 /// Reorder distances tracked one by one; larger ones share the last bucket.
@@ -125,6 +129,11 @@ impl Receiver {
         }
     }
 
+    /// Packets in the message.
+    pub(crate) fn n_pkts(&self) -> u32 {
+        self.n_pkts
+    }
+
     pub(crate) fn has(&self, psn: u32) -> bool {
         self.received[(psn / 64) as usize] >> (psn % 64) & 1 == 1
     }
@@ -144,10 +153,16 @@ impl Receiver {
     }
 
     pub(crate) fn accept(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> bool {
+        self.sack_log.push(psn);
+        self.place(now, psn, payload, ev, ecn)
+    }
+
+    /// Records `psn` as received without acknowledging it yet (a Go-back-N receiver holding
+    /// it out of order; its cumulative ACK covers it once the gap before it is filled).
+    pub(crate) fn place(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> bool {
         self.received[(psn / 64) as usize] |= 1 << (psn % 64);
         self.count += 1;
         self.delivered_bytes += payload;
-        self.sack_log.push(psn);
         if self.policy.all_evs {
             self.ack_info.push((ev, ecn));
         }

@@ -90,6 +90,10 @@ pub struct TransportConfig {
     pub ack_on_ecn: bool,
     #[serde(default = "d_rto")]
     pub rto: Duration,
+    /// Go-back-N: payload bytes beyond the next expected PSN the receiver may place out of
+    /// order before it NAKs (a NIC's reorder window); 0 = strict Go-back-N.
+    #[serde(default = "d_reorder_buffer")]
+    pub reorder_buffer: Size,
     /// `"rto"` or `"path_id"` (out-of-order transport only).
     #[serde(default = "d_loss_detection")]
     pub loss_detection: LossDetection,
@@ -121,6 +125,9 @@ fn d_ack_every() -> u32 {
 fn d_rto() -> Duration {
     Duration(70_000_000)
 }
+fn d_reorder_buffer() -> Size {
+    Size(0)
+}
 fn d_loss_detection() -> LossDetection {
     LossDetection::Rto
 }
@@ -140,6 +147,7 @@ impl Default for TransportConfig {
             ack_evs: d_ack_evs(),
             ack_on_ecn: false,
             rto: d_rto(),
+            reorder_buffer: Size(0),
             loss_detection: d_loss_detection(),
             cc: d_cc(),
             init_cwnd: d_window(),
@@ -182,6 +190,20 @@ impl TransportConfig {
         )?;
         ensure(self.ack_every >= 1 && self.ack_every <= 1024, "transport.ack_every", self.ack_every, "allowed: 1 to 1024")?;
         ensure(self.rto.0 > 0, "transport.rto", self.rto, "allowed: a positive duration")?;
+        let payload = mtu - header;
+        let reorder = self.reorder_buffer.0;
+        ensure(
+            reorder == 0 || self.kind == TransportKind::Gbn,
+            "transport.reorder_buffer",
+            self.reorder_buffer,
+            "allowed: 0B with kind = \"ooo\" (the out-of-order receiver accepts any order)",
+        )?;
+        ensure(
+            reorder == 0 || (payload..=(1u64 << 40)).contains(&reorder),
+            "transport.reorder_buffer",
+            self.reorder_buffer,
+            format!("allowed: 0B (strict Go-back-N) or from one packet's payload ({payload}B) up to 1TiB"),
+        )?;
         let line_rate_window = (bdp_packets + self.ack_every as u64 - 1) * mtu;
         let window = |w: WindowSize, field: &str| -> Result<u64, ScenarioError> {
             let bytes = match w {
@@ -204,7 +226,12 @@ impl TransportConfig {
             kind: self.kind,
             mtu,
             header,
-            ack_policy: AckPolicy { every: self.ack_every, on_ecn: self.ack_on_ecn, all_evs: self.ack_evs == AckEvs::All },
+            ack_policy: AckPolicy {
+                every: self.ack_every,
+                on_ecn: self.ack_on_ecn,
+                all_evs: self.ack_evs == AckEvs::All,
+                reorder_window: (reorder / payload).min(u32::MAX as u64) as u32,
+            },
             rto: self.rto.0,
             loss_detection: self.loss_detection,
             cc: self.cc,

@@ -3,6 +3,12 @@
 //! (one per gap; a trimmed packet leaves a gap too); the sender goes back to that PSN and
 //! resends everything from there. A timeout goes back to the first unacknowledged PSN. ACKs
 //! are cumulative.
+//!
+//! With a reorder window (`transport.reorder_buffer`, as NICs that place out-of-order packets
+//! straight into memory have: the Juniper post's reorder-distance limits) a later PSN within
+//! `reorder_window` packets of the expected one is held, not discarded, and no NAK is sent;
+//! once the gap is filled the cumulative ACK covers everything held. A PSN beyond the window
+//! is discarded and NAKs the gap as before, and so does a trimmed packet.
 
 use super::Transport;
 use crate::host::connection::{Arrival, Connection, PsnState, Receiver, SendRecord};
@@ -24,17 +30,27 @@ impl Transport for Gbn {
     /// Only the expected PSN is accepted; a gap is NAKed once.
     #[inline]
     fn on_data(rx: &mut Receiver, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> Arrival {
-        if psn < rx.expected {
+        if psn < rx.expected || rx.has(psn) {
             // a duplicate: acknowledge at once so the sender learns
             return Arrival { send_ack: rx.ack_due(true, ecn), completed: false, nak: None, discarded: false };
         }
         rx.note_order(psn);
         if psn > rx.expected {
+            if psn - rx.expected <= rx.policy.reorder_window {
+                // within the NIC's reorder window: held until the gap before it is filled
+                rx.place(now, psn, payload, ev, ecn);
+                return Arrival { send_ack: false, completed: false, nak: None, discarded: false };
+            }
             return Arrival { send_ack: false, completed: false, nak: gap(rx), discarded: true };
         }
-        rx.expected += 1;
         rx.nak_for = None;
         let completed = rx.accept(now, psn, payload, ev, ecn);
+        rx.expected += 1;
+        // what was held behind the gap is now in order: the cumulative ACK covers it
+        while rx.expected < rx.n_pkts() && rx.has(rx.expected) {
+            rx.sack_log.push(rx.expected);
+            rx.expected += 1;
+        }
         Arrival { send_ack: rx.ack_due(completed, ecn), completed, nak: None, discarded: false }
     }
 
@@ -92,5 +108,40 @@ mod tests {
         assert!(!Gbn::on_data(&mut r, 0, 1, 10, 0, false).discarded);
         assert_eq!(r.count, 2, "psn 2 and 3 were discarded, not kept");
         assert_eq!(Gbn::on_trimmed(&mut r, 2), Some(2), "a new gap at 2");
+    }
+
+    #[test]
+    fn a_reorder_window_holds_what_fits_and_naks_what_does_not() {
+        let mut r = Receiver::new(8, AckPolicy { every: 1, reorder_window: 2, ..Default::default() });
+        assert!(Gbn::on_data(&mut r, 0, 0, 10, 0, false).send_ack);
+        // 2 and 3 are within two packets of the expected 1: held, no NAK, no ACK yet
+        for psn in [2, 3] {
+            let a = Gbn::on_data(&mut r, 0, psn, 10, 0, false);
+            assert!(!a.discarded && a.nak.is_none() && !a.send_ack, "{psn}: {a:?}");
+        }
+        assert!(r.sack_log == vec![0], "held packets are not acknowledged yet: {:?}", r.sack_log);
+        // 4 is three ahead: discarded, the gap at 1 NAKed
+        let over = Gbn::on_data(&mut r, 0, 4, 10, 0, false);
+        assert!(over.discarded && over.nak == Some(1), "{over:?}");
+        assert!(Gbn::on_data(&mut r, 0, 3, 10, 0, false).send_ack, "a held PSN again is a duplicate");
+        // the gap fills: 1, 2 and 3 are acknowledged together, 4 is expected next
+        let fill = Gbn::on_data(&mut r, 0, 1, 10, 0, false);
+        assert!(fill.send_ack && !fill.completed);
+        assert_eq!((r.expected, &r.sack_log[..]), (4, &[0, 1, 2, 3][..]));
+        assert_eq!((r.count, r.delivered_bytes), (4, 40));
+        for psn in 4..8 {
+            let a = Gbn::on_data(&mut r, 0, psn, 10, 0, false);
+            assert_eq!(a.completed, psn == 7);
+        }
+    }
+
+    #[test]
+    fn the_message_completes_when_the_last_gap_fills_behind_held_packets() {
+        let mut r = Receiver::new(3, AckPolicy { every: 4, reorder_window: 8, ..Default::default() });
+        assert!(!Gbn::on_data(&mut r, 0, 1, 10, 0, false).completed);
+        assert!(!Gbn::on_data(&mut r, 0, 2, 10, 0, false).completed);
+        let last = Gbn::on_data(&mut r, 5, 0, 10, 0, false);
+        assert!(last.completed && last.send_ack, "{last:?}");
+        assert_eq!((r.end, r.expected, r.max_reorder), (Some(5), 3, 2));
     }
 }

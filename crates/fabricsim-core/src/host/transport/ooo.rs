@@ -66,7 +66,7 @@ mod tests {
         assert_eq!(r.max_reorder, 2, "psn 1 arrived after psn 3");
         assert_eq!(r.count, 6);
         assert!(Ooo::on_data(&mut r, 5, 0, 10, 0, false).send_ack, "duplicates are acked at once");
-        let mut e = Receiver::new(6, AckPolicy { every: 4, on_ecn: true, all_evs: true });
+        let mut e = Receiver::new(6, AckPolicy { every: 4, on_ecn: true, all_evs: true, ..Default::default() });
         assert!(!Ooo::on_data(&mut e, 0, 0, 10, 7, false).send_ack);
         assert!(Ooo::on_data(&mut e, 0, 1, 10, 8, true).send_ack, "an ECN mark is ACKed at once");
         assert_eq!(e.ack_info, vec![(7, false), (8, true)]);
