@@ -27,6 +27,7 @@ def test_load_set_and_fill_defaults(demo_path):
         "ack_evs": "trigger",
         "ack_on_ecn": False,
         "rto": "70us",
+        "rto_min": "70us",
         "reorder_buffer": "0B",
         "loss_detection": "rto",
         "cc": "dctcp",

@@ -216,14 +216,24 @@ impl Scenario {
                 }
             }
         }
+        let rto_field = if transport.rto_adaptive { "transport.rto_min" } else { "transport.rto" };
         if transport.rto < base_rtt {
             warnings.push(format!(
-                "transport.rto ({}) is below the fabric's base RTT ({:.3}us): packets time out before their ACK can return, and flows may never finish",
+                "{rto_field} ({}) is below the fabric's base RTT ({:.3}us): packets time out before their ACK can return, and flows may never finish",
                 Duration(transport.rto),
                 base_rtt as f64 / 1e6
             ));
         }
         for (i, f) in self.faults.iter().enumerate() {
+            if let crate::faults::FaultConfig::Delay(d) = f {
+                if !transport.rto_adaptive && transport.rto < base_rtt + d.extra.0 {
+                    warnings.push(format!(
+                        "transport.rto ({}) is below the base RTT through the link faults[{i}] delays ({:.3}us): every packet sent on it times out and is resent spuriously; transport.rto = \"adaptive\" estimates it",
+                        Duration(transport.rto),
+                        (base_rtt + d.extra.0) as f64 / 1e6
+                    ));
+                }
+            }
             if f.start().0 >= self.stop.max_time.0 {
                 warnings.push(format!(
                     "faults[{i}] starts at {}, at or after stop.max_time ({}): it never takes effect",

@@ -124,6 +124,7 @@ impl Simulation {
                 let window = Cwnd::new(t.cc, init, t.max_cwnd, t.mtu);
                 let mut conn = Connection::new(MessageSpec { bytes, ..*spec }, t.mtu, t.header, window, lb, t.ack_policy);
                 conn.n_paths = model.tree.path_count(spec.src, spec.dst);
+                conn.tx.rto = t.rto_timer(conn.n_pkts);
                 conn
             })
             .collect()

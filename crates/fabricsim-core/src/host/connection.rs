@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 
 use super::cc::{CongestionControl, Cwnd};
+use super::rto::RtoTimer;
 use crate::lb::HostLb;
 use crate::packet::Ev;
 use crate::time::Time;
@@ -58,6 +59,8 @@ pub struct Sender {
     pub acked: u32,
     pub lb: HostLb,
     pub first_send: Option<Time>,
+    /// The retransmission timer (fixed or RFC 6298).
+    pub rto: RtoTimer,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -265,6 +268,7 @@ impl Connection {
                 acked: 0,
                 lb,
                 first_send: None,
+                rto: RtoTimer::default(),
             },
             rx: Receiver::new(n_pkts, policy),
             stats: ConnStats::default(),
@@ -323,6 +327,7 @@ impl Connection {
         tx.tx_count[psn as usize] = tx.tx_count[psn as usize].wrapping_add(1);
         tx.in_flight += size;
         tx.send_log.push_back(SendRecord { psn, tx: tx.tx_count[psn as usize], ev, at: now });
+        tx.rto.on_sent(psn, now);
         tx.first_send.get_or_insert(now);
         self.stats.data_packets += 1;
     }

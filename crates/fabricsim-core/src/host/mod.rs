@@ -4,6 +4,7 @@
 pub mod cc;
 pub mod connection;
 pub mod nic;
+pub mod rto;
 pub mod transport;
 
 use serde::{Deserialize, Serialize};
@@ -67,6 +68,46 @@ impl<'de> Deserialize<'de> for WindowSize {
     }
 }
 
+/// `transport.rto`: a fixed duration or `"adaptive"` (RFC 6298, `host/rto.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtoSetting {
+    Fixed(Duration),
+    Adaptive,
+}
+impl Serialize for RtoSetting {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RtoSetting::Adaptive => s.serialize_str("adaptive"),
+            RtoSetting::Fixed(d) => d.serialize(s),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RtoSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Other(serde_json::Value),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Text(t) if t == "adaptive" => Ok(RtoSetting::Adaptive),
+            Raw::Text(t) => {
+                Duration::parse(&t).map(RtoSetting::Fixed).map_err(|e| serde::de::Error::custom(format!("{e}, or \"adaptive\"")))
+            }
+            Raw::Other(v) => Err(serde::de::Error::custom(format!("expected a duration like \"70us\" or \"adaptive\", got {v}"))),
+        }
+    }
+}
+impl std::fmt::Display for RtoSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RtoSetting::Adaptive => f.write_str("\"adaptive\""),
+            RtoSetting::Fixed(d) => write!(f, "{d}"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransportConfig {
@@ -88,8 +129,12 @@ pub struct TransportConfig {
     /// ACK at once when a data packet arrives ECN-marked.
     #[serde(default)]
     pub ack_on_ecn: bool,
+    /// A fixed retransmission timeout, or `"adaptive"` (RFC 6298).
     #[serde(default = "d_rto")]
-    pub rto: Duration,
+    pub rto: RtoSetting,
+    /// With `rto = "adaptive"`: the RTO before any RTT sample and its lower bound.
+    #[serde(default = "d_rto_min")]
+    pub rto_min: Duration,
     /// Go-back-N: payload bytes beyond the next expected PSN the receiver may place out of
     /// order before it NAKs (a NIC's reorder window); 0 = strict Go-back-N.
     #[serde(default = "d_reorder_buffer")]
@@ -122,7 +167,10 @@ fn d_ack_evs() -> AckEvs {
 fn d_ack_every() -> u32 {
     1
 }
-fn d_rto() -> Duration {
+fn d_rto() -> RtoSetting {
+    RtoSetting::Fixed(d_rto_min())
+}
+fn d_rto_min() -> Duration {
     Duration(70_000_000)
 }
 fn d_reorder_buffer() -> Size {
@@ -147,6 +195,7 @@ impl Default for TransportConfig {
             ack_evs: d_ack_evs(),
             ack_on_ecn: false,
             rto: d_rto(),
+            rto_min: d_rto_min(),
             reorder_buffer: Size(0),
             loss_detection: d_loss_detection(),
             cc: d_cc(),
@@ -163,7 +212,9 @@ pub struct TransportModel {
     pub mtu: u64,
     pub header: u64,
     pub ack_policy: AckPolicy,
+    /// The fixed RTO, or the adaptive one's start and floor (`rto_min`).
     pub rto: Time,
+    pub rto_adaptive: bool,
     pub loss_detection: LossDetection,
     pub cc: CcKind,
     pub init_cwnd: u64,
@@ -189,7 +240,22 @@ impl TransportConfig {
             "allowed: \"rto\" with kind = \"gbn\" (Go-back-N NAKs every gap already)",
         )?;
         ensure(self.ack_every >= 1 && self.ack_every <= 1024, "transport.ack_every", self.ack_every, "allowed: 1 to 1024")?;
-        ensure(self.rto.0 > 0, "transport.rto", self.rto, "allowed: a positive duration")?;
+        let (rto, rto_adaptive) = match self.rto {
+            RtoSetting::Fixed(d) => (d.0, false),
+            RtoSetting::Adaptive => (self.rto_min.0, true),
+        };
+        ensure(
+            !matches!(self.rto, RtoSetting::Fixed(d) if d.0 == 0),
+            "transport.rto",
+            self.rto,
+            "allowed: a positive duration or \"adaptive\"",
+        )?;
+        ensure(
+            self.rto_min.0 > 0 && self.rto_min.0 < rto::RTO_MAX,
+            "transport.rto_min",
+            self.rto_min,
+            "allowed: a positive duration below 60s",
+        )?;
         let payload = mtu - header;
         let reorder = self.reorder_buffer.0;
         ensure(
@@ -232,12 +298,24 @@ impl TransportConfig {
                 all_evs: self.ack_evs == AckEvs::All,
                 reorder_window: (reorder / payload).min(u32::MAX as u64) as u32,
             },
-            rto: self.rto.0,
+            rto,
+            rto_adaptive,
             loss_detection: self.loss_detection,
             cc: self.cc,
             init_cwnd,
             max_cwnd,
         })
+    }
+}
+
+impl TransportModel {
+    /// The retransmission timer of a connection of `n_pkts` packets.
+    pub fn rto_timer(&self, n_pkts: u32) -> rto::RtoTimer {
+        if self.rto_adaptive {
+            rto::RtoTimer::adaptive(self.rto, n_pkts)
+        } else {
+            rto::RtoTimer::fixed(self.rto)
+        }
     }
 }
 

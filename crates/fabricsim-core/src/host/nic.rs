@@ -185,7 +185,7 @@ impl Nics {
             conn.on_sent(psn, ev, now);
             if !conn.tx.rto_armed {
                 conn.tx.rto_armed = true;
-                q.schedule(now + self.cfg.rto, Event::Rto(c));
+                q.schedule(now + conn.tx.rto.rto, Event::Rto(c));
             }
             hs.rr = (i + 1) % n;
             self.counts.data_sent += 1;
@@ -282,6 +282,8 @@ impl Nics {
                 }
             }
             Kind::Ack => {
+                let sent_once = conn.tx.tx_count[packet.psn as usize] == 1;
+                conn.tx.rto.on_ack(packet.psn, sent_once, now);
                 let from = conn.tx.sack_cursor as usize;
                 let newly = conn.on_ack(packet.sack_end);
                 if self.cfg.ack_policy.all_evs {
@@ -318,22 +320,27 @@ impl Nics {
 
     /// `Rto`: the connection's retransmission timer fired.
     pub fn on_rto(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
-        let rto = self.cfg.rto;
         let conn = &mut self.conns[c as usize];
         conn.tx.rto_armed = false;
         self.scratch.clear();
-        conn.expired(now, rto, &mut self.scratch);
+        conn.expired(now, conn.tx.rto.rto, &mut self.scratch);
+        let mut any = false;
         for r in &self.scratch {
             let lost = self.cfg.kind.on_timeout(conn, r);
             if lost {
+                any = true;
                 conn.stats.timeouts += 1;
                 conn.tx.window.on_loss();
                 conn.tx.lb.on_timeout(now, r.ev);
             }
         }
+        if any {
+            conn.tx.rto.on_timeout();
+        }
         if let Some(front) = conn.tx.send_log.front() {
             conn.tx.rto_armed = true;
-            q.schedule(front.at + rto, Event::Rto(c));
+            // an RTO that shrank since the front was sent fires now, not in the past
+            q.schedule((front.at + conn.tx.rto.rto).max(now), Event::Rto(c));
         }
         let src = conn.spec.src;
         self.kick(q, fabric, now, src);
