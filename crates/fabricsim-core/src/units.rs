@@ -325,6 +325,27 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for AutoOr<T> {
     }
 }
 
+/// Deserializes a keyword (`"auto"`, `"adaptive"`) as `None`, or a value `parse` reads from a
+/// string as `Some`; anything else is refused naming `expected` and the keyword.
+pub fn keyword_or<'de, D: Deserializer<'de>, T>(
+    d: D,
+    keyword: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+    expected: &str,
+) -> Result<Option<T>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Text(String),
+        Other(serde_json::Value),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Text(t) if t == keyword => Ok(None),
+        Raw::Text(t) => parse(&t).map(Some).map_err(|e| serde::de::Error::custom(format!("{e}, or \"{keyword}\""))),
+        Raw::Other(v) => Err(serde::de::Error::custom(format!("expected \"{keyword}\" or {expected}, got {v}"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

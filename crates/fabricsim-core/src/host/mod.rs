@@ -52,19 +52,8 @@ impl Serialize for WindowSize {
 }
 impl<'de> Deserialize<'de> for WindowSize {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Text(String),
-            Other(serde_json::Value),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Text(t) if t == "auto" => Ok(WindowSize::Auto),
-            Raw::Text(t) => SizeOrBdp::parse(&t).map(WindowSize::Size).map_err(|e| serde::de::Error::custom(format!("{e}, or \"auto\""))),
-            Raw::Other(v) => Err(serde::de::Error::custom(format!(
-                "expected \"auto\", a size like \"420160B\" or a BDP fraction like \"1bdp\", got {v}"
-            ))),
-        }
+        let size = crate::units::keyword_or(d, "auto", SizeOrBdp::parse, "a size like \"420160B\" or a BDP fraction like \"1bdp\"")?;
+        Ok(size.map_or(WindowSize::Auto, WindowSize::Size))
     }
 }
 
@@ -84,19 +73,8 @@ impl Serialize for RtoSetting {
 }
 impl<'de> Deserialize<'de> for RtoSetting {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Text(String),
-            Other(serde_json::Value),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Text(t) if t == "adaptive" => Ok(RtoSetting::Adaptive),
-            Raw::Text(t) => {
-                Duration::parse(&t).map(RtoSetting::Fixed).map_err(|e| serde::de::Error::custom(format!("{e}, or \"adaptive\"")))
-            }
-            Raw::Other(v) => Err(serde::de::Error::custom(format!("expected a duration like \"70us\" or \"adaptive\", got {v}"))),
-        }
+        let rto = crate::units::keyword_or(d, "adaptive", Duration::parse, "a duration like \"70us\"")?;
+        Ok(rto.map_or(RtoSetting::Adaptive, RtoSetting::Fixed))
     }
 }
 impl std::fmt::Display for RtoSetting {
