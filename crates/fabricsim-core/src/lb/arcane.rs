@@ -22,7 +22,11 @@
 //!
 //! Parameters (defaults): `evs_size` (65536), `buffer_size` (8, from Theorem 5.1),
 //! `freezing_timeout` ("100us"; the paper gives no value: its failure experiments last
-//! 100-200 us, and an early exit only re-enters freezing at the next timeout, sec. 4.3.3).
+//! 100-200 us, and an early exit only re-enters freezing at the next timeout, sec. 4.3.3),
+//! `freezing_exit` ("timeout"): when freezing ends once that time is over. Alg. 1 checks it
+//! only in ONACK (`"ack"`), but sec. 3.2's text says ARCANE will "simply exit freezing mode after
+//! a fixed amount of time", so that it cannot stay stuck when every cached EV points at a
+//! failing path (then no ACK ever comes): `"timeout"` also checks it at each send.
 //! State (Table 1): `buffer_size` x (EV bits + 1 validity bit) + head (8) + valid count (8) +
 //! exit time (32) + freezing bit (1) + explore counter (8) bits: 193 bits, 25 bytes, for 8
 //! entries and 16-bit EVs.
@@ -57,6 +61,8 @@ pub struct Arcane {
     explore: u64,
     bdp_packets: u64,
     freezing_timeout: Time,
+    /// Also leave freezing at the first send past the freezing time, not only at an ACK.
+    exit_on_send: bool,
 }
 
 impl Arcane {
@@ -73,6 +79,21 @@ impl Arcane {
             explore: ctx.bdp_packets, // a new connection explores its first BDP (sec. 3.1)
             bdp_packets: ctx.bdp_packets,
             freezing_timeout,
+            exit_on_send: false,
+        }
+    }
+
+    /// `freezing_exit`: when freezing ends once its time is over.
+    pub fn with_exit(mut self, exit: FreezingExit) -> Arcane {
+        self.exit_on_send = exit == FreezingExit::Timeout;
+        self
+    }
+
+    /// Freezing is over (Alg. 1 lines 15-18): explore one BDP of random EVs.
+    fn thaw(&mut self, now: Time) {
+        if self.freezing && now > self.exit_freezing {
+            self.freezing = false;
+            self.explore = self.bdp_packets;
         }
     }
 
@@ -103,7 +124,10 @@ impl Arcane {
 
 impl LoadBalancer for Arcane {
     /// Alg. 2, ONSEND.
-    fn next_ev(&mut self, _now: Time, rng: &mut Rng) -> Ev {
+    fn next_ev(&mut self, now: Time, rng: &mut Rng) -> Ev {
+        if self.exit_on_send {
+            self.thaw(now);
+        }
         if self.written == 0 || (self.n_valid == 0 && !self.freezing) || self.explore > 0 {
             self.explore = self.explore.saturating_sub(1);
             rng.below(self.evs_size as u64) as Ev
@@ -124,10 +148,7 @@ impl LoadBalancer for Arcane {
         self.valid[self.head] = true;
         self.head = (self.head + 1) % self.cached.len();
         self.written = (self.written + 1).min(self.cached.len());
-        if self.freezing && now > self.exit_freezing {
-            self.freezing = false;
-            self.explore = self.bdp_packets;
-        }
+        self.thaw(now);
     }
 
     /// Alg. 1, ONFAILUREDETECTION, on a retransmission timeout.
@@ -155,6 +176,23 @@ pub struct Config {
     pub buffer_size: u32,
     #[serde(default = "d_freezing")]
     pub freezing_timeout: Duration,
+    #[serde(default = "d_exit")]
+    pub freezing_exit: FreezingExit,
+}
+
+/// When a frozen ARCANE leaves freezing mode once `freezing_timeout` is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FreezingExit {
+    /// At the next unmarked ACK (Alg. 1, lines 15-18: the check sits in ONACK).
+    Ack,
+    /// At the next ACK or the next send, whichever comes first (sec. 3.2's text: "exit
+    /// freezing mode after a fixed amount of time"): a flow whose cached EVs all point at a
+    /// dead path gets no ACK, and recovers only this way.
+    Timeout,
+}
+fn d_exit() -> FreezingExit {
+    FreezingExit::Timeout
 }
 fn d_buffer() -> u32 {
     8
@@ -164,7 +202,7 @@ fn d_freezing() -> Duration {
 }
 impl Default for Config {
     fn default() -> Self {
-        Config { evs_size: super::d_evs(), buffer_size: d_buffer(), freezing_timeout: d_freezing() }
+        Config { evs_size: super::d_evs(), buffer_size: d_buffer(), freezing_timeout: d_freezing(), freezing_exit: d_exit() }
     }
 }
 
@@ -175,7 +213,7 @@ impl Algorithm for Config {
         ensure((1..=256).contains(&self.buffer_size), "lb.buffer_size", self.buffer_size, "allowed: 1 to 256 entries")
     }
     fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Arcane {
-        Arcane::new(self.evs_size, self.buffer_size as usize, self.freezing_timeout.0, ctx)
+        Arcane::new(self.evs_size, self.buffer_size as usize, self.freezing_timeout.0, ctx).with_exit(self.freezing_exit)
     }
 }
 
@@ -243,6 +281,28 @@ mod tests {
         a.on_ack(2_000, 3, false);
         assert!(!a.is_freezing());
         assert_eq!(a.explore, 5);
+    }
+
+    #[test]
+    fn a_flow_whose_cached_evs_are_all_dead_leaves_freezing_on_time_without_an_ack() {
+        let mut rng = Rng::stream(3, Stream::Host, 0);
+        let frozen = |exit: FreezingExit| {
+            let mut a = Arcane::new(65_536, 8, 1_000, &ctx(4)).with_exit(exit);
+            a.explore = 0;
+            a.on_ack(0, 42, false); // the only cached EV; its path then dies: no ACK comes back
+            a.on_timeout(10, 42);
+            assert!(a.is_freezing());
+            a
+        };
+        // Alg. 1 as written: the exit is checked only in ONACK, so it keeps resending on EV 42
+        let mut by_ack = frozen(FreezingExit::Ack);
+        assert!((0..100).all(|k| by_ack.next_ev(2_000 + k, &mut rng) == 42));
+        assert!(by_ack.is_freezing());
+        // sec. 3.2's text: after the fixed time it exits at the next send and explores a BDP
+        let mut by_time = frozen(FreezingExit::Timeout);
+        assert_eq!(by_time.next_ev(500, &mut rng), 42, "still frozen before the time is over");
+        let fresh: Vec<Ev> = (0..4).map(|k| by_time.next_ev(1_011 + k, &mut rng)).collect();
+        assert!(!by_time.is_freezing() && fresh.iter().all(|&e| e != 42), "{fresh:?}");
     }
 
     #[test]
