@@ -145,3 +145,24 @@ def test_a_go_back_n_reorder_window_absorbs_the_skew_it_covers():
     # 64 KiB = 16 packets: in between
     assert runs["1MiB"]["fct_ps"] < runs["64KiB"]["fct_ps"] < runs["0B"]["fct_ps"]
     assert all(r["completed"] and r["delivered_bytes"] == 4 * 2**20 for r in runs.values())
+
+
+def test_a_switch_down_takes_every_link_of_the_switch_and_names_a_bad_switch():
+    import pytest
+    from fabricsim.errors import ScenarioError
+
+    base = fabricsim.Scenario(fabric(kind="permutation", size="256KiB")).set("lb.kind", "ops")
+    # routing already around it (steady phase): nothing crosses spine 1, every flow completes
+    steady = base.set("faults", [{"kind": "switch_down", "switch": "spine1", "detection": "0ns", "reconvergence": "0ns"}])
+    r = fabricsim.run(steady)
+    assert r.complete
+    ports = r.ports.filter(
+        pl.col("name").str.starts_with("spine1:") | pl.col("name").str.ends_with(":up1") & pl.col("name").str.starts_with("leaf")
+    )
+    assert ports.height > 0 and ports["bytes"].sum() == 0, ports
+    # transient phase (routing not yet aware): the sprayed packets into it are lost
+    lossy = fabricsim.run(base.set("faults", [{"kind": "switch_down", "switch": "spine1"}]))
+    assert lossy.summary["drops"] > 0
+    for bad in ("host3", "spine99"):
+        with pytest.raises(ScenarioError, match=r"faults\[0\]\.switch"):
+            base.set("faults", [{"kind": "switch_down", "switch": bad}]).validate()

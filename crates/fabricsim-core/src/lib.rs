@@ -90,6 +90,18 @@ pub fn registry() -> Vec<AlgorithmInfo> {
     v
 }
 
+/// Checks a scenario as a run would before it starts, faults and samples against the built
+/// topology included (a link or switch name that does not exist), without building the rest.
+pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let model = scenario.resolve()?;
+    let topo = topology::Topology::build(&model.tree);
+    faults::timeline(&scenario.faults, &topo, model.seed, model.max_time)?;
+    if let Some(cfg) = &scenario.samples {
+        cfg.resolve(&topo)?;
+    }
+    Ok(())
+}
+
 /// Legal but probably unintended settings of a valid scenario, without building the run (the
 /// topology is built to count sampled ports).
 pub fn warnings(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {

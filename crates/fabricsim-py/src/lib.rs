@@ -122,7 +122,7 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
 #[pyfunction]
 fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     let scenario = parse(py, scenario_json)?;
-    scenario.resolve().map_err(|e| scenario_error(py, e))?;
+    fabricsim_core::check(&scenario).map_err(|e| scenario_error(py, e))?;
     Ok(scenario.filled().to_json())
 }
 

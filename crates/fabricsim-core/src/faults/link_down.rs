@@ -12,6 +12,7 @@ use super::{hold, FaultContext, FaultKind, Plan, Source};
 use crate::error::ScenarioError;
 use crate::faults::link::Change;
 use crate::registry::AlgorithmInfo;
+use crate::time::Time;
 use crate::units::Duration;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -32,17 +33,22 @@ fault_kind!(Config {
 
 impl FaultKind for Config {
     fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {
-        let (start, end) = ctx.period(self.period())?;
+        let period = ctx.period(self.period())?;
         let lag = self.detection.0.saturating_add(self.reconvergence.0);
-        for (target, ports) in ctx.targets(self.target())?.into_iter().enumerate() {
-            // the link (steps 0, 1), then routing adopting its state after the lag (2, 3)
-            out.push(Source::new(ports, hold((start, end), Change::Down, Change::Up), ctx.index as u32, target as u32));
-            let mut routing = vec![(start.saturating_add(lag), Change::Converge, 2)];
-            if let Some(end) = end {
-                routing.push((end.saturating_add(lag), Change::Converge, 3));
-            }
-            out.push(Source::new(ports, Plan::Steps(routing), ctx.index as u32, target as u32));
-        }
+        down(ctx.targets(self.target())?, period, lag, ctx, out);
         Ok(())
+    }
+}
+
+/// `links` die over `period`; routing follows each change `lag` later (also `switch_down`).
+pub(super) fn down(links: Vec<[u32; 2]>, (start, end): (Time, Option<Time>), lag: Time, ctx: &FaultContext<'_>, out: &mut Vec<Source>) {
+    for (target, ports) in links.into_iter().enumerate() {
+        // the link (steps 0, 1), then routing adopting its state after the lag (2, 3)
+        out.push(Source::new(ports, hold((start, end), Change::Down, Change::Up), ctx.index as u32, target as u32));
+        let mut routing = vec![(start.saturating_add(lag), Change::Converge, 2)];
+        if let Some(end) = end {
+            routing.push((end.saturating_add(lag), Change::Converge, 3));
+        }
+        out.push(Source::new(ports, Plan::Steps(routing), ctx.index as u32, target as u32));
     }
 }

@@ -170,6 +170,22 @@ impl FaultContext<'_> {
         }
     }
 
+    /// Every link of the switch named `name` (its ports are `"name:..."`), each as the pair
+    /// of its two directions.
+    pub fn switch_links(&self, name: &str) -> Result<Vec<[u32; 2]>, ScenarioError> {
+        let topo = self.topo;
+        let prefix = format!("{name}:");
+        let own: Vec<u32> = (0..topo.ports.len() as u32).filter(|&p| topo.ports[p as usize].name.starts_with(&prefix)).collect();
+        let is_host = own.iter().any(|&p| topo.ports[p as usize].tier == 0 && topo.ports[p as usize].up);
+        ensure(
+            !own.is_empty() && !is_host,
+            &self.field("switch"),
+            format!("{name:?}"),
+            "allowed: a switch's name as its ports carry it, such as \"leaf0\" or \"spine3\" (see the ports table of a run)",
+        )?;
+        Ok(own.into_iter().map(|p| [p, reverse(topo, p).unwrap_or(p)]).collect())
+    }
+
     /// `links` run at `rate` over `period` (both directions), then at their own rate again;
     /// `rate` must be positive and at most each link's rate.
     pub fn degrade(
@@ -255,6 +271,7 @@ macro_rules! faults {
 
 faults! {
     LinkDown => link_down,
+    SwitchDown => switch_down,
     Flap => flap,
     Degrade => degrade,
     RandomDegrade => random_degrade,
