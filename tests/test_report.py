@@ -78,13 +78,15 @@ def test_a_sweep_report_draws_every_plot(tmp_path):
 
 def test_the_reproduction_report_draws_every_plot(tmp_path):
     from fabricsim.report import reproduction_report
-    from fabricsim.reproduce import experiments, run_experiment
+    from fabricsim.reproduce import draw, experiments, run_experiment
 
     suite = {e.name: e for e in experiments()}
     results = []
     for name in ("juniper-goodput", "arcane-fig16-evs-imbalance"):
-        claims = run_experiment(suite[name], tmp_path, quick=True, workers=1)
-        results.append((suite[name], claims, tmp_path / f"{name}-quick"))
+        claims = run_experiment(suite[name], tmp_path, quick=True, workers=1, plots=False)
+        d = tmp_path / f"{name}-quick"
+        results.append((suite[name], claims, d, draw(suite[name], d)))
+        assert list((d / "plots").glob("*.png")), "draw writes the figures it returns"
     page = reproduction_report(results, tmp_path / "report.html", quick=True)
     text = page.read_text()
     assert "2 experiments (quick)" in text and "97.66" in text and "Fig. 16" in text

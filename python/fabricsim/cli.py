@@ -51,6 +51,18 @@ SetOpt = Annotated[
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+# `plot` and `report` read the same directories and take the same sweep options
+ResultDirArg = Annotated[Path, typer.Argument(metavar="DIR", help="A run directory (run --out) or a sweep directory (sweep --out).")]
+XOpt = Annotated[str | None, typer.Option("--x", metavar="AXIS", help="Sweep: the line plot's x axis.")]
+LineOpt = Annotated[str | None, typer.Option("--line", metavar="AXIS", help="Sweep: one line (and CDF) per value of this axis.")]
+MetricOpt = Annotated[str, typer.Option("--metric", metavar="COLUMN", help="Sweep: the summary column plotted.")]
+
+
+def _sweep_options(path: Path, x: str | None, line: str | None, metric: str) -> dict[str, Any]:
+    """The sweep options of `plot` and `report` for DIR: they apply to a sweep directory only."""
+    if not path.is_dir():
+        raise scenario_error("DIR", f"no such directory {str(path)!r}")
+    return {"x": x, "line": line, "metric": metric} if (path / "points.parquet").exists() else {}
 
 
 def _load(path: Path, sets: list[str] | None) -> Scenario:
@@ -355,38 +367,32 @@ def sweep(
 @app.command()
 @_guard
 def plot(
-    path: Annotated[Path, typer.Argument(metavar="DIR", help="A run directory (run --out) or a sweep directory (sweep --out).")],
+    path: ResultDirArg,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", metavar="DIR", help="Where the PNG and SVG files go.")] = None,
-    x: Annotated[str | None, typer.Option("--x", metavar="AXIS", help="Sweep: the line plot's x axis.")] = None,
-    line: Annotated[str | None, typer.Option("--line", metavar="AXIS", help="Sweep: one line (and CDF) per value of this axis.")] = None,
-    metric: Annotated[str, typer.Option("--metric", metavar="COLUMN", help="Sweep: the summary column plotted.")] = "max_fct_ns",
+    x: XOpt = None,
+    line: LineOpt = None,
+    metric: MetricOpt = "max_fct_ns",
 ) -> None:
     """Plot a run (FCT/JCT CDF, reorder, queues, utilization) or a sweep (CDF, slowdown, metric vs axis)."""
     from .plot import plot_dir
 
-    if not path.is_dir():
-        raise scenario_error("DIR", f"no such directory {str(path)!r}")
-    files = plot_dir(path, out_dir, x=x, line=line, metric=metric) if (path / "points.parquet").exists() else plot_dir(path, out_dir)
-    for f in files:
+    for f in plot_dir(path, out_dir, **_sweep_options(path, x, line, metric)):
         out.print(str(f), highlight=False)
 
 
 @app.command()
 @_guard
 def report(
-    path: Annotated[Path, typer.Argument(metavar="DIR", help="A run directory (run --out) or a sweep directory (sweep --out).")],
+    path: ResultDirArg,
     out_file: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="The HTML file to write.")] = Path("report.html"),
-    x: Annotated[str | None, typer.Option("--x", metavar="AXIS", help="Sweep: the line plot's x axis.")] = None,
-    line: Annotated[str | None, typer.Option("--line", metavar="AXIS", help="Sweep: one line (and CDF) per value of this axis.")] = None,
-    metric: Annotated[str, typer.Option("--metric", metavar="COLUMN", help="Sweep: the summary column plotted.")] = "max_fct_ns",
+    x: XOpt = None,
+    line: LineOpt = None,
+    metric: MetricOpt = "max_fct_ns",
 ) -> None:
     """One self-contained HTML page (plotly inlined, no network): inputs, tables and interactive plots."""
     from .report import report as write_report
 
-    if not path.is_dir():
-        raise scenario_error("DIR", f"no such directory {str(path)!r}")
-    options = {"x": x, "line": line, "metric": metric} if (path / "points.parquet").exists() else {}
-    out.print(str(write_report(path, out_file, **options)), highlight=False)
+    out.print(str(write_report(path, out_file, **_sweep_options(path, x, line, metric))), highlight=False)
 
 
 @app.command()
@@ -408,7 +414,7 @@ def reproduce(
     the verdicts and plots into an HTML report."""
     import polars as pl
 
-    from .reproduce import SOURCES, experiments, markdown_tables, run_experiment
+    from .reproduce import SOURCES, draw, experiments, markdown_tables, run_experiment
     from .reproduce import tables as experiment_tables
 
     suite = {e.name: e for e in experiments()}
@@ -434,9 +440,10 @@ def reproduce(
     results = []
     for n in chosen:
         err.print(f"[bold]{n}[/] ({SOURCES[suite[n].source]})", highlight=False)
-        claims = run_experiment(suite[n], out_dir, quick=quick, workers=workers, plots=not no_report)
-        results.append((suite[n], claims, out_dir / (n + ("-quick" if quick else ""))))
-    claims = pl.concat([c for _, c, _ in results])
+        claims = run_experiment(suite[n], out_dir, quick=quick, workers=workers, plots=False)
+        d = out_dir / (n + ("-quick" if quick else ""))
+        results.append((suite[n], claims, d, [] if no_report else draw(suite[n], d)))
+    claims = pl.concat([c for _, c, _, _ in results])
     suffix = "-quick" if quick else ""
     claims.write_parquet(out_dir / f"claims{suffix}.parquet")
     if not no_report:
@@ -446,7 +453,7 @@ def reproduce(
         err.print(f"report: {page}")
     if tables:
         parts = []
-        for exp, _, d in results:
+        for exp, _, d, _ in results:
             if (d / "points.parquet").exists():
                 parts.append(markdown_tables(experiment_tables(exp, pl.read_parquet(d / "points.parquet"), d)))
         sys.stdout.write("\n\n".join(p for p in parts if p) + "\n")

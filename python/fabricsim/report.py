@@ -169,18 +169,20 @@ def _write(out: str | Path, page: str) -> Path:
     return target
 
 
-def reproduction_report(results: list[tuple[Any, pl.DataFrame, Path]], out: str | Path, quick: bool = False) -> Path:
+def reproduction_report(results: list[tuple[Any, pl.DataFrame, Path, list[Figure]]], out: str | Path, quick: bool = False) -> Path:
     """One page for ``fabricsim reproduce``: the verdicts of every experiment run, then per
     experiment its claims, its tables, its sweep's plots and its models' plots.
 
-    ``results``: (experiment, claims, experiment directory) per experiment run.
+    ``results``: (experiment, claims, experiment directory, its figures) per experiment run
+    (the figures as :func:`fabricsim.reproduce.draw` returned them: computed once for the
+    files and the page).
     """
-    from .reproduce import figures, tables
+    from .reproduce import tables
 
-    counts = pl.concat([c for _, c, _ in results])["verdict"].value_counts(sort=True)
+    counts = pl.concat([c for _, c, _, _ in results])["verdict"].value_counts(sort=True)
     head = ", ".join(f"{n} {v}" for v, n in counts.iter_rows())
     sections = [f"<p>{len(results)} experiments{' (quick)' if quick else ''}: {html.escape(head)}.</p>"]
-    for exp, claims, d in results:
+    for exp, claims, d, figs in results:
         part = [
             f'<h2 id="{exp.name}">{html.escape(exp.name)}</h2>',
             f"<p><b>{html.escape(exp.reference)}</b>. {html.escape(exp.summary)}</p>",
@@ -190,7 +192,7 @@ def reproduction_report(results: list[tuple[Any, pl.DataFrame, Path]], out: str 
             points = pl.read_parquet(d / "points.parquet")
             for title, frame in tables(exp, points, d):
                 part.append(f"<h3>{html.escape(title)}</h3>" + _table(frame))
-        part.append(_plots(figures(exp, d), prefix=f"{exp.name}-"))
+        part.append(_plots(figs, prefix=f"{exp.name}-"))
         sections.append("\n".join(part))
     title = "fabricsim reproduce: the papers' claims" + (" (quick)" if quick else "")
     return _write(out, _page(title, "\n".join(sections)))

@@ -53,6 +53,7 @@ fabricsim goes strictly that way (equal is not a direction).
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -66,7 +67,7 @@ from .errors import scenario_error
 from .figures import Figure, is_sweep, sweep_figures
 from .sweep import Sweep, run_sweep
 
-__all__ = ["Claim", "Experiment", "evaluate", "experiments", "figures", "load", "markdown_tables", "run_experiment", "tables"]
+__all__ = ["Claim", "Experiment", "draw", "evaluate", "experiments", "figures", "load", "markdown_tables", "run_experiment", "tables"]
 
 SOURCES = {
     "arcane": "ARCANE (recycled entropies; REPS family)",
@@ -260,18 +261,32 @@ def _mean(points: pl.DataFrame, column: str, where: dict[str, Any], what: str) -
     return float(values.mean())  # type: ignore[arg-type]
 
 
-def _value(c: Claim, points: pl.DataFrame | None, sweep_dir: Path | None, what: str) -> float:
+#: Each model spec's number, computed once per process (the models are seeded).
+_MODEL_CACHE: dict[str, float] = {}
+
+
+def _model(spec: dict[str, Any], what: str) -> float:
+    """A model's number (cached: several claims compare with the same model run)."""
+    key = json.dumps(spec, sort_keys=True)
+    if key not in _MODEL_CACHE:
+        _MODEL_CACHE[key] = theory.evaluate(spec, what)
+    return _MODEL_CACHE[key]
+
+
+def _value(c: Claim, points: pl.DataFrame | None, sweep_dir: Path | None, what: str) -> tuple[float, pl.DataFrame | None]:
+    """The claim's number, and ``points`` with the claim's table metric added (so a later
+    claim on the same metric reads no table again)."""
     if c.theory is not None:
-        value = theory.evaluate(c.theory, f"{what}: theory")
+        value = _model(c.theory, f"{what}: theory")
         if c.theory_over is not None:
-            value /= theory.evaluate(c.theory_over, f"{what}: theory_over")
-        return value
+            value /= _model(c.theory_over, f"{what}: theory_over")
+        return value, points
     assert c.metric is not None and points is not None
     points, column = with_metric(points, c.metric, c.where, sweep_dir, what)
     value = _mean(points, column, c.of, what)
     if c.over is not None:
         value /= _mean(points, column, c.over, what)
-    return value
+    return value, points
 
 
 def evaluate(exp: Experiment, points: pl.DataFrame | None, sweep_dir: Path | None = None) -> pl.DataFrame:
@@ -279,11 +294,11 @@ def evaluate(exp: Experiment, points: pl.DataFrame | None, sweep_dir: Path | Non
     rows = []
     for i, c in enumerate(exp.claims):
         what = f"{exp.name}: claims[{i}]"
-        value = _value(c, points, sweep_dir, what)
+        value, points = _value(c, points, sweep_dir, what)
         ratio = c.over is not None or c.theory_over is not None
         pivot = c.baseline if c.baseline is not None else 1.0 if ratio else None
         if c.model is not None:
-            ref: float | None = theory.evaluate(c.model, f"{what}: model")
+            ref: float | None = _model(c.model, f"{what}: model")
             shown = f"model {ref:.4g}"
         else:
             ref = c.paper
@@ -361,7 +376,14 @@ def run_experiment(
     claims = evaluate(exp, points, out)
     claims.write_parquet(out / "claims.parquet")
     if plots:
-        from .plot import save_figures
-
-        save_figures(figures(exp, out), out / "plots")
+        draw(exp, out)
     return claims
+
+
+def draw(exp: Experiment, d: Path) -> list[Figure]:
+    """The experiment's figures, drawn into ``d/plots`` (PNG and SVG); returns them."""
+    from .plot import save_figures
+
+    figs = figures(exp, d)
+    save_figures(figs, d / "plots")
+    return figs
