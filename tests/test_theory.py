@@ -51,6 +51,10 @@ def test_bad_model_arguments_are_refused_with_the_field():
         theory.evaluate({"model": "nope"})
     with pytest.raises(ScenarioError, match="max_queue"):
         theory.evaluate({"model": "max_queue", "bins": 8})
+    with pytest.raises(ScenarioError, match="theory: rounds"):
+        theory.ops_queues(1000, 1_000_000)
+    with pytest.raises(ScenarioError, match="theory: trials"):
+        theory.evs_imbalance(1, 8, 1000, trials=100_000)
     with pytest.raises(ScenarioError, match="figure"):
         theory.figure({"figure": "nope"})
 

@@ -38,6 +38,9 @@ import numpy as np
 from .errors import scenario_error
 from .figures import Figure, Series
 
+#: The most numbers a model may hold (rounds x bins, trials x switches x ports): 80 MB.
+MAX_CELLS = 10_000_000
+
 __all__ = ["FIGURES", "MODELS", "evaluate", "evs_imbalance", "figure", "ops_queues", "recycled_queues"]
 
 
@@ -67,6 +70,8 @@ def evs_imbalance(
     for name, value in (("flows", flows), ("evs", evs), ("ports", ports), ("trials", trials), ("switches", switches)):
         if not isinstance(value, int) or value < 1:
             raise scenario_error(f"theory: {name}", f"got {value!r}; allowed: an integer >= 1")
+    if trials * switches * ports > MAX_CELLS:
+        raise scenario_error("theory: trials", f"got {trials} x {switches} switches x {ports} ports; allowed: at most {MAX_CELLS:,} cells")
     rng = np.random.default_rng(seed)
     draws = trials * switches
     p = np.full(ports, 1.0 / ports)
@@ -158,6 +163,8 @@ def _check_queues(n: int, rounds: int) -> None:
     for name, value in (("n", n), ("rounds", rounds)):
         if not isinstance(value, int) or value < 2:
             raise scenario_error(f"theory: {name}", f"got {value!r}; allowed: an integer >= 2")
+    if n * rounds > MAX_CELLS:
+        raise scenario_error("theory: rounds", f"got {rounds} rounds x {n} bins; allowed: at most {MAX_CELLS:,} cells")
 
 
 def _max_queue(policy: str = "ops", tail: float = 0.5, **kw: Any) -> float:
