@@ -282,8 +282,8 @@ impl Nics {
                 }
             }
             Kind::Ack => {
-                let sent_once = conn.tx.tx_count[packet.psn as usize] == 1;
-                conn.tx.rto.on_ack(packet.psn, sent_once, now);
+                let tx = &mut conn.tx;
+                tx.rto.on_ack(packet.psn, &tx.tx_count, now);
                 let from = conn.tx.sack_cursor as usize;
                 let newly = conn.on_ack(packet.sack_end);
                 if self.cfg.ack_policy.all_evs {

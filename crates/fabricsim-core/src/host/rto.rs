@@ -53,11 +53,12 @@ impl RtoTimer {
         }
     }
 
-    /// An ACK triggered by `psn` arrived at `now`; `sent_once`: `psn` was never retransmitted.
+    /// An ACK triggered by `psn` arrived at `now`; `tx_count`: how often each PSN was sent
+    /// (only a PSN sent once gives a sample).
     #[inline]
-    pub fn on_ack(&mut self, psn: u32, sent_once: bool, now: Time) {
+    pub fn on_ack(&mut self, psn: u32, tx_count: &[u16], now: Time) {
         let Some(e) = &mut self.estimator else { return };
-        if !sent_once {
+        if tx_count[psn as usize] != 1 {
             return;
         }
         let r = now.saturating_sub(e.sent_at[psn as usize]);
@@ -88,24 +89,26 @@ mod tests {
     fn a_fixed_rto_never_moves() {
         let mut t = RtoTimer::fixed(70);
         t.on_sent(0, 0);
-        t.on_ack(0, true, 500);
+        t.on_ack(0, &[1], 500);
         t.on_timeout();
         assert_eq!(t.rto, 70);
     }
+
+    const ONCE: [u16; 4] = [1; 4];
 
     #[test]
     fn the_estimate_follows_rfc_6298() {
         let mut t = RtoTimer::adaptive(10, 4);
         assert_eq!(t.rto, 10, "rto_min before any sample");
         t.on_sent(0, 0);
-        t.on_ack(0, true, 100); // R = 100: SRTT 100, RTTVAR 50, RTO 300
+        t.on_ack(0, &ONCE, 100); // R = 100: SRTT 100, RTTVAR 50, RTO 300
         assert_eq!(t.rto, 300);
         t.on_sent(1, 100);
-        t.on_ack(1, true, 300); // R = 200: RTTVAR = (150 + 100) / 4 = 62, SRTT = (700 + 200) / 8 = 112
+        t.on_ack(1, &ONCE, 300); // R = 200: RTTVAR = (150 + 100) / 4 = 62, SRTT = (700 + 200) / 8 = 112
         assert_eq!(t.rto, 112 + 4 * 62);
         // Karn: a retransmitted packet gives no sample
         t.on_sent(2, 300);
-        t.on_ack(2, false, 100_000);
+        t.on_ack(2, &[1, 1, 2, 1], 100_000);
         assert_eq!(t.rto, 360);
         t.on_timeout();
         assert_eq!(t.rto, 720, "backed off");
@@ -113,7 +116,7 @@ mod tests {
         let mut s = RtoTimer::adaptive(1000, 1);
         for k in 0..50 {
             s.on_sent(0, k * 10);
-            s.on_ack(0, true, k * 10 + 5);
+            s.on_ack(0, &ONCE, k * 10 + 5);
         }
         assert_eq!(s.rto, 1000);
     }
