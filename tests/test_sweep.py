@@ -127,6 +127,17 @@ def test_zip_pairs_values_and_set_fixes_them(tmp_path):
     assert {p.id for p in points} < {p.id for p in grown.validate()}
 
 
+def test_a_label_axis_names_rows_and_sets_nothing():
+    base = ROOT / "scenarios" / "permutation_128.toml"
+    sw = Sweep.from_dict({"base": str(base), "zip": {"label": ["small", "big"], "workload.size": ["64KiB", "1MiB"]}})
+    points = sw.validate()
+    assert [p.values["label"] for p in points] == ["small", "big"]
+    assert "label" not in points[0].scenario.data
+    with pytest.raises(ScenarioError) as e:
+        Sweep.from_dict({"base": str(base), "grid": {"label": [3]}}).validate()
+    assert e.value.field == "label" and "a string" in e.value.message
+
+
 def test_the_cli_reports_points_and_refuses_a_bad_spec(tmp_path):
     runner = CliRunner()
     r = runner.invoke(app, ["sweep", str(spec(tmp_path)), "--out", str(tmp_path / "o"), "-j", "1", "-q"])

@@ -67,7 +67,15 @@ class Point:
         return ", ".join(f"{k}={v}" for k, v in self.values.items())
 
 
+LABEL = "label"
+"""An axis that names its rows in the results and sets nothing in the scenario."""
+
+
 def _apply(scenario: Scenario, key: str, value: Any, where: str) -> Scenario:
+    if key == LABEL:
+        if not isinstance(value, str):
+            raise scenario_error(where, f"got {value!r}; allowed: a string naming the row")
+        return scenario
     try:
         # switching algorithm keeps only the [lb] parameters the new one accepts, as compare --lb
         if key == "lb.kind" and isinstance(value, str):

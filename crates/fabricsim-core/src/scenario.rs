@@ -249,6 +249,7 @@ impl Scenario {
             mp_ev: switch.mp_ev.clone(),
             kmin_packets: switch.ecn.map_or(switch.buffer, |(kmin, _, _)| kmin).div_ceil(mtu),
             buffer_packets: switch.buffer.div_ceil(mtu),
+            packet_time: serialization(mtu, host_rate),
         };
         // refuse what cannot fit before building anything: the fabric before any workload is
         // generated (a 268M-host tree), then the messages

@@ -409,6 +409,7 @@ mod tests {
             mp_ev: crate::packet::mp_ev::MpEvLayout::new(&[2]),
             kmin_packets: 1,
             buffer_packets: 3,
+            packet_time: 1,
         };
         let lb = LbConfig::default().build(&ctx, &mut Rng::stream(1, Stream::Host, 0));
         Connection::new(

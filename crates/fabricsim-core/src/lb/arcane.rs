@@ -224,7 +224,7 @@ mod tests {
     use crate::packet::mp_ev::MpEvLayout;
 
     fn ctx(bdp: u64) -> LbContext {
-        LbContext { bdp_packets: bdp, base_rtt: 8_000_000, mtu: 4160, mp_ev: MpEvLayout::new(&[8]), kmin_packets: 21, buffer_packets: 101 }
+        LbContext { bdp_packets: bdp, base_rtt: 8_000_000, mtu: 4160, mp_ev: MpEvLayout::new(&[8]), kmin_packets: 21, buffer_packets: 101, packet_time: 83_200 }
     }
 
     #[test]

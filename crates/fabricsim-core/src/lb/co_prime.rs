@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::prime::{Prime, PrimeParams};
+use super::prime::{Prime, PrimeParams, Signals};
 use super::{Algorithm, LbContext};
 use crate::engine::rng::Rng;
 use crate::registry::AlgorithmInfo;
@@ -24,7 +24,17 @@ pub struct Config {}
 impl Algorithm for Config {
     type State = Prime;
     fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Prime {
-        Prime::new(PrimeParams { p_ecn: 0, p_nack: 0, decay: 0, penalty_bits: 1, congestion_aware: false }, ctx, rng)
+        let params = PrimeParams {
+            p_ecn: 0,
+            p_nack: 0,
+            decay: 0,
+            penalty_bits: 1,
+            congestion_aware: false,
+            tick: None,
+            nack_over_ecn: false,
+            signals: Signals { ecn: false, nack: false, timeout: false },
+        };
+        Prime::new(params, ctx, rng)
     }
     fn writes_mp_ev(&self) -> bool {
         true

@@ -206,6 +206,8 @@ pub struct LbContext {
     /// ECN Kmin (or, without ECN, the buffer) and the buffer, in packets.
     pub kmin_packets: u64,
     pub buffer_packets: u64,
+    /// A full packet's serialization at the host's line rate.
+    pub packet_time: Time,
 }
 
 /// Largest EVS: EVs are carried in 24 bits (a UDP source port has 16).

@@ -68,7 +68,7 @@ mod tests {
 
     #[test]
     fn cycles_through_every_port_in_a_fixed_order() {
-        let ctx = LbContext { bdp_packets: 1, base_rtt: 1, mtu: 4160, mp_ev: MpEvLayout::new(&[4]), kmin_packets: 21, buffer_packets: 101 };
+        let ctx = LbContext { bdp_packets: 1, base_rtt: 1, mtu: 4160, mp_ev: MpEvLayout::new(&[4]), kmin_packets: 21, buffer_packets: 101, packet_time: 83_200 };
         let mut rng = Rng::stream(1, Stream::Host, 0);
         let mut rr = RoundRobin::new(&ctx, &mut rng);
         let evs: Vec<Ev> = (0..12).map(|_| rr.next_ev(0, &mut rng)).collect();
