@@ -18,7 +18,7 @@ use crate::engine::watchdog::Watchdog;
 use crate::engine::{Event, EventQueue, Status};
 use crate::error::ScenarioError;
 use crate::faults::{self, Timeline};
-use crate::host::cc::Cwnd;
+use crate::host::cc::{CcContext, Cwnd};
 use crate::host::connection::{Connection, Message};
 use crate::host::nic::Nics;
 use crate::lb::{ecmp, HostLb, LoadBalancer, MAX_EVS};
@@ -27,6 +27,7 @@ use crate::scenario::{Model, Scenario};
 use crate::stats::sampler::Sampler;
 use crate::stats::{Accounting, RunResult, RunView};
 use crate::switch::forward::Fabric;
+use crate::switch::Overflow;
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
 use crate::workload::MessageSpec;
@@ -116,15 +117,27 @@ impl Simulation {
         let k = shares.len() as u64;
         // subflows share the line-rate window at first, each may grow to max_cwnd
         let init = if k > 1 { (t.init_cwnd / k).max(t.mtu) } else { t.init_cwnd };
+        let cc = CcContext {
+            init,
+            max: t.max_cwnd,
+            mtu: t.mtu,
+            mss: t.mtu - t.header,
+            base_rtt: model.base_rtt,
+            rate: model.tree.tier_rates[0],
+            trimming: model.switch.overflow == Overflow::Trim,
+        };
         shares
             .into_iter()
             .map(|bytes| {
                 let rng = nics.host_rng(spec.src);
                 let lb = if spec.pinned { HostLb::Ecmp(ecmp::Ecmp::new(MAX_EVS, rng)) } else { model.lb.build(&model.lb_ctx, rng) };
-                let window = Cwnd::new(t.cc, init, t.max_cwnd, t.mtu);
+                let window = Cwnd::new(t.cc, &cc);
                 let mut conn = Connection::new(MessageSpec { bytes, ..*spec }, t.mtu, t.header, window, lb, t.ack_policy);
                 conn.n_paths = model.tree.path_count(spec.src, spec.dst);
-                conn.tx.rto = t.rto_timer(conn.n_pkts);
+                conn.tx.rto = t.rto_timer();
+                if t.rto_adaptive || t.cc.needs_rtt() {
+                    conn.tx.keep_send_times(conn.n_pkts);
+                }
                 conn
             })
             .collect()

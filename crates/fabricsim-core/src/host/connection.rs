@@ -61,6 +61,24 @@ pub struct Sender {
     pub first_send: Option<Time>,
     /// The retransmission timer (fixed or RFC 6298).
     pub rto: RtoTimer,
+    /// When each PSN was last sent, kept only when the RTO or the window reads RTT samples
+    /// (empty otherwise).
+    pub sent_at: Vec<Time>,
+}
+
+impl Sender {
+    /// Keeps send times for RTT samples (a message of `n_pkts` packets).
+    pub fn keep_send_times(&mut self, n_pkts: u32) {
+        self.sent_at = vec![0; n_pkts as usize];
+    }
+
+    /// The RTT of `psn`, whose ACK arrived at `now`, if send times are kept and it was sent
+    /// once (Karn's algorithm: a retransmission's ACK is ambiguous).
+    #[inline]
+    pub fn rtt_sample(&self, psn: u32, now: Time) -> Option<Time> {
+        let at = *self.sent_at.get(psn as usize)?;
+        (self.tx_count[psn as usize] == 1).then(|| now.saturating_sub(at))
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -269,6 +287,7 @@ impl Connection {
                 lb,
                 first_send: None,
                 rto: RtoTimer::default(),
+                sent_at: Vec::new(),
             },
             rx: Receiver::new(n_pkts, policy),
             stats: ConnStats::default(),
@@ -327,7 +346,9 @@ impl Connection {
         tx.tx_count[psn as usize] = tx.tx_count[psn as usize].wrapping_add(1);
         tx.in_flight += size;
         tx.send_log.push_back(SendRecord { psn, tx: tx.tx_count[psn as usize], ev, at: now });
-        tx.rto.on_sent(psn, now);
+        if let Some(t) = tx.sent_at.get_mut(psn as usize) {
+            *t = now;
+        }
         tx.first_send.get_or_insert(now);
         self.stats.data_packets += 1;
     }
@@ -416,7 +437,10 @@ mod tests {
             MessageSpec::new(0, 1, bytes, 0, 0),
             1064,
             64,
-            Cwnd::new(CcKind::None, 3 * 1064, 3 * 1064, 1064),
+            Cwnd::new(
+                CcKind::None,
+                &crate::host::cc::CcContext { init: 3 * 1064, max: 3 * 1064, mtu: 1064, mss: 1000, base_rtt: 1, rate: 1, trimming: true },
+            ),
             lb,
             AckPolicy { every: 1, ..Default::default() },
         )

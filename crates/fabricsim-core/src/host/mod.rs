@@ -287,10 +287,10 @@ impl TransportConfig {
 }
 
 impl TransportModel {
-    /// The retransmission timer of a connection of `n_pkts` packets.
-    pub fn rto_timer(&self, n_pkts: u32) -> rto::RtoTimer {
+    /// The retransmission timer of a connection.
+    pub fn rto_timer(&self) -> rto::RtoTimer {
         if self.rto_adaptive {
-            rto::RtoTimer::adaptive(self.rto, n_pkts)
+            rto::RtoTimer::adaptive(self.rto)
         } else {
             rto::RtoTimer::fixed(self.rto)
         }

@@ -10,7 +10,7 @@
 
 use crate::engine::rng::{Rng, Stream};
 use crate::engine::{Event, EventQueue};
-use crate::host::cc::CongestionControl;
+use crate::host::cc::{AckSignal, CongestionControl};
 use crate::host::connection::{Connection, Message, SendRecord};
 use crate::host::{LossDetection, TransportModel};
 use crate::lb::LoadBalancer;
@@ -282,24 +282,31 @@ impl Nics {
                 }
             }
             Kind::Ack => {
-                let tx = &mut conn.tx;
-                tx.rto.on_ack(packet.psn, &tx.tx_count, now);
+                let rtt = conn.tx.rtt_sample(packet.psn, now);
+                if let Some(r) = rtt {
+                    conn.tx.rto.on_sample(r);
+                }
                 let from = conn.tx.sack_cursor as usize;
                 let newly = conn.on_ack(packet.sack_end);
+                let in_flight = conn.tx.in_flight;
                 if self.cfg.ack_policy.all_evs {
                     // the ACK reports every packet since the previous one: feed each EV and
-                    // mark to the load balancer and the window, as per-packet ACKs would
-                    for i in from..(packet.sack_end as usize).max(from) {
+                    // mark to the load balancer and the window, as per-packet ACKs would (the
+                    // RTT sample goes with the packet that triggered the ACK, the last)
+                    let end = (packet.sack_end as usize).max(from);
+                    for i in from..end {
                         let (ev, ecn) = conn.rx.ack_info[i];
                         conn.stats.ecn_acks += ecn as u64;
-                        conn.tx.window.on_ack(conn.wire_size(conn.rx.sack_log[i]), ecn);
+                        let acked = conn.wire_size(conn.rx.sack_log[i]);
+                        let rtt = if i + 1 == end { rtt } else { None };
+                        conn.tx.window.on_ack(&AckSignal { now, acked, ecn, rtt, in_flight });
                         conn.tx.lb.on_ack(now, ev, ecn);
                     }
                 } else {
                     if packet.ecn {
                         conn.stats.ecn_acks += 1;
                     }
-                    conn.tx.window.on_ack(newly, packet.ecn);
+                    conn.tx.window.on_ack(&AckSignal { now, acked: newly, ecn: packet.ecn, rtt, in_flight });
                     conn.tx.lb.on_ack(now, packet.ev, packet.ecn);
                 }
                 if conn.sender_done() {
@@ -310,7 +317,7 @@ impl Nics {
             Kind::Nack => {
                 let lost = transport.on_nack(conn, packet.psn);
                 if lost {
-                    conn.tx.window.on_loss();
+                    conn.tx.window.on_loss(now, conn.tx.in_flight);
                 }
                 conn.tx.lb.on_nack(now, packet.ev);
                 self.kick(q, fabric, now, host);
@@ -330,7 +337,7 @@ impl Nics {
             if lost {
                 any = true;
                 conn.stats.timeouts += 1;
-                conn.tx.window.on_loss();
+                conn.tx.window.on_loss(now, conn.tx.in_flight);
                 conn.tx.lb.on_timeout(now, r.ev);
             }
         }

@@ -28,8 +28,6 @@ struct Estimator {
     srtt: Time,
     rttvar: Time,
     sampled: bool,
-    /// When each PSN was last sent.
-    sent_at: Vec<Time>,
 }
 
 impl RtoTimer {
@@ -38,30 +36,21 @@ impl RtoTimer {
         RtoTimer { rto, estimator: None }
     }
 
-    /// An RTO estimated from RTT samples, starting at and never below `min`, for a message of
-    /// `n_pkts` packets.
-    pub fn adaptive(min: Time, n_pkts: u32) -> RtoTimer {
-        let estimator = Estimator { min, srtt: 0, rttvar: 0, sampled: false, sent_at: vec![0; n_pkts as usize] };
-        RtoTimer { rto: min, estimator: Some(Box::new(estimator)) }
+    /// An RTO estimated from RTT samples, starting at and never below `min`.
+    pub fn adaptive(min: Time) -> RtoTimer {
+        RtoTimer { rto: min, estimator: Some(Box::new(Estimator { min, srtt: 0, rttvar: 0, sampled: false })) }
     }
 
-    /// `psn` went out at `now`.
-    #[inline]
-    pub fn on_sent(&mut self, psn: u32, now: Time) {
-        if let Some(e) = &mut self.estimator {
-            e.sent_at[psn as usize] = now;
-        }
+    /// Whether it needs RTT samples (the sender then keeps each packet's send time).
+    pub fn is_adaptive(&self) -> bool {
+        self.estimator.is_some()
     }
 
-    /// An ACK triggered by `psn` arrived at `now`; `tx_count`: how often each PSN was sent
-    /// (only a PSN sent once gives a sample).
+    /// An RTT sample `r`, from a packet sent once (Karn's algorithm: the sender gives no
+    /// sample for a retransmitted packet).
     #[inline]
-    pub fn on_ack(&mut self, psn: u32, tx_count: &[u16], now: Time) {
+    pub fn on_sample(&mut self, r: Time) {
         let Some(e) = &mut self.estimator else { return };
-        if tx_count[psn as usize] != 1 {
-            return;
-        }
-        let r = now.saturating_sub(e.sent_at[psn as usize]);
         if e.sampled {
             e.rttvar = (3 * e.rttvar + e.srtt.abs_diff(r)) / 4;
             e.srtt = (7 * e.srtt + r) / 8;
@@ -88,42 +77,32 @@ mod tests {
     #[test]
     fn a_fixed_rto_never_moves() {
         let mut t = RtoTimer::fixed(70);
-        t.on_sent(0, 0);
-        t.on_ack(0, &[1], 500);
+        t.on_sample(500);
         t.on_timeout();
         assert_eq!(t.rto, 70);
     }
 
-    const ONCE: [u16; 4] = [1; 4];
-
     #[test]
     fn the_estimate_follows_rfc_6298() {
-        let mut t = RtoTimer::adaptive(10, 4);
+        let mut t = RtoTimer::adaptive(10);
         assert_eq!(t.rto, 10, "rto_min before any sample");
-        t.on_sent(0, 0);
-        t.on_ack(0, &ONCE, 100); // R = 100: SRTT 100, RTTVAR 50, RTO 300
+        t.on_sample(100); // R = 100: SRTT 100, RTTVAR 50, RTO 300
         assert_eq!(t.rto, 300);
-        t.on_sent(1, 100);
-        t.on_ack(1, &ONCE, 300); // R = 200: RTTVAR = (150 + 100) / 4 = 62, SRTT = (700 + 200) / 8 = 112
+        t.on_sample(200); // R = 200: RTTVAR = (150 + 100) / 4 = 62, SRTT = (700 + 200) / 8 = 112
         assert_eq!(t.rto, 112 + 4 * 62);
-        // Karn: a retransmitted packet gives no sample
-        t.on_sent(2, 300);
-        t.on_ack(2, &[1, 1, 2, 1], 100_000);
-        assert_eq!(t.rto, 360);
         t.on_timeout();
         assert_eq!(t.rto, 720, "backed off");
         // equal samples shrink RTTVAR towards 0; the RTO never goes below rto_min
-        let mut s = RtoTimer::adaptive(1000, 1);
-        for k in 0..50 {
-            s.on_sent(0, k * 10);
-            s.on_ack(0, &ONCE, k * 10 + 5);
+        let mut s = RtoTimer::adaptive(1000);
+        for _ in 0..50 {
+            s.on_sample(5);
         }
         assert_eq!(s.rto, 1000);
     }
 
     #[test]
     fn back_off_stops_at_sixty_seconds() {
-        let mut t = RtoTimer::adaptive(RTO_MAX / 3, 1);
+        let mut t = RtoTimer::adaptive(RTO_MAX / 3);
         t.on_timeout();
         t.on_timeout();
         assert_eq!(t.rto, RTO_MAX);

@@ -70,9 +70,14 @@ const FAST_CORE: &str = "tiers = 3\nhosts = 128\nradix = 8\ntier_link_rates = [\
 
 #[test]
 fn exact_with_faster_core_links_any_cc_and_ack_coalescing() {
-    for transport in
-        ["cc = \"dctcp\"", "cc = \"none\"", "ack_every = 4", "ack_every = 16\ncc = \"none\"", "mtu = \"9064B\"\nheader = \"64B\""]
-    {
+    for transport in [
+        "cc = \"dctcp\"",
+        "cc = \"nscc\"",
+        "cc = \"none\"",
+        "ack_every = 4",
+        "ack_every = 16\ncc = \"none\"",
+        "mtu = \"9064B\"\nheader = \"64B\"",
+    ] {
         for size in ["3MiB", "12345B"] {
             let (fct, ideal) = lone_flow(FAST_CORE, transport, "ecmp", 5, 120, size);
             assert_eq!(fct, one_path(FAST_CORE, transport, 5, 120, size), "{transport} {size}");

@@ -5,7 +5,8 @@
 //! F * cwnd / 2, as DCTCP's alpha/2 cut), and a loss (NACK of a trimmed packet, or a timeout)
 //! shrinks it by one MTU. The window stays within [1 MTU, max_cwnd].
 
-use super::CongestionControl;
+use super::{AckSignal, CcContext, CongestionControl};
+use crate::time::Time;
 use crate::registry::AlgorithmInfo;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -14,6 +15,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "per-ACK DCTCP window (MPRDMA variant): +MTU/cwnd per ACK, -MTU/2 per ECN ACK, -MTU per loss",
     reference: "ARCANE sec. 4.1; MPRDMA sec. 3.3",
 };
+
+pub const NEEDS_RTT: bool = false;
 
 /// The window of one connection.
 #[derive(Debug, Clone)]
@@ -24,8 +27,8 @@ pub struct Dctcp {
 }
 
 impl Dctcp {
-    pub fn new(init: u64, max: u64, mtu: u64) -> Dctcp {
-        Dctcp { cwnd: init, max, mtu }
+    pub fn new(ctx: &CcContext) -> Dctcp {
+        Dctcp { cwnd: ctx.init, max: ctx.max, mtu: ctx.mtu }
     }
 }
 
@@ -36,8 +39,9 @@ impl CongestionControl for Dctcp {
     }
 
     #[inline]
-    fn on_ack(&mut self, acked: u64, ecn: bool) {
-        if ecn {
+    fn on_ack(&mut self, ack: &AckSignal) {
+        let acked = ack.acked;
+        if ack.ecn {
             self.cwnd = self.cwnd.saturating_sub(self.mtu / 2).max(self.mtu);
         } else if acked > 0 {
             self.cwnd = (self.cwnd + self.mtu * acked / self.cwnd).min(self.max);
@@ -45,7 +49,7 @@ impl CongestionControl for Dctcp {
     }
 
     #[inline]
-    fn on_loss(&mut self) {
+    fn on_loss(&mut self, _now: Time, _in_flight: u64) {
         self.cwnd = self.cwnd.saturating_sub(self.mtu).max(self.mtu);
     }
 }
@@ -54,21 +58,26 @@ impl CongestionControl for Dctcp {
 mod tests {
     use super::*;
 
+    fn ack(acked: u64, ecn: bool) -> AckSignal {
+        AckSignal { now: 0, acked, ecn, rtt: None, in_flight: 0 }
+    }
+
     #[test]
     fn dctcp_per_ack_rules() {
-        let mut w = Dctcp::new(40_000, 100_000, 4_000);
-        w.on_ack(4_000, true);
+        let ctx = CcContext { init: 40_000, max: 100_000, mtu: 4_000, mss: 3_936, base_rtt: 1, rate: 1, trimming: true };
+        let mut w = Dctcp::new(&ctx);
+        w.on_ack(&ack(4_000, true));
         assert_eq!(w.cwnd(), 38_000, "ECN: minus MTU/2");
-        w.on_loss();
+        w.on_loss(0, 0);
         assert_eq!(w.cwnd(), 34_000, "loss: minus one MTU");
-        w.on_ack(4_000, false);
+        w.on_ack(&ack(4_000, false));
         assert_eq!(w.cwnd(), 34_000 + 4_000 * 4_000 / 34_000, "additive increase");
         for _ in 0..100 {
-            w.on_loss();
+            w.on_loss(0, 0);
         }
         assert_eq!(w.cwnd(), 4_000, "floor of one MTU");
         for _ in 0..100_000 {
-            w.on_ack(4_000, false);
+            w.on_ack(&ack(4_000, false));
         }
         assert_eq!(w.cwnd(), 100_000, "capped at max_cwnd");
     }

@@ -1,10 +1,12 @@
 //! `none`: a fixed window (`init_cwnd`), for load-balancing studies without congestion-control
 //! dynamics.
 
-use super::CongestionControl;
+use super::{CcContext, CongestionControl};
 use crate::registry::AlgorithmInfo;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo { category: "cc", name: "none", summary: "fixed window (init_cwnd)", reference: "" };
+
+pub const NEEDS_RTT: bool = false;
 
 /// A window that never moves.
 #[derive(Debug, Clone)]
@@ -13,8 +15,8 @@ pub struct Fixed {
 }
 
 impl Fixed {
-    pub fn new(init: u64, _max: u64, _mtu: u64) -> Fixed {
-        Fixed { cwnd: init }
+    pub fn new(ctx: &CcContext) -> Fixed {
+        Fixed { cwnd: ctx.init }
     }
 }
 
@@ -31,10 +33,12 @@ mod tests {
 
     #[test]
     fn keeps_its_window() {
-        let mut w = Fixed::new(40_000, 80_000, 4_000);
-        w.on_ack(4_000, true);
-        w.on_loss();
-        w.on_ack(4_000, false);
+        let ctx = CcContext { init: 40_000, max: 80_000, mtu: 4_000, mss: 3_936, base_rtt: 1, rate: 1, trimming: true };
+        let mut w = Fixed::new(&ctx);
+        let ack = |ecn| super::super::AckSignal { now: 0, acked: 4_000, ecn, rtt: None, in_flight: 0 };
+        w.on_ack(&ack(true));
+        w.on_loss(0, 0);
+        w.on_ack(&ack(false));
         assert_eq!(w.cwnd(), 40_000);
     }
 }

@@ -1,20 +1,52 @@
-//! Congestion control: the sender's window. One file per algorithm (`dctcp`, `none`), one
-//! line per algorithm in the list below; `[transport] cc` names one.
+//! Congestion control: the sender's window. One file per algorithm (`dctcp`, `nscc`, `none`),
+//! one line per algorithm in the list below; `[transport] cc` names one.
 
 use crate::registry::named_kinds;
+use crate::time::Time;
+
+/// What an ACK tells the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckSignal {
+    pub now: Time,
+    /// Bytes newly acknowledged.
+    pub acked: u64,
+    /// The echoed ECN mark.
+    pub ecn: bool,
+    /// The round-trip time of the packet that triggered the ACK, if it was sent once (Karn)
+    /// and the algorithm asked for samples ([`CcContext::needs_rtt`]).
+    pub rtt: Option<Time>,
+    /// Bytes in flight after this ACK.
+    pub in_flight: u64,
+}
+
+/// What a window knows of the fabric when a connection starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CcContext {
+    pub init: u64,
+    pub max: u64,
+    /// Wire size of a full packet, and its payload.
+    pub mtu: u64,
+    pub mss: u64,
+    /// Base RTT of the diameter path and the host line rate (bits/s).
+    pub base_rtt: Time,
+    pub rate: u64,
+    /// Switches trim rather than drop.
+    pub trimming: bool,
+}
 
 /// A connection's congestion window.
 pub trait CongestionControl {
     /// Bytes the connection may have in flight.
     fn cwnd(&self) -> u64;
-    /// An ACK for `acked` newly acknowledged bytes, with the echoed ECN mark.
-    fn on_ack(&mut self, _acked: u64, _ecn: bool) {}
-    /// A packet was lost (NACK or timeout).
-    fn on_loss(&mut self) {}
+    /// An ACK arrived.
+    fn on_ack(&mut self, _ack: &AckSignal) {}
+    /// A packet was lost (NACK or timeout) at `now`, with `in_flight` bytes still in flight.
+    fn on_loss(&mut self, _now: Time, _in_flight: u64) {}
 }
 
-/// Declares the algorithms, one line each (`Variant => module`): each module has `INFO` and a
-/// state type with `new(init, max, mtu)`.
+/// Declares the algorithms, one line each (`Variant => module`): each module has `INFO`,
+/// `NEEDS_RTT` (whether its ACKs must carry RTT samples) and a state type with
+/// `new(&CcContext)`.
 macro_rules! congestion_controls {
     ($($Variant:ident => $module:ident :: $State:ident),+ $(,)?) => {
         $(pub mod $module;)+
@@ -31,10 +63,19 @@ macro_rules! congestion_controls {
         }
 
         impl Cwnd {
-            /// A window of algorithm `kind` starting at `init` bytes, at most `max`.
-            pub fn new(kind: CcKind, init: u64, max: u64, mtu: u64) -> Cwnd {
+            /// A window of algorithm `kind`.
+            pub fn new(kind: CcKind, ctx: &CcContext) -> Cwnd {
                 match kind {
-                    $(CcKind::$Variant => Cwnd::$Variant($module::$State::new(init, max, mtu))),+
+                    $(CcKind::$Variant => Cwnd::$Variant($module::$State::new(ctx))),+
+                }
+            }
+        }
+
+        impl CcKind {
+            /// The algorithm reads RTT samples: the sender keeps each packet's send time.
+            pub fn needs_rtt(self) -> bool {
+                match self {
+                    $(CcKind::$Variant => $module::NEEDS_RTT),+
                 }
             }
         }
@@ -47,15 +88,15 @@ macro_rules! congestion_controls {
                 }
             }
             #[inline]
-            fn on_ack(&mut self, acked: u64, ecn: bool) {
+            fn on_ack(&mut self, ack: &AckSignal) {
                 match self {
-                    $(Cwnd::$Variant(w) => w.on_ack(acked, ecn)),+
+                    $(Cwnd::$Variant(w) => w.on_ack(ack)),+
                 }
             }
             #[inline]
-            fn on_loss(&mut self) {
+            fn on_loss(&mut self, now: Time, in_flight: u64) {
                 match self {
-                    $(Cwnd::$Variant(w) => w.on_loss()),+
+                    $(Cwnd::$Variant(w) => w.on_loss(now, in_flight)),+
                 }
             }
         }
@@ -64,5 +105,6 @@ macro_rules! congestion_controls {
 
 congestion_controls! {
     Dctcp => dctcp::Dctcp,
+    Nscc => nscc::Nscc,
     None => fixed::Fixed,
 }
