@@ -13,7 +13,7 @@ pub struct AckSignal {
     /// The echoed ECN mark.
     pub ecn: bool,
     /// The round-trip time of the packet that triggered the ACK, if it was sent once (Karn)
-    /// and the algorithm asked for samples ([`CcContext::needs_rtt`]).
+    /// and the algorithm asked for samples ([`CcKind::needs_rtt`]).
     pub rtt: Option<Time>,
     /// Bytes in flight after this ACK.
     pub in_flight: u64,
