@@ -23,6 +23,8 @@ pub enum Event {
     ConnStart(u32),
     /// A connection's retransmission timer.
     Rto(u32),
+    /// A host's NIC may send again: a connection's rate cap expired.
+    NicWake(u32),
     /// The fault timeline's next actions take effect (one such event is pending at a time).
     Faults,
     /// Record the sampled ports.

@@ -64,6 +64,8 @@ pub struct Sender {
     /// When each PSN was last sent, kept only when the RTO or the window reads RTT samples
     /// (empty otherwise).
     pub sent_at: Vec<Time>,
+    /// With `transport.rate_cap`: the earliest time the next packet may start.
+    pub next_send: Time,
 }
 
 impl Sender {
@@ -288,6 +290,7 @@ impl Connection {
                 first_send: None,
                 rto: RtoTimer::default(),
                 sent_at: Vec::new(),
+                next_send: 0,
             },
             rx: Receiver::new(n_pkts, policy),
             stats: ConnStats::default(),

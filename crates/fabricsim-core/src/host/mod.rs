@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ensure, ScenarioError};
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
-use crate::units::{Duration, Size, SizeOrBdp};
+use crate::units::{Duration, Rate, Size, SizeOrBdp};
 pub use cc::CcKind;
 pub use connection::AckPolicy;
 pub use transport::TransportKind;
@@ -129,6 +129,10 @@ pub struct TransportConfig {
     /// Upper bound of the window; "auto" = the initial window.
     #[serde(default = "d_window")]
     pub max_cwnd: WindowSize,
+    /// A per-connection rate limit at the NIC (a queue pair's rate limiter): a connection's
+    /// packets start at least `size / rate_cap` apart. Absent: line rate.
+    #[serde(default)]
+    pub rate_cap: Option<Rate>,
 }
 fn d_transport() -> TransportKind {
     TransportKind::Ooo
@@ -179,6 +183,7 @@ impl Default for TransportConfig {
             cc: d_cc(),
             init_cwnd: d_window(),
             max_cwnd: d_window(),
+            rate_cap: None,
         }
     }
 }
@@ -197,6 +202,8 @@ pub struct TransportModel {
     pub cc: CcKind,
     pub init_cwnd: u64,
     pub max_cwnd: u64,
+    /// Bits/s a connection may send at most; 0 = no cap.
+    pub rate_cap: u64,
 }
 
 impl TransportConfig {
@@ -266,6 +273,9 @@ impl TransportConfig {
             format!("{init_cwnd} B"),
             format!("allowed: at most max_cwnd ({max_cwnd} B)"),
         )?;
+        if let Some(r) = self.rate_cap {
+            ensure(r.0 > 0, "transport.rate_cap", r, "allowed: a positive rate like \"100Gbps\" (leave it out for line rate)")?;
+        }
         Ok(TransportModel {
             kind: self.kind,
             mtu,
@@ -282,6 +292,7 @@ impl TransportConfig {
             cc: self.cc,
             init_cwnd,
             max_cwnd,
+            rate_cap: self.rate_cap.map_or(0, |r| r.0),
         })
     }
 }

@@ -16,7 +16,7 @@ use crate::host::{LossDetection, TransportModel};
 use crate::lb::LoadBalancer;
 use crate::packet::{Ev, Kind, Packet};
 use crate::switch::forward::Fabric;
-use crate::time::Time;
+use crate::time::{serialization, Time};
 use crate::workload::Deps;
 
 #[derive(Debug, Clone)]
@@ -25,6 +25,9 @@ struct HostState {
     /// Connections with something left to send, pulled round-robin from `rr`.
     active: Vec<u32>,
     rr: usize,
+    /// With `rate_cap`: when a wake-up is scheduled for a connection the cap holds back
+    /// (`Time::MAX`: none).
+    wake: Time,
 }
 
 /// Data packets by fate at the hosts (the fabric counts the rest).
@@ -62,7 +65,9 @@ impl Nics {
     /// `hosts` NICs with their random streams; connections are added by [`Nics::add`].
     pub fn new(hosts: u32, seed: u64, cfg: TransportModel) -> Nics {
         Nics {
-            hosts: (0..hosts).map(|h| HostState { rng: Rng::stream(seed, Stream::Host, h as u64), active: Vec::new(), rr: 0 }).collect(),
+            hosts: (0..hosts)
+                .map(|h| HostState { rng: Rng::stream(seed, Stream::Host, h as u64), active: Vec::new(), rr: 0, wake: Time::MAX })
+                .collect(),
             conns: Vec::new(),
             messages: Vec::new(),
             conn_msg: Vec::new(),
@@ -176,13 +181,22 @@ impl Nics {
         }
         let hs = &mut self.hosts[host as usize];
         let n = hs.active.len();
+        let cap = self.cfg.rate_cap;
+        let mut held = Time::MAX;
         for k in 0..n {
             let i = (hs.rr + k) % n;
             let c = hs.active[i];
             let conn = &mut self.conns[c as usize];
+            if cap != 0 && conn.tx.next_send > now {
+                held = held.min(conn.tx.next_send);
+                continue;
+            }
             let Some(psn) = conn.next_psn() else { continue };
             let ev = conn.tx.lb.next_ev(now, &mut hs.rng);
             conn.on_sent(psn, ev, now);
+            if cap != 0 {
+                conn.tx.next_send = now + serialization(conn.wire_size(psn), cap);
+            }
             if !conn.tx.rto_armed {
                 conn.tx.rto_armed = true;
                 q.schedule(now + conn.tx.rto.rto, Event::Rto(c));
@@ -206,6 +220,21 @@ impl Nics {
             fabric.send(q, now, port, pkt);
             return;
         }
+        // nothing sent: wake up when the rate cap releases a connection (a later kick that
+        // finds it window-limited sends nothing and schedules nothing)
+        if held < hs.wake {
+            hs.wake = held;
+            q.schedule(held, Event::NicWake(host));
+        }
+    }
+
+    /// `NicWake`: a connection's rate cap has expired.
+    pub fn wake(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32) {
+        let hs = &mut self.hosts[host as usize];
+        if now >= hs.wake {
+            hs.wake = Time::MAX;
+        }
+        self.kick(q, fabric, now, host);
     }
 
     /// Queues an ACK or NACK at `host`'s NIC (control class, never limited at the host).

@@ -1,7 +1,7 @@
 //! Turning a run's state into its tables: one row per message, per port, per reorder
 //! distance, per sample, and the summary.
 
-use super::ideal::{ideal_fct, message_packets};
+use super::ideal::{ideal_fct, message_packets, releases};
 use super::{columns, mean, ns, percentile, Column, RunResult, RunView, Summary, Table};
 use crate::host::connection::{Connection, Message};
 use crate::lb::LoadBalancer;
@@ -23,7 +23,9 @@ impl RunResult {
                 let spec = m.spec;
                 let tiers = tree.link_tiers(spec.src, spec.dst);
                 *ideal_cache.entry((tiers.len(), spec.bytes, m.count)).or_insert_with(|| {
-                    ideal_fct(&tree.path(spec.src, spec.dst), &message_packets(spec.bytes, transport.mtu, transport.header, m.count))
+                    let (mtu, header) = (transport.mtu, transport.header);
+                    let packets = message_packets(spec.bytes, mtu, header, m.count);
+                    ideal_fct(&tree.path(spec.src, spec.dst), &packets, &releases(spec.bytes, mtu, header, m.count, transport.rate_cap))
                 })
             })
             .collect();

@@ -14,6 +14,8 @@
 //!   into, in the order an idle NIC sends them: `mtu`-sized packets and a shorter last one; an
 //!   MPTCP message is cut per subflow and the subflows are sent round-robin, so its smaller
 //!   packets pipeline through the store-and-forward hops faster than one MTU packet would.
+//!   With `transport.rate_cap` each connection's packets are released no faster than the cap
+//!   ([`releases`]), as the NIC paces them.
 
 use crate::lb::mptcp::shares;
 use crate::time::{serialization, Time};
@@ -36,16 +38,46 @@ pub fn message_packets(bytes: u64, mtu: u64, header: u64, subflows: u32) -> Vec<
     (0..rounds).flat_map(|r| conns.iter().filter_map(move |c| c.get(r).copied())).collect()
 }
 
+/// When each packet of [`message_packets`] may start under a per-connection rate cap of `cap`
+/// bits/s (0: no cap, all at 0): a connection's packets `size / cap` apart, as the NIC paces
+/// them.
+pub fn releases(bytes: u64, mtu: u64, header: u64, subflows: u32, cap: u64) -> Vec<Time> {
+    let packets = message_packets(bytes, mtu, header, subflows);
+    if cap == 0 {
+        return vec![0; packets.len()];
+    }
+    // the packets are in rounds of one per connection that still has some: connection j of
+    // round r is the j-th of those
+    let conns: Vec<u64> = shares(bytes, subflows).into_iter().map(|b| b.div_ceil(mtu - header).max(1)).collect();
+    let mut next = vec![0; conns.len()];
+    let mut out = Vec::with_capacity(packets.len());
+    let mut sizes = packets.iter();
+    for r in 0.. {
+        if out.len() == packets.len() {
+            break;
+        }
+        for (j, &n) in conns.iter().enumerate() {
+            if r < n {
+                let size = *sizes.next().expect("one size per packet");
+                out.push(next[j]);
+                next[j] += serialization(size, cap);
+            }
+        }
+    }
+    out
+}
+
 /// Time from the first bit sent to the last bit received of `packets` (wire sizes, in sending
-/// order) alone on the paths `path` describes. The first hop sends them back to back; every
+/// order) alone on the paths `path` describes, each packet released at `release` (empty: all
+/// at once). The first hop sends them back to back from their release; every
 /// hop takes packets in arrival order and starts each, whole, on whichever of its `links` is
 /// free first (`start = max(arrival, earliest free link)`, `done = start + ser(size, rate)`),
 /// and the packet arrives at the next hop `latency` later. With one link per hop this is the
 /// single-path tandem; with equal rates its value is
 /// `bytes_on_wire / rate + (hops - 1) * ser(max packet) + latencies`.
-pub fn ideal_fct(path: &[Hop], packets: &[u64]) -> Time {
+pub fn ideal_fct(path: &[Hop], packets: &[u64], release: &[Time]) -> Time {
     // (arrival at the current hop, sending order): ties keep the sending order
-    let mut arrivals: Vec<(Time, usize)> = (0..packets.len()).map(|i| (0, i)).collect();
+    let mut arrivals: Vec<(Time, usize)> = (0..packets.len()).map(|i| (release.get(i).copied().unwrap_or(0), i)).collect();
     for hop in path {
         arrivals.sort_unstable();
         let servers = hop.links.min(packets.len() as u64) as usize;
@@ -75,14 +107,14 @@ mod tests {
     fn ideal_matches_closed_form_for_equal_rates() {
         let path = [hop(G400, 1_000_000, 1), hop(G400, 1_000_000, 8), hop(G400, 1_000_000, 8), hop(G400, 1_000_000, 1)];
         // 8 MiB in 4096 B payloads: 2048 packets of 4160 B, 83.2 ns each.
-        let ideal = ideal_fct(&path, &message_packets(8 << 20, 4160, 64, 1));
+        let ideal = ideal_fct(&path, &message_packets(8 << 20, 4160, 64, 1), &[]);
         assert_eq!(ideal, 2048 * 83_200 + 3 * 83_200 + 4 * 1_000_000);
         // On one path a short last packet waits behind the full one before it at every hop...
         let one = path.map(|h| Hop { links: 1, ..h });
-        let ideal = ideal_fct(&one, &message_packets(4096 + 100, 4160, 64, 1));
+        let ideal = ideal_fct(&one, &message_packets(4096 + 100, 4160, 64, 1), &[]);
         assert_eq!(ideal, 83_200 + serialization(164, G400) + 3 * 83_200 + 4 * 1_000_000);
         // ...but with 8 spines it can take another one, overtake, and arrive first.
-        let ideal = ideal_fct(&path, &message_packets(4096 + 100, 4160, 64, 1));
+        let ideal = ideal_fct(&path, &message_packets(4096 + 100, 4160, 64, 1), &[]);
         assert_eq!(ideal, 4 * 83_200 + 4 * 1_000_000);
     }
 
@@ -90,7 +122,7 @@ mod tests {
     fn ideal_uses_the_bottleneck() {
         let path = [hop(G100, 0, 1), hop(G400, 0, 1)];
         // 10 packets at 332.8 ns on the slow first hop, then the last one at 83.2 ns.
-        assert_eq!(ideal_fct(&path, &message_packets(10 * 4096, 4160, 64, 1)), 10 * 332_800 + 83_200);
+        assert_eq!(ideal_fct(&path, &message_packets(10 * 4096, 4160, 64, 1), &[]), 10 * 332_800 + 83_200);
     }
 
     #[test]
@@ -99,14 +131,29 @@ mod tests {
         // last packet's extra store-and-forward time on a slow link is added.
         let path = [hop(G400, 0, 1), hop(G100, 0, 4), hop(G100, 0, 4), hop(G400, 0, 1)];
         let n = 256;
-        let ideal = ideal_fct(&path, &message_packets(n * 4096, 4160, 64, 1));
+        let ideal = ideal_fct(&path, &message_packets(n * 4096, 4160, 64, 1), &[]);
         assert_eq!(ideal, n * 83_200 + 2 * 332_800 + 83_200);
         // one 100G path would be four times slower
         let one = [hop(G400, 0, 1), hop(G100, 0, 1), hop(G100, 0, 1), hop(G400, 0, 1)];
-        assert!(ideal_fct(&one, &message_packets(n * 4096, 4160, 64, 1)) > 3 * ideal);
+        assert!(ideal_fct(&one, &message_packets(n * 4096, 4160, 64, 1), &[]) > 3 * ideal);
         // two 100G uplinks: the pool is the bottleneck (half the host rate)
         let two = [hop(G400, 0, 1), hop(G100, 0, 2), hop(G100, 0, 2), hop(G400, 0, 1)];
-        assert!(ideal_fct(&two, &message_packets(n * 4096, 4160, 64, 1)) >= n * 166_400);
+        assert!(ideal_fct(&two, &message_packets(n * 4096, 4160, 64, 1), &[]) >= n * 166_400);
+    }
+
+    #[test]
+    fn a_rate_cap_releases_each_connections_packets_apart() {
+        // 100G cap on a 400G host: 4160 B every 332.8 ns; the last, short packet follows
+        assert_eq!(releases(2 * 4096 + 10, 4160, 64, 1, G100), vec![0, 332_800, 665_600]);
+        assert_eq!(releases(2 * 4096 + 10, 4160, 64, 1, 0), vec![0, 0, 0]);
+        // two subflows, each paced on its own: rounds alternate between them
+        assert_eq!(releases(8194, 4160, 64, 2, G100), vec![0, 0, 332_800, 332_800]);
+        // alone on a 400G path the cap is the bottleneck: n packets at the cap, then one hop
+        let path = [hop(G400, 1_000, 1), hop(G400, 1_000, 1)];
+        let n = 64;
+        let packets = message_packets(n * 4096, 4160, 64, 1);
+        let ideal = ideal_fct(&path, &packets, &releases(n * 4096, 4160, 64, 1, G100));
+        assert_eq!(ideal, (n - 1) * 332_800 + 2 * 83_200 + 2 * 1_000);
     }
 
     #[test]
@@ -118,8 +165,8 @@ mod tests {
         assert_eq!(message_packets(8194, 4160, 64, 2), vec![4160, 4160, 65, 65]);
         // a single-packet message in 4 subflows pipelines its quarter packets
         let path = [hop(G400, 0, 1), hop(G400, 0, 1)];
-        let whole = ideal_fct(&path, &message_packets(4096, 4160, 64, 1));
-        let split = ideal_fct(&path, &message_packets(4096, 4160, 64, 4));
+        let whole = ideal_fct(&path, &message_packets(4096, 4160, 64, 1), &[]);
+        let split = ideal_fct(&path, &message_packets(4096, 4160, 64, 4), &[]);
         assert_eq!(whole, 2 * 83_200);
         assert_eq!(split, 4 * serialization(1088, G400) + serialization(1088, G400));
     }

@@ -28,7 +28,7 @@ fn lone_flow(topology: &str, transport: &str, lb: &str, src: u32, dst: u32, size
 fn one_path(topology: &str, transport: &str, src: u32, dst: u32, size: &str) -> u64 {
     let m = scenario(&toml(topology, transport, "ecmp", src, dst, size)).unwrap().resolve().unwrap();
     let path: Vec<Hop> = m.tree.path(src, dst).into_iter().map(|h| Hop { links: 1, ..h }).collect();
-    ideal_fct(&path, &message_packets(m.messages[0].bytes, m.transport.mtu, m.transport.header, 1))
+    ideal_fct(&path, &message_packets(m.messages[0].bytes, m.transport.mtu, m.transport.header, 1), &[])
 }
 
 #[test]
@@ -149,5 +149,25 @@ fn a_dependent_message_is_released_when_its_dependencies_complete_plus_its_delay
     assert_eq!(ready[3], Some(1_000_000_000));
     for i in 0..4 {
         assert_eq!(fct[i], Some(ideal[i]), "message {i} alone on the fabric");
+    }
+}
+
+#[test]
+fn a_rate_capped_lone_flow_is_exactly_its_paced_ideal() {
+    let topo = "hosts = 128\nradix = 16\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"";
+    for (cap, gbps, lb) in [("100Gbps", 100, "ecmp"), ("100Gbps", 100, "ops"), ("333Gbps", 333, "ecmp"), ("100Gbps", 100, "mptcp")] {
+        let transport = format!("rate_cap = \"{cap}\"");
+        let (fct, ideal) = lone_flow(topo, &transport, lb, 5, 120, "1MiB");
+        if lb == "mptcp" {
+            // 8 subflows, each capped and each with an eighth of the window: never faster
+            // than the ideal, within 2% of it
+            assert!(fct >= ideal && fct * 100 <= ideal * 102, "{cap} {lb}: {fct} vs {ideal}");
+            continue; // 8 x 100 Gb/s together exceed the line rate: the cap does not bind
+        }
+        assert_eq!(fct, ideal, "{cap} {lb}");
+        // the cap is the bottleneck: at least 256 packets of 4160 B at the cap
+        let at_cap = 256 * 4160 * 8 * 1000 / gbps;
+        let (uncapped, _) = lone_flow(topo, "", lb, 5, 120, "1MiB");
+        assert!(fct >= at_cap && fct > uncapped, "{cap} {lb}: {fct} vs {at_cap} at the cap, {uncapped} uncapped");
     }
 }
