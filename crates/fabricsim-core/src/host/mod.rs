@@ -131,7 +131,7 @@ pub struct TransportConfig {
     pub max_cwnd: WindowSize,
     /// A per-connection rate limit at the NIC (a queue pair's rate limiter): a connection's
     /// packets start at least `size / rate_cap` apart. Absent: line rate.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_cap: Option<Rate>,
 }
 fn d_transport() -> TransportKind {
