@@ -41,11 +41,6 @@ impl RtoTimer {
         RtoTimer { rto: min, estimator: Some(Box::new(Estimator { min, srtt: 0, rttvar: 0, sampled: false })) }
     }
 
-    /// Whether it needs RTT samples (the sender then keeps each packet's send time).
-    pub fn is_adaptive(&self) -> bool {
-        self.estimator.is_some()
-    }
-
     /// An RTT sample `r`, from a packet sent once (Karn's algorithm: the sender gives no
     /// sample for a retransmitted packet).
     #[inline]

@@ -23,48 +23,51 @@ use crate::topology::Hop;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Wire sizes of a message of `bytes` cut into `subflows` connections, in the order an idle
-/// NIC sends them (round-robin over the connections, each in sequence).
-pub fn message_packets(bytes: u64, mtu: u64, header: u64, subflows: u32) -> Vec<u64> {
+/// Wire sizes of a message of `bytes` cut into `subflows` connections: each connection's
+/// packets in sequence, `mtu`-sized and a shorter last one.
+fn per_connection(bytes: u64, mtu: u64, header: u64, subflows: u32) -> Vec<Vec<u64>> {
     let payload = mtu - header;
-    let conns: Vec<Vec<u64>> = shares(bytes, subflows)
+    shares(bytes, subflows)
         .into_iter()
         .map(|b| {
             let n = b.div_ceil(payload).max(1);
             (0..n).map(|i| if i + 1 == n { b - (n - 1) * payload + header } else { mtu }).collect()
         })
-        .collect();
+        .collect()
+}
+
+/// The connections' items in the order an idle NIC sends them: round-robin over the
+/// connections that still have some, each in sequence.
+fn round_robin<T: Copy>(conns: &[Vec<T>]) -> Vec<T> {
     let rounds = conns.iter().map(Vec::len).max().unwrap_or(0);
     (0..rounds).flat_map(|r| conns.iter().filter_map(move |c| c.get(r).copied())).collect()
+}
+
+/// Wire sizes of a message of `bytes` cut into `subflows` connections, in the order an idle
+/// NIC sends them (round-robin over the connections, each in sequence).
+pub fn message_packets(bytes: u64, mtu: u64, header: u64, subflows: u32) -> Vec<u64> {
+    round_robin(&per_connection(bytes, mtu, header, subflows))
 }
 
 /// When each packet of [`message_packets`] may start under a per-connection rate cap of `cap`
 /// bits/s (0: no cap, all at 0): a connection's packets `size / cap` apart, as the NIC paces
 /// them.
 pub fn releases(bytes: u64, mtu: u64, header: u64, subflows: u32, cap: u64) -> Vec<Time> {
-    let packets = message_packets(bytes, mtu, header, subflows);
-    if cap == 0 {
-        return vec![0; packets.len()];
-    }
-    // the packets are in rounds of one per connection that still has some: connection j of
-    // round r is the j-th of those
-    let conns: Vec<u64> = shares(bytes, subflows).into_iter().map(|b| b.div_ceil(mtu - header).max(1)).collect();
-    let mut next = vec![0; conns.len()];
-    let mut out = Vec::with_capacity(packets.len());
-    let mut sizes = packets.iter();
-    for r in 0.. {
-        if out.len() == packets.len() {
-            break;
-        }
-        for (j, &n) in conns.iter().enumerate() {
-            if r < n {
-                let size = *sizes.next().expect("one size per packet");
-                out.push(next[j]);
-                next[j] += serialization(size, cap);
-            }
-        }
-    }
-    out
+    let conns = per_connection(bytes, mtu, header, subflows);
+    let paced: Vec<Vec<Time>> = conns
+        .iter()
+        .map(|sizes| {
+            sizes
+                .iter()
+                .scan(0, |next: &mut Time, &size| {
+                    let at = *next;
+                    *next += if cap == 0 { 0 } else { serialization(size, cap) };
+                    Some(at)
+                })
+                .collect()
+        })
+        .collect();
+    round_robin(&paced)
 }
 
 /// Time from the first bit sent to the last bit received of `packets` (wire sizes, in sending

@@ -60,8 +60,8 @@ pub struct Nscc(Box<State>);
 #[derive(Debug, Clone)]
 struct State {
     cwnd: f64,
-    min: f64,
     max: f64,
+    /// Also the window's floor.
     mtu: u64,
     /// The fabric's base RTT (the adjust period) and this connection's (the smallest seen).
     network_rtt: Time,
@@ -99,7 +99,6 @@ impl Nscc {
         let mss = ctx.mss as f64;
         Nscc(Box::new(State {
             cwnd: ctx.init as f64,
-            min: ctx.mtu as f64,
             max: ctx.max as f64,
             mtu: ctx.mtu,
             network_rtt: rtt,
@@ -126,8 +125,13 @@ impl Nscc {
 }
 
 impl State {
+    /// The window's floor, one packet.
+    fn min(&self) -> f64 {
+        self.mtu as f64
+    }
+
     fn bound(&mut self) {
-        self.cwnd = self.cwnd.clamp(self.min, self.max);
+        self.cwnd = self.cwnd.clamp(self.min(), self.max);
     }
 
     fn average(&mut self, delay: Time, ecn: bool) {
@@ -143,7 +147,7 @@ impl State {
         } else if now > self.qa_end {
             let signal = self.qa_pending || loss || delay > 4.0 * self.target as f64;
             if self.qa_end != 0 && signal && (self.achieved as f64) < self.max / (1u64 << QA_GATE) as f64 {
-                self.cwnd = (self.achieved as f64).max(self.min);
+                self.cwnd = (self.achieved as f64).max(self.min());
                 self.ignore = in_flight;
                 self.ignored = 0;
                 self.qa_pending = false;
@@ -181,7 +185,7 @@ impl State {
         let target = self.target as f64;
         if avg > target && now - self.last_decrease > self.base_rtt {
             self.cwnd *= (1.0 - GAMMA * (avg - target) / avg).max(0.5);
-            self.cwnd = self.cwnd.max(self.min);
+            self.cwnd = self.cwnd.max(self.min());
             self.last_decrease = now;
         }
     }
