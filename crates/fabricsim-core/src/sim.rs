@@ -219,6 +219,8 @@ impl Simulation {
             }
             Event::ConnStart(c) => self.nics.start(q, &mut self.fabric, now, c),
             Event::NicWake(h) => self.nics.wake(q, &mut self.fabric, now, h),
+            Event::CcTimer(c) => self.nics.on_cc_timer(q, &mut self.fabric, now, c),
+            Event::CnpTimer(c) => self.nics.on_cnp_timer(q, &mut self.fabric, now, c),
             Event::Rto(c) => {
                 self.nics.on_rto(q, &mut self.fabric, now, c);
                 let pending = self.nics.starts_pending() || self.faults.next_time().is_some();

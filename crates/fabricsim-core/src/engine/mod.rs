@@ -23,8 +23,12 @@ pub enum Event {
     ConnStart(u32),
     /// A connection's retransmission timer.
     Rto(u32),
-    /// A host's NIC may send again: a connection's rate cap expired.
+    /// A host's NIC may send again: a connection's pacing gap passed.
     NicWake(u32),
+    /// A connection's congestion-control timer (DCQCN's rate increase).
+    CcTimer(u32),
+    /// A connection's receiver ends a CNP window (DCQCN).
+    CnpTimer(u32),
     /// The fault timeline's next actions take effect (one such event is pending at a time).
     Faults,
     /// Record the sampled ports.

@@ -8,11 +8,12 @@
 
 use std::collections::VecDeque;
 
+use super::cc::dcqcn::Notifier;
 use super::cc::{CongestionControl, Cwnd};
 use super::rto::RtoTimer;
 use crate::lb::HostLb;
 use crate::packet::Ev;
-use crate::time::Time;
+use crate::time::{serialization, Time};
 use crate::workload::MessageSpec;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +44,8 @@ pub struct ConnStats {
     pub retransmits: u64,
     pub ecn_acks: u64,
     pub timeouts: u64,
+    /// Congestion notification packets the receiver sent (DCQCN).
+    pub cnps: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -64,11 +67,43 @@ pub struct Sender {
     /// When each PSN was last sent, kept only when the RTO or the window reads RTT samples
     /// (empty otherwise).
     pub sent_at: Vec<Time>,
-    /// With `transport.rate_cap`: the earliest time the next packet may start.
+    /// With a pacing rate (`transport.rate_cap`, a rate-based window): the earliest time the
+    /// next packet may start, and the start and size of the last one.
     pub next_send: Time,
+    pub last_start: Time,
+    pub last_size: u64,
+}
+
+/// The pacing rate of a connection: the lower of the window's rate and the cap (0 = none).
+#[inline]
+fn pacing(cap: u64, rate: u64) -> u64 {
+    match (cap, rate) {
+        (0, r) | (r, 0) => r,
+        (c, r) => c.min(r),
+    }
 }
 
 impl Sender {
+    /// A packet of `size` bytes left at `now`: the window counts it, and the next packet waits
+    /// `size / rate` for the pacing rate (the window's, bounded by `cap`; 0 = no cap).
+    #[inline]
+    pub fn paced(&mut self, now: Time, size: u64, cap: u64) {
+        let rate = pacing(cap, self.window.on_send(now, size));
+        if rate != 0 {
+            (self.last_start, self.last_size) = (now, size);
+            self.next_send = now + serialization(size, rate);
+        }
+    }
+
+    /// The window's rate changed: the next packet waits `size / rate` after the last one
+    /// started, at the new rate.
+    pub fn repace(&mut self, cap: u64) {
+        let rate = pacing(cap, self.window.rate());
+        if rate != 0 && self.last_size != 0 {
+            self.next_send = self.last_start + serialization(self.last_size, rate);
+        }
+    }
+
     /// Keeps send times for RTT samples (a message of `n_pkts` packets).
     pub fn keep_send_times(&mut self, n_pkts: u32) {
         self.sent_at = vec![0; n_pkts as usize];
@@ -109,6 +144,8 @@ pub struct Receiver {
     /// Histogram of reorder distances: `reorder_hist[d]` arrivals trailed the highest PSN
     /// received before them by `d` (0 = in order); the last bucket collects the rest.
     pub reorder_hist: Vec<u64>,
+    /// DCQCN's notification point: when to send CNPs.
+    pub cnp: Notifier,
 }
 
 /// The receiver's policy: when it ACKs, what an ACK reports, and (Go-back-N) how far ahead
@@ -291,6 +328,8 @@ impl Connection {
                 rto: RtoTimer::default(),
                 sent_at: Vec::new(),
                 next_send: 0,
+                last_start: 0,
+                last_size: 0,
             },
             rx: Receiver::new(n_pkts, policy),
             stats: ConnStats::default(),

@@ -12,11 +12,11 @@ use crate::engine::rng::{Rng, Stream};
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::{AckSignal, CongestionControl};
 use crate::host::connection::{Connection, Message, SendRecord};
-use crate::host::{LossDetection, TransportModel};
+use crate::host::{CcKind, LossDetection, TransportModel};
 use crate::lb::LoadBalancer;
 use crate::packet::{Ev, Kind, Packet};
 use crate::switch::forward::Fabric;
-use crate::time::{serialization, Time};
+use crate::time::Time;
 use crate::workload::Deps;
 
 #[derive(Debug, Clone)]
@@ -187,16 +187,14 @@ impl Nics {
             let i = (hs.rr + k) % n;
             let c = hs.active[i];
             let conn = &mut self.conns[c as usize];
-            if cap != 0 && conn.tx.next_send > now {
+            if conn.tx.next_send > now {
                 held = held.min(conn.tx.next_send);
                 continue;
             }
             let Some(psn) = conn.next_psn() else { continue };
             let ev = conn.tx.lb.next_ev(now, &mut hs.rng);
             conn.on_sent(psn, ev, now);
-            if cap != 0 {
-                conn.tx.next_send = now + serialization(conn.wire_size(psn), cap);
-            }
+            conn.tx.paced(now, conn.wire_size(psn), cap);
             if !conn.tx.rto_armed {
                 conn.tx.rto_armed = true;
                 q.schedule(now + conn.tx.rto.rto, Event::Rto(c));
@@ -220,7 +218,7 @@ impl Nics {
             fabric.send(q, now, port, pkt);
             return;
         }
-        // nothing sent: wake up when the rate cap releases a connection (a later kick that
+        // nothing sent: wake up when the pacing rate releases a connection (a later kick that
         // finds it window-limited sends nothing and schedules nothing)
         if held < hs.wake {
             hs.wake = held;
@@ -228,7 +226,7 @@ impl Nics {
         }
     }
 
-    /// `NicWake`: a connection's rate cap has expired.
+    /// `NicWake`: a connection's pacing gap has passed.
     pub fn wake(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32) {
         let hs = &mut self.hosts[host as usize];
         if now >= hs.wake {
@@ -273,6 +271,14 @@ impl Nics {
             }
             Kind::Data => {
                 self.counts.data_delivered += 1;
+                if packet.ecn && self.cfg.cc == CcKind::Dcqcn {
+                    if let Some(window_end) = conn.rx.cnp.on_marked(now) {
+                        conn.stats.cnps += 1;
+                        q.schedule(window_end, Event::CnpTimer(c));
+                        self.send_control(q, fabric, now, host, reply(Kind::Cnp, packet.ev, false, 0));
+                    }
+                }
+                let conn = &mut self.conns[c as usize];
                 let payload = conn.payload_of(packet.psn);
                 let before = conn.rx.delivered_bytes;
                 let arrival = transport.on_data(&mut conn.rx, now, packet.psn, payload, packet.ev, packet.ecn);
@@ -343,6 +349,16 @@ impl Nics {
                 }
                 self.kick(q, fabric, now, host);
             }
+            Kind::Cnp => {
+                if conn.sender_done() {
+                    return;
+                }
+                if let Some(at) = conn.tx.window.on_cnp(now) {
+                    q.schedule(at, Event::CcTimer(c));
+                }
+                conn.tx.repace(self.cfg.rate_cap);
+                self.kick(q, fabric, now, host);
+            }
             Kind::Nack => {
                 let lost = transport.on_nack(conn, packet.psn);
                 if lost {
@@ -352,6 +368,44 @@ impl Nics {
                 self.kick(q, fabric, now, host);
             }
         }
+    }
+
+    /// `CcTimer`: the connection's congestion-control timer fired (DCQCN's rate increase).
+    pub fn on_cc_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
+        let conn = &mut self.conns[c as usize];
+        if conn.sender_done() {
+            return;
+        }
+        if let Some(at) = conn.tx.window.on_timer(now) {
+            q.schedule(at, Event::CcTimer(c));
+        }
+        conn.tx.repace(self.cfg.rate_cap);
+        let src = conn.spec.src;
+        self.kick(q, fabric, now, src);
+    }
+
+    /// `CnpTimer`: a receiver's CNP window ended; one CNP goes out for its marks, if any.
+    pub fn on_cnp_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
+        let conn = &mut self.conns[c as usize];
+        let Some(window_end) = conn.rx.cnp.on_timer(now) else { return };
+        conn.stats.cnps += 1;
+        q.schedule(window_end, Event::CnpTimer(c));
+        let (host, to) = (conn.spec.dst, conn.spec.src);
+        let cnp = Packet {
+            kind: Kind::Cnp,
+            trimmed: false,
+            ecn: false,
+            class: 0,
+            conn: c,
+            psn: 0,
+            ev: 0,
+            src: host,
+            dst: to,
+            path: 0,
+            size: self.cfg.header as u16,
+            sack_end: 0,
+        };
+        self.send_control(q, fabric, now, host, cnp);
     }
 
     /// `Rto`: the connection's retransmission timer fired.

@@ -16,6 +16,8 @@ pub enum Kind {
     Data,
     Ack,
     Nack,
+    /// A congestion notification packet (DCQCN), receiver to sender.
+    Cnp,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -44,7 +46,7 @@ pub struct Packet {
 }
 
 impl Packet {
-    /// ACK, NACK and trimmed headers use the strict-priority control class.
+    /// ACK, NACK, CNP and trimmed headers use the strict-priority control class.
     #[inline]
     pub fn is_control(&self) -> bool {
         self.kind != Kind::Data || self.trimmed

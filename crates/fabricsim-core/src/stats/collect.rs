@@ -65,6 +65,7 @@ impl RunResult {
         ft.add("trims", Column::U64(messages.iter().map(|m| lost(m, &|l| l.trims)).collect()));
         ft.add("drops", Column::U64(messages.iter().map(|m| lost(m, &|l| l.drops)).collect()));
         ft.add("ecn_acks", sum(&|f| f.stats.ecn_acks));
+        ft.add("cnps", sum(&|f| f.stats.cnps));
         ft.add(
             "max_reorder",
             Column::U64(messages.iter().map(|m| conns(m).iter().map(|f| f.rx.max_reorder as u64).max().unwrap_or(0)).collect()),

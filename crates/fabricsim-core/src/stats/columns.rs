@@ -73,6 +73,7 @@ pub const FLOWS: &[ColumnSpec] = &[
     col("trims", Ty::U64, "", "its data packets trimmed to a header by a switch"),
     col("drops", Ty::U64, "", "its data packets dropped (full queue, dead or lossy link)"),
     col("ecn_acks", Ty::U64, "", "ACKs that echoed an ECN mark"),
+    col("cnps", Ty::U64, "", "congestion notification packets its receiver sent (`cc = \"dcqcn\"`)"),
     col("max_reorder", Ty::U64, "", "largest number of PSNs an arrival trailed the highest PSN received before it"),
     col("discarded", Ty::U64, "", "out-of-order arrivals a Go-back-N receiver threw away"),
     col("fast_nacks", Ty::U64, "", "NACKs of path-ID loss detection"),

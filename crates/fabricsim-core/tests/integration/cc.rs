@@ -23,3 +23,23 @@ fn nscc_tames_an_incast_that_a_fixed_window_floods() {
     let max_fct = nscc.summary.max_fct_ns.unwrap();
     assert!(max_fct < 1.05 * drain_ns, "max FCT {max_fct} ns, drain {drain_ns} ns");
 }
+
+fn gbn_incast(cc: &str) -> fabricsim_core::stats::RunResult {
+    run(&fabric128(&format!("[transport]\nkind = \"gbn\"\ncc = \"{cc}\"\n[workload]\nkind = \"incast\"\nsenders = 16\nsize = \"2MiB\"\n")))
+}
+
+#[test]
+fn dcqcn_cuts_an_incast_with_at_most_one_cnp_per_50us() {
+    let fixed = gbn_incast("none");
+    let dcqcn = gbn_incast("dcqcn");
+    assert_eq!(dcqcn.summary.status, "complete");
+    // the first 50 us at line rate overflow whatever DCQCN does (it needs about four CNPs to
+    // reach a 16th of the line); then the rate holds the queue
+    assert!(fixed.summary.trims > 5 * dcqcn.summary.trims, "none {} dcqcn {}", fixed.summary.trims, dcqcn.summary.trims);
+    assert_eq!(fixed.flows.u64("cnps").iter().sum::<u64>(), 0, "CNPs belong to DCQCN");
+    let (cnps, first, end) = (dcqcn.flows.u64("cnps"), dcqcn.flows.opt_u64("first_send_ps"), dcqcn.flows.opt_u64("end_ps"));
+    for i in 0..16 {
+        let windows = (end[i].unwrap() - first[i].unwrap()) / 50_000_000;
+        assert!(cnps[i] >= 4 && cnps[i] <= windows + 1, "flow {i}: {} CNPs in {windows} windows of 50 us", cnps[i]);
+    }
+}

@@ -73,6 +73,7 @@ fn exact_with_faster_core_links_any_cc_and_ack_coalescing() {
     for transport in [
         "cc = \"dctcp\"",
         "cc = \"nscc\"",
+        "kind = \"gbn\"\ncc = \"dcqcn\"",
         "cc = \"none\"",
         "ack_every = 4",
         "ack_every = 16\ncc = \"none\"",

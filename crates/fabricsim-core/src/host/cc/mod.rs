@@ -1,5 +1,6 @@
-//! Congestion control: the sender's window. One file per algorithm (`dctcp`, `nscc`, `none`),
-//! one line per algorithm in the list below; `[transport] cc` names one.
+//! Congestion control: the sender's window and, for rate-based algorithms, its pacing rate.
+//! One file per algorithm (`dctcp`, `dcqcn`, `nscc`, `none`), one line per algorithm in the
+//! list below; `[transport] cc` names one.
 
 use crate::registry::named_kinds;
 use crate::time::Time;
@@ -42,6 +43,26 @@ pub trait CongestionControl {
     fn on_ack(&mut self, _ack: &AckSignal) {}
     /// A packet was lost (NACK or timeout) at `now`, with `in_flight` bytes still in flight.
     fn on_loss(&mut self, _now: Time, _in_flight: u64) {}
+    /// The rate (bits/s) the connection's packets are paced at; 0 = not paced (the window
+    /// alone limits, the NIC sends at line rate).
+    fn rate(&self) -> u64 {
+        0
+    }
+    /// A packet of `bytes` left at `now`; returns the pacing rate for the next one, as
+    /// [`CongestionControl::rate`].
+    fn on_send(&mut self, _now: Time, _bytes: u64) -> u64 {
+        0
+    }
+    /// A congestion notification packet (CNP) arrived; returns when the algorithm's timer
+    /// must fire next ([`CongestionControl::on_timer`]), if it runs.
+    fn on_cnp(&mut self, _now: Time) -> Option<Time> {
+        None
+    }
+    /// The algorithm's timer fired at `now`; returns when it fires next. A timer restarted
+    /// since it was set ignores the call (returns `None`).
+    fn on_timer(&mut self, _now: Time) -> Option<Time> {
+        None
+    }
 }
 
 /// Declares the algorithms, one line each (`Variant => module`): each module has `INFO`,
@@ -99,12 +120,35 @@ macro_rules! congestion_controls {
                     $(Cwnd::$Variant(w) => w.on_loss(now, in_flight)),+
                 }
             }
+            #[inline]
+            fn rate(&self) -> u64 {
+                match self {
+                    $(Cwnd::$Variant(w) => w.rate()),+
+                }
+            }
+            #[inline]
+            fn on_send(&mut self, now: Time, bytes: u64) -> u64 {
+                match self {
+                    $(Cwnd::$Variant(w) => w.on_send(now, bytes)),+
+                }
+            }
+            fn on_cnp(&mut self, now: Time) -> Option<Time> {
+                match self {
+                    $(Cwnd::$Variant(w) => w.on_cnp(now)),+
+                }
+            }
+            fn on_timer(&mut self, now: Time) -> Option<Time> {
+                match self {
+                    $(Cwnd::$Variant(w) => w.on_timer(now)),+
+                }
+            }
         }
     };
 }
 
 congestion_controls! {
     Dctcp => dctcp::Dctcp,
+    Dcqcn => dcqcn::Dcqcn,
     Nscc => nscc::Nscc,
     None => fixed::Fixed,
 }
