@@ -4,6 +4,7 @@
 pub mod cc;
 pub mod connection;
 pub mod nic;
+pub mod receiver;
 pub mod rto;
 pub mod transport;
 

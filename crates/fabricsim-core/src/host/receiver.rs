@@ -1,0 +1,156 @@
+//! The receiving end of a connection: what arrived, the SACK log, the ACK policy, the reorder
+//! window and distances, path-ID loss detection and DCQCN's notification point. The
+//! transports (`super::transport`) decide with it what each arrival triggers.
+
+use super::cc::dcqcn::Notifier;
+use crate::packet::Ev;
+use crate::time::Time;
+
+#[derive(Debug, Clone, Default)]
+pub struct Receiver {
+    received: Vec<u64>,
+    pub count: u32,
+    pub delivered_bytes: u64,
+    highest: Option<u32>,
+    pub max_reorder: u32,
+    pub pending_acks: u32,
+    pub sack_log: Vec<u32>,
+    /// With `ack_evs = "all"`: the EV and ECN mark of each entry of the SACK log.
+    pub ack_info: Vec<(Ev, bool)>,
+    pub end: Option<Time>,
+    /// ACK policy: every n-th packet, at once on an ECN mark, keep every EV for the ACK.
+    pub policy: AckPolicy,
+    n_pkts: u32,
+    /// Go-back-N: the next PSN accepted, and the PSN a NAK was last sent for.
+    pub expected: u32,
+    pub(crate) nak_for: Option<u32>,
+    /// Path-ID loss detection: highest PSN received per path, lowest PSN not received, and
+    /// the PSN below which holes were already NACKed.
+    paths: Vec<(u16, u32)>,
+    cum: u32,
+    nacked_below: u32,
+    /// Histogram of reorder distances: `reorder_hist[d]` arrivals trailed the highest PSN
+    /// received before them by `d` (0 = in order); the last bucket collects the rest.
+    pub reorder_hist: Vec<u64>,
+    /// DCQCN's notification point: when to send CNPs.
+    pub cnp: Notifier,
+}
+
+/// The receiver's policy: when it ACKs, what an ACK reports, and (Go-back-N) how far ahead
+/// of the next expected PSN it may place packets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AckPolicy {
+    pub every: u32,
+    /// ACK at once when a data packet arrives ECN-marked.
+    pub on_ecn: bool,
+    /// The ACK reports the EV and mark of every packet since the previous ACK, not only the
+    /// triggering one.
+    pub all_evs: bool,
+    /// Go-back-N: packets with a PSN in `(expected, expected + reorder_window]` are held
+    /// rather than discarded (`transport.reorder_buffer` / payload); 0 = strict.
+    pub reorder_window: u32,
+}
+
+/// Reorder distances tracked one by one; larger ones share the last bucket.
+pub const REORDER_BUCKETS: usize = 64;
+
+/// What the receiver does with an arriving data packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    pub send_ack: bool,
+    /// This arrival completed the message.
+    pub completed: bool,
+    /// Go-back-N: send a NAK for this PSN.
+    pub nak: Option<u32>,
+    /// Go-back-N: the packet was discarded.
+    pub discarded: bool,
+}
+
+impl Receiver {
+    pub(crate) fn new(n_pkts: u32, policy: AckPolicy) -> Receiver {
+        Receiver {
+            received: vec![0; (n_pkts as usize).div_ceil(64)],
+            reorder_hist: vec![0; REORDER_BUCKETS],
+            policy,
+            n_pkts,
+            ..Default::default()
+        }
+    }
+
+    /// Packets in the message.
+    pub(crate) fn n_pkts(&self) -> u32 {
+        self.n_pkts
+    }
+
+    pub(crate) fn has(&self, psn: u32) -> bool {
+        self.received[(psn / 64) as usize] >> (psn % 64) & 1 == 1
+    }
+
+    /// Reorder distance of an arrival (Juniper's metric): how far it trails the highest PSN
+    /// that arrived before it.
+    pub(crate) fn note_order(&mut self, psn: u32) {
+        let d = match self.highest {
+            Some(h) if psn < h => h - psn,
+            _ => {
+                self.highest = Some(psn);
+                0
+            }
+        };
+        self.max_reorder = self.max_reorder.max(d);
+        self.reorder_hist[(d as usize).min(REORDER_BUCKETS - 1)] += 1;
+    }
+
+    pub(crate) fn accept(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> bool {
+        self.sack_log.push(psn);
+        self.place(now, psn, payload, ev, ecn)
+    }
+
+    /// Records `psn` as received without acknowledging it yet (a Go-back-N receiver holding
+    /// it out of order; its cumulative ACK covers it once the gap before it is filled).
+    pub(crate) fn place(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> bool {
+        self.received[(psn / 64) as usize] |= 1 << (psn % 64);
+        self.count += 1;
+        self.delivered_bytes += payload;
+        if self.policy.all_evs {
+            self.ack_info.push((ev, ecn));
+        }
+        if self.count == self.n_pkts {
+            self.end = Some(now);
+            return true;
+        }
+        false
+    }
+
+    pub(crate) fn ack_due(&mut self, force: bool, ecn: bool) -> bool {
+        self.pending_acks += 1;
+        let due = force || (ecn && self.policy.on_ecn) || self.pending_acks >= self.policy.every;
+        if due {
+            self.pending_acks = 0;
+        }
+        due
+    }
+
+    /// Path-ID-assisted loss detection: records `psn` as received on `path` and returns the
+    /// PSNs now known lost: below the highest PSN received on every one of the `n_paths`
+    /// paths between the two hosts, not yet received, not yet NACKed. Until every path has
+    /// delivered something the receiver cannot tell a loss from a packet still on an unseen
+    /// path, so it stays silent (the RTO covers that case, e.g. single-path ECMP).
+    pub fn lost_by_path(&mut self, psn: u32, path: u16, n_paths: usize, out: &mut Vec<u32>) {
+        match self.paths.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, max)) => *max = (*max).max(psn),
+            None => self.paths.push((path, psn)),
+        }
+        if self.paths.len() < n_paths {
+            return;
+        }
+        while (self.cum as usize) < self.received.len() * 64 && self.has(self.cum) {
+            self.cum += 1;
+        }
+        let floor = self.paths.iter().map(|&(_, m)| m).min().unwrap_or(0);
+        let from = self.cum.max(self.nacked_below);
+        if floor > from {
+            out.extend((from..floor).filter(|&p| !self.has(p)));
+            self.nacked_below = floor;
+        }
+    }
+}
