@@ -14,7 +14,7 @@ use crate::engine::rng::{Rng, Stream};
 use crate::engine::{Event, EventQueue};
 use crate::faults::link::{Change, LinkFault};
 use crate::packet::{Kind, Packet};
-use crate::switch::routing::{choose_up, usable, Route, Rule};
+use crate::switch::routing::{choose_up, usable, PortLoads, Route, Rule};
 use crate::switch::{red_mark, EcnMark, EgressPort, Overflow, SwitchModel};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
@@ -51,6 +51,10 @@ pub struct Fabric {
     /// empty while nothing is excluded.
     excluded: Vec<bool>,
     restricted: Vec<Option<Box<[u32]>>>,
+    /// With a shared buffer: the data bytes queued at each switch (empty otherwise).
+    pooled: Vec<u64>,
+    /// Adaptive routing's last sample of each port's load (empty while loads are exact).
+    samples: Vec<(Time, u64)>,
     pub losses: Losses,
 }
 
@@ -58,7 +62,7 @@ impl Fabric {
     /// The fabric of `topo`, switches configured by `cfg`, for `connections` connections.
     pub fn new(topo: Topology, cfg: SwitchModel, seed: u64, connections: usize) -> Fabric {
         let hosts = topo.hosts();
-        let ports = topo
+        let ports: Vec<EgressPort> = topo
             .ports
             .iter()
             .map(|p| EgressPort::new(p.from, p.to, p.from.saturating_sub(hosts), p.rate, p.delay, cfg.classes as usize))
@@ -76,6 +80,8 @@ impl Fabric {
             })
             .collect();
         let rng = (0..topo.switches()).map(|i| Rng::stream(seed, Stream::Switch, i as u64)).collect();
+        let pooled = if cfg.shared.is_some() { vec![0; topo.switches()] } else { Vec::new() };
+        let samples = if cfg.sense.is_exact() { Vec::new() } else { vec![(0, 0); ports.len()] };
         Fabric {
             topo,
             ports,
@@ -86,6 +92,8 @@ impl Fabric {
             seed,
             excluded: Vec::new(),
             restricted: Vec::new(),
+            pooled,
+            samples,
             losses: Losses { conn: vec![ConnLosses::default(); connections], ..Losses::default() },
         }
     }
@@ -214,6 +222,9 @@ impl Fabric {
             pkt
         } else {
             let Some(mut head) = p.pop_data(now, &self.cfg.scheduler) else { return };
+            if let Some(used) = self.pooled.get_mut(p.switch as usize) {
+                *used -= head.size as u64;
+            }
             if let Some((kmin, kmax, EcnMark::Dequeue)) = self.cfg.ecn {
                 let left = p.classes[head.class as usize].bytes;
                 if red_mark(left, kmin, kmax, &mut self.rng[p.switch as usize]) {
@@ -250,7 +261,7 @@ impl Fabric {
     /// A packet reached switch `node`: route it to its egress port and queue it there.
     #[inline]
     pub fn forward(&mut self, q: &mut EventQueue, now: Time, node: u32, mut pkt: Packet) {
-        let out = self.next_hop(node, &pkt);
+        let out = self.next_hop(now, node, &pkt);
         let r = &self.routes[node as usize].reach;
         if out >= r.first_up() {
             // going up: the switch stamps its choice into the path id (mixed radix)
@@ -262,24 +273,44 @@ impl Fabric {
     /// Down is deterministic; up follows the switch tier's rule (`switch::routing`), among
     /// the up-ports routing still allows towards the destination's leaf.
     #[inline]
-    fn next_hop(&mut self, node: u32, pkt: &Packet) -> u32 {
+    fn next_hop(&mut self, now: Time, node: u32, pkt: &Packet) -> u32 {
         let r = self.routes[node as usize];
         if let Some(port) = r.reach.down_port(pkt.dst) {
             return port;
         }
         let sw = (node - self.hosts) as usize;
         let set = usable(&self.restricted, &self.topo.spec, sw, pkt.dst);
-        let i = choose_up(&r, pkt, set, Some(&mut self.rng[sw]), &self.ports, &self.cfg.mp_ev);
+        let mut loads = PortLoads { ports: &self.ports, sense: &self.cfg.sense, now, samples: &mut self.samples };
+        let i = choose_up(&r, pkt, set, Some(&mut self.rng[sw]), &mut loads, &self.cfg.mp_ev);
         r.reach.first_up() + i.unwrap_or(0)
+    }
+
+    /// Whether a data packet of `size` bytes overflows a class queue holding `queued` bytes at
+    /// switch `sw`: past the per-port buffer, or with a shared buffer past the pool or past
+    /// alpha times the pool's free space (Choudhury and Hahne's dynamic threshold).
+    #[inline]
+    fn overflows(&self, sw: u32, queued: u64, size: u64) -> bool {
+        match self.cfg.shared {
+            None => queued + size > self.cfg.buffer,
+            Some((pool, alpha)) => {
+                let used = self.pooled[sw as usize];
+                used + size > pool || (queued + size) as f64 > alpha * (pool - used) as f64
+            }
+        }
     }
 
     /// Queues `pkt` at `port` (or puts it straight on a free wire): a data packet that would
     /// overflow its class queue is trimmed to a header or dropped; ECN at enqueue if asked.
     pub fn enqueue(&mut self, q: &mut EventQueue, now: Time, port: u32, mut pkt: Packet) {
+        let (sw, queued) = {
+            let p = &self.ports[port as usize];
+            (p.switch, p.classes[pkt.class as usize].bytes)
+        };
+        let mut control = pkt.is_control();
+        let overflow = !control && self.overflows(sw, queued, pkt.size as u64);
         let m = &self.cfg;
         let p = &mut self.ports[port as usize];
-        let mut control = pkt.is_control();
-        if !control && p.classes[pkt.class as usize].bytes + pkt.size as u64 > m.buffer {
+        if overflow {
             p.stats.max_queue = p.stats.max_queue.max(p.data_bytes);
             match m.overflow {
                 Overflow::Trim => {
@@ -312,6 +343,9 @@ impl Fabric {
             self.transmit(q, now, port, pkt);
             return;
         } else {
+            if let Some(used) = self.pooled.get_mut(sw as usize) {
+                *used += pkt.size as u64;
+            }
             if let Some((kmin, kmax, EcnMark::Enqueue)) = m.ecn {
                 let ahead = p.classes[pkt.class as usize].bytes;
                 if red_mark(ahead, kmin, kmax, &mut self.rng[p.switch as usize]) {
@@ -360,7 +394,9 @@ impl Fabric {
                 Some(port) => port,
                 None => {
                     let set = usable(&self.restricted, &self.topo.spec, (node - self.hosts) as usize, probe.dst);
-                    r.reach.first_up() + choose_up(&r, probe, set, None, &self.ports, &self.cfg.mp_ev)?
+                    // a rule that reads loads decides at random among equals: never inspected
+                    let mut loads = PortLoads { ports: &self.ports, sense: &self.cfg.sense, now: 0, samples: &mut [] };
+                    r.reach.first_up() + choose_up(&r, probe, set, None, &mut loads, &self.cfg.mp_ev)?
                 }
             };
             path.push(port);

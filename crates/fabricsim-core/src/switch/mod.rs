@@ -4,9 +4,12 @@
 //! headers) served first, then one queue per data class (`switch.classes`), served in strict
 //! priority (class 0 first) or by deficit round robin with per-class weights (`scheduler =
 //! "wrr"`: each round a class may send `weight` MTUs' worth of bytes), as in the PRIME paper's
-//! mixed-traffic experiment (sec. IV-A2). Each class queue is byte-limited (`buffer`); a data
-//! packet that would overflow it is trimmed to its header and moved to the control queue
-//! (`overflow = "trim"`, the default) or dropped (`"drop"`). ECN marks data packets by RED on
+//! mixed-traffic experiment (sec. IV-A2). Each class queue is byte-limited (`buffer`), or the
+//! switch's queues share one pool with dynamic thresholds (Choudhury and Hahne, "Dynamic Queue
+//! Length Thresholds for Shared-Memory Packet Switches", IEEE/ACM ToN 1998: a queue may grow
+//! to alpha times the pool's free space); a data packet that would overflow it is trimmed to
+//! its header and moved to the control queue (`overflow = "trim"`, the default) or dropped
+//! (`"drop"`). ECN marks data packets by RED on
 //! the instantaneous occupancy of their class queue, linearly from 0 at Kmin to 1 at Kmax: at
 //! dequeue (the bytes left behind the departing packet, the default) or at enqueue (the bytes
 //! ahead of the arriving packet). Following htsim's pipe, a link's in-flight packets sit in a FIFO and
@@ -24,8 +27,8 @@ use serde::{Deserialize, Serialize};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
 use crate::packet::mp_ev::MpEvLayout;
-use crate::units::SizeOrBdp;
-use routing::{RoutingConfig, Rule};
+use crate::units::{Duration, SizeOrBdp};
+use routing::{LoadSense, RoutingConfig, Rule};
 
 pub use port::{EgressPort, PortStats, Scheduler};
 
@@ -69,12 +72,55 @@ pub enum Overflow {
     Drop,
 }
 
+/// A switch's data buffer: per queue, or shared by all the queues of the switch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BufferConfig {
+    /// Each class queue of each port holds at most this much.
+    PerPort(SizeOrBdp),
+    /// One pool per switch; a queue may grow to `alpha` times the pool's free space (dynamic
+    /// thresholds).
+    Shared(SharedBuffer),
+}
+
+/// `switch.buffer = { shared = "...", alpha = ... }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedBuffer {
+    pub shared: SizeOrBdp,
+    #[serde(default = "d_alpha")]
+    pub alpha: f64,
+}
+fn d_alpha() -> f64 {
+    1.0
+}
+
+impl Serialize for BufferConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            BufferConfig::PerPort(x) => x.serialize(s),
+            BufferConfig::Shared(x) => x.serialize(s),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BufferConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match serde_json::Value::deserialize(d)? {
+            v @ serde_json::Value::Object(_) => SharedBuffer::deserialize(v).map(BufferConfig::Shared).map_err(D::Error::custom),
+            v => SizeOrBdp::deserialize(v)
+                .map(BufferConfig::PerPort)
+                .map_err(|e| D::Error::custom(format!("{e}, or a shared buffer like {{ shared = \"32MiB\", alpha = 1.0 }}"))),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchConfig {
-    /// Data buffer per egress port.
-    #[serde(default = "d_buffer")]
-    pub buffer: SizeOrBdp,
+    /// Data buffer: per class queue of each egress port (a size or BDP fraction), or shared
+    /// by the switch's queues with dynamic thresholds (`{ shared, alpha }`).
+    #[serde(default = "d_buffer_config")]
+    pub buffer: BufferConfig,
     /// Buffer of the strict-priority control queue (ACK, NACK, trimmed headers) per port.
     #[serde(default = "d_buffer")]
     pub control_buffer: SizeOrBdp,
@@ -94,6 +140,22 @@ pub struct SwitchConfig {
     /// WRR weights, one per class (default: all 1).
     #[serde(default)]
     pub weights: Vec<u32>,
+    /// What `routing = "adaptive"` reads of a port's load.
+    #[serde(default)]
+    pub adaptive: AdaptiveConfig,
+}
+
+/// `[switch.adaptive]`: quantized, periodically refreshed port loads for adaptive routing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdaptiveConfig {
+    /// Band edges as fractions of the buffer a queue may hold, ascending (the reference
+    /// simulator: `[0.05, 0.1, 0.2]`); empty = exact bytes.
+    #[serde(default)]
+    pub levels: Vec<f64>,
+    /// How long a port's sampled load stays (the reference: `"100ns"`); 0 = always fresh.
+    #[serde(default)]
+    pub refresh: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,13 +175,16 @@ fn d_scheduler() -> SchedulerKind {
 fn d_buffer() -> SizeOrBdp {
     SizeOrBdp::parse("1bdp").expect("valid literal")
 }
+fn d_buffer_config() -> BufferConfig {
+    BufferConfig::PerPort(d_buffer())
+}
 fn d_overflow() -> Overflow {
     Overflow::Trim
 }
 impl Default for SwitchConfig {
     fn default() -> Self {
         SwitchConfig {
-            buffer: d_buffer(),
+            buffer: d_buffer_config(),
             control_buffer: d_buffer(),
             ecn: EcnConfig::default(),
             overflow: d_overflow(),
@@ -127,6 +192,7 @@ impl Default for SwitchConfig {
             classes: d_classes(),
             scheduler: d_scheduler(),
             weights: Vec::new(),
+            adaptive: AdaptiveConfig::default(),
         }
     }
 }
@@ -145,7 +211,11 @@ pub struct SwitchContext<'a> {
 /// The switch configuration in core units, checked.
 #[derive(Debug, Clone)]
 pub struct SwitchModel {
+    /// The most one data queue holds: the per-port buffer, or with a shared buffer what a
+    /// queue reaches alone (alpha / (1 + alpha) of the pool).
     pub buffer: u64,
+    /// A shared buffer: (pool bytes, alpha).
+    pub shared: Option<(u64, f64)>,
     pub control_buffer: u64,
     /// (Kmin, Kmax, where), or `None` without ECN.
     pub ecn: Option<(u64, u64, EcnMark)>,
@@ -156,14 +226,22 @@ pub struct SwitchModel {
     pub scheduler: Scheduler,
     /// Next-hop rule of each switch tier with up-ports.
     pub rules: Vec<Rule>,
+    /// What adaptive routing reads of a port's load.
+    pub sense: LoadSense,
     pub mp_ev: MpEvLayout,
 }
 
 impl SwitchConfig {
-    /// The ECN thresholds: as given, else 20 % and 80 % of the buffer (DESIGN.md's Kmin and
-    /// Kmax), so that a smaller buffer brings its thresholds down with it.
+    /// The ECN thresholds: as given, else 20 % and 80 % of the per-port buffer (DESIGN.md's
+    /// Kmin and Kmax), so that a smaller buffer brings its thresholds down with it; with a
+    /// shared buffer, of one BDP (the default per-port buffer, so that sharing the buffer
+    /// changes only admission).
     pub fn ecn_thresholds(&self) -> (SizeOrBdp, SizeOrBdp) {
-        (self.ecn.kmin.unwrap_or(self.buffer.tenths(2)), self.ecn.kmax.unwrap_or(self.buffer.tenths(8)))
+        let base = match &self.buffer {
+            BufferConfig::PerPort(b) => *b,
+            BufferConfig::Shared(_) => d_buffer(),
+        };
+        (self.ecn.kmin.unwrap_or(base.tenths(2)), self.ecn.kmax.unwrap_or(base.tenths(8)))
     }
 
     /// Writes the default ECN thresholds out, as the recorded scenario shows them.
@@ -176,8 +254,30 @@ impl SwitchConfig {
     pub fn resolve(&self, ctx: &SwitchContext<'_>) -> Result<SwitchModel, ScenarioError> {
         let mtu = ctx.mtu;
         let bytes_of = |x: SizeOrBdp| x.resolve(ctx.bdp_packets, mtu);
-        let buffer = bytes_of(self.buffer);
-        ensure(buffer >= mtu, "switch.buffer", self.buffer, format!("allowed: at least one full packet ({mtu} B)"))?;
+        let (buffer, shared) = match &self.buffer {
+            BufferConfig::PerPort(b) => {
+                let buffer = bytes_of(*b);
+                ensure(buffer >= mtu, "switch.buffer", b, format!("allowed: at least one full packet ({mtu} B)"))?;
+                (buffer, None)
+            }
+            BufferConfig::Shared(SharedBuffer { shared, alpha }) => {
+                let pool = bytes_of(*shared);
+                ensure(
+                    alpha.is_finite() && (1.0 / 64.0..=64.0).contains(alpha),
+                    "switch.buffer.alpha",
+                    alpha,
+                    "allowed: 1/64 to 64 (a queue may grow to alpha times the free pool)",
+                )?;
+                let alone = (pool as f64 * alpha / (1.0 + alpha)) as u64;
+                ensure(
+                    alone >= mtu,
+                    "switch.buffer.shared",
+                    shared,
+                    format!("allowed: a pool in which one queue holds a full packet ({mtu} B): alpha / (1 + alpha) of it is {alone} B"),
+                )?;
+                (alone, Some((pool, *alpha)))
+            }
+        };
         let control_buffer = bytes_of(self.control_buffer);
         ensure(control_buffer >= mtu, "switch.control_buffer", self.control_buffer, format!("allowed: at least {mtu} B"))?;
         let ecn = if self.ecn.enabled {
@@ -193,7 +293,7 @@ impl SwitchConfig {
                 kmax <= buffer,
                 "switch.ecn.kmax",
                 format!("{kmax_q} ({kmax} B)"),
-                format!("allowed: at most the buffer ({buffer} B; leave kmin and kmax out to take 20 % and 80 % of it)"),
+                format!("allowed: at most the buffer ({buffer} B a queue may hold; leave kmin and kmax out to take 20 % and 80 % of it)"),
             )?;
             Some((kmin, kmax, self.ecn.mark))
         } else {
@@ -218,8 +318,29 @@ impl SwitchConfig {
                 quanta: (0..self.classes as usize).map(|c| self.weights.get(c).copied().unwrap_or(1) as u64 * mtu).collect(),
             },
         };
+        let levels = &self.adaptive.levels;
+        ensure(levels.len() <= 15, "switch.adaptive.levels", format!("{} levels", levels.len()), "allowed: at most 15 band edges")?;
+        for (i, &l) in levels.iter().enumerate() {
+            let above = if i == 0 { 0.0 } else { levels[i - 1] };
+            ensure(
+                l.is_finite() && l > above && l <= 1.0,
+                &format!("switch.adaptive.levels[{i}]"),
+                l,
+                format!("allowed: a fraction of the buffer above {above} (ascending) and at most 1"),
+            )?;
+        }
+        ensure(
+            self.adaptive.refresh.0 <= crate::time::PS_PER_S,
+            "switch.adaptive.refresh",
+            self.adaptive.refresh,
+            "allowed: 0ns (always fresh) up to 1s",
+        )?;
+        let sense =
+            LoadSense { thresholds: levels.iter().map(|&l| (l * buffer as f64).ceil() as u64).collect(), refresh: self.adaptive.refresh.0 };
         Ok(SwitchModel {
+            sense,
             buffer,
+            shared,
             control_buffer,
             ecn,
             overflow: self.overflow,

@@ -1,5 +1,6 @@
 //! Whole-system behaviour of the core, one file per property.
 
+mod buffer;
 mod cc;
 mod conservation;
 mod determinism;

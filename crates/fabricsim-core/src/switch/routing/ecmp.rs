@@ -2,12 +2,12 @@
 //! (source and destination host, connection id as the source port) and its EV over the
 //! up-ports (RFC 2992; ARCANE sec. 2).
 
+use super::adaptive::PortLoads;
 use super::Route;
 use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
 use crate::packet::Packet;
 use crate::registry::AlgorithmInfo;
-use crate::switch::EgressPort;
 
 use crate::engine::rng::mix64;
 use crate::packet::Ev;
@@ -21,7 +21,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// The up-port offset: a hash over the group (or the ports routing still allows).
 #[inline]
-pub fn choose(r: &Route, pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _ports: &[EgressPort], _layout: &MpEvLayout) -> Option<u32> {
+pub fn choose(r: &Route, pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
     let n = set.map_or(r.reach.n_up, |s| s.len() as u32);
     let i = ecmp_index(r.salt, pkt.src, pkt.dst, pkt.conn, pkt.ev, n);
     Some(set.map_or(i, |s| s[i as usize]))

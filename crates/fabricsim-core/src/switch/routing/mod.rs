@@ -12,8 +12,8 @@ use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
 use crate::packet::Packet;
 use crate::registry::{named_kinds, AlgorithmInfo};
-use crate::switch::EgressPort;
 use crate::topology::{FatTreeSpec, Reach};
+pub use adaptive::{LoadSense, PortLoads};
 
 /// Declares the rules, one line each (`Variant => module`): each module has `INFO` and
 /// `choose`, the up-port a switch of that rule picks.
@@ -30,9 +30,9 @@ macro_rules! rules {
         /// restricts it. `None` for the rules that need randomness when no `rng` is given
         /// (path inspection).
         #[inline]
-        pub fn choose_up(r: &Route, pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, ports: &[EgressPort], layout: &MpEvLayout) -> Option<u32> {
+        pub fn choose_up(r: &Route, pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
             match r.rule {
-                $(Rule::$Variant => $module::choose(r, pkt, set, rng, ports, layout)),+
+                $(Rule::$Variant => $module::choose(r, pkt, set, rng, loads, layout)),+
             }
         }
     };

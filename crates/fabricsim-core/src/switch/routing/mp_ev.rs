@@ -4,12 +4,12 @@
 //! ports left in the group, so the packets that named it spread instead of doubling one
 //! neighbour's share.
 
+use super::adaptive::PortLoads;
 use super::Route;
 use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
 use crate::packet::Packet;
 use crate::registry::AlgorithmInfo;
-use crate::switch::EgressPort;
 
 use super::ecmp::ecmp_index;
 
@@ -22,7 +22,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// The up-port offset the packet's MP-EV names for this tier.
 #[inline]
-pub fn choose(r: &Route, pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _ports: &[EgressPort], layout: &MpEvLayout) -> Option<u32> {
+pub fn choose(r: &Route, pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
     let part = layout.part(pkt.ev, r.tier as usize);
     Some(match set {
         Some(s) if !s.contains(&part) => s[ecmp_index(r.salt, pkt.src, pkt.dst, pkt.conn, pkt.ev, s.len() as u32) as usize],

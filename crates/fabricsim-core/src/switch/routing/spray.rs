@@ -1,11 +1,11 @@
 //! `spray`: a uniformly random up-port per packet (switch-based spraying).
 
+use super::adaptive::PortLoads;
 use super::Route;
 use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
 use crate::packet::Packet;
 use crate::registry::AlgorithmInfo;
-use crate::switch::EgressPort;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "routing",
@@ -16,7 +16,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// A random up-port; `None` without a random stream (path inspection).
 #[inline]
-pub fn choose(r: &Route, _pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, _ports: &[EgressPort], _layout: &MpEvLayout) -> Option<u32> {
+pub fn choose(r: &Route, _pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
     let n = set.map_or(r.reach.n_up, |s| s.len() as u32);
     let i = rng?.below(n as u64) as u32;
     Some(set.map_or(i, |s| s[i as usize]))
