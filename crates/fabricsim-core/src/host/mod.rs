@@ -118,6 +118,11 @@ pub struct TransportConfig {
     /// order before it NAKs (a NIC's reorder window); 0 = strict Go-back-N.
     #[serde(default = "d_reorder_buffer")]
     pub reorder_buffer: Size,
+    /// Out-of-order transport: packets the receiver may hold beyond the first PSN still
+    /// missing (a NIC's reorder limit); a packet further ahead is discarded and NACKed.
+    /// Absent: any order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder_limit: Option<u32>,
     /// `"rto"` or `"path_id"` (out-of-order transport only).
     #[serde(default = "d_loss_detection")]
     pub loss_detection: LossDetection,
@@ -180,6 +185,7 @@ impl Default for TransportConfig {
             rto: d_rto(),
             rto_min: d_rto_min(),
             reorder_buffer: Size(0),
+            reorder_limit: None,
             loss_detection: d_loss_detection(),
             cc: d_cc(),
             init_cwnd: d_window(),
@@ -256,6 +262,20 @@ impl TransportConfig {
             self.reorder_buffer,
             format!("allowed: 0B (strict Go-back-N) or from one packet's payload ({payload}B) up to 1TiB"),
         )?;
+        if let Some(n) = self.reorder_limit {
+            ensure(
+                self.kind == TransportKind::Ooo,
+                "transport.reorder_limit",
+                n,
+                "allowed: only with kind = \"ooo\" (Go-back-N's is reorder_buffer)",
+            )?;
+            ensure(
+                (1..=1 << 24).contains(&n),
+                "transport.reorder_limit",
+                n,
+                "allowed: 1 to 16777216 packets (leave it out for any order)",
+            )?;
+        }
         let line_rate_window = (bdp_packets + self.ack_every as u64 - 1) * mtu;
         let window = |w: WindowSize, field: &str| -> Result<u64, ScenarioError> {
             let bytes = match w {
@@ -286,6 +306,7 @@ impl TransportConfig {
                 on_ecn: self.ack_on_ecn,
                 all_evs: self.ack_evs == AckEvs::All,
                 reorder_window: (reorder / payload).min(u32::MAX as u64) as u32,
+                reorder_limit: self.reorder_limit,
             },
             rto,
             rto_adaptive,

@@ -48,7 +48,11 @@ pub struct AckPolicy {
     pub all_evs: bool,
     /// Go-back-N: packets with a PSN in `(expected, expected + reorder_window]` are held
     /// rather than discarded (`transport.reorder_buffer` / payload); 0 = strict.
+    /// rather than discarded (`transport.reorder_buffer` / payload); 0 = strict.
     pub reorder_window: u32,
+    /// Out-of-order receiver: PSNs more than this beyond the first missing one are discarded
+    /// (`transport.reorder_limit`); `None` = any order.
+    pub reorder_limit: Option<u32>,
 }
 
 /// Reorder distances tracked one by one; larger ones share the last bucket.
@@ -135,6 +139,14 @@ impl Receiver {
     /// paths between the two hosts, not yet received, not yet NACKed. Until every path has
     /// delivered something the receiver cannot tell a loss from a packet still on an unseen
     /// path, so it stays silent (the RTO covers that case, e.g. single-path ECMP).
+    /// The lowest PSN not received yet.
+    pub(crate) fn first_missing(&mut self) -> u32 {
+        while (self.cum as usize) < self.received.len() * 64 && self.has(self.cum) {
+            self.cum += 1;
+        }
+        self.cum
+    }
+
     pub fn lost_by_path(&mut self, psn: u32, path: u16, n_paths: usize, out: &mut Vec<u32>) {
         match self.paths.iter_mut().find(|(p, _)| *p == path) {
             Some((_, max)) => *max = (*max).max(psn),
@@ -143,9 +155,7 @@ impl Receiver {
         if self.paths.len() < n_paths {
             return;
         }
-        while (self.cum as usize) < self.received.len() * 64 && self.has(self.cum) {
-            self.cum += 1;
-        }
+        self.first_missing();
         let floor = self.paths.iter().map(|&(_, m)| m).min().unwrap_or(0);
         let from = self.cum.max(self.nacked_below);
         if floor > from {

@@ -27,6 +27,8 @@ fn each_bad_input_names_field_value_and_allowed() {
         ("[switch]\nbuffer = { shared = \"6KiB\" }\n", "switch.buffer.shared", "6KiB", "one queue holds a full packet"),
         ("[switch]\nbuffer = { shared = \"8MiB\", alfa = 2 }\n", "switch.buffer", "alfa", "alpha"),
         ("[switch]\nbuffer = 5\n", "switch.buffer", "5", "shared"),
+        ("[transport]\nkind = \"gbn\"\nreorder_limit = 64\n", "transport.reorder_limit", "64", "only with kind = \"ooo\""),
+        ("[transport]\nreorder_limit = 0\n", "transport.reorder_limit", "0", "1 to 16777216"),
         ("[topology]\n\" \" = 1\n", "topology.\" \"", "unknown field", "hosts"),
         ("[topology]\nlink_rate = \"400Gbs\"\n", "topology.link_rate", "400Gbs", "Gbps"),
         ("[lb]\nkind = \"ops\"\nevs_size = 0\n", "lb.evs_size", "0", "1 to"),

@@ -8,6 +8,11 @@
 //! (`loss_detection = "path_id"`, China Mobile slides), the receiver also keeps the highest
 //! PSN received on each path (switches stamp a path id) and NACKs at once every hole below the
 //! highest PSN of every path: each path is FIFO, so such a packet is lost.
+//!
+//! A NIC holds a finite number of packets out of order (the Juniper post's reorder-distance
+//! limit): with `transport.reorder_limit = n` a packet whose PSN is more than n beyond the
+//! first PSN still missing finds no room; the receiver discards it and NACKs it at once (the
+//! sender resends it, and the window counts a loss). Absent: any order is accepted.
 
 use super::Transport;
 use crate::host::connection::{Arrival, Connection, Receiver, SendRecord};
@@ -26,10 +31,15 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 pub struct Ooo;
 
 impl Transport for Ooo {
-    /// Any new PSN is accepted.
+    /// Any new PSN within the reorder limit is accepted.
     #[inline]
     fn on_data(rx: &mut Receiver, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> Arrival {
         let duplicate = rx.has(psn);
+        if let Some(limit) = rx.policy.reorder_limit.filter(|_| !duplicate) {
+            if psn - rx.first_missing() > limit {
+                return Arrival { send_ack: false, completed: false, nak: Some(psn), discarded: true };
+            }
+        }
         let mut completed = false;
         if !duplicate {
             rx.note_order(psn);
@@ -71,5 +81,17 @@ mod tests {
         assert!(Ooo::on_data(&mut e, 0, 1, 10, 8, true).send_ack, "an ECN mark is ACKed at once");
         assert_eq!(e.ack_info, vec![(7, false), (8, true)]);
         assert_eq!(r.delivered_bytes, 60);
+    }
+
+    #[test]
+    fn a_reorder_limit_discards_and_nacks_what_lies_beyond_it() {
+        let mut r = Receiver::new(8, AckPolicy { every: 1, reorder_limit: Some(2), ..Default::default() });
+        assert!(Ooo::on_data(&mut r, 0, 2, 10, 0, false).send_ack, "0 missing: 2 is within 2 of it");
+        let far = Ooo::on_data(&mut r, 0, 3, 10, 0, false);
+        assert_eq!((far.discarded, far.nak, far.send_ack), (true, Some(3), false), "3 is 3 beyond the hole at 0");
+        assert!(!r.has(3));
+        Ooo::on_data(&mut r, 0, 0, 10, 0, false);
+        assert!(!Ooo::on_data(&mut r, 0, 3, 10, 0, false).discarded, "the hole moved to 1: 3 fits now");
+        assert_eq!(r.count, 3);
     }
 }
