@@ -12,7 +12,7 @@ use crate::engine::rng::{Rng, Stream};
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::{AckSignal, CongestionControl};
 use crate::host::connection::{Connection, Message, SendRecord};
-use crate::host::{CcKind, LossDetection, TransportModel};
+use crate::host::{LossDetection, TransportModel};
 use crate::lb::LoadBalancer;
 use crate::packet::{Ev, Kind, Packet};
 use crate::switch::forward::Fabric;
@@ -248,18 +248,11 @@ impl Nics {
         let header = self.cfg.header as u16;
         let transport = self.cfg.kind;
         let reply = move |kind: Kind, ev: Ev, ecn: bool, sack_end: u32| Packet {
-            kind,
-            trimmed: false,
-            ecn,
-            class: 0,
-            conn: c,
             psn: packet.psn,
             ev,
-            src: host,
-            dst: packet.src,
-            path: 0,
-            size: header,
+            ecn,
             sack_end,
+            ..Packet::control(kind, c, host, packet.src, header)
         };
         match packet.kind {
             Kind::Data if packet.trimmed => {
@@ -271,7 +264,7 @@ impl Nics {
             }
             Kind::Data => {
                 self.counts.data_delivered += 1;
-                if packet.ecn && self.cfg.cc == CcKind::Dcqcn {
+                if packet.ecn && self.cfg.cc.sends_cnps() {
                     if let Some(window_end) = conn.rx.cnp.on_marked(now) {
                         conn.stats.cnps += 1;
                         q.schedule(window_end, Event::CnpTimer(c));
@@ -391,20 +384,7 @@ impl Nics {
         conn.stats.cnps += 1;
         q.schedule(window_end, Event::CnpTimer(c));
         let (host, to) = (conn.spec.dst, conn.spec.src);
-        let cnp = Packet {
-            kind: Kind::Cnp,
-            trimmed: false,
-            ecn: false,
-            class: 0,
-            conn: c,
-            psn: 0,
-            ev: 0,
-            src: host,
-            dst: to,
-            path: 0,
-            size: self.cfg.header as u16,
-            sack_end: 0,
-        };
+        let cnp = Packet::control(Kind::Cnp, c, host, to, self.cfg.header as u16);
         self.send_control(q, fabric, now, host, cnp);
     }
 

@@ -64,9 +64,9 @@ pub struct Arrival {
     pub send_ack: bool,
     /// This arrival completed the message.
     pub completed: bool,
-    /// Go-back-N: send a NAK for this PSN.
+    /// Send a NAK for this PSN (Go-back-N's gap, or a packet beyond the reorder limit).
     pub nak: Option<u32>,
-    /// Go-back-N: the packet was discarded.
+    /// The packet was discarded (out of order for Go-back-N, beyond the reorder limit).
     pub discarded: bool,
 }
 

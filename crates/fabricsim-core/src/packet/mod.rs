@@ -46,6 +46,13 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// A control packet (ACK, NACK, CNP) of connection `conn` from host `src` to host `dst`,
+    /// `size` bytes (the transport's header); the caller sets what it reports.
+    #[inline]
+    pub fn control(kind: Kind, conn: u32, src: u32, dst: u32, size: u16) -> Packet {
+        Packet { kind, trimmed: false, ecn: false, class: 0, path: 0, size, conn, psn: 0, ev: 0, src, dst, sack_end: 0 }
+    }
+
     /// ACK, NACK, CNP and trimmed headers use the strict-priority control class.
     #[inline]
     pub fn is_control(&self) -> bool {

@@ -285,32 +285,14 @@ impl Fabric {
         r.reach.first_up() + i.unwrap_or(0)
     }
 
-    /// Whether a data packet of `size` bytes overflows a class queue holding `queued` bytes at
-    /// switch `sw`: past the per-port buffer, or with a shared buffer past the pool or past
-    /// alpha times the pool's free space (Choudhury and Hahne's dynamic threshold).
-    #[inline]
-    fn overflows(&self, sw: u32, queued: u64, size: u64) -> bool {
-        match self.cfg.shared {
-            None => queued + size > self.cfg.buffer,
-            Some((pool, alpha)) => {
-                let used = self.pooled[sw as usize];
-                used + size > pool || (queued + size) as f64 > alpha * (pool - used) as f64
-            }
-        }
-    }
-
     /// Queues `pkt` at `port` (or puts it straight on a free wire): a data packet that would
     /// overflow its class queue is trimmed to a header or dropped; ECN at enqueue if asked.
     pub fn enqueue(&mut self, q: &mut EventQueue, now: Time, port: u32, mut pkt: Packet) {
-        let (sw, queued) = {
-            let p = &self.ports[port as usize];
-            (p.switch, p.classes[pkt.class as usize].bytes)
-        };
-        let mut control = pkt.is_control();
-        let overflow = !control && self.overflows(sw, queued, pkt.size as u64);
         let m = &self.cfg;
         let p = &mut self.ports[port as usize];
-        if overflow {
+        let sw = p.switch;
+        let mut control = pkt.is_control();
+        if !control && overflows(m, &self.pooled, sw, p.classes[pkt.class as usize].bytes, pkt.size as u64) {
             p.stats.max_queue = p.stats.max_queue.max(p.data_bytes);
             match m.overflow {
                 Overflow::Trim => {
@@ -409,5 +391,20 @@ impl Fabric {
     pub fn data_in_flight(&self) -> (u64, u64) {
         let held = || self.ports.iter().flat_map(|p| p.packets()).filter(|p| p.kind == Kind::Data);
         (held().filter(|p| !p.trimmed).count() as u64, held().filter(|p| p.trimmed).count() as u64)
+    }
+}
+
+/// Whether a data packet of `size` bytes overflows a class queue holding `queued` bytes at
+/// switch `sw`: past the per-port buffer, or with a shared buffer (`pooled`: bytes queued per
+/// switch) past the pool or past alpha times the pool's free space (Choudhury and Hahne's
+/// dynamic threshold).
+#[inline]
+fn overflows(m: &SwitchModel, pooled: &[u64], sw: u32, queued: u64, size: u64) -> bool {
+    match m.shared {
+        None => queued + size > m.buffer,
+        Some((pool, alpha)) => {
+            let used = pooled[sw as usize];
+            used + size > pool || (queued + size) as f64 > alpha * (pool - used) as f64
+        }
     }
 }

@@ -2,16 +2,20 @@
 
 use super::{fabric128, run};
 
-fn incast(cc: &str) -> fabricsim_core::stats::RunResult {
-    run(&fabric128(&format!(
-        "[transport]\ncc = \"{cc}\"\ninit_cwnd = \"1.5bdp\"\nmax_cwnd = \"1.5bdp\"\n[workload]\nkind = \"incast\"\nsenders = 16\nsize = \"2MiB\"\n"
-    )))
+/// 16 hosts send 2 MiB each to one, with `transport` as the `[transport]` table.
+fn incast(transport: &str) -> fabricsim_core::stats::RunResult {
+    run(&fabric128(&format!("[transport]\n{transport}\n[workload]\nkind = \"incast\"\nsenders = 16\nsize = \"2MiB\"\n")))
+}
+
+/// An incast under window control `cc` with the reference simulator's 1.5-BDP window.
+fn windowed_incast(cc: &str) -> fabricsim_core::stats::RunResult {
+    incast(&format!("cc = \"{cc}\"\ninit_cwnd = \"1.5bdp\"\nmax_cwnd = \"1.5bdp\""))
 }
 
 #[test]
 fn nscc_tames_an_incast_that_a_fixed_window_floods() {
-    let fixed = incast("none");
-    let nscc = incast("nscc");
+    let fixed = windowed_incast("none");
+    let nscc = windowed_incast("nscc");
     assert_eq!(nscc.summary.status, "complete");
     // the first RTT's 24 BDP cannot fit a 1-BDP buffer whatever the window does; after it, quick
     // adapt and the decrease on marked, delayed ACKs hold the senders near their share
@@ -24,14 +28,10 @@ fn nscc_tames_an_incast_that_a_fixed_window_floods() {
     assert!(max_fct < 1.05 * drain_ns, "max FCT {max_fct} ns, drain {drain_ns} ns");
 }
 
-fn gbn_incast(cc: &str) -> fabricsim_core::stats::RunResult {
-    run(&fabric128(&format!("[transport]\nkind = \"gbn\"\ncc = \"{cc}\"\n[workload]\nkind = \"incast\"\nsenders = 16\nsize = \"2MiB\"\n")))
-}
-
 #[test]
 fn dcqcn_cuts_an_incast_with_at_most_one_cnp_per_50us() {
-    let fixed = gbn_incast("none");
-    let dcqcn = gbn_incast("dcqcn");
+    let fixed = incast("kind = \"gbn\"\ncc = \"none\"");
+    let dcqcn = incast("kind = \"gbn\"\ncc = \"dcqcn\"");
     assert_eq!(dcqcn.summary.status, "complete");
     // the first 50 us at line rate overflow whatever DCQCN does (it needs about four CNPs to
     // reach a 16th of the line); then the rate holds the queue

@@ -45,6 +45,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 pub const NEEDS_RTT: bool = false;
 
+pub const SENDS_CNPS: bool = true;
+
 /// N: the least time between two CNPs of a connection.
 pub const CNP_INTERVAL: Time = 50 * PS_PER_US;
 /// K = T: the alpha and rate-increase timer.

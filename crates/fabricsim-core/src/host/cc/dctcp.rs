@@ -18,6 +18,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 pub const NEEDS_RTT: bool = false;
 
+pub const SENDS_CNPS: bool = false;
+
 /// The window of one connection.
 #[derive(Debug, Clone)]
 pub struct Dctcp {

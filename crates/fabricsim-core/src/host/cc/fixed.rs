@@ -8,6 +8,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo { category: "cc", name: "none", su
 
 pub const NEEDS_RTT: bool = false;
 
+pub const SENDS_CNPS: bool = false;
+
 /// A window that never moves.
 #[derive(Debug, Clone)]
 pub struct Fixed {

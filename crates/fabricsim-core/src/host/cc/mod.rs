@@ -66,7 +66,8 @@ pub trait CongestionControl {
 }
 
 /// Declares the algorithms, one line each (`Variant => module`): each module has `INFO`,
-/// `NEEDS_RTT` (whether its ACKs must carry RTT samples) and a state type with
+/// `NEEDS_RTT` (whether its ACKs must carry RTT samples), `SENDS_CNPS` (whether receivers
+/// send congestion notification packets for ECN marks) and a state type with
 /// `new(&CcContext)`.
 macro_rules! congestion_controls {
     ($($Variant:ident => $module:ident :: $State:ident),+ $(,)?) => {
@@ -97,6 +98,14 @@ macro_rules! congestion_controls {
             pub fn needs_rtt(self) -> bool {
                 match self {
                     $(CcKind::$Variant => $module::NEEDS_RTT),+
+                }
+            }
+
+            /// The receivers send CNPs for ECN-marked data ([`dcqcn::Notifier`]); the window
+            /// reacts in [`CongestionControl::on_cnp`].
+            pub fn sends_cnps(self) -> bool {
+                match self {
+                    $(CcKind::$Variant => $module::SENDS_CNPS),+
                 }
             }
         }

@@ -43,6 +43,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 pub const NEEDS_RTT: bool = true;
 
+pub const SENDS_CNPS: bool = false;
+
 /// The specification's reference fabric: 100 Gb/s and 12 us.
 const REF_RTT: Time = 12 * PS_PER_US;
 const REF_BDP: f64 = 100e9 / 8.0 * 12e-6;

@@ -29,7 +29,7 @@ macro_rules! rules {
         /// The up-port offset a switch picks by its rule, among `set` (offsets) if routing
         /// restricts it. `None` for the rules that need randomness when no `rng` is given
         /// (path inspection).
-        #[inline]
+        #[inline(always)]
         pub fn choose_up(r: &Route, pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
             match r.rule {
                 $(Rule::$Variant => $module::choose(r, pkt, set, rng, loads, layout)),+
