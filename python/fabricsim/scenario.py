@@ -246,10 +246,15 @@ def _lb_parameters(kind: str) -> set[str]:
 def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
     """A message list from a file: CSV with columns src, dst, size and optionally start,
     class, id, after (ids separated by ';' or spaces) and delay; or JSON (``.json``), a list
-    of objects with the same keys. Sizes, starts and delays are unit strings ("1MiB", "5us").
+    of objects with the same keys; or an htsim connection matrix (``.cm``, :mod:`fabricsim.htsim`).
+    Sizes, starts and delays are unit strings ("1MiB", "5us").
     A bad cell is refused with its row and column (``workload.file[ROW].COLUMN``)."""
     if path.suffix.lower() == ".json":
         return _read_flow_json(path)
+    if path.suffix.lower() == ".cm":
+        from .htsim import read_connection_matrix
+
+        return read_connection_matrix(path)
     import polars as pl
 
     try:

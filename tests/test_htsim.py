@@ -1,0 +1,59 @@
+"""htsim's traffic: its permutation generator, pair for pair, and its connection-matrix files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fabricsim import Scenario, run
+from fabricsim.errors import ScenarioError
+from fabricsim.htsim import permutation, read_connection_matrix, write_connection_matrix
+from fabricsim.reproduce import _folder
+
+
+def test_permutation_is_a_derangement_and_repeats_by_seed():
+    pairs = permutation(1024, 13)
+    assert sorted(s for s, _ in pairs) == list(range(1024))
+    assert sorted(d for _, d in pairs) == list(range(1024))
+    assert all(s != d for s, d in pairs)
+    assert pairs == permutation(1024, 13)
+    assert pairs != permutation(1024, 14)
+
+
+def test_the_shipped_matrix_is_the_generators():
+    flows = read_connection_matrix(_folder() / "data" / "htsim_perm_1024_seed13.cm")
+    assert [(f["src"], f["dst"]) for f in flows] == permutation(1024, 13)
+    assert {f["size"] for f in flows} == {"8388608B"} and {f["start"] for f in flows} == {"0ps"}
+    assert [f["id"] for f in flows] == list(range(1, 1025))
+
+
+def test_a_matrix_runs_as_the_same_flows_given_inline(tmp_path: Path):
+    write_connection_matrix(tmp_path / "perm.cm", 16, permutation(16, 3), 65536, start_ps=2_500_000)
+    base = {"seed": 1, "topology": {"hosts": 16, "radix": 8}, "lb": {"kind": "ops"}}
+    from_file = run(Scenario(base | {"workload": {"kind": "flows", "file": "perm.cm"}}, tmp_path)).flows
+    inline = [{"id": i + 1, "src": s, "dst": d, "size": "64KiB", "start": "2.5us"} for i, (s, d) in enumerate(permutation(16, 3))]
+    given = run(Scenario(base | {"workload": {"kind": "flows", "flows": inline}})).flows
+    assert from_file["fct_ps"].to_list() == given["fct_ps"].to_list()
+    assert from_file["start_ps"].min() == 2_500_000
+
+
+@pytest.mark.parametrize(
+    "text, field, message",
+    [
+        ("Nodes 4\nConnections 1\n0->1 id 1 start 0 size 100 trigger 3\n", "workload.file[line 3].trigger", "triggers are not read"),
+        ("Nodes 4\nConnections 1\n0->1 start 0 size 100 prio 2\n", "workload.file[line 3].prio", "allowed: id, start, size"),
+        ("Nodes 4\nConnections 2\n0->1 start 0 size 100\n", "workload.file", "declares Connections 2 but lists 1"),
+        ("Nodes 4\nConnections 1\n0->9 start 0 size 100\n", "workload.file[line 3].dst", "below Nodes 4"),
+        ("Nodes 4\nConnections 1\n0->1 start 0\n", "workload.file[line 3]", "no size"),
+        ("Nodes 4\nConnections 1\n0->1 start -5 size 100\n", "workload.file[line 3].start", "picoseconds >= 0"),
+        ("Nodes 4\nConnections 1\n0->1 start 0 size 1e3\n", "workload.file[line 3].size", "a whole number"),
+        ("Nodes 4\nTriggers 1\nConnections 0\n", "workload.file[line 2]", "declares htsim triggers"),
+        ("Nodes 4\nConnections 1\nflow 0 1\n", "workload.file[line 3]", "allowed: Nodes, Connections"),
+        ("# nothing\n", "workload.file", "lists no connections"),
+    ],
+)
+def test_a_bad_matrix_is_refused_naming_the_line(tmp_path: Path, text: str, field: str, message: str):
+    (tmp_path / "bad.cm").write_text(text)
+    with pytest.raises(ScenarioError) as e:
+        Scenario({"workload": {"kind": "flows", "file": "bad.cm"}}, tmp_path).validate()
+    assert e.value.field == field and message in str(e.value)
