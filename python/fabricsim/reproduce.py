@@ -132,7 +132,8 @@ class Experiment:
             if "seeds" in self.quick:
                 spec["seeds"] = self.quick["seeds"]
             spec["set"] = dict(spec.get("set", {})) | dict(self.quick.get("set", {}))
-        return Sweep.from_dict(spec)
+        # files an experiment reads (a flow list, a CDF) ship beside it, in experiments/data
+        return Sweep.from_dict(spec, base_dir=_folder())
 
 
 def _folder() -> Path:
