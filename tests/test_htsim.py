@@ -57,3 +57,17 @@ def test_a_bad_matrix_is_refused_naming_the_line(tmp_path: Path, text: str, fiel
     with pytest.raises(ScenarioError) as e:
         Scenario({"workload": {"kind": "flows", "file": "bad.cm"}}, tmp_path).validate()
     assert e.value.field == field and message in str(e.value)
+
+
+def test_an_experiment_reads_its_files_from_its_own_folder(tmp_path: Path):
+    from fabricsim.reproduce import load
+
+    write_connection_matrix(tmp_path / "perm.cm", 16, permutation(16, 5), 4096)
+    (tmp_path / "mine.toml").write_text(
+        'name = "mine"\nsource = "arcane"\n[sweep]\nseeds = [1]\n[sweep.base]\n'
+        'topology = { hosts = 16, radix = 8 }\nworkload = { kind = "flows", file = "perm.cm" }\n'
+        '[[claims]]\nclaim = "c"\nmetric = "max_slowdown"\nexpect = "above"\nbaseline = 0.5\n'
+    )
+    spec = load(tmp_path / "mine.toml").spec()
+    assert spec is not None
+    spec.validate()

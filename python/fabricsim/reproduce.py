@@ -122,6 +122,8 @@ class Experiment:
     tables: list[dict[str, Any]] = field(default_factory=list)
     plot: dict[str, Any] = field(default_factory=dict)
     theory_figures: list[dict[str, Any]] = field(default_factory=list)
+    #: Where the files it reads (a flow list, a CDF) are found: its own folder.
+    folder: Path | None = None
 
     def spec(self, quick: bool = False) -> Sweep | None:
         """The sweep (with ``--quick``'s changes); None for an experiment of theory alone."""
@@ -132,8 +134,7 @@ class Experiment:
             if "seeds" in self.quick:
                 spec["seeds"] = self.quick["seeds"]
             spec["set"] = dict(spec.get("set", {})) | dict(self.quick.get("set", {}))
-        # files an experiment reads (a flow list, a CDF) ship beside it, in experiments/data
-        return Sweep.from_dict(spec, base_dir=_folder())
+        return Sweep.from_dict(spec, base_dir=self.folder or _folder())
 
 
 def _folder() -> Path:
@@ -186,6 +187,7 @@ def load(path: str | Path) -> Experiment:
         raw.get("tables", []),
         raw.get("plot", {}),
         raw.get("theory_figures", []),
+        path.parent,
     )
 
 
