@@ -24,6 +24,7 @@ __all__ = ["permutation", "read_connection_matrix", "write_connection_matrix"]
 
 _HEADERS = ("Nodes", "Connections", "Triggers", "Failures")
 _UNSUPPORTED = ("trigger", "send_done_trigger", "recv_done_trigger")
+_NOT_READ = "not read; give dependencies as `after` in a CSV or JSON list, faults in [[faults]]"
 
 
 def permutation(nodes: int, seed: int) -> list[tuple[int, int]]:
@@ -75,34 +76,28 @@ def read_connection_matrix(path: str | Path) -> list[dict[str, Any]]:
             continue
         where = f"workload.file[line {number}]"
         if tokens[0] in _HEADERS:
-            header[tokens[0]] = _whole(tokens[1:2], where, tokens[0], path)
-            if tokens[0] != "Nodes" and tokens[0] != "Connections" and header[tokens[0]]:
-                raise scenario_error(
-                    where, f"{path} declares htsim {tokens[0].lower()}; not read: give dependencies as `after` in a CSV or JSON list"
-                )
+            header[tokens[0]] = _whole(tokens[1] if len(tokens) > 1 else "", where, tokens[0], path)
+            if tokens[0] not in ("Nodes", "Connections") and header[tokens[0]]:
+                raise scenario_error(where, f"{path} declares htsim {tokens[0].lower()}: {_NOT_READ}")
             continue
         if tokens[0] == "failure" or tokens[0] in _UNSUPPORTED:
-            raise scenario_error(
-                where, f"{path}: htsim {tokens[0]} lines are not read; give dependencies as `after` (CSV or JSON), faults in [[faults]]"
-            )
+            raise scenario_error(where, f"{path}: htsim {tokens[0]} lines are {_NOT_READ}")
         if "->" not in tokens[0]:
             raise scenario_error(where, f"got {tokens[0]!r} in {path}; allowed: Nodes, Connections or a connection SRC->DST ...")
         src, _, dst = tokens[0].partition("->")
-        flow: dict[str, Any] = {"src": _whole([src], where, "src", path), "dst": _whole([dst], where, "dst", path)}
+        flow: dict[str, Any] = {"src": _whole(src, where, "src", path), "dst": _whole(dst, where, "dst", path)}
         fields = tokens[1:]
         if len(fields) % 2:
             raise scenario_error(where, f"{path}: {fields[-1]!r} has no value; a connection is SRC->DST [id N] start PS size BYTES")
         for key, value in zip(fields[::2], fields[1::2], strict=True):
             if key == "size":
-                flow["size"] = f"{_whole([value], where, 'size', path)}B"
+                flow["size"] = f"{_whole(value, where, 'size', path)}B"
             elif key == "start":
                 flow["start"] = f"{_picoseconds(value, where, path)}ps"
             elif key == "id":
-                flow["id"] = _whole([value], where, "id", path)
+                flow["id"] = _whole(value, where, "id", path)
             elif key in _UNSUPPORTED:
-                raise scenario_error(
-                    f"{where}.{key}", f"{path}: htsim triggers are not read; give dependencies as `after` in a CSV or JSON list"
-                )
+                raise scenario_error(f"{where}.{key}", f"{path}: htsim triggers are {_NOT_READ}")
             else:
                 raise scenario_error(f"{where}.{key}", f"unknown key in {path}; allowed: id, start, size")
         for key in ("size", "start"):
@@ -121,8 +116,7 @@ def read_connection_matrix(path: str | Path) -> list[dict[str, Any]]:
     return flows
 
 
-def _whole(tokens: list[str], where: str, what: str, path: Path) -> int:
-    text = tokens[0] if tokens else ""
+def _whole(text: str, where: str, what: str, path: Path) -> int:
     if not text.isdigit():
         raise scenario_error(f"{where}.{what}", f"got {text!r} in {path}; allowed: a whole number >= 0")
     return int(text)
