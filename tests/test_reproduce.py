@@ -3,11 +3,14 @@ two quick experiments reproduce their papers' numbers (a regression guard on bot
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
+from fabricsim.claims import DIFFERS, DIRECTION, INCONCLUSIVE, MATCHES
 from fabricsim.cli import app
 from fabricsim.errors import ScenarioError
-from fabricsim.reproduce import DIFFERS, DIRECTION, MATCHES, SOURCES, Claim, Experiment, evaluate, experiments, run_experiment
+from fabricsim.reproduce import SOURCES, Claim, Experiment, evaluate, experiments, headline, load, run_experiment
 from typer.testing import CliRunner
 
 
@@ -22,32 +25,126 @@ def test_every_experiment_loads_and_validates_full_and_quick():
         assert e.spec() is not None or all(c.theory is not None for c in e.claims), e.name
 
 
+WHY = "test"
+
+
+def _exp(*claims: Claim, source: str = "arcane") -> Experiment:
+    return Experiment("x", source, "", "", {}, {}, list(claims))
+
+
 def test_verdicts():
-    points = pl.DataFrame({"lb.kind": ["a", "a", "b"], "m": [2.0, 4.0, 1.0]})
+    # two seeds per scheme: a is 2.5 and 3.5 (mean 3), b is 1 and 1
+    points = pl.DataFrame({"lb.kind": ["a", "a", "b", "b"], "seed": [1, 2, 1, 2], "m": [2.5, 3.5, 1.0, 1.0]})
 
-    def verdict(paper: float, over: dict | None = None, baseline: float | None = None, tolerance: float = 0.1) -> str:
-        c = Claim("c", "m", {"lb.kind": "a"}, paper, tolerance, over=over, baseline=baseline)
+    def verdict(
+        number: float, over: dict | None = None, baseline: float | None = None, tolerance: float = 0.1, scale: str = "relative"
+    ) -> str:
+        c = Claim(
+            "c",
+            "own",
+            metric="m",
+            of={"lb.kind": "a"},
+            number=number,
+            tolerance=tolerance,
+            tolerance_why=WHY,
+            over=over,
+            baseline=baseline,
+            scale=scale,
+        )
         c.check("c")
-        e = Experiment("x", "arcane", "", "", {}, {}, [c])
-        return evaluate(e, points)["verdict"][0]
+        return evaluate(_exp(c), points)["verdict"][0]
 
-    assert verdict(3.0) == MATCHES  # mean of a's points
-    assert verdict(3.2, tolerance=0.05) == DIFFERS  # no pivot: only matches or differs
-    assert verdict(2.0, over={"lb.kind": "b"}) == DIRECTION  # 3.0 vs 2.0, both above 1
-    assert verdict(0.5, over={"lb.kind": "b"}) == DIFFERS  # 3.0 vs 0.5: opposite sides of 1
-    assert verdict(5.0, baseline=4.0) == DIFFERS and verdict(2.0, baseline=1.0) == DIRECTION
-    # direction-only claims
-    c = Claim("c", "m", {"lb.kind": "a"}, over={"lb.kind": "b"}, expect="above")
-    assert evaluate(Experiment("x", "prime", "", "", {}, {}, [c]), points)["verdict"][0] == MATCHES
-    c.expect = "below"
-    assert evaluate(Experiment("x", "prime", "", "", {}, {}, [c]), points)["verdict"][0] == DIFFERS
-    c.baseline = 4.0  # a ratio against a baseline of its own: 3.0 is below 4
-    assert evaluate(Experiment("x", "prime", "", "", {}, {}, [c]), points)["verdict"][0] == MATCHES
-    # equal is no direction
-    c = Claim("c", "m", {"lb.kind": "b"}, over={"lb.kind": "b"}, expect="below")
-    assert evaluate(Experiment("x", "prime", "", "", {}, {}, [c]), points)["verdict"][0] == DIFFERS
-    with pytest.raises(ScenarioError):
-        evaluate(Experiment("x", "arcane", "", "", {}, {}, [Claim("c", "m", {"topology.hosts": 1}, 1.0)]), points)
+    assert verdict(3.2) == MATCHES  # mean of a's seeds, within 10 %
+    assert verdict(6.0, tolerance=0.05) == DIFFERS  # no pivot, outside the seeds: only matches or differs
+    assert verdict(3.4, tolerance=0.05) == INCONCLUSIVE  # off the mean, but a seed reached it
+    assert verdict(9.0, over={"lb.kind": "b"}, scale="excess") == DIRECTION  # 3 vs 9, both above 1, beyond the spread (2.5..3.5)
+    assert verdict(0.5, over={"lb.kind": "b"}, scale="excess") == DIFFERS  # opposite sides of 1
+    assert verdict(2.6, over={"lb.kind": "b"}, scale="excess", tolerance=0.3) == MATCHES  # excess 2 against 1.6: 25 % off
+    assert verdict(2.4, over={"lb.kind": "b"}, scale="excess", tolerance=0.2) == DIRECTION  # excess 2 against 1.4: 43 % off
+    assert verdict(2.6, over={"lb.kind": "b"}, scale="absolute", tolerance=0.5) == MATCHES
+    assert verdict(7.0, baseline=1.0) == DIRECTION and verdict(0.5, baseline=1.0) == DIFFERS
+    row = evaluate(_exp(Claim("c", "own", metric="m", of={"lb.kind": "a"}, over={"lb.kind": "b"}, expect="above")), points).row(
+        0, named=True
+    )
+    assert (row["fabricsim"], row["min"], row["max"], row["seeds"]) == (3.0, 2.5, 3.5, 2)  # ratio of means; per-seed ratios' range
+
+
+def test_directions_need_a_difference_beyond_the_seeds_spread():
+    def verdict(values: list[float], expect: str = "above", baseline: float = 1.0) -> str:
+        points = pl.DataFrame({"seed": list(range(len(values))), "m": values})
+        c = Claim("c", "own", metric="m", expect=expect, baseline=baseline)
+        c.check("c")
+        return evaluate(_exp(c), points)["verdict"][0]
+
+    assert verdict([1.2, 1.3, 1.25]) == MATCHES  # 0.25 above, spread 0.1
+    assert verdict([0.999, 1.01, 1.0]) == INCONCLUSIVE  # the mean is above, but within seed noise
+    assert verdict([0.5, 2.0]) == INCONCLUSIVE  # mean 1.25, spread 1.5
+    assert verdict([0.7, 0.8]) == DIFFERS
+    assert verdict([0.7, 0.8], expect="below") == MATCHES
+    assert verdict([1.0, 1.0]) == INCONCLUSIVE  # equal is no direction
+
+
+def test_claims_are_refused_when_they_cannot_be_judged_honestly():
+    def refused(match: str, **kw: object) -> None:
+        with pytest.raises(ScenarioError, match=match):
+            Claim("c", **kw).check("c")  # type: ignore[arg-type]
+
+    refused("kind", metric="m", number=2.0, tolerance_why=WHY)
+    refused("quotes the document", kind="paper", metric="m", number=2.0, tolerance_why=WHY)
+    refused("setup and convention", kind="reference", metric="m", number=2.0, tolerance_why=WHY)
+    refused("tolerance", kind="own", metric="m", number=2.0, tolerance=1e9, tolerance_why=WHY)  # the old suite's 1e9
+    refused("tolerance", kind="own", metric="m", number=2.0, tolerance=0.6, tolerance_why=WHY)
+    refused("tolerance_why", kind="own", metric="m", number=2.0)
+    refused("excess over 1", kind="own", metric="max_slowdown", number=1.38, tolerance_why=WHY)  # a slowdown on the relative scale
+    refused("excess over 1", kind="own", metric="m", over={"a": 1}, number=0.5, tolerance_why=WHY)
+    refused("no excess", kind="own", metric="m", over={"a": 1}, number=1.0, scale="excess", tolerance_why=WHY)
+    refused("exactly one of number, model and expect", kind="own", metric="m", number=1.0, expect="above")
+    refused("exactly one of metric", kind="own", number=1.0)
+    refused("aggregate 'median'", kind="own", metric="flows.fct_ps:median", number=1.0, tolerance_why=WHY)
+    refused("flows has no column 'fct'", kind="own", metric="flows.fct:max", number=1.0, tolerance_why=WHY)
+    Claim("c", "own", metric="m", number=2.0, tolerance=3.0, scale="absolute", tolerance_why=WHY).check("c")  # absolute: any size
+
+
+def test_experiment_files_are_checked_before_any_run(tmp_path):
+    good = """
+name = "{name}"
+source = "arcane"
+[sweep]
+seeds = {seeds}
+base = {{ topology = {{ hosts = 16, radix = 8 }} }}
+[sweep.grid]
+"lb.kind" = ["ecmp", "ops"]
+[[claims]]
+kind = "own"
+claim = "c"
+metric = "{metric}"
+of = {{ "lb.kind" = "{lb}" }}
+over = {{ "lb.kind" = "ecmp" }}
+expect = "below"
+"""
+
+    def write(**kw: object) -> Path:
+        args = {"name": "x", "seeds": "[1, 2]", "metric": "max_fct_ns", "lb": "ops"} | kw
+        p = tmp_path / f"{args['name']}.toml"
+        p.write_text(good.format(**args))
+        return p
+
+    assert load(write()).claims[0].kind == "own"
+    for kw, match in (
+        ({"metric": "max_fct"}, "summary column"),  # a typo'd metric
+        ({"metric": "flows.fct_ps:p42"}, "aggregate 'p42'"),
+        ({"metric": "ports.nope:max"}, "ports has no column 'nope'"),
+        ({"lb": "opss"}, "got 'opss'; allowed: 'ecmp', 'ops'"),  # a value no point has
+        ({"seeds": "[1]"}, "at least two seeds"),  # a direction with no spread to judge it by
+    ):
+        with pytest.raises(ScenarioError, match=match):
+            load(write(**kw))
+
+
+def test_the_headline_counts_paper_claims_only():
+    claims = pl.DataFrame({"kind": ["paper", "paper", "own", "reference"], "verdict": [MATCHES, INCONCLUSIVE, MATCHES, MATCHES]})
+    line = headline(claims)
+    assert line.startswith("2 paper claims: 1 matches, 1 inconclusive;") and "1 own" in line and "1 reference" in line
 
 
 @pytest.mark.parametrize("name", ["juniper-goodput", "arcane-4.3.2-asymmetric"])
@@ -66,39 +163,54 @@ def test_the_cli_lists_and_refuses_unknown_names():
     assert r.exit_code == 2 and "nvidia-256-flows" in r.output
 
 
-def test_claims_must_say_what_they_measure_and_against_what():
-    with pytest.raises(ScenarioError, match="exactly one of metric"):
-        Claim("c", paper=1.0).check("c")
-    with pytest.raises(ScenarioError, match="exactly one of paper, model and expect"):
-        Claim("c", "m", paper=1.0, expect="above").check("c")
-    with pytest.raises(ScenarioError, match="aggregate 'median'"):
-        Claim("c", "flows.fct_ps:median", paper=1.0).check("c")
-
-
 def test_theory_claims_and_table_metrics(tmp_path):
     from fabricsim.reproduce import markdown_tables, tables
     from fabricsim.sweep import Sweep, run_sweep
 
     base = {"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "permutation", "size": "256KiB"}}
-    sweep = {"base": base, "grid": {"lb.kind": ["ecmp", "ops"]}}
+    sweep = {"base": base, "grid": {"lb.kind": ["ecmp", "ops"]}, "seeds": [1, 2]}
     points = run_sweep(Sweep.from_dict(sweep), tmp_path, workers=1)
+    ops = points.filter(pl.col("lb.kind") == "ops")["max_fct_ns"].to_list()
     claims = [
-        # a table metric: the worst flow from the flows table is the summary's max FCT
-        Claim("c", "flows.fct_ps:max", {"lb.kind": "ops"}, paper=float(points.filter(pl.col("lb.kind") == "ops")["max_fct_ns"][0] * 1000)),
-        # rows filtered: leaf uplinks only; under ECMP one uplink may carry several flows
-        Claim("c", "ports.data_packets:switch_imbalance", {"lb.kind": "ecmp"}, where={"tier": 1, "up": True}, expect="above", baseline=0.0),
-        # a model against the paper, and simulation against a model
-        Claim("c", theory={"model": "evs_imbalance", "flows": 32, "evs": 65536, "ports": 32}, expect="below", baseline=0.01),
-        Claim("c", "max_slowdown", {"lb.kind": "ops"}, model={"model": "max_queue", "policy": "ops", "n": 4, "rounds": 10}, tolerance=1e9),
+        # a table metric: the worst flow from the flows table is the summary's max FCT (mean over seeds)
+        Claim(
+            "c",
+            "own",
+            metric="flows.fct_ps:max",
+            of={"lb.kind": "ops"},
+            number=sum(ops) / len(ops) * 1000,
+            tolerance=1e-9,
+            tolerance_why=WHY,
+        ),
+        # rows filtered: leaf uplinks only; OPS spreads each flow's packets over every uplink, ECMP pins a flow to one
+        Claim(
+            "c",
+            "own",
+            metric="ports.data_packets:switch_imbalance",
+            of={"lb.kind": "ecmp"},
+            over={"lb.kind": "ops"},
+            where={"tier": 1, "up": True},
+            expect="above",
+        ),
+        # a model against the document (three model seeds)
+        Claim("c", "model", theory={"model": "evs_imbalance", "flows": 32, "evs": 65536, "ports": 32}, expect="below", baseline=0.01),
+        # simulation against a model: a slowdown near 1 is far from a queue of several balls
+        Claim(
+            "c",
+            "model",
+            metric="max_slowdown",
+            of={"lb.kind": "ops"},
+            model={"model": "max_queue", "policy": "ops", "n": 4, "rounds": 10},
+            tolerance_why=WHY,
+        ),
     ]
     exp = Experiment(
         "x", "arcane", "", "", sweep, {}, claims, tables=[{"by": ["lb.kind"], "columns": [["p99 us", "flows.fct_ps:p99", 1e-6]]}]
     )
     got = evaluate(exp, points, tmp_path)
-    assert got["verdict"].to_list() == [MATCHES] * 4, got
-    assert got["paper"][3].startswith("model ")
+    assert got["verdict"].to_list() == [MATCHES, MATCHES, MATCHES, DIFFERS], got
+    assert got["seeds"].to_list() == [2, 2, 3, 2]
+    assert got["source"][3].startswith("model ")
     ((_, frame),) = tables(exp, points, tmp_path)
     assert frame.columns == ["lb.kind", "p99 us"] and frame.height == 2
     assert markdown_tables([("T", frame)]).startswith("**T**\n\n| lb.kind | p99 us |")
-    with pytest.raises(ScenarioError, match="flows has no column 'nope'"):
-        evaluate(Experiment("x", "arcane", "", "", sweep, {}, [Claim("c", "flows.nope:max", paper=1.0)]), points, tmp_path)

@@ -15,6 +15,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -414,7 +415,7 @@ def reproduce(
     the verdicts and plots into an HTML report."""
     import polars as pl
 
-    from .reproduce import SOURCES, draw, experiments, markdown_tables, run_experiment
+    from .reproduce import SOURCES, draw, experiments, fabricsim_cell, headline, markdown_claims, markdown_tables, run_experiment
     from .reproduce import tables as experiment_tables
 
     suite = {e.name: e for e in experiments()}
@@ -459,17 +460,15 @@ def reproduce(
         sys.stdout.write("\n\n".join(p for p in parts if p) + "\n")
         return
     if markdown:
-        lines = ["| experiment | claim | paper | fabricsim | verdict | why |", "|---|---|---|---|---|---|"]
-        for r in claims.iter_rows(named=True):
-            lines.append(f"| {r['experiment']} | {r['claim']} | {r['paper']} | {r['fabricsim']:g} | {r['verdict']} | {r['note']} |")
-        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.write(markdown_claims(claims))
         return
-    t = Table(title="paper vs fabricsim" + (" (quick)" if quick else ""))
-    for col in ("experiment", "claim", "paper", "fabricsim", "verdict"):
-        t.add_column(col, justify="right" if col in ("paper", "fabricsim") else "left", overflow="fold")
+    t = Table(title="the documents vs fabricsim" + (" (quick)" if quick else ""), caption=headline(claims))
+    for col in ("experiment", "kind", "claim", "source", "fabricsim", "verdict"):
+        t.add_column(col, justify="right" if col in ("source", "fabricsim") else "left", overflow="fold")
+    colors = {"matches": "green", "differs": "red", "inconclusive": "blue"}
     for r in claims.iter_rows(named=True):
-        color = {"matches": "green", "differs": "red"}.get(r["verdict"], "yellow")
-        t.add_row(r["experiment"], r["claim"], r["paper"], f"{r['fabricsim']:g}", f"[{color}]{r['verdict']}[/]")
+        color = colors.get(r["verdict"], "yellow")
+        t.add_row(r["experiment"], r["kind"], escape(r["claim"]), escape(r["source"]), fabricsim_cell(r), f"[{color}]{r['verdict']}[/]")
     out.print(t)
 
 

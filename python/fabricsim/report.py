@@ -177,10 +177,9 @@ def reproduction_report(results: list[tuple[Any, pl.DataFrame, Path, list[Figure
     (the figures as :func:`fabricsim.reproduce.draw` returned them: computed once for the
     files and the page).
     """
-    from .reproduce import tables
+    from .reproduce import headline, tables
 
-    counts = pl.concat([c for _, c, _, _ in results])["verdict"].value_counts(sort=True)
-    head = ", ".join(f"{n} {v}" for v, n in counts.iter_rows())
+    head = headline(pl.concat([c for _, c, _, _ in results]))
     sections = [f"<p>{len(results)} experiments{' (quick)' if quick else ''}: {html.escape(head)}.</p>"]
     for exp, claims, d, figs in results:
         part = [

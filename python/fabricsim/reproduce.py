@@ -2,8 +2,9 @@
 
 Each experiment is one TOML file in ``fabricsim/experiments/`` (shipped with the package),
 named after the figure, table or section it reproduces. It holds a sweep (the base scenario
-inline, its axes and seeds), what ``--quick`` changes (a smaller fabric, fewer seeds), and the
-paper's claims, each with the paper's number beside the metric fabricsim compares it with::
+inline, its axes and seeds), what ``--quick`` changes (a smaller fabric, fewer seeds), and its
+claims, each saying what it is checked against (:mod:`fabricsim.claims`: kinds, scales,
+tolerances and verdicts)::
 
     name = "nvidia-256-flows"
     source = "nvidia"                     # arcane | prime | chinamobile | nvidia | juniper
@@ -11,6 +12,7 @@ paper's claims, each with the paper's number beside the metric fabricsim compare
     summary = "..."
     [sweep]                                # a sweep spec (docs/experiments.md), base inline
     base = { topology = { hosts = 128 } }
+    seeds = [1, 2, 3]
     [sweep.grid]
     "switch.routing" = ["ecmp", "adaptive"]
     [quick]                                # --quick: seeds and set overrides
@@ -18,12 +20,17 @@ paper's claims, each with the paper's number beside the metric fabricsim compare
     [plot]                                 # optional: the report's sweep plot (x, line, metric)
     x = "switch.routing"
     [[claims]]
-    claim = "ECMP's worst flow takes about 2.5x the ideal"
+    kind = "paper"                         # paper | reference | model | own
+    claim = "ECMP's worst flow takes up to 2.5x the ideal"
+    quote = "flows can take up to 2.5x longer to complete compared to the ideal"
+    at = "Figure 3 and the text above it"
     metric = "max_slowdown"                # averaged over the seeds (see below)
     of = { "switch.routing" = "ecmp" }     # the points it is measured on
     over = { "switch.routing" = "adaptive" }   # optional: report of / over, a ratio
-    paper = 2.5
-    tolerance = 0.2                        # matches: within 20 % of the paper
+    number = 2.5                           # the source's number (or expect = "above" | "below")
+    scale = "excess"                       # relative | excess | absolute
+    tolerance = 0.2
+    tolerance_why = "the blog reads the number off a figure"
     note = "why fabricsim differs, with the evidence"
     [[tables]]                             # optional: means over seeds, for the docs
     title = "..."
@@ -31,29 +38,23 @@ paper's claims, each with the paper's number beside the metric fabricsim compare
     columns = [["max FCT us", "max_fct_ns", 0.001], ["drops", "drops"]]   # label, metric[, scale[, where]]
 
 A **metric** is a summary column (``max_slowdown``) or an aggregate of one of a point's tables,
-``table.column:agg`` with ``agg`` one of sum, max, min, mean, p50, p99, imbalance (max / mean
+``table.column:agg`` with ``agg`` one of sum, max, min, mean, p50, p90, p99, imbalance (max / mean
 - 1) and switch_imbalance (ports: the largest imbalance among the ports of one node), rows
 filtered by ``where = {column = value}`` (``flows.fct_ps:max`` with ``where = {class = 1}``;
-``ports.data_packets:switch_imbalance`` with ``where = {tier = 1, up = true}``).
+``ports.data_packets:switch_imbalance`` with ``where = {tier = 1, up = true}``). :func:`load`
+checks every metric, column, axis and axis value against the declared outputs and the sweep
+before anything runs.
 
 Instead of ``metric``, a claim can take its value from a model of :mod:`fabricsim.theory`
 (``theory = {model = "max_queue", policy = "ops", n = 16}``, with ``theory_over`` for a
-ratio), and instead of ``paper`` its reference can be a model (``model = {model =
+ratio), and instead of ``number`` its reference can be a model (``model = {model =
 "evs_imbalance", ...}``): theory checked against the paper, and simulation against theory.
 An experiment whose claims are all theory needs no sweep. ``[[theory_figures]]`` adds the
 models' plots (:data:`fabricsim.theory.FIGURES`) to the report.
-
-A claim's verdict: **matches** (within its tolerance of the reference), **same direction,
-different size** (on the same side of ``baseline`` as the reference; a ratio's baseline is 1
-unless given), or **differs**. Where the paper gives only a direction (its numbers were
-lost, or it never gave them), the claim has ``expect = "below"`` or ``"above"`` (the ratio
-against 1, or the value against ``baseline``) instead of ``paper``, and matches when
-fabricsim goes strictly that way (equal is not a direction).
 """
 
 from __future__ import annotations
 
-import json
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -63,11 +64,26 @@ from typing import Any
 import polars as pl
 
 from . import theory
+from .claims import KINDS, VERDICTS, Claim, check_metric, judge, model_per_seed, model_value, per_seed, summarize, with_metric
 from .errors import scenario_error
 from .figures import Figure, is_sweep, sweep_figures
 from .sweep import Sweep, run_sweep
 
-__all__ = ["Claim", "Experiment", "draw", "evaluate", "experiments", "figures", "load", "markdown_tables", "run_experiment", "tables"]
+__all__ = [
+    "Claim",
+    "Experiment",
+    "draw",
+    "evaluate",
+    "experiments",
+    "fabricsim_cell",
+    "figures",
+    "headline",
+    "load",
+    "markdown_claims",
+    "markdown_tables",
+    "run_experiment",
+    "tables",
+]
 
 SOURCES = {
     "arcane": "ARCANE (recycled entropies; REPS family)",
@@ -76,38 +92,6 @@ SOURCES = {
     "nvidia": "NVIDIA Spectrum adaptive routing blog",
     "juniper": "Juniper: to spray or not to spray",
 }
-MATCHES, DIRECTION, DIFFERS = "matches", "same direction, different size", "differs"
-AGGREGATES = ("sum", "max", "min", "mean", "p50", "p99", "imbalance", "switch_imbalance")
-
-
-@dataclass
-class Claim:
-    claim: str
-    metric: str | None = None
-    of: dict[str, Any] = field(default_factory=dict)
-    paper: float | None = None
-    tolerance: float = 0.1
-    over: dict[str, Any] | None = None
-    expect: str | None = None
-    baseline: float | None = None
-    note: str = ""
-    where: dict[str, Any] = field(default_factory=dict)
-    theory: dict[str, Any] | None = None
-    theory_over: dict[str, Any] | None = None
-    model: dict[str, Any] | None = None
-
-    def check(self, what: str) -> None:
-        if (self.metric is None) == (self.theory is None):
-            raise scenario_error(what, "give exactly one of metric (simulation) and theory (a model)")
-        refs = [k for k, v in (("paper", self.paper), ("model", self.model), ("expect", self.expect)) if v is not None]
-        if len(refs) != 1:
-            raise scenario_error(what, f"give exactly one of paper, model and expect; got {', '.join(refs) or 'none'}")
-        if self.expect is not None and self.expect not in ("above", "below"):
-            raise scenario_error(f"{what}: expect", f'got {self.expect!r}; allowed: "above", "below"')
-        if self.paper == 0 or self.tolerance < 0:
-            raise scenario_error(what, "paper must be non-zero and tolerance >= 0")
-        if self.metric is not None and ":" in self.metric:
-            _parse_metric(self.metric, what)
 
 
 @dataclass
@@ -146,17 +130,20 @@ def experiments() -> list[Experiment]:
     return [load(p) for p in sorted(_folder().glob("*.toml"))]
 
 
+KNOWN = {"name", "source", "reference", "summary", "sweep", "quick", "claims", "tables", "plot", "theory_figures"}
+
+
 def load(path: str | Path) -> Experiment:
+    """An experiment file, every claim, metric, axis and table checked before anything runs."""
     path = Path(path)
     where = path.name
     try:
         raw = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as e:
+    except (OSError, UnicodeDecodeError, RecursionError, tomllib.TOMLDecodeError) as e:
         raise scenario_error(where, f"not a readable experiment: {e}") from None
-    known = {"name", "source", "reference", "summary", "sweep", "quick", "claims", "tables", "plot", "theory_figures"}
-    unknown = set(raw) - known
+    unknown = set(raw) - KNOWN
     if unknown:
-        raise scenario_error(f"{where}: {sorted(unknown)[0]}", f"unknown key; allowed: {', '.join(sorted(known))}")
+        raise scenario_error(f"{where}: {sorted(unknown)[0]}", f"unknown key; allowed: {', '.join(sorted(KNOWN))}")
     if raw.get("name") != path.stem:
         raise scenario_error(f"{where}: name", f"got {raw.get('name')!r}; allowed: the file's name, {path.stem!r}")
     if raw.get("source") not in SOURCES:
@@ -168,15 +155,13 @@ def load(path: str | Path) -> Experiment:
         except TypeError as e:
             raise scenario_error(f"{where}: claims[{i}]", str(e)) from None
         claim.check(f"{where}: claims[{i}]")
-        if claim.metric is not None and not raw.get("sweep"):
-            raise scenario_error(f"{where}: claims[{i}]", "a simulation metric needs a [sweep]")
         claims.append(claim)
     if not claims:
         raise scenario_error(f"{where}: claims", "missing; an experiment states at least one claim")
     for i, t in enumerate(raw.get("tables", [])):
         if set(t) - {"title", "by", "columns", "of"} or "columns" not in t:
             raise scenario_error(f"{where}: tables[{i}]", "allowed keys: title, by, columns (label, metric[, scale]), of")
-    return Experiment(
+    exp = Experiment(
         raw["name"],
         raw["source"],
         raw.get("reference", ""),
@@ -189,138 +174,149 @@ def load(path: str | Path) -> Experiment:
         raw.get("theory_figures", []),
         path.parent,
     )
+    _check_against_sweep(exp, where)
+    return exp
 
 
-# ---- metrics ---------------------------------------------------------------------------------
+def _check_against_sweep(exp: Experiment, where: str) -> None:
+    """Every claim's and table's metric, axes and axis values exist in the sweep."""
+    spec = exp.spec()
+    axes: dict[str, list[Any]] = {}
+    if spec is not None:
+        axes = {**spec.grid, **spec.zipped, **{k: [v] for k, v in spec.fixed.items()}, "seed": list(spec.seeds)}
 
+    def pick(sel: dict[str, Any] | None, what: str) -> None:
+        for key, value in (sel or {}).items():
+            if key not in axes:
+                raise scenario_error(f"{what}: {key}", f"not an axis of the sweep; allowed: {', '.join(axes) or 'none (no sweep)'}")
+            if value not in axes[key]:
+                raise scenario_error(f"{what}: {key}", f"got {value!r}; allowed: {', '.join(map(repr, axes[key]))}")
 
-def _parse_metric(metric: str, what: str) -> tuple[str, str, str]:
-    try:
-        path, agg = metric.split(":")
-        table, column = path.split(".")
-    except ValueError:
-        raise scenario_error(f"{what}: metric", f"got {metric!r}; allowed: a summary column or table.column:agg") from None
-    if agg not in AGGREGATES:
-        raise scenario_error(f"{what}: metric", f"got aggregate {agg!r}; allowed: {', '.join(AGGREGATES)}")
-    return table, column, agg
-
-
-def _aggregate(frame: pl.DataFrame, column: str, agg: str) -> float | None:
-    if agg == "switch_imbalance":
-        if "from" not in frame.columns:
-            raise scenario_error("metric", "switch_imbalance is for the ports table (grouped by its from column)")
-        per = [_aggregate(g, column, "imbalance") for _, g in frame.group_by("from")]
-        return max((v for v in per if v is not None), default=None)
-    values = frame[column].drop_nulls().cast(pl.Float64)
-    if values.len() == 0:
-        return None
-    if agg == "p50":
-        return values.quantile(0.5, "linear")
-    if agg == "p99":
-        return values.quantile(0.99, "linear")
-    if agg == "imbalance":
-        mean = values.mean()
-        return None if not mean else float(values.max()) / float(mean) - 1.0  # type: ignore[arg-type]
-    return float(getattr(values, agg)())
-
-
-def with_metric(points: pl.DataFrame, metric: str, where: dict[str, Any], sweep_dir: Path | None, what: str) -> tuple[pl.DataFrame, str]:
-    """``points`` with a column holding ``metric`` per point (a summary column as it is)."""
-    if ":" not in metric:
-        if metric not in points.columns:
-            raise scenario_error(f"{what}: metric", f"got {metric!r}; allowed: a summary column or table.column:agg")
-        return points, metric
-    table, column, agg = _parse_metric(metric, what)
-    name = metric + (str(sorted(where.items())) if where else "")
-    if name in points.columns:
-        return points, name
-    if sweep_dir is None:
-        raise scenario_error(f"{what}: metric", "a table metric needs the sweep's directory")
-    values: list[float | None] = []
-    for p in points["point"]:
-        path = sweep_dir / "points" / p / f"{table}.parquet"
-        if not path.exists():
-            values.append(None)
+    for i, c in enumerate(exp.claims):
+        what = f"{where}: claims[{i}]"
+        if c.metric is None:
             continue
-        frame = pl.read_parquet(path)
-        for key, value in {column: None, **where}.items():
-            if key not in frame.columns:
-                raise scenario_error(f"{what}: metric", f"{table} has no column {key!r}; it has {', '.join(frame.columns)}")
-            if value is not None:
-                frame = frame.filter(pl.col(key) == value)
-        values.append(_aggregate(frame, column, agg))
-    return points.with_columns(pl.Series(name, values, dtype=pl.Float64)), name
+        if spec is None:
+            raise scenario_error(what, "a simulation metric needs a [sweep]")
+        check_metric(c.metric, c.where, what)
+        pick(c.of, f"{what}: of")
+        pick(c.over, f"{what}: over")
+        if c.expect is not None and len(spec.seeds) < 2 and "seed" not in c.of:
+            raise scenario_error(f"{what}: expect", "a direction needs the spread across seeds; allowed: a sweep of at least two seeds")
+    for i, t in enumerate(exp.tables):
+        what = f"{where}: tables[{i}]"
+        pick(t.get("of"), f"{what}: of")
+        for key in t.get("by", []):
+            pick({key: axes.get(key, [None])[0]}, f"{what}: by")
+        for col in t["columns"]:
+            check_metric(col[1], col[3] if len(col) > 3 else {}, what)
 
 
-def _mean(points: pl.DataFrame, column: str, where: dict[str, Any], what: str) -> float:
-    sel = points
-    for key, value in where.items():
-        if key not in sel.columns:
-            raise scenario_error(what, f"{key!r} is not an axis of the sweep")
-        sel = sel.filter(pl.col(key) == value)
-    values = sel[column].drop_nulls()
-    if values.len() == 0:
-        raise scenario_error(what, f"no point with {where} has a {column}")
-    return float(values.mean())  # type: ignore[arg-type]
+# ---- judging ---------------------------------------------------------------------------------
 
 
-#: Each model spec's number, computed once per process (the models are seeded).
-_MODEL_CACHE: dict[str, float] = {}
-
-
-def _model(spec: dict[str, Any], what: str) -> float:
-    """A model's number (cached: several claims compare with the same model run)."""
-    key = json.dumps(spec, sort_keys=True)
-    if key not in _MODEL_CACHE:
-        _MODEL_CACHE[key] = theory.evaluate(spec, what)
-    return _MODEL_CACHE[key]
-
-
-def _value(c: Claim, points: pl.DataFrame | None, sweep_dir: Path | None, what: str) -> tuple[float, pl.DataFrame | None]:
-    """The claim's number, and ``points`` with the claim's table metric added (so a later
-    claim on the same metric reads no table again)."""
+def _value(
+    c: Claim, points: pl.DataFrame | None, sweep_dir: Path | None, what: str
+) -> tuple[tuple[float, float, float, int], pl.DataFrame | None]:
+    """The claim's (value, lo, hi, seeds), and ``points`` with the claim's table metric added
+    (so a later claim on the same metric reads no table again)."""
     if c.theory is not None:
-        value = _model(c.theory, f"{what}: theory")
-        if c.theory_over is not None:
-            value /= _model(c.theory_over, f"{what}: theory_over")
-        return value, points
+        of = model_per_seed(c.theory, f"{what}: theory")
+        over = model_per_seed(c.theory_over, f"{what}: theory_over") if c.theory_over is not None else None
+        return summarize(of, over, what), points
     assert c.metric is not None and points is not None
     points, column = with_metric(points, c.metric, c.where, sweep_dir, what)
-    value = _mean(points, column, c.of, what)
-    if c.over is not None:
-        value /= _mean(points, column, c.over, what)
-    return value, points
+    of = per_seed(points, column, c.of, what)
+    over = per_seed(points, column, c.over, what) if c.over is not None else None
+    return summarize(of, over, what), points
+
+
+def _shown(c: Claim, ref: float | None) -> str:
+    if c.model is not None:
+        return f"model {ref:.4g}"
+    if ref is None:
+        pivot = c.pivot()
+        return f"{c.expect} {pivot:g}"
+    return f"{ref:g}"
 
 
 def evaluate(exp: Experiment, points: pl.DataFrame | None, sweep_dir: Path | None = None) -> pl.DataFrame:
-    """One row per claim: the reference (paper or model), fabricsim's number, the verdict, the note."""
+    """One row per claim: its kind, the source's number, fabricsim's (mean, seeds' range), the
+    verdict, the quote and the note."""
     rows = []
     for i, c in enumerate(exp.claims):
         what = f"{exp.name}: claims[{i}]"
-        value, points = _value(c, points, sweep_dir, what)
-        ratio = c.over is not None or c.theory_over is not None
-        pivot = c.baseline if c.baseline is not None else 1.0 if ratio else None
-        if c.model is not None:
-            ref: float | None = _model(c.model, f"{what}: model")
-            shown = f"model {ref:.4g}"
-        else:
-            ref = c.paper
-            shown = f"{ref:g}" if ref is not None else ""
-        if ref is None:
-            if pivot is None:
-                raise scenario_error(what, "a claim with expect needs a ratio (over, theory_over) or a baseline")
-            verdict = MATCHES if (value > pivot if c.expect == "above" else value < pivot) else DIFFERS
-            shown = f"{c.expect} {pivot:g}"
-        elif abs(value / ref - 1) <= c.tolerance:
-            verdict = MATCHES
-        elif pivot is not None and (value - pivot) * (ref - pivot) > 0:
-            verdict = DIRECTION
-        else:
-            verdict = DIFFERS
+        (value, lo, hi, n), points = _value(c, points, sweep_dir, what)
+        ref = model_value(c.model, f"{what}: model") if c.model is not None else c.number
         rows.append(
-            {"experiment": exp.name, "claim": c.claim, "paper": shown, "fabricsim": round(value, 4), "verdict": verdict, "note": c.note}
+            {
+                "experiment": exp.name,
+                "kind": c.kind,
+                "claim": c.claim,
+                "source": _shown(c, ref),
+                "fabricsim": round(value, 4),
+                "min": round(lo, 4),
+                "max": round(hi, 4),
+                "seeds": n,
+                "verdict": judge(c, value, lo, hi, ref),
+                "at": c.at,
+                "quote": c.quote,
+                "note": c.note,
+            }
         )
     return pl.DataFrame(rows)
+
+
+def headline(claims: pl.DataFrame) -> str:
+    """The paper claims by verdict, then the other kinds' counts: the suite's one-line summary."""
+    paper = claims.filter(pl.col("kind") == "paper")
+    counts = dict(paper["verdict"].value_counts().iter_rows())
+    parts = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v))
+    others = ", ".join(f"{claims.filter(pl.col('kind') == k).height} {k}" for k in KINDS if k != "paper")
+    return f"{paper.height} paper claims: {parts or 'none'}; besides them {others} claims (not counted above)"
+
+
+def _num(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def fabricsim_cell(row: dict[str, Any]) -> str:
+    """``mean [min, max] (n seeds)``, or the value alone for one seed or a spread of zero."""
+    if row["seeds"] < 2:
+        return _num(row["fabricsim"])
+    if row["min"] == row["max"]:
+        return f"{_num(row['fabricsim'])} (all {row['seeds']} seeds)"
+    return f"{_num(row['fabricsim'])} [{_num(row['min'])}, {_num(row['max'])}] ({row['seeds']} seeds)"
+
+
+def _esc(text: Any) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def markdown_claims(claims: pl.DataFrame) -> str:
+    """The verdicts as Markdown: the headline, then one table per kind (paper claims first)."""
+    parts = [f"**{headline(claims)}.**"]
+    for kind, meaning in KINDS.items():
+        rows = claims.filter(pl.col("kind") == kind)
+        if rows.height == 0:
+            continue
+        quoted = kind in ("paper", "reference")
+        head = [
+            "experiment",
+            "claim",
+            *(["the document says" if kind == "paper" else "the reference's setup"] if quoted else []),
+            "source",
+            "fabricsim",
+            "verdict",
+            "why",
+        ]
+        lines = [f"### {kind.capitalize()} claims ({rows.height}): {meaning}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in rows.iter_rows(named=True):
+            said = [f'"{_esc(r["quote"])}" ({_esc(r["at"])})' if kind == "paper" else _esc(r["quote"])] if quoted else []
+            cells = [r["experiment"], _esc(r["claim"]), *said, _esc(r["source"]), fabricsim_cell(r), r["verdict"], _esc(r["note"])]
+            lines.append("| " + " | ".join(cells) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
 
 
 def tables(exp: Experiment, points: pl.DataFrame, sweep_dir: Path | None) -> list[tuple[str, pl.DataFrame]]:

@@ -1,0 +1,295 @@
+"""The claims of the reproduction suite, and how each is judged (``fabricsim reproduce``).
+
+A claim says what it is checked against (its **kind**), what fabricsim measures, and how the
+two are compared. Kinds are counted apart; only ``paper`` claims make the headline:
+
+- ``paper``: a statement of a source document, quoted (``quote``) with its location (``at``).
+- ``reference``: a number of the reference simulator (htsim); ``quote`` gives its setup and the
+  convention the number was measured in.
+- ``model``: fabricsim's theory module checked against a document, or simulation against it.
+- ``own``: fabricsim's own explanation of a result (an ablation, a cause); not a reproduction.
+
+**Numbers.** ``number`` is the source's number; ``scale`` says how far fabricsim may be from it:
+``relative`` (``|value / number - 1|``), ``excess`` (a slowdown or a ratio, whose 1 means "no
+effect": ``|(value - 1) / (number - 1) - 1|``, so 15 % on 1.38 means 1.32 to 1.44, not 1.17 to
+1.59) or ``absolute`` (``|value - number|``). A slowdown or a ratio cannot use ``relative``. The
+``tolerance`` is at most 0.5 on the relative scales and every numeric claim says why it is what
+it is (``tolerance_why``).
+
+**Directions.** ``expect = "above" | "below"`` compares the value (a ratio against 1, or the value
+against ``baseline``) with the pivot. It **matches** only when the difference exceeds the spread
+of the value across seeds; inside the spread it is **inconclusive**. A direction on a simulation
+needs at least two seeds; models run three seeds unless the spec names one.
+
+**Seeds.** Every row reports the mean over seeds and the smallest and largest seed's value. A
+ratio is the mean of ``of`` over the mean of ``over``; its spread is that of the per-seed
+ratios (the same seed on both sides).
+
+Verdicts: **matches** (within the tolerance), **inconclusive** (the source's number lies inside
+the seeds' spread but the mean is outside the tolerance, or a direction within the spread),
+**same direction, different size** (on the same side of the pivot as the source, beyond the
+spread) and **differs**.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from . import theory
+from .errors import scenario_error
+from .results import COLUMNS
+
+__all__ = ["KINDS", "VERDICTS", "Claim", "judge", "with_metric"]
+
+KINDS = {
+    "paper": "statements of the source documents, quoted with their location",
+    "reference": "numbers of the reference simulator (htsim), with its setup and convention",
+    "model": "fabricsim's theory module, against a document or against simulation",
+    "own": "fabricsim's own explanations (ablations, causes): not reproductions",
+}
+MATCHES, DIRECTION, DIFFERS, INCONCLUSIVE = "matches", "same direction, different size", "differs", "inconclusive"
+VERDICTS = (MATCHES, DIRECTION, INCONCLUSIVE, DIFFERS)
+SCALES = ("relative", "excess", "absolute")
+MAX_TOLERANCE = 0.5
+AGGREGATES = ("sum", "max", "min", "mean", "p50", "p90", "p99", "imbalance", "switch_imbalance")
+#: Seeds a model runs with when its spec names none.
+MODEL_SEEDS = (1, 2, 3)
+#: Point columns besides the summary's (the sweep adds them).
+POINT_COLUMNS = {"peak_rss_mb"}
+
+
+@dataclass
+class Claim:
+    claim: str
+    kind: str = ""
+    quote: str = ""
+    at: str = ""
+    metric: str | None = None
+    of: dict[str, Any] = field(default_factory=dict)
+    number: float | None = None
+    scale: str = "relative"
+    tolerance: float = 0.1
+    tolerance_why: str = ""
+    over: dict[str, Any] | None = None
+    expect: str | None = None
+    baseline: float | None = None
+    note: str = ""
+    where: dict[str, Any] = field(default_factory=dict)
+    theory: dict[str, Any] | None = None
+    theory_over: dict[str, Any] | None = None
+    model: dict[str, Any] | None = None
+
+    @property
+    def ratio(self) -> bool:
+        return self.over is not None or self.theory_over is not None
+
+    def check(self, what: str) -> None:
+        """Refuse a claim that cannot be judged as its kind requires."""
+        if self.kind not in KINDS:
+            raise scenario_error(f"{what}: kind", f"got {self.kind!r}; allowed: {', '.join(KINDS)}")
+        if self.kind == "paper" and not (self.quote.strip() and self.at.strip()):
+            raise scenario_error(what, "a paper claim quotes the document (quote) and says where (at)")
+        if self.kind == "reference" and not self.quote.strip():
+            raise scenario_error(what, "a reference claim gives the reference's setup and convention (quote)")
+        if (self.metric is None) == (self.theory is None):
+            raise scenario_error(what, "give exactly one of metric (simulation) and theory (a model)")
+        refs = [k for k, v in (("number", self.number), ("model", self.model), ("expect", self.expect)) if v is not None]
+        if len(refs) != 1:
+            raise scenario_error(what, f"give exactly one of number, model and expect; got {', '.join(refs) or 'none'}")
+        if self.expect is not None:
+            if self.expect not in ("above", "below"):
+                raise scenario_error(f"{what}: expect", f'got {self.expect!r}; allowed: "above", "below"')
+            if self.baseline is None and not self.ratio:
+                raise scenario_error(what, "a claim with expect needs a ratio (over, theory_over) or a baseline")
+        else:
+            self._check_number(what)
+        if self.metric is not None and ":" in self.metric:
+            parse_metric(self.metric, what)
+
+    def _check_number(self, what: str) -> None:
+        if self.scale not in SCALES:
+            raise scenario_error(f"{what}: scale", f"got {self.scale!r}; allowed: {', '.join(SCALES)}")
+        if not self.tolerance > 0 or (self.scale != "absolute" and self.tolerance > MAX_TOLERANCE):
+            bound = "> 0" if self.scale == "absolute" else f"> 0 and at most {MAX_TOLERANCE}"
+            raise scenario_error(f"{what}: tolerance", f"got {self.tolerance!r}; allowed: {bound} on the {self.scale} scale")
+        if not self.tolerance_why.strip():
+            raise scenario_error(what, "a numeric claim says why its tolerance is what it is (tolerance_why)")
+        slowdown = self.ratio or (self.metric is not None and "slowdown" in self.metric)
+        if slowdown and self.scale == "relative":
+            raise scenario_error(
+                f"{what}: scale", 'a slowdown or a ratio is judged on its excess over 1 (scale = "excess") or in absolute terms'
+            )
+        if self.number is not None:
+            if self.scale == "relative" and self.number == 0:
+                raise scenario_error(f"{what}: number", 'got 0 on the relative scale; allowed: scale = "absolute"')
+            if self.scale == "excess" and self.number == 1:
+                raise scenario_error(f"{what}: number", 'got 1 on the excess scale (no excess); allowed: scale = "absolute"')
+
+    def error(self, value: float, ref: float) -> float:
+        """How far ``value`` is from ``ref`` on the claim's scale."""
+        if self.scale == "absolute":
+            return value - ref
+        if self.scale == "excess":
+            return (value - 1.0) / (ref - 1.0) - 1.0
+        return value / ref - 1.0
+
+    def pivot(self) -> float | None:
+        if self.baseline is not None:
+            return self.baseline
+        return 1.0 if self.ratio or self.scale == "excess" else None
+
+
+def judge(c: Claim, value: float, lo: float, hi: float, ref: float | None) -> str:
+    """The verdict of a claim whose value is ``value`` (mean over seeds, seeds within
+    ``lo``..``hi``) against the source's ``ref`` (None for a direction)."""
+    spread = hi - lo
+    pivot = c.pivot()
+    if ref is None:
+        assert pivot is not None
+        d = (value - pivot) * (1 if c.expect == "above" else -1)
+        if d == 0 or abs(d) <= spread:
+            return INCONCLUSIVE
+        return MATCHES if d > 0 else DIFFERS
+    if abs(c.error(value, ref)) <= c.tolerance:
+        return MATCHES
+    if lo <= ref <= hi:
+        return INCONCLUSIVE
+    if pivot is not None and (value - pivot) * (ref - pivot) > 0:
+        return DIRECTION if abs(value - pivot) > spread else INCONCLUSIVE
+    return DIFFERS
+
+
+# ---- metrics ---------------------------------------------------------------------------------
+
+
+def parse_metric(metric: str, what: str) -> tuple[str, str, str]:
+    """``table.column:agg``, each part checked against the declared columns."""
+    try:
+        path, agg = metric.split(":")
+        table, column = path.split(".")
+    except ValueError:
+        raise scenario_error(f"{what}: metric", f"got {metric!r}; allowed: a summary column or table.column:agg") from None
+    if agg not in AGGREGATES:
+        raise scenario_error(f"{what}: metric", f"got aggregate {agg!r}; allowed: {', '.join(AGGREGATES)}")
+    tables = [t for t in COLUMNS if t != "summary"]
+    if table not in tables:
+        raise scenario_error(f"{what}: metric", f"got table {table!r}; allowed: {', '.join(tables)}")
+    if column not in {c[0] for c in COLUMNS[table]}:
+        raise scenario_error(f"{what}: metric", f"{table} has no column {column!r}; it has {', '.join(c[0] for c in COLUMNS[table])}")
+    return table, column, agg
+
+
+def check_metric(metric: str, where: dict[str, Any], what: str) -> None:
+    """Refuse a metric (and its row filter) that no point could have, before any run."""
+    if ":" in metric:
+        table, _, _ = parse_metric(metric, what)
+        names = {c[0] for c in COLUMNS[table]}
+        for key in where:
+            if key not in names:
+                raise scenario_error(f"{what}: where", f"{table} has no column {key!r}; it has {', '.join(sorted(names))}")
+    elif metric not in {c[0] for c in COLUMNS["summary"]} | POINT_COLUMNS:
+        raise scenario_error(
+            f"{what}: metric",
+            f"got {metric!r}; allowed: a summary column ({', '.join(c[0] for c in COLUMNS['summary'])}) or table.column:agg",
+        )
+
+
+def _aggregate(frame: pl.DataFrame, column: str, agg: str) -> float | None:
+    if agg == "switch_imbalance":
+        if "from" not in frame.columns:
+            raise scenario_error("metric", "switch_imbalance is for the ports table (grouped by its from column)")
+        per = [_aggregate(g, column, "imbalance") for _, g in frame.group_by("from")]
+        return max((v for v in per if v is not None), default=None)
+    values = frame[column].drop_nulls().cast(pl.Float64)
+    if values.len() == 0:
+        return None
+    if agg in ("p50", "p90", "p99"):
+        return values.quantile(int(agg[1:]) / 100, "linear")
+    if agg == "imbalance":
+        mean = values.mean()
+        return None if not mean else float(values.max()) / float(mean) - 1.0  # type: ignore[arg-type]
+    return float(getattr(values, agg)())
+
+
+def with_metric(points: pl.DataFrame, metric: str, where: dict[str, Any], sweep_dir: Path | None, what: str) -> tuple[pl.DataFrame, str]:
+    """``points`` with a column holding ``metric`` per point (a summary column as it is)."""
+    if ":" not in metric:
+        if metric not in points.columns:
+            raise scenario_error(f"{what}: metric", f"got {metric!r}; allowed: a summary column or table.column:agg")
+        return points, metric
+    table, column, agg = parse_metric(metric, what)
+    name = metric + (str(sorted(where.items())) if where else "")
+    if name in points.columns:
+        return points, name
+    if sweep_dir is None:
+        raise scenario_error(f"{what}: metric", "a table metric needs the sweep's directory")
+    values: list[float | None] = []
+    for p in points["point"]:
+        path = sweep_dir / "points" / p / f"{table}.parquet"
+        if not path.exists():
+            values.append(None)
+            continue
+        frame = pl.read_parquet(path)
+        for key, value in {column: None, **where}.items():
+            if key not in frame.columns:
+                raise scenario_error(f"{what}: metric", f"{table} has no column {key!r}; it has {', '.join(frame.columns)}")
+            if value is not None:
+                frame = frame.filter(pl.col(key) == value)
+        values.append(_aggregate(frame, column, agg))
+    return points.with_columns(pl.Series(name, values, dtype=pl.Float64)), name
+
+
+def per_seed(points: pl.DataFrame, column: str, sel: dict[str, Any], what: str) -> dict[int, float]:
+    """The metric's mean per seed over the points ``sel`` picks."""
+    frame = points
+    for key, value in sel.items():
+        if key not in frame.columns:
+            raise scenario_error(what, f"{key!r} is not an axis of the sweep")
+        frame = frame.filter(pl.col(key) == value)
+    frame = frame.filter(pl.col(column).is_not_null())
+    if frame.height == 0:
+        raise scenario_error(what, f"no point with {sel} has a {column}")
+    if "seed" not in frame.columns:
+        return {0: float(frame[column].cast(pl.Float64).mean())}  # type: ignore[arg-type]
+    means = frame.group_by("seed").agg(pl.col(column).cast(pl.Float64).mean()).sort("seed")
+    return dict(zip(means["seed"].to_list(), means[column].to_list(), strict=True))
+
+
+#: Each model spec's number, computed once per process (the models are seeded).
+_MODEL_CACHE: dict[str, float] = {}
+
+
+def model_value(spec: dict[str, Any], what: str) -> float:
+    """A model's number (cached: several claims compare with the same model run)."""
+    key = json.dumps(spec, sort_keys=True)
+    if key not in _MODEL_CACHE:
+        _MODEL_CACHE[key] = theory.evaluate(spec, what)
+    return _MODEL_CACHE[key]
+
+
+def model_per_seed(spec: dict[str, Any], what: str) -> dict[int, float]:
+    """A model at its own seed, or at :data:`MODEL_SEEDS`."""
+    if "seed" in spec:
+        return {int(spec["seed"]): model_value(spec, what)}
+    return {s: model_value(spec | {"seed": s}, what) for s in MODEL_SEEDS}
+
+
+def summarize(of: dict[int, float], over: dict[int, float] | None, what: str) -> tuple[float, float, float, int]:
+    """(value, smallest seed's, largest seed's, seeds): a mean, or a ratio of means with the
+    spread of the per-seed ratios."""
+    if over is None:
+        vals = list(of.values())
+        return sum(vals) / len(vals), min(vals), max(vals), len(vals)
+    seeds = sorted(set(of) & set(over))
+    if not seeds:
+        raise scenario_error(what, "of and over share no seed")
+    if any(over[s] == 0 for s in seeds):
+        raise scenario_error(what, "the over side is 0 for a seed; a ratio needs a non-zero denominator")
+    ratios = [of[s] / over[s] for s in seeds]
+    value = (sum(of[s] for s in seeds) / len(seeds)) / (sum(over[s] for s in seeds) / len(seeds))
+    return value, min(ratios), max(ratios), len(seeds)
