@@ -64,9 +64,9 @@ def test_an_experiment_reads_its_files_from_its_own_folder(tmp_path: Path):
 
     write_connection_matrix(tmp_path / "perm.cm", 16, permutation(16, 5), 4096)
     (tmp_path / "mine.toml").write_text(
-        'name = "mine"\nsource = "arcane"\n[sweep]\nseeds = [1]\n[sweep.base]\n'
+        'name = "mine"\nsource = "arcane"\n[sweep]\nseeds = [1, 2]\n[sweep.base]\n'
         'topology = { hosts = 16, radix = 8 }\nworkload = { kind = "flows", file = "perm.cm" }\n'
-        '[[claims]]\nclaim = "c"\nmetric = "max_slowdown"\nexpect = "above"\nbaseline = 0.5\n'
+        '[[claims]]\nkind = "own"\nclaim = "c"\nmetric = "max_slowdown"\nexpect = "above"\nbaseline = 0.5\n'
     )
     spec = load(tmp_path / "mine.toml").spec()
     assert spec is not None
