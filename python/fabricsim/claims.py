@@ -44,7 +44,19 @@ from . import theory
 from .errors import scenario_error
 from .results import COLUMNS
 
-__all__ = ["KINDS", "VERDICTS", "Claim", "judge", "with_metric"]
+__all__ = [
+    "KINDS",
+    "VERDICTS",
+    "Claim",
+    "check_metric",
+    "judge",
+    "model_per_seed",
+    "model_value",
+    "parse_metric",
+    "per_seed",
+    "summarize",
+    "with_metric",
+]
 
 KINDS = {
     "paper": "statements of the source documents, quoted with their location",
@@ -152,7 +164,7 @@ def judge(c: Claim, value: float, lo: float, hi: float, ref: float | None) -> st
     if ref is None:
         assert pivot is not None
         d = (value - pivot) * (1 if c.expect == "above" else -1)
-        if d == 0 or abs(d) <= spread:
+        if abs(d) <= spread:  # equal (d = 0) is no direction either
             return INCONCLUSIVE
         return MATCHES if d > 0 else DIFFERS
     if abs(c.error(value, ref)) <= c.tolerance:

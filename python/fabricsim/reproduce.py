@@ -185,11 +185,14 @@ def _check_against_sweep(exp: Experiment, where: str) -> None:
     if spec is not None:
         axes = {**spec.grid, **spec.zipped, **{k: [v] for k, v in spec.fixed.items()}, "seed": list(spec.seeds)}
 
+    def axis(key: str, what: str) -> list[Any]:
+        if key not in axes:
+            raise scenario_error(f"{what}: {key}", f"not an axis of the sweep; allowed: {', '.join(axes) or 'none (no sweep)'}")
+        return axes[key]
+
     def pick(sel: dict[str, Any] | None, what: str) -> None:
         for key, value in (sel or {}).items():
-            if key not in axes:
-                raise scenario_error(f"{what}: {key}", f"not an axis of the sweep; allowed: {', '.join(axes) or 'none (no sweep)'}")
-            if value not in axes[key]:
+            if value not in axis(key, what):
                 raise scenario_error(f"{what}: {key}", f"got {value!r}; allowed: {', '.join(map(repr, axes[key]))}")
 
     for i, c in enumerate(exp.claims):
@@ -207,7 +210,7 @@ def _check_against_sweep(exp: Experiment, where: str) -> None:
         what = f"{where}: tables[{i}]"
         pick(t.get("of"), f"{what}: of")
         for key in t.get("by", []):
-            pick({key: axes.get(key, [None])[0]}, f"{what}: by")
+            axis(key, f"{what}: by")
         for col in t["columns"]:
             check_metric(col[1], col[3] if len(col) > 3 else {}, what)
 
