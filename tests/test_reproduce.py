@@ -118,13 +118,13 @@ base = {{ topology = {{ hosts = 16, radix = 8 }} }}
 kind = "own"
 claim = "c"
 metric = "{metric}"
-of = {{ "lb.kind" = "{lb}" }}
+of = {{ "lb.kind" = "{lb}"{pin} }}
 over = {{ "lb.kind" = "ecmp" }}
 expect = "below"
 """
 
     def write(**kw: object) -> Path:
-        args = {"name": "x", "seeds": "[1, 2]", "metric": "max_fct_ns", "lb": "ops"} | kw
+        args = {"name": "x", "seeds": "[1, 2]", "metric": "max_fct_ns", "lb": "ops", "pin": ""} | kw
         p = tmp_path / f"{args['name']}.toml"
         p.write_text(good.format(**args))
         return p
@@ -136,6 +136,7 @@ expect = "below"
         ({"metric": "ports.nope:max"}, "ports has no column 'nope'"),
         ({"lb": "opss"}, "got 'opss'; allowed: 'ecmp', 'ops'"),  # a value no point has
         ({"seeds": "[1]"}, "at least two seeds"),  # a direction with no spread to judge it by
+        ({"pin": ", seed = 1"}, "at least two seeds"),  # nor one pinned to a seed
     ):
         with pytest.raises(ScenarioError, match=match):
             load(write(**kw))

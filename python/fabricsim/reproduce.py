@@ -204,7 +204,7 @@ def _check_against_sweep(exp: Experiment, where: str) -> None:
         check_metric(c.metric, c.where, what)
         pick(c.of, f"{what}: of")
         pick(c.over, f"{what}: over")
-        if c.expect is not None and len(spec.seeds) < 2 and "seed" not in c.of:
+        if c.expect is not None and (len(spec.seeds) < 2 or "seed" in c.of or "seed" in (c.over or {})):
             raise scenario_error(f"{what}: expect", "a direction needs the spread across seeds; allowed: a sweep of at least two seeds")
     for i, t in enumerate(exp.tables):
         what = f"{where}: tables[{i}]"
