@@ -13,6 +13,7 @@
 //! `max_penalty` (15). State: one penalty per EV (4 bits each at the default maximum), the
 //! walk position and mask.
 
+use super::walk::XorWalk;
 use super::{Ev, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::registry::AlgorithmInfo;
@@ -31,8 +32,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 #[derive(Debug, Clone)]
 pub struct Bitmap {
     penalty: Vec<u8>,
-    index: u32,
-    mask: u32,
+    walk: XorWalk,
     p_ecn: u8,
     p_nack: u8,
     max_penalty: u8,
@@ -40,7 +40,7 @@ pub struct Bitmap {
 
 impl Bitmap {
     pub fn new(evs_size: u32, p_ecn: u8, p_nack: u8, max_penalty: u8, rng: &mut Rng) -> Bitmap {
-        Bitmap { penalty: vec![0; evs_size as usize], index: 0, mask: rng.below(evs_size as u64) as u32, p_ecn, p_nack, max_penalty }
+        Bitmap { penalty: vec![0; evs_size as usize], walk: XorWalk::new(evs_size, rng), p_ecn, p_nack, max_penalty }
     }
 
     fn n(&self) -> u32 {
@@ -48,15 +48,11 @@ impl Bitmap {
     }
 
     fn current(&self) -> Ev {
-        (self.index ^ self.mask) & (self.n() - 1)
+        self.walk.current()
     }
 
     fn advance(&mut self, rng: &mut Rng) {
-        self.index += 1;
-        if self.index == self.n() {
-            self.index = 0;
-            self.mask = rng.below(self.n() as u64) as u32;
-        }
+        self.walk.advance(rng)
     }
 
     fn penalize(&mut self, ev: Ev, by: u8) {
@@ -101,8 +97,7 @@ impl LoadBalancer for Bitmap {
 
     fn state_bytes(&self) -> usize {
         let pen_bits = 8 - self.max_penalty.leading_zeros() as usize;
-        let ev_bits = 32 - (self.n() - 1).leading_zeros() as usize;
-        (self.penalty.len() * pen_bits + 2 * ev_bits).div_ceil(8)
+        (self.penalty.len() * pen_bits + self.walk.state_bits()).div_ceil(8)
     }
 }
 

@@ -14,6 +14,7 @@
 //! and the tests that cover every algorithm pick it up from there.
 
 pub mod mpev;
+pub mod walk;
 
 use serde::{Deserialize, Serialize};
 

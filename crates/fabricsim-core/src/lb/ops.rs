@@ -5,16 +5,25 @@
 //! random packet spraying). It removes flow-level ECMP collisions but keeps sending onto
 //! congested or failed paths at the same rate as onto good ones.
 //!
-//! Parameters: `evs_size` (default 65536).
-//! State: none per connection (the EVS size is a NIC-wide setting).
+//! `order = "cycle"` is the reference simulator's oblivious sprayer instead (UEC htsim,
+//! `UecMpOblivious` in `uec_mp.cpp`): each connection walks the EVS in passes that visit every
+//! EV once, in the order `index XOR mask` with a random mask per pass ([`super::walk`]), so a
+//! flow spreads its packets evenly over its EVs within every pass where the random draw only
+//! does so on average. The papers describe OPS as random; `"cycle"` exists to run the
+//! reference's sprayer like for like (docs/comparison.md). It needs a power-of-two `evs_size`.
+//!
+//! Parameters: `evs_size` (default 65536), `order` (`"random"`; or `"cycle"`).
+//! State: none per connection with `"random"` (the EVS size is a NIC-wide setting); the walk's
+//! position and mask with `"cycle"` (2 x 16 bits at 65536 EVs).
 
+use super::walk::XorWalk;
 use super::{Ev, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
-use super::{Algorithm, EvsConfig, LbContext};
-use crate::error::ScenarioError;
+use super::{Algorithm, LbContext};
+use crate::error::{ensure, ScenarioError};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
@@ -26,36 +35,85 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 #[derive(Debug, Clone)]
 pub struct Ops {
     evs_size: u32,
+    /// With `order = "cycle"`: the walk over the EVS.
+    walk: Option<XorWalk>,
 }
 
 impl Ops {
+    /// Random order: a uniformly random EV per packet.
     pub fn new(evs_size: u32) -> Ops {
-        Ops { evs_size }
+        Ops { evs_size, walk: None }
+    }
+
+    /// Cycle order: passes over the EVS in a scrambled order (`evs_size` a power of two).
+    pub fn cycling(evs_size: u32, rng: &mut Rng) -> Ops {
+        Ops { evs_size, walk: Some(XorWalk::new(evs_size, rng)) }
     }
 }
 
 impl LoadBalancer for Ops {
     #[inline]
     fn next_ev(&mut self, _now: Time, rng: &mut Rng) -> Ev {
-        rng.below(self.evs_size as u64) as Ev
+        match &mut self.walk {
+            None => rng.below(self.evs_size as u64) as Ev,
+            Some(walk) => {
+                let ev = walk.current();
+                walk.advance(rng);
+                ev
+            }
+        }
     }
     fn state_bytes(&self) -> usize {
-        0
+        self.walk.as_ref().map_or(0, |w| w.state_bits().div_ceil(8))
     }
 }
 
-/// `[lb]` parameters: the EVS size ([`EvsConfig`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Config(pub EvsConfig);
+/// The order in which `ops` draws EVs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// A uniformly random EV per packet (the papers' OPS).
+    #[default]
+    Random,
+    /// Passes over the EVS, each EV once per pass in a scrambled order (the reference's).
+    Cycle,
+}
+
+/// `[lb]` parameters: the EVS size and the order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "super::d_evs")]
+    pub evs_size: u32,
+    #[serde(default)]
+    pub order: Order,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { evs_size: super::d_evs(), order: Order::Random }
+    }
+}
 
 impl Algorithm for Config {
     type State = Ops;
     fn validate(&self) -> Result<(), ScenarioError> {
-        super::check_evs(self.0.evs_size)
+        super::check_evs(self.evs_size)?;
+        if self.order == Order::Cycle {
+            ensure(
+                self.evs_size.is_power_of_two(),
+                "lb.evs_size",
+                self.evs_size,
+                "with order = \"cycle\": a power of two (the walk XORs the pass's mask into the index)",
+            )?;
+        }
+        Ok(())
     }
-    fn build(&self, _ctx: &LbContext, _rng: &mut Rng) -> Ops {
-        Ops::new(self.0.evs_size)
+    fn build(&self, _ctx: &LbContext, rng: &mut Rng) -> Ops {
+        match self.order {
+            Order::Random => Ops::new(self.evs_size),
+            Order::Cycle => Ops::cycling(self.evs_size, rng),
+        }
     }
 }
 
@@ -76,5 +134,32 @@ mod tests {
         }
         assert!(counts.iter().all(|&c| (1_700..2_300).contains(&c)), "{counts:?}");
         assert_eq!(lb.state_bytes(), 0);
+    }
+
+    #[test]
+    fn cycle_order_spreads_each_pass_evenly_and_refuses_odd_evs_sizes() {
+        let mut rng = Rng::stream(9, Stream::Host, 2);
+        let cfg = Config { evs_size: 8, order: Order::Cycle };
+        let ctx_rng = &mut Rng::stream(9, Stream::Host, 3);
+        let ctx = LbContext {
+            bdp_packets: 1,
+            base_rtt: 1,
+            mtu: 4160,
+            mp_ev: crate::packet::mp_ev::MpEvLayout::new(&[8]),
+            kmin_packets: 1,
+            buffer_packets: 1,
+            packet_time: 1,
+        };
+        let mut lb = cfg.build(&ctx, ctx_rng);
+        let mut counts = [0u32; 8];
+        for t in 0..24 {
+            counts[lb.next_ev(t, &mut rng) as usize] += 1;
+        }
+        assert_eq!(counts, [3; 8], "three passes: every EV exactly three times");
+        assert_eq!(lb.state_bytes(), 1, "3-bit position and mask");
+        let odd = Config { evs_size: 48, order: Order::Cycle };
+        let err = odd.validate().unwrap_err().to_string();
+        assert!(err.contains("lb.evs_size") && err.contains("48") && err.contains("power of two"), "{err}");
+        assert!(Config { evs_size: 48, order: Order::Random }.validate().is_ok());
     }
 }
