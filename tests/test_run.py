@@ -4,6 +4,7 @@ import json
 
 import fabricsim
 import polars as pl
+import pytest
 from conftest import fabric
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -166,3 +167,32 @@ def test_a_switch_down_takes_every_link_of_the_switch_and_names_a_bad_switch():
     for bad in ("host3", "spine99"):
         with pytest.raises(ScenarioError, match=r"faults\[0\]\.switch"):
             base.set("faults", [{"kind": "switch_down", "switch": bad}]).validate()
+
+
+def test_arcane_freezing_parameters_decide_a_persistent_failure_and_bad_values_are_refused():
+    # one 8 MiB flow, three of its leaf's four uplinks dead for good (routing never notices)
+    def run(**lb):
+        s = fabricsim.Scenario(
+            {
+                "topology": {"hosts": 32, "radix": 8},
+                "lb": {"kind": "arcane", **lb},
+                "workload": {"kind": "flows", "flows": [{"src": 0, "dst": 4, "size": "8MiB"}]},
+                "faults": [{"kind": "link_down", "link": f"leaf0:up{i}", "detection": "1s"} for i in range(3)],
+                "stop": {"max_time": "1s"},
+            }
+        )
+        r = fabricsim.run(s)
+        assert r.complete
+        return r.summary["max_slowdown"]
+
+    default, long_freeze, short_explore = run(), run(freezing_timeout="10ms"), run(exit_explore=4)
+    # leaving a 100 us freeze explores a BDP into the dead links; a longer freeze or a shorter
+    # exploration keeps the flow on the EVs that came back
+    assert long_freeze < default / 10 and short_explore < default / 10, (default, long_freeze, short_explore)
+    for lb, match in (
+        ({"kind": "arcane", "exit_explore": 0}, "lb.exit_explore"),
+        ({"kind": "ops", "order": "cycle", "evs_size": 48}, "power of two"),
+        ({"kind": "ops", "order": "sometimes"}, "order"),
+    ):
+        with pytest.raises(fabricsim.ScenarioError, match=match):
+            fabricsim.Scenario({"lb": lb}).validate()

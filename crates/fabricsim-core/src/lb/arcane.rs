@@ -27,6 +27,10 @@
 //! only in ONACK (`"ack"`), but sec. 3.2's text says ARCANE will "simply exit freezing mode after
 //! a fixed amount of time", so that it cannot stay stuck when every cached EV points at a
 //! failing path (then no ACK ever comes): `"timeout"` also checks it at each send.
+//! `exit_explore` ("auto" = one BDP of packets, Alg. 1 line 17): how many random EVs leaving
+//! freezing explores. The reference simulator (UEC htsim, `uec_mp.cpp`) explores 16 and
+//! freezes for 10 ms; docs/reproduction.md's `arcane-appD-persistent-failures` shows what each
+//! choice does when links stay dead.
 //! State (Table 1): `buffer_size` x (EV bits + 1 validity bit) + head (8) + valid count (8) +
 //! exit time (32) + freezing bit (1) + explore counter (8) bits: 193 bits, 25 bytes, for 8
 //! entries and 16-bit EVs.
@@ -36,7 +40,7 @@ use crate::engine::rng::Rng;
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
-use super::Algorithm;
+use super::{Algorithm, AutoOr};
 use crate::error::{ensure, ScenarioError};
 use crate::units::Duration;
 
@@ -59,10 +63,11 @@ pub struct Arcane {
     freezing: bool,
     exit_freezing: Time,
     explore: u64,
-    bdp_packets: u64,
     freezing_timeout: Time,
     /// Also leave freezing at the first send past the freezing time, not only at an ACK.
     exit_on_send: bool,
+    /// Packets explored when freezing ends (Alg. 1 line 17: one BDP).
+    exit_explore: u64,
 }
 
 impl Arcane {
@@ -77,10 +82,16 @@ impl Arcane {
             freezing: false,
             exit_freezing: 0,
             explore: ctx.bdp_packets, // a new connection explores its first BDP (sec. 3.1)
-            bdp_packets: ctx.bdp_packets,
             freezing_timeout,
             exit_on_send: false,
+            exit_explore: ctx.bdp_packets,
         }
+    }
+
+    /// `exit_explore`: packets explored when freezing ends (one BDP unless given).
+    pub fn with_exit_explore(mut self, packets: u64) -> Arcane {
+        self.exit_explore = packets;
+        self
     }
 
     /// `freezing_exit`: when freezing ends once its time is over.
@@ -93,7 +104,7 @@ impl Arcane {
     fn thaw(&mut self, now: Time) {
         if self.freezing && now > self.exit_freezing {
             self.freezing = false;
-            self.explore = self.bdp_packets;
+            self.explore = self.exit_explore;
         }
     }
 
@@ -178,6 +189,8 @@ pub struct Config {
     pub freezing_timeout: Duration,
     #[serde(default = "d_exit")]
     pub freezing_exit: FreezingExit,
+    #[serde(default)]
+    pub exit_explore: AutoOr<u32>,
 }
 
 /// When a frozen ARCANE leaves freezing mode once `freezing_timeout` is over.
@@ -202,7 +215,7 @@ fn d_freezing() -> Duration {
 }
 impl Default for Config {
     fn default() -> Self {
-        Config { evs_size: super::d_evs(), buffer_size: d_buffer(), freezing_timeout: d_freezing(), freezing_exit: d_exit() }
+        Config { evs_size: super::d_evs(), buffer_size: d_buffer(), freezing_timeout: d_freezing(), freezing_exit: d_exit(), exit_explore: AutoOr::Auto }
     }
 }
 
@@ -210,10 +223,19 @@ impl Algorithm for Config {
     type State = Arcane;
     fn validate(&self) -> Result<(), ScenarioError> {
         super::check_evs(self.evs_size)?;
-        ensure((1..=256).contains(&self.buffer_size), "lb.buffer_size", self.buffer_size, "allowed: 1 to 256 entries")
+        ensure((1..=256).contains(&self.buffer_size), "lb.buffer_size", self.buffer_size, "allowed: 1 to 256 entries")?;
+        if let AutoOr::Value(n) = self.exit_explore {
+            ensure((1..=1 << 20).contains(&n), "lb.exit_explore", n, "allowed: \"auto\" (one BDP of packets) or 1 to 1048576 packets")?;
+        }
+        Ok(())
     }
     fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Arcane {
-        Arcane::new(self.evs_size, self.buffer_size as usize, self.freezing_timeout.0, ctx).with_exit(self.freezing_exit)
+        Arcane::new(self.evs_size, self.buffer_size as usize, self.freezing_timeout.0, ctx)
+            .with_exit(self.freezing_exit)
+            .with_exit_explore(match self.exit_explore {
+                AutoOr::Auto => ctx.bdp_packets,
+                AutoOr::Value(n) => n as u64,
+            })
     }
 }
 
