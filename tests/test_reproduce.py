@@ -134,6 +134,8 @@ expect = "below"
         ({"metric": "max_fct"}, "summary column"),  # a typo'd metric
         ({"metric": "flows.fct_ps:p42"}, "aggregate 'p42'"),
         ({"metric": "ports.nope:max"}, "ports has no column 'nope'"),
+        ({"metric": "status"}, "'status' is text"),  # nothing to average
+        ({"metric": "ports.name:max"}, "'name' is text"),
         ({"lb": "opss"}, "got 'opss'; allowed: 'ecmp', 'ops'"),  # a value no point has
         ({"seeds": "[1]"}, "at least two seeds"),  # a direction with no spread to judge it by
         ({"pin": ", seed = 1"}, "at least two seeds"),  # nor one pinned to a seed

@@ -199,16 +199,21 @@ def parse_metric(metric: str, what: str) -> tuple[str, str, str]:
 def check_metric(metric: str, where: dict[str, Any], what: str) -> None:
     """Refuse a metric (and its row filter) that no point could have, before any run."""
     if ":" in metric:
-        table, _, _ = parse_metric(metric, what)
+        table, column, _ = parse_metric(metric, what)
         names = {c[0] for c in COLUMNS[table]}
         for key in where:
             if key not in names:
                 raise scenario_error(f"{what}: where", f"{table} has no column {key!r}; it has {', '.join(sorted(names))}")
+        kinds = {c[0]: c[1] for c in COLUMNS[table]}
     elif metric not in {c[0] for c in COLUMNS["summary"]} | POINT_COLUMNS:
         raise scenario_error(
             f"{what}: metric",
             f"got {metric!r}; allowed: a summary column ({', '.join(c[0] for c in COLUMNS['summary'])}) or table.column:agg",
         )
+    else:
+        column, kinds = metric, {c[0]: c[1] for c in COLUMNS["summary"]}
+    if kinds.get(column) == "str":
+        raise scenario_error(f"{what}: metric", f"{column!r} is text; allowed: a numeric column (a claim or table averages it over seeds)")
 
 
 def _aggregate(frame: pl.DataFrame, column: str, agg: str) -> float | None:
