@@ -47,14 +47,6 @@ impl Bitmap {
         self.penalty.len() as u32
     }
 
-    fn current(&self) -> Ev {
-        self.walk.current()
-    }
-
-    fn advance(&mut self, rng: &mut Rng) {
-        self.walk.advance(rng)
-    }
-
     fn penalize(&mut self, ev: Ev, by: u8) {
         let i = (ev & (self.n() - 1)) as usize;
         self.penalty[i] = self.penalty[i].saturating_add(by).min(self.max_penalty);
@@ -67,17 +59,17 @@ impl Bitmap {
 
 impl LoadBalancer for Bitmap {
     fn next_ev(&mut self, _now: Time, rng: &mut Rng) -> Ev {
-        let mut ev = self.current();
+        let mut ev = self.walk.current();
         let mut skipped = 0;
         while self.penalty[ev as usize] > 0 && skipped < self.n() {
             if skipped == 0 {
                 self.penalty[ev as usize] -= 1; // decay the first EV skipped
             }
             skipped += 1;
-            self.advance(rng);
-            ev = self.current();
+            self.walk.advance(rng);
+            ev = self.walk.current();
         }
-        self.advance(rng);
+        self.walk.advance(rng);
         ev
     }
 
@@ -135,12 +127,7 @@ impl Default for Config {
 impl Algorithm for Config {
     type State = Bitmap;
     fn validate(&self) -> Result<(), ScenarioError> {
-        ensure(
-            self.evs_size.is_power_of_two() && self.evs_size <= 1 << 16,
-            "lb.evs_size",
-            self.evs_size,
-            "allowed: a power of two up to 65536 (the walk XORs indices)",
-        )?;
+        super::walk::check_evs(self.evs_size, 1 << 16, "")?;
         ensure((1..=255).contains(&self.max_penalty), "lb.max_penalty", self.max_penalty, "allowed: 1 to 255")
     }
     fn build(&self, _ctx: &LbContext, rng: &mut Rng) -> Bitmap {

@@ -23,7 +23,7 @@ use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, LbContext};
-use crate::error::{ensure, ScenarioError};
+use crate::error::ScenarioError;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
@@ -56,11 +56,7 @@ impl LoadBalancer for Ops {
     fn next_ev(&mut self, _now: Time, rng: &mut Rng) -> Ev {
         match &mut self.walk {
             None => rng.below(self.evs_size as u64) as Ev,
-            Some(walk) => {
-                let ev = walk.current();
-                walk.advance(rng);
-                ev
-            }
+            Some(walk) => walk.next(rng),
         }
     }
     fn state_bytes(&self) -> usize {
@@ -100,12 +96,7 @@ impl Algorithm for Config {
     fn validate(&self) -> Result<(), ScenarioError> {
         super::check_evs(self.evs_size)?;
         if self.order == Order::Cycle {
-            ensure(
-                self.evs_size.is_power_of_two(),
-                "lb.evs_size",
-                self.evs_size,
-                "with order = \"cycle\": a power of two (the walk XORs the pass's mask into the index)",
-            )?;
+            super::walk::check_evs(self.evs_size, super::MAX_EVS, " with order = \"cycle\"")?;
         }
         Ok(())
     }

@@ -5,6 +5,18 @@
 
 use super::Ev;
 use crate::engine::rng::Rng;
+use crate::error::{ensure, ScenarioError};
+
+/// Checks an `evs_size` a walk can cover: a power of two (the mask is XORed into the index), at
+/// most `max`; `when` says which setting needs the walk (`""` if the algorithm always does).
+pub fn check_evs(evs_size: u32, max: u32, when: &str) -> Result<(), ScenarioError> {
+    ensure(
+        evs_size.is_power_of_two() && evs_size <= max,
+        "lb.evs_size",
+        evs_size,
+        format!("allowed{when}: a power of two up to {max} (the walk XORs a per-pass mask into the index)"),
+    )
+}
 
 /// Position in the walk over an EVS of `n` EVs (a power of two).
 #[derive(Debug, Clone)]
@@ -35,6 +47,14 @@ impl XorWalk {
             self.index = 0;
             self.mask = rng.below(self.n as u64) as u32;
         }
+    }
+
+    /// The EV at the current position, then moves on.
+    #[inline]
+    pub fn next(&mut self, rng: &mut Rng) -> Ev {
+        let ev = self.current();
+        self.advance(rng);
+        ev
     }
 
     /// Bits of state: the position and the mask.
