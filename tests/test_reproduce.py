@@ -84,6 +84,53 @@ def test_directions_need_a_difference_beyond_the_seeds_spread():
     assert verdict([1.0, 1.0]) == INCONCLUSIVE  # equal is no direction
 
 
+def test_the_best_of_several_and_a_ratio_of_ratios():
+    # per seed: a 4, 6; b 2, 2; c 1, 3 (the best of b and c: 1, 2); at the small size a 2, 2 and b 2, 1
+    points = pl.DataFrame(
+        {
+            "lb.kind": ["a", "a", "b", "b", "c", "c", "a", "a", "b", "b"],
+            "size": ["L"] * 6 + ["S"] * 4,
+            "seed": [1, 2] * 5,
+            "m": [4.0, 6.0, 2.0, 2.0, 1.0, 3.0, 2.0, 2.0, 2.0, 1.0],
+        }
+    )
+
+    def row(c: Claim) -> dict:
+        c.check("c")
+        return evaluate(_exp(c), points).row(0, named=True)
+
+    best = row(
+        Claim(
+            "c",
+            "own",
+            metric="m",
+            of={"lb.kind": "a", "size": "L"},
+            over=[{"lb.kind": "b", "size": "L"}, {"lb.kind": "c", "size": "L"}],
+            expect="above",
+        )
+    )
+    assert (best["fabricsim"], best["min"], best["max"]) == (round(5 / 1.5, 4), 3.0, 4.0)  # over the smaller of b and c, seed by seed
+    # a/b at L: 2, 3; at S: 1, 2; their ratio per seed 2 and 1.5; the value is mean(2, 3) / mean(1, 2)
+    gap = row(
+        Claim(
+            "c",
+            "own",
+            metric="m",
+            of={"lb.kind": "a", "size": "L"},
+            over={"lb.kind": "b", "size": "L"},
+            than={"of": {"lb.kind": "a", "size": "S"}, "over": {"lb.kind": "b", "size": "S"}},
+            expect="above",
+        )
+    )
+    assert (gap["fabricsim"], gap["min"], gap["max"]) == (round(2.5 / 1.5, 4), 1.5, 2.0)
+    with pytest.raises(ScenarioError, match="than"):
+        Claim("c", "own", metric="m", than={"of": {}}, over={"a": 1}, expect="above").check("c")
+    with pytest.raises(ScenarioError, match="needs metric and over"):
+        Claim("c", "own", metric="m", than={"of": {}, "over": {}}, expect="above", baseline=1.0).check("c")
+    with pytest.raises(ScenarioError, match="non-empty list"):
+        Claim("c", "own", metric="m", over=[], expect="above").check("c")
+
+
 def test_claims_are_refused_when_they_cannot_be_judged_honestly():
     def refused(match: str, **kw: object) -> None:
         with pytest.raises(ScenarioError, match=match):
@@ -139,6 +186,7 @@ expect = "below"
         ({"lb": "opss"}, "got 'opss'; allowed: 'ecmp', 'ops'"),  # a value no point has
         ({"seeds": "[1]"}, "at least two seeds"),  # a direction with no spread to judge it by
         ({"pin": ", seed = 1"}, "at least two seeds"),  # nor one pinned to a seed
+        ({"name": "y", "seeds": '[1, 2]\n[quick.grid]\n"lb.kind" = ["ops"]\n[sweep.x]'}, "quick"),
     ):
         with pytest.raises(ScenarioError, match=match):
             load(write(**kw))

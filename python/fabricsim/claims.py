@@ -21,6 +21,12 @@ against ``baseline``) with the pivot. It **matches** only when the difference ex
 of the value across seeds; inside the spread it is **inconclusive**. A direction on a simulation
 needs at least two seeds; models run three seeds unless the spec names one.
 
+**Several points on one side.** ``over`` may list several selectors: the claim is then over
+the smallest of them, seed by seed ("ARCANE against the best of the others", for a time or a
+slowdown, where smaller is better). ``than = {of = {...}, over = {...}}`` divides the claim's
+ratio by a second one, seed by seed ("the gap grows with the message size": ARCANE's ratio to
+OPS at 32 MiB over the same ratio at 2 MiB).
+
 **Seeds.** Every row reports the mean over seeds and the smallest and largest seed's value. A
 ratio is the mean of ``of`` over the mean of ``over``; its spread is that of the per-seed
 ratios (the same seed on both sides).
@@ -87,7 +93,8 @@ class Claim:
     scale: str = "relative"
     tolerance: float = 0.1
     tolerance_why: str = ""
-    over: dict[str, Any] | None = None
+    over: dict[str, Any] | list[dict[str, Any]] | None = None
+    than: dict[str, dict[str, Any]] | None = None
     expect: str | None = None
     baseline: float | None = None
     note: str = ""
@@ -122,6 +129,22 @@ class Claim:
             self._check_number(what)
         if self.metric is not None and ":" in self.metric:
             parse_metric(self.metric, what)
+        if isinstance(self.over, list) and not (self.over and all(isinstance(o, dict) for o in self.over)):
+            raise scenario_error(f"{what}: over", "a list of over is a non-empty list of point selectors (tables)")
+        if self.than is not None:
+            if self.over is None or self.metric is None:
+                raise scenario_error(f"{what}: than", "divides a simulated ratio by another; the claim needs metric and over")
+            if not isinstance(self.than, dict) or set(self.than) != {"of", "over"}:
+                raise scenario_error(f"{what}: than", "allowed: {of = {...}, over = {...}}, the second ratio's two sides")
+
+    def selectors(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every point selector of the claim, named for messages."""
+        sels = [("of", self.of)]
+        overs = self.over if isinstance(self.over, list) else [self.over] if self.over is not None else []
+        sels += [(f"over[{i}]" if isinstance(self.over, list) else "over", o) for i, o in enumerate(overs)]
+        if self.than is not None:
+            sels += [("than.of", self.than["of"]), ("than.over", self.than["over"])]
+        return sels
 
     def _check_number(self, what: str) -> None:
         if self.scale not in SCALES:

@@ -26,7 +26,9 @@ tolerances and verdicts)::
     at = "Figure 3 and the text above it"
     metric = "max_slowdown"                # averaged over the seeds (see below)
     of = { "switch.routing" = "ecmp" }     # the points it is measured on
-    over = { "switch.routing" = "adaptive" }   # optional: report of / over, a ratio
+    over = { "switch.routing" = "adaptive" }   # optional: report of / over, a ratio (a list: the
+                                           # smallest of them per seed); than = {of, over}: a
+                                           # ratio of this ratio to a second one
     number = 2.5                           # the source's number (or expect = "above" | "below")
     scale = "excess"                       # relative | excess | absolute
     tolerance = 0.2
@@ -158,6 +160,9 @@ def load(path: str | Path) -> Experiment:
         claims.append(claim)
     if not claims:
         raise scenario_error(f"{where}: claims", "missing; an experiment states at least one claim")
+    quick = raw.get("quick", {})
+    if not isinstance(quick, dict) or set(quick) - {"seeds", "set"}:
+        raise scenario_error(f"{where}: quick", "allowed keys: seeds, set (the changes --quick makes)")
     for i, t in enumerate(raw.get("tables", [])):
         if set(t) - {"title", "by", "columns", "of"} or "columns" not in t:
             raise scenario_error(f"{where}: tables[{i}]", "allowed keys: title, by, columns (label, metric[, scale]), of")
@@ -202,9 +207,9 @@ def _check_against_sweep(exp: Experiment, where: str) -> None:
         if spec is None:
             raise scenario_error(what, "a simulation metric needs a [sweep]")
         check_metric(c.metric, c.where, what)
-        pick(c.of, f"{what}: of")
-        pick(c.over, f"{what}: over")
-        if c.expect is not None and (len(spec.seeds) < 2 or "seed" in c.of or "seed" in (c.over or {})):
+        for name, sel in c.selectors():
+            pick(sel, f"{what}: {name}")
+        if c.expect is not None and (len(spec.seeds) < 2 or any("seed" in sel for _, sel in c.selectors())):
             raise scenario_error(f"{what}: expect", "a direction needs the spread across seeds; allowed: a sweep of at least two seeds")
     for i, t in enumerate(exp.tables):
         what = f"{where}: tables[{i}]"
@@ -230,8 +235,32 @@ def _value(
     assert c.metric is not None and points is not None
     points, column = with_metric(points, c.metric, c.where, sweep_dir, what)
     of = per_seed(points, column, c.of, what)
-    over = per_seed(points, column, c.over, what) if c.over is not None else None
+    over = _over(points, column, c.over, what)
+    if c.than is not None:
+        assert over is not None
+        first = _divide(of, over, what)
+        second = _divide(per_seed(points, column, c.than["of"], what), _over(points, column, c.than["over"], what), f"{what}: than")
+        return summarize(first, second, what), points
     return summarize(of, over, what), points
+
+
+def _over(points: pl.DataFrame, column: str, over: dict[str, Any] | list[dict[str, Any]] | None, what: str) -> dict[int, float] | None:
+    """The over side per seed: one selector's, or the smallest of several (the best of them)."""
+    if over is None:
+        return None
+    if isinstance(over, dict):
+        return per_seed(points, column, over, what)
+    sides = [per_seed(points, column, o, f"{what}: over[{i}]") for i, o in enumerate(over)]
+    seeds = set.intersection(*(set(s) for s in sides))
+    return {s: min(side[s] for side in sides) for s in sorted(seeds)}
+
+
+def _divide(of: dict[int, float], over: dict[int, float] | None, what: str) -> dict[int, float]:
+    """Seed by seed, of / over."""
+    assert over is not None
+    if any(over.get(s) == 0 for s in of):
+        raise scenario_error(what, "the over side is 0 for a seed; a ratio needs a non-zero denominator")
+    return {s: of[s] / over[s] for s in of if s in over}
 
 
 def _shown(c: Claim, ref: float | None) -> str:
