@@ -158,3 +158,22 @@ def test_cli_conventions_version_short_help_and_json_registry():
     r = invoke("list", "--json")
     assert r.exit_code == 0
     assert json.loads(r.stdout) == fabricsim.registry()
+
+
+def test_an_interrupted_run_writes_nothing_and_says_so(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    out = tmp_path / "new" / "run"
+    cmd = [sys.executable, "-m", "fabricsim", "run", str(ROOT / "scenarios" / "permutation_128.toml"), "--set", "workload.size=1GiB"]
+    proc = subprocess.Popen([*cmd, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)  # started, far from done
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 130, stderr
+    assert "stopped by SIGINT; nothing was written" in stderr and "Traceback" not in stderr, stderr
+    assert not (tmp_path / "new").exists(), "an interrupted run left a directory behind"

@@ -84,6 +84,79 @@ def test_a_killed_sweep_resumes_without_redoing_done_points(tmp_path):
     assert resumed.equals(fresh)
 
 
+def _group_gone(pgid: int, within: float) -> bool:
+    """Whether every process of the group has exited within ``within`` seconds."""
+    deadline = time.time() + within
+    while time.time() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize(("sig", "whom"), [(signal.SIGINT, "group"), (signal.SIGTERM, "parent")])
+def test_a_signal_stops_a_sweep_in_seconds_leaves_no_worker_and_resumes_to_the_same_table(tmp_path, sig, whom):
+    path = tmp_path / "sweep.toml"
+    base = ROOT / "scenarios" / "permutation_128.toml"
+    path.write_text(f'base = "{base}"\nseeds = [1, 2, 3, 4, 5, 6]\n[grid]\n"lb.kind" = ["ecmp", "ops"]\n"workload.size" = ["8MiB"]\n')
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "fabricsim", "sweep", str(path), "--out", str(out), "-j", "2"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not [p for p in out.glob("points/*/summary.json") if not p.parent.name.startswith(".")]:
+        time.sleep(0.05)
+    sent = time.time()
+    # Ctrl-C reaches the whole foreground group; a batch scheduler's SIGTERM often the parent only
+    os.killpg(proc.pid, sig) if whom == "group" else os.kill(proc.pid, sig)
+    _, stderr = proc.communicate(timeout=30)
+    assert time.time() - sent < 10, "the sweep took more than 10 s to stop"
+    assert proc.returncode == 128 + sig, stderr
+    assert "stopped" in stderr and "the same command resumes it" in stderr, stderr
+    assert _group_gone(proc.pid, 5), "a worker outlived its sweep"
+    partial = pl.read_parquet(out / "points.parquet")  # what was done, whole
+    assert 1 <= partial.height < 12
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    resumed = pl.read_parquet(out / "points.parquet")
+    fresh = run_sweep(Sweep.load(path), tmp_path / "fresh", workers=2)
+    assert resumed.equals(fresh)
+    assert not list(out.glob("points/.*"))
+
+
+def test_a_changed_spec_never_leaves_the_old_table_and_a_cut_run_is_refused(tmp_path):
+    path = spec(tmp_path)
+    run_sweep(Sweep.load(path), tmp_path / "out", workers=1)
+    assert (tmp_path / "out" / "points.parquet").exists()
+    # a rerun with a changed spec, killed before it finished: its new sweep.toml must not sit
+    # beside the old points.parquet
+    changed = Sweep.load(spec(tmp_path, size="128KiB"))
+    import fabricsim.sweep as sweep_mod
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    original = sweep_mod.run_local
+    sweep_mod.run_local = killed  # type: ignore[assignment]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_sweep(changed, tmp_path / "out", workers=1)
+    finally:
+        sweep_mod.run_local = original
+    assert not (tmp_path / "out" / "points.parquet").exists()
+    runner = CliRunner()
+    for cmd in (["plot", str(tmp_path / "out")], ["report", str(tmp_path / "out"), "-o", str(tmp_path / "r.html")]):
+        r = runner.invoke(app, cmd)
+        assert r.exit_code == 2 and "has not finished" in r.output and "resume" in r.output, r.output
+    # a run directory whose summary.json never came (a run cut while writing)
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "flows.parquet").write_bytes(b"")
+    r = runner.invoke(app, ["plot", str(cut)])
+    assert r.exit_code == 2 and "did not finish" in r.output, r.output
+
+
 def test_a_bad_point_is_refused_before_any_runs_naming_its_values(tmp_path):
     base = ROOT / "scenarios" / "permutation_128.toml"
     sw = Sweep.from_dict({"base": str(base), "grid": {"lb.kind": ["ecmp", "ops"], "workload.size": ["64KiB", "0B"]}})

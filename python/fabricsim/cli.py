@@ -25,6 +25,7 @@ from .results import Results
 from .run import Progress as RunProgress
 from .run import run as run_scenario
 from .scenario import Scenario, parse_value
+from .sweep import Interrupted
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -84,9 +85,14 @@ def _check_writable(out_dir: Path) -> None:
     """Refuse an output directory that cannot be written, before anything runs."""
     import tempfile
 
+    # probe the nearest existing directory: one made here would outlive an interrupted run
+    probe = out_dir
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out_dir):
+        if not probe.is_dir():
+            raise NotADirectoryError(20, "not a directory")
+        with tempfile.NamedTemporaryFile(dir=probe):
             pass
     except OSError as e:
         raise scenario_error("--out", f"cannot write to {str(out_dir)!r}: {e.strerror or e}") from None
@@ -129,6 +135,30 @@ def _run_with_bar(scenario: Scenario, label: str, quiet: bool) -> Results:
         return run_scenario(scenario, progress=update)
 
 
+class _ProgressLines:
+    """Progress as plain lines on stderr when it is not a terminal (nohup, CI, a batch job):
+    at most one every 10 s, and the last."""
+
+    def __init__(self, what: str, total: int, done: int, enabled: bool) -> None:
+        import time
+
+        self.what, self.total, self.done, self.enabled = what, total, done, enabled
+        self.first, self.started, self.last = done, time.monotonic(), 0.0
+
+    def advance(self) -> None:
+        import time
+
+        self.done += 1
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 10 and self.done < self.total):
+            return
+        self.last = now
+        elapsed = now - self.started
+        ran = self.done - self.first
+        eta = f", about {elapsed / ran * (self.total - self.done):.0f} s to go" if ran and self.done < self.total else ""
+        err.print(f"{self.what}: {self.done}/{self.total} points done, {elapsed:.0f} s{eta}", highlight=False, soft_wrap=True)
+
+
 def _force_progress() -> bool:
     import os
 
@@ -146,6 +176,12 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
         except ScenarioError as e:
             err.print(f"[bold red]error:[/] {e}", highlight=False)
             raise typer.Exit(EXIT_USAGE) from None
+        except Interrupted as e:
+            err.print(f"[bold yellow]stopped[/] by {escape(str(e))}; the same command resumes it", highlight=False)
+            raise typer.Exit(e.exit_code) from None
+        except KeyboardInterrupt:
+            err.print("[bold yellow]stopped[/] by SIGINT; nothing was written", highlight=False)
+            raise typer.Exit(130) from None
 
     return wrapper
 
@@ -357,8 +393,11 @@ def sweep(
         done_before = sum((out_dir / "points" / p.id / "summary.json").exists() for p in points)
         task = bar.add_task("sweep", total=len(points), completed=done_before)
 
+        lines = _ProgressLines("sweep", len(points), done_before, enabled=not quiet and not show)
+
         def finished(p: Point) -> None:
             bar.advance(task)
+            lines.advance()
 
         table = run_sweep(sw, out_dir, workers=workers, ray_address=ray_address, finished=finished)
     incomplete = table.filter(table["status"] != "complete").height if table.height else 0

@@ -23,7 +23,7 @@ import polars as pl
 
 from .errors import scenario_error
 
-__all__ = ["Figure", "Series", "is_run", "is_sweep", "run_figures", "sweep_axes", "sweep_figures"]
+__all__ = ["Figure", "Series", "check_result_dir", "is_run", "is_sweep", "run_figures", "sweep_axes", "sweep_figures"]
 
 Kind = Literal["cdf", "bar", "lines", "scatter", "heatmap"]
 
@@ -69,11 +69,28 @@ def _cdf_series(label: str, values: Sequence[float]) -> Series:
 
 
 def is_run(d: Path) -> bool:
-    return (d / "flows.parquet").exists()
+    """A finished run: ``summary.json`` is written last, so a run cut short has none."""
+    return (d / "summary.json").exists() and (d / "flows.parquet").exists()
 
 
 def is_sweep(d: Path) -> bool:
     return (d / "points.parquet").exists()
+
+
+def check_result_dir(d: Path) -> str:
+    """``"sweep"`` or ``"run"``; anything else (nothing there, a run or sweep cut short) is refused
+    with what to do."""
+    if is_sweep(d):
+        return "sweep"
+    if is_run(d):
+        return "run"
+    if (d / "sweep.toml").exists():
+        raise scenario_error(
+            str(d), "a sweep that has not finished (no points.parquet); run the same `fabricsim sweep ... --out` again to resume it"
+        )
+    if (d / "flows.parquet").exists() or (d / "scenario.toml").exists():
+        raise scenario_error(str(d), "a run that did not finish (no summary.json): its tables are not whole; run it again")
+    raise scenario_error(str(d), "neither a run directory (flows.parquet) nor a sweep directory (points.parquet)")
 
 
 def run_figures(d: Path) -> list[Figure]:

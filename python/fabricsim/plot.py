@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import scenario_error
-from .figures import Figure, is_run, is_sweep, run_figures, sweep_figures
+from .figures import Figure, check_result_dir, run_figures, sweep_figures
 
 __all__ = ["draw", "plot_dir", "save_figures"]
 
@@ -86,11 +85,9 @@ def plot_dir(path: str | Path, out: str | Path | None = None, **sweep_options: A
     """Plot a run directory (into itself) or a sweep directory (into ``DIR/plots``), or into
     ``out``; returns the files written. ``sweep_options``: ``x``, ``line``, ``metric``."""
     d = Path(path)
-    if is_sweep(d):
+    if check_result_dir(d) == "sweep":
         figs, where = sweep_figures(d, **sweep_options), d / "plots"
-    elif is_run(d):
-        figs, where = run_figures(d), d
     else:
-        raise scenario_error(str(d), "neither a run directory (flows.parquet) nor a sweep directory (points.parquet)")
+        figs, where = run_figures(d), d
     target = Path(out) if out is not None else where
     return [p for fig in figs for p in _save(fig, target)]

@@ -16,8 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from .errors import scenario_error
-from .figures import Figure, is_run, is_sweep, run_figures, sweep_figures
+from .figures import Figure, check_result_dir, is_sweep, run_figures, sweep_figures
 
 __all__ = ["report", "reproduction_report"]
 
@@ -107,14 +106,15 @@ window.addEventListener("load", function () {
 def report(path: str | Path, out: str | Path, **sweep_options: Any) -> Path:
     """Write the HTML report of a run or a sweep directory to ``out``; returns its path."""
     d = Path(path)
-    if is_sweep(d):
+    kind = check_result_dir(d)
+    if kind == "sweep":
         figs = sweep_figures(d, **sweep_options)
         points = pl.read_parquet(d / "points.parquet")
         spec = d / "sweep.toml"
         inputs = spec.read_text() if spec.exists() else "(no sweep.toml in the directory)"
         title = f"fabricsim sweep: {d.name} ({points.height} points)"
         tables = "<h2>Points</h2>" + _table(points)
-    elif is_run(d):
+    else:
         figs = run_figures(d)
         doc = json.loads((d / "summary.json").read_text())
         scenario = d / "scenario.toml"
@@ -125,8 +125,6 @@ def report(path: str | Path, out: str | Path, **sweep_options: Any) -> Path:
             tables += "<h2>Jobs</h2>" + _table(pl.read_parquet(d / "jobs.parquet"))
         if (d / "buckets.parquet").exists():
             tables += "<h2>Slowdown by size</h2>" + _table(pl.read_parquet(d / "buckets.parquet"))
-    else:
-        raise scenario_error(str(d), "neither a run directory (flows.parquet) nor a sweep directory (points.parquet)")
     body = f"""{tables}
 <h2>Plots</h2>
 {_plots(figs)}

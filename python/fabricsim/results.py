@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,18 +127,28 @@ class Results:
         and ``samples.parquet``, ``jobs.parquet``, ``steps.parquet``, ``buckets.parquet`` when they have rows."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        # files of an earlier run there would read as this run's (a samples table it did not make)
-        for name in OUTPUT_FILES:
-            (out / name).unlink(missing_ok=True)
-        self.flows.write_parquet(out / "flows.parquet")
-        self.ports.write_parquet(out / "ports.parquet")
-        if self.reorder is not None:
-            self.reorder.write_parquet(out / "reorder.parquet")
-        for name, frame in (("samples", self.samples), ("jobs", self.jobs), ("steps", self.steps), ("buckets", self.buckets)):
-            if frame is not None and frame.height:
-                frame.write_parquet(out / f"{name}.parquet")
-        (out / "summary.json").write_text(json.dumps({"summary": self.summary, "accounting": self.accounting}, indent=2) + "\n")
-        (out / "scenario.toml").write_text(tomli_w.dumps(self.scenario))
+        # everything is written aside first, then moved in with summary.json last: readers take
+        # a directory without summary.json for an unfinished run, never for a short one
+        tmp = Path(tempfile.mkdtemp(prefix=".fabricsim-", dir=out))
+        try:
+            self.flows.write_parquet(tmp / "flows.parquet")
+            self.ports.write_parquet(tmp / "ports.parquet")
+            if self.reorder is not None:
+                self.reorder.write_parquet(tmp / "reorder.parquet")
+            for name, frame in (("samples", self.samples), ("jobs", self.jobs), ("steps", self.steps), ("buckets", self.buckets)):
+                if frame is not None and frame.height:
+                    frame.write_parquet(tmp / f"{name}.parquet")
+            (tmp / "scenario.toml").write_text(tomli_w.dumps(self.scenario))
+            (tmp / "summary.json").write_text(json.dumps({"summary": self.summary, "accounting": self.accounting}, indent=2) + "\n")
+            # files of an earlier run there would read as this run's (a samples table it did not make)
+            (out / "summary.json").unlink(missing_ok=True)
+            for name in OUTPUT_FILES:
+                if name != "summary.json":
+                    (out / name).unlink(missing_ok=True)
+            for name in sorted(os.listdir(tmp), key=lambda n: n == "summary.json"):
+                os.replace(tmp / name, out / name)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
         return out
 
     def to_json(self) -> dict[str, Any]:

@@ -23,6 +23,14 @@ others, and run again when the base or an override changes. ``points.parquet``
 leaves out what depends on the machine (``wall_s``, ``peak_rss_mb``), so a sweep gives the
 same file on any number of workers or on a Ray cluster; each point's ``summary.json`` keeps
 them.
+
+**Stopping.** SIGINT (Ctrl-C) or SIGTERM stops a sweep within seconds: nothing more is
+dispatched, running points are cancelled (their workers terminated; a point is written whole or
+not at all), ``points.parquet`` gets the points done, and :class:`Interrupted` is raised (the CLI
+exits 130 or 143 and says how to resume). Workers ignore SIGINT (the parent decides) and exit
+on their own if the parent dies (``kill -9``), so none is left behind. A directory is run by one
+sweep at a time (a lock), and a rerun with a changed spec removes the old ``points.parquet``
+before it writes the new ``sweep.toml``, so the two always agree.
 """
 
 from __future__ import annotations
@@ -32,9 +40,13 @@ import itertools
 import json
 import os
 import shutil
+import signal
+import threading
+import time
 import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -46,7 +58,7 @@ import tomli_w
 from .errors import ScenarioError, scenario_error
 from .scenario import Scenario
 
-__all__ = ["MACHINE_COLUMNS", "Point", "Sweep", "run_sweep"]
+__all__ = ["MACHINE_COLUMNS", "Interrupted", "Point", "Sweep", "run_sweep"]
 
 #: Summary keys that depend on the machine, not the scenario: kept in each point's summary.json,
 #: left out of points.parquet.
@@ -202,6 +214,57 @@ def _axes(table: Any, name: str) -> dict[str, list[Any]]:
 # ---- running -------------------------------------------------------------------------------
 
 
+class Interrupted(KeyboardInterrupt):
+    """A sweep stopped by a signal; ``points.parquet`` holds the points done so far (a
+    KeyboardInterrupt, so ``except Exception`` does not swallow it)."""
+
+    def __init__(self, signum: int, done: int, total: int, out_dir: Path) -> None:
+        self.signum, self.done, self.total, self.out_dir = signum, done, total, out_dir
+        super().__init__(f"{signal.Signals(signum).name}: {done} of {total} points done, in {out_dir / POINTS_FILE}")
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+class _Stop(BaseException):
+    """Raised in the main thread by SIGINT or SIGTERM while a sweep runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """While the sweep runs, SIGINT and SIGTERM raise :class:`_Stop` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: Any) -> None:
+        raise _Stop(signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _worker_init(parent: int) -> None:
+    """In each worker: leave SIGINT to the parent, and exit if the parent goes away."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def run_point(data: dict[str, Any], base_dir: str, out: str) -> dict[str, Any]:
     """Run one point and write its tables to ``out`` whole (a temporary directory, renamed).
 
@@ -214,7 +277,14 @@ def run_point(data: dict[str, Any], base_dir: str, out: str) -> dict[str, Any]:
     tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     res.write(tmp)
-    os.replace(tmp, final)
+    try:
+        os.replace(tmp, final)
+    except OSError:
+        # another process (a worker of an earlier, killed sweep) wrote the same point first:
+        # the same scenario gives the same tables, keep those
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not (final / "summary.json").exists():
+            raise
     return res.summary
 
 
@@ -232,7 +302,8 @@ def run_local(points: list[Point], out_dir: Path, finished: Callable[[Point], No
             run_point(p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id))
             finished(p)
         return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),))
+    try:
         pending: dict[Future[dict[str, Any]], Point] = {
             pool.submit(run_point, p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id)): p for p in points
         }
@@ -242,6 +313,25 @@ def run_local(points: list[Point], out_dir: Path, finished: Callable[[Point], No
                 p = pending.pop(f)
                 f.result()
                 finished(p)
+    except BaseException:
+        _terminate(pool)
+        raise
+    pool.shutdown()
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now: nothing more starts, running points are killed (their half-written
+    directories are temporary ones, removed by the next run)."""
+    # the executor has no public way to kill its workers; _processes is stable since 3.8
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(1)
 
 
 def run_ray(points: list[Point], out_dir: Path, finished: Callable[[Point], None], address: str) -> None:
@@ -256,11 +346,16 @@ def run_ray(points: list[Point], out_dir: Path, finished: Callable[[Point], None
     try:
         task = ray.remote(run_point)
         refs = {task.remote(p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id)): p for p in points}
-        while refs:
-            done, _ = ray.wait(list(refs), num_returns=1)
-            for ref in done:
-                ray.get(ref)
-                finished(refs.pop(ref))
+        try:
+            while refs:
+                done, _ = ray.wait(list(refs), num_returns=1)
+                for ref in done:
+                    ray.get(ref)
+                    finished(refs.pop(ref))
+        except BaseException:
+            for ref in refs:
+                ray.cancel(ref, force=True)
+            raise
     finally:
         if started:
             ray.shutdown()
@@ -319,16 +414,42 @@ def run_sweep(
     out = Path(out_dir)
     points = sweep.validate()
     (out / "points").mkdir(parents=True, exist_ok=True)
-    (out / "sweep.toml").write_text(sweep.to_toml())
-    # what a killed run left half-written
-    for stale in (out / "points").glob(".*.tmp"):
-        shutil.rmtree(stale, ignore_errors=True)
-    todo = [p for p in points if not _done(out, p)]
-    note = finished or (lambda p: None)
-    if todo:
-        if ray_address is not None:
-            run_ray(todo, out, note, ray_address)
-        else:
-            n = workers or os.cpu_count() or 1
-            run_local(todo, out, note, max(1, min(n, len(todo))))
-    return collect(out, points)
+    with _lock(out):
+        spec = sweep.to_toml()
+        old = out / "sweep.toml"
+        if not old.exists() or old.read_text() != spec:
+            # the old table belongs to the old spec: never leave it beside the new one
+            (out / POINTS_FILE).unlink(missing_ok=True)
+            tmp = out / ".sweep.toml.tmp"
+            tmp.write_text(spec)
+            os.replace(tmp, old)
+        # what a killed run left half-written
+        for stale in (out / "points").glob(".*.tmp"):
+            shutil.rmtree(stale, ignore_errors=True)
+        todo = [p for p in points if not _done(out, p)]
+        note = finished or (lambda p: None)
+        try:
+            with _stop_on_signals():
+                if todo:
+                    if ray_address is not None:
+                        run_ray(todo, out, note, ray_address)
+                    else:
+                        n = workers or os.cpu_count() or 1
+                        run_local(todo, out, note, max(1, min(n, len(todo))))
+        except _Stop as stop:
+            frame = collect(out, points)
+            raise Interrupted(stop.signum, frame.height, len(points), out) from None
+        return collect(out, points)
+
+
+@contextmanager
+def _lock(out: Path) -> Iterator[None]:
+    """One sweep per directory at a time (released by the OS if the process dies)."""
+    import fcntl
+
+    with open(out / ".lock", "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise scenario_error(str(out), "another sweep is running in this directory; wait for it or stop it first") from None
+        yield
