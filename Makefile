@@ -1,20 +1,44 @@
 # fabricsim: `make demo` and `make test` install what is missing, then run.
-PYTHON ?= python3
+#
+# They install into a project virtual environment, .venv (created with `python3 -m venv`),
+# because system Pythons (Debian, Ubuntu) refuse global installs; inside an active virtual
+# environment, or with PYTHON=... given, they use that Python instead.
+ifeq ($(origin PYTHON),undefined)
+  ifdef VIRTUAL_ENV
+    PYTHON := python3
+  else
+    PYTHON := .venv/bin/python
+  endif
+endif
+VENV := $(filter .venv/bin/python,$(PYTHON))
 PIP := $(PYTHON) -m pip
 FABRICSIM := $(PYTHON) -m fabricsim
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_ROOT_USER_ACTION := ignore
 
-.PHONY: install demo test test-rust test-python reproduce bench bench-core lint fuzz fuzz-core clean
+.PHONY: install install-core demo test test-rust test-python reproduce bench bench-core lint fuzz fuzz-core clean
 
-## Build the Rust core into the Python package (editable) with its dependencies.
-install:
-	$(PIP) install -q "maturin>=1.7,<2"
-	$(PIP) install -q --no-build-isolation -e '.[test,ray]'
+.venv/bin/python:
+	@echo "fabricsim: creating the project's virtual environment in .venv"
+	@python3 -m venv .venv || { rm -rf .venv; echo "error: 'python3 -m venv' failed. On Debian/Ubuntu: sudo apt install python3-venv; or activate any virtual environment and run make again." >&2; exit 1; }
+	@.venv/bin/python -m pip install -q --upgrade pip
+
+## The package alone (what the demo needs): the Rust core built into it, editable.
+install-core: $(VENV)
+	@echo "fabricsim: installing into $(PYTHON); the first build of the Rust core takes about 3 min on 2 cores"
+	$(PIP) install --progress-bar off "maturin>=1.7,<2"
+	$(PIP) install --progress-bar off --no-build-isolation -e .
+
+## The package with the test tools and Ray (sweeps on a cluster; its tests).
+install: $(VENV)
+	@echo "fabricsim: installing into $(PYTHON) with the test tools and Ray; the first build of the Rust core takes about 3 min on 2 cores"
+	$(PIP) install --progress-bar off "maturin>=1.7,<2"
+	$(PIP) install --progress-bar off --no-build-isolation -e '.[test,ray]'
 
 ## The README's demo: ECMP vs oblivious spraying on a 128-host permutation.
-demo: install
+demo: install-core
 	$(FABRICSIM) compare scenarios/permutation_128.toml --lb ecmp,ops
+	@$(if $(VENV),echo "fabricsim: the CLI is .venv/bin/fabricsim (or: . .venv/bin/activate; fabricsim --help)",true)
 
 ## Every Rust and Python test.
 test: install test-rust test-python
@@ -62,4 +86,4 @@ lint: install
 
 clean:
 	cargo clean
-	rm -rf python/fabricsim/_core*.so .pytest_cache
+	rm -rf python/fabricsim/_core*.so .pytest_cache .venv
