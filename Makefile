@@ -25,13 +25,13 @@ export PIP_ROOT_USER_ACTION := ignore
 
 ## The package alone (what the demo needs): the Rust core built into it, editable.
 install-core: $(VENV)
-	@echo "fabricsim: installing into $(PYTHON); the first build of the Rust core takes about 3 min on 2 cores"
+	@echo "fabricsim: installing into $(PYTHON); the first time takes a minute or two (a release build of the Rust core)"
 	$(PIP) install --progress-bar off "maturin>=1.7,<2"
 	$(PIP) install --progress-bar off --no-build-isolation -e .
 
 ## The package with the test tools and Ray (sweeps on a cluster; its tests).
 install: $(VENV)
-	@echo "fabricsim: installing into $(PYTHON) with the test tools and Ray; the first build of the Rust core takes about 3 min on 2 cores"
+	@echo "fabricsim: installing into $(PYTHON) with the test tools and Ray; the first time takes a minute or two (a release build of the Rust core)"
 	$(PIP) install --progress-bar off "maturin>=1.7,<2"
 	$(PIP) install --progress-bar off --no-build-isolation -e '.[test,ray]'
 

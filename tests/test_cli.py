@@ -177,3 +177,16 @@ def test_an_interrupted_run_writes_nothing_and_says_so(tmp_path):
     assert proc.returncode == 130, stderr
     assert "stopped by SIGINT; nothing was written" in stderr and "Traceback" not in stderr, stderr
     assert not (tmp_path / "new").exists(), "an interrupted run left a directory behind"
+
+
+def test_compare_puts_switch_adaptive_routing_beside_host_schemes(tmp_path):
+    from conftest import ROOT
+
+    r = CliRunner().invoke(app, ["compare", str(ROOT / "scenarios" / "permutation_128.toml"), "--lb", "ecmp,switch-ar", "--json", "-q"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    # the same ECMP hosts; the switches' adaptive choice removes ECMP's collision tail
+    assert set(got) == {"ecmp", "switch-ar"}
+    assert got["switch-ar"]["max_slowdown"] < 0.5 * got["ecmp"]["max_slowdown"]
+    s = fabricsim.Scenario.load(ROOT / "scenarios" / "permutation_128.toml").with_lb("switch-ar")
+    assert s.data["lb"]["kind"] == "ecmp" and s.data["switch"]["routing"] == "adaptive"

@@ -52,5 +52,8 @@ def test_a_sweep_gets_cdf_slowdown_and_line_plots(tmp_path):
     with pytest.raises(ScenarioError) as e:
         plot_dir(tmp_path / "sw", x="topology.hosts")
     assert e.value.field == "--x" and "lb.kind" in e.value.message
+    # the seed, or any column of points.parquet, can be the x axis
+    files = plot_dir(tmp_path / "sw", x="seed", line="lb.kind", metric="max_fct_ns")
+    check(files, ["fct_cdf", "slowdown", "sweep_max_fct_ns"])
     with pytest.raises(ScenarioError):
         plot_dir(tmp_path)

@@ -177,8 +177,10 @@ def sweep_figures(d: Path, x: str | None = None, line: str | None = None, metric
     if metric not in points.columns:
         raise scenario_error("--metric", f"got {metric!r}; allowed: a summary column such as max_fct_ns, p99_fct_ns, max_jct_ns")
     for name, value in (("--x", x), ("--line", line)):
-        if value is not None and value not in axes:
-            raise scenario_error(name, f"got {value!r}; allowed: an axis of the sweep ({', '.join(axes) or 'none'})")
+        if value is not None and (value == "point" or value not in points.columns):
+            raise scenario_error(
+                name, f"got {value!r}; allowed: an axis of the sweep ({', '.join([*axes, 'seed'])}) or any other column of points.parquet"
+            )
     group = line or (varied[0] if varied else None)
     x = x or next((a for a in reversed(varied) if a != group), None)
     figs: list[Figure] = []

@@ -24,6 +24,10 @@ from .errors import scenario_error
 __all__ = ["Scenario", "parse_value"]
 
 
+#: ``compare --lb`` names for switch adaptive routing (ECMP hosts, adaptive switches).
+SWITCH_AR = ("switch-ar", "switch_ar")
+
+
 def parse_value(text: str) -> Any:
     """Read a ``--set`` value as a TOML literal (``3``, ``true``, ``"x"``, ``[1, 2]``), else a string.
 
@@ -153,8 +157,16 @@ class Scenario:
         """Return a copy that uses load balancer ``kind``, keeping the ``[lb]`` parameters it accepts.
 
         ``fabricsim compare --lb`` uses this, so one scenario file serves every algorithm:
-        ``evs_size`` carries over from ``ops`` to ``arcane`` but not to ``prime``.
+        ``evs_size`` carries over from ``ops`` to ``arcane`` but not to ``prime``. ``"switch-ar"``
+        is switch adaptive routing: ``ecmp`` hosts with ``switch.routing = "adaptive"``.
         """
+        if kind in SWITCH_AR:
+            # switch adaptive routing: ECMP hosts, leaves (and aggregation) pick the least-loaded
+            # up-port; a scheme of its own in compare's table
+            out = self.with_lb("ecmp")
+            switch = out.data.get("switch")
+            out.data["switch"] = (switch if isinstance(switch, dict) else {}) | {"routing": "adaptive"}
+            return out
         accepted = _lb_parameters(kind)
         current = self.data.get("lb", {})
         kept = {k: v for k, v in current.items() if k in accepted} if isinstance(current, dict) else {}
