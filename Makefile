@@ -23,17 +23,14 @@ export PIP_ROOT_USER_ACTION := ignore
 	@python3 -m venv .venv || { rm -rf .venv; echo "error: 'python3 -m venv' failed. On Debian/Ubuntu: sudo apt install python3-venv; or activate any virtual environment and run make again." >&2; exit 1; }
 	@.venv/bin/python -m pip install -q --upgrade pip
 
-## The package alone (what the demo needs): the Rust core built into it, editable.
-install-core: $(VENV)
-	@echo "fabricsim: installing into $(PYTHON); the first time takes a minute or two (a release build of the Rust core)"
+## install-core: the package alone (what the demo needs), the Rust core built into it, editable;
+## install: with the test tools and Ray (sweeps on a cluster; its tests).
+install-core: EXTRAS :=
+install: EXTRAS := [test,ray]
+install install-core: $(VENV)
+	@echo "fabricsim: installing '.$(EXTRAS)' into $(PYTHON); the first time takes a minute or two (a release build of the Rust core)"
 	$(PIP) install --progress-bar off "maturin>=1.7,<2"
-	$(PIP) install --progress-bar off --no-build-isolation -e .
-
-## The package with the test tools and Ray (sweeps on a cluster; its tests).
-install: $(VENV)
-	@echo "fabricsim: installing into $(PYTHON) with the test tools and Ray; the first time takes a minute or two (a release build of the Rust core)"
-	$(PIP) install --progress-bar off "maturin>=1.7,<2"
-	$(PIP) install --progress-bar off --no-build-isolation -e '.[test,ray]'
+	$(PIP) install --progress-bar off --no-build-isolation -e '.$(EXTRAS)'
 
 ## The README's demo: ECMP vs oblivious spraying on a 128-host permutation.
 demo: install-core

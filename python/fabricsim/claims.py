@@ -60,6 +60,7 @@ __all__ = [
     "model_value",
     "parse_metric",
     "per_seed",
+    "per_seed_ratio",
     "summarize",
     "with_metric",
 ]
@@ -325,11 +326,17 @@ def summarize(of: dict[int, float], over: dict[int, float] | None, what: str) ->
     if over is None:
         vals = list(of.values())
         return sum(vals) / len(vals), min(vals), max(vals), len(vals)
+    per = per_seed_ratio(of, over, what)
+    seeds = list(per)
+    value = (sum(of[s] for s in seeds) / len(seeds)) / (sum(over[s] for s in seeds) / len(seeds))
+    return value, min(per.values()), max(per.values()), len(seeds)
+
+
+def per_seed_ratio(of: dict[int, float], over: dict[int, float], what: str) -> dict[int, float]:
+    """Seed by seed, of / over, on the seeds both sides have."""
     seeds = sorted(set(of) & set(over))
     if not seeds:
         raise scenario_error(what, "of and over share no seed")
     if any(over[s] == 0 for s in seeds):
         raise scenario_error(what, "the over side is 0 for a seed; a ratio needs a non-zero denominator")
-    ratios = [of[s] / over[s] for s in seeds]
-    value = (sum(of[s] for s in seeds) / len(seeds)) / (sum(over[s] for s in seeds) / len(seeds))
-    return value, min(ratios), max(ratios), len(seeds)
+    return {s: of[s] / over[s] for s in seeds}

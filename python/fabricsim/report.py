@@ -128,7 +128,7 @@ def report(path: str | Path, out: str | Path, **sweep_options: Any) -> Path:
     body = f"""{tables}
 <h2>Plots</h2>
 {_plots(figs)}
-<h2>{"Sweep spec" if is_sweep(d) else "Scenario"}</h2>
+<h2>{"Sweep spec" if kind == "sweep" else "Scenario"}</h2>
 <pre>{html.escape(inputs)}</pre>"""
     return _write(out, _page(title, body))
 

@@ -66,7 +66,19 @@ from typing import Any
 import polars as pl
 
 from . import theory
-from .claims import KINDS, VERDICTS, Claim, check_metric, judge, model_per_seed, model_value, per_seed, summarize, with_metric
+from .claims import (
+    KINDS,
+    VERDICTS,
+    Claim,
+    check_metric,
+    judge,
+    model_per_seed,
+    model_value,
+    per_seed,
+    per_seed_ratio,
+    summarize,
+    with_metric,
+)
 from .errors import scenario_error
 from .figures import Figure, is_sweep, sweep_figures
 from .sweep import Sweep, run_sweep
@@ -238,8 +250,10 @@ def _value(
     over = _over(points, column, c.over, what)
     if c.than is not None:
         assert over is not None
-        first = _divide(of, over, what)
-        second = _divide(per_seed(points, column, c.than["of"], what), _over(points, column, c.than["over"], what), f"{what}: than")
+        than_over = _over(points, column, c.than["over"], f"{what}: than")
+        assert than_over is not None
+        first = per_seed_ratio(of, over, what)
+        second = per_seed_ratio(per_seed(points, column, c.than["of"], f"{what}: than"), than_over, f"{what}: than")
         return summarize(first, second, what), points
     return summarize(of, over, what), points
 
@@ -253,14 +267,6 @@ def _over(points: pl.DataFrame, column: str, over: dict[str, Any] | list[dict[st
     sides = [per_seed(points, column, o, f"{what}: over[{i}]") for i, o in enumerate(over)]
     seeds = set.intersection(*(set(s) for s in sides))
     return {s: min(side[s] for side in sides) for s in sorted(seeds)}
-
-
-def _divide(of: dict[int, float], over: dict[int, float] | None, what: str) -> dict[int, float]:
-    """Seed by seed, of / over."""
-    assert over is not None
-    if any(over.get(s) == 0 for s in of):
-        raise scenario_error(what, "the over side is 0 for a seed; a ratio needs a non-zero denominator")
-    return {s: of[s] / over[s] for s in of if s in over}
 
 
 def _shown(c: Claim, ref: float | None) -> str:

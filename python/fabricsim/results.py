@@ -140,11 +140,10 @@ class Results:
                     frame.write_parquet(tmp / f"{name}.parquet")
             (tmp / "scenario.toml").write_text(tomli_w.dumps(self.scenario))
             (tmp / "summary.json").write_text(json.dumps({"summary": self.summary, "accounting": self.accounting}, indent=2) + "\n")
-            # files of an earlier run there would read as this run's (a samples table it did not make)
-            (out / "summary.json").unlink(missing_ok=True)
-            for name in OUTPUT_FILES:
-                if name != "summary.json":
-                    (out / name).unlink(missing_ok=True)
+            # files of an earlier run there would read as this run's (a samples table it did not
+            # make); its summary.json goes first, the new one comes in last
+            for name in sorted(OUTPUT_FILES, key=lambda n: n != "summary.json"):
+                (out / name).unlink(missing_ok=True)
             for name in sorted(os.listdir(tmp), key=lambda n: n == "summary.json"):
                 os.replace(tmp / name, out / name)
         finally:
