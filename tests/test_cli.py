@@ -190,3 +190,41 @@ def test_compare_puts_switch_adaptive_routing_beside_host_schemes(tmp_path):
     assert got["switch-ar"]["max_slowdown"] < 0.5 * got["ecmp"]["max_slowdown"]
     s = fabricsim.Scenario.load(ROOT / "scenarios" / "permutation_128.toml").with_lb("switch-ar")
     assert s.data["lb"]["kind"] == "ecmp" and s.data["switch"]["routing"] == "adaptive"
+
+
+def test_with_jobs_compare_and_run_lead_with_each_jobs_answer(tmp_path):
+    path = tmp_path / "jobs.toml"
+    path.write_text(
+        """
+[topology]
+hosts = 16
+radix = 8
+[[jobs]]
+name = "train"
+collective = "allreduce"
+size = "1MiB"
+ranks = 8
+[[jobs]]
+name = "moe"
+collective = "alltoall"
+size = "256KiB"
+ranks = 8
+placement = "spread"
+"""
+    )
+    r = CliRunner().invoke(app, ["compare", str(path), "--lb", "ecmp,ops", "-q"])
+    assert r.exit_code == 0, r.output
+    # the job's answer first; the per-message columns say they are per message
+    assert r.output.index("JCT") < r.output.index("msg")
+    assert "max slowdown" not in r.output.replace("msg slowdown", "")
+    assert "job slowdown" in r.output
+    rows = {line.split("│")[1].strip(): line for line in r.output.splitlines() if line.startswith("│ train") or line.startswith("│ moe")}
+    assert set(rows) == {"train", "moe"}
+    r = CliRunner().invoke(app, ["run", str(path), "-q"])
+    assert r.exit_code == 0, r.output
+    assert r.output.index("jobs (mean over completed iterations)") < r.output.index("summary")
+    assert r.output.index("max_jct_slowdown") < r.output.index("max_slowdown ")
+    res = fabricsim.run(fabricsim.Scenario.load(path))
+    jt = res.job_table()
+    assert jt["name"].to_list() == ["train", "moe"] and jt["iterations"].to_list() == ["1 / 1", "1 / 1"]
+    assert jt["slowdown"].to_list() == res.jobs["slowdown"].to_list()

@@ -233,3 +233,53 @@ def test_a_changed_base_runs_its_points_again(tmp_path):
     assert set(first["point"]).isdisjoint(second["point"])
     assert (second["max_fct_ns"] > first["max_fct_ns"]).all()
     assert len(list((tmp_path / "points").iterdir())) == 4
+
+
+def test_named_values_and_list_values_read_as_text_in_the_results(tmp_path):
+    from conftest import fabric
+
+    base = fabric(kind="permutation", size="64KiB") | {"topology": {"hosts": 32, "radix": 8}}
+    dead = [{"kind": "link_down", "link": "leaf0:up1", "start": "2us"}]
+    sw = Sweep.from_dict(
+        {
+            "base": base,
+            "grid": {"faults": {"none": [], "up1 dead": dead}, "switch.buffer": ["1MiB", "2MiB"]},
+            "set": {"lb.kind": "ecmp"},
+        }
+    )
+    points = sw.validate()
+    # the names show, the values run
+    assert [p.values["faults"] for p in points] == ["none", "none", "up1 dead", "up1 dead"]
+    assert points[2].scenario.data["faults"] == dead and points[0].scenario.data["faults"] == []
+    table = run_sweep(sw, tmp_path / "o", workers=1)
+    assert table["faults"].dtype == pl.String and table["faults"].to_list() == ["none", "none", "up1 dead", "up1 dead"]
+    # the directory keeps the names: a resume (and report) reads the same spec back
+    again = Sweep.load(tmp_path / "o" / "sweep.toml")
+    assert again.names == {"faults": ["none", "up1 dead"]} and [p.id for p in again.validate()] == [p.id for p in points]
+    # unnamed list values: inline TOML, no Python repr, no None
+    plain = Sweep.from_dict({"base": base, "grid": {"faults": [[], dead]}})
+    shown = [p.values["faults"] for p in plain.validate()]
+    assert shown == ["[]", '[{kind = "link_down", link = "leaf0:up1", start = "2us"}]']
+    with pytest.raises(ScenarioError) as e:
+        Sweep.from_dict({"base": base, "grid": {"faults": {}}})
+    assert e.value.field == "grid.faults" and "name = value" in e.value.message
+
+
+def test_each_job_has_its_columns_in_the_points(tmp_path):
+    base = {
+        "topology": {"hosts": 16, "radix": 8},
+        "jobs": [
+            {"name": "big", "collective": "allreduce", "size": "1MiB", "ranks": 8, "iterations": 2},
+            {"name": "small", "collective": "alltoall", "size": "64KiB", "ranks": 8, "placement": "spread"},
+        ],
+    }
+    table = run_sweep(Sweep.from_dict({"base": base, "grid": {"lb.kind": ["ecmp", "ops"]}}), tmp_path, workers=1)
+    cols = [f"job.{j}.{m}" for j in ("big", "small") for m in ("jct_ns", "slowdown", "busbw_gbps")]
+    assert set(cols) <= set(table.columns)
+    for point, big, slow in table.select("point", "job.big.jct_ns", "job.small.slowdown").iter_rows():
+        jobs = pl.read_parquet(tmp_path / "points" / point / "jobs.parquet")
+        # the mean over the job's iterations, from its own rows
+        assert big == pytest.approx(jobs.filter(pl.col("name") == "big")["jct_ps"].mean() / 1e3)
+        assert slow == pytest.approx(jobs.filter(pl.col("name") == "small")["slowdown"][0]) and slow >= 1.0
+    # the summary's worst JCT is the worse job's
+    assert (table["max_jct_ns"] >= table["job.big.jct_ns"]).all()

@@ -233,26 +233,77 @@ def run(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
+def _num(v: Any, digits: int = 3) -> str:
+    """A number for reading: thousands separated, no exponent; null as "-"."""
+    if v is None:
+        return "-"
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    return f"{v:,.{digits}f}" if abs(v) < 1000 else f"{v:,.1f}"
+
+
+def _us(v: Any) -> str:
+    return "-" if v is None else f"{v / 1e3:,.1f}"
+
+
+#: The job table of `run` and `compare`: (heading, column of job_table, format).
+JOB_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("job", "name", str),
+    ("collective", "collective", str),
+    ("ranks", "ranks", str),
+    ("size", "size_bytes", lambda v: _size(v)),
+    ("iterations done", "iterations", str),
+    ("JCT us", "jct_ns", _us),
+    ("ideal us", "ideal_jct_ns", _us),
+    ("slowdown", "slowdown", lambda v: _num(v)),
+    ("busbw Gb/s", "busbw_gbps", lambda v: _num(v, 1)),
+]
+
+
+def _size(v: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if v >= scale and v % scale == 0:
+            return f"{v // scale}{unit}"
+    return f"{v}B"
+
+
 def _print_summary(res: Results) -> None:
+    """With jobs, their table comes first (a job's JCT and slowdown are its answer), then the
+    summary; the JCT keys lead the summary too."""
+    jobs = res.job_table()
+    if jobs.height:
+        t = Table(title="jobs (mean over completed iterations)")
+        for head, *_ in JOB_COLUMNS:
+            t.add_column(head, justify="left" if head in ("job", "collective") else "right")
+        for row in jobs.iter_rows(named=True):
+            t.add_row(*("-" if row[key] is None else fmt(row[key]) for _, key, fmt in JOB_COLUMNS))
+        out.print(t)
+    keys = sorted(res.summary, key=lambda k: not (jobs.height and "jct" in k))
     t = Table(title="summary", show_header=False)
-    for k, v in res.summary.items():
-        t.add_row(k, "-" if v is None else f"{v:,.3f}" if isinstance(v, float) else str(v))
+    for k in keys:
+        v = res.summary[k]
+        t.add_row(k, "; ".join(v) if isinstance(v, list) else _num(v))
     out.print(t)
 
 
 COMPARE_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("status", "status", str),
-    ("max FCT us", "max_fct_ns", lambda v: f"{v / 1e3:,.1f}"),
-    ("mean FCT us", "mean_fct_ns", lambda v: f"{v / 1e3:,.1f}"),
-    ("p99 FCT us", "p99_fct_ns", lambda v: f"{v / 1e3:,.1f}"),
+    ("max FCT us", "max_fct_ns", _us),
+    ("mean FCT us", "mean_fct_ns", _us),
+    ("p99 FCT us", "p99_fct_ns", _us),
     ("max slowdown", "max_slowdown", lambda v: f"{v:.3f}"),
     ("mean slowdown", "mean_slowdown", lambda v: f"{v:.3f}"),
     ("max queue KB", "max_queue_bytes", lambda v: f"{v / 1e3:,.1f}"),
-    ("max JCT us", "max_jct_ns", lambda v: f"{v / 1e3:,.1f}"),
-    ("max JCT slowdown", "max_jct_slowdown", lambda v: f"{v:.3f}"),
     ("trims", "trims", str),
     ("drops", "drops", str),
     ("wall s", "wall_s", lambda v: f"{v:.2f}"),
+]
+#: With jobs, these lead the compare table and the message columns say they are per message.
+COMPARE_JOB_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("max JCT us", "max_jct_ns", _us),
+    ("max JCT slowdown", "max_jct_slowdown", lambda v: f"{v:.3f}"),
 ]
 
 
@@ -291,7 +342,9 @@ def compare(
 
 
 def _print_compare(results: dict[str, Results]) -> None:
-    """The compare table; a value that does not exist (no flow completed) prints as "-"."""
+    """The compare table; a value that does not exist (no flow completed) prints as "-". With
+    jobs the JCT columns come first, the message columns are marked as such, and a second
+    table gives each job's slowdown under each load balancer."""
     first = next(iter(results.values())).scenario
     topo, wl, jobs = first["topology"], first.get("workload"), first.get("jobs", [])
     n_flows = next(iter(results.values())).summary["flows"]
@@ -304,13 +357,25 @@ def _print_compare(results: dict[str, Results]) -> None:
     title += f", seed {first['seed']}"
     t = Table(title=title)
     t.add_column("lb")
-    # the JCT columns only when the scenario has jobs
-    columns = [c for c in COMPARE_COLUMNS if jobs or "jct" not in c[1]]
+    if jobs:
+        message = [(h.replace("FCT", "msg FCT").replace("slowdown", "msg slowdown"), k, f) for h, k, f in COMPARE_COLUMNS]
+        columns = [COMPARE_COLUMNS[0], *COMPARE_JOB_COLUMNS, *message[1:]]
+    else:
+        columns = COMPARE_COLUMNS
     for head, _, _ in columns:
         t.add_column(head, justify="right")
     for name, r in results.items():
         t.add_row(name, *("-" if r.summary[key] is None else fmt(r.summary[key]) for _, key, fmt in columns))
     out.print(t)
+    if len(jobs) > 1:
+        tables = {name: r.job_table() for name, r in results.items()}
+        t = Table(title="job slowdown", caption="JCT / ideal, mean over iterations")
+        t.add_column("job")
+        for name in results:
+            t.add_column(name, justify="right")
+        for i, job in enumerate(next(iter(tables.values()))["name"]):
+            t.add_row(job, *(_num(jt["slowdown"][i]) for jt in tables.values()))
+        out.print(t)
 
 
 @app.command("list")

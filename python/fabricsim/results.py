@@ -15,7 +15,7 @@ import tomli_w
 
 from . import _core
 
-__all__ = ["COLUMNS", "OUTPUT_FILES", "Results", "schema"]
+__all__ = ["COLUMNS", "JOB_METRICS", "OUTPUT_FILES", "Results", "job_table", "schema"]
 
 #: The files :meth:`Results.write` owns in its directory.
 OUTPUT_FILES = (
@@ -47,6 +47,37 @@ def _frame(raw: dict[str, Any], table: str) -> pl.DataFrame:
     if list(columns) != list(declared):
         raise RuntimeError(f"the native {table} table has columns {list(columns)}, declared {list(declared)}")
     return pl.DataFrame(columns, schema=declared)
+
+
+#: The per-job answers of :func:`job_table`, as sweep columns ``job.NAME.<metric>``.
+JOB_METRICS = ("jct_ns", "slowdown", "busbw_gbps")
+
+
+def job_table(jobs: pl.DataFrame | None) -> pl.DataFrame:
+    """One row per job (in ``[[jobs]]`` order): ``name``, ``collective``, ``ranks``,
+    ``size_bytes``, ``iterations`` (completed / run), and over its completed iterations the mean
+    ``jct_ns``, ``ideal_jct_ns``, ``slowdown`` and ``busbw_gbps`` (null when none completed).
+
+    A job's slowdown is the answer to "how much did the fabric slow my job": a message's
+    slowdown (the summary's ``max_slowdown``) can be large for a message that waits behind its
+    own job's others on a NIC without the job being late.
+    """
+    if jobs is None or jobs.height == 0:
+        return pl.DataFrame()
+    done = pl.col("jct_ps").is_not_null()
+    return (
+        jobs.group_by("job", maintain_order=True)
+        .agg(
+            pl.col("name", "collective", "ranks", "size_bytes").first(),
+            (done.sum().cast(pl.String) + " / " + pl.len().cast(pl.String)).alias("iterations"),
+            (pl.col("jct_ps").mean() / 1e3).alias("jct_ns"),
+            (pl.col("ideal_jct_ps").filter(done).mean() / 1e3).alias("ideal_jct_ns"),
+            pl.col("slowdown").mean(),
+            pl.col("busbw_gbps").mean(),
+        )
+        .sort("job")
+        .drop("job")
+    )
 
 
 @dataclass
@@ -117,6 +148,10 @@ class Results:
             steps=_frame(raw, "steps"),
             buckets=_frame(raw, "buckets"),
         )
+
+    def job_table(self) -> pl.DataFrame:
+        """One row per job: JCT, slowdown and bus bandwidth over its iterations (:func:`job_table`)."""
+        return job_table(self.jobs)
 
     @property
     def complete(self) -> bool:

@@ -10,6 +10,9 @@ A sweep spec is a TOML file::
     [zip]                              # paired lists, all the same length
     "faults[0].fraction" = [0.01, 0.05]
     "faults[0].start" = ["10us", "20us"]
+    [grid."switch.buffer"]             # named values: the names go in the results
+    shallow = "256KiB"
+    deep = "4MiB"
     [set]                              # fixed overrides of the base
     "stop.max_time" = "10ms"
 
@@ -56,6 +59,7 @@ import polars as pl
 import tomli_w
 
 from .errors import ScenarioError, scenario_error
+from .results import JOB_METRICS, job_table
 from .scenario import Scenario
 
 __all__ = ["MACHINE_COLUMNS", "Interrupted", "Point", "Sweep", "run_sweep"]
@@ -74,6 +78,8 @@ class Point:
     id: str
     values: dict[str, Any]
     scenario: Scenario = field(compare=False)
+    #: The value each axis set, where ``values`` shows a name or a list as text.
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def label(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.values.items())
@@ -97,6 +103,29 @@ def _apply(scenario: Scenario, key: str, value: Any, where: str) -> Scenario:
         raise scenario_error(where, e.message) from None
 
 
+def _inline(v: Any) -> str:
+    """A value as inline TOML (valid TOML: a sweep.toml written with it loads back as it was)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ", ".join(map(_inline, v)) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_inline(x)}" for k, x in v.items()) + "}"
+    return str(v)
+
+
+def _key(k: str) -> str:
+    return k if k and all(c.isascii() and (c.isalnum() or c in "_-") for c in k) else json.dumps(k, ensure_ascii=False)
+
+
+def show(value: Any) -> Any:
+    """An axis value as the results show it: a scalar as itself, a list or a table as inline
+    TOML text (``[{kind = "link_down", link = "leaf0:up1"}]``), never a Python repr."""
+    return _inline(value) if isinstance(value, list | dict) else value
+
+
 def _point_id(values: dict[str, Any], scenario: Scenario) -> str:
     """A hash of the point's whole scenario as run (base, set, axis values, seed) and its axis
     values: a changed base or override runs the point again rather than reuse stale results."""
@@ -113,6 +142,8 @@ class Sweep:
     grid: dict[str, list[Any]]
     zipped: dict[str, list[Any]]
     fixed: dict[str, Any]
+    #: The names of an axis given as a table of name = value (``[grid."switch.buffer"]``).
+    names: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str | Path) -> Sweep:
@@ -141,8 +172,9 @@ class Sweep:
             base = Scenario(raw, base_dir)
         else:
             raise scenario_error("base", f"got {raw!r}; allowed: a scenario file name or a table")
-        grid = _axes(spec.get("grid", {}), "grid")
-        zipped = _axes(spec.get("zip", {}), "zip")
+        names: dict[str, list[str]] = {}
+        grid = _axes(spec.get("grid", {}), "grid", names)
+        zipped = _axes(spec.get("zip", {}), "zip", names)
         lengths = {len(v) for v in zipped.values()}
         if len(lengths) > 1:
             sizes = ", ".join(f"{k}: {len(v)}" for k, v in zipped.items())
@@ -159,15 +191,21 @@ class Sweep:
         twice = sorted({k for k in named if named.count(k) > 1})
         if twice:
             raise scenario_error(twice[0], "given twice; allowed: a field on one axis (grid, zip, set or seeds) only")
-        return cls(base, seeds, grid, zipped, fixed)
+        return cls(base, seeds, grid, zipped, fixed, names)
 
     def to_toml(self) -> str:
-        """The spec with its base inline: a sweep directory keeps it as ``sweep.toml``."""
-        spec: dict[str, Any] = {"base": self.base.data, "seeds": self.seeds}
-        for key, table in (("grid", self.grid), ("zip", self.zipped), ("set", self.fixed)):
+        """The spec with its base inline: a sweep directory keeps it as ``sweep.toml`` (it loads
+        back to the same points, in the same order: the axes are written in order, inline)."""
+        text = tomli_w.dumps({"base": self.base.data, "seeds": self.seeds})
+        for key, table in (("grid", self.grid), ("zip", self.zipped)):
             if table:
-                spec[key] = table
-        return tomli_w.dumps(spec)
+                text += f"\n[{key}]\n"
+                for k, values in table.items():
+                    value = dict(zip(self.names[k], values, strict=True)) if k in self.names else values
+                    text += f"{_key(k)} = {_inline(value)}\n"
+        if self.fixed:
+            text += "\n" + tomli_w.dumps({"set": self.fixed})
+        return text
 
     def points(self) -> list[Point]:
         """Every point, in order: grid combinations, then zip rows, then seeds."""
@@ -183,11 +221,18 @@ class Sweep:
                     sc = base
                     for key, value in values.items():
                         sc = _apply(sc, key, value, key)
-                    out.append(Point(_point_id(values, sc), values, sc))
+                    shown = {k: self._name(k, v) for k, v in values.items()}
+                    out.append(Point(_point_id(values, sc), shown, sc, values))
         ids = [p.id for p in out]
         if len(set(ids)) != len(ids):
             raise scenario_error("grid", "two points have the same values; allowed: each value once per axis")
         return out
+
+    def _name(self, key: str, value: Any) -> Any:
+        if key in self.names:
+            axis = self.grid.get(key) or self.zipped[key]
+            return self.names[key][next(i for i, v in enumerate(axis) if v is value)]
+        return show(value)
 
     def validate(self) -> list[Point]:
         """The points, each checked by the core; the first bad one is refused naming its values."""
@@ -200,15 +245,21 @@ class Sweep:
         return points
 
 
-def _axes(table: Any, name: str) -> dict[str, list[Any]]:
+def _axes(table: Any, name: str, names: dict[str, list[str]]) -> dict[str, list[Any]]:
+    """An axis is a list of values, or a table of name = value whose names the results show."""
     if not isinstance(table, dict):
-        raise scenario_error(name, f'got {table!r}; allowed: a table of "field" = [values]')
+        raise scenario_error(name, f'got {table!r}; allowed: a table of "field" = [values] or "field" = {{name = value, ..}}')
+    axes = {}
     for key, values in table.items():
-        if not isinstance(values, list) or not values:
-            raise scenario_error(f"{name}.{key}", f"got {values!r}; allowed: a non-empty list of values")
+        if isinstance(values, dict) and values:
+            names[key] = list(values)
+            values = list(values.values())
+        elif not isinstance(values, list) or not values:
+            raise scenario_error(f"{name}.{key}", f"got {values!r}; allowed: a non-empty list of values, or a table of name = value")
         if key in ("seed", "seeds"):
             raise scenario_error(f"{name}.{key}", "seeds are their own axis; allowed: a top-level seeds = [..]")
-    return dict(table)
+        axes[key] = values
+    return axes
 
 
 # ---- running -------------------------------------------------------------------------------
@@ -374,6 +425,10 @@ def collect(out_dir: Path, points: Iterable[Point]) -> pl.DataFrame:
             if k in MACHINE_COLUMNS or k in row:
                 continue
             row[k] = "; ".join(v) if isinstance(v, list) else v
+        jobs = out_dir / "points" / p.id / "jobs.parquet"
+        if jobs.exists():
+            for job in job_table(pl.read_parquet(jobs)).iter_rows(named=True):
+                row |= {f"job.{job['name']}.{m}": job[m] for m in JOB_METRICS}
         rows.append(row)
     frame = pl.DataFrame(rows, infer_schema_length=None, strict=False)
     tmp = out_dir / f".{POINTS_FILE}.tmp"
