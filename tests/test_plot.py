@@ -31,7 +31,7 @@ def test_a_run_with_samples_and_jobs_gets_every_plot(tmp_path):
     sc = sc.set("jobs", [{"collective": "allreduce", "size": "1MiB", "ranks": 8, "iterations": 3}])
     fabricsim.run(sc).write(tmp_path / "run")
     files = plot_dir(tmp_path / "run", tmp_path / "plots")
-    check(files, ["fct_cdf", "jct_cdf", "reorder", "queues", "utilization"])
+    check(files, ["fct_cdf", "jct", "reorder", "queues", "utilization"])
 
 
 def test_a_sweep_gets_cdf_slowdown_and_line_plots(tmp_path):
@@ -44,7 +44,8 @@ def test_a_sweep_gets_cdf_slowdown_and_line_plots(tmp_path):
     )
     run_sweep(sw, tmp_path / "sw", workers=1)
     files = plot_dir(tmp_path / "sw", x="workload.size", line="lb.kind", metric="p99_fct_ns")
-    check(files, ["fct_cdf", "slowdown", "sweep_p99_fct_ns"])
+    # 64 KiB and 256 KiB messages are in two size buckets: one CDF each
+    check(files, ["slowdown_cdf_lt100KB", "slowdown_cdf_100KB-1MB", "slowdown", "sweep_p99_fct_ns"])
     assert all(f.parent == tmp_path / "sw" / "plots" for f in files)
     with pytest.raises(ScenarioError) as e:
         plot_dir(tmp_path / "sw", metric="nope")
@@ -54,6 +55,39 @@ def test_a_sweep_gets_cdf_slowdown_and_line_plots(tmp_path):
     assert e.value.field == "--x" and "lb.kind" in e.value.message
     # the seed, or any column of points.parquet, can be the x axis
     files = plot_dir(tmp_path / "sw", x="seed", line="lb.kind", metric="max_fct_ns")
-    check(files, ["fct_cdf", "slowdown", "sweep_max_fct_ns"])
+    check(files, ["slowdown_cdf_lt100KB", "slowdown_cdf_100KB-1MB", "slowdown", "sweep_max_fct_ns"])
     with pytest.raises(ScenarioError):
         plot_dir(tmp_path)
+
+
+def test_figures_read_as_a_person_expects(tmp_path):
+    """Units scaled, sizes to scale, categories unjoined, one-iteration jobs shown, no warnings."""
+    import warnings
+
+    from fabricsim.figures import CDF_POINTS, run_figures, sweep_figures
+
+    base = fabric(kind="permutation") | {"jobs": [{"name": "dp", "collective": "allreduce", "size": "1MiB", "ranks": 8}]}
+    sw = Sweep.from_dict({"base": base, "seeds": [1, 2], "grid": {"lb.kind": ["ecmp", "ops"], "workload.size": ["64KiB", "1MiB"]}})
+    run_sweep(sw, tmp_path / "sw", workers=1)
+    figs = {f.name: f for f in sweep_figures(tmp_path / "sw", x="workload.size", line="lb.kind")}
+    # with jobs, the job's answer is the default metric, in us not ns
+    line = figs["sweep_max_jct_ns"]
+    assert line.kind == "lines" and line.ylabel == "max JCT (us)"
+    assert all(10 < y < 10_000 for s in line.series for y in s.y)
+    # a size axis is drawn to scale and labelled as written
+    assert line.x == [65536.0, 1048576.0] and line.xticks == ["64KiB", "1MiB"] and line.xlog
+    assert figs["slowdown"].ylabel == "JCT slowdown"
+    # a categorical x: dots with error bars, never joined
+    cat = {f.name: f for f in sweep_figures(tmp_path / "sw", x="lb.kind", line="workload.size", metric="p99_fct_ns")}
+    assert cat["sweep_p99_fct_ns"].kind == "points" and cat["sweep_p99_fct_ns"].series[0].x == ["ecmp", "ops"]
+    # messages of different sizes are not pooled into one CDF: one per size bucket
+    assert {"slowdown_cdf_lt100KB", "slowdown_cdf_100KB-1MB", "slowdown_cdf_1-10MB"} <= set(figs)
+    assert all(len(s.x) <= CDF_POINTS + 1 for f in figs.values() if f.kind == "cdf" for s in f.series)
+    # a run with one job iteration shows its JCT beside the ideal
+    fabricsim.run(fabricsim.Scenario(base).set("workload.size", "64KiB")).write(tmp_path / "run")
+    jct = {f.name: f for f in run_figures(tmp_path / "run")}["jct"]
+    assert jct.series[0].x == ["dp"] and jct.series[0].y[0] > jct.series[1].y[0] > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check(plot_dir(tmp_path / "run", tmp_path / "p1"), ["fct_cdf", "jct", "reorder"])
+        plot_dir(tmp_path / "sw", tmp_path / "p2", x="lb.kind", line="workload.size")

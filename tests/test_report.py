@@ -93,3 +93,22 @@ def test_the_reproduction_report_draws_every_plot(tmp_path):
     # the sweep's plots (one run per point: fct_cdf, slowdown, sweep line) and the model's plot
     expected = len(sweep_figures(tmp_path / "juniper-goodput-quick")) + len(suite["arcane-fig16-evs-imbalance"].theory_figures)
     check(page, expected, "report_reproduce.png")
+
+
+def test_a_36_point_jobs_sweep_report_is_small_and_reads_well(tmp_path):
+    # 36 points of a 128-rank all-to-all: 585 k messages, each point's CDF thinned
+    base = fabric()
+    base.pop("workload")
+    base["jobs"] = [{"name": "moe", "collective": "alltoall", "size": "512KiB", "ranks": 128, "placement": "spread", "max_connections": 8}]
+    grid = {"lb.kind": ["ecmp", "ops", "arcane", "prime"], "jobs[0].size": ["128KiB", "256KiB", "512KiB"]}
+    sw = Sweep.from_dict({"base": base, "seeds": [1, 2, 3], "grid": grid})
+    points = run_sweep(sw, tmp_path / "sw", workers=2)
+    assert points.height == 36 and "job.moe.slowdown" in points.columns
+    page = report(tmp_path / "sw", tmp_path / "sw.html")
+    text = page.read_text()
+    assert page.stat().st_size < 10_000_000, page.stat().st_size
+    # numbers for reading: no exponent, no long digit runs, nulls as "-", never None
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", text)
+    assert cells and not [c for c in cells if re.search(r"\de[+-]\d|\d\.\d{5,}|^None$", c)]
+    assert "max_jct_us" in text.replace("<wbr>", "") and "job.moe.slowdown" in text.replace("<wbr>", "")
+    check(page, len(sweep_figures(tmp_path / "sw")), "report_jobs_sweep.png")

@@ -57,10 +57,15 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar."
 ResultDirArg = Annotated[Path, typer.Argument(metavar="DIR", help="A run directory (run --out) or a sweep directory (sweep --out).")]
 XOpt = Annotated[str | None, typer.Option("--x", metavar="AXIS", help="Sweep: the line plot's x axis.")]
 LineOpt = Annotated[str | None, typer.Option("--line", metavar="AXIS", help="Sweep: one line (and CDF) per value of this axis.")]
-MetricOpt = Annotated[str, typer.Option("--metric", metavar="COLUMN", help="Sweep: the summary column plotted.")]
+MetricOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--metric", metavar="COLUMN", help="Sweep: the column of points.parquet plotted (default: max_jct_ns with jobs, else max_fct_ns)."
+    ),
+]
 
 
-def _sweep_options(path: Path, x: str | None, line: str | None, metric: str) -> dict[str, Any]:
+def _sweep_options(path: Path, x: str | None, line: str | None, metric: str | None) -> dict[str, Any]:
     """The sweep options of `plot` and `report` for DIR: they apply to a sweep directory only."""
     if not path.is_dir():
         raise scenario_error("DIR", f"no such directory {str(path)!r}")
@@ -476,9 +481,9 @@ def plot(
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", metavar="DIR", help="Where the PNG and SVG files go.")] = None,
     x: XOpt = None,
     line: LineOpt = None,
-    metric: MetricOpt = "max_fct_ns",
+    metric: MetricOpt = None,
 ) -> None:
-    """Plot a run (FCT/JCT CDF, reorder, queues, utilization) or a sweep (CDF, slowdown, metric vs axis)."""
+    """Plot a run (FCT CDF, JCT, reorder, queues, utilization) or a sweep (slowdown CDF, slowdown, metric vs axis)."""
     from .plot import plot_dir
 
     for f in plot_dir(path, out_dir, **_sweep_options(path, x, line, metric)):
@@ -492,7 +497,7 @@ def report(
     out_file: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="The HTML file to write.")] = Path("report.html"),
     x: XOpt = None,
     line: LineOpt = None,
-    metric: MetricOpt = "max_fct_ns",
+    metric: MetricOpt = None,
 ) -> None:
     """One self-contained HTML page (plotly inlined, no network): inputs, tables and interactive plots."""
     from .report import report as write_report

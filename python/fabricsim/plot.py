@@ -22,6 +22,19 @@ def _pyplot() -> Any:
     return plt
 
 
+#: Each series its own marker and dash: a line drawn over another still shows.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+DASHES = ("-", "--", "-.", ":")
+
+
+def _log_axis(axis: Any) -> None:
+    """A log axis labelled in plain numbers at its decades only (minor labels overlap)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def draw(fig: Figure) -> Any:
     """A matplotlib figure of ``fig``."""
     plt = _pyplot()
@@ -30,37 +43,60 @@ def draw(fig: Figure) -> Any:
         rows = fig.rows or []
         xs = fig.x or [0.0]
         f, ax = plt.subplots(figsize=(8, max(3, min(12, len(rows) * 0.12))))
-        extent = (xs[0], xs[-1], len(rows) - 0.5, -0.5)
+        extent = (xs[0], xs[-1] if xs[-1] > xs[0] else xs[0] + 1, len(rows) - 0.5, -0.5)
         image = ax.imshow(z, aspect="auto", vmin=0, vmax=1, cmap="viridis", interpolation="nearest", extent=extent)
         if len(rows) <= 40:
             ax.set_yticks(range(len(rows)), rows, fontsize="x-small")
         f.colorbar(image, ax=ax, label="utilization")
     else:
-        f, ax = plt.subplots(figsize=(6, 4))
+        f, ax = plt.subplots(figsize=(6.4, 4.2))
+        n = len(fig.series)
+        categories = list(dict.fromkeys(x for s in fig.series for x in s.x)) if fig.kind in ("points", "bar") else []
         for i, s in enumerate(fig.series):
+            style = {"marker": MARKERS[i % len(MARKERS)], "linestyle": DASHES[(i // len(MARKERS)) % len(DASHES)]}
             if fig.kind == "cdf":
-                ax.step(s.x, s.y, where="post", label=s.label)
+                ax.step(s.x, s.y, where="post", label=s.label, linestyle=DASHES[i % len(DASHES)], linewidth=1.6)
+            elif fig.kind == "bar" and all(isinstance(x, str) for x in s.x):
+                width = 0.8 / n
+                pos = [categories.index(x) - 0.4 + width * (i + 0.5) for x in s.x]
+                ax.bar(pos, s.y, width, label=s.label)
             elif fig.kind == "bar":
                 ax.bar(s.x, s.y, label=s.label)
+            elif fig.kind == "points":
+                # one dot per category, shifted per series so none hides another; never joined
+                shift = (i - (n - 1) / 2) * min(0.12, 0.8 / max(n, 1))
+                pos = [categories.index(x) + shift for x in s.x]
+                errs = None
+                if s.lo is not None and s.hi is not None:
+                    errs = [[y - lo for y, lo in zip(s.y, s.lo, strict=True)], [hi - y for y, hi in zip(s.y, s.hi, strict=True)]]
+                ax.errorbar(pos, s.y, yerr=errs, fmt=style["marker"], capsize=3, label=s.label)
             elif fig.kind == "scatter":
                 ax.scatter([i] * len(s.y), s.y, alpha=0.6, label=s.label)
                 if s.y:
                     ax.hlines(sum(s.y) / len(s.y), i - 0.25, i + 0.25, color="black")
             else:
-                ax.plot(s.x, s.y, marker="o" if len(s.x) < 20 else None, label=s.label)
+                ax.plot(s.x, s.y, marker=style["marker"] if len(s.x) <= 50 else None, linestyle=style["linestyle"], label=s.label)
                 if s.lo is not None and s.hi is not None:
-                    ax.fill_between(s.x, s.lo, s.hi, alpha=0.2)
+                    ax.fill_between(s.x, s.lo, s.hi, alpha=0.15)
         if fig.kind == "scatter":
-            ax.set_xticks(range(len(fig.series)), [s.label for s in fig.series])
-        elif len(fig.series) > 1:
+            ax.set_xticks(range(n), [s.label for s in fig.series])
+        elif categories:
+            ax.set_xticks(range(len(categories)), categories, rotation=30 if max(map(len, map(str, categories))) > 8 else 0, ha="right")
+        if fig.kind not in ("scatter",) and n > 1:
             ax.legend(fontsize="small")
         ax.grid(alpha=0.3)
         if fig.xlog:
             ax.set_xscale("log")
+            _log_axis(ax.xaxis)
         if fig.ylog:
             ax.set_yscale("log")
+        if fig.xticks is not None and fig.x is not None:
+            from matplotlib.ticker import NullFormatter
+
+            ax.set_xticks(fig.x, fig.xticks)
+            ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set(xlabel=fig.xlabel, ylabel=fig.ylabel)
-    ax.set_title(fig.title)
+    ax.set_title(fig.title, fontsize="medium")
     return f
 
 
