@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import fabricsim
 import pytest
@@ -54,9 +55,19 @@ def test_parse_value(text, value):
         ({"workload": {"kind": "permutation", "size": 4096}}, "workload.size", ["4096", "unit"]),
         ({"topology": {"hosts": 100}}, "topology.hosts", ["100", "multiple of 8"]),
         ({"switch": {"ecn": {"kmin": "0.9bdp", "kmax": "0.1bdp"}}}, "switch.ecn.kmin", ["0.9bdp", "kmax"]),
-        ({"workload": {"kind": "flows", "flows": [{"src": 0, "dst": 300, "size": "1MiB"}]}}, "workload.flows[0].dst", ["300", "0..128"]),
+        ({"workload": {"kind": "flows", "flows": [{"src": 0, "dst": 300, "size": "1MiB"}]}}, "workload.flows[0].dst", ["300", "0 to 127"]),
         ({"transport": {"mtu": "4160B", "colour": "red"}}, "transport.colour", ["colour", "mtu"]),
         ({"lb": {"kind": "ops", "evs": 8}}, "lb.evs", ["evs", "evs_size"]),
+        # a misspelled field of a kind-tagged table lists kind among the allowed ones
+        ({"lb": {"kidn": "ops"}}, "lb.kidn", ["unknown field", "allowed: kind, evs_size, order"]),
+        ({"faults": [{"kin": "link_down"}]}, "faults[0].kind", ["missing", "link_down"]),
+        # the scenario's words, never Rust's types or range notation
+        ({"topology": {"hosts": 1.5}}, "topology.hosts", ["got 1.5", "a whole number from 0 to 4294967295"]),
+        ({"jobs": [{"collective": "allreduce", "size": "1MiB", "ranks": "x"}]}, "jobs[0].ranks", ['got "x"', "whole number"]),
+        ({"topology": {"radix": True}}, "topology.radix", ["got true", "whole number"]),
+        ({"lb": {"kind": "arcane", "exit_explore": 2.5}}, "lb.exit_explore", ["got 2.5", "whole number", '"auto"']),
+        # a fixed RTO under the base RTT (here a link latency in ms, not us) is refused, not run
+        ({"topology": {"link_latency": "1ms"}}, "transport.rto", ["got 70us", "base RTT (8003.338us)", "link_latency (1ms"]),
     ],
 )
 def test_bad_input_names_field_value_and_allowed(change, field, words):
@@ -67,6 +78,7 @@ def test_bad_input_names_field_value_and_allowed(change, field, words):
     assert e.field == field, str(e)
     for w in words:
         assert w in str(e), (w, str(e))
+    assert not re.search(r"\b[ui](8|16|32|64)\b|\d\.\.=?\d|`", str(e)), str(e)
 
 
 def test_flows_from_csv(tmp_path):

@@ -7,8 +7,8 @@
 //! ## Layers, bottom up
 //!
 //! Each module uses only those listed before it (`tests/test_layers.py` checks this).
-//! - [`time`], [`units`], [`error`]: integer picoseconds, bytes, bits/s; unit strings parsed
-//!   exactly; the error that names a field.
+//! - [`time`], [`error`], [`units`]: integer picoseconds; the error that names a field (and
+//!   serde's messages put in the scenario's words); bytes, bits/s, unit strings parsed exactly.
 //! - [`packet`]: the packet carried by value, its entropy value ([`packet::Ev`]) and the
 //!   multi-part EV layout that hosts write and switches read.
 //! - [`registry`](mod@registry): one line per kind: [`AlgorithmInfo`] and the macros that build each

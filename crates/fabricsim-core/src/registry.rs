@@ -38,7 +38,8 @@ pub fn split_kind<'de, D: Deserializer<'de>>(d: D, default: &str) -> Result<(Str
 pub fn fields<T: DeserializeOwned, E: Error>(v: serde_json::Value) -> Result<T, E> {
     serde_path_to_error::deserialize(v).map_err(|e| {
         let path = dotted(e.path());
-        let msg = e.into_inner().to_string();
+        // the table's own `kind` was read before its fields: it is allowed too
+        let msg = crate::error::readable(&e.into_inner().to_string(), &["kind"]);
         if path == "." {
             E::custom(msg)
         } else {
@@ -47,9 +48,10 @@ pub fn fields<T: DeserializeOwned, E: Error>(v: serde_json::Value) -> Result<T, 
     })
 }
 
-/// The error for a `kind` that is not registered.
+/// The error for a `kind` that is not registered, or missing where there is no default.
 pub fn unknown_kind<E: Error>(kind: &str, allowed: &[&str]) -> E {
-    E::custom(format!("{PATH_MARK}kind{PATH_MARK}unknown {kind:?}; allowed: {}", allowed.join(", ")))
+    let what = if kind.is_empty() { "missing".to_string() } else { format!("unknown {kind:?}") };
+    E::custom(format!("{PATH_MARK}kind{PATH_MARK}{what}; allowed: {}", allowed.join(", ")))
 }
 
 /// A field path as a scenario writes it (`switch.ecn.kmin`, `workload.flows[3].dst`), with

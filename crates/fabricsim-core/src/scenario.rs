@@ -217,6 +217,24 @@ impl Scenario {
             }
         }
         let rto_field = if transport.rto_adaptive { "transport.rto_min" } else { "transport.rto" };
+        // a fixed RTO below the base RTT resends every packet before its ACK can return: the
+        // run would spend its whole budget on spurious retransmits (often a unit slip in
+        // link_latency, "1ms" for "1us"); an estimated RTO backs off and recovers
+        let longest = tree.tier_latencies.iter().copied().max().unwrap_or(0);
+        let slip = if longest >= 100 * crate::time::PS_PER_US {
+            format!(", or a shorter topology.link_latency ({} per link: a datacenter link is about 1us)", Duration(longest))
+        } else {
+            String::new()
+        };
+        ensure(
+            transport.rto_adaptive || transport.rto >= base_rtt,
+            "transport.rto",
+            Duration(transport.rto),
+            format!(
+                "allowed: at least the fabric's base RTT ({:.3}us), else every packet times out before its ACK returns and is sent again; a larger transport.rto, transport.rto = \"adaptive\"{slip}",
+                base_rtt as f64 / 1e6
+            ),
+        )?;
         if transport.rto < base_rtt {
             warnings.push(format!(
                 "{rto_field} ({}) is below the fabric's base RTT ({:.3}us): packets time out before their ACK can return, and flows may never finish",
@@ -378,10 +396,11 @@ fn clean(msg: String) -> String {
     // serde_json appends " at line L column C" and toml "\nin `a.b`"; the field path
     // already says where.
     let msg = msg.split("\nin `").next().unwrap_or_default();
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
-    }
+    let msg = match msg.rfind(" at line ") {
+        Some(i) => &msg[..i],
+        None => msg,
+    };
+    crate::error::readable(msg, &[])
 }
 
 fn path_error(e: serde_path_to_error::Error<serde_json::Error>) -> ScenarioError {

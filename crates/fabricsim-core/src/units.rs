@@ -321,7 +321,9 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for AutoOr<T> {
         if v.as_str() == Some("auto") {
             return Ok(AutoOr::Auto);
         }
-        T::deserialize(v).map(AutoOr::Value).map_err(|e| serde::de::Error::custom(format!("{e}, or \"auto\"")))
+        T::deserialize(v)
+            .map(AutoOr::Value)
+            .map_err(|e| serde::de::Error::custom(format!("{}, or \"auto\"", crate::error::readable(&e.to_string(), &[]))))
     }
 }
 

@@ -106,8 +106,8 @@ impl Workload for Config {
         let mut out = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
             let at = |k: &str| Self::field(i, k);
-            ensure(f.src < hosts, &at("src"), f.src, format!("allowed: a host id in 0..{hosts}"))?;
-            ensure(f.dst < hosts, &at("dst"), f.dst, format!("allowed: a host id in 0..{hosts}"))?;
+            ensure(f.src < hosts, &at("src"), f.src, format!("allowed: a host id from 0 to {}", hosts.saturating_sub(1)))?;
+            ensure(f.dst < hosts, &at("dst"), f.dst, format!("allowed: a host id from 0 to {}", hosts.saturating_sub(1)))?;
             ensure(f.src != f.dst, &at("dst"), f.dst, "allowed: a host other than src")?;
             let bytes = check_size(&at("size"), f.size)?;
             out.push(MessageSpec { delay: f.delay.0, ..MessageSpec::new(f.src, f.dst, bytes, f.start.0, f.class) });

@@ -36,7 +36,7 @@ impl Workload for Config {
         let hosts = at.count;
         let bytes = check_size("workload.size", self.size)?;
         let receiver = self.receiver;
-        ensure(receiver < hosts, "workload.receiver", receiver, format!("allowed: a host id in 0..{hosts}"))?;
+        ensure(receiver < hosts, "workload.receiver", receiver, format!("allowed: a host id from 0 to {}", hosts.saturating_sub(1)))?;
         ensure(
             self.senders >= 1 && self.senders < hosts,
             "workload.senders",

@@ -172,7 +172,7 @@ impl JobConfig {
         ensure(list.len() >= 2, &at("hosts"), format!("{} hosts", list.len()), "allowed: at least 2")?;
         let mut seen = std::collections::HashSet::with_capacity(list.len());
         for (k, &h) in list.iter().enumerate() {
-            ensure(h < hosts, &format!("jobs[{i}].hosts[{k}]"), h, format!("allowed: a host id in 0..{hosts}"))?;
+            ensure(h < hosts, &format!("jobs[{i}].hosts[{k}]"), h, format!("allowed: a host id from 0 to {}", hosts.saturating_sub(1)))?;
             ensure(seen.insert(h), &format!("jobs[{i}].hosts[{k}]"), h, "allowed: each host once per job")?;
         }
         Ok(list)

@@ -191,6 +191,6 @@ mod tests {
         });
         let e = cfg.messages(&Hosts::new(128), &mut Rng::stream(1, Stream::Workload, 0)).unwrap_err();
         assert_eq!(e.field, "workload.flows[0].dst");
-        assert!(e.message.contains("200") && e.message.contains("0..128"), "{e}");
+        assert!(e.message.contains("200") && e.message.contains("from 0 to 127"), "{e}");
     }
 }

@@ -21,7 +21,15 @@ fn each_bad_input_names_field_value_and_allowed() {
         ("[switch.ecn]\nkmin = \"0.9bdp\"\nkmax = \"0.1bdp\"\n", "switch.ecn.kmin", "0.9bdp", "at most kmax"),
         // an explicit kmax above the buffer is refused; defaults follow the buffer (below)
         ("[switch]\nbuffer = \"0.3bdp\"\necn = { kmax = \"0.8bdp\" }\n", "switch.ecn.kmax", "0.8bdp", "at most the buffer"),
-        ("[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 500, size = \"1MiB\"}]\n", "workload.flows[0].dst", "500", "0..128"),
+        (
+            "[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 500, size = \"1MiB\"}]\n",
+            "workload.flows[0].dst",
+            "500",
+            "from 0 to 127",
+        ),
+        // a fixed RTO under the base RTT resends every packet: refused (here a link latency in
+        // ms where us was meant), not run to its stop guard
+        ("[topology]\nlink_latency = \"1ms\"\n", "transport.rto", "70us", "base RTT (8003.338us)"),
         ("[switch]\nbufer = \"1bdp\"\n", "switch.bufer", "bufer", "buffer"),
         ("[switch]\nbuffer = { shared = \"8MiB\", alpha = 0.0 }\n", "switch.buffer.alpha", "0", "1/64 to 64"),
         ("[switch]\nbuffer = { shared = \"6KiB\" }\n", "switch.buffer.shared", "6KiB", "one queue holds a full packet"),
@@ -89,7 +97,11 @@ fn likely_mistakes_are_warned_in_the_summary_not_refused() {
         assert_eq!(r.summary.warnings, before, "the run lists what was printed before it");
     };
     let small = "[topology]\nhosts = 16\nradix = 8\n[workload]\nsize = \"64KiB\"\n";
-    warned(&format!("{small}[transport]\nrto = \"1us\"\n[stop]\nmax_time = \"200us\"\n"), "below the fabric's base RTT");
+    // an estimated RTO backs off and recovers: its floor under the base RTT is only warned
+    warned(
+        &format!("{small}[transport]\nrto = \"adaptive\"\nrto_min = \"1us\"\n[stop]\nmax_time = \"200us\"\n"),
+        "transport.rto_min (1us) is below the fabric's base RTT",
+    );
     warned(
         &format!("{small}[[faults]]\nkind = \"link_down\"\nlink = \"leaf0:up0\"\nstart = \"200ms\"\n"),
         "faults[0] starts at 200ms, at or after stop.max_time (100ms)",

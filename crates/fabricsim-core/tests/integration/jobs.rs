@@ -241,7 +241,7 @@ fn bad_jobs_are_refused_naming_the_field() {
         ("collective = \"allreduce\"\nsize = \"1MiB\"", "jobs[0].ranks", "missing"),
         ("collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 500", "jobs[0].ranks", "2 to 128"),
         ("collective = \"allreduce\"\nsize = \"1MiB\"\nhosts = [0, 0]", "jobs[0].hosts[1]", "once"),
-        ("collective = \"allreduce\"\nsize = \"1MiB\"\nhosts = \"5-200\"", "jobs[0].hosts[123]", "0..128"),
+        ("collective = \"allreduce\"\nsize = \"1MiB\"\nhosts = \"5-200\"", "jobs[0].hosts[123]", "from 0 to 127"),
         ("collective = \"allreduce\"\nsize = \"1MiB\"\nhosts = \"x\"", "jobs[0].hosts", "range"),
         ("collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 128\niterations = 1000000", "stop.max_memory", "messages"),
         ("collective = \"gossip\"\nsize = \"1MiB\"\nranks = 4", "jobs[0].collective", "allreduce"),
