@@ -333,8 +333,11 @@ def sweep_figures(d: Path, x: str | None = None, line: str | None = None, metric
             raise scenario_error(
                 name, f"got {value!r}; allowed: an axis of the sweep ({', '.join([*axes, 'seed'])}) or any other column of points.parquet"
             )
-    group = line or (varied[0] if varied else None)
-    x = x or next((a for a in reversed(varied) if a != group), None)
+    # a sweep that varies nothing (one value per axis, or seeds alone) still gets its CDF and
+    # its spread over seeds
+    group = line or (varied[0] if varied else axes[0] if axes else None)
+    seeds = "seed" in points.columns and points["seed"].n_unique() > 1
+    x = x or next((a for a in reversed(varied) if a != group), "seed" if seeds else None)
     figs: list[Figure] = []
     if group is not None:
         figs += _slowdown_cdfs(d, points, group)
