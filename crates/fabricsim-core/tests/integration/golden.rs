@@ -2,9 +2,11 @@
 //! line by line with every build.
 //!
 //! `tests/golden/*.toml` cover every load balancer, switch rule, transport, congestion
-//! control, fault kind, classes, `[mixed]`, samples and a run that ends incomplete. Each
-//! `NAME.toml` has its expected results in `NAME.out`: the summary (without the wall time),
-//! the packet accounting, and the flows, ports, reorder and samples tables as CSV. A change
+//! control, fault kind (`switch_down` included), classes, `[mixed]`, samples, jobs on rails,
+//! a trace on a shared buffer, a rate cap with an adaptive RTO, and a run that ends
+//! incomplete. Each `NAME.toml` has its expected results in `NAME.out`: the summary (without
+//! the wall time), the packet accounting, and the flows, ports, reorder and samples tables as
+//! CSV, with the jobs, steps and buckets tables where the run has jobs or a trace. A change
 //! that moves a number on purpose re-blesses them in its own commit, saying why:
 //!
 //! ```text
@@ -57,6 +59,15 @@ pub fn render(r: &RunResult) -> String {
     csv(&mut out, "ports", &r.ports);
     csv(&mut out, "reorder", &r.reorder);
     csv(&mut out, "samples", &r.samples);
+    // sections only where the run has them: scenarios without jobs or a trace read as before
+    for (name, table) in [("jobs", &r.jobs), ("steps", &r.steps)] {
+        if table.columns.first().is_some_and(|(_, c)| c.len() > 0) {
+            csv(&mut out, name, table);
+        }
+    }
+    if r.summary.offered_load.is_some() || r.jobs.columns.first().is_some_and(|(_, c)| c.len() > 0) {
+        csv(&mut out, "buckets", &r.buckets);
+    }
     out
 }
 
