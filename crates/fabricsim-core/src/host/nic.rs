@@ -404,7 +404,19 @@ impl Nics {
                 conn.tx.lb.on_timeout(now, r.ev);
             }
         }
-        if any {
+        if any && conn.tx.rto.is_adaptive() {
+            // RFC 6298 sec. 5.4-5.5 with loss recovery as RFC 6675 and Linux do it: an expired
+            // estimated timer means the path failed, so what is still in flight counts as lost
+            // (resent as the window allows, not held back behind packets that will never be
+            // acknowledged), and the timer backs off once. The load balancer hears only of the
+            // packets that timed out themselves.
+            self.scratch.clear();
+            conn.expired(Time::MAX, 0, &mut self.scratch);
+            for r in &self.scratch {
+                if self.cfg.kind.on_timeout(conn, r) {
+                    conn.stats.timeouts += 1;
+                }
+            }
             conn.tx.rto.on_timeout();
         }
         if let Some(front) = conn.tx.send_log.front() {

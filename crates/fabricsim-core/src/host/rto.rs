@@ -6,7 +6,10 @@
 //! RTO = SRTT + 4 RTTVAR (the clock granularity G is 0 here), never below `rto_min` (sec.
 //! 2.4) nor above 60 s (sec. 2.5). Samples come only from packets sent once (Karn's
 //! algorithm, sec. 3). Each time the timer expires with a loss the RTO doubles (sec. 5.5),
-//! until the next sample recomputes it. Before any sample the RTO is `rto_min` (sec. 2.1
+//! until the next sample recomputes it, and every packet still in flight is declared lost
+//! with the expired ones (the NIC, `host/nic.rs`: loss recovery after a timeout as RFC 6675
+//! sec. 5.1 and Linux do it; otherwise a back-off per expired packet would hold the resends
+//! behind packets that died with a link, and the RTO would outgrow the run). Before any sample the RTO is `rto_min` (sec. 2.1
 //! says 1 s, which is for the Internet; `rto_min` defaults to the papers' fixed 70 us).
 
 use crate::time::Time;
@@ -55,6 +58,11 @@ impl RtoTimer {
             e.rttvar = r / 2;
         }
         self.rto = (e.srtt + 4 * e.rttvar).clamp(e.min, RTO_MAX);
+    }
+
+    /// Whether the RTO is estimated (RFC 6298) rather than fixed.
+    pub fn is_adaptive(&self) -> bool {
+        self.estimator.is_some()
     }
 
     /// The timer expired and something was declared lost: back off (sec. 5.5).
