@@ -408,3 +408,80 @@ fn overflows(m: &SwitchModel, pooled: &[u64], sw: u32, queued: u64, size: u64) -
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ev;
+    use crate::scenario::Scenario;
+
+    /// A 16-host fabric with `switch` settings, and the index of port `leaf0:up0`.
+    fn fabric(switch: &str) -> (Fabric, EventQueue, u32) {
+        let text = format!("[topology]\nhosts = 16\nradix = 8\n[switch]\n{switch}");
+        let value: toml::Table = toml::from_str(&text).expect("test TOML");
+        let model = Scenario::from_deserializer(value).expect("valid").resolve().expect("resolves");
+        let f = Fabric::new(Topology::build(&model.tree), model.switch.clone(), 1, 4);
+        let port = f.topology().ports.iter().position(|p| p.name == "leaf0:up0").expect("leaf0:up0") as u32;
+        (f, EventQueue::with_horizon(1_000_000), port)
+    }
+
+    fn data(conn: u32, psn: u32) -> Packet {
+        let ev: Ev = 0;
+        Packet { kind: Kind::Data, trimmed: false, ecn: false, class: 0, path: 0, size: 4160, conn, psn, ev, src: 0, dst: 9, sack_end: 0 }
+    }
+
+    #[test]
+    fn a_full_queue_trims_into_the_control_queue_which_leaves_first() {
+        // room for two queued packets; the first goes straight onto the free wire
+        let (mut f, mut q, port) = fabric("buffer = \"8320B\"\necn = { enabled = false }\n");
+        for psn in 0..4 {
+            f.enqueue(&mut q, 0, port, data(2, psn));
+        }
+        let p = &f.ports()[port as usize];
+        assert_eq!((p.stats.trims, f.losses.data_trimmed, f.losses.conn[2].trims), (1, 1, 1));
+        assert_eq!(p.data_bytes, 8320, "two full packets wait");
+        let header = p.control.front().copied().expect("the trimmed header waits in the control queue");
+        assert!(header.trimmed && header.psn == 3 && header.size as u64 == f.cfg.header);
+        // when the wire frees, the header goes before the data queued ahead of it
+        let free = p.busy_until;
+        f.switch_next(&mut q, free, port);
+        let (_, sent) = f.ports()[port as usize].pipe.back().copied().expect("on the wire");
+        assert!(sent.trimmed && sent.psn == 3);
+    }
+
+    #[test]
+    fn a_full_control_queue_drops_headers_and_counts_them() {
+        // one packet queued; the control queue holds one full packet's bytes: 65 headers of 64 B
+        let (mut f, mut q, port) = fabric("buffer = \"4160B\"\ncontrol_buffer = \"4160B\"\necn = { enabled = false }\n");
+        for psn in 0..70 {
+            f.enqueue(&mut q, 0, port, data(1, psn));
+        }
+        // psn 0 on the wire, psn 1 queued, 65 trimmed headers queued, the last 3 lost
+        let p = &f.ports()[port as usize];
+        assert_eq!(p.control.len(), 65);
+        assert_eq!((f.losses.data_trimmed, f.losses.headers_dropped, p.stats.drops), (68, 3, 3));
+        assert_eq!(f.losses.conn[1].trims, 68, "a trimmed packet is counted once, when trimmed");
+        assert_eq!(f.losses.conn[1].drops, 0, "a lost header is not a second loss of its packet");
+    }
+
+    #[test]
+    fn ecn_at_enqueue_marks_the_late_packet_at_dequeue_the_early_one() {
+        // Kmin = 1 B, Kmax = one packet: marked exactly when a packet finds (enqueue) or leaves
+        // behind (dequeue) a full packet in its queue
+        let marks = |mark: &str| -> Vec<(u32, bool)> {
+            let (mut f, mut q, port) =
+                fabric(&format!("buffer = \"1bdp\"\necn = {{ kmin = \"1B\", kmax = \"4160B\", mark = \"{mark}\" }}\n"));
+            for psn in 0..3 {
+                f.enqueue(&mut q, 0, port, data(0, psn));
+            }
+            for _ in 0..2 {
+                let free = f.ports()[port as usize].busy_until;
+                f.switch_next(&mut q, free, port);
+            }
+            f.ports()[port as usize].pipe.iter().map(|(_, p)| (p.psn, p.ecn)).collect()
+        };
+        // psn 0 never queued; psn 2 found psn 1 ahead (enqueue); psn 1 left psn 2 behind (dequeue)
+        assert_eq!(marks("enqueue"), vec![(0, false), (1, false), (2, true)]);
+        assert_eq!(marks("dequeue"), vec![(0, false), (1, true), (2, false)]);
+    }
+}

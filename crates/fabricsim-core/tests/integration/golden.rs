@@ -61,11 +61,11 @@ pub fn render(r: &RunResult) -> String {
     csv(&mut out, "samples", &r.samples);
     // sections only where the run has them: scenarios without jobs or a trace read as before
     for (name, table) in [("jobs", &r.jobs), ("steps", &r.steps)] {
-        if table.columns.first().is_some_and(|(_, c)| c.len() > 0) {
+        if table.columns.first().is_some_and(|(_, c)| !c.is_empty()) {
             csv(&mut out, name, table);
         }
     }
-    if r.summary.offered_load.is_some() || r.jobs.columns.first().is_some_and(|(_, c)| c.len() > 0) {
+    if r.summary.offered_load.is_some() || r.jobs.columns.first().is_some_and(|(_, c)| !c.is_empty()) {
         csv(&mut out, "buckets", &r.buckets);
     }
     out

@@ -77,3 +77,22 @@ fn goodput_accounts_for_header_overhead_as_in_the_juniper_post() {
     let g = r.flows.opt_f64("goodput_gbps")[0].unwrap();
     assert!(g < r.summary.line_goodput_gbps && g > 0.99 * r.summary.line_goodput_gbps, "{g}");
 }
+
+#[test]
+fn a_nic_serves_its_connections_round_robin_at_line_rate() {
+    // two 16-packet messages from host 0 to two other leaves, started together: the NIC sends
+    // 32 packets back to back, so the later ends 16 packet times after a lone message would.
+    // The first connection sent its first packet alone (the second starts at the same
+    // picosecond, after it) and the round-robin pointer then wrapped to it: it sends two in a
+    // row, then they alternate, and they end two packet times apart.
+    let packet: u64 = 83_200; // 4160 B at 400 Gb/s, in ps
+    let r = run(&fabric128(
+        "[lb]\nkind = \"ops\"\n[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 40, size = \"64KiB\"}, {src = 0, dst = 100, size = \"64KiB\"}]\n",
+    ));
+    let end = r.flows.opt_u64("end_ps");
+    let (a, b) = (end[0].unwrap(), end[1].unwrap());
+    assert_eq!(a.abs_diff(b), 2 * packet, "alternating packets: {a} vs {b}");
+    let ideal = r.flows.u64("ideal_fct_ps")[0];
+    assert_eq!(a.max(b), ideal + 16 * packet);
+    assert_eq!(r.ports.u64("max_queue_bytes").iter().max(), Some(&0), "the NIC is the only bottleneck");
+}
