@@ -363,4 +363,20 @@ mod tests {
         assert_eq!(f.tx.in_flight, 1064);
         assert_eq!(f.on_ack(2), 0, "a reordered older ACK adds nothing");
     }
+
+    #[test]
+    fn a_lost_ack_is_covered_by_the_next_one() {
+        // the window of 3 goes out; each arrival triggers an ACK, the first two are lost: the
+        // third reports all three, and nothing is declared lost or resent
+        let mut f = flow(4500);
+        while let Some(p) = f.next_psn() {
+            f.on_sent(p, 0, 0);
+        }
+        for psn in 0..3 {
+            Ooo::on_data(&mut f.rx, 1, psn, 1000, 0, false);
+        }
+        assert_eq!(f.on_ack(3), 3 * 1064, "the one ACK that arrived covers the lost ones");
+        assert_eq!((f.tx.in_flight, f.tx.acked, f.stats.retransmits), (0, 3, 0));
+        assert_eq!(f.next_psn(), Some(3), "the window moves on to new data");
+    }
 }
