@@ -228,3 +228,18 @@ placement = "spread"
     jt = res.job_table()
     assert jt["name"].to_list() == ["train", "moe"] and jt["iterations"].to_list() == ["1 / 1", "1 / 1"]
     assert jt["slowdown"].to_list() == res.jobs["slowdown"].to_list()
+
+
+def test_the_users_text_is_echoed_as_written_never_read_as_markup(tmp_path):
+    for value in ("[/x]", "[bold]x", "[red"):
+        path = tmp_path / "s.toml"
+        path.write_text(f'[lb]\nkind = "{value}"\n')
+        r = CliRunner().invoke(app, ["run", str(path), "-q"])
+        assert r.exit_code == 2, r.output
+        assert f'unknown "{value}"' in r.output, r.output
+    # a job named like markup, in a table title and its rows
+    path = tmp_path / "j.toml"
+    path.write_text('[topology]\nhosts = 16\nradix = 8\n[[jobs]]\nname = "[/a]"\ncollective = "allreduce"\nsize = "64KiB"\nranks = 4\n')
+    for cmd in (["run", str(path), "-q"], ["compare", str(path), "--lb", "ecmp,ops", "-q"]):
+        r = CliRunner().invoke(app, cmd)
+        assert r.exit_code == 0 and "[/a]" in r.output, r.output

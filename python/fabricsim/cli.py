@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from . import registry
 from .errors import ScenarioError, scenario_error
@@ -105,7 +106,7 @@ def _check_writable(out_dir: Path) -> None:
 
 def _warn(scenario: Scenario, label: str = "") -> None:
     for w in scenario.warnings():
-        err.print(f"[yellow]warning{' (' + label + ')' if label else ''}:[/] {w}", highlight=False)
+        err.print(f"[yellow]warning{' (' + escape(label) + ')' if label else ''}:[/] {escape(w)}", highlight=False)
 
 
 def _run_with_bar(scenario: Scenario, label: str, quiet: bool) -> Results:
@@ -161,7 +162,7 @@ class _ProgressLines:
         elapsed = now - self.started
         ran = self.done - self.first
         eta = f", about {elapsed / ran * (self.total - self.done):.0f} s to go" if ran and self.done < self.total else ""
-        err.print(f"{self.what}: {self.done}/{self.total} points done, {elapsed:.0f} s{eta}", highlight=False, soft_wrap=True)
+        err.print(f"{escape(self.what)}: {self.done}/{self.total} points done, {elapsed:.0f} s{eta}", highlight=False, soft_wrap=True)
 
 
 def _force_progress() -> bool:
@@ -179,7 +180,7 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except ScenarioError as e:
-            err.print(f"[bold red]error:[/] {e}", highlight=False)
+            err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
             raise typer.Exit(EXIT_USAGE) from None
         except Interrupted as e:
             err.print(f"[bold yellow]stopped[/] by {escape(str(e))}; the same command resumes it", highlight=False)
@@ -234,7 +235,8 @@ def run(
     else:
         _print_summary(res)
     if not res.complete:
-        err.print(f"[yellow]incomplete:[/] {res.summary['stop_reason']}; {res.summary['completed']}/{res.summary['flows']} flows completed")
+        done = f"{res.summary['completed']}/{res.summary['flows']} flows completed"
+        err.print(f"[yellow]incomplete:[/] {escape(res.summary['stop_reason'])}; {done}")
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
@@ -283,13 +285,13 @@ def _print_summary(res: Results) -> None:
         for head, *_ in JOB_COLUMNS:
             t.add_column(head, justify="left" if head in ("job", "collective") else "right")
         for row in jobs.iter_rows(named=True):
-            t.add_row(*("-" if row[key] is None else fmt(row[key]) for _, key, fmt in JOB_COLUMNS))
+            t.add_row(*(Text("-" if row[key] is None else fmt(row[key])) for _, key, fmt in JOB_COLUMNS))
         out.print(t)
     keys = sorted(res.summary, key=lambda k: not (jobs.height and "jct" in k))
     t = Table(title="summary", show_header=False)
     for k in keys:
         v = res.summary[k]
-        t.add_row(k, "; ".join(v) if isinstance(v, list) else _num(v))
+        t.add_row(Text(k), Text("; ".join(v) if isinstance(v, list) else _num(v)))
     out.print(t)
 
 
@@ -342,7 +344,7 @@ def compare(
         _print_compare(results)
     incomplete = [name for name, r in results.items() if not r.complete]
     if incomplete:
-        err.print("[yellow]incomplete:[/] " + ", ".join(f"{n} ({results[n].summary['stop_reason']})" for n in incomplete))
+        err.print("[yellow]incomplete:[/] " + ", ".join(escape(f"{n} ({results[n].summary['stop_reason']})") for n in incomplete))
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
@@ -360,7 +362,7 @@ def _print_compare(results: dict[str, Results]) -> None:
     title = f"{topo['hosts']} hosts, {topo['tiers']}-tier, {topo['link_rate']}, {workload}"
     title += f", {len(faults)} fault{'s' * (len(faults) != 1)}" if faults else ""
     title += f", seed {first['seed']}"
-    t = Table(title=title)
+    t = Table(title=Text(title))
     t.add_column("lb")
     if jobs:
         message = [(h.replace("FCT", "msg FCT").replace("slowdown", "msg slowdown"), k, f) for h, k, f in COMPARE_COLUMNS]
@@ -379,7 +381,7 @@ def _print_compare(results: dict[str, Results]) -> None:
         for name in results:
             t.add_column(name, justify="right")
         for i, job in enumerate(next(iter(tables.values()))["name"]):
-            t.add_row(job, *(_num(jt["slowdown"][i]) for jt in tables.values()))
+            t.add_row(Text(job), *(_num(jt["slowdown"][i]) for jt in tables.values()))
         out.print(t)
 
 
@@ -471,7 +473,7 @@ def sweep(
 
         table = run_sweep(sw, out_dir, workers=workers, ray_address=ray_address, finished=finished)
     incomplete = table.filter(table["status"] != "complete").height if table.height else 0
-    err.print(f"{table.height} points in {out_dir / 'points.parquet'} ({done_before} were already there); {incomplete} incomplete")
+    err.print(escape(f"{table.height} points in {out_dir / 'points.parquet'} ({done_before} were already there); {incomplete} incomplete"))
 
 
 @app.command()
@@ -560,7 +562,7 @@ def reproduce(
         from .report import reproduction_report
 
         page = reproduction_report(results, out_dir / f"report{suffix}.html", quick=quick)
-        err.print(f"report: {page}")
+        err.print(escape(f"report: {page}"))
     if tables:
         parts = []
         for exp, _, d, _ in results:
@@ -587,7 +589,7 @@ def main() -> None:
     except SystemExit:
         raise
     except Exception as e:  # an internal error: say so, distinctly from bad input
-        err.print(f"[bold red]internal error:[/] {type(e).__name__}: {e}")
+        err.print(f"[bold red]internal error:[/] {type(e).__name__}: {escape(str(e))}", highlight=False)
         sys.exit(EXIT_INTERNAL)
 
 

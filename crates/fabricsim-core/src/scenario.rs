@@ -330,7 +330,8 @@ impl Scenario {
             ensure(m.class < classes, "mixed.class", m.class, format!("allowed: a class below switch.classes ({classes})"))?;
             let mut order: Vec<usize> = (0..messages.len()).collect();
             Rng::stream(self.seed, Stream::Mixed, 0).shuffle(&mut order);
-            let count = ((m.share * messages.len() as f64).round() as usize).clamp(1, messages.len());
+            // at least one message when there are any (a trace may draw none: nothing to mix)
+            let count = ((m.share * messages.len() as f64).round() as usize).clamp(1.min(messages.len()), messages.len());
             for &i in &order[..count] {
                 messages[i].class = m.class as u8;
                 messages[i].pinned = true;

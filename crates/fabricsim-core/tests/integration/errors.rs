@@ -144,3 +144,14 @@ fn bad_dependencies_name_the_entry() {
         assert!(e.message.contains(part), "{e}");
     }
 }
+
+#[test]
+fn a_mixed_share_of_a_trace_that_draws_nothing_runs_empty() {
+    // 0.1 % load for 5 us draws no message: nothing to mix, nothing to run (it panicked)
+    let s = scenario(
+        "[topology]\nhosts = 16\nradix = 8\n[switch]\nclasses = 2\n[workload]\nkind = \"trace\"\ncdf = \"websearch\"\nload = 0.001\nduration = \"5us\"\n[mixed]\nshare = 0.5\nclass = 1\n",
+    )
+    .expect("valid");
+    let r = Simulation::new(&s).expect("accepted").run();
+    assert_eq!((r.summary.flows, &*r.summary.status), (0, "complete"));
+}
