@@ -309,8 +309,7 @@ def sweep_axes(points: pl.DataFrame, d: Path) -> list[str]:
 
 def _default_metric(points: pl.DataFrame) -> str:
     """The job's answer when the sweep has jobs, the worst FCT otherwise."""
-    jct = "max_jct_ns"
-    return jct if jct in points.columns and points[jct].null_count() < points.height else "max_fct_ns"
+    return "max_jct_ns" if _has_values(points, "max_jct_ns") else "max_fct_ns"
 
 
 def sweep_figures(d: Path, x: str | None = None, line: str | None = None, metric: str | None = None) -> list[Figure]:
@@ -341,7 +340,7 @@ def sweep_figures(d: Path, x: str | None = None, line: str | None = None, metric
     figs: list[Figure] = []
     if group is not None:
         figs += _slowdown_cdfs(d, points, group)
-        jobs = metric_has_values(points, "max_jct_slowdown")
+        jobs = _has_values(points, "max_jct_slowdown")
         worst = "max_jct_slowdown" if jobs else "max_slowdown"
         dots = []
         for (value,), g in points.group_by(group, maintain_order=True):
@@ -354,7 +353,8 @@ def sweep_figures(d: Path, x: str | None = None, line: str | None = None, metric
     return figs
 
 
-def metric_has_values(points: pl.DataFrame, column: str) -> bool:
+def _has_values(points: pl.DataFrame, column: str) -> bool:
+    """Whether ``column`` exists and some point has a value in it (a sweep with jobs)."""
     return column in points.columns and points[column].null_count() < points.height
 
 
