@@ -52,6 +52,12 @@ class Series:
     lo: list[float] | None = None
     hi: list[float] | None = None
 
+    def spread(self) -> tuple[list[float], list[float]] | None:
+        """Error bars: how far ``lo`` lies below and ``hi`` above each ``y``; None without them."""
+        if self.lo is None or self.hi is None:
+            return None
+        return [y - lo for y, lo in zip(self.y, self.lo, strict=True)], [hi - y for y, hi in zip(self.y, self.hi, strict=True)]
+
 
 @dataclass
 class Figure:

@@ -66,10 +66,8 @@ def draw(fig: Figure) -> Any:
                 # one dot per category, shifted per series so none hides another; never joined
                 shift = (i - (n - 1) / 2) * min(0.12, 0.8 / max(n, 1))
                 pos = [categories.index(x) + shift for x in s.x]
-                errs = None
-                if s.lo is not None and s.hi is not None:
-                    errs = [[y - lo for y, lo in zip(s.y, s.lo, strict=True)], [hi - y for y, hi in zip(s.y, s.hi, strict=True)]]
-                ax.errorbar(pos, s.y, yerr=errs, fmt=style["marker"], capsize=3, label=s.label)
+                bars = s.spread()
+                ax.errorbar(pos, s.y, yerr=list(bars) if bars else None, fmt=style["marker"], capsize=3, label=s.label)
             elif fig.kind == "scatter":
                 ax.scatter([i] * len(s.y), s.y, alpha=0.6, label=s.label)
                 if s.y:

@@ -47,13 +47,8 @@ def _plotly_figure(fig: Figure) -> Any:
         elif fig.kind == "scatter":
             f.add_trace(go.Box(x=s.x, y=s.y, name=s.label, boxpoints="all", jitter=0.3, marker_color=color))
         elif fig.kind == "points":
-            error = None
-            if s.lo is not None and s.hi is not None:
-                error = {
-                    "type": "data",
-                    "array": [hi - y for y, hi in zip(s.y, s.hi, strict=True)],
-                    "arrayminus": [y - lo for y, lo in zip(s.y, s.lo, strict=True)],
-                }
+            bars = s.spread()
+            error = {"type": "data", "arrayminus": bars[0], "array": bars[1]} if bars else None
             f.add_trace(go.Scatter(x=s.x, y=s.y, mode="markers", name=s.label, marker=marker, error_y=error))
         else:
             if s.lo is not None and s.hi is not None:
