@@ -78,8 +78,6 @@ class Point:
     id: str
     values: dict[str, Any]
     scenario: Scenario = field(compare=False)
-    #: The value each axis set, where ``values`` shows a name or a list as text.
-    raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def label(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.values.items())
@@ -212,27 +210,24 @@ class Sweep:
         base = self.base
         for key, value in self.fixed.items():
             base = _apply(base, key, value, f"set.{key}")
-        rows = list(zip(*self.zipped.values(), strict=True)) if self.zipped else [()]
+        # points pick an index on each axis: the value runs, its name (or its text) is shown
+        axes = self.grid | self.zipped
+        rows = range(len(next(iter(self.zipped.values())))) if self.zipped else range(1)
         out = []
-        for combo in itertools.product(*self.grid.values()):
+        for combo in itertools.product(*(range(len(v)) for v in self.grid.values())):
             for row in rows:
+                picks = dict(zip(self.grid, combo, strict=True)) | dict.fromkeys(self.zipped, row)
                 for seed in self.seeds:
-                    values = dict(zip(self.grid, combo, strict=True)) | dict(zip(self.zipped, row, strict=True)) | {"seed": seed}
+                    values = {k: axes[k][i] for k, i in picks.items()} | {"seed": seed}
                     sc = base
                     for key, value in values.items():
                         sc = _apply(sc, key, value, key)
-                    shown = {k: self._name(k, v) for k, v in values.items()}
-                    out.append(Point(_point_id(values, sc), shown, sc, values))
+                    shown = {k: self.names[k][i] if k in self.names else show(axes[k][i]) for k, i in picks.items()}
+                    out.append(Point(_point_id(values, sc), shown | {"seed": seed}, sc))
         ids = [p.id for p in out]
         if len(set(ids)) != len(ids):
             raise scenario_error("grid", "two points have the same values; allowed: each value once per axis")
         return out
-
-    def _name(self, key: str, value: Any) -> Any:
-        if key in self.names:
-            axis = self.grid.get(key) or self.zipped[key]
-            return self.names[key][next(i for i, v in enumerate(axis) if v is value)]
-        return show(value)
 
     def validate(self) -> list[Point]:
         """The points, each checked by the core; the first bad one is refused naming its values."""
