@@ -199,7 +199,7 @@ def run_figures(d: Path) -> list[Figure]:
             f"flow completion time: {xlabel}",
             "fraction of flows",
             series,
-            xlog=_spans_decades(series[0].x + series[-1].x),
+            xlog=_spans_decades((done["fct_ps"] / scale).to_list()),
         )
     ]
     if (d / "jobs.parquet").exists():
