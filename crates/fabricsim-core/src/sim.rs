@@ -18,10 +18,10 @@ use crate::engine::watchdog::Watchdog;
 use crate::engine::{Event, EventQueue, Status};
 use crate::error::ScenarioError;
 use crate::faults::{self, Timeline};
-use crate::host::cc::{CcContext, Cwnd};
-use crate::host::connection::{Connection, Message};
+use crate::host::cc::CcContext;
+use crate::host::factory::ConnFactory;
 use crate::host::nic::Nics;
-use crate::lb::{ecmp, HostLb, LoadBalancer, MAX_EVS};
+use crate::host::table::ConnTable;
 use crate::packet::{Ev, Kind, Packet};
 use crate::scenario::{Model, Scenario};
 use crate::stats::sampler::Sampler;
@@ -30,7 +30,6 @@ use crate::switch::forward::Fabric;
 use crate::switch::Overflow;
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
-use crate::workload::MessageSpec;
 
 /// A fabric, its workload and the clock.
 pub struct Simulation {
@@ -82,10 +81,9 @@ impl Simulation {
             queue.schedule(w.half, Event::Window);
             queue.schedule(w.end, Event::Window);
         }
-        let mut nics = Nics::new(topo.hosts(), model.seed, model.transport.clone());
+        let mut nics = Nics::new(topo.hosts(), model.seed, model.transport.clone(), ConnTable::new(Self::factory(&model)));
         for spec in &model.messages {
-            let conns = Self::connections(&model, spec, &mut nics);
-            nics.add(Message { spec: *spec, first: 0, count: 0, done: 0, ready: None }, conns);
+            nics.add(*spec);
         }
         nics.schedule_starts(&mut queue, &model.deps);
         let fabric = Fabric::new(topo, model.switch.clone(), model.seed, nics.connections().len());
@@ -109,16 +107,11 @@ impl Simulation {
         })
     }
 
-    /// The connections that carry a message: one, or its MPTCP subflows, each with its own
-    /// load balancer drawn from the source host's stream.
-    fn connections(model: &Model, spec: &MessageSpec, nics: &mut Nics) -> Vec<Connection> {
+    /// What builds the connections of a message.
+    fn factory(model: &Model) -> ConnFactory {
         let t = &model.transport;
-        let shares = crate::lb::mptcp::shares(spec.bytes, model.lb.subflows());
-        let k = shares.len() as u64;
-        // subflows share the line-rate window at first, each may grow to max_cwnd
-        let init = if k > 1 { (t.init_cwnd / k).max(t.mtu) } else { t.init_cwnd };
         let cc = CcContext {
-            init,
+            init: t.init_cwnd,
             max: t.max_cwnd,
             mtu: t.mtu,
             mss: t.mtu - t.header,
@@ -126,21 +119,7 @@ impl Simulation {
             rate: model.tree.tier_rates[0],
             trimming: model.switch.overflow == Overflow::Trim,
         };
-        shares
-            .into_iter()
-            .map(|bytes| {
-                let rng = nics.host_rng(spec.src);
-                let lb = if spec.pinned { HostLb::Ecmp(ecmp::Ecmp::new(MAX_EVS, rng)) } else { model.lb.build(&model.lb_ctx, rng) };
-                let window = Cwnd::new(t.cc, &cc);
-                let mut conn = Connection::new(MessageSpec { bytes, ..*spec }, t.mtu, t.header, window, lb, t.ack_policy);
-                conn.n_paths = model.tree.path_count(spec.src, spec.dst);
-                conn.tx.rto = t.rto_timer();
-                if t.rto_adaptive || t.cc.needs_rtt() {
-                    conn.tx.keep_send_times(conn.n_pkts);
-                }
-                conn
-            })
-            .collect()
+        ConnFactory::new(t.clone(), model.lb.clone(), model.lb_ctx.clone(), cc, model.tree.clone())
     }
 
     /// Runs to the end and returns the results.
@@ -253,7 +232,7 @@ impl Simulation {
     fn trace_delivered(&self) -> u64 {
         let count = self.model.load_window.map_or(0, |w| w.messages as usize);
         let conns = self.nics.connections();
-        self.nics.messages()[..count].iter().flat_map(|m| &conns[m.connections()]).map(|c| c.rx.delivered_bytes).sum()
+        self.nics.messages()[..count].iter().flat_map(|m| m.first..m.first + m.count).map(|c| conns.row(c).delivered_bytes).sum()
     }
 
     /// The trace's achieved load: what it delivered in its window's second half (where every
@@ -305,7 +284,7 @@ impl Simulation {
     /// The egress ports a packet of connection `conn` with entropy `ev` crosses from source
     /// to destination; `None` if a switch on the way decides at random or by load.
     pub fn path_of(&self, conn: u32, ev: Ev) -> Option<Vec<u32>> {
-        let spec = self.nics.connections().get(conn as usize)?.spec;
+        let spec = self.nics.conn_spec(conn)?;
         let probe = Packet {
             kind: Kind::Data,
             trimmed: false,
@@ -326,7 +305,8 @@ impl Simulation {
     /// The one path of a connection whose load balancer uses a single EV (`ecmp`); `None`
     /// for per-packet load balancers.
     pub fn flow_path(&self, conn: u32) -> Option<Vec<u32>> {
-        let ev = self.nics.connections().get(conn as usize)?.tx.lb.fixed_ev()?;
+        let spec = self.nics.conn_spec(conn)?;
+        let ev = self.nics.connections().fixed_ev(conn, &spec)?;
         self.path_of(conn, ev)
     }
 

@@ -3,9 +3,11 @@
 
 pub mod cc;
 pub mod connection;
+pub mod factory;
 pub mod nic;
 pub mod receiver;
 pub mod rto;
+pub mod table;
 pub mod transport;
 
 use serde::{Deserialize, Serialize};

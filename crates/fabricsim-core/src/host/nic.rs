@@ -8,16 +8,20 @@
 //! the sending side retransmits on NACK and on its retransmission timer (`Rto` events).
 //! Packets leave through the [`Fabric`], which owns the wires.
 
+mod late;
+
 use crate::engine::rng::{Rng, Stream};
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::{AckSignal, CongestionControl};
-use crate::host::connection::{Connection, Message, SendRecord};
+use crate::host::connection::{Message, SendRecord};
+use crate::host::table::ConnTable;
 use crate::host::{LossDetection, TransportModel};
 use crate::lb::LoadBalancer;
 use crate::packet::{Ev, Kind, Packet};
 use crate::switch::forward::Fabric;
 use crate::time::Time;
 use crate::workload::Deps;
+use crate::workload::MessageSpec;
 
 #[derive(Debug, Clone)]
 struct HostState {
@@ -42,10 +46,8 @@ pub struct NicCounts {
 /// Every host's NIC.
 pub struct Nics {
     hosts: Vec<HostState>,
-    conns: Vec<Connection>,
+    conns: ConnTable,
     messages: Vec<Message>,
-    /// The message of each connection.
-    conn_msg: Vec<u32>,
     messages_done: u32,
     /// Connection starts scheduled and not yet taken, and data packets that brought their
     /// receiver new data (the no-progress guard watches both).
@@ -62,15 +64,15 @@ pub struct Nics {
 }
 
 impl Nics {
-    /// `hosts` NICs with their random streams; connections are added by [`Nics::add`].
-    pub fn new(hosts: u32, seed: u64, cfg: TransportModel) -> Nics {
+    /// `hosts` NICs with their random streams; messages are added by [`Nics::add`] and their
+    /// connections kept in `conns`.
+    pub fn new(hosts: u32, seed: u64, cfg: TransportModel, conns: ConnTable) -> Nics {
         Nics {
             hosts: (0..hosts)
                 .map(|h| HostState { rng: Rng::stream(seed, Stream::Host, h as u64), active: Vec::new(), rr: 0, wake: Time::MAX })
                 .collect(),
-            conns: Vec::new(),
+            conns,
             messages: Vec::new(),
-            conn_msg: Vec::new(),
             messages_done: 0,
             starts_pending: 0,
             progress: 0,
@@ -83,29 +85,25 @@ impl Nics {
         }
     }
 
-    /// The random stream of `host` (its load balancers draw from it).
-    pub fn host_rng(&mut self, host: u32) -> &mut Rng {
-        &mut self.hosts[host as usize].rng
-    }
-
-    /// Adds a message and the connections that carry it; returns the connections' ids.
-    pub fn add(&mut self, message: Message, conns: Vec<Connection>) -> std::ops::Range<u32> {
+    /// Adds a message (its connections are built when it starts); returns their ids.
+    pub fn add(&mut self, spec: MessageSpec) -> std::ops::Range<u32> {
         let m = self.messages.len() as u32;
-        let first = self.conns.len() as u32;
-        self.messages.push(Message { first, count: conns.len() as u32, ..message });
-        for c in conns {
-            self.conns.push(c);
-            self.conn_msg.push(m);
-        }
-        first..self.conns.len() as u32
+        let ids = self.conns.add(m, &spec, &mut self.hosts[spec.src as usize].rng);
+        self.messages.push(Message { spec, first: ids.start, count: ids.len() as u32, done: 0, ready: None });
+        ids
     }
 
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }
 
-    pub fn connections(&self) -> &[Connection] {
+    pub fn connections(&self) -> &ConnTable {
         &self.conns
+    }
+
+    /// The message spec of the message connection `c` carries (part of), if it exists.
+    pub fn conn_spec(&self, c: u32) -> Option<MessageSpec> {
+        ((c as usize) < self.conns.len()).then(|| self.messages[self.conns.message_of(c) as usize].spec)
     }
 
     pub fn messages_done(&self) -> u32 {
@@ -161,7 +159,9 @@ impl Nics {
 
     /// `ConnStart`: the connection may send.
     pub fn start(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, conn: u32) {
-        let src = self.conns[conn as usize].spec.src;
+        let msg = &self.messages[self.conns.message_of(conn) as usize];
+        self.conns.start(msg.first..msg.first + msg.count, &msg.spec);
+        let src = msg.spec.src;
         self.starts_pending -= 1;
         self.hosts[src as usize].active.push(conn);
         self.kick(q, fabric, now, src);
@@ -186,7 +186,7 @@ impl Nics {
         for k in 0..n {
             let i = (hs.rr + k) % n;
             let c = hs.active[i];
-            let conn = &mut self.conns[c as usize];
+            let conn = self.conns.live_mut(c);
             if conn.tx.next_send > now {
                 held = held.min(conn.tx.next_send);
                 continue;
@@ -244,7 +244,10 @@ impl Nics {
     /// A packet reached `host`.
     pub fn receive(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
         let c = packet.conn;
-        let conn = &mut self.conns[c as usize];
+        let Some(conn) = self.conns.get_mut(c) else {
+            self.receive_late(q, fabric, now, host, packet);
+            return;
+        };
         let header = self.cfg.header as u16;
         let transport = self.cfg.kind;
         let reply = move |kind: Kind, ev: Ev, ecn: bool, sack_end: u32| Packet {
@@ -271,7 +274,7 @@ impl Nics {
                         self.send_control(q, fabric, now, host, reply(Kind::Cnp, packet.ev, false, 0));
                     }
                 }
-                let conn = &mut self.conns[c as usize];
+                let conn = self.conns.live_mut(c);
                 let payload = conn.payload_of(packet.psn);
                 let before = conn.rx.delivered_bytes;
                 let arrival = transport.on_data(&mut conn.rx, now, packet.psn, payload, packet.ev, packet.ecn);
@@ -284,7 +287,7 @@ impl Nics {
                     self.send_control(q, fabric, now, host, nak);
                 }
                 if self.cfg.loss_detection == LossDetection::PathId {
-                    let conn = &mut self.conns[c as usize];
+                    let conn = self.conns.live_mut(c);
                     self.scratch_psn.clear();
                     conn.rx.lost_by_path(packet.psn, packet.path, conn.n_paths, &mut self.scratch_psn);
                     conn.stats.fast_nacks += self.scratch_psn.len() as u64;
@@ -294,7 +297,7 @@ impl Nics {
                     }
                 }
                 if arrival.completed {
-                    let mi = self.conn_msg[c as usize] as usize;
+                    let mi = self.conns.message_of(c) as usize;
                     let m = &mut self.messages[mi];
                     m.done += 1;
                     if m.done == m.count {
@@ -305,7 +308,7 @@ impl Nics {
                     }
                 }
                 if arrival.send_ack {
-                    let ack = reply(Kind::Ack, packet.ev, packet.ecn, self.conns[c as usize].rx.sack_log.len() as u32);
+                    let ack = reply(Kind::Ack, packet.ev, packet.ecn, self.conns.live_mut(c).rx.sack_log.len() as u32);
                     self.send_control(q, fabric, now, host, ack);
                 }
             }
@@ -339,13 +342,11 @@ impl Nics {
                 }
                 if conn.sender_done() {
                     self.hosts[host as usize].active.retain(|&x| x != c);
+                    self.conns.finish(c);
                 }
                 self.kick(q, fabric, now, host);
             }
             Kind::Cnp => {
-                if conn.sender_done() {
-                    return;
-                }
                 if let Some(at) = conn.tx.window.on_cnp(now) {
                     q.schedule(at, Event::CcTimer(c));
                 }
@@ -365,10 +366,7 @@ impl Nics {
 
     /// `CcTimer`: the connection's congestion-control timer fired (DCQCN's rate increase).
     pub fn on_cc_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
-        let conn = &mut self.conns[c as usize];
-        if conn.sender_done() {
-            return;
-        }
+        let Some(conn) = self.conns.get_mut(c) else { return };
         if let Some(at) = conn.tx.window.on_timer(now) {
             q.schedule(at, Event::CcTimer(c));
         }
@@ -379,18 +377,30 @@ impl Nics {
 
     /// `CnpTimer`: a receiver's CNP window ended; one CNP goes out for its marks, if any.
     pub fn on_cnp_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
-        let conn = &mut self.conns[c as usize];
-        let Some(window_end) = conn.rx.cnp.on_timer(now) else { return };
-        conn.stats.cnps += 1;
+        let spec = self.messages[self.conns.message_of(c) as usize].spec;
+        let (cnp, stats) = match self.conns.get_mut(c) {
+            Some(conn) => (&mut conn.rx.cnp, &mut conn.stats),
+            None => {
+                let row = self.conns.row_mut(c);
+                (&mut row.cnp, &mut row.stats)
+            }
+        };
+        let Some(window_end) = cnp.on_timer(now) else { return };
+        stats.cnps += 1;
         q.schedule(window_end, Event::CnpTimer(c));
-        let (host, to) = (conn.spec.dst, conn.spec.src);
+        let (host, to) = (spec.dst, spec.src);
         let cnp = Packet::control(Kind::Cnp, c, host, to, self.cfg.header as u16);
         self.send_control(q, fabric, now, host, cnp);
     }
 
     /// `Rto`: the connection's retransmission timer fired.
     pub fn on_rto(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
-        let conn = &mut self.conns[c as usize];
+        let Some(conn) = self.conns.get_mut(c) else {
+            // done: nothing is in flight, and the NIC looks for work as it did with the state
+            let src = self.messages[self.conns.message_of(c) as usize].spec.src;
+            self.kick(q, fabric, now, src);
+            return;
+        };
         conn.tx.rto_armed = false;
         self.scratch.clear();
         conn.expired(now, conn.tx.rto.rto, &mut self.scratch);

@@ -3,8 +3,8 @@
 
 use super::ideal::{ideal_fct, message_packets, releases};
 use super::{columns, mean, ns, percentile, Column, RunResult, RunView, Summary, Table};
-use crate::host::connection::{Connection, Message};
-use crate::lb::LoadBalancer;
+use crate::host::connection::Message;
+use crate::host::table::ConnRow;
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
 use crate::time::Time;
@@ -32,12 +32,12 @@ impl RunResult {
         let ideals = &ideals[..];
         let mut ft = Table::new(columns::FLOWS);
         // one row per message; a message's connections (MPTCP subflows) are summed
-        let conns = |m: &Message| &flows[m.connections()];
+        let conns = |m: &Message| (m.first..m.first + m.count).map(|c| flows.row(c));
         let lost = |m: &Message, f: &dyn Fn(&ConnLosses) -> u64| -> u64 { losses[m.connections()].iter().map(f).sum() };
-        let sum = |f: &dyn Fn(&Connection) -> u64| Column::U64(messages.iter().map(|m| conns(m).iter().map(f).sum()).collect());
-        let first_send: Vec<Option<Time>> = messages.iter().map(|m| conns(m).iter().filter_map(|c| c.tx.first_send).min()).collect();
+        let sum = |f: &dyn Fn(&ConnRow) -> u64| Column::U64(messages.iter().map(|m| conns(m).map(|r| f(&r)).sum()).collect());
+        let first_send: Vec<Option<Time>> = messages.iter().map(|m| conns(m).filter_map(|c| c.first_send).min()).collect();
         let end: Vec<Option<Time>> =
-            messages.iter().map(|m| if m.done == m.count { conns(m).iter().filter_map(|c| c.rx.end).max() } else { None }).collect();
+            messages.iter().map(|m| if m.done == m.count { conns(m).filter_map(|c| c.end).max() } else { None }).collect();
         let fct: Vec<Option<Time>> =
             end.iter().zip(&first_send).zip(messages).map(|((e, f), m)| e.map(|e| e - f.unwrap_or(m.spec.start))).collect();
         let slowdown: Vec<Option<f64>> = fct.iter().zip(ideals).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
@@ -57,7 +57,7 @@ impl RunResult {
         ft.add("ideal_fct_ps", Column::U64(ideals.to_vec()));
         ft.add("slowdown", Column::OptF64(slowdown.clone()));
         ft.add("completed", Column::Bool(fct.iter().map(Option::is_some).collect()));
-        ft.add("delivered_bytes", sum(&|f| f.rx.delivered_bytes));
+        ft.add("delivered_bytes", sum(&|f| f.delivered_bytes));
         ft.add("packets", sum(&|f| f.n_pkts as u64));
         ft.add("data_packets", sum(&|f| f.stats.data_packets));
         ft.add("retransmits", sum(&|f| f.stats.retransmits));
@@ -66,10 +66,7 @@ impl RunResult {
         ft.add("drops", Column::U64(messages.iter().map(|m| lost(m, &|l| l.drops)).collect()));
         ft.add("ecn_acks", sum(&|f| f.stats.ecn_acks));
         ft.add("cnps", sum(&|f| f.stats.cnps));
-        ft.add(
-            "max_reorder",
-            Column::U64(messages.iter().map(|m| conns(m).iter().map(|f| f.rx.max_reorder as u64).max().unwrap_or(0)).collect()),
-        );
+        ft.add("max_reorder", Column::U64(messages.iter().map(|m| conns(m).map(|f| f.max_reorder as u64).max().unwrap_or(0)).collect()));
         ft.add("discarded", sum(&|f| f.stats.discarded));
         ft.add("fast_nacks", sum(&|f| f.stats.fast_nacks));
         // payload bits over the FCT: what the application sees (Juniper post's accounting)
@@ -83,10 +80,8 @@ impl RunResult {
         let (mut rf, mut rd, mut rc) = (Vec::new(), Vec::new(), Vec::new());
         for (i, m) in messages.iter().enumerate() {
             let mut hist = [0u64; crate::host::connection::REORDER_BUCKETS];
-            for c in conns(m) {
-                for (d, n) in c.rx.reorder_hist.iter().enumerate() {
-                    hist[d] += n;
-                }
+            for c in m.first..m.first + m.count {
+                flows.add_reorder(c, &mut hist);
             }
             for (d, &n) in hist.iter().enumerate().filter(|(_, &n)| n > 0) {
                 rf.push(i as u64);
@@ -123,7 +118,7 @@ impl RunResult {
         let done_fct: Vec<f64> = fct.iter().flatten().map(|&f| ns(f)).collect();
         let done_slow: Vec<f64> = slowdown.iter().flatten().copied().collect();
         let jobs = super::jobs::tables(v, ideals, &end);
-        let total = |f: &dyn Fn(&Connection) -> u64| flows.iter().map(f).sum::<u64>();
+        let total = |f: &dyn Fn(&ConnRow) -> u64| (0..flows.len() as u32).map(|c| f(&flows.row(c))).sum::<u64>();
         let summary = Summary {
             status: status.label(),
             stop_reason: status.reason(),
@@ -149,7 +144,7 @@ impl RunResult {
             wall_s,
             sim_time_ns: ns(now),
             // per message: all of its connections' load-balancer state
-            lb_state_bytes: messages.first().map_or(0, |m| conns(m).iter().map(|f| f.tx.lb.state_bytes() as u64).sum()),
+            lb_state_bytes: messages.first().map_or(0, |m| flows.lb_state_bytes(0, &m.spec)),
             base_rtt_ns: ns(v.base_rtt),
             bdp_bytes: v.bdp_bytes,
             offered_load: v.offered_load,

@@ -13,7 +13,8 @@ pub mod jobs;
 pub mod sampler;
 
 use crate::engine::Status;
-use crate::host::connection::{Connection, Message};
+use crate::host::connection::Message;
+use crate::host::table::ConnTable;
 use crate::host::TransportModel;
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
@@ -43,7 +44,7 @@ pub struct RunView<'a> {
     pub deps: &'a Deps,
     pub tags: &'a [Tag],
     pub jobs: &'a [JobInfo],
-    pub conns: &'a [Connection],
+    pub conns: &'a ConnTable,
     /// Per connection, what the fabric lost of it.
     pub losses: &'a [ConnLosses],
     pub samples: Option<&'a SampleRows>,

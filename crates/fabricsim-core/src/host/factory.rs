@@ -1,0 +1,79 @@
+//! Building the connections that carry a message: one, or (MPTCP) its subflows, each with its
+//! own load balancer drawn from the source host's random stream, its window and its timer.
+//!
+//! A connection is built when its message starts, not when the run is set up: a job of
+//! millions of messages keeps only the ones under way (DESIGN.md, memory). The load
+//! balancers' draws must not move with that, so at setup the source host's stream is copied
+//! for each message and advanced past the draws its load balancers will make
+//! ([`ConnFactory::draw`]); at the start the connections are built from the copy
+//! ([`ConnFactory::build`]) and draw exactly what they would have drawn up front.
+
+use crate::engine::rng::Rng;
+use crate::host::cc::{CcContext, Cwnd};
+use crate::host::connection::Connection;
+use crate::host::TransportModel;
+use crate::lb::{ecmp, mptcp, HostLb, LbConfig, LbContext, MAX_EVS};
+use crate::topology::FatTreeSpec;
+use crate::workload::MessageSpec;
+
+/// What building a connection needs to know of the scenario.
+#[derive(Debug, Clone)]
+pub struct ConnFactory {
+    transport: TransportModel,
+    lb: LbConfig,
+    lb_ctx: LbContext,
+    cc: CcContext,
+    tree: FatTreeSpec,
+}
+
+impl ConnFactory {
+    /// `cc` is the window's context for a lone connection (subflows split its initial window).
+    pub fn new(transport: TransportModel, lb: LbConfig, lb_ctx: LbContext, cc: CcContext, tree: FatTreeSpec) -> ConnFactory {
+        ConnFactory { transport, lb, lb_ctx, cc, tree }
+    }
+
+    /// The bytes each connection of a message of `bytes` carries (one, or the subflows' shares).
+    pub fn shares(&self, bytes: u64) -> Vec<u64> {
+        mptcp::shares(bytes, self.lb.subflows())
+    }
+
+    /// Packets of a connection carrying `bytes`.
+    pub fn packets(&self, bytes: u64) -> u32 {
+        bytes.div_ceil(self.transport.mtu - self.transport.header) as u32
+    }
+
+    /// The load balancers of a message's connections, in order, drawn from `rng`.
+    pub fn load_balancers(&self, spec: &MessageSpec, rng: &mut Rng) -> Vec<HostLb> {
+        let n = self.shares(spec.bytes).len();
+        (0..n).map(|_| if spec.pinned { HostLb::Ecmp(ecmp::Ecmp::new(MAX_EVS, rng)) } else { self.lb.build(&self.lb_ctx, rng) }).collect()
+    }
+
+    /// Advances `rng` past the draws of the message's load balancers (see the module's doc).
+    pub fn draw(&self, spec: &MessageSpec, rng: &mut Rng) {
+        drop(self.load_balancers(spec, rng));
+    }
+
+    /// The connections of a message, their load balancers drawn from `rng`.
+    pub fn build(&self, spec: &MessageSpec, rng: &mut Rng) -> Vec<Connection> {
+        let t = &self.transport;
+        let shares = self.shares(spec.bytes);
+        let k = shares.len() as u64;
+        // subflows share the line-rate window at first, each may grow to max_cwnd
+        let cc = CcContext { init: if k > 1 { (t.init_cwnd / k).max(t.mtu) } else { t.init_cwnd }, ..self.cc };
+        let lbs = self.load_balancers(spec, rng);
+        shares
+            .into_iter()
+            .zip(lbs)
+            .map(|(bytes, lb)| {
+                let window = Cwnd::new(t.cc, &cc);
+                let mut conn = Connection::new(MessageSpec { bytes, ..*spec }, t.mtu, t.header, window, lb, t.ack_policy);
+                conn.n_paths = self.tree.path_count(spec.src, spec.dst);
+                conn.tx.rto = t.rto_timer();
+                if t.rto_adaptive || t.cc.needs_rtt() {
+                    conn.tx.keep_send_times(conn.n_pkts);
+                }
+                conn
+            })
+            .collect()
+    }
+}
