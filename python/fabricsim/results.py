@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import tomli_w
 
@@ -41,12 +42,28 @@ def schema(table: str) -> dict[str, type[pl.DataType]]:
     return {name: _DTYPES[ty] for name, ty, *_ in COLUMNS[table]}
 
 
+_NUMPY = {pl.UInt64: np.dtype("<u8"), pl.Float64: np.dtype("<f8"), pl.Boolean: np.dtype(np.bool_)}
+
+
+def _series(name: str, dtype: type[pl.DataType], value: Any) -> pl.Series:
+    """A column as the native module hands it over: strings as a list, numbers as their
+    little-endian bytes, and a column with nulls as (values, validity) bytes."""
+    if dtype == pl.String:
+        return pl.Series(name, value, dtype=dtype)
+    if isinstance(value, tuple):
+        data, valid = value
+        array = np.ma.masked_array(np.frombuffer(data, dtype=_NUMPY[dtype]), ~np.frombuffer(valid, dtype=np.bool_))
+        return pl.Series(name, array, dtype=dtype)
+    return pl.Series(name, np.frombuffer(value, dtype=_NUMPY[dtype]), dtype=dtype)
+
+
 def _frame(raw: dict[str, Any], table: str) -> pl.DataFrame:
     columns = raw[table]
     declared = schema(table)
     if list(columns) != list(declared):
         raise RuntimeError(f"the native {table} table has columns {list(columns)}, declared {list(declared)}")
-    return pl.DataFrame(columns, schema=declared)
+    # each column's bytes are let go once it is a series: the hand-over holds one column twice
+    return pl.DataFrame([_series(name, dtype, columns.pop(name)) for name, dtype in declared.items()])
 
 
 #: The per-job answers of :func:`job_table`, as sweep columns ``job.NAME.<metric>``.

@@ -4,19 +4,21 @@
 //! with a message, instead of aborting after minutes of allocation.
 //!
 //! The estimate counts what grows with the scenario: the egress ports (their queues filled to
-//! the data buffer and their wires to one bandwidth-delay product), the hosts, each
-//! connection's per-packet state at both ends, the results tables, and the samples (one row
+//! the data buffer and their wires to one bandwidth-delay product), the hosts, each message's
+//! rows, the per-packet state of the connections under way at once ([`messages`]), the
+//! results tables, and the samples (one row
 //! per sampled port per interval up to `stop.max_time`, the run's guard: a run that ends
 //! sooner samples less). It aims to be within a factor of two of the peak; the bound is a
 //! guard against the impossible, not an accounting.
 
 use crate::error::ScenarioError;
 use crate::host::connection::{Connection, Message, REORDER_BUCKETS};
+use crate::host::table::ConnRow;
 use crate::host::TransportModel;
 use crate::packet::Packet;
 use crate::switch::{EgressPort, SwitchModel};
 use crate::topology::FatTreeSpec;
-use crate::workload::MessageSpec;
+use crate::workload::{Deps, MessageSpec};
 
 /// Bytes of one row of the port time series.
 const SAMPLE_ROW: u64 = 32;
@@ -61,27 +63,60 @@ fn per_connection() -> u64 {
     std::mem::size_of::<Connection>() as u64 + REORDER_BUCKETS as u64 * 8 + 256
 }
 
-/// The least memory a message takes: its row and one connection, before any packet. Jobs
-/// are refused with it before they are expanded.
+/// The least memory a message takes: its rows and one connection's. Jobs are refused with it
+/// before they are expanded.
 pub fn message_floor() -> u64 {
-    std::mem::size_of::<Message>() as u64 + 200 + per_connection()
+    message_row() + connection_row()
 }
 
-/// The memory of the messages: each connection's state and per-packet state at both ends, and
-/// the results rows.
-pub fn messages(transport: &TransportModel, subflows: u32, messages: &[MessageSpec]) -> u64 {
+/// The memory of the messages. Every message keeps its row, its connections' results rows and
+/// its results-table row for the whole run; a connection's full state (per packet, at both
+/// ends) exists only while its message is under way ([`crate::host::table`]). Messages that
+/// wait for none start together at worst; dependent ones run in waves, counted as the two
+/// heaviest consecutive levels of the dependency graph (a message's level is one more than its
+/// deepest dependency's). Where a message waits for a later one the levels are not computed and
+/// every message counts as under way.
+pub fn messages(transport: &TransportModel, subflows: u32, messages: &[MessageSpec], deps: &Deps) -> u64 {
     let payload = transport.mtu - transport.header;
     let per_conn = per_connection();
     // sender: state, transmit count, send log entry; receiver: SACK log (+ EVs), bitmap
     let per_packet = 1 + 2 + 24 + 4 + if transport.ack_policy.all_evs { 8 } else { 0 };
-    messages.iter().fold(0u64, |total, m| {
+    let conns = |m: &MessageSpec| (subflows as u64).min(m.bytes).max(1);
+    let live = |m: &MessageSpec| {
         let packets = m.bytes.div_ceil(payload);
-        let conns = (subflows as u64).min(m.bytes).max(1);
-        total
-            .saturating_add(std::mem::size_of::<Message>() as u64 + 200)
-            .saturating_add(conns * per_conn)
-            .saturating_add(packets.saturating_mul(per_packet) + packets / 8)
-    })
+        (conns(m) * per_conn).saturating_add(packets.saturating_mul(per_packet) + packets / 8)
+    };
+    let kept = messages.iter().fold(0u64, |total, m| total.saturating_add(message_row() + conns(m) * connection_row()));
+    let levels = (0..messages.len()).try_fold(Vec::with_capacity(messages.len()), |mut level: Vec<u32>, i| {
+        let d = deps.of(i);
+        if d.iter().any(|&j| j as usize >= i) {
+            return None;
+        }
+        level.push(d.iter().map(|&j| level[j as usize] + 1).max().unwrap_or(0));
+        Some(level)
+    });
+    let under_way = match levels {
+        Some(level) => {
+            let mut cost = vec![0u64; level.iter().max().map_or(0, |&l| l as usize + 2)];
+            for (m, &l) in messages.iter().zip(&level) {
+                cost[l as usize] = cost[l as usize].saturating_add(live(m));
+            }
+            cost.windows(2).map(|w| w[0].saturating_add(w[1])).max().unwrap_or(0)
+        }
+        None => messages.iter().fold(0u64, |total, m| total.saturating_add(live(m))),
+    };
+    kept.saturating_add(under_way)
+}
+
+/// Bytes a message keeps for the whole run: its row, its source stream's copy, its
+/// dependency lists and tag, and its row of the flows table (27 columns) at collect time.
+fn message_row() -> u64 {
+    std::mem::size_of::<Message>() as u64 + 32 + 40 + 27 * 12
+}
+
+/// Bytes a connection keeps for the whole run: its results row, its slot, message and losses.
+fn connection_row() -> u64 {
+    std::mem::size_of::<ConnRow>() as u64 + 8 + 16
 }
 
 /// Refuses an estimate above `limit` bytes, naming what to change.

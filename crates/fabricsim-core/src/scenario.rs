@@ -127,7 +127,8 @@ pub struct Model {
     /// What the host load balancers know of the fabric.
     pub lb_ctx: LbContext,
     /// The messages (the `[workload]`'s, then the jobs'), what each waits for, and the job,
-    /// iteration and step of each (`Tag::NONE` for the workload's).
+    /// iteration and step of each (`Tag::NONE` for the workload's). A [`crate::Simulation`]
+    /// moves the messages into its NICs: its model's list is empty.
     pub messages: Vec<MessageSpec>,
     pub deps: Deps,
     pub tags: Vec<Tag>,
@@ -322,7 +323,7 @@ impl Scenario {
                 format!("allowed: at most {} packets per message (a larger mtu, or a smaller size)", u32::MAX),
             )?;
         }
-        need.messages = budget::messages(&transport, self.lb.subflows(), &messages);
+        need.messages = budget::messages(&transport, self.lb.subflows(), &messages, &deps);
         budget::check(&need, max_memory)?;
         if let Some(m) = &self.mixed {
             let classes = switch.classes;

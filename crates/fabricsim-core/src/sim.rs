@@ -57,7 +57,7 @@ pub struct Simulation {
 impl Simulation {
     /// Checks the scenario and builds the fabric; nothing runs yet.
     pub fn new(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
-        let model = scenario.resolve()?;
+        let mut model = scenario.resolve()?;
         let topo = Topology::build(&model.tree);
         let faults = faults::timeline(&scenario.faults, &topo, model.seed, model.max_time)?;
         let sampler = scenario.samples.as_ref().map(|cfg| cfg.resolve(&topo)).transpose()?;
@@ -81,9 +81,15 @@ impl Simulation {
             queue.schedule(w.half, Event::Window);
             queue.schedule(w.end, Event::Window);
         }
-        let mut nics = Nics::new(topo.hosts(), model.seed, model.transport.clone(), ConnTable::new(Self::factory(&model)));
-        for spec in &model.messages {
-            nics.add(*spec);
+        let mut nics = Nics::new(
+            topo.hosts(),
+            model.seed,
+            model.transport.clone(),
+            ConnTable::new(Self::factory(&model), model.transport.cc.sends_cnps()),
+        );
+        // the NICs keep the messages from here on (the model's copy would double them)
+        for spec in std::mem::take(&mut model.messages) {
+            nics.add(spec);
         }
         nics.schedule_starts(&mut queue, &model.deps);
         let fabric = Fabric::new(topo, model.switch.clone(), model.seed, nics.connections().len());

@@ -1,5 +1,5 @@
 //! The `fabricsim._core` extension module: PyO3 glue only. Scenarios cross as JSON text,
-//! results as plain columns (lists), errors as this module's `ScenarioError`.
+//! results as columns of little-endian bytes (strings as lists), errors as this module's `ScenarioError`.
 
 use fabricsim_core::stats::columns::Ty;
 use fabricsim_core::stats::{Column, Table};
@@ -7,7 +7,7 @@ use fabricsim_core::{Scenario, ScenarioError as CoreError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 create_exception!(
     _core,
@@ -88,13 +88,13 @@ impl Simulation {
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.inner.results();
         let out = PyDict::new(py);
-        out.set_item("flows", table(py, &r.flows)?)?;
-        out.set_item("ports", table(py, &r.ports)?)?;
-        out.set_item("reorder", table(py, &r.reorder)?)?;
-        out.set_item("samples", table(py, &r.samples)?)?;
-        out.set_item("jobs", table(py, &r.jobs)?)?;
-        out.set_item("steps", table(py, &r.steps)?)?;
-        out.set_item("buckets", table(py, &r.buckets)?)?;
+        out.set_item("flows", table(py, r.flows)?)?;
+        out.set_item("ports", table(py, r.ports)?)?;
+        out.set_item("reorder", table(py, r.reorder)?)?;
+        out.set_item("samples", table(py, r.samples)?)?;
+        out.set_item("jobs", table(py, r.jobs)?)?;
+        out.set_item("steps", table(py, r.steps)?)?;
+        out.set_item("buckets", table(py, r.buckets)?)?;
         out.set_item("summary", serde_json::to_string(&r.summary).unwrap_or_default())?;
         out.set_item("accounting", serde_json::to_string(&r.accounting).unwrap_or_default())?;
         out.set_item("scenario", r.scenario_json)?;
@@ -102,18 +102,35 @@ impl Simulation {
     }
 }
 
-fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+/// A table as `{name: column}`: numbers cross as their little-endian bytes (u64, f64; bool as
+/// one byte each), a column with nulls as `(values, validity)` with a byte per row (1 =
+/// present), strings as a list. Each column's memory is freed once it is copied, so the
+/// hand-over needs one column more than the table, not a Python object per value.
+fn table(py: Python<'_>, t: Table) -> PyResult<Bound<'_, PyDict>> {
+    fn bytes<'py, T: Copy>(py: Python<'py>, v: &[T], f: impl Fn(T) -> [u8; 8]) -> Bound<'py, PyBytes> {
+        PyBytes::new_with(py, v.len() * 8, |buf| {
+            for (chunk, &x) in buf.chunks_exact_mut(8).zip(v) {
+                chunk.copy_from_slice(&f(x));
+            }
+            Ok(())
+        })
+        .expect("filling a buffer cannot fail")
+    }
+    fn validity<'py, T>(py: Python<'py>, v: &[Option<T>]) -> Bound<'py, PyBytes> {
+        let mask: Vec<u8> = v.iter().map(|x| u8::from(x.is_some())).collect();
+        PyBytes::new(py, &mask)
+    }
     let d = PyDict::new(py);
-    for (name, col) in &t.columns {
-        let list = match col {
-            Column::U64(v) => PyList::new(py, v)?,
-            Column::F64(v) => PyList::new(py, v)?,
-            Column::Bool(v) => PyList::new(py, v)?,
-            Column::Str(v) => PyList::new(py, v)?,
-            Column::OptU64(v) => PyList::new(py, v)?,
-            Column::OptF64(v) => PyList::new(py, v)?,
+    for (name, col) in t.columns {
+        let value = match col {
+            Column::U64(v) => bytes(py, &v, u64::to_le_bytes).into_any(),
+            Column::F64(v) => bytes(py, &v, f64::to_le_bytes).into_any(),
+            Column::Bool(v) => PyBytes::new(py, &v.iter().map(|&b| u8::from(b)).collect::<Vec<u8>>()).into_any(),
+            Column::Str(v) => PyList::new(py, v)?.into_any(),
+            Column::OptU64(v) => (bytes(py, &v, |x| x.unwrap_or(0).to_le_bytes()), validity(py, &v)).into_pyobject(py)?.into_any(),
+            Column::OptF64(v) => (bytes(py, &v, |x| x.unwrap_or(0.0).to_le_bytes()), validity(py, &v)).into_pyobject(py)?.into_any(),
         };
-        d.set_item(*name, list)?;
+        d.set_item(name, value)?;
     }
     Ok(d)
 }

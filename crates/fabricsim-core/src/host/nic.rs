@@ -380,10 +380,10 @@ impl Nics {
         let spec = self.messages[self.conns.message_of(c) as usize].spec;
         let (cnp, stats) = match self.conns.get_mut(c) {
             Some(conn) => (&mut conn.rx.cnp, &mut conn.stats),
-            None => {
-                let row = self.conns.row_mut(c);
-                (&mut row.cnp, &mut row.stats)
-            }
+            None => match self.conns.row_mut(c) {
+                (row, Some(cnp)) => (cnp, &mut row.stats),
+                (_, None) => return, // no CNPs without DCQCN
+            },
         };
         let Some(window_end) = cnp.on_timer(now) else { return };
         stats.cnps += 1;

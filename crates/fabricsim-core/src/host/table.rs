@@ -28,25 +28,28 @@ use crate::workload::MessageSpec;
 /// No slot: the connection has not started or is done.
 const NONE: u32 = u32::MAX;
 
-/// A connection's results, and what a done connection still answers late packets with.
-#[derive(Debug, Clone, Default)]
+/// A connection's results, and what a done connection still answers late packets with (96
+/// bytes: a run keeps one per connection).
+#[derive(Debug, Clone)]
 pub struct ConnRow {
     pub n_pkts: u32,
     pub max_reorder: u32,
-    pub first_send: Option<Time>,
+    first_send: Time,
     /// When the receiver had every packet.
-    pub end: Option<Time>,
+    end: Time,
     pub delivered_bytes: u64,
     pub stats: ConnStats,
     /// Where its reorder histogram lies in the table's store once it is done.
-    reorder: std::ops::Range<u32>,
+    reorder_at: u32,
+    reorder_len: u8,
     /// The sender has everything acknowledged and the state is gone.
     pub done: bool,
-    /// Go-back-N's last NAK (a trimmed late header is NAKed once).
-    pub nak_for: Option<u32>,
-    /// DCQCN's notification point (a late marked duplicate may still trigger a CNP).
-    pub cnp: Notifier,
+    /// Go-back-N NAKed the end of the message (a trimmed late header is NAKed once).
+    pub naked_end: bool,
 }
+
+/// No time yet (`first_send`, `end`).
+const NEVER: Time = Time::MAX;
 
 impl ConnRow {
     /// The row of a connection's current state.
@@ -54,15 +57,39 @@ impl ConnRow {
         ConnRow {
             n_pkts: c.n_pkts,
             max_reorder: c.rx.max_reorder,
-            first_send: c.tx.first_send,
-            end: c.rx.end,
+            first_send: c.tx.first_send.unwrap_or(NEVER),
+            end: c.rx.end.unwrap_or(NEVER),
             delivered_bytes: c.rx.delivered_bytes,
             stats: c.stats.clone(),
-            reorder: 0..0,
+            reorder_at: 0,
+            reorder_len: 0,
             done: false,
-            nak_for: c.rx.nak_for,
-            cnp: c.rx.cnp,
+            naked_end: c.rx.nak_for == Some(c.n_pkts),
         }
+    }
+
+    /// A connection of `n_pkts` packets that has not started.
+    fn pending(n_pkts: u32) -> ConnRow {
+        ConnRow {
+            n_pkts,
+            max_reorder: 0,
+            first_send: NEVER,
+            end: NEVER,
+            delivered_bytes: 0,
+            stats: ConnStats::default(),
+            reorder_at: 0,
+            reorder_len: 0,
+            done: false,
+            naked_end: false,
+        }
+    }
+
+    pub fn first_send(&self) -> Option<Time> {
+        (self.first_send != NEVER).then_some(self.first_send)
+    }
+
+    pub fn end(&self) -> Option<Time> {
+        (self.end != NEVER).then_some(self.end)
     }
 }
 
@@ -80,13 +107,20 @@ pub struct ConnTable {
     seeds: Vec<Rng>,
     /// Reorder histograms of done connections, sparse: (distance, arrivals).
     reorder: Vec<(u32, u64)>,
+    /// With DCQCN, the notification point of each done connection (a late marked duplicate
+    /// may still trigger a CNP); empty otherwise.
+    cnp: Vec<Notifier>,
+    keep_cnp: bool,
     /// The most connections live at once.
     peak_live: usize,
 }
 
 impl ConnTable {
-    pub fn new(factory: ConnFactory) -> ConnTable {
+    /// `keep_cnp`: connections send CNPs (DCQCN), whose notification point outlives them.
+    pub fn new(factory: ConnFactory, keep_cnp: bool) -> ConnTable {
         ConnTable {
+            cnp: Vec::new(),
+            keep_cnp,
             factory,
             live: Vec::new(),
             free: Vec::new(),
@@ -107,7 +141,7 @@ impl ConnTable {
         self.factory.draw(spec, rng);
         let first = self.slot.len() as u32;
         for bytes in self.factory.shares(spec.bytes) {
-            self.rows.push(ConnRow { n_pkts: self.factory.packets(bytes), ..ConnRow::default() });
+            self.rows.push(ConnRow::pending(self.factory.packets(bytes)));
             self.slot.push(NONE);
             self.conn_msg.push(m);
         }
@@ -165,10 +199,11 @@ impl ConnTable {
         self.live.get_mut(s as usize)
     }
 
-    /// The stored row of a connection that is not live (done, or not started).
+    /// The stored row of a connection that is not live (done, or not started), and with
+    /// DCQCN its notification point.
     #[inline]
-    pub fn row_mut(&mut self, c: u32) -> &mut ConnRow {
-        &mut self.rows[c as usize]
+    pub fn row_mut(&mut self, c: u32) -> (&mut ConnRow, Option<&mut Notifier>) {
+        (&mut self.rows[c as usize], self.cnp.get_mut(c as usize))
     }
 
     /// Connection `c`'s sender has everything acknowledged: keep its row, drop its state.
@@ -176,11 +211,18 @@ impl ConnTable {
         let s = std::mem::replace(&mut self.slot[c as usize], NONE);
         let conn = &self.live[s as usize];
         debug_assert!(conn.rx.end.is_some(), "a sender is done only once its receiver is");
-        let from = self.reorder.len() as u32;
+        let from = self.reorder.len();
         for (d, &n) in conn.rx.reorder_hist.iter().enumerate().filter(|(_, &n)| n > 0) {
             self.reorder.push((d as u32, n));
         }
-        self.rows[c as usize] = ConnRow { done: true, reorder: from..self.reorder.len() as u32, ..ConnRow::of(conn) };
+        let len = (self.reorder.len() - from) as u8; // at most REORDER_BUCKETS
+        self.rows[c as usize] = ConnRow { done: true, reorder_at: from as u32, reorder_len: len, ..ConnRow::of(conn) };
+        if self.keep_cnp {
+            if self.cnp.is_empty() {
+                self.cnp = vec![Notifier::default(); self.slot.len()];
+            }
+            self.cnp[c as usize] = conn.rx.cnp;
+        }
         self.free.push(s);
         // the slot's memory is reused by the next connection to start
     }
@@ -202,8 +244,9 @@ impl ConnTable {
                 }
             }
             None => {
-                let r = &self.rows[c as usize].reorder;
-                for &(d, n) in &self.reorder[r.start as usize..r.end as usize] {
+                let r = &self.rows[c as usize];
+                let at = r.reorder_at as usize;
+                for &(d, n) in &self.reorder[at..at + r.reorder_len as usize] {
                     hist[d as usize] += n;
                 }
             }

@@ -35,12 +35,22 @@ impl RunResult {
         let conns = |m: &Message| (m.first..m.first + m.count).map(|c| flows.row(c));
         let lost = |m: &Message, f: &dyn Fn(&ConnLosses) -> u64| -> u64 { losses[m.connections()].iter().map(f).sum() };
         let sum = |f: &dyn Fn(&ConnRow) -> u64| Column::U64(messages.iter().map(|m| conns(m).map(|r| f(&r)).sum()).collect());
-        let first_send: Vec<Option<Time>> = messages.iter().map(|m| conns(m).filter_map(|c| c.first_send).min()).collect();
+        let first_send: Vec<Option<Time>> = messages.iter().map(|m| conns(m).filter_map(|c| c.first_send()).min()).collect();
         let end: Vec<Option<Time>> =
-            messages.iter().map(|m| if m.done == m.count { conns(m).filter_map(|c| c.end).max() } else { None }).collect();
+            messages.iter().map(|m| if m.done == m.count { conns(m).filter_map(|c| c.end()).max() } else { None }).collect();
         let fct: Vec<Option<Time>> =
             end.iter().zip(&first_send).zip(messages).map(|((e, f), m)| e.map(|e| e - f.unwrap_or(m.spec.start))).collect();
         let slowdown: Vec<Option<f64>> = fct.iter().zip(ideals).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
+        // what reads these columns runs first, so that they move into the table (a flows table
+        // of millions of messages is the run's largest allocation)
+        let done_fct: Vec<f64> = fct.iter().flatten().map(|&f| ns(f)).collect();
+        let done_slow: Vec<f64> = slowdown.iter().flatten().copied().collect();
+        let jobs = super::jobs::tables(v, ideals, &end);
+        let buckets = super::buckets::table(&messages.iter().map(|m| m.spec.bytes).collect::<Vec<_>>(), &slowdown);
+        // payload bits over the FCT: what the application sees (Juniper post's accounting)
+        let goodput: Vec<Option<f64>> =
+            messages.iter().zip(&fct).map(|(m, f)| f.map(|f| m.spec.bytes as f64 * 8.0 / f as f64 * 1e3)).collect();
+        let completed: Vec<bool> = fct.iter().map(Option::is_some).collect();
         let spec = |f: &dyn Fn(&Message) -> u64| Column::U64(messages.iter().map(f).collect());
         ft.add("flow", Column::U64((0..messages.len() as u64).collect()));
         // the engine's host ids are leaf slots; the table speaks the scenario's host ids
@@ -51,12 +61,12 @@ impl RunResult {
         ft.add("ready_ps", Column::OptU64(messages.iter().map(|m| m.ready).collect()));
         ft.add("class", spec(&|m| m.spec.class as u64));
         ft.add("pinned", Column::Bool(messages.iter().map(|m| m.spec.pinned).collect()));
-        ft.add("first_send_ps", Column::OptU64(first_send.clone()));
-        ft.add("end_ps", Column::OptU64(end.clone()));
-        ft.add("fct_ps", Column::OptU64(fct.clone()));
+        ft.add("first_send_ps", Column::OptU64(first_send));
+        ft.add("end_ps", Column::OptU64(end));
+        ft.add("fct_ps", Column::OptU64(fct));
         ft.add("ideal_fct_ps", Column::U64(ideals.to_vec()));
-        ft.add("slowdown", Column::OptF64(slowdown.clone()));
-        ft.add("completed", Column::Bool(fct.iter().map(Option::is_some).collect()));
+        ft.add("slowdown", Column::OptF64(slowdown));
+        ft.add("completed", Column::Bool(completed));
         ft.add("delivered_bytes", sum(&|f| f.delivered_bytes));
         ft.add("packets", sum(&|f| f.n_pkts as u64));
         ft.add("data_packets", sum(&|f| f.stats.data_packets));
@@ -69,11 +79,7 @@ impl RunResult {
         ft.add("max_reorder", Column::U64(messages.iter().map(|m| conns(m).map(|f| f.max_reorder as u64).max().unwrap_or(0)).collect()));
         ft.add("discarded", sum(&|f| f.stats.discarded));
         ft.add("fast_nacks", sum(&|f| f.stats.fast_nacks));
-        // payload bits over the FCT: what the application sees (Juniper post's accounting)
-        ft.add(
-            "goodput_gbps",
-            Column::OptF64(messages.iter().zip(&fct).map(|(m, f)| f.map(|f| m.spec.bytes as f64 * 8.0 / f as f64 * 1e3)).collect()),
-        );
+        ft.add("goodput_gbps", Column::OptF64(goodput));
 
         // reorder distance distribution, long format: one row per (flow, distance) seen
         let mut rt = Table::new(columns::REORDER);
@@ -115,9 +121,6 @@ impl RunResult {
         pt.add("trims", pu(&|p| p.stats.trims));
         pt.add("drops", pu(&|p| p.stats.drops));
 
-        let done_fct: Vec<f64> = fct.iter().flatten().map(|&f| ns(f)).collect();
-        let done_slow: Vec<f64> = slowdown.iter().flatten().copied().collect();
-        let jobs = super::jobs::tables(v, ideals, &end);
         let total = |f: &dyn Fn(&ConnRow) -> u64| (0..flows.len() as u32).map(|c| f(&flows.row(c))).sum::<u64>();
         let summary = Summary {
             status: status.label(),
@@ -166,7 +169,7 @@ impl RunResult {
             samples: st,
             jobs: jobs.jobs,
             steps: jobs.steps,
-            buckets: super::buckets::table(&messages.iter().map(|m| m.spec.bytes).collect::<Vec<_>>(), &slowdown),
+            buckets,
             summary,
             accounting: v.accounting.clone(),
             scenario_json: v.scenario_json.clone(),

@@ -30,13 +30,13 @@ impl Nics {
             ..Packet::control(kind, c, host, packet.src, header)
         };
         let (cnps, all_evs) = (self.cfg.cc.sends_cnps(), self.cfg.ack_policy.all_evs);
-        let row = self.conns.row_mut(c);
+        let (row, notifier) = self.conns.row_mut(c);
         match packet.kind {
             Kind::Data if packet.trimmed => {
                 let psn = match self.cfg.kind {
                     TransportKind::Ooo => Some(packet.psn),
-                    TransportKind::Gbn => (row.nak_for != Some(row.n_pkts)).then(|| {
-                        row.nak_for = Some(row.n_pkts);
+                    TransportKind::Gbn => (!row.naked_end).then(|| {
+                        row.naked_end = true;
                         row.n_pkts
                     }),
                 };
@@ -46,7 +46,7 @@ impl Nics {
                 }
             }
             Kind::Data => {
-                let window_end = if packet.ecn && cnps { row.cnp.on_marked(now) } else { None };
+                let window_end = notifier.filter(|_| packet.ecn && cnps).and_then(|n| n.on_marked(now));
                 row.stats.cnps += u64::from(window_end.is_some());
                 let n = row.n_pkts;
                 self.counts.data_delivered += 1;
