@@ -282,6 +282,11 @@ impl Simulation {
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
+    /// The most connections whose full state was held at once so far (a connection is built
+    /// when its message starts and reduced to its results row when its sender is done).
+    pub fn peak_live_connections(&self) -> usize {
+        self.nics.connections().peak_live()
+    }
     /// Wall-clock seconds spent in `step` so far.
     pub fn wall_s(&self) -> f64 {
         self.wall.as_secs_f64()

@@ -38,6 +38,25 @@ fn a_lone_ring_allreduce_runs_its_steps_and_stays_near_its_ideal() {
 }
 
 #[test]
+fn a_jobs_connections_exist_only_while_their_messages_are_under_way() {
+    // 8 ranks, 3 iterations of 14 ring steps: 336 messages, each rank with at most its send and
+    // the one it awaits under way; the results are those of the full state (golden scenarios)
+    let mut sim =
+        Simulation::new(&scenario(&job("collective = \"allreduce\"\nsize = \"2MiB\"\nranks = 8\niterations = 3")).unwrap()).unwrap();
+    assert_eq!(sim.peak_live_connections(), 0, "nothing is built before it starts");
+    sim.step(u64::MAX);
+    let r = sim.results();
+    assert_eq!(r.summary.status, "complete");
+    assert_eq!(r.flows.u64("bytes").len(), 3 * 14 * 8);
+    let live = sim.peak_live_connections();
+    assert!((8..=16).contains(&live), "{live} connections at once");
+    // a done connection's row still reports what it did
+    let (sent, packets) = (r.flows.u64("data_packets"), r.flows.u64("packets"));
+    assert!(sent.iter().zip(packets).all(|(&s, &p)| p > 0 && s >= p), "every packet sent at least once");
+    assert_eq!(r.flows.u64("delivered_bytes").iter().sum::<u64>(), 3 * 14 * 8 * (256 << 10));
+}
+
+#[test]
 fn a_lone_job_meets_its_ideal_jct_to_the_picosecond_when_acks_do_not_interleave() {
     // ACKs only at a message's end (ack_every above its 64 packets): nothing shares a rank's
     // NIC with its data but the final ACK of what it received, which the ideal counts. 8 ranks
