@@ -316,8 +316,7 @@ impl Simulation {
     /// The one path of a connection whose load balancer uses a single EV (`ecmp`); `None`
     /// for per-packet load balancers.
     pub fn flow_path(&self, conn: u32) -> Option<Vec<u32>> {
-        let spec = self.nics.conn_spec(conn)?;
-        let ev = self.nics.connections().fixed_ev(conn, &spec)?;
+        let ev = self.nics.fixed_ev(conn)?;
         self.path_of(conn, ev)
     }
 

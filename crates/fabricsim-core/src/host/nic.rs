@@ -101,9 +101,25 @@ impl Nics {
         &self.conns
     }
 
+    /// The message connection `c` carries (part of).
+    #[inline]
+    fn message_of(&self, c: u32) -> &Message {
+        &self.messages[self.conns.message_of(c) as usize]
+    }
+
     /// The message spec of the message connection `c` carries (part of), if it exists.
     pub fn conn_spec(&self, c: u32) -> Option<MessageSpec> {
-        ((c as usize) < self.conns.len()).then(|| self.messages[self.conns.message_of(c) as usize].spec)
+        ((c as usize) < self.conns.len()).then(|| self.message_of(c).spec)
+    }
+
+    /// The EV every packet of connection `c` gets, for load balancers that use one (`None`
+    /// also for an id beyond the run's connections).
+    pub fn fixed_ev(&self, c: u32) -> Option<Ev> {
+        if c as usize >= self.conns.len() {
+            return None;
+        }
+        let msg = self.message_of(c);
+        self.conns.fixed_ev(c, msg.first, &msg.spec)
     }
 
     pub fn messages_done(&self) -> u32 {
@@ -159,6 +175,7 @@ impl Nics {
 
     /// `ConnStart`: the connection may send.
     pub fn start(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, conn: u32) {
+        // the fields apart, not `message_of`: `conns` is borrowed mutably next to the message
         let msg = &self.messages[self.conns.message_of(conn) as usize];
         self.conns.start(msg.first..msg.first + msg.count, &msg.spec);
         let src = msg.spec.src;
@@ -377,7 +394,7 @@ impl Nics {
 
     /// `CnpTimer`: a receiver's CNP window ended; one CNP goes out for its marks, if any.
     pub fn on_cnp_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
-        let spec = self.messages[self.conns.message_of(c) as usize].spec;
+        let spec = self.message_of(c).spec;
         let (cnp, stats) = match self.conns.get_mut(c) {
             Some(conn) => (&mut conn.rx.cnp, &mut conn.stats),
             None => match self.conns.row_mut(c) {
@@ -397,7 +414,7 @@ impl Nics {
     pub fn on_rto(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
         let Some(conn) = self.conns.get_mut(c) else {
             // done: nothing is in flight, and the NIC looks for work as it did with the state
-            let src = self.messages[self.conns.message_of(c) as usize].spec.src;
+            let src = self.message_of(c).spec.src;
             self.kick(q, fabric, now, src);
             return;
         };

@@ -254,15 +254,15 @@ impl ConnTable {
     }
 
     /// The EV every packet of connection `c` gets, for load balancers that use one (its
-    /// load balancer rebuilt from the message's stream if it is not live).
-    pub fn fixed_ev(&self, c: u32, spec: &MessageSpec) -> Option<Ev> {
+    /// load balancer rebuilt from the message's stream if it is not live); `first` is the
+    /// message's first connection.
+    pub fn fixed_ev(&self, c: u32, first: u32, spec: &MessageSpec) -> Option<Ev> {
         if let Some(conn) = self.live.get(self.slot[c as usize] as usize) {
             return conn.tx.lb.fixed_ev();
         }
         let m = self.conn_msg[c as usize];
-        let first = self.conn_msg.partition_point(|&x| x < m);
         let lbs = self.factory.load_balancers(spec, &mut self.seeds[m as usize].clone());
-        lbs.get(c as usize - first)?.fixed_ev()
+        lbs.get((c - first) as usize)?.fixed_ev()
     }
 
     /// The load-balancer state of message `m`'s connections, in bytes (a fresh build: the
