@@ -79,12 +79,15 @@ pub fn message_floor() -> u64 {
 pub fn messages(transport: &TransportModel, subflows: u32, messages: &[MessageSpec], deps: &Deps) -> u64 {
     let payload = transport.mtu - transport.header;
     let per_conn = per_connection();
-    // sender: state, transmit count, send log entry; receiver: SACK log (+ EVs), bitmap
-    let per_packet = 1 + 2 + 24 + 4 + if transport.ack_policy.all_evs { 8 } else { 0 };
+    // sender: state, transmit count, send log entry, send time (kept with an adaptive RTO or
+    // an RTT-driven window; counted always, as a bound) and, reporting every EV, the EV sent;
+    // receiver: its bitmap (and the marks' bitmap when reporting every EV)
+    let all_evs = u64::from(transport.ack_policy.all_evs);
+    let per_packet = 1 + 2 + 24 + 8 + 4 * all_evs;
     let conns = |m: &MessageSpec| (subflows as u64).min(m.bytes).max(1);
     let live = |m: &MessageSpec| {
         let packets = m.bytes.div_ceil(payload);
-        (conns(m) * per_conn).saturating_add(packets.saturating_mul(per_packet) + packets / 8)
+        (conns(m) * per_conn).saturating_add(packets.saturating_mul(per_packet) + packets * (1 + all_evs) / 8)
     };
     let kept = messages.iter().fold(0u64, |total, m| total.saturating_add(message_row() + conns(m) * connection_row()));
     let levels = (0..messages.len()).try_fold(Vec::with_capacity(messages.len()), |mut level: Vec<u32>, i| {

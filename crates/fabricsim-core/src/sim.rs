@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use crate::budget;
 use crate::engine::watchdog::Watchdog;
-use crate::engine::{Event, EventQueue, Status};
+use crate::engine::{node_unit, Event, EventQueue, Status, FAULT_UNIT, RECORD_UNIT};
 use crate::error::ScenarioError;
 use crate::faults::{self, Timeline};
 use crate::host::cc::CcContext;
@@ -46,8 +46,11 @@ pub struct Simulation {
     status: Status,
     watchdog: Watchdog,
     /// The loop stops once this many messages are done: all of them, or 0 when the watchdog
-    /// stops the run (one comparison per event serves both).
+    /// stops the run (one comparison per event serves both) ...
     stop_at: u32,
+    /// ... at the end of the picosecond in which that happened: every event of that instant
+    /// runs, whichever unit it belongs to.
+    finish_at: Option<Time>,
     wall: std::time::Duration,
     /// Payload a trace's messages had delivered when its window's second half began and when
     /// it ended.
@@ -70,10 +73,11 @@ impl Simulation {
         // packet event falls within it (timers go beyond). Its memory grows with its span.
         let mtu = model.transport.mtu;
         let hop = topo.ports.iter().map(|p| p.delay + serialization(mtu, p.rate)).max().unwrap_or(0);
-        let mut queue = EventQueue::with_horizon(hop + hop / 8);
+        let mut queue = EventQueue::with_horizon(hop + hop / 8).with_nodes(topo.nodes.len());
         if let Some(at) = faults.next_time() {
-            queue.schedule_first(at, Event::Faults);
+            queue.schedule(at, Event::Faults); // numbered by the fault unit, first at `at`
         }
+        queue.set_origin(RECORD_UNIT);
         if sampler.is_some() {
             queue.schedule(0, Event::Sample);
         }
@@ -81,6 +85,8 @@ impl Simulation {
             queue.schedule(w.half, Event::Window);
             queue.schedule(w.end, Event::Window);
         }
+        let watchdog = Watchdog::new(model.transport.rto);
+        queue.schedule(watchdog.every(), Event::Watch);
         let mut nics = Nics::new(
             topo.hosts(),
             model.seed,
@@ -93,7 +99,6 @@ impl Simulation {
         }
         nics.schedule_starts(&mut queue, &model.deps);
         let fabric = Fabric::new(topo, model.switch.clone(), model.seed, nics.connections().len());
-        let watchdog = Watchdog::new(model.transport.rto);
         let stop_at = nics.messages().len() as u32;
         Ok(Simulation {
             scenario: scenario.filled(),
@@ -108,6 +113,7 @@ impl Simulation {
             status: Status::Running,
             watchdog,
             stop_at,
+            finish_at: None,
             wall: std::time::Duration::ZERO,
             window_bytes: [None; 2],
         })
@@ -144,7 +150,14 @@ impl Simulation {
         let total = self.nics.messages().len() as u32;
         let mut n = 0;
         while n < budget {
-            let Some(t) = self.queue.peek_time() else {
+            let next = self.queue.peek_time();
+            if let Some(end) = self.finish_at {
+                if next.is_none_or(|t| t > end) {
+                    self.status = if self.nics.reported() == total { Status::Complete } else { Status::NoProgress };
+                    break;
+                }
+            }
+            let Some(t) = next else {
                 self.status = Status::Stalled;
                 break;
             };
@@ -163,7 +176,7 @@ impl Simulation {
                     break;
                 }
             }
-            let Some((now, event)) = self.queue.pop() else { break };
+            let Some((now, event, by)) = self.queue.pop_keyed() else { break };
             // start loading what the next event reads so that its cache miss overlaps this
             // event's work: the large runs are memory-bound
             if let Some(Event::PipeArrive(p) | Event::PortFree(p)) = self.queue.peek() {
@@ -171,14 +184,45 @@ impl Simulation {
             }
             self.events += 1;
             n += 1;
+            let unit = self.unit_of(event, by);
+            debug_assert_eq!(unit, self.owner_of(event), "{event:?} scheduled by unit {by}");
+            self.queue.set_origin(unit);
             self.dispatch(now, event);
-            if self.nics.messages_done() >= self.stop_at {
-                self.status = if self.nics.messages_done() == total { Status::Complete } else { Status::NoProgress };
-                break;
+            if self.nics.reported() >= self.stop_at && self.finish_at.is_none() {
+                self.finish_at = Some(now);
             }
         }
         self.wall += started.elapsed();
         self.status
+    }
+
+    /// The unit an event belongs to (what it schedules is numbered by that unit), from the
+    /// unit that scheduled it (`by`): the same unit, except for a packet's arrival (the far
+    /// end of the wire) and a release notice (the message's source host). Every other event
+    /// is scheduled by the unit that handles it: a port's wake-up by its node, a connection's
+    /// start and timers by its source host, a CNP window by its receiver, the global duties
+    /// by themselves (a debug assertion checks this on every event the tests run).
+    #[inline]
+    fn unit_of(&self, event: Event, by: u32) -> u32 {
+        match event {
+            Event::PipeArrive(p) => node_unit(self.fabric.ports()[p as usize].to),
+            Event::Release(m) => node_unit(self.nics.messages()[m as usize].spec.src),
+            _ => by,
+        }
+    }
+
+    /// The unit that owns `event`'s state, found the long way (for the debug check).
+    fn owner_of(&self, event: Event) -> u32 {
+        match event {
+            Event::PortFree(p) => node_unit(self.fabric.ports()[p as usize].from),
+            Event::PipeArrive(p) => node_unit(self.fabric.ports()[p as usize].to),
+            Event::ConnStart(c) | Event::Rto(c) | Event::CcTimer(c) => node_unit(self.nics.ends(c).0),
+            Event::CnpTimer(c) => node_unit(self.nics.ends(c).1),
+            Event::Release(m) => node_unit(self.nics.messages()[m as usize].spec.src),
+            Event::NicWake(h) => node_unit(h),
+            Event::Faults => FAULT_UNIT,
+            Event::Sample | Event::Window | Event::Watch => RECORD_UNIT,
+        }
     }
 
     /// Hands an event to the component it concerns.
@@ -203,21 +247,24 @@ impl Simulation {
                 }
             }
             Event::ConnStart(c) => self.nics.start(q, &mut self.fabric, now, c),
+            Event::Release(m) => self.nics.on_release(q, now, m),
             Event::NicWake(h) => self.nics.wake(q, &mut self.fabric, now, h),
             Event::CcTimer(c) => self.nics.on_cc_timer(q, &mut self.fabric, now, c),
             Event::CnpTimer(c) => self.nics.on_cnp_timer(q, &mut self.fabric, now, c),
-            Event::Rto(c) => {
-                self.nics.on_rto(q, &mut self.fabric, now, c);
+            Event::Rto(c) => self.nics.on_rto(q, &mut self.fabric, now, c),
+            Event::Watch => {
                 let pending = self.nics.starts_pending() || self.faults.next_time().is_some();
                 if self.watchdog.stalled(now, self.nics.progress(), pending) {
                     self.stop_at = 0;
+                } else if !q.is_empty() {
+                    q.schedule(now + self.watchdog.every(), Event::Watch);
                 }
             }
             Event::Faults => {
                 let fabric = &mut self.fabric;
                 self.faults.fire(now, |ports, change| fabric.apply(ports, change));
                 if let Some(at) = self.faults.next_time() {
-                    q.schedule_first(at, Event::Faults);
+                    q.schedule(at, Event::Faults);
                 }
             }
             Event::Sample => {
@@ -308,7 +355,8 @@ impl Simulation {
             dst: spec.dst,
             path: 0,
             size: 0,
-            sack_end: 0,
+            cum: 0,
+            sack: 0,
         };
         self.fabric.path_of(&probe)
     }
@@ -323,7 +371,7 @@ impl Simulation {
     /// Every data packet the hosts sent, by fate.
     pub fn accounting(&self) -> Accounting {
         let (in_flight, headers_in_flight) = self.fabric.data_in_flight();
-        let (n, l) = (&self.nics.counts, &self.fabric.losses);
+        let (n, l) = (&self.nics.counts(), &self.fabric.losses);
         Accounting {
             data_sent: n.data_sent,
             data_delivered: n.data_delivered,

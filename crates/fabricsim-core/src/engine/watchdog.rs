@@ -3,11 +3,12 @@
 //!
 //! A message whose every path is dead (a host link down for good, say) keeps its sender's
 //! retransmission timer firing forever; with a long `stop.max_time` that is billions of
-//! events for nothing. The sender's timers are where such a run spins, so the guard is
-//! consulted on every retransmission timeout: when no receiver has accepted new data for
-//! `window` (1000 RTOs) while every message has started and no fault action is pending (a
-//! link that comes back, routing that reconverges), nothing can change the outcome and the
-//! run stops as incomplete, with its reason.
+//! events for nothing. The guard is a global duty at times known in advance: every eighth of
+//! its `window` (1000 RTOs) a `Watch` event sums what the hosts delivered; when no receiver
+//! has accepted new data for a whole window while every message has started (no start or
+//! release notice pending) and no fault action is pending (a link that comes back, routing
+//! that reconverges), nothing can change the outcome and the run stops as incomplete, with
+//! its reason.
 
 use crate::time::Time;
 
@@ -25,6 +26,11 @@ pub struct Watchdog {
 impl Watchdog {
     pub fn new(rto: Time) -> Watchdog {
         Watchdog { window: rto.saturating_mul(WINDOW_RTOS), seen_at: 0, seen: 0 }
+    }
+
+    /// How often the guard looks (an eighth of its window).
+    pub fn every(&self) -> Time {
+        (self.window / 8).max(1)
     }
 
     /// `progress` is a count that grows whenever a receiver accepts new data; `pending` is

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use super::cc::{CongestionControl, Cwnd};
-pub use super::receiver::{AckPolicy, Arrival, Receiver, REORDER_BUCKETS};
+pub use super::receiver::{sack_base, AckPolicy, Arrival, Receiver, REORDER_BUCKETS, SACK_BITS_ALL};
 use super::rto::RtoTimer;
 use crate::lb::HostLb;
 use crate::packet::Ev;
@@ -58,7 +58,8 @@ pub struct Sender {
     pub window: Cwnd,
     pub send_log: VecDeque<SendRecord>,
     pub rto_armed: bool,
-    pub sack_cursor: u32,
+    /// The highest cumulative PSN an ACK has reported.
+    pub cum: u32,
     pub acked: u32,
     pub lb: HostLb,
     pub first_send: Option<Time>,
@@ -67,6 +68,8 @@ pub struct Sender {
     /// When each PSN was last sent, kept only when the RTO or the window reads RTT samples
     /// (empty otherwise).
     pub sent_at: Vec<Time>,
+    /// With `ack_evs = "all"`: the EV each PSN was last sent on (empty otherwise).
+    pub sent_ev: Vec<Ev>,
     /// With a pacing rate (`transport.rate_cap`, a rate-based window): the earliest time the
     /// next packet may start, and the start and size of the last one.
     pub next_send: Time,
@@ -109,6 +112,11 @@ impl Sender {
         self.sent_at = vec![0; n_pkts as usize];
     }
 
+    /// Keeps the EV of each PSN's last transmission (a message of `n_pkts` packets).
+    pub fn keep_evs(&mut self, n_pkts: u32) {
+        self.sent_ev = vec![0; n_pkts as usize];
+    }
+
     /// The RTT of `psn`, whose ACK arrived at `now`, if send times are kept and it was sent
     /// once (Karn's algorithm: a retransmission's ACK is ambiguous).
     #[inline]
@@ -125,8 +133,10 @@ pub struct Message {
     /// Its connections: `first..first + count` in the flow table.
     pub first: u32,
     pub count: u32,
-    /// Connections that have received all their bytes.
+    /// Connections that have received all their bytes (counted by the receiver).
     pub done: u32,
+    /// Connections whose sender has every packet acknowledged (counted by the sender).
+    pub acked: u32,
     /// When it was released: its start, or (with dependencies) when the last of them
     /// completed plus its delay; `None` while it waits.
     pub ready: Option<Time>,
@@ -172,12 +182,13 @@ impl Connection {
                 window,
                 send_log: VecDeque::new(),
                 rto_armed: false,
-                sack_cursor: 0,
+                cum: 0,
                 acked: 0,
                 lb,
                 first_send: None,
                 rto: RtoTimer::default(),
                 sent_at: Vec::new(),
+                sent_ev: Vec::new(),
                 next_send: 0,
                 last_start: 0,
                 last_size: 0,
@@ -242,6 +253,9 @@ impl Connection {
         if let Some(t) = tx.sent_at.get_mut(psn as usize) {
             *t = now;
         }
+        if let Some(e) = tx.sent_ev.get_mut(psn as usize) {
+            *e = ev;
+        }
         tx.first_send.get_or_insert(now);
         self.stats.data_packets += 1;
     }
@@ -263,13 +277,39 @@ impl Connection {
         }
     }
 
-    /// An ACK covering the receiver's SACK log up to `sack_end`; returns newly acked bytes.
-    pub fn on_ack(&mut self, sack_end: u32) -> u64 {
+    /// An ACK triggered by `psn` reporting the cumulative PSN `cum` and the selective bitmap
+    /// `sack` (with `all_evs`, half of it the marks: see `super::receiver`); returns the
+    /// bytes newly acknowledged. With `all_evs`, `out` receives each PSN newly acknowledged
+    /// with its reported mark, lowest first and the trigger last.
+    pub fn on_ack(&mut self, psn: u32, cum: u32, sack: u64, all_evs: bool, out: &mut Vec<(u32, bool)>) -> u64 {
+        let base = sack_base(psn, cum, all_evs);
+        let (bits, marks) = if all_evs { (sack & u64::from(u32::MAX), sack >> 32) } else { (sack, 0) };
+        let marked = |p: u32| p >= base && p - base < SACK_BITS_ALL && marks >> (p - base) & 1 == 1;
         let mut newly = 0;
-        while self.tx.sack_cursor < sack_end {
-            let psn = self.rx.sack_log[self.tx.sack_cursor as usize];
-            self.tx.sack_cursor += 1;
-            newly += self.ack_psn(psn);
+        let mut one = |conn: &mut Connection, p: u32| {
+            let size = conn.ack_psn(p);
+            if size > 0 && all_evs {
+                out.push((p, marked(p)));
+            }
+            newly += size;
+        };
+        let cum = cum.min(self.n_pkts);
+        while self.tx.cum < cum {
+            let p = self.tx.cum;
+            self.tx.cum += 1;
+            one(self, p);
+        }
+        let mut b = bits;
+        while b != 0 {
+            let p = base + b.trailing_zeros();
+            b &= b - 1;
+            if p < self.n_pkts {
+                one(self, p);
+            }
+        }
+        if let Some(k) = out.iter().position(|&(p, _)| p == psn) {
+            let t = out.remove(k);
+            out.push(t);
         }
         newly
     }
@@ -351,17 +391,25 @@ mod tests {
         assert_eq!(f.next_psn(), Some(1), "retransmission first");
     }
 
+    /// The ACK `f`'s receiver sends for an arrival of `psn`, applied to its sender.
+    fn ack(f: &mut Connection, psn: u32) -> u64 {
+        let (cum, sack) = f.rx.ack_fields(psn, false);
+        f.on_ack(psn, cum, sack, false, &mut Vec::new())
+    }
+
     #[test]
-    fn acks_cover_the_sack_log() {
+    fn acks_carry_a_cumulative_psn_and_a_selective_bitmap() {
         let mut f = flow(4500);
         while let Some(p) = f.next_psn() {
             f.on_sent(p, 0, 0);
         }
-        Ooo::on_data(&mut f.rx, 1, 2, 1000, 0, false);
-        Ooo::on_data(&mut f.rx, 1, 0, 1000, 0, false);
-        assert_eq!(f.on_ack(2), 2 * 1064);
+        Ooo::on_data(&mut f.rx, 1, 2, 1000, false);
+        let (cum, sack) = f.rx.ack_fields(2, false);
+        assert_eq!((cum, sack), (0, 0b10), "0 missing: the bitmap starts at 1 and has 2");
+        Ooo::on_data(&mut f.rx, 1, 0, 1000, false);
+        assert_eq!(ack(&mut f, 0), 2 * 1064);
         assert_eq!(f.tx.in_flight, 1064);
-        assert_eq!(f.on_ack(2), 0, "a reordered older ACK adds nothing");
+        assert_eq!(f.on_ack(2, cum, sack, false, &mut Vec::new()), 0, "a reordered older ACK adds nothing");
     }
 
     #[test]
@@ -373,10 +421,53 @@ mod tests {
             f.on_sent(p, 0, 0);
         }
         for psn in 0..3 {
-            Ooo::on_data(&mut f.rx, 1, psn, 1000, 0, false);
+            Ooo::on_data(&mut f.rx, 1, psn, 1000, false);
         }
-        assert_eq!(f.on_ack(3), 3 * 1064, "the one ACK that arrived covers the lost ones");
+        assert_eq!(ack(&mut f, 2), 3 * 1064, "the one ACK that arrived covers the lost ones");
         assert_eq!((f.tx.in_flight, f.tx.acked, f.stats.retransmits), (0, 3, 0));
         assert_eq!(f.next_psn(), Some(3), "the window moves on to new data");
+    }
+
+    #[test]
+    fn the_bitmap_is_bounded_what_lies_beyond_it_waits_for_a_later_ack() {
+        // 200 packets out, psn 0 lost: the receiver has 1..200, but an ACK reports only 64
+        // PSNs ending at its trigger; the packets below its window stay in flight
+        let mut f = flow(200 * 1000);
+        f.tx.window = Cwnd::new(
+            CcKind::None,
+            &crate::host::cc::CcContext { init: 1 << 30, max: 1 << 30, mtu: 1064, mss: 1000, base_rtt: 1, rate: 1, trimming: true },
+        );
+        while let Some(p) = f.next_psn() {
+            f.on_sent(p, 0, 0);
+        }
+        for psn in 1..200 {
+            Ooo::on_data(&mut f.rx, 1, psn, 1000, false);
+        }
+        assert_eq!(ack(&mut f, 199), 64 * 1064, "the last ACK reports psn 136..=199");
+        assert_eq!(f.tx.acked, 64);
+        Ooo::on_data(&mut f.rx, 2, 0, 1000, false);
+        assert_eq!(ack(&mut f, 0), 136 * 1064, "the hole filled: the cumulative PSN covers the rest");
+        assert!(f.sender_done());
+    }
+
+    #[test]
+    fn with_every_ev_reported_the_ack_carries_the_marks_of_the_32_psns_up_to_its_trigger() {
+        let mut f = flow(4500);
+        f.rx = Receiver::new(5, AckPolicy { every: 4, all_evs: true, ..Default::default() });
+        f.tx.keep_evs(5);
+        let evs = [10, 11, 12];
+        for (p, ev) in (0..3).zip(evs) {
+            let psn = f.next_psn().unwrap();
+            assert_eq!(psn, p);
+            f.on_sent(psn, ev, 0);
+        }
+        for (psn, ecn) in [(1, true), (0, false), (2, true)] {
+            Ooo::on_data(&mut f.rx, 1, psn, 1000, ecn);
+        }
+        let (cum, sack) = f.rx.ack_fields(2, false);
+        let mut out = Vec::new();
+        assert_eq!(f.on_ack(2, cum, sack, true, &mut out), 3 * 1064);
+        assert_eq!(out, vec![(0, false), (1, true), (2, true)], "lowest first, the trigger last");
+        assert_eq!(f.tx.sent_ev[1], 11, "the sender knows the EV each packet went on");
     }
 }

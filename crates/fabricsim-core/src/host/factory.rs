@@ -13,6 +13,7 @@ use crate::host::cc::{CcContext, Cwnd};
 use crate::host::connection::Connection;
 use crate::host::TransportModel;
 use crate::lb::{ecmp, mptcp, HostLb, LbConfig, LbContext, MAX_EVS};
+use crate::time::Time;
 use crate::topology::FatTreeSpec;
 use crate::workload::MessageSpec;
 
@@ -48,6 +49,13 @@ impl ConnFactory {
         (0..n).map(|_| if spec.pinned { HostLb::Ecmp(ecmp::Ecmp::new(MAX_EVS, rng)) } else { self.lb.build(&self.lb_ctx, rng) }).collect()
     }
 
+    /// How long a notification from host `from` takes to reach host `to`: an empty packet's
+    /// one-way latency over a shortest path (every link's latency and every switch's
+    /// traversal latency, no serialization, no queueing).
+    pub fn notify_latency(&self, from: u32, to: u32) -> Time {
+        self.tree.path(from, to).iter().map(|h| h.latency).sum()
+    }
+
     /// Advances `rng` past the draws of the message's load balancers (see the module's doc).
     pub fn draw(&self, spec: &MessageSpec, rng: &mut Rng) {
         drop(self.load_balancers(spec, rng));
@@ -71,6 +79,9 @@ impl ConnFactory {
                 conn.tx.rto = t.rto_timer();
                 if t.rto_adaptive || t.cc.needs_rtt() {
                     conn.tx.keep_send_times(conn.n_pkts);
+                }
+                if t.ack_policy.all_evs {
+                    conn.tx.keep_evs(conn.n_pkts);
                 }
                 conn
             })

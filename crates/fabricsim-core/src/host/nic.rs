@@ -8,6 +8,7 @@
 //! the sending side retransmits on NACK and on its retransmission timer (`Rto` events).
 //! Packets leave through the [`Fabric`], which owns the wires.
 
+mod deps;
 mod late;
 
 use crate::engine::rng::{Rng, Stream};
@@ -15,7 +16,7 @@ use crate::engine::{Event, EventQueue};
 use crate::host::cc::{AckSignal, CongestionControl};
 use crate::host::connection::{Message, SendRecord};
 use crate::host::table::ConnTable;
-use crate::host::{LossDetection, TransportModel};
+use crate::host::{LossDetection, TransportKind, TransportModel};
 use crate::lb::LoadBalancer;
 use crate::packet::{Ev, Kind, Packet};
 use crate::switch::forward::Fabric;
@@ -23,6 +24,8 @@ use crate::time::Time;
 use crate::workload::Deps;
 use crate::workload::MessageSpec;
 
+/// What one host owns besides its connections: its random stream, its scheduler and its
+/// counters (a run's totals are their sums, taken when read).
 #[derive(Debug, Clone)]
 struct HostState {
     rng: Rng,
@@ -32,6 +35,13 @@ struct HostState {
     /// With `rate_cap`: when a wake-up is scheduled for a connection the cap holds back
     /// (`Time::MAX`: none).
     wake: Time,
+    counts: NicCounts,
+    /// Messages this host received completely.
+    done: u32,
+    /// Data packets that brought this host new data (the no-progress guard watches them).
+    progress: u64,
+    /// Connection starts and release notices scheduled for its messages, not yet taken.
+    pending: u32,
 }
 
 /// Data packets by fate at the hosts (the fabric counts the rest).
@@ -48,19 +58,17 @@ pub struct Nics {
     hosts: Vec<HostState>,
     conns: ConnTable,
     messages: Vec<Message>,
-    messages_done: u32,
-    /// Connection starts scheduled and not yet taken, and data packets that brought their
-    /// receiver new data (the no-progress guard watches both).
-    starts_pending: u32,
-    progress: u64,
-    /// Dependencies: for each message, the messages waiting for it, and how many of its own
-    /// it still waits for.
+    /// Completions reported to the driver (its stop test reads one number per event; the
+    /// hosts' own counts are `HostState::done`).
+    reported: u32,
+    /// Dependencies: for each message, the messages waiting for it, and (kept by its source
+    /// host) how many of its own it still waits for.
     dependents: Deps,
     waiting: Vec<u32>,
     cfg: TransportModel,
-    pub counts: NicCounts,
     scratch: Vec<SendRecord>,
     scratch_psn: Vec<u32>,
+    scratch_acked: Vec<(u32, bool)>,
 }
 
 impl Nics {
@@ -69,19 +77,26 @@ impl Nics {
     pub fn new(hosts: u32, seed: u64, cfg: TransportModel, conns: ConnTable) -> Nics {
         Nics {
             hosts: (0..hosts)
-                .map(|h| HostState { rng: Rng::stream(seed, Stream::Host, h as u64), active: Vec::new(), rr: 0, wake: Time::MAX })
+                .map(|h| HostState {
+                    rng: Rng::stream(seed, Stream::Host, h as u64),
+                    active: Vec::new(),
+                    rr: 0,
+                    wake: Time::MAX,
+                    counts: NicCounts::default(),
+                    done: 0,
+                    progress: 0,
+                    pending: 0,
+                })
                 .collect(),
             conns,
             messages: Vec::new(),
-            messages_done: 0,
-            starts_pending: 0,
-            progress: 0,
+            reported: 0,
             dependents: Deps::default(),
             waiting: Vec::new(),
             cfg,
-            counts: NicCounts::default(),
             scratch: Vec::new(),
             scratch_psn: Vec::new(),
+            scratch_acked: Vec::new(),
         }
     }
 
@@ -89,7 +104,7 @@ impl Nics {
     pub fn add(&mut self, spec: MessageSpec) -> std::ops::Range<u32> {
         let m = self.messages.len() as u32;
         let ids = self.conns.add(m, &spec, &mut self.hosts[spec.src as usize].rng);
-        self.messages.push(Message { spec, first: ids.start, count: ids.len() as u32, done: 0, ready: None });
+        self.messages.push(Message { spec, first: ids.start, count: ids.len() as u32, done: 0, acked: 0, ready: None });
         ids
     }
 
@@ -107,6 +122,13 @@ impl Nics {
         &self.messages[self.conns.message_of(c) as usize]
     }
 
+    /// The source and destination hosts of connection `c`.
+    #[inline]
+    pub fn ends(&self, c: u32) -> (u32, u32) {
+        let spec = &self.message_of(c).spec;
+        (spec.src, spec.dst)
+    }
+
     /// The message spec of the message connection `c` carries (part of), if it exists.
     pub fn conn_spec(&self, c: u32) -> Option<MessageSpec> {
         ((c as usize) < self.conns.len()).then(|| self.message_of(c).spec)
@@ -122,55 +144,36 @@ impl Nics {
         self.conns.fixed_ev(c, msg.first, &msg.spec)
     }
 
+    /// Messages completed: the hosts' counts, summed.
     pub fn messages_done(&self) -> u32 {
-        self.messages_done
+        self.hosts.iter().map(|h| h.done).sum()
+    }
+
+    /// Completions the hosts reported so far (equal to [`Nics::messages_done`]; one read per
+    /// event for the driver's stop test).
+    #[inline]
+    pub fn reported(&self) -> u32 {
+        self.reported
     }
 
     /// Grows whenever a receiver accepts new data (the no-progress guard watches it).
     pub fn progress(&self) -> u64 {
-        self.progress
+        self.hosts.iter().map(|h| h.progress).sum()
     }
 
-    /// Whether a connection start is scheduled (a message waiting for others is not).
+    /// Whether a connection start or a release notice is scheduled (a message waiting for
+    /// others is not).
     pub fn starts_pending(&self) -> bool {
-        self.starts_pending > 0
+        self.hosts.iter().any(|h| h.pending > 0)
     }
 
-    /// Takes the messages' dependencies (`deps`, one list per message added) and schedules
-    /// the start of every message that waits for none.
-    pub fn schedule_starts(&mut self, q: &mut EventQueue, deps: &Deps) {
-        let n = self.messages.len();
-        self.waiting = (0..n).map(|m| deps.of(m).len() as u32).collect();
-        self.dependents = deps.dependents(n);
-        for m in 0..n {
-            if self.waiting[m] == 0 {
-                self.release(q, m, self.messages[m].spec.start);
-            }
-        }
-    }
-
-    /// Releases message `m` at `at`: its connections start then.
-    fn release(&mut self, q: &mut EventQueue, m: usize, at: Time) {
-        let msg = &mut self.messages[m];
-        msg.ready = Some(at);
-        for c in msg.connections() {
-            q.schedule(at, Event::ConnStart(c as u32));
-        }
-        self.starts_pending += msg.count;
-    }
-
-    /// Message `m` completed at `now`: the messages waiting only for it are released, after
-    /// their delay and not before their start.
-    #[cold]
-    fn completed(&mut self, q: &mut EventQueue, now: Time, m: usize) {
-        for k in 0..self.dependents.of(m).len() {
-            let d = self.dependents.of(m)[k] as usize;
-            self.waiting[d] -= 1;
-            if self.waiting[d] == 0 {
-                let spec = self.messages[d].spec;
-                self.release(q, d, spec.start.max(now.saturating_add(spec.delay)));
-            }
-        }
+    /// Data packets by fate at the hosts, summed over them.
+    pub fn counts(&self) -> NicCounts {
+        self.hosts.iter().fold(NicCounts::default(), |a, h| NicCounts {
+            data_sent: a.data_sent + h.counts.data_sent,
+            data_delivered: a.data_delivered + h.counts.data_delivered,
+            headers_delivered: a.headers_delivered + h.counts.headers_delivered,
+        })
     }
 
     /// `ConnStart`: the connection may send.
@@ -179,8 +182,9 @@ impl Nics {
         let msg = &self.messages[self.conns.message_of(conn) as usize];
         self.conns.start(msg.first..msg.first + msg.count, &msg.spec);
         let src = msg.spec.src;
-        self.starts_pending -= 1;
-        self.hosts[src as usize].active.push(conn);
+        let hs = &mut self.hosts[src as usize];
+        hs.pending -= 1;
+        hs.active.push(conn);
         self.kick(q, fabric, now, src);
     }
 
@@ -217,7 +221,7 @@ impl Nics {
                 q.schedule(now + conn.tx.rto.rto, Event::Rto(c));
             }
             hs.rr = (i + 1) % n;
-            self.counts.data_sent += 1;
+            hs.counts.data_sent += 1;
             let pkt = Packet {
                 kind: Kind::Data,
                 trimmed: false,
@@ -230,7 +234,8 @@ impl Nics {
                 dst: conn.spec.dst,
                 path: 0,
                 size: conn.wire_size(psn) as u16,
-                sack_end: 0,
+                cum: 0,
+                sack: 0,
             };
             fabric.send(q, now, port, pkt);
             return;
@@ -267,40 +272,35 @@ impl Nics {
         };
         let header = self.cfg.header as u16;
         let transport = self.cfg.kind;
-        let reply = move |kind: Kind, ev: Ev, ecn: bool, sack_end: u32| Packet {
-            psn: packet.psn,
-            ev,
-            ecn,
-            sack_end,
-            ..Packet::control(kind, c, host, packet.src, header)
-        };
+        let reply =
+            move |kind: Kind, ev: Ev, ecn: bool| Packet { psn: packet.psn, ev, ecn, ..Packet::control(kind, c, host, packet.src, header) };
         match packet.kind {
             Kind::Data if packet.trimmed => {
-                self.counts.headers_delivered += 1;
+                self.hosts[host as usize].counts.headers_delivered += 1;
                 if let Some(psn) = transport.on_trimmed(&mut conn.rx, packet.psn) {
-                    let nack = Packet { psn, ..reply(Kind::Nack, packet.ev, false, 0) };
+                    let nack = Packet { psn, ..reply(Kind::Nack, packet.ev, false) };
                     self.send_control(q, fabric, now, host, nack);
                 }
             }
             Kind::Data => {
-                self.counts.data_delivered += 1;
+                self.hosts[host as usize].counts.data_delivered += 1;
                 if packet.ecn && self.cfg.cc.sends_cnps() {
                     if let Some(window_end) = conn.rx.cnp.on_marked(now) {
                         conn.stats.cnps += 1;
                         q.schedule(window_end, Event::CnpTimer(c));
-                        self.send_control(q, fabric, now, host, reply(Kind::Cnp, packet.ev, false, 0));
+                        self.send_control(q, fabric, now, host, reply(Kind::Cnp, packet.ev, false));
                     }
                 }
                 let conn = self.conns.live_mut(c);
                 let payload = conn.payload_of(packet.psn);
                 let before = conn.rx.delivered_bytes;
-                let arrival = transport.on_data(&mut conn.rx, now, packet.psn, payload, packet.ev, packet.ecn);
-                self.progress += u64::from(conn.rx.delivered_bytes != before);
+                let arrival = transport.on_data(&mut conn.rx, now, packet.psn, payload, packet.ecn);
+                self.hosts[host as usize].progress += u64::from(conn.rx.delivered_bytes != before);
                 if arrival.discarded {
                     conn.stats.discarded += 1;
                 }
                 if let Some(e) = arrival.nak {
-                    let nak = Packet { psn: e, ..reply(Kind::Nack, packet.ev, false, 0) };
+                    let nak = Packet { psn: e, ..reply(Kind::Nack, packet.ev, false) };
                     self.send_control(q, fabric, now, host, nak);
                 }
                 if self.cfg.loss_detection == LossDetection::PathId {
@@ -309,7 +309,7 @@ impl Nics {
                     conn.rx.lost_by_path(packet.psn, packet.path, conn.n_paths, &mut self.scratch_psn);
                     conn.stats.fast_nacks += self.scratch_psn.len() as u64;
                     for i in 0..self.scratch_psn.len() {
-                        let nack = Packet { psn: self.scratch_psn[i], ..reply(Kind::Nack, packet.ev, false, 0) };
+                        let nack = Packet { psn: self.scratch_psn[i], ..reply(Kind::Nack, packet.ev, false) };
                         self.send_control(q, fabric, now, host, nack);
                     }
                 }
@@ -318,14 +318,17 @@ impl Nics {
                     let m = &mut self.messages[mi];
                     m.done += 1;
                     if m.done == m.count {
-                        self.messages_done += 1;
+                        self.hosts[host as usize].done += 1;
+                        self.reported += 1;
                         if !self.dependents.is_empty() {
-                            self.completed(q, now, mi);
+                            self.completed(q, now, host, mi);
                         }
                     }
                 }
                 if arrival.send_ack {
-                    let ack = reply(Kind::Ack, packet.ev, packet.ecn, self.conns.live_mut(c).rx.sack_log.len() as u32);
+                    let gbn = transport == TransportKind::Gbn;
+                    let (cum, sack) = self.conns.live_mut(c).rx.ack_fields(packet.psn, gbn);
+                    let ack = Packet { cum, sack, ..reply(Kind::Ack, packet.ev, packet.ecn) };
                     self.send_control(q, fabric, now, host, ack);
                 }
             }
@@ -334,20 +337,21 @@ impl Nics {
                 if let Some(r) = rtt {
                     conn.tx.rto.on_sample(r);
                 }
-                let from = conn.tx.sack_cursor as usize;
-                let newly = conn.on_ack(packet.sack_end);
+                let all_evs = self.cfg.ack_policy.all_evs;
+                let acked = &mut self.scratch_acked;
+                acked.clear();
+                let newly = conn.on_ack(packet.psn, packet.cum, packet.sack, all_evs, acked);
                 let in_flight = conn.tx.in_flight;
-                if self.cfg.ack_policy.all_evs {
-                    // the ACK reports every packet since the previous one: feed each EV and
-                    // mark to the load balancer and the window, as per-packet ACKs would (the
-                    // RTT sample goes with the packet that triggered the ACK, the last)
-                    let end = (packet.sack_end as usize).max(from);
-                    for i in from..end {
-                        let (ev, ecn) = conn.rx.ack_info[i];
+                if all_evs {
+                    // the ACK reports every packet it newly acknowledges: feed each EV (the one
+                    // the sender used) and mark to the load balancer and the window, as
+                    // per-packet ACKs would (the RTT sample goes with the trigger, last)
+                    for (k, &(psn, ecn)) in acked.iter().enumerate() {
+                        let ev = conn.tx.sent_ev[psn as usize];
                         conn.stats.ecn_acks += ecn as u64;
-                        let acked = conn.wire_size(conn.rx.sack_log[i]);
-                        let rtt = if i + 1 == end { rtt } else { None };
-                        conn.tx.window.on_ack(&AckSignal { now, acked, ecn, rtt, in_flight });
+                        let bytes = conn.wire_size(psn);
+                        let rtt = if k + 1 == acked.len() && psn == packet.psn { rtt } else { None };
+                        conn.tx.window.on_ack(&AckSignal { now, acked: bytes, ecn, rtt, in_flight });
                         conn.tx.lb.on_ack(now, ev, ecn);
                     }
                 } else {
@@ -360,6 +364,12 @@ impl Nics {
                 if conn.sender_done() {
                     self.hosts[host as usize].active.retain(|&x| x != c);
                     self.conns.finish(c);
+                    let mi = self.conns.message_of(c) as usize;
+                    let m = &mut self.messages[mi];
+                    m.acked += 1;
+                    if m.acked == m.count && !self.dependents.is_empty() {
+                        self.acknowledged(q, now, host, mi);
+                    }
                 }
                 self.kick(q, fabric, now, host);
             }

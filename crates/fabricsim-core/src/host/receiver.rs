@@ -1,9 +1,22 @@
-//! The receiving end of a connection: what arrived, the SACK log, the ACK policy, the reorder
-//! window and distances, path-ID loss detection and DCQCN's notification point. The
-//! transports (`super::transport`) decide with it what each arrival triggers.
+//! The receiving end of a connection: what arrived, the ACK policy and what an ACK carries,
+//! the reorder window and distances, path-ID loss detection and DCQCN's notification point.
+//! The transports (`super::transport`) decide with it what each arrival triggers.
+//!
+//! An ACK carries what it reports, as the reference simulator's and a real NIC's do: the
+//! cumulative PSN (the lowest PSN not received; Go-back-N: the next PSN it accepts) and a
+//! bounded selective ACK, a bitmap of [`SACK_BITS`] PSNs from
+//! `max(psn - 63, cumulative + 1)` (`psn`: the packet that triggered the ACK; the reference's
+//! `sackBitmapBase`). Go-back-N's ACKs are cumulative only (no bitmap). With
+//! `ack_evs = "all"` the bitmap covers the 32 PSNs up to the trigger, `psn - 31..=psn`, and
+//! the other 32 bits say which of them arrived ECN-marked: the sender feeds each packet it
+//! learns is acknowledged to its load balancer and window, with the EV it last sent that
+//! packet on and the mark the ACK reports (none for a packet acknowledged only by the
+//! cumulative PSN, below the window). An ACK lost or overtaken costs nothing while a later
+//! one still covers its packets: the cumulative PSN covers everything below it, the bitmap
+//! the 64 PSNs near the trigger; a packet received beyond both stays in flight at the sender
+//! until a later ACK covers it (or its timer resends it).
 
 use super::cc::dcqcn::Notifier;
-use crate::packet::Ev;
 use crate::time::Time;
 
 #[derive(Debug, Clone, Default)]
@@ -14,9 +27,9 @@ pub struct Receiver {
     highest: Option<u32>,
     pub max_reorder: u32,
     pub pending_acks: u32,
-    pub sack_log: Vec<u32>,
-    /// With `ack_evs = "all"`: the EV and ECN mark of each entry of the SACK log.
-    pub ack_info: Vec<(Ev, bool)>,
+    /// With `ack_evs = "all"`: which received PSNs arrived ECN-marked (a bitset like
+    /// `received`; empty otherwise).
+    marks: Vec<u64>,
     pub end: Option<Time>,
     /// ACK policy: every n-th packet, at once on an ECN mark, keep every EV for the ACK.
     pub policy: AckPolicy,
@@ -55,6 +68,31 @@ pub struct AckPolicy {
     pub reorder_limit: Option<u32>,
 }
 
+/// PSNs an ACK's selective bitmap covers.
+pub const SACK_BITS: u32 = 64;
+/// With `ack_evs = "all"`: PSNs the bitmap covers (the other half carries their marks).
+pub const SACK_BITS_ALL: u32 = 32;
+
+/// The first PSN of an ACK's selective bitmap, from what the ACK carries: the triggering
+/// `psn` and the cumulative PSN `cum`.
+#[inline]
+pub fn sack_base(psn: u32, cum: u32, all_evs: bool) -> u32 {
+    if all_evs {
+        psn.saturating_sub(SACK_BITS_ALL - 1)
+    } else {
+        psn.saturating_sub(SACK_BITS - 1).max(cum.saturating_add(1))
+    }
+}
+
+/// The 64 bits of bitset `bits` from bit `base` on (bits beyond it read as 0).
+#[inline]
+fn bits_from(bits: &[u64], base: u32) -> u64 {
+    let (w, o) = ((base / 64) as usize, base % 64);
+    let lo = bits.get(w).map_or(0, |&x| x >> o);
+    let hi = if o == 0 { 0 } else { bits.get(w + 1).map_or(0, |&x| x << (64 - o)) };
+    lo | hi
+}
+
 /// Reorder distances tracked one by one; larger ones share the last bucket.
 pub const REORDER_BUCKETS: usize = 64;
 
@@ -72,8 +110,10 @@ pub struct Arrival {
 
 impl Receiver {
     pub(crate) fn new(n_pkts: u32, policy: AckPolicy) -> Receiver {
+        let words = (n_pkts as usize).div_ceil(64);
         Receiver {
-            received: vec![0; (n_pkts as usize).div_ceil(64)],
+            received: vec![0; words],
+            marks: if policy.all_evs { vec![0; words] } else { Vec::new() },
             reorder_hist: vec![0; REORDER_BUCKETS],
             policy,
             n_pkts,
@@ -104,25 +144,37 @@ impl Receiver {
         self.reorder_hist[(d as usize).min(REORDER_BUCKETS - 1)] += 1;
     }
 
-    pub(crate) fn accept(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> bool {
-        self.sack_log.push(psn);
-        self.place(now, psn, payload, ev, ecn)
-    }
-
-    /// Records `psn` as received without acknowledging it yet (a Go-back-N receiver holding
-    /// it out of order; its cumulative ACK covers it once the gap before it is filled).
-    pub(crate) fn place(&mut self, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> bool {
-        self.received[(psn / 64) as usize] |= 1 << (psn % 64);
+    /// Records `psn` as received (a Go-back-N receiver may hold it out of order: its
+    /// cumulative ACK covers it once the gap before it is filled). True if it completed the
+    /// message.
+    pub(crate) fn place(&mut self, now: Time, psn: u32, payload: u64, ecn: bool) -> bool {
+        let (w, bit) = ((psn / 64) as usize, 1u64 << (psn % 64));
+        self.received[w] |= bit;
         self.count += 1;
         self.delivered_bytes += payload;
-        if self.policy.all_evs {
-            self.ack_info.push((ev, ecn));
+        if ecn && !self.marks.is_empty() {
+            self.marks[w] |= bit;
         }
         if self.count == self.n_pkts {
             self.end = Some(now);
             return true;
         }
         false
+    }
+
+    /// What an ACK triggered by `psn` carries: the cumulative PSN (`expected`, the next PSN
+    /// accepted, for a Go-back-N receiver: `cumulative_only`) and the selective bitmap
+    /// (see the module's doc).
+    pub(crate) fn ack_fields(&mut self, psn: u32, cumulative_only: bool) -> (u32, u64) {
+        let cum = if cumulative_only { self.expected } else { self.first_missing() };
+        let base = sack_base(psn, cum, self.policy.all_evs);
+        let sack = if cumulative_only { 0 } else { bits_from(&self.received, base) };
+        if self.policy.all_evs {
+            let half = u64::from(u32::MAX);
+            (cum, (sack & half) | (bits_from(&self.marks, base) & half) << 32)
+        } else {
+            (cum, sack)
+        }
     }
 
     pub(crate) fn ack_due(&mut self, force: bool, ecn: bool) -> bool {

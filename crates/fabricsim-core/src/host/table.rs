@@ -148,6 +148,11 @@ impl ConnTable {
         first..self.slot.len() as u32
     }
 
+    /// See [`ConnFactory::notify_latency`].
+    pub fn notify_latency(&self, from: u32, to: u32) -> Time {
+        self.factory.notify_latency(from, to)
+    }
+
     /// Connections in the run.
     pub fn len(&self) -> usize {
         self.slot.len()

@@ -1,4 +1,4 @@
-//! Packets are small `Copy` values (32 bytes) carried by value through the ring buffers of
+//! Packets are small `Copy` values (40 bytes) carried by value through the ring buffers of
 //! the egress queues and link pipes: no per-packet allocation once the rings have grown, and
 //! no pointer chasing. (A pool with indices, as DESIGN.md first proposed, spent over half of
 //! the run waiting on cache misses: ~200 000 packets in flight do not fit in cache, while a
@@ -41,8 +41,10 @@ pub struct Packet {
     /// This packet's own source and destination hosts (an ACK goes receiver -> sender).
     pub src: u32,
     pub dst: u32,
-    /// ACK: how many entries of the receiver's SACK log it covers.
-    pub sack_end: u32,
+    /// ACK: the cumulative PSN (every PSN below it was received).
+    pub cum: u32,
+    /// ACK: the selective bitmap (which PSNs it covers: docs/model.md, "What an ACK carries").
+    pub sack: u64,
 }
 
 impl Packet {
@@ -50,7 +52,7 @@ impl Packet {
     /// `size` bytes (the transport's header); the caller sets what it reports.
     #[inline]
     pub fn control(kind: Kind, conn: u32, src: u32, dst: u32, size: u16) -> Packet {
-        Packet { kind, trimmed: false, ecn: false, class: 0, path: 0, size, conn, psn: 0, ev: 0, src, dst, sack_end: 0 }
+        Packet { kind, trimmed: false, ecn: false, class: 0, path: 0, size, conn, psn: 0, ev: 0, src, dst, cum: 0, sack: 0 }
     }
 
     /// ACK, NACK, CNP and trimmed headers use the strict-priority control class.

@@ -8,10 +8,10 @@
 //! it exactly when nothing else shares a rank's NIC; with an ACK per packet, the ACKs of what
 //! a rank receives slip between its data packets and it runs a little above (docs/workloads.md).
 
-use super::ideal::message_packets;
+use super::ideal::{ideal_fct, message_packets};
 use super::{columns, ns, Column, RunView, Table};
 use crate::time::{serialization, Time};
-use crate::workload::collective::{ideal_finish, Tag};
+use crate::workload::collective::{ideal_finish, Hearing, Tag};
 
 /// The jobs and steps tables, and (max JCT ns, mean JCT ns, max JCT slowdown).
 pub struct JobTables {
@@ -71,7 +71,11 @@ pub fn tables(v: &RunView<'_>, ideals: &[Time], end: &[Option<Time>]) -> JobTabl
             .map(|m| message_packets(m.spec.bytes, mtu, header, m.count).iter().map(|&p| serialization(p, rate)).sum())
             .collect();
         let group: Vec<u32> = v.tags.iter().map(|t| t.job).collect();
-        ideal_finish(&specs, v.deps, ideals, &wire, serialization(header, rate), &group)
+        let tree = v.tree;
+        let ack_flight = |from: u32, to: u32| ideal_fct(&tree.path(from, to), &[header], &[0]);
+        let notice = |from: u32, to: u32| tree.path(from, to).iter().map(|h| h.latency).sum();
+        let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
+        ideal_finish(&specs, v.deps, ideals, &wire, serialization(header, rate), &group, &hearing)
     };
     // spans per (job, iteration) and per (job, iteration, step), in that order
     let mut iters: std::collections::BTreeMap<(u32, u32), Span> = Default::default();

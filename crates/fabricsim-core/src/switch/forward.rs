@@ -11,7 +11,7 @@
 //! looks inside a host: a packet that reaches a host is handed back to the caller.
 
 use crate::engine::rng::{Rng, Stream};
-use crate::engine::{Event, EventQueue};
+use crate::engine::{node_unit, Event, EventQueue};
 use crate::faults::link::{Change, LinkFault};
 use crate::packet::{Kind, Packet};
 use crate::switch::routing::{choose_up, usable, PortLoads, Route, Rule};
@@ -162,7 +162,7 @@ impl Fabric {
         let arrive = (done + p.delay).max(p.pipe.back().map_or(0, |&(t, _)| t));
         p.pipe.push_back((arrive, pkt));
         if p.pipe.len() == 1 {
-            q.schedule(arrive, Event::PipeArrive(port));
+            q.schedule_wire(arrive, Event::PipeArrive(port), node_unit(p.from), port);
         }
     }
 
@@ -247,7 +247,7 @@ impl Fabric {
         let p = &mut self.ports[port as usize];
         let (_, pkt) = p.pipe.pop_front()?;
         if let Some(&(next, _)) = p.pipe.front() {
-            q.schedule(next, Event::PipeArrive(port));
+            q.schedule_wire(next, Event::PipeArrive(port), node_unit(p.from), port);
         }
         Some((p.to, pkt))
     }
@@ -427,7 +427,7 @@ mod tests {
 
     fn data(conn: u32, psn: u32) -> Packet {
         let ev: Ev = 0;
-        Packet { kind: Kind::Data, trimmed: false, ecn: false, class: 0, path: 0, size: 4160, conn, psn, ev, src: 0, dst: 9, sack_end: 0 }
+        Packet { kind: Kind::Data, size: 4160, psn, ev, ..Packet::control(Kind::Data, conn, 0, 9, 0) }
     }
 
     #[test]

@@ -222,7 +222,21 @@ mod tests {
 
     fn data(class: u8, size: u16) -> Packet {
         use crate::packet::Kind;
-        Packet { kind: Kind::Data, trimmed: false, ecn: false, class, path: 0, conn: 0, psn: 0, ev: 0, src: 0, dst: 1, size, sack_end: 0 }
+        Packet {
+            kind: Kind::Data,
+            trimmed: false,
+            ecn: false,
+            class,
+            path: 0,
+            conn: 0,
+            psn: 0,
+            ev: 0,
+            src: 0,
+            dst: 1,
+            size,
+            cum: 0,
+            sack: 0,
+        }
     }
 
     #[test]
@@ -270,7 +284,8 @@ mod tests {
             src: 0,
             dst: 1,
             size,
-            sack_end: 0,
+            cum: 0,
+            sack: 0,
         };
         let mut p = EgressPort::new(0, 1, 0, 1, 0, 1);
         p.push_data(10, pkt(100)); // 100 B from t=10

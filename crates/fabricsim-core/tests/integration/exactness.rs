@@ -130,8 +130,11 @@ fn a_split_single_packet_pipelines_and_its_ideal_says_so() {
 
 #[test]
 fn a_dependent_message_is_released_when_its_dependencies_complete_plus_its_delay() {
-    // 0 -> 9 and 20 -> 9 first; 9 -> 40 waits for both, then 2 us of compute; 40 -> 41 waits
+    // 0 -> 9 and 20 -> 30 first; 9 -> 40 waits for both, then 2 us of compute; 40 -> 41 waits
     // for that one only. On an idle fabric each releases exactly then and takes its ideal.
+    // Host 9 knows at once when 0 -> 9 is done (it received it); it hears of 20 -> 30 by a
+    // notice from 30, an empty packet's flight: 4 links of 1 us (different leaves, no switch
+    // latency).
     let r = run(&super::fabric128(
         "[workload]\nkind = \"flows\"\nflows = [\n{id = 10, src = 0, dst = 9, size = \"64KiB\"},\n{id = 11, src = 20, dst = 30, size = \"256KiB\"},\n{src = 9, dst = 40, size = \"128KiB\", after = [10, 11], delay = \"2us\"},\n{src = 40, dst = 41, size = \"4KiB\", after = [2], start = \"1ms\"},\n]\n",
     ));
@@ -143,7 +146,7 @@ fn a_dependent_message_is_released_when_its_dependencies_complete_plus_its_delay
         r.flows.opt_u64("fct_ps"),
         r.flows.u64("ideal_fct_ps"),
     );
-    let last = end[0].unwrap().max(end[1].unwrap());
+    let last = end[0].unwrap().max(end[1].unwrap() + 4_000_000);
     assert_eq!(ready[2], Some(last + 2_000_000));
     assert_eq!(first[2], ready[2]);
     // its own start is later than its dependency: the start wins

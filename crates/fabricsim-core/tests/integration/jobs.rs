@@ -28,7 +28,10 @@ fn a_lone_ring_allreduce_runs_its_steps_and_stays_near_its_ideal() {
     let (ready, end, tag_it) = (r.flows.opt_u64("ready_ps"), r.flows.opt_u64("end_ps"), r.steps.u64("iteration"));
     assert_eq!(tag_it.iter().filter(|&&i| i == 1).count(), 14);
     let first_of_second = 14 * 8; // message ids follow (iteration, step, rank)
-    let rank0_done = end[13 * 8].unwrap().max(end[13 * 8 + 7].unwrap()); // rank 0's last send and receive
+                                  // rank 0 learns that its last send is done when its final ACK arrives: 64 B over two
+                                  // links of 1 us at 400 Gb/s (ranks 0 and 1 share a leaf), 2 x (1 us + 1.28 ns) after the end
+    let ack_flight = 2 * (1_000_000 + 1_280);
+    let rank0_done = (end[13 * 8].unwrap() + ack_flight).max(end[13 * 8 + 7].unwrap()); // its last send and receive
     assert_eq!(ready[first_of_second], Some(rank0_done + 5_000_000));
     // nccl-tests' bus bandwidth: algbw x 2(n-1)/n
     let (alg, bus) = (r.jobs.opt_f64("algbw_gbps")[0].unwrap(), r.jobs.opt_f64("busbw_gbps")[0].unwrap());
@@ -85,12 +88,13 @@ fn the_ideal_jct_is_the_critical_path_of_ideal_fcts_and_final_acks() {
     assert_eq!(r.jobs.u64("ideal_jct_ps")[0], ideal_fct[0]);
     // a 4-rank halving-doubling allreduce: 4 steps of 512, 256, 256, 512 KiB, each waiting
     // for the one before: the ideal is the sum of the steps' ideals, plus at each of the 3
-    // step boundaries the final ACK (64 B, 1.28 ns) of what the rank just received
+    // step boundaries the flight of the final ACK (64 B) that tells the rank its send is done:
+    // two links of 1 us at 400 Gb/s (the ranks share a leaf), 2 x (1 us + 1.28 ns)
     let r = run(&job("collective = \"allreduce\"\nalgorithm = \"halving_doubling\"\nsize = \"1MiB\"\nranks = 4"));
     let bytes = r.flows.u64("bytes");
     assert_eq!(bytes.iter().step_by(4).copied().collect::<Vec<_>>(), vec![512 << 10, 256 << 10, 256 << 10, 512 << 10]);
     let ideal_fct = r.flows.u64("ideal_fct_ps");
-    let sum: u64 = (0..4).map(|s| ideal_fct[s * 4]).sum::<u64>() + 3 * 1280;
+    let sum: u64 = (0..4).map(|s| ideal_fct[s * 4]).sum::<u64>() + 3 * 2 * (1_000_000 + 1280);
     assert_eq!(r.jobs.u64("ideal_jct_ps")[0], sum);
     let jct = r.jobs.opt_u64("jct_ps")[0].unwrap();
     assert!(jct >= sum && (jct as f64) < 1.03 * sum as f64);
@@ -153,9 +157,13 @@ fn alltoall_keeps_at_most_max_connections_per_rank() {
 
 #[test]
 fn spraying_beats_ecmp_on_a_large_alltoall() {
+    // 64 KiB per peer, 15 under way per rank: a sender learns that a message is done by its
+    // final ACK (about 4 us back across the spines), so with only 3 under way (1.3 us of data
+    // each) it would mostly wait and the fabric would stay lightly loaded (ECMP 1.20x, OPS
+    // 1.13x its ideal); 15 keep it busy (ECMP 1.45x, OPS 1.19x)
     let jct = |lb: &str| {
         let r = run(&fabric128(&format!(
-            "[lb]\nkind = \"{lb}\"\n[[jobs]]\ncollective = \"alltoall\"\nsize = \"8MiB\"\nranks = 128\nmax_connections = 4\n"
+            "[lb]\nkind = \"{lb}\"\n[[jobs]]\ncollective = \"alltoall\"\nsize = \"8MiB\"\nranks = 128\nmax_connections = 16\n"
         )));
         r.jobs.opt_f64("slowdown")[0].unwrap()
     };

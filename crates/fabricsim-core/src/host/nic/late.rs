@@ -2,12 +2,13 @@
 //! is gone, [`crate::host::table`]): duplicates of data the receiver has, trimmed headers,
 //! ACKs and NACKs that were still in flight. Each is answered exactly as the full state would
 //! have answered it, so dropping the state changes no result:
-//! - a duplicate is ACKed at once (both transports ACK a duplicate), reporting the whole
-//!   message; a marked one may still trigger a DCQCN CNP;
+//! - a duplicate is ACKed at once (both transports ACK a duplicate), its cumulative PSN the
+//!   end of the message (nothing missing, an empty bitmap); a marked one may still trigger
+//!   a DCQCN CNP;
 //! - a trimmed header is NACKed (out of order: its PSN; Go-back-N: the next expected PSN,
 //!   which is the end of the message, once);
-//! - an ACK counts its ECN echo (unless ACKs report every EV: the late ACK then reports none)
-//!   and the NIC looks for work; a NACK finds nothing in flight; a CNP is ignored.
+//! - an ACK counts its ECN echo (unless ACKs report every EV: a late ACK acknowledges nothing
+//!   new, so it reports none) and the NIC looks for work; a NACK finds nothing in flight; a CNP is ignored.
 
 use super::Nics;
 use crate::engine::{Event, EventQueue};
@@ -22,13 +23,8 @@ impl Nics {
     pub(super) fn receive_late(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
         let c = packet.conn;
         let header = self.cfg.header as u16;
-        let reply = |kind: Kind, psn: u32, ecn: bool, sack_end: u32| Packet {
-            psn,
-            ev: packet.ev,
-            ecn,
-            sack_end,
-            ..Packet::control(kind, c, host, packet.src, header)
-        };
+        let reply =
+            |kind: Kind, psn: u32, ecn: bool| Packet { psn, ev: packet.ev, ecn, ..Packet::control(kind, c, host, packet.src, header) };
         let (cnps, all_evs) = (self.cfg.cc.sends_cnps(), self.cfg.ack_policy.all_evs);
         let (row, notifier) = self.conns.row_mut(c);
         match packet.kind {
@@ -40,21 +36,22 @@ impl Nics {
                         row.n_pkts
                     }),
                 };
-                self.counts.headers_delivered += 1;
+                self.hosts[host as usize].counts.headers_delivered += 1;
                 if let Some(psn) = psn {
-                    self.send_control(q, fabric, now, host, reply(Kind::Nack, psn, false, 0));
+                    self.send_control(q, fabric, now, host, reply(Kind::Nack, psn, false));
                 }
             }
             Kind::Data => {
                 let window_end = notifier.filter(|_| packet.ecn && cnps).and_then(|n| n.on_marked(now));
                 row.stats.cnps += u64::from(window_end.is_some());
                 let n = row.n_pkts;
-                self.counts.data_delivered += 1;
+                self.hosts[host as usize].counts.data_delivered += 1;
                 if let Some(at) = window_end {
                     q.schedule(at, Event::CnpTimer(c));
-                    self.send_control(q, fabric, now, host, reply(Kind::Cnp, packet.psn, false, 0));
+                    self.send_control(q, fabric, now, host, reply(Kind::Cnp, packet.psn, false));
                 }
-                self.send_control(q, fabric, now, host, reply(Kind::Ack, packet.psn, packet.ecn, n));
+                // every PSN received: the cumulative PSN is the end, the bitmap empty
+                self.send_control(q, fabric, now, host, Packet { cum: n, ..reply(Kind::Ack, packet.psn, packet.ecn) });
             }
             Kind::Ack => {
                 if packet.ecn && !all_evs {

@@ -6,14 +6,13 @@ pub mod gbn;
 pub mod ooo;
 
 use crate::host::connection::{Arrival, Connection, Receiver, SendRecord};
-use crate::packet::Ev;
 use crate::registry::named_kinds;
 use crate::time::Time;
 
 /// A transport's rules, as associated functions (the NIC dispatches on [`TransportKind`]).
 pub trait Transport {
     /// A data packet `psn` with `payload` bytes arrives at the receiver.
-    fn on_data(rx: &mut Receiver, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> Arrival;
+    fn on_data(rx: &mut Receiver, now: Time, psn: u32, payload: u64, ecn: bool) -> Arrival;
     /// A trimmed header of `psn` arrives: the PSN to NACK, if any.
     fn on_trimmed(rx: &mut Receiver, psn: u32) -> Option<u32>;
     /// The sender gets a NACK for `psn`: whether something now waits to be resent.
@@ -32,9 +31,9 @@ macro_rules! transports {
 
         impl TransportKind {
             #[inline]
-            pub fn on_data(self, rx: &mut Receiver, now: Time, psn: u32, payload: u64, ev: Ev, ecn: bool) -> Arrival {
+            pub fn on_data(self, rx: &mut Receiver, now: Time, psn: u32, payload: u64, ecn: bool) -> Arrival {
                 match self {
-                    $(TransportKind::$Variant => $module::$Type::on_data(rx, now, psn, payload, ev, ecn)),+
+                    $(TransportKind::$Variant => $module::$Type::on_data(rx, now, psn, payload, ecn)),+
                 }
             }
             pub fn on_trimmed(self, rx: &mut Receiver, psn: u32) -> Option<u32> {

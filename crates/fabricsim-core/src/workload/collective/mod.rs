@@ -161,8 +161,19 @@ algorithms! {
 /// The collectives' algorithms, for `fabricsim list`.
 pub const ALGORITHMS: &[crate::registry::AlgorithmInfo] = AlgorithmKind::KINDS;
 
+/// How long it takes a host to learn of another's completion on an idle fabric (the
+/// simulator's rule, `host::nic::deps`): the final ACK's flight from receiver to sender
+/// (`ack_flight(from, to)`, from when its NIC sends it) and a third host's notice
+/// (`notice(from, to)`).
+pub struct Hearing<'a> {
+    pub ack_flight: &'a dyn Fn(u32, u32) -> Time,
+    pub notice: &'a dyn Fn(u32, u32) -> Time,
+}
+
 /// Ideal release and finish of every message on an idle fabric. A message is released at its
-/// start, or once its dependencies' ideal finishes plus its delay have passed. Its sender's
+/// start, or once it has heard of its dependencies' ideal finishes, plus its delay. Its
+/// source hears of a finish at once if it is that message's receiver, when the final ACK
+/// arrives if it is its sender, after a notice otherwise ([`Hearing`]). Its sender's
 /// NIC sends one message at a time, back to back at line rate (message i holds it for
 /// `wire[i]`), in release order (then id order); the message then takes its ideal FCT
 /// (`ideal[i]`) from the moment its NIC starts it. When a message finishes, its receiver's
@@ -172,7 +183,15 @@ pub const ALGORITHMS: &[crate::registry::AlgorithmInfo] = AlgorithmKind::KINDS;
 /// halving-doubling) this is the critical path of ideal FCTs plus the final ACKs a rank's
 /// next step waits behind; where a rank has several messages out at once (a tree's sends up
 /// and down, alltoall's peers) they queue instead of each running as if alone.
-pub fn ideal_finish(messages: &[MessageSpec], deps: &Deps, ideal: &[Time], wire: &[Time], ack: Time, group: &[u32]) -> Vec<(Time, Time)> {
+pub fn ideal_finish(
+    messages: &[MessageSpec],
+    deps: &Deps,
+    ideal: &[Time],
+    wire: &[Time],
+    ack: Time,
+    group: &[u32],
+    hearing: &Hearing<'_>,
+) -> Vec<(Time, Time)> {
     use std::cmp::Reverse;
     const ACK: u8 = 0;
     const SEND: u8 = 1;
@@ -185,27 +204,42 @@ pub fn ideal_finish(messages: &[MessageSpec], deps: &Deps, ideal: &[Time], wire:
         (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((messages[i].start, SEND, i as u32))).collect();
     let mut free: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
     let mut out: Vec<(Time, Time)> = vec![(0, 0); n];
+    let mut hear = |heap: &mut std::collections::BinaryHeap<Reverse<(Time, u8, u32)>>, j: usize, at: Time| {
+        latest[j] = Some(latest[j].map_or(at, |t| t.max(at)));
+        waiting[j] -= 1;
+        if waiting[j] == 0 {
+            let m = &messages[j];
+            let after = latest[j].expect("a dependency finished");
+            heap.push(Reverse((m.start.max(after.saturating_add(m.delay)), SEND, j as u32)));
+        }
+    };
     while let Some(Reverse((at, kind, i))) = heap.pop() {
         let i = i as usize;
+        let (src, dst) = (messages[i].src, messages[i].dst);
         if kind == ACK {
-            let nic = free.entry((group[i], messages[i].dst)).or_insert(0);
-            *nic = (*nic).max(at) + ack;
+            let nic = free.entry((group[i], dst)).or_insert(0);
+            let leaves = (*nic).max(at);
+            *nic = leaves + ack;
+            for &j in dependents.of(i) {
+                let by = messages[j as usize].src;
+                if by == src && by != dst {
+                    hear(&mut heap, j as usize, leaves + (hearing.ack_flight)(dst, src));
+                }
+            }
             continue;
         }
-        let nic = free.entry((group[i], messages[i].src)).or_insert(0);
+        let nic = free.entry((group[i], src)).or_insert(0);
         let start = at.max(*nic);
         *nic = start + wire[i];
         let finish = start + ideal[i];
         out[i] = (at, finish);
         heap.push(Reverse((finish, ACK, i as u32)));
         for &j in dependents.of(i) {
-            let j = j as usize;
-            latest[j] = Some(latest[j].map_or(finish, |t| t.max(finish)));
-            waiting[j] -= 1;
-            if waiting[j] == 0 {
-                let m = &messages[j];
-                let after = latest[j].expect("a dependency finished");
-                heap.push(Reverse((m.start.max(after.saturating_add(m.delay)), SEND, j as u32)));
+            let by = messages[j as usize].src;
+            if by == dst {
+                hear(&mut heap, j as usize, finish);
+            } else if by != src {
+                hear(&mut heap, j as usize, finish + (hearing.notice)(dst, by));
             }
         }
     }

@@ -1,0 +1,93 @@
+//! Releasing messages that wait for others ([`crate::workload::Deps`]). Each message waiting
+//! for message `m` is released by its own source host, which learns that `m` completed as a
+//! host can:
+//! - `m`'s receiver knows when its last byte arrives (a ring's next step, sent by the rank
+//!   that just received);
+//! - `m`'s sender knows when its last packet is acknowledged: the final ACK crossed the
+//!   fabric back to it (a rank's next step that waits for its own send);
+//! - any other host hears of it by a notice from the receiver (`Release`), which takes an
+//!   empty packet's one-way latency over a shortest path (links and switch traversals, no
+//!   serialization or queueing).
+//!
+//! No host learns of another's completion sooner than a packet could tell it, so a run cut
+//! into pieces sees every influence between hosts take time. A message is released when it
+//! has heard of the last of its dependencies, after its own delay and not before its start.
+
+use super::Nics;
+use crate::engine::{node_unit, Event, EventQueue};
+use crate::time::Time;
+use crate::workload::Deps;
+
+impl Nics {
+    /// Takes the messages' dependencies (`deps`, one list per message added) and schedules
+    /// the start of every message that waits for none, numbered by its source host.
+    pub fn schedule_starts(&mut self, q: &mut EventQueue, deps: &Deps) {
+        let n = self.messages.len();
+        self.waiting = (0..n).map(|m| deps.of(m).len() as u32).collect();
+        self.dependents = deps.dependents(n);
+        for m in 0..n {
+            if self.waiting[m] == 0 {
+                q.set_origin(node_unit(self.messages[m].spec.src));
+                self.release(q, m, self.messages[m].spec.start);
+            }
+        }
+    }
+
+    /// Releases message `m` at `at`: its connections start then.
+    pub(super) fn release(&mut self, q: &mut EventQueue, m: usize, at: Time) {
+        let msg = &mut self.messages[m];
+        msg.ready = Some(at);
+        for c in msg.connections() {
+            q.schedule(at, Event::ConnStart(c as u32));
+        }
+        self.hosts[msg.spec.src as usize].pending += msg.count;
+    }
+
+    /// Message `m` completed at `now` at its receiver `host`: each message waiting for it
+    /// hears of it, at once if `host` is its source, by a notice if a third host is (its
+    /// sender hears of it by its final ACK, [`Nics::acknowledged`]).
+    #[cold]
+    pub(super) fn completed(&mut self, q: &mut EventQueue, now: Time, host: u32, m: usize) {
+        let sender = self.messages[m].spec.src;
+        for k in 0..self.dependents.of(m).len() {
+            let d = self.dependents.of(m)[k] as usize;
+            let src = self.messages[d].spec.src;
+            if src == host {
+                self.heard(q, now, d);
+            } else if src != sender {
+                self.hosts[src as usize].pending += 1;
+                q.schedule(now + self.conns.notify_latency(host, src), Event::Release(d as u32));
+            }
+        }
+    }
+
+    /// Every packet of message `m` is acknowledged at its sender `host`, now: the messages
+    /// it sources that wait for `m` hear of it.
+    #[cold]
+    pub(super) fn acknowledged(&mut self, q: &mut EventQueue, now: Time, host: u32, m: usize) {
+        let receiver = self.messages[m].spec.dst;
+        for k in 0..self.dependents.of(m).len() {
+            let d = self.dependents.of(m)[k] as usize;
+            if self.messages[d].spec.src == host && host != receiver {
+                self.heard(q, now, d);
+            }
+        }
+    }
+
+    /// `Release`: message `d`'s source host learns that one of the messages it waits for
+    /// completed.
+    pub fn on_release(&mut self, q: &mut EventQueue, now: Time, d: u32) {
+        self.hosts[self.messages[d as usize].spec.src as usize].pending -= 1;
+        self.heard(q, now, d as usize);
+    }
+
+    /// One of the messages `d` waits for is known complete at `now`: once none is left, it
+    /// is released after its delay and not before its start.
+    fn heard(&mut self, q: &mut EventQueue, now: Time, d: usize) {
+        self.waiting[d] -= 1;
+        if self.waiting[d] == 0 {
+            let spec = self.messages[d].spec;
+            self.release(q, d, spec.start.max(now.saturating_add(spec.delay)));
+        }
+    }
+}
