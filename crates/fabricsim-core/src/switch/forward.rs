@@ -412,7 +412,6 @@ fn overflows(m: &SwitchModel, pooled: &[u64], sw: u32, queued: u64, size: u64) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Ev;
     use crate::scenario::Scenario;
 
     /// A 16-host fabric with `switch` settings, and the index of port `leaf0:up0`.
@@ -426,8 +425,7 @@ mod tests {
     }
 
     fn data(conn: u32, psn: u32) -> Packet {
-        let ev: Ev = 0;
-        Packet { kind: Kind::Data, size: 4160, psn, ev, ..Packet::control(Kind::Data, conn, 0, 9, 0) }
+        Packet { size: 4160, psn, ..Packet::control(Kind::Data, conn, 0, 9, 0) }
     }
 
     #[test]

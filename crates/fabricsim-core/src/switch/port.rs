@@ -222,21 +222,7 @@ mod tests {
 
     fn data(class: u8, size: u16) -> Packet {
         use crate::packet::Kind;
-        Packet {
-            kind: Kind::Data,
-            trimmed: false,
-            ecn: false,
-            class,
-            path: 0,
-            conn: 0,
-            psn: 0,
-            ev: 0,
-            src: 0,
-            dst: 1,
-            size,
-            cum: 0,
-            sack: 0,
-        }
+        Packet { class, size, ..Packet::control(Kind::Data, 0, 0, 1, 0) }
     }
 
     #[test]
@@ -271,22 +257,7 @@ mod tests {
 
     #[test]
     fn queue_integral_is_time_weighted() {
-        use crate::packet::Kind;
-        let pkt = |size| Packet {
-            kind: Kind::Data,
-            trimmed: false,
-            ecn: false,
-            class: 0,
-            path: 0,
-            conn: 0,
-            psn: 0,
-            ev: 0,
-            src: 0,
-            dst: 1,
-            size,
-            cum: 0,
-            sack: 0,
-        };
+        let pkt = |size| data(0, size);
         let mut p = EgressPort::new(0, 1, 0, 1, 0, 1);
         p.push_data(10, pkt(100)); // 100 B from t=10
         p.push_data(20, pkt(50)); // 150 B from t=20
