@@ -60,6 +60,9 @@ pub struct Sender {
     pub rto_armed: bool,
     /// The highest cumulative PSN an ACK has reported.
     pub cum: u32,
+    /// One bit per PSN, set once it is acknowledged: an ACK's bitmap is masked with it, so
+    /// that only newly acknowledged PSNs are visited.
+    pub acked_bits: Vec<u64>,
     pub acked: u32,
     pub lb: HostLb,
     pub first_send: Option<Time>,
@@ -176,6 +179,7 @@ impl Connection {
             tx: Sender {
                 state: vec![PsnState::Unsent; n_pkts as usize],
                 tx_count: vec![0; n_pkts as usize],
+                acked_bits: vec![0; (n_pkts as usize).div_ceil(64) + 1],
                 next_new: 0,
                 retx: VecDeque::new(),
                 in_flight: 0,
@@ -271,10 +275,21 @@ impl Connection {
                     tx.in_flight -= size;
                 }
                 tx.state[psn as usize] = PsnState::Acked;
+                tx.acked_bits[psn as usize / 64] |= 1 << (psn % 64);
                 tx.acked += 1;
                 size
             }
         }
+    }
+
+    /// The acknowledged bits of the 64 PSNs from `base`.
+    #[inline]
+    fn acked_window(&self, base: u32) -> u64 {
+        let words = &self.tx.acked_bits;
+        let (w, sh) = (base as usize / 64, base % 64);
+        let lo = words.get(w).copied().unwrap_or(0) >> sh;
+        let hi = if sh == 0 { 0 } else { words.get(w + 1).copied().unwrap_or(0) << (64 - sh) };
+        lo | hi
     }
 
     /// An ACK triggered by `psn` reporting the cumulative PSN `cum` and the selective bitmap
@@ -295,11 +310,21 @@ impl Connection {
         };
         let cum = cum.min(self.n_pkts);
         while self.tx.cum < cum {
+            // a word at a time: only the PSNs no selective ACK has covered yet
             let p = self.tx.cum;
-            self.tx.cum += 1;
-            one(self, p);
+            let end = cum.min((p | 63) + 1);
+            let span = end - p; // 1..=64
+            let range = if span == 64 { u64::MAX } else { ((1u64 << span) - 1) << (p % 64) };
+            let mut b = range & !self.tx.acked_bits[p as usize / 64];
+            self.tx.cum = end;
+            while b != 0 {
+                let q = (p & !63) + b.trailing_zeros();
+                b &= b - 1;
+                one(self, q);
+            }
         }
-        let mut b = bits;
+        // the bitmap less what is known: two words of the sender's own bitmap
+        let mut b = bits & !self.acked_window(base);
         while b != 0 {
             let p = base + b.trailing_zeros();
             b &= b - 1;
