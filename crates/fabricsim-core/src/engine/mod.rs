@@ -13,7 +13,10 @@
 //! [`EventQueue`]).
 
 pub mod rng;
+mod sort;
 pub mod watchdog;
+
+use sort::sort_bucket;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap; // the far-future part of the calendar
@@ -137,32 +140,6 @@ impl Ord for Entry {
     /// Reversed: the far heap is a max-heap and we want the earliest key first.
     fn cmp(&self, other: &Self) -> Ordering {
         other.key().cmp(&self.key())
-    }
-}
-
-/// Sorts a bucket earliest first. A bucket arrives in time order but for its ties (hosts in
-/// lockstep fill a bucket with events of one instant), whose units come in the order they
-/// were handled: a few ascending runs. A small bucket gets an insertion sort (no work where
-/// it is in order); a larger one the standard library's stable sort, which merges the runs
-/// it finds and cannot turn quadratic. `sort_unstable` sorted them from scratch
-/// (docs/performance.md).
-#[inline]
-fn sort_bucket(v: &mut [Entry]) {
-    if v.len() > 32 {
-        v.sort_by_key(Entry::key);
-        return;
-    }
-    for i in 1..v.len() {
-        let e = v[i];
-        if v[i - 1].key() < e.key() {
-            continue;
-        }
-        let mut j = i;
-        while j > 0 && v[j - 1].key() > e.key() {
-            v[j] = v[j - 1];
-            j -= 1;
-        }
-        v[j] = e;
     }
 }
 
