@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 
 use super::cc::{CongestionControl, Cwnd};
+use super::receiver::bits_from;
 pub use super::receiver::{sack_base, AckPolicy, Arrival, Receiver, REORDER_BUCKETS, SACK_BITS_ALL};
 use super::rto::RtoTimer;
 use crate::lb::HostLb;
@@ -179,7 +180,7 @@ impl Connection {
             tx: Sender {
                 state: vec![PsnState::Unsent; n_pkts as usize],
                 tx_count: vec![0; n_pkts as usize],
-                acked_bits: vec![0; (n_pkts as usize).div_ceil(64) + 1],
+                acked_bits: vec![0; (n_pkts as usize).div_ceil(64)],
                 next_new: 0,
                 retx: VecDeque::new(),
                 in_flight: 0,
@@ -282,16 +283,6 @@ impl Connection {
         }
     }
 
-    /// The acknowledged bits of the 64 PSNs from `base`.
-    #[inline]
-    fn acked_window(&self, base: u32) -> u64 {
-        let words = &self.tx.acked_bits;
-        let (w, sh) = (base as usize / 64, base % 64);
-        let lo = words.get(w).copied().unwrap_or(0) >> sh;
-        let hi = if sh == 0 { 0 } else { words.get(w + 1).copied().unwrap_or(0) << (64 - sh) };
-        lo | hi
-    }
-
     /// An ACK triggered by `psn` reporting the cumulative PSN `cum` and the selective bitmap
     /// `sack` (with `all_evs`, half of it the marks: see `super::receiver`); returns the
     /// bytes newly acknowledged. With `all_evs`, `out` receives each PSN newly acknowledged
@@ -324,7 +315,7 @@ impl Connection {
             }
         }
         // the bitmap less what is known: two words of the sender's own bitmap
-        let mut b = bits & !self.acked_window(base);
+        let mut b = bits & !bits_from(&self.tx.acked_bits, base);
         while b != 0 {
             let p = base + b.trailing_zeros();
             b &= b - 1;

@@ -86,7 +86,7 @@ pub fn sack_base(psn: u32, cum: u32, all_evs: bool) -> u32 {
 
 /// The 64 bits of bitset `bits` from bit `base` on (bits beyond it read as 0).
 #[inline]
-fn bits_from(bits: &[u64], base: u32) -> u64 {
+pub(crate) fn bits_from(bits: &[u64], base: u32) -> u64 {
     let (w, o) = ((base / 64) as usize, base % 64);
     let lo = bits.get(w).map_or(0, |&x| x >> o);
     let hi = if o == 0 { 0 } else { bits.get(w + 1).map_or(0, |&x| x << (64 - o)) };
