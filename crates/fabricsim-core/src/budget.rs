@@ -13,7 +13,7 @@
 
 use crate::error::ScenarioError;
 use crate::host::connection::{Connection, Message, REORDER_BUCKETS};
-use crate::host::table::ConnRow;
+use crate::host::table::STORED_ROW_BYTES;
 use crate::host::TransportModel;
 use crate::packet::Packet;
 use crate::switch::{EgressPort, SwitchModel};
@@ -117,9 +117,10 @@ fn message_row() -> u64 {
     std::mem::size_of::<Message>() as u64 + 32 + 40 + 27 * 12
 }
 
-/// Bytes a connection keeps for the whole run: its results row, its slot, message and losses.
+/// Bytes a connection keeps for the whole run: its stored row, its slot and message, two
+/// entries of a reorder histogram, and its losses.
 fn connection_row() -> u64 {
-    std::mem::size_of::<ConnRow>() as u64 + 8 + 16
+    STORED_ROW_BYTES + 8 + 16 + 16
 }
 
 /// Refuses an estimate above `limit` bytes, naming what to change.

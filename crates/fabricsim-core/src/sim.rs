@@ -98,7 +98,7 @@ impl Simulation {
             nics.add(spec);
         }
         nics.schedule_starts(&mut queue, &model.deps);
-        let fabric = Fabric::new(topo, model.switch.clone(), model.seed, nics.connections().len());
+        let fabric = Fabric::new(topo, model.switch.clone(), model.seed);
         let stop_at = nics.messages().len() as u32;
         Ok(Simulation {
             scenario: scenario.filled(),
@@ -120,7 +120,7 @@ impl Simulation {
     }
 
     /// What builds the connections of a message.
-    fn factory(model: &Model) -> ConnFactory {
+    pub(crate) fn factory(model: &Model) -> ConnFactory {
         let t = &model.transport;
         let cc = CcContext {
             init: t.init_cwnd,
@@ -371,7 +371,7 @@ impl Simulation {
     /// Every data packet the hosts sent, by fate.
     pub fn accounting(&self) -> Accounting {
         let (in_flight, headers_in_flight) = self.fabric.data_in_flight();
-        let (n, l) = (&self.nics.counts(), &self.fabric.losses);
+        let (n, l) = (&self.nics.counts(), &self.fabric.losses());
         Accounting {
             data_sent: n.data_sent,
             data_delivered: n.data_delivered,
@@ -401,7 +401,7 @@ impl Simulation {
             tags: &m.tags,
             jobs: &m.jobs,
             conns: self.nics.connections(),
-            losses: &self.fabric.losses.conn,
+            losses: &self.fabric.conn_losses(),
             samples: self.sampler.as_ref().map(|s| &s.rows),
             accounting: self.accounting(),
             status: self.status,

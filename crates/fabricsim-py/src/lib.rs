@@ -116,19 +116,24 @@ fn table(py: Python<'_>, t: Table) -> PyResult<Bound<'_, PyDict>> {
         })
         .expect("filling a buffer cannot fail")
     }
-    fn validity<'py, T>(py: Python<'py>, v: &[Option<T>]) -> Bound<'py, PyBytes> {
-        let mask: Vec<u8> = v.iter().map(|x| u8::from(x.is_some())).collect();
-        PyBytes::new(py, &mask)
+    fn validity<'py>(py: Python<'py>, v: &[bool]) -> Bound<'py, PyBytes> {
+        PyBytes::new_with(py, v.len(), |buf| {
+            for (b, &ok) in buf.iter_mut().zip(v) {
+                *b = u8::from(ok);
+            }
+            Ok(())
+        })
+        .expect("filling a buffer cannot fail")
     }
     let d = PyDict::new(py);
     for (name, col) in t.columns {
         let value = match col {
             Column::U64(v) => bytes(py, &v, u64::to_le_bytes).into_any(),
             Column::F64(v) => bytes(py, &v, f64::to_le_bytes).into_any(),
-            Column::Bool(v) => PyBytes::new(py, &v.iter().map(|&b| u8::from(b)).collect::<Vec<u8>>()).into_any(),
+            Column::Bool(v) => validity(py, &v).into_any(),
             Column::Str(v) => PyList::new(py, v)?.into_any(),
-            Column::OptU64(v) => (bytes(py, &v, |x| x.unwrap_or(0).to_le_bytes()), validity(py, &v)).into_pyobject(py)?.into_any(),
-            Column::OptF64(v) => (bytes(py, &v, |x| x.unwrap_or(0.0).to_le_bytes()), validity(py, &v)).into_pyobject(py)?.into_any(),
+            Column::OptU64(v) => (bytes(py, &v.values, u64::to_le_bytes), validity(py, &v.valid)).into_pyobject(py)?.into_any(),
+            Column::OptF64(v) => (bytes(py, &v.values, f64::to_le_bytes), validity(py, &v.valid)).into_pyobject(py)?.into_any(),
         };
         d.set_item(name, value)?;
     }

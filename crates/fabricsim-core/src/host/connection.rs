@@ -142,11 +142,16 @@ pub struct Message {
     /// Connections whose sender has every packet acknowledged (counted by the sender).
     pub acked: u32,
     /// When it was released: its start, or (with dependencies) when the last of them
-    /// completed plus its delay; `None` while it waits.
-    pub ready: Option<Time>,
+    /// completed plus its delay; `Time::MAX` while it waits (see [`Message::ready`]).
+    pub released: Time,
 }
 
 impl Message {
+    /// When it was released; `None` while it waits.
+    pub fn ready(&self) -> Option<Time> {
+        (self.released != Time::MAX).then_some(self.released)
+    }
+
     pub fn connections(&self) -> std::ops::Range<usize> {
         self.first as usize..(self.first + self.count) as usize
     }

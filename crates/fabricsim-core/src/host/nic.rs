@@ -104,7 +104,7 @@ impl Nics {
     pub fn add(&mut self, spec: MessageSpec) -> std::ops::Range<u32> {
         let m = self.messages.len() as u32;
         let ids = self.conns.add(m, &spec, &mut self.hosts[spec.src as usize].rng);
-        self.messages.push(Message { spec, first: ids.start, count: ids.len() as u32, done: 0, acked: 0, ready: None });
+        self.messages.push(Message { spec, first: ids.start, count: ids.len() as u32, done: 0, acked: 0, released: Time::MAX });
         ids
     }
 
@@ -405,15 +405,18 @@ impl Nics {
     /// `CnpTimer`: a receiver's CNP window ended; one CNP goes out for its marks, if any.
     pub fn on_cnp_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
         let spec = self.message_of(c).spec;
-        let (cnp, stats) = match self.conns.get_mut(c) {
-            Some(conn) => (&mut conn.rx.cnp, &mut conn.stats),
-            None => match self.conns.row_mut(c) {
-                (row, Some(cnp)) => (cnp, &mut row.stats),
-                (_, None) => return, // no CNPs without DCQCN
-            },
+        let window_end = match self.conns.get_mut(c) {
+            Some(conn) => conn.rx.cnp.on_timer(now).inspect(|_| conn.stats.cnps += 1),
+            None => {
+                let Some(cnp) = self.conns.notifier_mut(c) else { return }; // no CNPs without DCQCN
+                let end = cnp.on_timer(now);
+                if end.is_some() {
+                    self.conns.count_late(c, |s| s.cnps += 1);
+                }
+                end
+            }
         };
-        let Some(window_end) = cnp.on_timer(now) else { return };
-        stats.cnps += 1;
+        let Some(window_end) = window_end else { return };
         q.schedule(window_end, Event::CnpTimer(c));
         let (host, to) = (spec.dst, spec.src);
         let cnp = Packet::control(Kind::Cnp, c, host, to, self.cfg.header as u16);

@@ -4,8 +4,9 @@
 //! its state lives in three forms: *pending* until its message starts (a results row of
 //! zeros), *live* while it sends and receives (the full [`Connection`], in a slab whose slots
 //! are reused), and *done* once its sender has everything acknowledged (which implies its
-//! receiver has everything): the per-packet state is dropped and a [`ConnRow`] keeps what the
-//! results report and the little that a late packet still reads. Memory follows the
+//! receiver has everything): the per-packet state is dropped and a 64-byte stored row keeps what
+//! the results report and the little that a late packet still reads ([`ConnRow`] is that row
+//! read back, or the live state's). Memory follows the
 //! connections under way, not the workload's size: a 2.1 M-message ring allreduce has about
 //! 2 000 live at once.
 //!
@@ -13,8 +14,6 @@
 //! has (a spurious retransmission), trimmed headers, ACKs and NACKs. The NIC answers them from
 //! the row exactly as the full state would have ([`super::nic`]), so results do not depend on
 //! when the state was dropped.
-
-use std::borrow::Cow;
 
 use crate::engine::rng::Rng;
 use crate::host::cc::dcqcn::Notifier;
@@ -28,8 +27,7 @@ use crate::workload::MessageSpec;
 /// No slot: the connection has not started or is done.
 const NONE: u32 = u32::MAX;
 
-/// A connection's results, and what a done connection still answers late packets with (96
-/// bytes: a run keeps one per connection).
+/// A connection's results so far (built when read, from its live state or its stored row).
 #[derive(Debug, Clone)]
 pub struct ConnRow {
     pub n_pkts: u32,
@@ -39,13 +37,6 @@ pub struct ConnRow {
     end: Time,
     pub delivered_bytes: u64,
     pub stats: ConnStats,
-    /// Where its reorder histogram lies in the table's store once it is done.
-    reorder_at: u32,
-    reorder_len: u8,
-    /// The sender has everything acknowledged and the state is gone.
-    pub done: bool,
-    /// Go-back-N NAKed the end of the message (a trimmed late header is NAKed once).
-    pub naked_end: bool,
 }
 
 /// No time yet (`first_send`, `end`).
@@ -61,26 +52,6 @@ impl ConnRow {
             end: c.rx.end.unwrap_or(NEVER),
             delivered_bytes: c.rx.delivered_bytes,
             stats: c.stats.clone(),
-            reorder_at: 0,
-            reorder_len: 0,
-            done: false,
-            naked_end: c.rx.nak_for == Some(c.n_pkts),
-        }
-    }
-
-    /// A connection of `n_pkts` packets that has not started.
-    fn pending(n_pkts: u32) -> ConnRow {
-        ConnRow {
-            n_pkts,
-            max_reorder: 0,
-            first_send: NEVER,
-            end: NEVER,
-            delivered_bytes: 0,
-            stats: ConnStats::default(),
-            reorder_at: 0,
-            reorder_len: 0,
-            done: false,
-            naked_end: false,
         }
     }
 
@@ -93,6 +64,56 @@ impl ConnRow {
     }
 }
 
+/// What the table keeps of a connection that is not live (64 bytes: a run keeps one per
+/// connection): zeros until it starts; once done, its results and the little a late packet
+/// still reads. Its counters take 4 bytes each; a connection whose counts outgrow them keeps
+/// them in the table's `wide` map instead (exact, never clipped).
+#[derive(Debug, Clone)]
+struct Stored {
+    first_send: Time,
+    end: Time,
+    /// Payload bytes the connection carries: all of them were delivered once it is done.
+    bytes: u64,
+    /// discarded, fast_nacks, data_packets, retransmits, ecn_acks, timeouts, cnps.
+    counts: [u32; 7],
+    max_reorder: u32,
+    /// Where its reorder histogram lies in the table's store once it is done.
+    reorder_at: u32,
+    reorder_len: u8,
+    flags: u8,
+}
+
+/// Bytes the table keeps per connection for the whole run (for the memory estimate).
+pub const STORED_ROW_BYTES: u64 = std::mem::size_of::<Stored>() as u64;
+
+/// `Stored::flags`: the sender has everything acknowledged and the state is gone ...
+const DONE: u8 = 1;
+/// ... Go-back-N NAKed the end of the message (a trimmed late header is NAKed once) ...
+const NAKED_END: u8 = 2;
+/// ... its counters live in the `wide` map.
+const WIDE: u8 = 4;
+
+impl Stored {
+    fn pending(bytes: u64) -> Stored {
+        Stored { first_send: NEVER, end: NEVER, bytes, counts: [0; 7], max_reorder: 0, reorder_at: 0, reorder_len: 0, flags: 0 }
+    }
+
+    /// The counters in 4 bytes each, if they fit.
+    fn narrow(s: &ConnStats) -> Option<[u32; 7]> {
+        let all = [s.discarded, s.fast_nacks, s.data_packets, s.retransmits, s.ecn_acks, s.timeouts, s.cnps];
+        let mut out = [0u32; 7];
+        for (o, v) in out.iter_mut().zip(all) {
+            *o = u32::try_from(v).ok()?;
+        }
+        Some(out)
+    }
+
+    fn widen(c: &[u32; 7]) -> ConnStats {
+        let [discarded, fast_nacks, data_packets, retransmits, ecn_acks, timeouts, cnps] = c.map(u64::from);
+        ConnStats { discarded, fast_nacks, data_packets, retransmits, ecn_acks, timeouts, cnps }
+    }
+}
+
 /// Every connection of the run, by id.
 pub struct ConnTable {
     factory: ConnFactory,
@@ -100,13 +121,15 @@ pub struct ConnTable {
     live: Vec<Connection>,
     free: Vec<u32>,
     slot: Vec<u32>,
-    rows: Vec<ConnRow>,
+    rows: Vec<Stored>,
+    /// Counters of the done connections whose counts outgrew 4 bytes.
+    wide: std::collections::HashMap<u32, ConnStats>,
     /// The message of each connection, and its source host's stream as the message's load
     /// balancers will draw from it (one per message).
     conn_msg: Vec<u32>,
     seeds: Vec<Rng>,
-    /// Reorder histograms of done connections, sparse: (distance, arrivals).
-    reorder: Vec<(u32, u64)>,
+    /// Reorder histograms of done connections, sparse: distance << 56 | arrivals.
+    reorder: Vec<u64>,
     /// With DCQCN, the notification point of each done connection (a late marked duplicate
     /// may still trigger a CNP); empty otherwise.
     cnp: Vec<Notifier>,
@@ -126,6 +149,7 @@ impl ConnTable {
             free: Vec::new(),
             slot: Vec::new(),
             rows: Vec::new(),
+            wide: std::collections::HashMap::new(),
             conn_msg: Vec::new(),
             seeds: Vec::new(),
             reorder: Vec::new(),
@@ -141,7 +165,7 @@ impl ConnTable {
         self.factory.draw(spec, rng);
         let first = self.slot.len() as u32;
         for bytes in self.factory.shares(spec.bytes) {
-            self.rows.push(ConnRow::pending(self.factory.packets(bytes)));
+            self.rows.push(Stored::pending(bytes));
             self.slot.push(NONE);
             self.conn_msg.push(m);
         }
@@ -204,11 +228,47 @@ impl ConnTable {
         self.live.get_mut(s as usize)
     }
 
-    /// The stored row of a connection that is not live (done, or not started), and with
-    /// DCQCN its notification point.
+    /// With DCQCN, the notification point of connection `c`, which is not live.
     #[inline]
-    pub fn row_mut(&mut self, c: u32) -> (&mut ConnRow, Option<&mut Notifier>) {
-        (&mut self.rows[c as usize], self.cnp.get_mut(c as usize))
+    pub fn notifier_mut(&mut self, c: u32) -> Option<&mut Notifier> {
+        self.cnp.get_mut(c as usize)
+    }
+
+    /// Packets of connection `c`, which is not live.
+    pub fn stored_packets(&self, c: u32) -> u32 {
+        self.factory.packets(self.rows[c as usize].bytes)
+    }
+
+    /// Whether Go-back-N NAKed the end of done connection `c`'s message; marks it so.
+    pub fn nak_end_once(&mut self, c: u32) -> bool {
+        let r = &mut self.rows[c as usize];
+        let first = r.flags & NAKED_END == 0;
+        r.flags |= NAKED_END;
+        first
+    }
+
+    /// Counts what a packet for done connection `c` caused (`f` updates its counters).
+    pub fn count_late(&mut self, c: u32, f: impl FnOnce(&mut ConnStats)) {
+        let r = &mut self.rows[c as usize];
+        if r.flags & WIDE != 0 {
+            f(self.wide.entry(c).or_default());
+            return;
+        }
+        let mut stats = Stored::widen(&r.counts);
+        f(&mut stats);
+        self.keep_counts(c, &stats);
+    }
+
+    /// Stores connection `c`'s counters, in its row if they fit.
+    fn keep_counts(&mut self, c: u32, stats: &ConnStats) {
+        let r = &mut self.rows[c as usize];
+        match Stored::narrow(stats) {
+            Some(counts) => r.counts = counts,
+            None => {
+                r.flags |= WIDE;
+                self.wide.insert(c, stats.clone());
+            }
+        }
     }
 
     /// Connection `c`'s sender has everything acknowledged: keep its row, drop its state.
@@ -216,27 +276,49 @@ impl ConnTable {
         let s = std::mem::replace(&mut self.slot[c as usize], NONE);
         let conn = &self.live[s as usize];
         debug_assert!(conn.rx.end.is_some(), "a sender is done only once its receiver is");
+        debug_assert_eq!(conn.rx.delivered_bytes, conn.spec.bytes, "a done connection delivered all it carries");
         let from = self.reorder.len();
         for (d, &n) in conn.rx.reorder_hist.iter().enumerate().filter(|(_, &n)| n > 0) {
-            self.reorder.push((d as u32, n));
+            debug_assert!(n < 1 << 56, "arrivals fit 56 bits (2^56 packets)");
+            self.reorder.push((d as u64) << 56 | n);
         }
         let len = (self.reorder.len() - from) as u8; // at most REORDER_BUCKETS
-        self.rows[c as usize] = ConnRow { done: true, reorder_at: from as u32, reorder_len: len, ..ConnRow::of(conn) };
+        let r = ConnRow::of(conn);
+        self.rows[c as usize] = Stored {
+            first_send: r.first_send,
+            end: r.end,
+            bytes: conn.spec.bytes,
+            counts: [0; 7],
+            max_reorder: r.max_reorder,
+            reorder_at: from as u32,
+            reorder_len: len,
+            flags: DONE | if conn.rx.nak_for == Some(conn.n_pkts) { NAKED_END } else { 0 },
+        };
+        self.keep_counts(c, &r.stats);
         if self.keep_cnp {
             if self.cnp.is_empty() {
                 self.cnp = vec![Notifier::default(); self.slot.len()];
             }
-            self.cnp[c as usize] = conn.rx.cnp;
+            self.cnp[c as usize] = self.live[s as usize].rx.cnp;
         }
         self.free.push(s);
         // the slot's memory is reused by the next connection to start
     }
 
     /// Connection `c`'s results so far.
-    pub fn row(&self, c: u32) -> Cow<'_, ConnRow> {
-        match self.live.get(self.slot[c as usize] as usize) {
-            Some(conn) => Cow::Owned(ConnRow::of(conn)),
-            None => Cow::Borrowed(&self.rows[c as usize]),
+    pub fn row(&self, c: u32) -> ConnRow {
+        if let Some(conn) = self.live.get(self.slot[c as usize] as usize) {
+            return ConnRow::of(conn);
+        }
+        let r = &self.rows[c as usize];
+        let done = r.flags & DONE != 0;
+        ConnRow {
+            n_pkts: self.factory.packets(r.bytes),
+            max_reorder: r.max_reorder,
+            first_send: r.first_send,
+            end: r.end,
+            delivered_bytes: if done { r.bytes } else { 0 },
+            stats: if r.flags & WIDE != 0 { self.wide[&c].clone() } else { Stored::widen(&r.counts) },
         }
     }
 
@@ -251,8 +333,8 @@ impl ConnTable {
             None => {
                 let r = &self.rows[c as usize];
                 let at = r.reorder_at as usize;
-                for &(d, n) in &self.reorder[at..at + r.reorder_len as usize] {
-                    hist[d as usize] += n;
+                for &e in &self.reorder[at..at + r.reorder_len as usize] {
+                    hist[(e >> 56) as usize] += e & ((1 << 56) - 1);
                 }
             }
         }
@@ -280,5 +362,34 @@ impl ConnTable {
     /// The most connections live at once so far.
     pub fn peak_live(&self) -> usize {
         self.peak_live
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::Stream;
+    use crate::scenario::Scenario;
+    use crate::sim::Simulation;
+
+    #[test]
+    fn a_stored_row_keeps_counts_beyond_four_bytes_exactly() {
+        let json = r#"{"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}}"#;
+        let model = Scenario::from_json(json).expect("valid").resolve().expect("resolves");
+        let payload = model.transport.mtu - model.transport.header;
+        let mut t = ConnTable::new(Simulation::factory(&model), false);
+        let ids = t.add(0, &MessageSpec::new(0, 1, 10 * payload + 1, 0, 0), &mut Rng::stream(1, Stream::Host, 0));
+        let c = ids.start;
+        let pending = t.row(c);
+        assert_eq!((pending.n_pkts, pending.delivered_bytes, pending.first_send()), (11, 0, None));
+        let big = u64::from(u32::MAX) + 5;
+        t.count_late(c, |s| s.cnps += 1);
+        t.count_late(c, |s| s.data_packets = big);
+        t.count_late(c, |s| s.cnps += 1); // once wide, it stays exact
+        let r = t.row(c);
+        assert_eq!((r.stats.data_packets, r.stats.cnps, r.stats.retransmits), (big, 2, 0));
+        assert_eq!(Stored::narrow(&r.stats), None);
+        let small = ConnStats { retransmits: 7, ..ConnStats::default() };
+        assert_eq!(Stored::narrow(&small).map(|n| Stored::widen(&n).retransmits), Some(7));
     }
 }

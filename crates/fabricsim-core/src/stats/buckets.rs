@@ -7,11 +7,11 @@ use super::{columns, mean, percentile, Column, Table};
 pub const BUCKETS: [(u64, &str); 4] = [(0, "<100KB"), (100_000, "100KB-1MB"), (1_000_000, "1-10MB"), (10_000_000, ">10MB")];
 
 /// One row per bucket from each message's size and slowdown (`None`: not completed).
-pub fn table(bytes: &[u64], slowdown: &[Option<f64>]) -> Table {
+pub fn table(messages: impl Iterator<Item = (u64, Option<f64>)>) -> Table {
     let bucket = |b: u64| BUCKETS.iter().rposition(|&(lo, _)| b >= lo).unwrap_or(0);
     let mut count = [0u64; 4];
     let mut done: [Vec<f64>; 4] = Default::default();
-    for (&b, s) in bytes.iter().zip(slowdown) {
+    for (b, s) in messages {
         let k = bucket(b);
         count[k] += 1;
         done[k].extend(s);
@@ -33,7 +33,7 @@ mod tests {
 
     #[test]
     fn messages_fall_in_their_bucket() {
-        let t = table(&[1, 99_999, 100_000, 5_000_000, 10_000_000], &[Some(1.0), Some(3.0), None, Some(2.0), Some(4.0)]);
+        let t = table([1, 99_999, 100_000, 5_000_000, 10_000_000].into_iter().zip([Some(1.0), Some(3.0), None, Some(2.0), Some(4.0)]));
         assert_eq!(t.u64("messages"), &[2, 1, 1, 1]);
         assert_eq!(t.u64("completed"), &[2, 0, 1, 1]);
         assert_eq!(t.opt_f64("p99_slowdown"), &[Some(3.0), None, Some(2.0), Some(4.0)]);

@@ -2,7 +2,7 @@
 //! distance, per sample, and the summary.
 
 use super::ideal::{ideal_fct, message_packets, releases};
-use super::{columns, mean, ns, percentile, Column, RunResult, RunView, Summary, Table};
+use super::{columns, mean, ns, percentile, Column, Nullable, RunResult, RunView, Summary, Table};
 use crate::host::connection::Message;
 use crate::host::table::ConnRow;
 use crate::switch::forward::ConnLosses;
@@ -33,24 +33,24 @@ impl RunResult {
         let mut ft = Table::new(columns::FLOWS);
         // one row per message; a message's connections (MPTCP subflows) are summed
         let conns = |m: &Message| (m.first..m.first + m.count).map(|c| flows.row(c));
-        let lost = |m: &Message, f: &dyn Fn(&ConnLosses) -> u64| -> u64 { losses[m.connections()].iter().map(f).sum() };
+        let lost =
+            |m: &Message, f: &dyn Fn(&ConnLosses) -> u64| -> u64 { losses.range(m.first..m.first + m.count).map(|(_, l)| f(l)).sum() };
         let sum = |f: &dyn Fn(&ConnRow) -> u64| Column::U64(messages.iter().map(|m| conns(m).map(|r| f(&r)).sum()).collect());
-        let first_send: Vec<Option<Time>> = messages.iter().map(|m| conns(m).filter_map(|c| c.first_send()).min()).collect();
-        let end: Vec<Option<Time>> =
+        let first_send: Nullable<Time> = messages.iter().map(|m| conns(m).filter_map(|c| c.first_send()).min()).collect();
+        let end: Nullable<Time> =
             messages.iter().map(|m| if m.done == m.count { conns(m).filter_map(|c| c.end()).max() } else { None }).collect();
-        let fct: Vec<Option<Time>> =
-            end.iter().zip(&first_send).zip(messages).map(|((e, f), m)| e.map(|e| e - f.unwrap_or(m.spec.start))).collect();
-        let slowdown: Vec<Option<f64>> = fct.iter().zip(ideals).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
-        // what reads these columns runs first, so that they move into the table (a flows table
-        // of millions of messages is the run's largest allocation)
-        let done_fct: Vec<f64> = fct.iter().flatten().map(|&f| ns(f)).collect();
-        let done_slow: Vec<f64> = slowdown.iter().flatten().copied().collect();
+        let fct: Nullable<Time> =
+            end.iter().zip(first_send.iter()).zip(messages).map(|((e, f), m)| e.map(|e| e - f.unwrap_or(m.spec.start))).collect();
+        let slowdown: Nullable<f64> = fct.iter().zip(ideals).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
+        // what needs scratch memory runs before the table's other columns exist (a flows
+        // table of millions of messages is the run's largest allocation)
         let jobs = super::jobs::tables(v, ideals, &end);
-        let buckets = super::buckets::table(&messages.iter().map(|m| m.spec.bytes).collect::<Vec<_>>(), &slowdown);
+        let buckets = super::buckets::table(messages.iter().map(|m| m.spec.bytes).zip(slowdown.iter()));
+        let (fct_stats, slow_stats) = (Stats::of(fct.present().map(ns)), Stats::of(slowdown.present()));
         // payload bits over the FCT: what the application sees (Juniper post's accounting)
-        let goodput: Vec<Option<f64>> =
-            messages.iter().zip(&fct).map(|(m, f)| f.map(|f| m.spec.bytes as f64 * 8.0 / f as f64 * 1e3)).collect();
-        let completed: Vec<bool> = fct.iter().map(Option::is_some).collect();
+        let goodput: Nullable<f64> =
+            messages.iter().zip(fct.iter()).map(|(m, f)| f.map(|f| m.spec.bytes as f64 * 8.0 / f as f64 * 1e3)).collect();
+        let completed: Vec<bool> = fct.valid.clone();
         let spec = |f: &dyn Fn(&Message) -> u64| Column::U64(messages.iter().map(f).collect());
         ft.add("flow", Column::U64((0..messages.len() as u64).collect()));
         // the engine's host ids are leaf slots; the table speaks the scenario's host ids
@@ -58,7 +58,7 @@ impl RunResult {
         ft.add("dst", spec(&|m| tree.host(m.spec.dst) as u64));
         ft.add("bytes", spec(&|m| m.spec.bytes));
         ft.add("start_ps", spec(&|m| m.spec.start));
-        ft.add("ready_ps", Column::OptU64(messages.iter().map(|m| m.ready).collect()));
+        ft.add("ready_ps", Column::OptU64(messages.iter().map(Message::ready).collect()));
         ft.add("class", spec(&|m| m.spec.class as u64));
         ft.add("pinned", Column::Bool(messages.iter().map(|m| m.spec.pinned).collect()));
         ft.add("first_send_ps", Column::OptU64(first_send));
@@ -126,21 +126,21 @@ impl RunResult {
             status: status.label(),
             stop_reason: status.reason(),
             flows: messages.len() as u64,
-            completed: done_fct.len() as u64,
-            max_fct_ns: done_fct.iter().copied().reduce(f64::max),
-            mean_fct_ns: mean(&done_fct),
-            p99_fct_ns: percentile(&done_fct, 99.0),
-            max_slowdown: done_slow.iter().copied().reduce(f64::max),
-            mean_slowdown: mean(&done_slow),
+            completed: fct_stats.count,
+            max_fct_ns: fct_stats.max,
+            mean_fct_ns: fct_stats.mean,
+            p99_fct_ns: fct_stats.p99,
+            max_slowdown: slow_stats.max,
+            mean_slowdown: slow_stats.mean,
             max_jct_ns: jobs.max_jct_ns,
             mean_jct_ns: jobs.mean_jct_ns,
             max_jct_slowdown: jobs.max_jct_slowdown,
             data_packets: total(&|f| f.stats.data_packets),
             retransmits: total(&|f| f.stats.retransmits),
-            trims: losses.iter().map(|l| l.trims).sum(),
+            trims: losses.values().map(|l| l.trims).sum(),
             // data packets, as the flows count them; the rest of what ports lost apart
-            drops: losses.iter().map(|l| l.drops).sum(),
-            control_drops: ports.iter().map(|p| p.stats.drops).sum::<u64>() - losses.iter().map(|l| l.drops).sum::<u64>(),
+            drops: losses.values().map(|l| l.drops).sum(),
+            control_drops: ports.iter().map(|p| p.stats.drops).sum::<u64>() - losses.values().map(|l| l.drops).sum::<u64>(),
             ecn_marks: ports.iter().map(|p| p.stats.ecn_marks).sum(),
             max_queue_bytes: ports.iter().map(|p| p.stats.max_queue).max().unwrap_or(0),
             events: v.events,
@@ -174,5 +174,20 @@ impl RunResult {
             accounting: v.accounting.clone(),
             scenario_json: v.scenario_json.clone(),
         }
+    }
+}
+
+/// Count, max, mean and 99th percentile of a column's values.
+struct Stats {
+    count: u64,
+    max: Option<f64>,
+    mean: Option<f64>,
+    p99: Option<f64>,
+}
+
+impl Stats {
+    fn of(values: impl Iterator<Item = f64>) -> Stats {
+        let v: Vec<f64> = values.collect();
+        Stats { count: v.len() as u64, max: v.iter().copied().reduce(f64::max), mean: mean(&v), p99: percentile(&v, 99.0) }
     }
 }

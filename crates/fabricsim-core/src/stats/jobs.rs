@@ -9,7 +9,7 @@
 //! a rank receives slip between its data packets and it runs a little above (docs/workloads.md).
 
 use super::ideal::{ideal_fct, message_packets};
-use super::{columns, ns, Column, RunView, Table};
+use super::{columns, ns, Column, Nullable, RunView, Table};
 use crate::time::{serialization, Time};
 use crate::workload::collective::{ideal_finish, Hearing, Tag};
 
@@ -58,7 +58,7 @@ impl Span {
     }
 }
 
-pub fn tables(v: &RunView<'_>, ideals: &[Time], end: &[Option<Time>]) -> JobTables {
+pub fn tables(v: &RunView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTables {
     let ideal = if v.jobs.is_empty() {
         Vec::new()
     } else {
@@ -84,9 +84,9 @@ pub fn tables(v: &RunView<'_>, ideals: &[Time], end: &[Option<Time>]) -> JobTabl
         if t.job == Tag::NONE.job {
             continue;
         }
-        let ready = v.messages[i].ready;
-        iters.entry((t.job, t.iteration)).or_insert_with(Span::new).add(ready, end[i], ideal[i]);
-        steps.entry((t.job, t.iteration, t.step)).or_insert_with(Span::new).add(ready, end[i], ideal[i]);
+        let ready = v.messages[i].ready();
+        iters.entry((t.job, t.iteration)).or_insert_with(Span::new).add(ready, end.get(i), ideal[i]);
+        steps.entry((t.job, t.iteration, t.step)).or_insert_with(Span::new).add(ready, end.get(i), ideal[i]);
     }
     let mut jt = Table::new(columns::JOBS);
     let rows: Vec<(&(u32, u32), &Span)> = iters.iter().collect();
@@ -104,10 +104,10 @@ pub fn tables(v: &RunView<'_>, ideals: &[Time], end: &[Option<Time>]) -> JobTabl
     jt.add("size_bytes", Column::U64(rows.iter().map(|((j, _), _)| info(*j).size).collect()));
     jt.add("start_ps", Column::OptU64(rows.iter().map(|(_, s)| s.start).collect()));
     jt.add("end_ps", Column::OptU64(rows.iter().map(|(_, s)| s.end()).collect()));
-    jt.add("jct_ps", Column::OptU64(jct.clone()));
+    jt.add("jct_ps", Column::OptU64(jct.iter().copied().collect()));
     jt.add("ideal_jct_ps", Column::U64(ideal_jct));
-    jt.add("slowdown", Column::OptF64(slowdown.clone()));
-    jt.add("algbw_gbps", Column::OptF64(algbw.clone()));
+    jt.add("slowdown", Column::OptF64(slowdown.iter().copied().collect()));
+    jt.add("algbw_gbps", Column::OptF64(algbw.iter().copied().collect()));
     let busbw = algbw.iter().zip(&rows).map(|(a, ((j, _), _))| a.map(|a| a * info(*j).op.bus_factor(info(*j).ranks))).collect();
     jt.add("busbw_gbps", Column::OptF64(busbw));
 

@@ -45,8 +45,8 @@ pub struct RunView<'a> {
     pub tags: &'a [Tag],
     pub jobs: &'a [JobInfo],
     pub conns: &'a ConnTable,
-    /// Per connection, what the fabric lost of it.
-    pub losses: &'a [ConnLosses],
+    /// Per connection, what the fabric lost of it (absent: nothing).
+    pub losses: &'a std::collections::BTreeMap<u32, ConnLosses>,
     pub samples: Option<&'a SampleRows>,
     pub accounting: Accounting,
     pub status: Status,
@@ -78,6 +78,57 @@ impl Accounting {
     }
 }
 
+/// A column whose values may not exist: values and a validity mask, as Arrow holds one (9
+/// bytes a row where a `Vec<Option<u64>>` takes 16; a missing value's slot holds 0).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Nullable<T> {
+    pub values: Vec<T>,
+    pub valid: Vec<bool>,
+}
+
+impl<T: Copy + Default> Nullable<T> {
+    pub fn with_capacity(n: usize) -> Self {
+        Nullable { values: Vec::with_capacity(n), valid: Vec::with_capacity(n) }
+    }
+
+    pub fn push(&mut self, v: Option<T>) {
+        self.values.push(v.unwrap_or_default());
+        self.valid.push(v.is_some());
+    }
+
+    pub fn get(&self, i: usize) -> Option<T> {
+        self.valid[i].then(|| self.values[i])
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Option<T>> + '_ {
+        self.values.iter().zip(&self.valid).map(|(&v, &ok)| ok.then_some(v))
+    }
+
+    /// The values that exist, in order.
+    pub fn present(&self) -> impl Iterator<Item = T> + '_ {
+        self.iter().flatten()
+    }
+}
+
+impl<T: Copy + Default> FromIterator<Option<T>> for Nullable<T> {
+    fn from_iter<I: IntoIterator<Item = Option<T>>>(iter: I) -> Self {
+        let iter = iter.into_iter();
+        let mut n = Nullable::with_capacity(iter.size_hint().0);
+        for v in iter {
+            n.push(v);
+        }
+        n
+    }
+}
+
 /// A typed column; the `Opt` ones hold values that may not exist (null, never 0).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Column {
@@ -85,8 +136,8 @@ pub enum Column {
     F64(Vec<f64>),
     Bool(Vec<bool>),
     Str(Vec<String>),
-    OptU64(Vec<Option<u64>>),
-    OptF64(Vec<Option<f64>>),
+    OptU64(Nullable<u64>),
+    OptF64(Nullable<f64>),
 }
 
 impl Column {
@@ -168,16 +219,16 @@ impl Table {
         }
     }
     /// A nullable u64 column (`None` where the value does not exist).
-    pub fn opt_u64(&self, name: &str) -> &[Option<u64>] {
+    pub fn opt_u64(&self, name: &str) -> Vec<Option<u64>> {
         match self.get(name) {
-            Some(Column::OptU64(v)) => v,
+            Some(Column::OptU64(v)) => v.iter().collect(),
             _ => panic!("no nullable u64 column {name}"),
         }
     }
     /// A nullable f64 column (`None` where the value does not exist).
-    pub fn opt_f64(&self, name: &str) -> &[Option<f64>] {
+    pub fn opt_f64(&self, name: &str) -> Vec<Option<f64>> {
         match self.get(name) {
-            Some(Column::OptF64(v)) => v,
+            Some(Column::OptF64(v)) => v.iter().collect(),
             _ => panic!("no nullable f64 column {name}"),
         }
     }

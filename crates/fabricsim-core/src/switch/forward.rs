@@ -7,8 +7,10 @@
 //! (`PipeArrive`). At a switch it picks the egress port ([`Fabric::forward`]: down by
 //! arithmetic, up by the tier's rule among the ports routing still allows) and queues the
 //! packet ([`Fabric::enqueue`]: trim, drop or ECN-mark). A port that frees while packets wait
-//! is woken once (`PortFree`). The fabric counts what it loses, per connection too; it never
-//! looks inside a host: a packet that reaches a host is handed back to the caller.
+//! is woken once (`PortFree`). Each port counts what it loses, per connection too (summed when
+//! read); the fabric never looks inside a host: a packet that reaches a host is handed back to the caller.
+
+use std::collections::BTreeMap;
 
 use crate::engine::rng::{Rng, Stream};
 use crate::engine::{node_unit, Event, EventQueue};
@@ -19,22 +21,15 @@ use crate::switch::{red_mark, EcnMark, EgressPort, Overflow, SwitchModel};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
 
-/// Data packets a connection lost in the fabric.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ConnLosses {
-    pub trims: u64,
-    pub drops: u64,
-}
+pub use crate::switch::port::ConnLosses;
 
-/// What the fabric lost, by kind, and per connection.
+/// What the fabric lost, by kind: sums over its ports ([`Fabric::losses`]).
 #[derive(Debug, Clone, Default)]
 pub struct Losses {
     pub data_trimmed: u64,
     pub data_dropped: u64,
     /// Trimmed headers dropped (a full control queue, a dead or lossy link).
     pub headers_dropped: u64,
-    /// Indexed by connection.
-    pub conn: Vec<ConnLosses>,
 }
 
 /// The switches and links of a run.
@@ -55,12 +50,11 @@ pub struct Fabric {
     pooled: Vec<u64>,
     /// Adaptive routing's last sample of each port's load (empty while loads are exact).
     samples: Vec<(Time, u64)>,
-    pub losses: Losses,
 }
 
 impl Fabric {
-    /// The fabric of `topo`, switches configured by `cfg`, for `connections` connections.
-    pub fn new(topo: Topology, cfg: SwitchModel, seed: u64, connections: usize) -> Fabric {
+    /// The fabric of `topo`, switches configured by `cfg`.
+    pub fn new(topo: Topology, cfg: SwitchModel, seed: u64) -> Fabric {
         let hosts = topo.hosts();
         let ports: Vec<EgressPort> = topo
             .ports
@@ -82,20 +76,7 @@ impl Fabric {
         let rng = (0..topo.switches()).map(|i| Rng::stream(seed, Stream::Switch, i as u64)).collect();
         let pooled = if cfg.shared.is_some() { vec![0; topo.switches()] } else { Vec::new() };
         let samples = if cfg.sense.is_exact() { Vec::new() } else { vec![(0, 0); ports.len()] };
-        Fabric {
-            topo,
-            ports,
-            routes,
-            rng,
-            hosts,
-            cfg,
-            seed,
-            excluded: Vec::new(),
-            restricted: Vec::new(),
-            pooled,
-            samples,
-            losses: Losses { conn: vec![ConnLosses::default(); connections], ..Losses::default() },
-        }
+        Fabric { topo, ports, routes, rng, hosts, cfg, seed, excluded: Vec::new(), restricted: Vec::new(), pooled, samples }
     }
 
     pub fn topology(&self) -> &Topology {
@@ -142,8 +123,7 @@ impl Fabric {
         p.busy_until = done;
         if p.fault.as_ref().is_some_and(|f| f.down) {
             // a dead link: the port serializes into the void and the packet is lost
-            p.stats.drops += 1;
-            self.count_loss(&pkt);
+            p.lose(&pkt);
             return;
         }
         p.stats.bytes += pkt.size as u64;
@@ -154,8 +134,7 @@ impl Fabric {
             p.stats.data_packets += 1;
         }
         if p.fault.as_mut().is_some_and(|f| f.loses()) {
-            p.stats.drops += 1;
-            self.count_loss(&pkt);
+            p.lose(&pkt);
             return;
         }
         // a wire never reorders, even when its latency drops (a `delay` fault ending)
@@ -172,19 +151,6 @@ impl Fabric {
     pub fn send(&mut self, q: &mut EventQueue, now: Time, port: u32, pkt: Packet) {
         self.transmit(q, now, port, pkt);
         self.wake_when_free(q, port);
-    }
-
-    /// Counts a packet lost (a full queue, a dead or lossy link) by its kind.
-    #[cold]
-    fn count_loss(&mut self, pkt: &Packet) {
-        match (pkt.kind, pkt.trimmed) {
-            (Kind::Data, false) => {
-                self.losses.data_dropped += 1;
-                self.losses.conn[pkt.conn as usize].drops += 1;
-            }
-            (Kind::Data, true) => self.losses.headers_dropped += 1,
-            _ => {} // an ACK or NACK: the port counts it
-        }
     }
 
     /// Schedules `port`'s wake-up for when its wire frees, unless one is pending.
@@ -296,24 +262,20 @@ impl Fabric {
             p.stats.max_queue = p.stats.max_queue.max(p.data_bytes);
             match m.overflow {
                 Overflow::Trim => {
-                    p.stats.trims += 1;
-                    self.losses.conn[pkt.conn as usize].trims += 1;
-                    self.losses.data_trimmed += 1;
+                    p.count_trim(&pkt);
                     pkt.trimmed = true;
                     pkt.size = m.header as u16;
                     control = true;
                 }
                 Overflow::Drop => {
-                    p.stats.drops += 1;
-                    self.count_loss(&pkt);
+                    p.lose(&pkt);
                     return;
                 }
             }
         }
         if control {
             if p.control_bytes + pkt.size as u64 > m.control_buffer {
-                p.stats.drops += 1;
-                self.count_loss(&pkt);
+                p.lose(&pkt);
                 return;
             }
             p.push_control(pkt);
@@ -387,6 +349,33 @@ impl Fabric {
         Some(path)
     }
 
+    /// What the fabric lost, summed over its ports.
+    pub fn losses(&self) -> Losses {
+        let mut l = Losses::default();
+        for p in &self.ports {
+            l.data_trimmed += p.stats.trims;
+            if let Some(lost) = &p.lost {
+                l.data_dropped += lost.data_dropped;
+                l.headers_dropped += lost.headers_dropped;
+            }
+        }
+        l
+    }
+
+    /// What each connection lost, summed over the ports (a connection that lost nothing is
+    /// absent).
+    pub fn conn_losses(&self) -> BTreeMap<u32, ConnLosses> {
+        let mut all = BTreeMap::new();
+        for lost in self.ports.iter().filter_map(|p| p.lost.as_deref()) {
+            for (&c, l) in &lost.conn {
+                let e: &mut ConnLosses = all.entry(c).or_default();
+                e.trims += l.trims;
+                e.drops += l.drops;
+            }
+        }
+        all
+    }
+
     /// Data packets the fabric holds (queued or on a wire): (whole, trimmed headers).
     pub fn data_in_flight(&self) -> (u64, u64) {
         let held = || self.ports.iter().flat_map(|p| p.packets()).filter(|p| p.kind == Kind::Data);
@@ -419,7 +408,7 @@ mod tests {
         let text = format!("[topology]\nhosts = 16\nradix = 8\n[switch]\n{switch}");
         let value: toml::Table = toml::from_str(&text).expect("test TOML");
         let model = Scenario::from_deserializer(value).expect("valid").resolve().expect("resolves");
-        let f = Fabric::new(Topology::build(&model.tree), model.switch.clone(), 1, 4);
+        let f = Fabric::new(Topology::build(&model.tree), model.switch.clone(), 1);
         let port = f.topology().ports.iter().position(|p| p.name == "leaf0:up0").expect("leaf0:up0") as u32;
         (f, EventQueue::with_horizon(1_000_000), port)
     }
@@ -436,7 +425,7 @@ mod tests {
             f.enqueue(&mut q, 0, port, data(2, psn));
         }
         let p = &f.ports()[port as usize];
-        assert_eq!((p.stats.trims, f.losses.data_trimmed, f.losses.conn[2].trims), (1, 1, 1));
+        assert_eq!((p.stats.trims, f.losses().data_trimmed, f.conn_losses()[&2].trims), (1, 1, 1));
         assert_eq!(p.data_bytes, 8320, "two full packets wait");
         let header = p.control.front().copied().expect("the trimmed header waits in the control queue");
         assert!(header.trimmed && header.psn == 3 && header.size as u64 == f.cfg.header);
@@ -457,9 +446,9 @@ mod tests {
         // psn 0 on the wire, psn 1 queued, 65 trimmed headers queued, the last 3 lost
         let p = &f.ports()[port as usize];
         assert_eq!(p.control.len(), 65);
-        assert_eq!((f.losses.data_trimmed, f.losses.headers_dropped, p.stats.drops), (68, 3, 3));
-        assert_eq!(f.losses.conn[1].trims, 68, "a trimmed packet is counted once, when trimmed");
-        assert_eq!(f.losses.conn[1].drops, 0, "a lost header is not a second loss of its packet");
+        assert_eq!((f.losses().data_trimmed, f.losses().headers_dropped, p.stats.drops), (68, 3, 3));
+        assert_eq!(f.conn_losses()[&1].trims, 68, "a trimmed packet is counted once, when trimmed");
+        assert_eq!(f.conn_losses()[&1].drops, 0, "a lost header is not a second loss of its packet");
     }
 
     #[test]

@@ -3,10 +3,10 @@
 //!
 //! See the [`super`] module doc for the queueing rules.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::faults::link::LinkFault;
-use crate::packet::Packet;
+use crate::packet::{Kind, Packet};
 use crate::time::Time;
 
 /// Counters of one egress port.
@@ -27,6 +27,25 @@ pub struct PortStats {
     pub ecn_marks: u64,
     pub trims: u64,
     pub drops: u64,
+}
+
+/// Data packets a connection lost in the fabric.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnLosses {
+    pub trims: u64,
+    pub drops: u64,
+}
+
+/// What one port lost, by fate, and of which connections (only those that lost something
+/// here). The port owns it; a run's totals and a connection's losses are sums over the ports,
+/// taken when read.
+#[derive(Debug, Clone, Default)]
+pub struct PortLosses {
+    /// Whole data packets dropped (a full queue, a dead or lossy link).
+    pub data_dropped: u64,
+    /// Trimmed headers dropped (a full control queue, a dead or lossy link).
+    pub headers_dropped: u64,
+    pub conn: BTreeMap<u32, ConnLosses>,
 }
 
 /// One data class's queue at a port.
@@ -77,9 +96,35 @@ pub struct EgressPort {
     /// Packets on the wire with their arrival times at the far end (FIFO: constant delay).
     pub pipe: VecDeque<(Time, Packet)>,
     pub stats: PortStats,
+    /// What it lost; `None` until it loses something.
+    pub lost: Option<Box<PortLosses>>,
 }
 
 impl EgressPort {
+    /// Loses `pkt` (a full queue, a dead or lossy link), counted by its kind: a data packet
+    /// against its connection, a trimmed header not again (its packet was counted when
+    /// trimmed), an ACK or NACK only in `stats.drops`.
+    #[cold]
+    pub fn lose(&mut self, pkt: &Packet) {
+        self.stats.drops += 1;
+        match (pkt.kind, pkt.trimmed) {
+            (Kind::Data, false) => {
+                let l = self.lost.get_or_insert_with(Box::default);
+                l.data_dropped += 1;
+                l.conn.entry(pkt.conn).or_default().drops += 1;
+            }
+            (Kind::Data, true) => self.lost.get_or_insert_with(Box::default).headers_dropped += 1,
+            _ => {}
+        }
+    }
+
+    /// Counts `pkt`'s trimming to a header here.
+    #[cold]
+    pub fn count_trim(&mut self, pkt: &Packet) {
+        self.stats.trims += 1;
+        self.lost.get_or_insert_with(Box::default).conn.entry(pkt.conn).or_default().trims += 1;
+    }
+
     pub fn new(from: u32, to: u32, switch: u32, rate: u64, delay: Time, classes: usize) -> Self {
         EgressPort {
             from,
@@ -98,6 +143,7 @@ impl EgressPort {
             drr_fresh: true,
             pipe: VecDeque::new(),
             stats: PortStats::default(),
+            lost: None,
         }
     }
 

@@ -30,8 +30,8 @@ fn cell(col: &Column, row: usize) -> String {
         Column::Bool(v) => v[row].to_string(),
         Column::Str(v) => v[row].clone(),
         // a value that does not exist is an empty cell, as in CSV
-        Column::OptU64(v) => v[row].map(|x| x.to_string()).unwrap_or_default(),
-        Column::OptF64(v) => v[row].map(|x| format!("{x:?}")).unwrap_or_default(),
+        Column::OptU64(v) => v.get(row).map(|x| x.to_string()).unwrap_or_default(),
+        Column::OptF64(v) => v.get(row).map(|x| format!("{x:?}")).unwrap_or_default(),
     }
 }
 

@@ -36,7 +36,7 @@ impl Nics {
     /// Releases message `m` at `at`: its connections start then.
     pub(super) fn release(&mut self, q: &mut EventQueue, m: usize, at: Time) {
         let msg = &mut self.messages[m];
-        msg.ready = Some(at);
+        msg.released = at;
         for c in msg.connections() {
             q.schedule(at, Event::ConnStart(c as u32));
         }

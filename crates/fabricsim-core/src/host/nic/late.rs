@@ -26,15 +26,11 @@ impl Nics {
         let reply =
             |kind: Kind, psn: u32, ecn: bool| Packet { psn, ev: packet.ev, ecn, ..Packet::control(kind, c, host, packet.src, header) };
         let (cnps, all_evs) = (self.cfg.cc.sends_cnps(), self.cfg.ack_policy.all_evs);
-        let (row, notifier) = self.conns.row_mut(c);
         match packet.kind {
             Kind::Data if packet.trimmed => {
                 let psn = match self.cfg.kind {
                     TransportKind::Ooo => Some(packet.psn),
-                    TransportKind::Gbn => (!row.naked_end).then(|| {
-                        row.naked_end = true;
-                        row.n_pkts
-                    }),
+                    TransportKind::Gbn => self.conns.nak_end_once(c).then(|| self.conns.stored_packets(c)),
                 };
                 self.hosts[host as usize].counts.headers_delivered += 1;
                 if let Some(psn) = psn {
@@ -42,9 +38,11 @@ impl Nics {
                 }
             }
             Kind::Data => {
-                let window_end = notifier.filter(|_| packet.ecn && cnps).and_then(|n| n.on_marked(now));
-                row.stats.cnps += u64::from(window_end.is_some());
-                let n = row.n_pkts;
+                let window_end = self.conns.notifier_mut(c).filter(|_| packet.ecn && cnps).and_then(|n| n.on_marked(now));
+                if window_end.is_some() {
+                    self.conns.count_late(c, |s| s.cnps += 1);
+                }
+                let n = self.conns.stored_packets(c);
                 self.hosts[host as usize].counts.data_delivered += 1;
                 if let Some(at) = window_end {
                     q.schedule(at, Event::CnpTimer(c));
@@ -55,7 +53,7 @@ impl Nics {
             }
             Kind::Ack => {
                 if packet.ecn && !all_evs {
-                    row.stats.ecn_acks += 1;
+                    self.conns.count_late(c, |s| s.ecn_acks += 1);
                 }
                 self.kick(q, fabric, now, host);
             }
