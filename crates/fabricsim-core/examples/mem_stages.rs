@@ -22,7 +22,7 @@ fn main() {
     );
     let scenario = Scenario::from_json(&json).expect("valid");
     let mut sim = Simulation::new(&scenario).expect("builds");
-    println!("built:     {}", rss());
+    println!("built:     {} (estimate {} MB)", rss(), sim.model().need.total() >> 20);
     let t = std::time::Instant::now();
     while sim.step(1_000_000_000) == Status::Running {}
     println!(

@@ -119,9 +119,10 @@ struct Entry {
 }
 
 impl Entry {
+    /// (time, order) as one number: one wide comparison instead of two.
     #[inline]
-    fn key(&self) -> (Time, u64) {
-        (self.time, self.order)
+    fn key(&self) -> u128 {
+        (u128::from(self.time) << 64) | u128::from(self.order)
     }
 }
 
