@@ -417,13 +417,20 @@ mod tests {
         Packet { size: 4160, psn, ..Packet::control(Kind::Data, conn, 0, 9, 0) }
     }
 
+    /// [`fabric`], with `count` full packets of connection `conn` (PSNs 0, 1, ...) sent to
+    /// `leaf0:up0` at time 0.
+    fn filled(switch: &str, conn: u32, count: u32) -> (Fabric, EventQueue, u32) {
+        let (mut f, mut q, port) = fabric(switch);
+        for psn in 0..count {
+            f.enqueue(&mut q, 0, port, data(conn, psn));
+        }
+        (f, q, port)
+    }
+
     #[test]
     fn a_full_queue_trims_into_the_control_queue_which_leaves_first() {
         // room for two queued packets; the first goes straight onto the free wire
-        let (mut f, mut q, port) = fabric("buffer = \"8320B\"\necn = { enabled = false }\n");
-        for psn in 0..4 {
-            f.enqueue(&mut q, 0, port, data(2, psn));
-        }
+        let (mut f, mut q, port) = filled("buffer = \"8320B\"\necn = { enabled = false }\n", 2, 4);
         let p = &f.ports()[port as usize];
         assert_eq!((p.stats.trims, f.losses().data_trimmed, f.conn_losses()[&2].trims), (1, 1, 1));
         assert_eq!(p.data_bytes, 8320, "two full packets wait");
@@ -439,10 +446,7 @@ mod tests {
     #[test]
     fn a_full_control_queue_drops_headers_and_counts_them() {
         // one packet queued; the control queue holds one full packet's bytes: 65 headers of 64 B
-        let (mut f, mut q, port) = fabric("buffer = \"4160B\"\ncontrol_buffer = \"4160B\"\necn = { enabled = false }\n");
-        for psn in 0..70 {
-            f.enqueue(&mut q, 0, port, data(1, psn));
-        }
+        let (f, _, port) = filled("buffer = \"4160B\"\ncontrol_buffer = \"4160B\"\necn = { enabled = false }\n", 1, 70);
         // psn 0 on the wire, psn 1 queued, 65 trimmed headers queued, the last 3 lost
         let p = &f.ports()[port as usize];
         assert_eq!(p.control.len(), 65);
@@ -457,10 +461,7 @@ mod tests {
         // behind (dequeue) a full packet in its queue
         let marks = |mark: &str| -> Vec<(u32, bool)> {
             let (mut f, mut q, port) =
-                fabric(&format!("buffer = \"1bdp\"\necn = {{ kmin = \"1B\", kmax = \"4160B\", mark = \"{mark}\" }}\n"));
-            for psn in 0..3 {
-                f.enqueue(&mut q, 0, port, data(0, psn));
-            }
+                filled(&format!("buffer = \"1bdp\"\necn = {{ kmin = \"1B\", kmax = \"4160B\", mark = \"{mark}\" }}\n"), 0, 3);
             for _ in 0..2 {
                 let free = f.ports()[port as usize].busy_until;
                 f.switch_next(&mut q, free, port);
