@@ -12,7 +12,8 @@
 //! guard against the impossible, not an accounting.
 
 use crate::error::ScenarioError;
-use crate::host::connection::{Connection, Message, REORDER_BUCKETS};
+use crate::host::connection::{RecvHalf, SendHalf, REORDER_BUCKETS};
+use crate::host::message::Message;
 use crate::host::table::STORED_ROW_BYTES;
 use crate::host::TransportModel;
 use crate::packet::Packet;
@@ -58,9 +59,9 @@ pub fn fabric(tree: &FatTreeSpec, switch: &SwitchModel, mtu: u64, bdp_packets: u
     port_count(tree).saturating_mul(per_port).saturating_add(tree.hosts as u64 * 128)
 }
 
-/// Bytes of one connection's state, before its per-packet state.
+/// Bytes of one connection's state (both halves), before its per-packet state.
 fn per_connection() -> u64 {
-    std::mem::size_of::<Connection>() as u64 + REORDER_BUCKETS as u64 * 8 + 256
+    (std::mem::size_of::<SendHalf>() + std::mem::size_of::<RecvHalf>()) as u64 + REORDER_BUCKETS as u64 * 8 + 256
 }
 
 /// The least memory a message takes: its rows and one connection's. Jobs are refused with it

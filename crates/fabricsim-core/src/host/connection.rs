@@ -1,6 +1,8 @@
-//! A connection's state at both ends: the sender (window, PSN states, send log for the RTO,
-//! pacing) here and the receiver in [`super::receiver`], used by the transports
-//! (`super::transport`).
+//! A connection's two halves: the sending half ([`SendHalf`]: window, PSN states, send log for
+//! the RTO, pacing, its load balancer) here, kept by the source host, and the receiving half
+//! ([`RecvHalf`], [`super::receiver`]), kept by the destination host. Neither reads the other:
+//! what one learns of the other is what a packet carries (data packets, and ACKs and NACKs
+//! with their cumulative PSN and bounded SACK). The transports (`super::transport`) use both.
 //!
 //! A message is split into packets of `mtu` wire bytes (the last one shorter); packet
 //! sequence numbers (PSNs) count from 0. The sender sends retransmissions first, then new
@@ -10,7 +12,7 @@ use std::collections::VecDeque;
 
 use super::cc::{CongestionControl, Cwnd};
 use super::receiver::bits_from;
-pub use super::receiver::{sack_base, AckPolicy, Arrival, Receiver, REORDER_BUCKETS, SACK_BITS_ALL};
+pub use super::receiver::{sack_base, AckPolicy, Arrival, Receiver, RecvHalf, REORDER_BUCKETS, SACK_BITS_ALL};
 use super::rto::RtoTimer;
 use crate::lb::HostLb;
 use crate::packet::Ev;
@@ -35,6 +37,8 @@ pub struct SendRecord {
     pub at: Time,
 }
 
+/// A connection's counters. Each half counts its own (the sender: data packets, retransmits,
+/// ECN echoes, timeouts; the receiver: discards, path-ID NACKs, CNPs); the results add them.
 #[derive(Debug, Clone, Default)]
 pub struct ConnStats {
     /// Data packets the Go-back-N receiver threw away for arriving out of order.
@@ -47,6 +51,19 @@ pub struct ConnStats {
     pub timeouts: u64,
     /// Congestion notification packets the receiver sent (DCQCN).
     pub cnps: u64,
+}
+
+impl ConnStats {
+    /// Adds `o`'s counts to these.
+    pub fn add(&mut self, o: &ConnStats) {
+        self.discarded += o.discarded;
+        self.fast_nacks += o.fast_nacks;
+        self.data_packets += o.data_packets;
+        self.retransmits += o.retransmits;
+        self.ecn_acks += o.ecn_acks;
+        self.timeouts += o.timeouts;
+        self.cnps += o.cnps;
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -130,58 +147,28 @@ impl Sender {
     }
 }
 
-/// A message of the workload, carried by one connection or (MPTCP) several.
-#[derive(Debug, Clone, Copy)]
-pub struct Message {
-    pub spec: MessageSpec,
-    /// Its connections: `first..first + count` in the flow table.
-    pub first: u32,
-    pub count: u32,
-    /// Connections that have received all their bytes (counted by the receiver).
-    pub done: u32,
-    /// Connections whose sender has every packet acknowledged (counted by the sender).
-    pub acked: u32,
-    /// When it was released: its start, or (with dependencies) when the last of them
-    /// completed plus its delay; `Time::MAX` while it waits (see [`Message::ready`]).
-    pub released: Time,
-}
-
-impl Message {
-    /// When it was released; `None` while it waits.
-    pub fn ready(&self) -> Option<Time> {
-        (self.released != Time::MAX).then_some(self.released)
-    }
-
-    pub fn connections(&self) -> std::ops::Range<usize> {
-        self.first as usize..(self.first + self.count) as usize
-    }
-}
-
-/// One connection from `spec.src` to `spec.dst`: both ends of it.
+/// The sending half of one connection from `spec.src` to `spec.dst` (kept by `spec.src`).
 #[derive(Debug, Clone)]
-pub struct Connection {
+pub struct SendHalf {
     pub spec: MessageSpec,
     pub n_pkts: u32,
     /// Payload bytes of a full packet.
     pub payload: u64,
     pub header: u64,
-    /// Distinct paths between the two hosts (for path-ID loss detection).
-    pub n_paths: usize,
     pub tx: Sender,
-    pub rx: Receiver,
+    /// The sender's counters.
     pub stats: ConnStats,
 }
 
-impl Connection {
-    pub fn new(spec: MessageSpec, mtu: u64, header: u64, window: Cwnd, lb: HostLb, policy: AckPolicy) -> Connection {
+impl SendHalf {
+    pub fn new(spec: MessageSpec, mtu: u64, header: u64, window: Cwnd, lb: HostLb) -> SendHalf {
         let payload = mtu - header;
         let n_pkts = spec.bytes.div_ceil(payload) as u32;
-        Connection {
+        SendHalf {
             spec,
             n_pkts,
             payload,
             header,
-            n_paths: 1,
             tx: Sender {
                 state: vec![PsnState::Unsent; n_pkts as usize],
                 tx_count: vec![0; n_pkts as usize],
@@ -203,7 +190,6 @@ impl Connection {
                 last_start: 0,
                 last_size: 0,
             },
-            rx: Receiver::new(n_pkts, policy),
             stats: ConnStats::default(),
         }
     }
@@ -297,7 +283,7 @@ impl Connection {
         let (bits, marks) = if all_evs { (sack & u64::from(u32::MAX), sack >> 32) } else { (sack, 0) };
         let marked = |p: u32| p >= base && p - base < SACK_BITS_ALL && marks >> (p - base) & 1 == 1;
         let mut newly = 0;
-        let mut one = |conn: &mut Connection, p: u32| {
+        let mut one = |conn: &mut SendHalf, p: u32| {
             let size = conn.ack_psn(p);
             if size > 0 && all_evs {
                 out.push((p, marked(p)));
@@ -376,7 +362,25 @@ mod tests {
     use crate::host::CcKind;
     use crate::lb::LbConfig;
 
-    fn flow(bytes: u64) -> Connection {
+    /// Both halves of a connection, the sender's reached through `Deref` (the tests play the
+    /// fabric between them).
+    struct Flow {
+        s: SendHalf,
+        rx: Receiver,
+    }
+    impl std::ops::Deref for Flow {
+        type Target = SendHalf;
+        fn deref(&self) -> &SendHalf {
+            &self.s
+        }
+    }
+    impl std::ops::DerefMut for Flow {
+        fn deref_mut(&mut self) -> &mut SendHalf {
+            &mut self.s
+        }
+    }
+
+    fn flow(bytes: u64) -> Flow {
         let ctx = crate::lb::LbContext {
             bdp_packets: 3,
             base_rtt: 1,
@@ -387,17 +391,10 @@ mod tests {
             packet_time: 1,
         };
         let lb = LbConfig::default().build(&ctx, &mut Rng::stream(1, Stream::Host, 0));
-        Connection::new(
-            MessageSpec::new(0, 1, bytes, 0, 0),
-            1064,
-            64,
-            Cwnd::new(
-                CcKind::None,
-                &crate::host::cc::CcContext { init: 3 * 1064, max: 3 * 1064, mtu: 1064, mss: 1000, base_rtt: 1, rate: 1, trimming: true },
-            ),
-            lb,
-            AckPolicy { every: 1, ..Default::default() },
-        )
+        let cc = crate::host::cc::CcContext { init: 3 * 1064, max: 3 * 1064, mtu: 1064, mss: 1000, base_rtt: 1, rate: 1, trimming: true };
+        let s = SendHalf::new(MessageSpec::new(0, 1, bytes, 0, 0), 1064, 64, Cwnd::new(CcKind::None, &cc), lb);
+        let rx = Receiver::new(s.n_pkts, AckPolicy { every: 1, ..Default::default() });
+        Flow { s, rx }
     }
 
     #[test]
@@ -413,7 +410,7 @@ mod tests {
     }
 
     /// The ACK `f`'s receiver sends for an arrival of `psn`, applied to its sender.
-    fn ack(f: &mut Connection, psn: u32) -> u64 {
+    fn ack(f: &mut Flow, psn: u32) -> u64 {
         let (cum, sack) = f.rx.ack_fields(psn, false);
         f.on_ack(psn, cum, sack, false, &mut Vec::new())
     }

@@ -1,16 +1,17 @@
 //! Building the connections that carry a message: one, or (MPTCP) its subflows, each with its
 //! own load balancer drawn from the source host's random stream, its window and its timer.
 //!
-//! A connection is built when its message starts, not when the run is set up: a job of
-//! millions of messages keeps only the ones under way (DESIGN.md, memory). The load
+//! A connection's sending half is built when its message starts, its receiving half when its
+//! first packet arrives ([`ConnFactory::receiver`]), not when the run is set up: a job of
+//! millions of messages keeps only the ones under way (docs/model.md, "Memory"). The load
 //! balancers' draws must not move with that, so at setup the source host's stream is copied
 //! for each message and advanced past the draws its load balancers will make
-//! ([`ConnFactory::draw`]); at the start the connections are built from the copy
-//! ([`ConnFactory::build`]) and draw exactly what they would have drawn up front.
+//! ([`ConnFactory::draw`]); at the start the sending halves are built from the copy
+//! ([`ConnFactory::senders`]) and draw exactly what they would have drawn up front.
 
 use crate::engine::rng::Rng;
 use crate::host::cc::{CcContext, Cwnd};
-use crate::host::connection::Connection;
+use crate::host::connection::{RecvHalf, SendHalf};
 use crate::host::TransportModel;
 use crate::lb::{ecmp, mptcp, HostLb, LbConfig, LbContext, MAX_EVS};
 use crate::time::Time;
@@ -61,8 +62,14 @@ impl ConnFactory {
         drop(self.load_balancers(spec, rng));
     }
 
-    /// The connections of a message, their load balancers drawn from `rng`.
-    pub fn build(&self, spec: &MessageSpec, rng: &mut Rng) -> Vec<Connection> {
+    /// The receiving half of a connection of `spec`'s message carrying `bytes`.
+    pub fn receiver(&self, spec: &MessageSpec, bytes: u64) -> RecvHalf {
+        let t = &self.transport;
+        RecvHalf::new(bytes, t.mtu - t.header, self.tree.path_count(spec.src, spec.dst), t.ack_policy)
+    }
+
+    /// The sending halves of a message's connections, their load balancers drawn from `rng`.
+    pub fn senders(&self, spec: &MessageSpec, rng: &mut Rng) -> Vec<SendHalf> {
         let t = &self.transport;
         let shares = self.shares(spec.bytes);
         let k = shares.len() as u64;
@@ -74,8 +81,7 @@ impl ConnFactory {
             .zip(lbs)
             .map(|(bytes, lb)| {
                 let window = Cwnd::new(t.cc, &cc);
-                let mut conn = Connection::new(MessageSpec { bytes, ..*spec }, t.mtu, t.header, window, lb, t.ack_policy);
-                conn.n_paths = self.tree.path_count(spec.src, spec.dst);
+                let mut conn = SendHalf::new(MessageSpec { bytes, ..*spec }, t.mtu, t.header, window, lb);
                 conn.tx.rto = t.rto_timer();
                 if t.rto_adaptive || t.cc.needs_rtt() {
                     conn.tx.keep_send_times(conn.n_pkts);

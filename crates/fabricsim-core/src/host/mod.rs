@@ -4,6 +4,7 @@
 pub mod cc;
 pub mod connection;
 pub mod factory;
+pub mod message;
 pub mod nic;
 pub mod receiver;
 pub mod rto;

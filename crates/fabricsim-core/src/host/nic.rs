@@ -14,7 +14,8 @@ mod late;
 use crate::engine::rng::{Rng, Stream};
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::{AckSignal, CongestionControl};
-use crate::host::connection::{Message, SendRecord};
+use crate::host::connection::SendRecord;
+use crate::host::message::Message;
 use crate::host::table::ConnTable;
 use crate::host::{LossDetection, TransportKind, TransportModel};
 use crate::lb::LoadBalancer;
@@ -207,7 +208,7 @@ impl Nics {
         for k in 0..n {
             let i = (hs.rr + k) % n;
             let c = hs.active[i];
-            let conn = self.conns.live_mut(c);
+            let conn = self.conns.sender_live(c);
             if conn.tx.next_send > now {
                 held = held.min(conn.tx.next_send);
                 continue;
@@ -263,75 +264,97 @@ impl Nics {
         self.kick(q, fabric, now, host);
     }
 
-    /// A packet reached `host`.
+    /// A packet reached `host`: data for the receiving half it keeps, an ACK, NACK or CNP for
+    /// the sending half.
     pub fn receive(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
+        match packet.kind {
+            Kind::Data => self.receive_data(q, fabric, now, host, packet),
+            _ => self.receive_control(q, fabric, now, host, packet),
+        }
+    }
+
+    /// A data packet (or its trimmed header) reached its receiver `host`.
+    fn receive_data(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
         let c = packet.conn;
-        let Some(conn) = self.conns.get_mut(c) else {
-            self.receive_late(q, fabric, now, host, packet);
+        // the fields apart: `conns` is borrowed mutably next to the message
+        let spec = &self.messages[self.conns.message_of(c) as usize].spec;
+        let Some(half) = self.conns.receiver(c, spec) else {
+            self.receive_late_data(q, fabric, now, host, packet);
             return;
         };
         let header = self.cfg.header as u16;
         let transport = self.cfg.kind;
         let reply =
             move |kind: Kind, ev: Ev, ecn: bool| Packet { psn: packet.psn, ev, ecn, ..Packet::control(kind, c, host, packet.src, header) };
+        if packet.trimmed {
+            self.hosts[host as usize].counts.headers_delivered += 1;
+            if let Some(psn) = transport.on_trimmed(&mut half.rx, packet.psn) {
+                let nack = Packet { psn, ..reply(Kind::Nack, packet.ev, false) };
+                self.send_control(q, fabric, now, host, nack);
+            }
+            return;
+        }
+        self.hosts[host as usize].counts.data_delivered += 1;
+        if packet.ecn && self.cfg.cc.sends_cnps() {
+            if let Some(window_end) = half.rx.cnp.on_marked(now) {
+                half.stats.cnps += 1;
+                q.schedule(window_end, Event::CnpTimer(c));
+                self.send_control(q, fabric, now, host, reply(Kind::Cnp, packet.ev, false));
+            }
+        }
+        let half = self.conns.receiver_live(c);
+        let payload = half.payload_of(packet.psn);
+        let before = half.rx.delivered_bytes;
+        let arrival = transport.on_data(&mut half.rx, now, packet.psn, payload, packet.ecn);
+        self.hosts[host as usize].progress += u64::from(half.rx.delivered_bytes != before);
+        if arrival.discarded {
+            half.stats.discarded += 1;
+        }
+        if let Some(e) = arrival.nak {
+            let nak = Packet { psn: e, ..reply(Kind::Nack, packet.ev, false) };
+            self.send_control(q, fabric, now, host, nak);
+        }
+        if self.cfg.loss_detection == LossDetection::PathId {
+            let half = self.conns.receiver_live(c);
+            self.scratch_psn.clear();
+            half.rx.lost_by_path(packet.psn, packet.path, half.n_paths, &mut self.scratch_psn);
+            half.stats.fast_nacks += self.scratch_psn.len() as u64;
+            for i in 0..self.scratch_psn.len() {
+                let nack = Packet { psn: self.scratch_psn[i], ..reply(Kind::Nack, packet.ev, false) };
+                self.send_control(q, fabric, now, host, nack);
+            }
+        }
+        if arrival.completed {
+            let mi = self.conns.message_of(c) as usize;
+            let m = &mut self.messages[mi];
+            m.done += 1;
+            if m.done == m.count {
+                self.hosts[host as usize].done += 1;
+                self.reported += 1;
+                if !self.dependents.is_empty() {
+                    self.completed(q, now, host, mi);
+                }
+            }
+        }
+        if arrival.send_ack {
+            let gbn = transport == TransportKind::Gbn;
+            let (cum, sack) = self.conns.receiver_live(c).rx.ack_fields(packet.psn, gbn);
+            let ack = Packet { cum, sack, ..reply(Kind::Ack, packet.ev, packet.ecn) };
+            self.send_control(q, fabric, now, host, ack);
+        }
+        if arrival.completed {
+            self.conns.finish_receiver(c);
+        }
+    }
+
+    /// An ACK, NACK or CNP reached its sender `host`.
+    fn receive_control(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
+        let c = packet.conn;
+        let Some(conn) = self.conns.sender(c) else {
+            self.receive_late_control(q, fabric, now, host, packet);
+            return;
+        };
         match packet.kind {
-            Kind::Data if packet.trimmed => {
-                self.hosts[host as usize].counts.headers_delivered += 1;
-                if let Some(psn) = transport.on_trimmed(&mut conn.rx, packet.psn) {
-                    let nack = Packet { psn, ..reply(Kind::Nack, packet.ev, false) };
-                    self.send_control(q, fabric, now, host, nack);
-                }
-            }
-            Kind::Data => {
-                self.hosts[host as usize].counts.data_delivered += 1;
-                if packet.ecn && self.cfg.cc.sends_cnps() {
-                    if let Some(window_end) = conn.rx.cnp.on_marked(now) {
-                        conn.stats.cnps += 1;
-                        q.schedule(window_end, Event::CnpTimer(c));
-                        self.send_control(q, fabric, now, host, reply(Kind::Cnp, packet.ev, false));
-                    }
-                }
-                let conn = self.conns.live_mut(c);
-                let payload = conn.payload_of(packet.psn);
-                let before = conn.rx.delivered_bytes;
-                let arrival = transport.on_data(&mut conn.rx, now, packet.psn, payload, packet.ecn);
-                self.hosts[host as usize].progress += u64::from(conn.rx.delivered_bytes != before);
-                if arrival.discarded {
-                    conn.stats.discarded += 1;
-                }
-                if let Some(e) = arrival.nak {
-                    let nak = Packet { psn: e, ..reply(Kind::Nack, packet.ev, false) };
-                    self.send_control(q, fabric, now, host, nak);
-                }
-                if self.cfg.loss_detection == LossDetection::PathId {
-                    let conn = self.conns.live_mut(c);
-                    self.scratch_psn.clear();
-                    conn.rx.lost_by_path(packet.psn, packet.path, conn.n_paths, &mut self.scratch_psn);
-                    conn.stats.fast_nacks += self.scratch_psn.len() as u64;
-                    for i in 0..self.scratch_psn.len() {
-                        let nack = Packet { psn: self.scratch_psn[i], ..reply(Kind::Nack, packet.ev, false) };
-                        self.send_control(q, fabric, now, host, nack);
-                    }
-                }
-                if arrival.completed {
-                    let mi = self.conns.message_of(c) as usize;
-                    let m = &mut self.messages[mi];
-                    m.done += 1;
-                    if m.done == m.count {
-                        self.hosts[host as usize].done += 1;
-                        self.reported += 1;
-                        if !self.dependents.is_empty() {
-                            self.completed(q, now, host, mi);
-                        }
-                    }
-                }
-                if arrival.send_ack {
-                    let gbn = transport == TransportKind::Gbn;
-                    let (cum, sack) = self.conns.live_mut(c).rx.ack_fields(packet.psn, gbn);
-                    let ack = Packet { cum, sack, ..reply(Kind::Ack, packet.ev, packet.ecn) };
-                    self.send_control(q, fabric, now, host, ack);
-                }
-            }
             Kind::Ack => {
                 let rtt = conn.tx.rtt_sample(packet.psn, now);
                 if let Some(r) = rtt {
@@ -363,7 +386,7 @@ impl Nics {
                 }
                 if conn.sender_done() {
                     self.hosts[host as usize].active.retain(|&x| x != c);
-                    self.conns.finish(c);
+                    self.conns.finish_sender(c);
                     let mi = self.conns.message_of(c) as usize;
                     let m = &mut self.messages[mi];
                     m.acked += 1;
@@ -381,19 +404,20 @@ impl Nics {
                 self.kick(q, fabric, now, host);
             }
             Kind::Nack => {
-                let lost = transport.on_nack(conn, packet.psn);
+                let lost = self.cfg.kind.on_nack(conn, packet.psn);
                 if lost {
                     conn.tx.window.on_loss(now, conn.tx.in_flight);
                 }
                 conn.tx.lb.on_nack(now, packet.ev);
                 self.kick(q, fabric, now, host);
             }
+            Kind::Data => unreachable!("data goes to the receiving half"),
         }
     }
 
     /// `CcTimer`: the connection's congestion-control timer fired (DCQCN's rate increase).
     pub fn on_cc_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
-        let Some(conn) = self.conns.get_mut(c) else { return };
+        let Some(conn) = self.conns.sender(c) else { return };
         if let Some(at) = conn.tx.window.on_timer(now) {
             q.schedule(at, Event::CcTimer(c));
         }
@@ -404,9 +428,9 @@ impl Nics {
 
     /// `CnpTimer`: a receiver's CNP window ended; one CNP goes out for its marks, if any.
     pub fn on_cnp_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
-        let spec = self.message_of(c).spec;
-        let window_end = match self.conns.get_mut(c) {
-            Some(conn) => conn.rx.cnp.on_timer(now).inspect(|_| conn.stats.cnps += 1),
+        let spec = self.messages[self.conns.message_of(c) as usize].spec;
+        let window_end = match self.conns.receiver(c, &spec) {
+            Some(half) => half.rx.cnp.on_timer(now).inspect(|_| half.stats.cnps += 1),
             None => {
                 let Some(cnp) = self.conns.notifier_mut(c) else { return }; // no CNPs without DCQCN
                 let end = cnp.on_timer(now);
@@ -425,7 +449,7 @@ impl Nics {
 
     /// `Rto`: the connection's retransmission timer fired.
     pub fn on_rto(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
-        let Some(conn) = self.conns.get_mut(c) else {
+        let Some(conn) = self.conns.sender(c) else {
             // done: nothing is in flight, and the NIC looks for work as it did with the state
             let src = self.message_of(c).spec.src;
             self.kick(q, fabric, now, src);

@@ -17,7 +17,36 @@
 //! until a later ACK covers it (or its timer resends it).
 
 use super::cc::dcqcn::Notifier;
+use super::connection::ConnStats;
 use crate::time::Time;
+
+/// The receiving half of one connection, kept by its destination host from the first packet
+/// of it that arrives until the last one it lacked: then a stored row answers what still
+/// arrives, exactly as this state would have (`super::table`, `super::nic`'s late path).
+#[derive(Debug, Clone)]
+pub struct RecvHalf {
+    pub rx: Receiver,
+    /// Payload bytes the connection carries, and of a full packet.
+    bytes: u64,
+    payload: u64,
+    /// Distinct paths between the two hosts (for path-ID loss detection).
+    pub n_paths: usize,
+    /// The receiver's counters.
+    pub stats: ConnStats,
+}
+
+impl RecvHalf {
+    pub fn new(bytes: u64, payload: u64, n_paths: usize, policy: AckPolicy) -> RecvHalf {
+        let n_pkts = bytes.div_ceil(payload) as u32;
+        RecvHalf { rx: Receiver::new(n_pkts, policy), bytes, payload, n_paths, stats: ConnStats::default() }
+    }
+
+    /// Payload bytes carried by `psn`.
+    #[inline]
+    pub fn payload_of(&self, psn: u32) -> u64 {
+        (self.bytes - psn as u64 * self.payload).min(self.payload)
+    }
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct Receiver {
@@ -91,6 +120,31 @@ pub(crate) fn bits_from(bits: &[u64], base: u32) -> u64 {
     let lo = bits.get(w).map_or(0, |&x| x >> o);
     let hi = if o == 0 { 0 } else { bits.get(w + 1).map_or(0, |&x| x << (64 - o)) };
     lo | hi
+}
+
+/// What an ACK carries, from its cumulative PSN, its selective bits from `base` on and (with
+/// `all_evs`) the marks bitset.
+#[inline]
+fn pack(cum: u32, sack: u64, marks: &[u64], base: u32, all_evs: bool) -> (u32, u64) {
+    if all_evs {
+        let half = u64::from(u32::MAX);
+        (cum, (sack & half) | (bits_from(marks, base) & half) << 32)
+    } else {
+        (cum, sack)
+    }
+}
+
+/// What an ACK triggered by `psn` carries once the receiver has all `n_pkts` packets (`marks`
+/// with `all_evs`: which arrived marked): exactly what [`Receiver::ack_fields`] would return,
+/// the cumulative PSN the end of the message for either transport.
+pub(crate) fn complete_ack_fields(n_pkts: u32, psn: u32, cumulative_only: bool, all_evs: bool, marks: &[u64]) -> (u32, u64) {
+    let base = sack_base(psn, n_pkts, all_evs);
+    let ones = match n_pkts.saturating_sub(base) {
+        0 => 0,
+        k if k >= 64 => u64::MAX,
+        k => (1u64 << k) - 1,
+    };
+    pack(n_pkts, if cumulative_only { 0 } else { ones }, marks, base, all_evs)
 }
 
 /// Reorder distances tracked one by one; larger ones share the last bucket.
@@ -169,12 +223,13 @@ impl Receiver {
         let cum = if cumulative_only { self.expected } else { self.first_missing() };
         let base = sack_base(psn, cum, self.policy.all_evs);
         let sack = if cumulative_only { 0 } else { bits_from(&self.received, base) };
-        if self.policy.all_evs {
-            let half = u64::from(u32::MAX);
-            (cum, (sack & half) | (bits_from(&self.marks, base) & half) << 32)
-        } else {
-            (cum, sack)
-        }
+        pack(cum, sack, &self.marks, base, self.policy.all_evs)
+    }
+
+    /// With `ack_evs = "all"`: which PSNs arrived ECN-marked (what a complete receiver's
+    /// late ACKs still report, [`complete_ack_fields`]).
+    pub(crate) fn take_marks(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.marks)
     }
 
     pub(crate) fn ack_due(&mut self, force: bool, ecn: bool) -> bool {
@@ -213,6 +268,37 @@ impl Receiver {
         if floor > from {
             out.extend((from..floor).filter(|&p| !self.has(p)));
             self.nacked_below = floor;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::transport::TransportKind;
+
+    #[test]
+    fn a_complete_receivers_stored_answer_is_the_ack_its_state_would_send() {
+        // every transport and ACK kind, messages shorter and longer than a bitmap, marks on
+        // some packets: the row's ACK for a late duplicate equals the live receiver's
+        for kind in [TransportKind::Ooo, TransportKind::Gbn] {
+            for all_evs in [false, true] {
+                for n in [1u32, 5, 63, 64, 65, 200] {
+                    let mut rx = Receiver::new(n, AckPolicy { every: 1, all_evs, ..Default::default() });
+                    // out of order where the transport takes it
+                    let order: Vec<u32> = if kind == TransportKind::Gbn { (0..n).collect() } else { (0..n).rev().collect() };
+                    for psn in order {
+                        kind.on_data(&mut rx, 1, psn, 10, psn % 3 == 1);
+                    }
+                    assert_eq!(rx.count, n);
+                    let gbn = kind == TransportKind::Gbn;
+                    for psn in 0..n {
+                        let live = rx.ack_fields(psn, gbn);
+                        let marks = rx.marks.clone();
+                        assert_eq!(complete_ack_fields(n, psn, gbn, all_evs, &marks), live, "{kind:?} all_evs={all_evs} n={n} psn={psn}");
+                    }
+                }
+            }
         }
     }
 }

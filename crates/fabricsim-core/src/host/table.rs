@@ -1,33 +1,39 @@
 //! The connections of every host, held only while they are under way.
 //!
 //! A connection id names one connection for the whole run (packets and timers carry it), but
-//! its state lives in three forms: *pending* until its message starts (a results row of
-//! zeros), *live* while it sends and receives (the full [`Connection`], in a slab whose slots
-//! are reused), and *done* once its sender has everything acknowledged (which implies its
-//! receiver has everything): the per-packet state is dropped and a 64-byte stored row keeps what
-//! the results report and the little that a late packet still reads ([`ConnRow`] is that row
-//! read back, or the live state's). Memory follows the
-//! connections under way, not the workload's size: a 2.1 M-message ring allreduce has about
-//! 2 000 live at once.
+//! its state lives in parts with their own lifetimes: *pending* until its message starts (a
+//! results row of zeros); a *sending half* ([`SendHalf`]) built when its message starts and
+//! dropped once the sender has everything acknowledged; a *receiving half* ([`RecvHalf`])
+//! built by the first packet that reaches the receiver and dropped once it has every packet
+//! (which comes first: nothing is acknowledged before it arrives). Each half lives in a slab
+//! whose slots are reused; what it leaves behind goes into a 64-byte stored row: what the
+//! results report and the little that a late packet still reads ([`ConnRow`] is that row read
+//! back, with the live halves' counts added). Memory follows the connections under way, not
+//! the workload's size: a 2.1 M-message ring allreduce has about 2 000 live at once.
 //!
-//! A done connection still meets packets that were in flight: duplicates of data it already
-//! has (a spurious retransmission), trimmed headers, ACKs and NACKs. The NIC answers them from
-//! the row exactly as the full state would have ([`super::nic`]), so results do not depend on
-//! when the state was dropped.
+//! A half that is gone still meets packets that were in flight: duplicates of data the
+//! receiver has (a spurious retransmission), trimmed headers, ACKs and NACKs. The NIC answers
+//! them from the row exactly as the half would have ([`super::nic`]), so results do not
+//! depend on when the state was dropped.
+
+use std::collections::HashMap;
+
+use slab::Slab;
 
 use crate::engine::rng::Rng;
 use crate::host::cc::dcqcn::Notifier;
-use crate::host::connection::{ConnStats, Connection, REORDER_BUCKETS};
+use crate::host::connection::{ConnStats, RecvHalf, SendHalf, REORDER_BUCKETS};
 use crate::host::factory::ConnFactory;
+use crate::host::receiver::complete_ack_fields;
 use crate::lb::LoadBalancer;
 use crate::packet::Ev;
 use crate::time::Time;
 use crate::workload::MessageSpec;
 
-/// No slot: the connection has not started or is done.
+/// No slot: the half does not exist (not started, or done).
 const NONE: u32 = u32::MAX;
 
-/// A connection's results so far (built when read, from its live state or its stored row).
+/// A connection's results so far (built when read, from its stored row and live halves).
 #[derive(Debug, Clone)]
 pub struct ConnRow {
     pub n_pkts: u32,
@@ -43,18 +49,6 @@ pub struct ConnRow {
 const NEVER: Time = Time::MAX;
 
 impl ConnRow {
-    /// The row of a connection's current state.
-    fn of(c: &Connection) -> ConnRow {
-        ConnRow {
-            n_pkts: c.n_pkts,
-            max_reorder: c.rx.max_reorder,
-            first_send: c.tx.first_send.unwrap_or(NEVER),
-            end: c.rx.end.unwrap_or(NEVER),
-            delivered_bytes: c.rx.delivered_bytes,
-            stats: c.stats.clone(),
-        }
-    }
-
     pub fn first_send(&self) -> Option<Time> {
         (self.first_send != NEVER).then_some(self.first_send)
     }
@@ -64,20 +58,20 @@ impl ConnRow {
     }
 }
 
-/// What the table keeps of a connection that is not live (64 bytes: a run keeps one per
-/// connection): zeros until it starts; once done, its results and the little a late packet
-/// still reads. Its counters take 4 bytes each; a connection whose counts outgrow them keeps
+/// What the table keeps of a connection (64 bytes: a run keeps one per connection): zeros
+/// until it starts; what each half left once it is done (its results, the counts of the late
+/// packets it met, and the little a late packet still reads). Its counters take 4 bytes each; a connection whose counts outgrow them keeps
 /// them in the table's `wide` map instead (exact, never clipped).
 #[derive(Debug, Clone)]
 struct Stored {
     first_send: Time,
     end: Time,
-    /// Payload bytes the connection carries: all of them were delivered once it is done.
+    /// Payload bytes the connection carries: all of them were delivered once the receiver is done.
     bytes: u64,
     /// discarded, fast_nacks, data_packets, retransmits, ecn_acks, timeouts, cnps.
     counts: [u32; 7],
     max_reorder: u32,
-    /// Where its reorder histogram lies in the table's store once it is done.
+    /// Where its reorder histogram lies in the table's store once the receiver is done.
     reorder_at: u32,
     reorder_len: u8,
     flags: u8,
@@ -86,8 +80,10 @@ struct Stored {
 /// Bytes the table keeps per connection for the whole run (for the memory estimate).
 pub const STORED_ROW_BYTES: u64 = std::mem::size_of::<Stored>() as u64;
 
-/// `Stored::flags`: the sender has everything acknowledged and the state is gone ...
+/// `Stored::flags`: the sender has everything acknowledged and its half is gone ...
 const DONE: u8 = 1;
+/// ... the receiver has every packet and its half is gone ...
+const RX_DONE: u8 = 8;
 /// ... Go-back-N NAKed the end of the message (a trimmed late header is NAKed once) ...
 const NAKED_END: u8 = 2;
 /// ... its counters live in the `wide` map.
@@ -114,27 +110,34 @@ impl Stored {
     }
 }
 
-/// Every connection of the run, by id.
+/// Every connection of the run, by id: the sending halves its source hosts keep while they
+/// send, the receiving halves its destination hosts keep while they receive, and the stored
+/// rows.
 pub struct ConnTable {
     factory: ConnFactory,
-    /// The live connections; `slot[id]` is an index into it (or [`NONE`]).
-    live: Vec<Connection>,
-    free: Vec<u32>,
-    slot: Vec<u32>,
+    /// The live sending halves; `tx_slot[id]` is an index into it (or [`NONE`]) ...
+    senders: Slab<SendHalf>,
+    tx_slot: Vec<u32>,
+    /// ... and the receiving halves, `rx_slot[id]`.
+    receivers: Slab<RecvHalf>,
+    rx_slot: Vec<u32>,
     rows: Vec<Stored>,
     /// Counters of the done connections whose counts outgrew 4 bytes.
-    wide: std::collections::HashMap<u32, ConnStats>,
+    wide: HashMap<u32, ConnStats>,
     /// The message of each connection, and its source host's stream as the message's load
     /// balancers will draw from it (one per message).
     conn_msg: Vec<u32>,
     seeds: Vec<Rng>,
-    /// Reorder histograms of done connections, sparse: distance << 56 | arrivals.
+    /// Reorder histograms of complete receivers, sparse: distance << 56 | arrivals.
     reorder: Vec<u64>,
-    /// With DCQCN, the notification point of each done connection (a late marked duplicate
+    /// With DCQCN, the notification point of each complete receiver (a late marked duplicate
     /// may still trigger a CNP); empty otherwise.
     cnp: Vec<Notifier>,
     keep_cnp: bool,
-    /// The most connections live at once.
+    /// With `ack_evs = "all"`: which packets of a complete receiver arrived marked (its late
+    /// ACKs report them).
+    marks: HashMap<u32, Vec<u64>>,
+    /// The most connections sending at once.
     peak_live: usize,
 }
 
@@ -145,14 +148,16 @@ impl ConnTable {
             cnp: Vec::new(),
             keep_cnp,
             factory,
-            live: Vec::new(),
-            free: Vec::new(),
-            slot: Vec::new(),
+            senders: Slab::new(),
+            tx_slot: Vec::new(),
+            receivers: Slab::new(),
+            rx_slot: Vec::new(),
             rows: Vec::new(),
-            wide: std::collections::HashMap::new(),
+            wide: HashMap::new(),
             conn_msg: Vec::new(),
             seeds: Vec::new(),
             reorder: Vec::new(),
+            marks: HashMap::new(),
             peak_live: 0,
         }
     }
@@ -163,13 +168,14 @@ impl ConnTable {
         debug_assert_eq!(m as usize, self.seeds.len());
         self.seeds.push(rng.clone());
         self.factory.draw(spec, rng);
-        let first = self.slot.len() as u32;
+        let first = self.tx_slot.len() as u32;
         for bytes in self.factory.shares(spec.bytes) {
             self.rows.push(Stored::pending(bytes));
-            self.slot.push(NONE);
+            self.tx_slot.push(NONE);
+            self.rx_slot.push(NONE);
             self.conn_msg.push(m);
         }
-        first..self.slot.len() as u32
+        first..self.tx_slot.len() as u32
     }
 
     /// See [`ConnFactory::notify_latency`].
@@ -179,11 +185,11 @@ impl ConnTable {
 
     /// Connections in the run.
     pub fn len(&self) -> usize {
-        self.slot.len()
+        self.tx_slot.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.slot.is_empty()
+        self.tx_slot.is_empty()
     }
 
     /// The message connection `c` carries (part of).
@@ -192,54 +198,78 @@ impl ConnTable {
         self.conn_msg[c as usize]
     }
 
-    /// Builds the connections `ids` of `spec`'s message unless they are live already (the
-    /// first of them to start builds them all: subflows draw in order).
+    /// Builds the sending halves of connections `ids` of `spec`'s message unless they are
+    /// live already (the first of them to start builds them all: subflows draw in order).
     pub fn start(&mut self, ids: std::ops::Range<u32>, spec: &MessageSpec) {
-        if self.slot[ids.start as usize] != NONE {
+        if self.tx_slot[ids.start as usize] != NONE {
             return;
         }
         let mut rng = self.seeds[self.conn_msg[ids.start as usize] as usize].clone();
-        for (c, conn) in ids.zip(self.factory.build(spec, &mut rng)) {
-            let s = match self.free.pop() {
-                Some(s) => {
-                    self.live[s as usize] = conn;
-                    s
-                }
-                None => {
-                    self.live.push(conn);
-                    self.live.len() as u32 - 1
-                }
-            };
-            self.slot[c as usize] = s;
+        for (c, half) in ids.zip(self.factory.senders(spec, &mut rng)) {
+            self.tx_slot[c as usize] = self.senders.insert(half) as u32;
         }
-        self.peak_live = self.peak_live.max(self.live.len() - self.free.len());
+        self.peak_live = self.peak_live.max(self.senders.len());
     }
 
-    /// The live connection `c` (panics if it is not live: a bug).
+    /// The live sending half of `c` (panics if it is not live: a bug).
     #[inline]
-    pub fn live_mut(&mut self, c: u32) -> &mut Connection {
-        &mut self.live[self.slot[c as usize] as usize]
+    pub fn sender_live(&mut self, c: u32) -> &mut SendHalf {
+        &mut self.senders[self.tx_slot[c as usize] as usize]
     }
 
-    /// The live connection `c`, if it is.
+    /// The sending half of `c`, if it is live.
     #[inline]
-    pub fn get_mut(&mut self, c: u32) -> Option<&mut Connection> {
-        let s = self.slot[c as usize];
-        self.live.get_mut(s as usize)
+    pub fn sender(&mut self, c: u32) -> Option<&mut SendHalf> {
+        self.senders.get_mut(self.tx_slot[c as usize] as usize)
     }
 
-    /// With DCQCN, the notification point of connection `c`, which is not live.
+    /// The receiving half of `c` (of `spec`'s message), built by the first packet that
+    /// reaches it; `None` once the receiver has everything (its row answers then).
+    #[inline]
+    pub fn receiver(&mut self, c: u32, spec: &MessageSpec) -> Option<&mut RecvHalf> {
+        let mut s = self.rx_slot[c as usize];
+        if s == NONE {
+            if self.rows[c as usize].flags & RX_DONE != 0 {
+                return None;
+            }
+            s = self.build_receiver(c, spec);
+        }
+        Some(&mut self.receivers[s as usize])
+    }
+
+    /// Builds the receiving half of `c`; returns its slot.
+    #[cold]
+    fn build_receiver(&mut self, c: u32, spec: &MessageSpec) -> u32 {
+        let s = self.receivers.insert(self.factory.receiver(spec, self.rows[c as usize].bytes)) as u32;
+        self.rx_slot[c as usize] = s;
+        s
+    }
+
+    /// The live receiving half of `c` (panics if it is not live: a bug).
+    #[inline]
+    pub fn receiver_live(&mut self, c: u32) -> &mut RecvHalf {
+        &mut self.receivers[self.rx_slot[c as usize] as usize]
+    }
+
+    /// With DCQCN, the notification point of connection `c`, whose receiver has everything.
     #[inline]
     pub fn notifier_mut(&mut self, c: u32) -> Option<&mut Notifier> {
         self.cnp.get_mut(c as usize)
     }
 
-    /// Packets of connection `c`, which is not live.
+    /// Packets of connection `c`.
     pub fn stored_packets(&self, c: u32) -> u32 {
         self.factory.packets(self.rows[c as usize].bytes)
     }
 
-    /// Whether Go-back-N NAKed the end of done connection `c`'s message; marks it so.
+    /// What an ACK of complete receiver `c` triggered by `psn` carries (see
+    /// the receiver's `complete_ack_fields`).
+    pub fn complete_ack(&self, c: u32, psn: u32, cumulative_only: bool, all_evs: bool) -> (u32, u64) {
+        let marks = self.marks.get(&c).map_or(&[][..], Vec::as_slice);
+        complete_ack_fields(self.stored_packets(c), psn, cumulative_only, all_evs, marks)
+    }
+
+    /// Whether Go-back-N NAKed the end of complete receiver `c`'s message; marks it so.
     pub fn nak_end_once(&mut self, c: u32) -> bool {
         let r = &mut self.rows[c as usize];
         let first = r.flags & NAKED_END == 0;
@@ -247,7 +277,8 @@ impl ConnTable {
         first
     }
 
-    /// Counts what a packet for done connection `c` caused (`f` updates its counters).
+    /// Counts what a packet for a connection whose half is gone caused (`f` updates the
+    /// stored counters of `c`).
     pub fn count_late(&mut self, c: u32, f: impl FnOnce(&mut ConnStats)) {
         let r = &mut self.rows[c as usize];
         if r.flags & WIDE != 0 {
@@ -271,62 +302,74 @@ impl ConnTable {
         }
     }
 
-    /// Connection `c`'s sender has everything acknowledged: keep its row, drop its state.
-    pub fn finish(&mut self, c: u32) {
-        let s = std::mem::replace(&mut self.slot[c as usize], NONE);
-        let conn = &self.live[s as usize];
-        debug_assert!(conn.rx.end.is_some(), "a sender is done only once its receiver is");
-        debug_assert_eq!(conn.rx.delivered_bytes, conn.spec.bytes, "a done connection delivered all it carries");
+    /// Connection `c`'s receiver has every packet: keep what the results and late packets
+    /// read in its row, drop its state.
+    pub fn finish_receiver(&mut self, c: u32) {
+        let s = std::mem::replace(&mut self.rx_slot[c as usize], NONE);
+        let RecvHalf { mut rx, stats, .. } = self.receivers.remove(s as usize);
+        debug_assert_eq!(rx.delivered_bytes, self.rows[c as usize].bytes, "a complete receiver has all its connection carries");
         let from = self.reorder.len();
-        for (d, &n) in conn.rx.reorder_hist.iter().enumerate().filter(|(_, &n)| n > 0) {
+        for (d, &n) in rx.reorder_hist.iter().enumerate().filter(|(_, &n)| n > 0) {
             debug_assert!(n < 1 << 56, "arrivals fit 56 bits (2^56 packets)");
             self.reorder.push((d as u64) << 56 | n);
         }
-        let len = (self.reorder.len() - from) as u8; // at most REORDER_BUCKETS
-        let r = ConnRow::of(conn);
-        self.rows[c as usize] = Stored {
-            first_send: r.first_send,
-            end: r.end,
-            bytes: conn.spec.bytes,
-            counts: [0; 7],
-            max_reorder: r.max_reorder,
-            reorder_at: from as u32,
-            reorder_len: len,
-            flags: DONE | if conn.rx.nak_for == Some(conn.n_pkts) { NAKED_END } else { 0 },
-        };
-        self.keep_counts(c, &r.stats);
+        let r = &mut self.rows[c as usize];
+        (r.end, r.max_reorder) = (rx.end.unwrap_or(NEVER), rx.max_reorder);
+        r.reorder_at = from as u32;
+        r.reorder_len = (self.reorder.len() - from) as u8; // at most REORDER_BUCKETS
+        r.flags |= RX_DONE | if rx.nak_for == Some(rx.n_pkts()) { NAKED_END } else { 0 };
+        let marks = rx.take_marks();
+        if !marks.is_empty() {
+            self.marks.insert(c, marks);
+        }
         if self.keep_cnp {
             if self.cnp.is_empty() {
-                self.cnp = vec![Notifier::default(); self.slot.len()];
+                self.cnp = vec![Notifier::default(); self.tx_slot.len()];
             }
-            self.cnp[c as usize] = self.live[s as usize].rx.cnp;
+            self.cnp[c as usize] = rx.cnp;
         }
-        self.free.push(s);
-        // the slot's memory is reused by the next connection to start
+        self.count_late(c, |s| s.add(&stats));
+    }
+
+    /// Connection `c`'s sender has everything acknowledged (its receiver had everything
+    /// before): keep its row, drop its state.
+    pub fn finish_sender(&mut self, c: u32) {
+        let s = std::mem::replace(&mut self.tx_slot[c as usize], NONE);
+        let half = self.senders.remove(s as usize);
+        let r = &mut self.rows[c as usize];
+        debug_assert!(r.flags & RX_DONE != 0, "a sender is done only once its receiver is");
+        r.first_send = half.tx.first_send.unwrap_or(NEVER);
+        r.flags |= DONE;
+        self.count_late(c, |s| s.add(&half.stats));
     }
 
     /// Connection `c`'s results so far.
     pub fn row(&self, c: u32) -> ConnRow {
-        if let Some(conn) = self.live.get(self.slot[c as usize] as usize) {
-            return ConnRow::of(conn);
-        }
         let r = &self.rows[c as usize];
-        let done = r.flags & DONE != 0;
-        ConnRow {
+        let mut row = ConnRow {
             n_pkts: self.factory.packets(r.bytes),
             max_reorder: r.max_reorder,
             first_send: r.first_send,
             end: r.end,
-            delivered_bytes: if done { r.bytes } else { 0 },
+            delivered_bytes: if r.flags & RX_DONE != 0 { r.bytes } else { 0 },
             stats: if r.flags & WIDE != 0 { self.wide[&c].clone() } else { Stored::widen(&r.counts) },
+        };
+        if let Some(tx) = self.senders.get(self.tx_slot[c as usize] as usize) {
+            row.first_send = tx.tx.first_send.unwrap_or(NEVER);
+            row.stats.add(&tx.stats);
         }
+        if let Some(rx) = self.receivers.get(self.rx_slot[c as usize] as usize) {
+            (row.max_reorder, row.end, row.delivered_bytes) = (rx.rx.max_reorder, rx.rx.end.unwrap_or(NEVER), rx.rx.delivered_bytes);
+            row.stats.add(&rx.stats);
+        }
+        row
     }
 
     /// Adds connection `c`'s reorder histogram to `hist`.
     pub fn add_reorder(&self, c: u32, hist: &mut [u64; REORDER_BUCKETS]) {
-        match self.live.get(self.slot[c as usize] as usize) {
-            Some(conn) => {
-                for (h, n) in hist.iter_mut().zip(&conn.rx.reorder_hist) {
+        match self.receivers.get(self.rx_slot[c as usize] as usize) {
+            Some(half) => {
+                for (h, n) in hist.iter_mut().zip(&half.rx.reorder_hist) {
                     *h += n;
                 }
             }
@@ -344,8 +387,8 @@ impl ConnTable {
     /// load balancer rebuilt from the message's stream if it is not live); `first` is the
     /// message's first connection.
     pub fn fixed_ev(&self, c: u32, first: u32, spec: &MessageSpec) -> Option<Ev> {
-        if let Some(conn) = self.live.get(self.slot[c as usize] as usize) {
-            return conn.tx.lb.fixed_ev();
+        if let Some(half) = self.senders.get(self.tx_slot[c as usize] as usize) {
+            return half.tx.lb.fixed_ev();
         }
         let m = self.conn_msg[c as usize];
         let lbs = self.factory.load_balancers(spec, &mut self.seeds[m as usize].clone());
@@ -391,5 +434,37 @@ mod tests {
         assert_eq!(Stored::narrow(&r.stats), None);
         let small = ConnStats { retransmits: 7, ..ConnStats::default() };
         assert_eq!(Stored::narrow(&small).map(|n| Stored::widen(&n).retransmits), Some(7));
+    }
+
+    #[test]
+    fn each_half_lives_only_while_it_works_and_leaves_its_counts_in_the_row() {
+        let json = r#"{"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}}"#;
+        let model = Scenario::from_json(json).expect("valid").resolve().expect("resolves");
+        let payload = model.transport.mtu - model.transport.header;
+        let mut t = ConnTable::new(Simulation::factory(&model), false);
+        let spec = MessageSpec::new(0, 1, 3 * payload, 0, 0);
+        let c = t.add(0, &spec, &mut Rng::stream(1, Stream::Host, 0)).start;
+        t.start(c..c + 1, &spec);
+        assert_eq!((t.senders.len(), t.receivers.len()), (1, 0), "the receiver exists from its first packet on");
+        t.sender_live(c).stats.data_packets = 3;
+        for psn in 0..3 {
+            let half = t.receiver(c, &spec).expect("not complete yet");
+            let completed = crate::host::TransportKind::Ooo.on_data(&mut half.rx, 10 + psn as Time, psn, payload, false).completed;
+            if psn == 1 {
+                half.stats.cnps = 2;
+            }
+            assert_eq!(completed, psn == 2);
+        }
+        assert_eq!(t.row(c).stats.cnps, 2, "a live half's counts show in the row");
+        t.finish_receiver(c);
+        assert!(t.receiver(c, &spec).is_none(), "a complete receiver is not rebuilt by a late packet");
+        assert_eq!(t.receivers.len(), 0);
+        let r = t.row(c);
+        assert_eq!((r.delivered_bytes, r.end(), r.stats.cnps, r.stats.data_packets), (3 * payload, Some(12), 2, 3));
+        t.finish_sender(c);
+        assert_eq!(t.senders.len(), 0);
+        let r = t.row(c);
+        assert_eq!((r.stats.cnps, r.stats.data_packets, r.n_pkts), (2, 3, 3), "both halves' counts, once each");
+        assert_eq!(t.peak_live(), 1);
     }
 }

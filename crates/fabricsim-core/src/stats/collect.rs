@@ -3,7 +3,7 @@
 
 use super::ideal::{ideal_fct, message_packets, releases};
 use super::{columns, mean, ns, percentile, Column, Nullable, RunResult, RunView, Summary, Table};
-use crate::host::connection::Message;
+use crate::host::message::Message;
 use crate::host::table::ConnRow;
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;

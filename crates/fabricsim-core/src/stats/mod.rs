@@ -13,7 +13,7 @@ pub mod jobs;
 pub mod sampler;
 
 use crate::engine::Status;
-use crate::host::connection::Message;
+use crate::host::message::Message;
 use crate::host::table::ConnTable;
 use crate::host::TransportModel;
 use crate::switch::forward::ConnLosses;

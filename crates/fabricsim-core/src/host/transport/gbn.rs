@@ -11,7 +11,7 @@
 //! is discarded and NAKs the gap as before, and so does a trimmed packet.
 
 use super::Transport;
-use crate::host::connection::{Arrival, Connection, PsnState, Receiver, SendRecord};
+use crate::host::connection::{Arrival, PsnState, Receiver, SendHalf, SendRecord};
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 
@@ -57,12 +57,12 @@ impl Transport for Gbn {
         gap(rx)
     }
 
-    fn on_nack(conn: &mut Connection, psn: u32) -> bool {
+    fn on_nack(conn: &mut SendHalf, psn: u32) -> bool {
         go_back(conn, psn)
     }
 
     /// Go-back-N resends from the first unacknowledged PSN (ACKs are cumulative).
-    fn on_timeout(conn: &mut Connection, _r: &SendRecord) -> bool {
+    fn on_timeout(conn: &mut SendHalf, _r: &SendRecord) -> bool {
         go_back(conn, conn.tx.acked)
     }
 }
@@ -77,7 +77,7 @@ fn gap(rx: &mut Receiver) -> Option<u32> {
 }
 
 /// Resend everything from `psn`; false if nothing was outstanding there.
-fn go_back(conn: &mut Connection, psn: u32) -> bool {
+fn go_back(conn: &mut SendHalf, psn: u32) -> bool {
     let mut any = false;
     for p in psn..conn.tx.next_new {
         if conn.tx.state[p as usize] == PsnState::InFlight {

@@ -5,7 +5,7 @@
 pub mod gbn;
 pub mod ooo;
 
-use crate::host::connection::{Arrival, Connection, Receiver, SendRecord};
+use crate::host::connection::{Arrival, Receiver, SendHalf, SendRecord};
 use crate::registry::named_kinds;
 use crate::time::Time;
 
@@ -16,9 +16,9 @@ pub trait Transport {
     /// A trimmed header of `psn` arrives: the PSN to NACK, if any.
     fn on_trimmed(rx: &mut Receiver, psn: u32) -> Option<u32>;
     /// The sender gets a NACK for `psn`: whether something now waits to be resent.
-    fn on_nack(conn: &mut Connection, psn: u32) -> bool;
+    fn on_nack(conn: &mut SendHalf, psn: u32) -> bool;
     /// A transmission timed out: whether something now waits to be resent.
-    fn on_timeout(conn: &mut Connection, r: &SendRecord) -> bool;
+    fn on_timeout(conn: &mut SendHalf, r: &SendRecord) -> bool;
 }
 
 /// Declares the transports, one line each (`Variant => module::Type`).
@@ -41,12 +41,12 @@ macro_rules! transports {
                     $(TransportKind::$Variant => $module::$Type::on_trimmed(rx, psn)),+
                 }
             }
-            pub fn on_nack(self, conn: &mut Connection, psn: u32) -> bool {
+            pub fn on_nack(self, conn: &mut SendHalf, psn: u32) -> bool {
                 match self {
                     $(TransportKind::$Variant => $module::$Type::on_nack(conn, psn)),+
                 }
             }
-            pub fn on_timeout(self, conn: &mut Connection, r: &SendRecord) -> bool {
+            pub fn on_timeout(self, conn: &mut SendHalf, r: &SendRecord) -> bool {
                 match self {
                     $(TransportKind::$Variant => $module::$Type::on_timeout(conn, r)),+
                 }

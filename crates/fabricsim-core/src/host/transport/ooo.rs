@@ -14,7 +14,7 @@
 //! sender resends it, and the window counts a loss). Absent: any order is accepted.
 
 use super::Transport;
-use crate::host::connection::{Arrival, Connection, Receiver, SendRecord};
+use crate::host::connection::{Arrival, Receiver, SendHalf, SendRecord};
 use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 
@@ -52,11 +52,11 @@ impl Transport for Ooo {
         Some(psn)
     }
 
-    fn on_nack(conn: &mut Connection, psn: u32) -> bool {
+    fn on_nack(conn: &mut SendHalf, psn: u32) -> bool {
         conn.declare_lost(psn)
     }
 
-    fn on_timeout(conn: &mut Connection, r: &SendRecord) -> bool {
+    fn on_timeout(conn: &mut SendHalf, r: &SendRecord) -> bool {
         conn.declare_lost(r.psn)
     }
 }
