@@ -104,6 +104,20 @@ def test_progress_callback_sees_time_advance():
     assert [p.now_ps for p in seen] == sorted(p.now_ps for p in seen)
 
 
+def test_the_native_results_are_taken_once_and_free_the_run():
+    from fabricsim import _core
+
+    sim = _core.Simulation(json.dumps(fabric(kind="permutation", size="64KiB")))
+    while sim.step(1_000_000) == "running":
+        pass
+    flows = sim.results()["flows"]
+    assert isinstance(flows, dict) and "fct_ps" in flows
+    with pytest.raises(RuntimeError, match="results were taken"):
+        sim.results()
+    with pytest.raises(RuntimeError, match="results were taken"):
+        sim.step(1)
+
+
 def test_registry_lists_load_balancers_and_workloads():
     names = {(r["category"], r["name"]) for r in fabricsim.registry()}
     assert {("lb", "ecmp"), ("lb", "ops"), ("workload", "permutation"), ("workload", "flows")} <= names

@@ -22,7 +22,9 @@ class Simulation:
     def status(self) -> str: ...
     def scenario_json(self) -> str: ...
     def results(self) -> dict[str, object]:
-        """{"flows": {col: list}, "ports": {col: list}, "summary": str, "accounting": str, "scenario": str}"""
+        """Take the results (once: the run's state is freed as they are built; a second call,
+        or any other call afterwards, raises RuntimeError):
+        {"flows": {col: list}, "ports": {col: list}, "summary": str, "accounting": str, "scenario": str}"""
 
 def validate(scenario_json: str) -> str:
     """Check a scenario without running it; returns it with every default filled in (JSON)."""

@@ -32,6 +32,11 @@ fn main() {
         sim.events(),
         sim.peak_live_connections()
     );
-    let r = sim.results();
-    println!("collected: {} ({} flows, status {})", rss(), r.summary.flows, r.summary.status);
+    let r = sim.into_results();
+    println!(
+        "collected: {} ({} flows, status {}; the run's state freed as its tables were built)",
+        rss(),
+        r.summary.flows,
+        r.summary.status
+    );
 }

@@ -24,6 +24,7 @@ use crate::host::nic::Nics;
 use crate::host::table::ConnTable;
 use crate::packet::{Ev, Kind, Packet};
 use crate::scenario::{Model, Scenario};
+use crate::stats::collect::ConnColumns;
 use crate::stats::sampler::Sampler;
 use crate::stats::{Accounting, RunResult, RunView};
 use crate::switch::forward::Fabric;
@@ -137,7 +138,7 @@ impl Simulation {
     /// Runs to the end and returns the results.
     pub fn run(mut self) -> RunResult {
         self.step(u64::MAX);
-        self.results()
+        self.into_results()
     }
 
     /// Processes at most `budget` events; returns the status afterwards. Call again while
@@ -384,26 +385,43 @@ impl Simulation {
         }
     }
 
-    /// Per-flow, per-port and summary results of the run so far.
+    /// Per-flow, per-port and summary results of the run so far (the run can go on).
     pub fn results(&self) -> RunResult {
+        let conns = ConnColumns::of(self.nics.messages(), self.nics.connections());
+        RunResult::collect(&self.view(self.accounting(), self.achieved_load()), conns)
+    }
+
+    /// The results of the run, freeing its state as they are built: the hosts' schedulers,
+    /// dependency lists and streams first, the connection table once the tables have read it,
+    /// so that it and the flows table (a run's two largest allocations) never take their full
+    /// memory together. Same tables as [`Simulation::results`].
+    pub fn into_results(mut self) -> RunResult {
+        self.nics.free_schedule();
+        let conns = ConnColumns::of(self.nics.messages(), self.nics.connections());
+        let (accounting, achieved) = (self.accounting(), self.achieved_load());
+        self.nics.free_connections();
+        RunResult::collect(&self.view(accounting, achieved), conns)
+    }
+
+    /// What the tables are made from.
+    fn view(&self, accounting: Accounting, achieved_load: Option<f64>) -> RunView<'_> {
         let m = &self.model;
-        RunResult::collect(&RunView {
+        RunView {
             tree: &m.tree,
             transport: &m.transport,
             base_rtt: m.base_rtt,
             bdp_bytes: m.bdp_bytes,
             offered_load: m.load_window.map(|w| w.offered),
-            achieved_load: self.achieved_load(),
+            achieved_load,
             topo: self.fabric.topology(),
             ports: self.fabric.ports(),
             messages: self.nics.messages(),
             deps: &m.deps,
             tags: &m.tags,
             jobs: &m.jobs,
-            conns: self.nics.connections(),
-            losses: &self.fabric.conn_losses(),
+            losses: self.fabric.conn_losses(),
             samples: self.sampler.as_ref().map(|s| &s.rows),
-            accounting: self.accounting(),
+            accounting,
             status: self.status,
             // a run stopped by its time guard simulated exactly [0, max_time], whatever its last
             // event was (a sample would otherwise move the end, and the mean queues with it)
@@ -412,6 +430,6 @@ impl Simulation {
             wall_s: self.wall_s(),
             scenario_json: self.scenario.to_json(),
             warnings: self.warnings.clone(),
-        })
+        }
     }
 }

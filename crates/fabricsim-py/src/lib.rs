@@ -5,7 +5,7 @@ use fabricsim_core::stats::columns::Ty;
 use fabricsim_core::stats::{Column, Table};
 use fabricsim_core::{Scenario, ScenarioError as CoreError};
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
@@ -31,10 +31,22 @@ fn parse(py: Python<'_>, json: &str) -> PyResult<Scenario> {
     Scenario::from_json(json).map_err(|e| scenario_error(py, e))
 }
 
-/// A simulation being run: build it from scenario JSON, `step` it, then read `results`.
+/// A simulation being run: build it from scenario JSON, `step` it, then take its `results`
+/// (once: the run's state is freed as they are built).
 #[pyclass(module = "fabricsim._core")]
 struct Simulation {
-    inner: fabricsim_core::Simulation,
+    /// `None` once the results were taken.
+    inner: Option<fabricsim_core::Simulation>,
+}
+
+impl Simulation {
+    fn sim(&self) -> PyResult<&fabricsim_core::Simulation> {
+        self.inner.as_ref().ok_or_else(taken)
+    }
+}
+
+fn taken() -> PyErr {
+    PyRuntimeError::new_err("this simulation's results were taken: it no longer exists (build a new one)")
 }
 
 #[pymethods]
@@ -43,50 +55,53 @@ impl Simulation {
     fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
         let scenario = parse(py, scenario_json)?;
         let inner = fabricsim_core::Simulation::new(&scenario).map_err(|e| scenario_error(py, e))?;
-        Ok(Simulation { inner })
+        Ok(Simulation { inner: Some(inner) })
     }
 
     /// Processes at most `budget` events without the GIL; returns "running", "complete"
     /// or "incomplete".
-    fn step(&mut self, py: Python<'_>, budget: u64) -> &'static str {
-        let inner = &mut self.inner;
-        py.detach(|| inner.step(budget)).label()
+    fn step(&mut self, py: Python<'_>, budget: u64) -> PyResult<&'static str> {
+        let inner = self.inner.as_mut().ok_or_else(taken)?;
+        Ok(py.detach(|| inner.step(budget)).label())
     }
 
     #[getter]
-    fn now_ps(&self) -> u64 {
-        self.inner.now()
+    fn now_ps(&self) -> PyResult<u64> {
+        Ok(self.sim()?.now())
     }
     #[getter]
-    fn events(&self) -> u64 {
-        self.inner.events()
+    fn events(&self) -> PyResult<u64> {
+        Ok(self.sim()?.events())
     }
     #[getter]
-    fn flows_done(&self) -> u32 {
-        self.inner.flows_done()
+    fn flows_done(&self) -> PyResult<u32> {
+        Ok(self.sim()?.flows_done())
     }
     #[getter]
-    fn flow_count(&self) -> u32 {
-        self.inner.flow_count()
+    fn flow_count(&self) -> PyResult<u32> {
+        Ok(self.sim()?.flow_count())
     }
     #[getter]
-    fn max_time_ps(&self) -> u64 {
-        self.inner.model().max_time
+    fn max_time_ps(&self) -> PyResult<u64> {
+        Ok(self.sim()?.model().max_time)
     }
     #[getter]
-    fn status(&self) -> &'static str {
-        self.inner.status().label()
+    fn status(&self) -> PyResult<&'static str> {
+        Ok(self.sim()?.status().label())
     }
 
     /// The scenario with every default filled in, as JSON text.
-    fn scenario_json(&self) -> String {
-        self.inner.scenario().to_json()
+    fn scenario_json(&self) -> PyResult<String> {
+        Ok(self.sim()?.scenario().to_json())
     }
 
+    /// Takes the results, freeing the run's state as they are built (see
+    /// `Simulation::into_results`); a second call raises RuntimeError. Returns
     /// {"flows": {column: list}, "ports": {...}, "summary": json, "accounting": json,
-    ///  "scenario": json}
-    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let r = self.inner.results();
+    ///  "scenario": json}.
+    fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let sim = self.inner.take().ok_or_else(taken)?;
+        let r = py.detach(|| sim.into_results());
         let out = PyDict::new(py);
         out.set_item("flows", table(py, r.flows)?)?;
         out.set_item("ports", table(py, r.ports)?)?;

@@ -30,3 +30,9 @@ impl Message {
         self.first as usize..(self.first + self.count) as usize
     }
 }
+
+impl AsRef<MessageSpec> for Message {
+    fn as_ref(&self) -> &MessageSpec {
+        &self.spec
+    }
+}

@@ -10,6 +10,7 @@
 
 mod deps;
 mod late;
+mod timers;
 
 use crate::engine::rng::{Rng, Stream};
 use crate::engine::{Event, EventQueue};
@@ -115,6 +116,22 @@ impl Nics {
 
     pub fn connections(&self) -> &ConnTable {
         &self.conns
+    }
+
+    /// Frees what only a running simulation needs and no result reads: the hosts' schedulers,
+    /// the dependency lists and the messages' copies of their streams.
+    pub fn free_schedule(&mut self) {
+        self.conns.free_streams();
+        self.dependents = Deps::default();
+        self.waiting = Vec::new();
+        for h in &mut self.hosts {
+            h.active = Vec::new();
+        }
+    }
+
+    /// Frees every connection's state and row, once the results have read them.
+    pub fn free_connections(&mut self) {
+        self.conns.free_all();
     }
 
     /// The message connection `c` carries (part of).
@@ -259,6 +276,7 @@ impl Nics {
     }
 
     /// Queues an ACK or NACK at `host`'s NIC (control class, never limited at the host).
+    #[inline]
     fn send_control(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
         fabric.push_control(fabric.nic_port(host), packet);
         self.kick(q, fabric, now, host);
@@ -413,82 +431,5 @@ impl Nics {
             }
             Kind::Data => unreachable!("data goes to the receiving half"),
         }
-    }
-
-    /// `CcTimer`: the connection's congestion-control timer fired (DCQCN's rate increase).
-    pub fn on_cc_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
-        let Some(conn) = self.conns.sender(c) else { return };
-        if let Some(at) = conn.tx.window.on_timer(now) {
-            q.schedule(at, Event::CcTimer(c));
-        }
-        conn.tx.repace(self.cfg.rate_cap);
-        let src = conn.spec.src;
-        self.kick(q, fabric, now, src);
-    }
-
-    /// `CnpTimer`: a receiver's CNP window ended; one CNP goes out for its marks, if any.
-    pub fn on_cnp_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
-        let spec = self.messages[self.conns.message_of(c) as usize].spec;
-        let window_end = match self.conns.receiver(c, &spec) {
-            Some(half) => half.rx.cnp.on_timer(now).inspect(|_| half.stats.cnps += 1),
-            None => {
-                let Some(cnp) = self.conns.notifier_mut(c) else { return }; // no CNPs without DCQCN
-                let end = cnp.on_timer(now);
-                if end.is_some() {
-                    self.conns.count_late(c, |s| s.cnps += 1);
-                }
-                end
-            }
-        };
-        let Some(window_end) = window_end else { return };
-        q.schedule(window_end, Event::CnpTimer(c));
-        let (host, to) = (spec.dst, spec.src);
-        let cnp = Packet::control(Kind::Cnp, c, host, to, self.cfg.header as u16);
-        self.send_control(q, fabric, now, host, cnp);
-    }
-
-    /// `Rto`: the connection's retransmission timer fired.
-    pub fn on_rto(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
-        let Some(conn) = self.conns.sender(c) else {
-            // done: nothing is in flight, and the NIC looks for work as it did with the state
-            let src = self.message_of(c).spec.src;
-            self.kick(q, fabric, now, src);
-            return;
-        };
-        conn.tx.rto_armed = false;
-        self.scratch.clear();
-        conn.expired(now, conn.tx.rto.rto, &mut self.scratch);
-        let mut any = false;
-        for r in &self.scratch {
-            let lost = self.cfg.kind.on_timeout(conn, r);
-            if lost {
-                any = true;
-                conn.stats.timeouts += 1;
-                conn.tx.window.on_loss(now, conn.tx.in_flight);
-                conn.tx.lb.on_timeout(now, r.ev);
-            }
-        }
-        if any && conn.tx.rto.is_adaptive() {
-            // RFC 6298 sec. 5.4-5.5 with loss recovery as RFC 6675 and Linux do it: an expired
-            // estimated timer means the path failed, so what is still in flight counts as lost
-            // (resent as the window allows, not held back behind packets that will never be
-            // acknowledged), and the timer backs off once. The load balancer hears only of the
-            // packets that timed out themselves.
-            self.scratch.clear();
-            conn.expired(Time::MAX, 0, &mut self.scratch);
-            for r in &self.scratch {
-                if self.cfg.kind.on_timeout(conn, r) {
-                    conn.stats.timeouts += 1;
-                }
-            }
-            conn.tx.rto.on_timeout();
-        }
-        if let Some(front) = conn.tx.send_log.front() {
-            conn.tx.rto_armed = true;
-            // an RTO that shrank since the front was sent fires now, not in the past
-            q.schedule((front.at + conn.tx.rto.rto).max(now), Event::Rto(c));
-        }
-        let src = conn.spec.src;
-        self.kick(q, fabric, now, src);
     }
 }

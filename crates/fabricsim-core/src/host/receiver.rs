@@ -219,6 +219,7 @@ impl Receiver {
     /// What an ACK triggered by `psn` carries: the cumulative PSN (`expected`, the next PSN
     /// accepted, for a Go-back-N receiver: `cumulative_only`) and the selective bitmap
     /// (see the module's doc).
+    #[inline]
     pub(crate) fn ack_fields(&mut self, psn: u32, cumulative_only: bool) -> (u32, u64) {
         let cum = if cumulative_only { self.expected } else { self.first_missing() };
         let base = sack_base(psn, cum, self.policy.all_evs);

@@ -178,6 +178,20 @@ impl ConnTable {
         first..self.tx_slot.len() as u32
     }
 
+    /// Frees every connection's state and row (the table is empty afterwards; see
+    /// `Nics::free_run_state`).
+    pub fn free_all(&mut self) {
+        let keep_cnp = self.keep_cnp;
+        *self = ConnTable::new(self.factory.clone(), keep_cnp);
+    }
+
+    /// Frees the messages' copies of their streams but the first (which
+    /// [`ConnTable::lb_state_bytes`] reads): no connection can start afterwards.
+    pub fn free_streams(&mut self) {
+        self.seeds.truncate(1);
+        self.seeds.shrink_to_fit();
+    }
+
     /// See [`ConnFactory::notify_latency`].
     pub fn notify_latency(&self, from: u32, to: u32) -> Time {
         self.factory.notify_latency(from, to)

@@ -4,15 +4,90 @@
 use super::ideal::{ideal_fct, message_packets, releases};
 use super::{columns, mean, ns, percentile, Column, Nullable, RunResult, RunView, Summary, Table};
 use crate::host::message::Message;
-use crate::host::table::ConnRow;
+use crate::host::table::ConnTable;
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
 use crate::time::Time;
 
+/// What the tables read of the connections: per message, their summed rows and the reorder
+/// table. Taken while the connection table exists; [`crate::Simulation::into_results`] drops
+/// the table before the rest of the results are built, so that the two never take their full
+/// memory together.
+pub struct ConnColumns {
+    first_send: Nullable<Time>,
+    end: Nullable<Time>,
+    /// delivered_bytes, packets, data_packets, retransmits, timeouts, ecn_acks, cnps,
+    /// max_reorder, discarded, fast_nacks, in that order.
+    counts: [Vec<u64>; 10],
+    reorder: Table,
+    lb_state_bytes: u64,
+}
+
+impl ConnColumns {
+    /// The connections' part of the results of `messages`.
+    pub fn of(messages: &[Message], flows: &ConnTable) -> ConnColumns {
+        let mut counts: [Vec<u64>; 10] = Default::default();
+        for c in counts.iter_mut() {
+            c.reserve_exact(messages.len());
+        }
+        let (mut first_send, mut end) = (Nullable::with_capacity(messages.len()), Nullable::with_capacity(messages.len()));
+        for m in messages {
+            let (mut first, mut last, mut row) = (None::<Time>, None::<Time>, [0u64; 10]);
+            for c in m.first..m.first + m.count {
+                let r = flows.row(c);
+                first = first.into_iter().chain(r.first_send()).min();
+                last = last.into_iter().chain(r.end()).max();
+                let s = &r.stats;
+                let add = [
+                    r.delivered_bytes,
+                    r.n_pkts as u64,
+                    s.data_packets,
+                    s.retransmits,
+                    s.timeouts,
+                    s.ecn_acks,
+                    s.cnps,
+                    0,
+                    s.discarded,
+                    s.fast_nacks,
+                ];
+                for (x, a) in row.iter_mut().zip(add) {
+                    *x += a;
+                }
+                row[7] = row[7].max(r.max_reorder as u64);
+            }
+            for (col, x) in counts.iter_mut().zip(row) {
+                col.push(x);
+            }
+            first_send.push(first);
+            end.push(if m.done == m.count { last } else { None });
+        }
+        // reorder distance distribution, long format: one row per (flow, distance) seen
+        let mut rt = Table::new(columns::REORDER);
+        let (mut rf, mut rd, mut rc) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, m) in messages.iter().enumerate() {
+            let mut hist = [0u64; crate::host::connection::REORDER_BUCKETS];
+            for c in m.first..m.first + m.count {
+                flows.add_reorder(c, &mut hist);
+            }
+            for (d, &n) in hist.iter().enumerate().filter(|(_, &n)| n > 0) {
+                rf.push(i as u64);
+                rd.push(d as u64);
+                rc.push(n);
+            }
+        }
+        rt.add("flow", Column::U64(rf));
+        rt.add("distance", Column::U64(rd));
+        rt.add("arrivals", Column::U64(rc));
+        // per message: all of its connections' load-balancer state
+        let lb_state_bytes = messages.first().map_or(0, |m| flows.lb_state_bytes(0, &m.spec));
+        ConnColumns { first_send, end, counts, reorder: rt, lb_state_bytes }
+    }
+}
+
 impl RunResult {
-    /// The tables of a run so far.
-    pub fn collect(v: &RunView<'_>) -> RunResult {
-        let (messages, flows, topo, ports, losses) = (v.messages, v.conns, v.topo, v.ports, v.losses);
+    /// The tables of a run so far, from its state (`v`) and its connections' part (`c`).
+    pub fn collect(v: &RunView<'_>, c: ConnColumns) -> RunResult {
+        let (messages, topo, ports, losses) = (v.messages, v.topo, v.ports, &v.losses);
         let (now, wall_s, status, tree, transport) = (v.now, v.wall_s, v.status, v.tree, v.transport);
         // the ideal depends only on the path's tiers, the size and the connections: computed
         // once per (tiers, size, connections)
@@ -32,13 +107,10 @@ impl RunResult {
         let ideals = &ideals[..];
         let mut ft = Table::new(columns::FLOWS);
         // one row per message; a message's connections (MPTCP subflows) are summed
-        let conns = |m: &Message| (m.first..m.first + m.count).map(|c| flows.row(c));
         let lost =
             |m: &Message, f: &dyn Fn(&ConnLosses) -> u64| -> u64 { losses.range(m.first..m.first + m.count).map(|(_, l)| f(l)).sum() };
-        let sum = |f: &dyn Fn(&ConnRow) -> u64| Column::U64(messages.iter().map(|m| conns(m).map(|r| f(&r)).sum()).collect());
-        let first_send: Nullable<Time> = messages.iter().map(|m| conns(m).filter_map(|c| c.first_send()).min()).collect();
-        let end: Nullable<Time> =
-            messages.iter().map(|m| if m.done == m.count { conns(m).filter_map(|c| c.end()).max() } else { None }).collect();
+        let ConnColumns { first_send, end, counts, reorder: rt, lb_state_bytes } = c;
+        let [delivered, packets, data_packets, retransmits, timeouts, ecn_acks, cnps, max_reorder, discarded, fast_nacks] = counts;
         let fct: Nullable<Time> =
             end.iter().zip(first_send.iter()).zip(messages).map(|((e, f), m)| e.map(|e| e - f.unwrap_or(m.spec.start))).collect();
         let slowdown: Nullable<f64> = fct.iter().zip(ideals).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
@@ -67,37 +139,21 @@ impl RunResult {
         ft.add("ideal_fct_ps", Column::U64(ideals.to_vec()));
         ft.add("slowdown", Column::OptF64(slowdown));
         ft.add("completed", Column::Bool(completed));
-        ft.add("delivered_bytes", sum(&|f| f.delivered_bytes));
-        ft.add("packets", sum(&|f| f.n_pkts as u64));
-        ft.add("data_packets", sum(&|f| f.stats.data_packets));
-        ft.add("retransmits", sum(&|f| f.stats.retransmits));
-        ft.add("timeouts", sum(&|f| f.stats.timeouts));
+        // every connection belongs to one message: the run's totals are the columns' sums
+        let (total_data, total_retx) = (data_packets.iter().sum(), retransmits.iter().sum());
+        ft.add("delivered_bytes", Column::U64(delivered));
+        ft.add("packets", Column::U64(packets));
+        ft.add("data_packets", Column::U64(data_packets));
+        ft.add("retransmits", Column::U64(retransmits));
+        ft.add("timeouts", Column::U64(timeouts));
         ft.add("trims", Column::U64(messages.iter().map(|m| lost(m, &|l| l.trims)).collect()));
         ft.add("drops", Column::U64(messages.iter().map(|m| lost(m, &|l| l.drops)).collect()));
-        ft.add("ecn_acks", sum(&|f| f.stats.ecn_acks));
-        ft.add("cnps", sum(&|f| f.stats.cnps));
-        ft.add("max_reorder", Column::U64(messages.iter().map(|m| conns(m).map(|f| f.max_reorder as u64).max().unwrap_or(0)).collect()));
-        ft.add("discarded", sum(&|f| f.stats.discarded));
-        ft.add("fast_nacks", sum(&|f| f.stats.fast_nacks));
+        ft.add("ecn_acks", Column::U64(ecn_acks));
+        ft.add("cnps", Column::U64(cnps));
+        ft.add("max_reorder", Column::U64(max_reorder));
+        ft.add("discarded", Column::U64(discarded));
+        ft.add("fast_nacks", Column::U64(fast_nacks));
         ft.add("goodput_gbps", Column::OptF64(goodput));
-
-        // reorder distance distribution, long format: one row per (flow, distance) seen
-        let mut rt = Table::new(columns::REORDER);
-        let (mut rf, mut rd, mut rc) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, m) in messages.iter().enumerate() {
-            let mut hist = [0u64; crate::host::connection::REORDER_BUCKETS];
-            for c in m.first..m.first + m.count {
-                flows.add_reorder(c, &mut hist);
-            }
-            for (d, &n) in hist.iter().enumerate().filter(|(_, &n)| n > 0) {
-                rf.push(i as u64);
-                rd.push(d as u64);
-                rc.push(n);
-            }
-        }
-        rt.add("flow", Column::U64(rf));
-        rt.add("distance", Column::U64(rd));
-        rt.add("arrivals", Column::U64(rc));
 
         let mut pt = Table::new(columns::PORTS);
         let pu = |f: &dyn Fn(&EgressPort) -> u64| Column::U64(ports.iter().map(f).collect());
@@ -121,7 +177,6 @@ impl RunResult {
         pt.add("trims", pu(&|p| p.stats.trims));
         pt.add("drops", pu(&|p| p.stats.drops));
 
-        let total = |f: &dyn Fn(&ConnRow) -> u64| (0..flows.len() as u32).map(|c| f(&flows.row(c))).sum::<u64>();
         let summary = Summary {
             status: status.label(),
             stop_reason: status.reason(),
@@ -135,8 +190,8 @@ impl RunResult {
             max_jct_ns: jobs.max_jct_ns,
             mean_jct_ns: jobs.mean_jct_ns,
             max_jct_slowdown: jobs.max_jct_slowdown,
-            data_packets: total(&|f| f.stats.data_packets),
-            retransmits: total(&|f| f.stats.retransmits),
+            data_packets: total_data,
+            retransmits: total_retx,
             trims: losses.values().map(|l| l.trims).sum(),
             // data packets, as the flows count them; the rest of what ports lost apart
             drops: losses.values().map(|l| l.drops).sum(),
@@ -146,8 +201,7 @@ impl RunResult {
             events: v.events,
             wall_s,
             sim_time_ns: ns(now),
-            // per message: all of its connections' load-balancer state
-            lb_state_bytes: messages.first().map_or(0, |m| flows.lb_state_bytes(0, &m.spec)),
+            lb_state_bytes,
             base_rtt_ns: ns(v.base_rtt),
             bdp_bytes: v.bdp_bytes,
             offered_load: v.offered_load,

@@ -62,7 +62,6 @@ pub fn tables(v: &RunView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTabl
     let ideal = if v.jobs.is_empty() {
         Vec::new()
     } else {
-        let specs: Vec<_> = v.messages.iter().map(|m| m.spec).collect();
         let (rate, mtu, header) = (v.tree.tier_rates[0], v.transport.mtu, v.transport.header);
         // how long each message holds its sender's NIC: its packets back to back
         let wire: Vec<Time> = v
@@ -75,7 +74,7 @@ pub fn tables(v: &RunView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTabl
         let ack_flight = |from: u32, to: u32| ideal_fct(&tree.path(from, to), &[header], &[0]);
         let notice = |from: u32, to: u32| tree.path(from, to).iter().map(|h| h.latency).sum();
         let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
-        ideal_finish(&specs, v.deps, ideals, &wire, serialization(header, rate), &group, &hearing)
+        ideal_finish(v.messages, v.deps, ideals, &wire, serialization(header, rate), &group, &hearing)
     };
     // spans per (job, iteration) and per (job, iteration, step), in that order
     let mut iters: std::collections::BTreeMap<(u32, u32), Span> = Default::default();

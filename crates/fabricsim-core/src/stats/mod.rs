@@ -14,7 +14,6 @@ pub mod sampler;
 
 use crate::engine::Status;
 use crate::host::message::Message;
-use crate::host::table::ConnTable;
 use crate::host::TransportModel;
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
@@ -44,9 +43,8 @@ pub struct RunView<'a> {
     pub deps: &'a Deps,
     pub tags: &'a [Tag],
     pub jobs: &'a [JobInfo],
-    pub conns: &'a ConnTable,
     /// Per connection, what the fabric lost of it (absent: nothing).
-    pub losses: &'a std::collections::BTreeMap<u32, ConnLosses>,
+    pub losses: std::collections::BTreeMap<u32, ConnLosses>,
     pub samples: Option<&'a SampleRows>,
     pub accounting: Accounting,
     pub status: Status,

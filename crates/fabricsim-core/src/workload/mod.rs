@@ -31,6 +31,12 @@ pub struct MessageSpec {
     pub delay: Time,
 }
 
+impl AsRef<MessageSpec> for MessageSpec {
+    fn as_ref(&self) -> &MessageSpec {
+        self
+    }
+}
+
 impl MessageSpec {
     /// A message with no delay, not pinned.
     pub fn new(src: u32, dst: u32, bytes: u64, start: Time, class: u8) -> MessageSpec {

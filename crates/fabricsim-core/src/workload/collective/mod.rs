@@ -183,8 +183,8 @@ pub struct Hearing<'a> {
 /// halving-doubling) this is the critical path of ideal FCTs plus the final ACKs a rank's
 /// next step waits behind; where a rank has several messages out at once (a tree's sends up
 /// and down, alltoall's peers) they queue instead of each running as if alone.
-pub fn ideal_finish(
-    messages: &[MessageSpec],
+pub fn ideal_finish<M: AsRef<MessageSpec>>(
+    messages: &[M],
     deps: &Deps,
     ideal: &[Time],
     wire: &[Time],
@@ -197,31 +197,31 @@ pub fn ideal_finish(
     const SEND: u8 = 1;
     let n = messages.len();
     let dependents = deps.dependents(n);
-    let mut waiting: Vec<usize> = (0..n).map(|i| deps.of(i).len()).collect();
+    let mut waiting: Vec<u32> = (0..n).map(|i| deps.of(i).len() as u32).collect();
     let mut latest: Vec<Option<Time>> = vec![None; n];
     // (time, ACK before SEND, message): a message's release, or its final ACK at its finish
     let mut heap: std::collections::BinaryHeap<Reverse<(Time, u8, u32)>> =
-        (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((messages[i].start, SEND, i as u32))).collect();
+        (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((messages[i].as_ref().start, SEND, i as u32))).collect();
     let mut free: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
     let mut out: Vec<(Time, Time)> = vec![(0, 0); n];
     let mut hear = |heap: &mut std::collections::BinaryHeap<Reverse<(Time, u8, u32)>>, j: usize, at: Time| {
         latest[j] = Some(latest[j].map_or(at, |t| t.max(at)));
         waiting[j] -= 1;
         if waiting[j] == 0 {
-            let m = &messages[j];
+            let m = messages[j].as_ref();
             let after = latest[j].expect("a dependency finished");
             heap.push(Reverse((m.start.max(after.saturating_add(m.delay)), SEND, j as u32)));
         }
     };
     while let Some(Reverse((at, kind, i))) = heap.pop() {
         let i = i as usize;
-        let (src, dst) = (messages[i].src, messages[i].dst);
+        let (src, dst) = (messages[i].as_ref().src, messages[i].as_ref().dst);
         if kind == ACK {
             let nic = free.entry((group[i], dst)).or_insert(0);
             let leaves = (*nic).max(at);
             *nic = leaves + ack;
             for &j in dependents.of(i) {
-                let by = messages[j as usize].src;
+                let by = messages[j as usize].as_ref().src;
                 if by == src && by != dst {
                     hear(&mut heap, j as usize, leaves + (hearing.ack_flight)(dst, src));
                 }
@@ -235,7 +235,7 @@ pub fn ideal_finish(
         out[i] = (at, finish);
         heap.push(Reverse((finish, ACK, i as u32)));
         for &j in dependents.of(i) {
-            let by = messages[j as usize].src;
+            let by = messages[j as usize].as_ref().src;
             if by == dst {
                 hear(&mut heap, j as usize, finish);
             } else if by != src {
