@@ -80,10 +80,8 @@ struct Stored {
 /// Bytes the table keeps per connection for the whole run (for the memory estimate).
 pub const STORED_ROW_BYTES: u64 = std::mem::size_of::<Stored>() as u64;
 
-/// `Stored::flags`: the sender has everything acknowledged and its half is gone ...
-const DONE: u8 = 1;
-/// ... the receiver has every packet and its half is gone ...
-const RX_DONE: u8 = 8;
+/// `Stored::flags`: the receiver has every packet and its half is gone ...
+const RX_DONE: u8 = 1;
 /// ... Go-back-N NAKed the end of the message (a trimmed late header is NAKed once) ...
 const NAKED_END: u8 = 2;
 /// ... its counters live in the `wide` map.
@@ -353,7 +351,6 @@ impl ConnTable {
         let r = &mut self.rows[c as usize];
         debug_assert!(r.flags & RX_DONE != 0, "a sender is done only once its receiver is");
         r.first_send = half.tx.first_send.unwrap_or(NEVER);
-        r.flags |= DONE;
         self.count_late(c, |s| s.add(&half.stats));
     }
 
