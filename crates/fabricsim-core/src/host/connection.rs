@@ -147,6 +147,13 @@ impl Sender {
     }
 }
 
+/// Payload bytes carried by `psn` of a connection of `bytes` in packets of `payload` (the
+/// last one shorter): both halves cut a message the same way.
+#[inline]
+pub fn payload_of(bytes: u64, payload: u64, psn: u32) -> u64 {
+    (bytes - psn as u64 * payload).min(payload)
+}
+
 /// The sending half of one connection from `spec.src` to `spec.dst` (kept by `spec.src`).
 #[derive(Debug, Clone)]
 pub struct SendHalf {
@@ -197,7 +204,7 @@ impl SendHalf {
     /// Payload bytes carried by `psn`.
     #[inline]
     pub fn payload_of(&self, psn: u32) -> u64 {
-        (self.spec.bytes - psn as u64 * self.payload).min(self.payload)
+        payload_of(self.spec.bytes, self.payload, psn)
     }
 
     #[inline]

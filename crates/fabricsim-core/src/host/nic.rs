@@ -294,9 +294,9 @@ impl Nics {
     /// A data packet (or its trimmed header) reached its receiver `host`.
     fn receive_data(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
         let c = packet.conn;
+        let mi = self.conns.message_of(c) as usize;
         // the fields apart: `conns` is borrowed mutably next to the message
-        let spec = &self.messages[self.conns.message_of(c) as usize].spec;
-        let Some(half) = self.conns.receiver(c, spec) else {
+        let Some(half) = self.conns.receiver(c, &self.messages[mi].spec) else {
             self.receive_late_data(q, fabric, now, host, packet);
             return;
         };
@@ -343,7 +343,6 @@ impl Nics {
             }
         }
         if arrival.completed {
-            let mi = self.conns.message_of(c) as usize;
             let m = &mut self.messages[mi];
             m.done += 1;
             if m.done == m.count {

@@ -44,7 +44,7 @@ impl RecvHalf {
     /// Payload bytes carried by `psn`.
     #[inline]
     pub fn payload_of(&self, psn: u32) -> u64 {
-        (self.bytes - psn as u64 * self.payload).min(self.payload)
+        super::connection::payload_of(self.bytes, self.payload, psn)
     }
 }
 

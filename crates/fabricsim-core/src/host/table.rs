@@ -426,12 +426,16 @@ mod tests {
     use crate::scenario::Scenario;
     use crate::sim::Simulation;
 
-    #[test]
-    fn a_stored_row_keeps_counts_beyond_four_bytes_exactly() {
+    /// An empty table of a small fabric's connections, and the payload of a full packet.
+    fn table() -> (ConnTable, u64) {
         let json = r#"{"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}}"#;
         let model = Scenario::from_json(json).expect("valid").resolve().expect("resolves");
-        let payload = model.transport.mtu - model.transport.header;
-        let mut t = ConnTable::new(Simulation::factory(&model), false);
+        (ConnTable::new(Simulation::factory(&model), false), model.transport.mtu - model.transport.header)
+    }
+
+    #[test]
+    fn a_stored_row_keeps_counts_beyond_four_bytes_exactly() {
+        let (mut t, payload) = table();
         let ids = t.add(0, &MessageSpec::new(0, 1, 10 * payload + 1, 0, 0), &mut Rng::stream(1, Stream::Host, 0));
         let c = ids.start;
         let pending = t.row(c);
@@ -449,10 +453,7 @@ mod tests {
 
     #[test]
     fn each_half_lives_only_while_it_works_and_leaves_its_counts_in_the_row() {
-        let json = r#"{"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}}"#;
-        let model = Scenario::from_json(json).expect("valid").resolve().expect("resolves");
-        let payload = model.transport.mtu - model.transport.header;
-        let mut t = ConnTable::new(Simulation::factory(&model), false);
+        let (mut t, payload) = table();
         let spec = MessageSpec::new(0, 1, 3 * payload, 0, 0);
         let c = t.add(0, &spec, &mut Rng::stream(1, Stream::Host, 0)).start;
         t.start(c..c + 1, &spec);
