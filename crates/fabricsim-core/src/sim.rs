@@ -24,7 +24,7 @@ use crate::host::nic::Nics;
 use crate::host::table::ConnTable;
 use crate::packet::{Ev, Kind, Packet};
 use crate::scenario::{Model, Scenario};
-use crate::stats::collect::ConnColumns;
+use crate::stats::collect::{ConnColumns, MessageColumns, WorkView};
 use crate::stats::sampler::Sampler;
 use crate::stats::{Accounting, RunResult, RunView};
 use crate::switch::forward::Fabric;
@@ -387,20 +387,30 @@ impl Simulation {
 
     /// Per-flow, per-port and summary results of the run so far (the run can go on).
     pub fn results(&self) -> RunResult {
-        let conns = ConnColumns::of(self.nics.messages(), self.nics.connections());
-        RunResult::collect(&self.view(self.accounting(), self.achieved_load()), conns)
+        let m = MessageColumns::of(&self.work(), self.nics.connections());
+        let c = ConnColumns::of(m.len(), self.nics.connections(), &self.fabric.conn_losses());
+        RunResult::collect(&self.view(self.accounting(), self.achieved_load()), m, c)
     }
 
-    /// The results of the run, freeing its state as they are built: the hosts' schedulers,
-    /// dependency lists and streams first, the connection table once the tables have read it,
-    /// so that it and the flows table (a run's two largest allocations) never take their full
-    /// memory together. Same tables as [`Simulation::results`].
+    /// The results of the run, freeing its state as they are built (see
+    /// [`crate::stats::collect`]): the hosts' schedulers, dependency lists and streams first,
+    /// the messages and the jobs' structures once their columns exist, the connection table
+    /// once its columns do. Same tables as [`Simulation::results`].
     pub fn into_results(mut self) -> RunResult {
-        self.nics.free_schedule();
-        let conns = ConnColumns::of(self.nics.messages(), self.nics.connections());
         let (accounting, achieved) = (self.accounting(), self.achieved_load());
+        self.nics.free_schedule();
+        let m = MessageColumns::of(&self.work(), self.nics.connections());
+        self.nics.free_messages();
+        (self.model.deps, self.model.tags) = Default::default();
+        let c = ConnColumns::of(m.len(), self.nics.connections(), &self.fabric.conn_losses());
         self.nics.free_connections();
-        RunResult::collect(&self.view(accounting, achieved), conns)
+        RunResult::collect(&self.view(accounting, achieved), m, c)
+    }
+
+    /// What the first stage of the tables reads.
+    fn work(&self) -> WorkView<'_> {
+        let m = &self.model;
+        WorkView { tree: &m.tree, transport: &m.transport, messages: self.nics.messages(), deps: &m.deps, tags: &m.tags, jobs: &m.jobs }
     }
 
     /// What the tables are made from.
@@ -415,11 +425,6 @@ impl Simulation {
             achieved_load,
             topo: self.fabric.topology(),
             ports: self.fabric.ports(),
-            messages: self.nics.messages(),
-            deps: &m.deps,
-            tags: &m.tags,
-            jobs: &m.jobs,
-            losses: self.fabric.conn_losses(),
             samples: self.sampler.as_ref().map(|s| &s.rows),
             accounting,
             status: self.status,

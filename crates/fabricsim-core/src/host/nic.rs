@@ -129,6 +129,11 @@ impl Nics {
         }
     }
 
+    /// Frees the messages, once the results have read them.
+    pub fn free_messages(&mut self) {
+        self.messages = Vec::new();
+    }
+
     /// Frees every connection's state and row, once the results have read them.
     pub fn free_connections(&mut self) {
         self.conns.free_all();

@@ -1,98 +1,76 @@
 //! Turning a run's state into its tables: one row per message, per port, per reorder
 //! distance, per sample, and the summary.
+//!
+//! In three stages, each reading one part of the run's state, so that
+//! [`crate::Simulation::into_results`] can free that part before the next stage adds columns
+//! (a flows table of millions of messages and the state it is read from are a run's largest
+//! allocations; they never take their full memory together):
+//! 1. [`MessageColumns::of`]: what the tables read of the messages and of the model's job
+//!    structures (the jobs and steps tables, the ideals, the connections' first send and end);
+//! 2. [`ConnColumns::of`]: the connections' counters, reorder table and losses, by message;
+//! 3. [`RunResult::collect`]: the rest, from the columns of the first two and the fabric.
+
+use std::collections::BTreeMap;
 
 use super::ideal::{ideal_fct, message_packets, releases};
+use super::jobs::JobTables;
 use super::{columns, mean, ns, percentile, Column, Nullable, RunResult, RunView, Summary, Table};
 use crate::host::message::Message;
 use crate::host::table::ConnTable;
+use crate::host::TransportModel;
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
 use crate::time::Time;
+use crate::topology::FatTreeSpec;
+use crate::workload::collective::Tag;
+use crate::workload::job::JobInfo;
+use crate::workload::Deps;
 
-/// What the tables read of the connections: per message, their summed rows and the reorder
-/// table. Taken while the connection table exists; [`crate::Simulation::into_results`] drops
-/// the table before the rest of the results are built, so that the two never take their full
-/// memory together.
-pub struct ConnColumns {
+/// The workload as the run kept it: what the first stage reads.
+pub struct WorkView<'a> {
+    pub tree: &'a FatTreeSpec,
+    pub transport: &'a TransportModel,
+    pub messages: &'a [Message],
+    /// What each message waits for, its job tag, and the jobs.
+    pub deps: &'a Deps,
+    pub tags: &'a [Tag],
+    pub jobs: &'a [JobInfo],
+}
+
+/// What the tables read of the messages: their columns of the flows table, the jobs and
+/// steps tables, and the load balancers' state size.
+pub struct MessageColumns {
+    src: Vec<u64>,
+    dst: Vec<u64>,
+    bytes: Vec<u64>,
+    start: Vec<Time>,
+    ready: Nullable<Time>,
+    class: Vec<u64>,
+    pinned: Vec<bool>,
     first_send: Nullable<Time>,
     end: Nullable<Time>,
-    /// delivered_bytes, packets, data_packets, retransmits, timeouts, ecn_acks, cnps,
-    /// max_reorder, discarded, fast_nacks, in that order.
-    counts: [Vec<u64>; 10],
-    reorder: Table,
+    ideal: Vec<Time>,
+    jobs: JobTables,
     lb_state_bytes: u64,
 }
 
-impl ConnColumns {
-    /// The connections' part of the results of `messages`.
-    pub fn of(messages: &[Message], flows: &ConnTable) -> ConnColumns {
-        let mut counts: [Vec<u64>; 10] = Default::default();
-        for c in counts.iter_mut() {
-            c.reserve_exact(messages.len());
-        }
-        let (mut first_send, mut end) = (Nullable::with_capacity(messages.len()), Nullable::with_capacity(messages.len()));
-        for m in messages {
-            let (mut first, mut last, mut row) = (None::<Time>, None::<Time>, [0u64; 10]);
-            for c in m.first..m.first + m.count {
-                let r = flows.row(c);
-                first = first.into_iter().chain(r.first_send()).min();
-                last = last.into_iter().chain(r.end()).max();
-                let s = &r.stats;
-                let add = [
-                    r.delivered_bytes,
-                    r.n_pkts as u64,
-                    s.data_packets,
-                    s.retransmits,
-                    s.timeouts,
-                    s.ecn_acks,
-                    s.cnps,
-                    0,
-                    s.discarded,
-                    s.fast_nacks,
-                ];
-                for (x, a) in row.iter_mut().zip(add) {
-                    *x += a;
-                }
-                row[7] = row[7].max(r.max_reorder as u64);
-            }
-            for (col, x) in counts.iter_mut().zip(row) {
-                col.push(x);
-            }
-            first_send.push(first);
-            end.push(if m.done == m.count { last } else { None });
-        }
-        // reorder distance distribution, long format: one row per (flow, distance) seen
-        let mut rt = Table::new(columns::REORDER);
-        let (mut rf, mut rd, mut rc) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, m) in messages.iter().enumerate() {
-            let mut hist = [0u64; crate::host::connection::REORDER_BUCKETS];
-            for c in m.first..m.first + m.count {
-                flows.add_reorder(c, &mut hist);
-            }
-            for (d, &n) in hist.iter().enumerate().filter(|(_, &n)| n > 0) {
-                rf.push(i as u64);
-                rd.push(d as u64);
-                rc.push(n);
-            }
-        }
-        rt.add("flow", Column::U64(rf));
-        rt.add("distance", Column::U64(rd));
-        rt.add("arrivals", Column::U64(rc));
-        // per message: all of its connections' load-balancer state
-        let lb_state_bytes = messages.first().map_or(0, |m| flows.lb_state_bytes(0, &m.spec));
-        ConnColumns { first_send, end, counts, reorder: rt, lb_state_bytes }
+impl MessageColumns {
+    /// Messages in the run (the rows of the flows table).
+    pub fn len(&self) -> usize {
+        self.src.len()
     }
-}
 
-impl RunResult {
-    /// The tables of a run so far, from its state (`v`) and its connections' part (`c`).
-    pub fn collect(v: &RunView<'_>, c: ConnColumns) -> RunResult {
-        let (messages, topo, ports, losses) = (v.messages, v.topo, v.ports, &v.losses);
-        let (now, wall_s, status, tree, transport) = (v.now, v.wall_s, v.status, v.tree, v.transport);
+    pub fn is_empty(&self) -> bool {
+        self.src.is_empty()
+    }
+
+    /// The messages' part of the results; `flows` gives their connections' first send and end.
+    pub fn of(w: &WorkView<'_>, flows: &ConnTable) -> MessageColumns {
+        let (messages, tree, transport) = (w.messages, w.tree, w.transport);
         // the ideal depends only on the path's tiers, the size and the connections: computed
         // once per (tiers, size, connections)
         let mut ideal_cache = std::collections::HashMap::new();
-        let ideals: Vec<Time> = messages
+        let ideal: Vec<Time> = messages
             .iter()
             .map(|m| {
                 let spec = m.spec;
@@ -104,39 +82,144 @@ impl RunResult {
                 })
             })
             .collect();
-        let ideals = &ideals[..];
-        let mut ft = Table::new(columns::FLOWS);
-        // one row per message; a message's connections (MPTCP subflows) are summed
-        let lost =
-            |m: &Message, f: &dyn Fn(&ConnLosses) -> u64| -> u64 { losses.range(m.first..m.first + m.count).map(|(_, l)| f(l)).sum() };
-        let ConnColumns { first_send, end, counts, reorder: rt, lb_state_bytes } = c;
+        let (mut first_send, mut end) = (Nullable::with_capacity(messages.len()), Nullable::with_capacity(messages.len()));
+        for m in messages {
+            let (mut first, mut last) = (None::<Time>, None::<Time>);
+            for c in m.first..m.first + m.count {
+                let r = flows.row(c);
+                first = first.into_iter().chain(r.first_send()).min();
+                last = last.into_iter().chain(r.end()).max();
+            }
+            first_send.push(first);
+            end.push(if m.done == m.count { last } else { None });
+        }
+        // the jobs' ideal needs scratch memory: it runs before the other columns exist
+        let jobs = super::jobs::tables(w, &ideal, &end);
+        let spec = |f: &dyn Fn(&Message) -> u64| messages.iter().map(f).collect::<Vec<u64>>();
+        MessageColumns {
+            // the engine's host ids are leaf slots; the table speaks the scenario's host ids
+            src: spec(&|m| tree.host(m.spec.src) as u64),
+            dst: spec(&|m| tree.host(m.spec.dst) as u64),
+            bytes: spec(&|m| m.spec.bytes),
+            start: spec(&|m| m.spec.start),
+            ready: messages.iter().map(Message::ready).collect(),
+            class: spec(&|m| m.spec.class as u64),
+            pinned: messages.iter().map(|m| m.spec.pinned).collect(),
+            first_send,
+            end,
+            ideal,
+            jobs,
+            // per message: all of its connections' load-balancer state
+            lb_state_bytes: messages.first().map_or(0, |m| flows.lb_state_bytes(0, &m.spec)),
+        }
+    }
+}
+
+/// What the tables read of the connections, by message (a message's connections, its MPTCP
+/// subflows, are summed): their counters, the reorder table and what the fabric lost of them.
+pub struct ConnColumns {
+    /// delivered_bytes, packets, data_packets, retransmits, timeouts, ecn_acks, cnps,
+    /// max_reorder, discarded, fast_nacks, in that order.
+    counts: [Vec<u64>; 10],
+    reorder: Table,
+    /// By message; absent: nothing lost.
+    losses: BTreeMap<u32, ConnLosses>,
+}
+
+impl ConnColumns {
+    /// The connections' part of the results of `messages` messages; `losses`: by connection.
+    pub fn of(messages: usize, flows: &ConnTable, losses: &BTreeMap<u32, ConnLosses>) -> ConnColumns {
+        let mut counts: [Vec<u64>; 10] = Default::default();
+        for col in counts.iter_mut() {
+            *col = vec![0; messages];
+        }
+        // reorder distance distribution, long format: one row per (flow, distance) seen; a
+        // message's connections are consecutive ids
+        let (mut rf, mut rd, mut rc) = (Vec::new(), Vec::new(), Vec::new());
+        let mut hist = [0u64; crate::host::connection::REORDER_BUCKETS];
+        let mut flush = |m: u32, hist: &mut [u64; crate::host::connection::REORDER_BUCKETS]| {
+            for (d, &n) in hist.iter().enumerate().filter(|(_, &n)| n > 0) {
+                rf.push(m as u64);
+                rd.push(d as u64);
+                rc.push(n);
+            }
+            *hist = [0; crate::host::connection::REORDER_BUCKETS];
+        };
+        for c in 0..flows.len() as u32 {
+            let (m, r) = (flows.message_of(c), flows.row(c));
+            let s = &r.stats;
+            let add = [
+                r.delivered_bytes,
+                r.n_pkts as u64,
+                s.data_packets,
+                s.retransmits,
+                s.timeouts,
+                s.ecn_acks,
+                s.cnps,
+                0,
+                s.discarded,
+                s.fast_nacks,
+            ];
+            for (col, a) in counts.iter_mut().zip(add) {
+                col[m as usize] += a;
+            }
+            counts[7][m as usize] = counts[7][m as usize].max(r.max_reorder as u64);
+            flows.add_reorder(c, &mut hist);
+            if c + 1 == flows.len() as u32 || flows.message_of(c + 1) != m {
+                flush(m, &mut hist);
+            }
+        }
+        let mut reorder = Table::new(columns::REORDER);
+        reorder.add("flow", Column::U64(rf));
+        reorder.add("distance", Column::U64(rd));
+        reorder.add("arrivals", Column::U64(rc));
+        let mut by_message: BTreeMap<u32, ConnLosses> = BTreeMap::new();
+        for (&c, l) in losses {
+            let e = by_message.entry(flows.message_of(c)).or_default();
+            e.trims += l.trims;
+            e.drops += l.drops;
+        }
+        ConnColumns { counts, reorder, losses: by_message }
+    }
+}
+
+impl RunResult {
+    /// The tables of a run so far, from its state (`v`) and the columns of the messages (`m`)
+    /// and of the connections (`c`).
+    pub fn collect(v: &RunView<'_>, m: MessageColumns, c: ConnColumns) -> RunResult {
+        let (topo, ports) = (v.topo, v.ports);
+        let (now, wall_s, status, tree, transport) = (v.now, v.wall_s, v.status, v.tree, v.transport);
+        let MessageColumns { src, dst, bytes, start, ready, class, pinned, first_send, end, ideal, jobs, lb_state_bytes } = m;
+        let ConnColumns { counts, reorder: rt, losses } = c;
         let [delivered, packets, data_packets, retransmits, timeouts, ecn_acks, cnps, max_reorder, discarded, fast_nacks] = counts;
-        let fct: Nullable<Time> =
-            end.iter().zip(first_send.iter()).zip(messages).map(|((e, f), m)| e.map(|e| e - f.unwrap_or(m.spec.start))).collect();
-        let slowdown: Nullable<f64> = fct.iter().zip(ideals).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
-        // what needs scratch memory runs before the table's other columns exist (a flows
-        // table of millions of messages is the run's largest allocation)
-        let jobs = super::jobs::tables(v, ideals, &end);
-        let buckets = super::buckets::table(messages.iter().map(|m| m.spec.bytes).zip(slowdown.iter()));
+        let n = src.len();
+        let fct: Nullable<Time> = end.iter().zip(first_send.iter()).zip(&start).map(|((e, f), &s)| e.map(|e| e - f.unwrap_or(s))).collect();
+        let slowdown: Nullable<f64> = fct.iter().zip(&ideal).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
+        let buckets = super::buckets::table(bytes.iter().copied().zip(slowdown.iter()));
         let (fct_stats, slow_stats) = (Stats::of(fct.present().map(ns)), Stats::of(slowdown.present()));
         // payload bits over the FCT: what the application sees (Juniper post's accounting)
-        let goodput: Nullable<f64> =
-            messages.iter().zip(fct.iter()).map(|(m, f)| f.map(|f| m.spec.bytes as f64 * 8.0 / f as f64 * 1e3)).collect();
+        let goodput: Nullable<f64> = bytes.iter().zip(fct.iter()).map(|(&b, f)| f.map(|f| b as f64 * 8.0 / f as f64 * 1e3)).collect();
         let completed: Vec<bool> = fct.valid.clone();
-        let spec = |f: &dyn Fn(&Message) -> u64| Column::U64(messages.iter().map(f).collect());
-        ft.add("flow", Column::U64((0..messages.len() as u64).collect()));
-        // the engine's host ids are leaf slots; the table speaks the scenario's host ids
-        ft.add("src", spec(&|m| tree.host(m.spec.src) as u64));
-        ft.add("dst", spec(&|m| tree.host(m.spec.dst) as u64));
-        ft.add("bytes", spec(&|m| m.spec.bytes));
-        ft.add("start_ps", spec(&|m| m.spec.start));
-        ft.add("ready_ps", Column::OptU64(messages.iter().map(Message::ready).collect()));
-        ft.add("class", spec(&|m| m.spec.class as u64));
-        ft.add("pinned", Column::Bool(messages.iter().map(|m| m.spec.pinned).collect()));
+        let lost = |f: &dyn Fn(&ConnLosses) -> u64| {
+            let mut col = vec![0; n];
+            for (&i, l) in &losses {
+                col[i as usize] = f(l);
+            }
+            Column::U64(col)
+        };
+        let mut ft = Table::new(columns::FLOWS);
+        ft.add("flow", Column::U64((0..n as u64).collect()));
+        ft.add("src", Column::U64(src));
+        ft.add("dst", Column::U64(dst));
+        ft.add("bytes", Column::U64(bytes));
+        ft.add("start_ps", Column::U64(start));
+        ft.add("ready_ps", Column::OptU64(ready));
+        ft.add("class", Column::U64(class));
+        ft.add("pinned", Column::Bool(pinned));
         ft.add("first_send_ps", Column::OptU64(first_send));
         ft.add("end_ps", Column::OptU64(end));
         ft.add("fct_ps", Column::OptU64(fct));
-        ft.add("ideal_fct_ps", Column::U64(ideals.to_vec()));
+        ft.add("ideal_fct_ps", Column::U64(ideal));
         ft.add("slowdown", Column::OptF64(slowdown));
         ft.add("completed", Column::Bool(completed));
         // every connection belongs to one message: the run's totals are the columns' sums
@@ -146,8 +229,8 @@ impl RunResult {
         ft.add("data_packets", Column::U64(data_packets));
         ft.add("retransmits", Column::U64(retransmits));
         ft.add("timeouts", Column::U64(timeouts));
-        ft.add("trims", Column::U64(messages.iter().map(|m| lost(m, &|l| l.trims)).collect()));
-        ft.add("drops", Column::U64(messages.iter().map(|m| lost(m, &|l| l.drops)).collect()));
+        ft.add("trims", lost(&|l| l.trims));
+        ft.add("drops", lost(&|l| l.drops));
         ft.add("ecn_acks", Column::U64(ecn_acks));
         ft.add("cnps", Column::U64(cnps));
         ft.add("max_reorder", Column::U64(max_reorder));
@@ -180,7 +263,7 @@ impl RunResult {
         let summary = Summary {
             status: status.label(),
             stop_reason: status.reason(),
-            flows: messages.len() as u64,
+            flows: n as u64,
             completed: fct_stats.count,
             max_fct_ns: fct_stats.max,
             mean_fct_ns: fct_stats.mean,

@@ -8,8 +8,9 @@
 //! it exactly when nothing else shares a rank's NIC; with an ACK per packet, the ACKs of what
 //! a rank receives slip between its data packets and it runs a little above (docs/workloads.md).
 
+use super::collect::WorkView;
 use super::ideal::{ideal_fct, message_packets};
-use super::{columns, ns, Column, Nullable, RunView, Table};
+use super::{columns, ns, Column, Nullable, Table};
 use crate::time::{serialization, Time};
 use crate::workload::collective::{ideal_finish, Hearing, Tag};
 
@@ -58,7 +59,7 @@ impl Span {
     }
 }
 
-pub fn tables(v: &RunView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTables {
+pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTables {
     let ideal = if v.jobs.is_empty() {
         Vec::new()
     } else {

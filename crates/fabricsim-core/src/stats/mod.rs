@@ -13,20 +13,15 @@ pub mod jobs;
 pub mod sampler;
 
 use crate::engine::Status;
-use crate::host::message::Message;
 use crate::host::TransportModel;
-use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
 use crate::time::Time;
 use crate::topology::{FatTreeSpec, Topology};
-use crate::workload::collective::Tag;
-use crate::workload::job::JobInfo;
-use crate::workload::Deps;
 use columns::{ColumnSpec, Ty};
 pub use ideal::{ideal_fct, message_packets};
 use sampler::SampleRows;
 
-/// What the tables are made from: the components' state, read-only.
+/// What the last stage of the tables reads (see [`collect`]): the components' state, read-only.
 pub struct RunView<'a> {
     pub tree: &'a FatTreeSpec,
     pub transport: &'a TransportModel,
@@ -38,13 +33,6 @@ pub struct RunView<'a> {
     pub achieved_load: Option<f64>,
     pub topo: &'a Topology,
     pub ports: &'a [EgressPort],
-    pub messages: &'a [Message],
-    /// What each message waits for, its job tag, and the jobs.
-    pub deps: &'a Deps,
-    pub tags: &'a [Tag],
-    pub jobs: &'a [JobInfo],
-    /// Per connection, what the fabric lost of it (absent: nothing).
-    pub losses: std::collections::BTreeMap<u32, ConnLosses>,
     pub samples: Option<&'a SampleRows>,
     pub accounting: Accounting,
     pub status: Status,
