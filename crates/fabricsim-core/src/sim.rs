@@ -148,33 +148,30 @@ impl Simulation {
             return self.status;
         }
         let started = Instant::now();
-        let total = self.nics.messages().len() as u32;
+        // the event guard folded into the budget, the time guard and the end of a finished
+        // run's last instant into one horizon: one comparison per event for all three
+        let budget = budget.min(self.model.max_events.saturating_sub(self.events));
+        let mut horizon = self.horizon();
         let mut n = 0;
-        while n < budget {
+        loop {
             let next = self.queue.peek_time();
-            if let Some(end) = self.finish_at {
-                if next.is_none_or(|t| t > end) {
-                    self.status = if self.nics.reported() == total { Status::Complete } else { Status::NoProgress };
-                    break;
+            if next.is_none_or(|t| t > horizon) {
+                self.status = self.guard(next);
+                break;
+            }
+            if n == budget {
+                if self.events >= self.model.max_events {
+                    self.status = Status::EventLimit;
                 }
-            }
-            let Some(t) = next else {
-                self.status = Status::Stalled;
-                break;
-            };
-            if t > self.model.max_time {
-                self.status = Status::TimeLimit;
-                break;
-            }
-            if self.events >= self.model.max_events {
-                self.status = Status::EventLimit;
                 break;
             }
             // the wall clock is read once every 2^16 events (a few ms of work)
-            if let Some(limit) = self.model.max_wall {
-                if n & 0xFFFF == 0 && self.wall + started.elapsed() >= limit {
-                    self.status = Status::WallLimit;
-                    break;
+            if n & 0xFFFF == 0 {
+                if let Some(limit) = self.model.max_wall {
+                    if self.wall + started.elapsed() >= limit {
+                        self.status = Status::WallLimit;
+                        break;
+                    }
                 }
             }
             let Some((now, event, by)) = self.queue.pop_keyed() else { break };
@@ -191,10 +188,31 @@ impl Simulation {
             self.dispatch(now, event);
             if self.nics.reported() >= self.stop_at && self.finish_at.is_none() {
                 self.finish_at = Some(now);
+                horizon = self.horizon();
             }
         }
         self.wall += started.elapsed();
         self.status
+    }
+
+    /// The last instant an event may run at: the time guard's, or the end of the instant in
+    /// which the run finished.
+    fn horizon(&self) -> Time {
+        self.finish_at.map_or(self.model.max_time, |end| end.min(self.model.max_time))
+    }
+
+    /// Why the run ends when its next event (`next`) lies beyond [`Simulation::horizon`].
+    fn guard(&self, next: Option<Time>) -> Status {
+        if let Some(end) = self.finish_at {
+            if next.is_none_or(|t| t > end) {
+                let total = self.nics.messages().len() as u32;
+                return if self.nics.reported() == total { Status::Complete } else { Status::NoProgress };
+            }
+        }
+        match next {
+            None => Status::Stalled,
+            Some(_) => Status::TimeLimit,
+        }
     }
 
     /// The unit an event belongs to (what it schedules is numbered by that unit), from the

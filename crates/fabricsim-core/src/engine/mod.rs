@@ -171,10 +171,9 @@ pub struct EventQueue {
     head: usize,
     ring_len: usize,
     far: BinaryHeap<Entry>,
-    /// Each unit's count of events it scheduled; the current unit's lives in `seq` meanwhile.
+    /// Each unit's count of events it scheduled.
     seqs: Vec<u64>,
     origin: u32,
-    seq: u64,
     now: Time,
 }
 
@@ -204,7 +203,6 @@ impl EventQueue {
             far: BinaryHeap::new(),
             seqs: vec![0; 2],
             origin: FAULT_UNIT,
-            seq: 0,
             now: 0,
         }
     }
@@ -220,11 +218,7 @@ impl EventQueue {
     /// its own counter.
     #[inline]
     pub fn set_origin(&mut self, unit: u32) {
-        if unit != self.origin {
-            self.seqs[self.origin as usize] = self.seq;
-            self.origin = unit;
-            self.seq = self.seqs[unit as usize];
-        }
+        self.origin = unit;
     }
 
     /// The time of the event being processed (or last processed).
@@ -236,9 +230,10 @@ impl EventQueue {
     /// Schedules `event` at `at`, numbered by the current unit.
     #[inline]
     pub fn schedule(&mut self, at: Time, event: Event) {
-        self.seq += 1;
-        debug_assert!(self.seq < WIRE, "a unit scheduled 2^39 events");
-        let order = (u64::from(self.origin) << UNIT_SHIFT) | self.seq;
+        let seq = &mut self.seqs[self.origin as usize];
+        *seq += 1;
+        debug_assert!(*seq < WIRE, "a unit scheduled 2^39 events");
+        let order = (u64::from(self.origin) << UNIT_SHIFT) | *seq;
         self.insert(Entry { time: at, order, event });
     }
 
