@@ -60,8 +60,9 @@ impl Config {
     /// Each entry's `after` ids as message indices; unknown or duplicate ids and cycles are
     /// refused with the entry named.
     pub fn deps(&self) -> Result<Deps, ScenarioError> {
-        if self.flows.iter().all(|f| f.after.is_empty()) {
-            return Ok(Deps::default());
+        let waits = self.flows.iter().any(|f| !f.after.is_empty());
+        if !waits && self.flows.iter().all(|f| f.id.is_none()) {
+            return Ok(Deps::default()); // row numbers: unique, and nothing refers to them
         }
         let mut index = std::collections::HashMap::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
@@ -72,6 +73,9 @@ impl Config {
                     message: format!("got {id}, already the id of workload.flows[{first}]; allowed: ids unique in the list"),
                 });
             }
+        }
+        if !waits {
+            return Ok(Deps::default());
         }
         let mut lists = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {

@@ -132,6 +132,12 @@ fn bad_dependencies_name_the_entry() {
             "workload.flows[1].id",
             "workload.flows[0]",
         ),
+        // a duplicate id is refused even where nothing waits for it (a CSV or `.cm` list)
+        (
+            flows("{id = 5, src = 0, dst = 1, size = \"1KiB\"}, {id = 5, src = 1, dst = 2, size = \"1KiB\"}"),
+            "workload.flows[1].id",
+            "workload.flows[0]",
+        ),
         (
             flows("{src = 0, dst = 1, size = \"1KiB\", after = [1]}, {src = 1, dst = 2, size = \"1KiB\", after = [0]}"),
             "workload.flows[0].after",
