@@ -114,7 +114,8 @@ impl Simulation {
             status: Status::Running,
             watchdog,
             stop_at,
-            finish_at: None,
+            // nothing to complete: the run is done with instant 0, whatever runs first
+            finish_at: (stop_at == 0).then_some(0),
             wall: std::time::Duration::ZERO,
             window_bytes: [None; 2],
         })

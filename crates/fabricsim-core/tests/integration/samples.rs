@@ -45,6 +45,19 @@ fn samples_change_nothing_in_a_run_cut_by_its_time_guard() {
 }
 
 #[test]
+fn a_workload_without_messages_ends_at_zero_with_or_without_samples() {
+    // nothing to complete: the run ends with instant 0, whichever global duty has the first
+    // event (a sample at 0, or the trace's window later on); it ran to the window before
+    let base = "[workload]\nkind = \"trace\"\ncdf = \"websearch\"\nload = 0.001\nduration = \"5us\"\n";
+    let plain = run(&fabric128(base));
+    let sampled = run(&fabric128(&format!("{base}[samples]\nevery = \"1us\"\n")));
+    assert_eq!((plain.summary.flows, plain.summary.status), (0, "complete"));
+    assert_eq!(plain.summary.sim_time_ns, 0.0);
+    assert_eq!(sampled.summary.sim_time_ns, plain.summary.sim_time_ns);
+    assert_eq!(plain.ports, sampled.ports);
+}
+
+#[test]
 fn utilization_splits_packets_across_intervals_and_adds_up() {
     // 50 ns intervals are shorter than a packet (83.2 ns): each interval gets the part of a
     // packet sent in it, so a saturated link reads exactly 1 and never more
