@@ -16,7 +16,7 @@ pub mod rng;
 mod sort;
 pub mod watchdog;
 
-use sort::sort_bucket;
+use sort::{sort_bucket, Scratch};
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap; // the far-future part of the calendar
@@ -169,6 +169,8 @@ pub struct EventQueue {
     cur: u64,
     current: Vec<Entry>,
     head: usize,
+    /// What sorting a bucket reuses.
+    scratch: Scratch,
     ring_len: usize,
     far: BinaryHeap<Entry>,
     /// Each unit's count of events it scheduled.
@@ -199,6 +201,7 @@ impl EventQueue {
             cur: 0,
             current: Vec::new(),
             head: 0,
+            scratch: Scratch::default(),
             ring_len: 0,
             far: BinaryHeap::new(),
             seqs: vec![0; 2],
@@ -340,7 +343,7 @@ impl EventQueue {
                 self.current.push(e);
             }
         }
-        sort_bucket(&mut self.current);
+        sort_bucket(&mut self.current, &mut self.scratch);
         true
     }
 
