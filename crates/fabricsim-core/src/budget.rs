@@ -21,8 +21,10 @@ use crate::switch::{EgressPort, SwitchModel};
 use crate::topology::FatTreeSpec;
 use crate::workload::{Deps, MessageSpec};
 
-/// Bytes of one row of the port time series.
-const SAMPLE_ROW: u64 = 32;
+/// Bytes of one row of the port time series: its four 8-byte values, and one more while the
+/// Python binding copies a column out (the results move the rows into their table, and the
+/// binding frees each column once copied).
+const SAMPLE_ROW: u64 = 40;
 
 /// The estimate, by part, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -25,7 +25,7 @@ use crate::host::table::ConnTable;
 use crate::packet::{Ev, Kind, Packet};
 use crate::scenario::{Model, Scenario};
 use crate::stats::collect::{ConnColumns, MessageColumns, WorkView};
-use crate::stats::sampler::Sampler;
+use crate::stats::sampler::{SampleRows, Sampler};
 use crate::stats::{Accounting, RunResult, RunView};
 use crate::switch::forward::Fabric;
 use crate::switch::Overflow;
@@ -408,7 +408,8 @@ impl Simulation {
     pub fn results(&self) -> RunResult {
         let m = MessageColumns::of(&self.work(), self.nics.connections());
         let c = ConnColumns::of(m.len(), self.nics.connections(), &self.fabric.conn_losses());
-        RunResult::collect(&self.view(self.accounting(), self.achieved_load()), m, c)
+        let samples = self.sampler.as_ref().map(|s| s.rows.clone()).unwrap_or_default();
+        RunResult::collect(self.view(self.accounting(), self.achieved_load(), samples), m, c)
     }
 
     /// The results of the run, freeing its state as they are built (see
@@ -423,7 +424,8 @@ impl Simulation {
         (self.model.deps, self.model.tags) = Default::default();
         let c = ConnColumns::of(m.len(), self.nics.connections(), &self.fabric.conn_losses());
         self.nics.free_connections();
-        RunResult::collect(&self.view(accounting, achieved), m, c)
+        let samples = self.sampler.take().map(|s| s.rows).unwrap_or_default();
+        RunResult::collect(self.view(accounting, achieved, samples), m, c)
     }
 
     /// What the first stage of the tables reads.
@@ -433,7 +435,7 @@ impl Simulation {
     }
 
     /// What the tables are made from.
-    fn view(&self, accounting: Accounting, achieved_load: Option<f64>) -> RunView<'_> {
+    fn view(&self, accounting: Accounting, achieved_load: Option<f64>, samples: SampleRows) -> RunView<'_> {
         let m = &self.model;
         RunView {
             tree: &m.tree,
@@ -444,7 +446,7 @@ impl Simulation {
             achieved_load,
             topo: self.fabric.topology(),
             ports: self.fabric.ports(),
-            samples: self.sampler.as_ref().map(|s| &s.rows),
+            samples,
             accounting,
             status: self.status,
             // a run stopped by its time guard simulated exactly [0, max_time], whatever its last

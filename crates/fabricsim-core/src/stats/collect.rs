@@ -186,7 +186,7 @@ impl ConnColumns {
 impl RunResult {
     /// The tables of a run so far, from its state (`v`) and the columns of the messages (`m`)
     /// and of the connections (`c`).
-    pub fn collect(v: &RunView<'_>, m: MessageColumns, c: ConnColumns) -> RunResult {
+    pub fn collect(v: RunView<'_>, m: MessageColumns, c: ConnColumns) -> RunResult {
         let (topo, ports) = (v.topo, v.ports);
         let (now, wall_s, status, tree, transport) = (v.now, v.wall_s, v.status, v.tree, v.transport);
         let MessageColumns { src, dst, bytes, start, ready, class, pinned, first_send, end, ideal, jobs, lb_state_bytes } = m;
@@ -294,7 +294,7 @@ impl RunResult {
             warnings: v.warnings.clone(),
         };
         let mut st = Table::new(columns::SAMPLES);
-        let rows = v.samples.cloned().unwrap_or_default();
+        let rows = v.samples;
         st.add("time_ps", Column::U64(rows.time));
         st.add("port", Column::U64(rows.port));
         st.add("queue_bytes", Column::U64(rows.queue));

@@ -33,7 +33,8 @@ pub struct RunView<'a> {
     pub achieved_load: Option<f64>,
     pub topo: &'a Topology,
     pub ports: &'a [EgressPort],
-    pub samples: Option<&'a SampleRows>,
+    /// The port time series (empty without `[samples]`), moved into its table.
+    pub samples: SampleRows,
     pub accounting: Accounting,
     pub status: Status,
     pub now: Time,
