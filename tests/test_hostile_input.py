@@ -76,3 +76,45 @@ def test_out_into_a_used_directory_leaves_nothing_of_the_earlier_run(demo_path: 
     assert run(str(demo_path), *SMALL, "--set", "seed=2", "--out", str(tmp_path)).exit_code == 0
     assert not (tmp_path / "samples.parquet").exists(), "a stale samples table from the first run"
     assert pl.read_parquet(tmp_path / "flows.parquet").height == 16
+
+
+FLOW_FILES = {
+    # a flows file the scenario names -> text the error must contain
+    "flows.json": ("[" * 3000 + "]" * 3000, "nested too deeply"),
+    "big.json": ('[{"src": ' + "9" * 5001 + ', "dst": 1, "size": "1KiB"}]', "4300 digits"),
+    "superscript.cm": ("Nodes 16\nConnections 1\n0->1 id \u00b2 start 0 size 1000\n", "workload.file[line 3].id: got '\u00b2'"),
+    "header.cm": ("Nodes 1\u00b2\nConnections 1\n0->1 start 0 size 1000\n", "workload.file[line 1].Nodes"),
+}
+
+
+@pytest.mark.parametrize("name", FLOW_FILES)
+def test_a_bad_flows_file_is_refused_not_an_internal_error(tmp_path: Path, name: str):
+    # these raised RecursionError or ValueError out of the readers: exit 1
+    content, expected = FLOW_FILES[name]
+    (tmp_path / name).write_text(content, encoding="utf-8")
+    (tmp_path / "s.toml").write_text(f'[topology]\nhosts = 16\nradix = 8\n[workload]\nkind = "flows"\nfile = "{name}"\n')
+    r = run(str(tmp_path / "s.toml"), "-q")
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert expected in " ".join(r.output.split()), r.output
+
+
+def test_a_set_value_nested_too_deeply_is_refused(demo_path: Path):
+    r = run(str(demo_path), "--set", "seed=" + "[" * 3000, "-q")
+    assert r.exit_code == 2 and "--set" in r.output and "nested too deeply" in r.output, r.output
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [(b"base = 1\n\xff\n", "not UTF-8"), (("x = " + "{a = " * 2000 + "1" + "}" * 2000 + "\n").encode(), "nested too deeply")],
+)
+def test_sweep_and_experiment_files_share_the_scenarios_error_policy(tmp_path: Path, content: bytes, expected: str):
+    from fabricsim import reproduce
+    from fabricsim.errors import ScenarioError
+    from fabricsim.sweep import Sweep
+
+    (tmp_path / "x.toml").write_bytes(content)
+    r = runner.invoke(app, ["sweep", str(tmp_path / "x.toml"), "-o", str(tmp_path / "out"), "-q"])
+    assert r.exit_code == 2 and expected in " ".join(r.output.split()), r.output
+    for load in (Sweep.load, reproduce.load):
+        with pytest.raises(ScenarioError, match=expected):
+            load(tmp_path / "x.toml")

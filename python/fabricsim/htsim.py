@@ -117,7 +117,7 @@ def read_connection_matrix(path: str | Path) -> list[dict[str, Any]]:
 
 
 def _whole(text: str, where: str, what: str, path: Path) -> int:
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # int() refuses other digits, superscripts among them
         raise scenario_error(f"{where}.{what}", f"got {text!r} in {path}; allowed: a whole number >= 0")
     return int(text)
 

@@ -57,7 +57,6 @@ models' plots (:data:`fabricsim.theory.FIGURES`) to the report.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -81,6 +80,7 @@ from .claims import (
 )
 from .errors import scenario_error
 from .figures import Figure, is_sweep, sweep_figures
+from .scenario import read_toml
 from .sweep import Sweep, run_sweep
 
 __all__ = [
@@ -151,10 +151,7 @@ def load(path: str | Path) -> Experiment:
     """An experiment file, every claim, metric, axis and table checked before anything runs."""
     path = Path(path)
     where = path.name
-    try:
-        raw = tomllib.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, RecursionError, tomllib.TOMLDecodeError) as e:
-        raise scenario_error(where, f"not a readable experiment: {e}") from None
+    raw = read_toml(path, "an experiment")
     unknown = set(raw) - KNOWN
     if unknown:
         raise scenario_error(f"{where}: {sorted(unknown)[0]}", f"unknown key; allowed: {', '.join(sorted(KNOWN))}")

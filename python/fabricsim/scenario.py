@@ -42,6 +42,32 @@ def parse_value(text: str) -> Any:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        raise scenario_error("--set", f"got a value nested too deeply ({text[:20]}...); a --set value is one value") from None
+
+
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """The table of a TOML file the user gives (``what``: "a scenario", "a sweep", "an
+    experiment"), every failure a :class:`ScenarioError` naming the file: unreadable, a
+    directory, not UTF-8, not TOML, nested too deeply. The one loader of every such file.
+    """
+    where = str(path)
+    if path.is_dir():
+        raise scenario_error(where, f"is a directory; expected {what} file (TOML)")
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise scenario_error(where, f"cannot read it: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise scenario_error(where, f"not UTF-8 text (byte {e.start}); {what} is a TOML text file") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise scenario_error(where, f"not valid TOML: {e}") from None
+    except RecursionError:
+        raise scenario_error(where, f"nested too deeply to be {what}") from None
 
 
 class Scenario:
@@ -73,22 +99,7 @@ class Scenario:
         """Read a TOML scenario file; a file that is not one raises ``ScenarioError``."""
         path = Path(path)
         where = str(path)
-        if path.is_dir():
-            raise scenario_error(where, "is a directory; expected a scenario file (TOML)")
-        try:
-            raw = path.read_bytes()
-        except OSError as e:
-            raise scenario_error(where, f"cannot read it: {e.strerror or e}") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise scenario_error(where, f"not UTF-8 text (byte {e.start}); a scenario is a TOML text file") from None
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise scenario_error(where, f"not valid TOML: {e}") from None
-        except RecursionError:
-            raise scenario_error(where, "nested too deeply to be a scenario") from None
+        data = read_toml(path, "a scenario")
         if not data:
             raise scenario_error(where, "empty scenario: nothing to run; write at least one table, e.g. [workload]")
         return cls(data, base_dir=path.parent)
@@ -346,8 +357,10 @@ def _int_cell(text: str, path: Path, row: int, column: str) -> int:
 def _read_flow_json(path: Path) -> list[dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, ValueError) as e:  # ValueError: bad JSON, or an integer of thousands of digits
         raise scenario_error("workload.file", f"cannot read {str(path)!r} as JSON: {e}") from None
+    except RecursionError:
+        raise scenario_error("workload.file", f"{path} is nested too deeply to be a list of flows") from None
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise scenario_error("workload.file", f"{path} must hold a JSON list of objects (src, dst, size, ...)")
     return data

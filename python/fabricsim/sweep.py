@@ -46,7 +46,6 @@ import shutil
 import signal
 import threading
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -60,7 +59,7 @@ import tomli_w
 
 from .errors import ScenarioError, scenario_error
 from .results import JOB_METRICS, job_table
-from .scenario import Scenario
+from .scenario import Scenario, read_toml
 
 __all__ = ["MACHINE_COLUMNS", "Interrupted", "Point", "Sweep", "run_sweep"]
 
@@ -146,13 +145,7 @@ class Sweep:
     @classmethod
     def load(cls, path: str | Path) -> Sweep:
         path = Path(path)
-        where = str(path)
-        try:
-            spec = tomllib.loads(path.read_text())
-        except OSError as e:
-            raise scenario_error(where, f"cannot read it: {e.strerror or e}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise scenario_error(where, f"not valid TOML: {e}") from None
+        spec = read_toml(path, "a sweep")
         return cls.from_dict(spec, path.parent)
 
     @classmethod
