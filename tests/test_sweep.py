@@ -283,3 +283,31 @@ def test_each_job_has_its_columns_in_the_points(tmp_path):
         assert slow == pytest.approx(jobs.filter(pl.col("name") == "small")["slowdown"][0]) and slow >= 1.0
     # the summary's worst JCT is the worse job's
     assert (table["max_jct_ns"] >= table["job.big.jct_ns"]).all()
+
+
+def test_results_say_which_build_computed_them_and_a_sweep_never_mixes_builds_silently(tmp_path, monkeypatch):
+    import json
+
+    import fabricsim
+    from conftest import fabric
+    from fabricsim import results, sweep
+
+    spec = {"base": fabric(kind="permutation", size="64KiB"), "grid": {"lb.kind": ["ecmp", "ops"]}}
+    first = run_sweep(Sweep.from_dict(spec), tmp_path, workers=1)
+    # every point's summary, every Parquet file and the points table name the build
+    assert first["fabricsim"].to_list() == [fabricsim.__version__] * 2
+    point = tmp_path / "points" / first["point"][0]
+    assert json.loads((point / "summary.json").read_text())["provenance"]["fabricsim"] == fabricsim.__version__
+    for name in ("flows.parquet", "ports.parquet"):
+        assert pl.read_parquet_metadata(point / name)["fabricsim"] == fabricsim.__version__
+    assert pl.read_parquet_metadata(tmp_path / "points.parquet")["fabricsim"] == fabricsim.__version__
+    # another build finds the directory: refused, naming both, before anything runs
+    other = {"fabricsim": "9.9.9", "commit": "0123456789abcdef"}
+    for module in (results, sweep):
+        monkeypatch.setattr(module, "PROVENANCE", other)
+    with pytest.raises(ScenarioError, match=r"--out: .*fabricsim 0\.1\.0.*this is fabricsim 9\.9\.9 \(commit 0123456789ab\)"):
+        run_sweep(Sweep.from_dict(spec), tmp_path, workers=1)
+    # told to go on: another version's points get new ids (none is reused), and each row says who made it
+    second = run_sweep(Sweep.from_dict(spec), tmp_path, workers=1, allow_other_version=True)
+    assert set(first["point"]).isdisjoint(second["point"])
+    assert second["fabricsim"].to_list() == ["9.9.9"] * 2 and second["fabricsim_commit"].to_list() == ["0123456789abcdef"] * 2

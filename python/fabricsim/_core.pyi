@@ -1,6 +1,7 @@
 """Typed stub of the native module (crates/fabricsim-py)."""
 
 __version__: str
+__commit__: str | None
 
 class Simulation:
     """A simulation being run. Raises ``fabricsim.ScenarioError`` on a bad scenario."""

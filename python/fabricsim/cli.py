@@ -54,6 +54,13 @@ SetOpt = Annotated[
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+AllowOtherVersionOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-other-version",
+        help="Resume into a directory another build of fabricsim wrote points into (they mix; points.parquet says which).",
+    ),
+]
 # `plot` and `report` read the same directories and take the same sweep options
 ResultDirArg = Annotated[Path, typer.Argument(metavar="DIR", help="A run directory (run --out) or a sweep directory (sweep --out).")]
 XOpt = Annotated[str | None, typer.Option("--x", metavar="AXIS", help="Sweep: the line plot's x axis.")]
@@ -449,6 +456,7 @@ def sweep(
     ray_address: Annotated[
         str | None, typer.Option("--ray", metavar="ADDRESS", help="Run on a Ray cluster: auto, ray://host:10001, or local.")
     ] = None,
+    allow_other_version: AllowOtherVersionOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Run a scenario over a grid of field values and seeds, on every core; resumable."""
@@ -471,7 +479,7 @@ def sweep(
             bar.advance(task)
             lines.advance()
 
-        table = run_sweep(sw, out_dir, workers=workers, ray_address=ray_address, finished=finished)
+        table = run_sweep(sw, out_dir, workers=workers, ray_address=ray_address, finished=finished, allow_other_version=allow_other_version)
     incomplete = table.filter(table["status"] != "complete").height if table.height else 0
     err.print(escape(f"{table.height} points in {out_dir / 'points.parquet'} ({done_before} were already there); {incomplete} incomplete"))
 
@@ -521,6 +529,7 @@ def reproduce(
     no_report: Annotated[
         bool, typer.Option("--no-report", help="Skip the plots (DIR/NAME/plots) and the HTML report (DIR/report.html).")
     ] = False,
+    allow_other_version: AllowOtherVersionOpt = False,
 ) -> None:
     """The source papers' experiments: run them, judge each claim against the paper, and write
     the verdicts and plots into an HTML report."""
@@ -552,7 +561,7 @@ def reproduce(
     results = []
     for n in chosen:
         err.print(f"[bold]{n}[/] ({SOURCES[suite[n].source]})", highlight=False)
-        claims = run_experiment(suite[n], out_dir, quick=quick, workers=workers, plots=False)
+        claims = run_experiment(suite[n], out_dir, quick=quick, workers=workers, plots=False, allow_other_version=allow_other_version)
         d = out_dir / (n + ("-quick" if quick else ""))
         results.append((suite[n], claims, d, [] if no_report else draw(suite[n], d)))
     claims = pl.concat([c for _, c, _, _ in results])

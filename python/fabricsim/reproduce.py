@@ -399,14 +399,20 @@ def figures(exp: Experiment, d: Path) -> list[Figure]:
 
 
 def run_experiment(
-    exp: Experiment, out_dir: str | Path, quick: bool = False, workers: int | None = None, plots: bool = True
+    exp: Experiment,
+    out_dir: str | Path,
+    quick: bool = False,
+    workers: int | None = None,
+    plots: bool = True,
+    allow_other_version: bool = False,
 ) -> pl.DataFrame:
     """Run an experiment's sweep into ``out_dir/<name>``, judge its claims (``claims.parquet``)
-    and draw its plots (``plots/``, PNG and SVG)."""
+    and draw its plots (``plots/``, PNG and SVG). A directory another build computed points in
+    is refused unless ``allow_other_version`` (:func:`fabricsim.sweep.run_sweep`)."""
     out = Path(out_dir) / (exp.name + ("-quick" if quick else ""))
     out.mkdir(parents=True, exist_ok=True)
     spec = exp.spec(quick)
-    points = run_sweep(spec, out, workers=workers) if spec is not None else None
+    points = run_sweep(spec, out, workers=workers, allow_other_version=allow_other_version) if spec is not None else None
     claims = evaluate(exp, points, out)
     claims.write_parquet(out / "claims.parquet")
     if plots:

@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,11 @@ import tomli_w
 
 from . import _core
 
-__all__ = ["COLUMNS", "JOB_METRICS", "OUTPUT_FILES", "Results", "job_table", "schema"]
+__all__ = ["COLUMNS", "JOB_METRICS", "OUTPUT_FILES", "PROVENANCE", "Results", "job_table", "schema"]
+
+#: What computes a result: the fabricsim version and, for a build from a git checkout, its
+#: commit. Written into ``summary.json``, every Parquet file's metadata and a sweep's points.
+PROVENANCE: dict[str, str] = {"fabricsim": _core.__version__} | ({"commit": _core.__commit__} if _core.__commit__ else {})
 
 #: The files :meth:`Results.write` owns in its directory.
 OUTPUT_FILES = (
@@ -35,6 +39,12 @@ OUTPUT_FILES = (
 COLUMNS: dict[str, list[tuple[str, str, str, str, str]]] = _core.columns()
 
 _DTYPES: dict[str, type[pl.DataType]] = {"u64": pl.UInt64, "f64": pl.Float64, "bool": pl.Boolean, "str": pl.String}
+
+
+def parquet_metadata(provenance: dict[str, str]) -> dict[str, str]:
+    """A Parquet file's key-value metadata for results computed by ``provenance``:
+    ``fabricsim`` (the version) and ``fabricsim_commit`` (when known)."""
+    return {("fabricsim" if k == "fabricsim" else f"fabricsim_{k}"): v for k, v in provenance.items()}
 
 
 def schema(table: str) -> dict[str, type[pl.DataType]]:
@@ -149,6 +159,8 @@ class Results:
     jobs: pl.DataFrame | None = None
     steps: pl.DataFrame | None = None
     buckets: pl.DataFrame | None = None
+    #: What computed it (:data:`PROVENANCE`).
+    provenance: dict[str, str] = field(default_factory=lambda: dict(PROVENANCE))
 
     @classmethod
     def from_native(cls, raw: dict[str, Any], extra_summary: dict[str, Any]) -> Results:
@@ -182,16 +194,18 @@ class Results:
         # everything is written aside first, then moved in with summary.json last: readers take
         # a directory without summary.json for an unfinished run, never for a short one
         tmp = Path(tempfile.mkdtemp(prefix=".fabricsim-", dir=out))
+        meta = parquet_metadata(self.provenance)
         try:
-            self.flows.write_parquet(tmp / "flows.parquet")
-            self.ports.write_parquet(tmp / "ports.parquet")
+            self.flows.write_parquet(tmp / "flows.parquet", metadata=meta)
+            self.ports.write_parquet(tmp / "ports.parquet", metadata=meta)
             if self.reorder is not None:
-                self.reorder.write_parquet(tmp / "reorder.parquet")
+                self.reorder.write_parquet(tmp / "reorder.parquet", metadata=meta)
             for name, frame in (("samples", self.samples), ("jobs", self.jobs), ("steps", self.steps), ("buckets", self.buckets)):
                 if frame is not None and frame.height:
-                    frame.write_parquet(tmp / f"{name}.parquet")
+                    frame.write_parquet(tmp / f"{name}.parquet", metadata=meta)
             (tmp / "scenario.toml").write_text(tomli_w.dumps(self.scenario))
-            (tmp / "summary.json").write_text(json.dumps({"summary": self.summary, "accounting": self.accounting}, indent=2) + "\n")
+            doc = {"summary": self.summary, "accounting": self.accounting, "provenance": self.provenance}
+            (tmp / "summary.json").write_text(json.dumps(doc, indent=2) + "\n")
             # files of an earlier run there would read as this run's (a samples table it did not
             # make); its summary.json goes first, the new one comes in last
             for name in sorted(OUTPUT_FILES, key=lambda n: n != "summary.json"):

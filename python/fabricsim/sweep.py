@@ -58,7 +58,7 @@ import polars as pl
 import tomli_w
 
 from .errors import ScenarioError, scenario_error
-from .results import JOB_METRICS, job_table
+from .results import JOB_METRICS, PROVENANCE, job_table, parquet_metadata
 from .scenario import Scenario, read_toml
 
 __all__ = ["MACHINE_COLUMNS", "Interrupted", "Point", "Sweep", "run_sweep"]
@@ -124,9 +124,11 @@ def show(value: Any) -> Any:
 
 
 def _point_id(values: dict[str, Any], scenario: Scenario) -> str:
-    """A hash of the point's whole scenario as run (base, set, axis values, seed) and its axis
-    values: a changed base or override runs the point again rather than reuse stale results."""
-    canonical = json.dumps({"values": values, "scenario": scenario.data}, sort_keys=True, separators=(",", ":"), default=str)
+    """A hash of the point's whole scenario as run (base, set, axis values, seed), its axis
+    values and the fabricsim version: a changed base or override, or another release, runs the
+    point again rather than reuse stale results."""
+    doc = {"values": values, "scenario": scenario.data, "fabricsim": PROVENANCE["fabricsim"]}
+    canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
@@ -417,12 +419,45 @@ def collect(out_dir: Path, points: Iterable[Point]) -> pl.DataFrame:
         if jobs.exists():
             for job in job_table(pl.read_parquet(jobs)).iter_rows(named=True):
                 row |= {f"job.{job['name']}.{m}": job[m] for m in JOB_METRICS}
+        # what computed this point (null where it predates the record)
+        made_by = json.loads(path.read_text()).get("provenance", {})
+        row |= {"fabricsim": made_by.get("fabricsim"), "fabricsim_commit": made_by.get("commit")}
         rows.append(row)
     frame = pl.DataFrame(rows, infer_schema_length=None, strict=False)
     tmp = out_dir / f".{POINTS_FILE}.tmp"
-    frame.write_parquet(tmp)
+    frame.write_parquet(tmp, metadata=parquet_metadata(PROVENANCE))
     os.replace(tmp, out_dir / POINTS_FILE)
     return frame
+
+
+#: Which build of fabricsim writes a sweep directory's points.
+BUILD_FILE = "fabricsim.json"
+
+
+def _claim_for_this_build(out: Path, allow_other_version: bool) -> None:
+    """Record this build as the one writing ``out``'s points, refusing a directory another
+    build wrote points into unless told (see :func:`run_sweep`)."""
+    marker = out / BUILD_FILE
+    here = json.dumps(PROVENANCE, sort_keys=True)
+    before = marker.read_text() if marker.exists() else None
+    has_points = any((d / "summary.json").exists() for d in (out / "points").iterdir())
+    if has_points and before != here and not allow_other_version:
+
+        def name(doc: str | None) -> str:
+            if doc is None:
+                return "a build that did not record itself"
+            p = json.loads(doc)
+            return f"fabricsim {p.get('fabricsim')}" + (f" (commit {p['commit'][:12]})" if p.get("commit") else "")
+
+        raise scenario_error(
+            "--out",
+            f"{out} holds points computed by {name(before)}; this is {name(here)}, and the two would mix in one table; "
+            "allowed: another --out, or --allow-other-version to reuse them (points.parquet then says which build made each)",
+        )
+    if before != here:
+        tmp = out / f".{BUILD_FILE}.tmp"
+        tmp.write_text(here)
+        os.replace(tmp, marker)
 
 
 def run_sweep(
@@ -431,8 +466,14 @@ def run_sweep(
     workers: int | None = None,
     ray_address: str | None = None,
     finished: Callable[[Point], None] | None = None,
+    allow_other_version: bool = False,
 ) -> pl.DataFrame:
     """Run every point not yet in ``out_dir``; return (and write) ``points.parquet``.
+
+    A directory whose points another build of fabricsim computed (another version, or another
+    commit of a checkout: ``out_dir/fabricsim.json``) is refused, as its results would mix with
+    this one's, unless ``allow_other_version``; ``points.parquet`` says which build computed
+    each point (``fabricsim``, ``fabricsim_commit``).
 
     Parameters
     ----------
@@ -458,6 +499,7 @@ def run_sweep(
     points = sweep.validate()
     (out / "points").mkdir(parents=True, exist_ok=True)
     with _lock(out):
+        _claim_for_this_build(out, allow_other_version)
         spec = sweep.to_toml()
         old = out / "sweep.toml"
         if not old.exists() or old.read_text() != spec:

@@ -202,6 +202,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add("__version__", fabricsim_core::VERSION)?;
+    // the git commit of the checkout it was built from (build.rs), None otherwise
+    m.add("__commit__", option_env!("FABRICSIM_COMMIT"))?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     Ok(())
 }
