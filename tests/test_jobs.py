@@ -72,3 +72,19 @@ def test_a_trace_from_a_cdf_file_and_its_buckets(tmp_path):
     with pytest.raises(fabricsim.ScenarioError) as e:
         fabricsim.load(tmp_path / "s.toml").validate()
     assert e.value.field == "workload.cdf"
+
+
+ONE_OUT = [("allreduce", "ring"), ("allreduce", "halving_doubling"), ("reduce_scatter", "ring"), ("broadcast", "ring")]
+
+
+@pytest.mark.parametrize(("collective", "algorithm"), ONE_OUT)
+def test_where_a_rank_has_one_message_out_the_ideal_jct_is_a_lower_bound(collective, algorithm):
+    # docs/workloads.md: a lower bound where each rank sends one message at a time, on 2 and 3
+    # tiers, any size and placement (where ranks send several at once it is a reference only)
+    for hosts, radix, tiers in [(16, 8, 2), (16, 4, 3)]:
+        for size in ["1B", "100KiB"]:
+            for placement in ["packed", "spread", "random"]:
+                job = {"collective": collective, "algorithm": algorithm, "size": size, "ranks": 4, "placement": placement}
+                r = fabricsim.run({"topology": {"hosts": hosts, "radix": radix, "tiers": tiers}, "jobs": [job]})
+                low = r.jobs.filter(pl.col("jct_ps") < pl.col("ideal_jct_ps"))
+                assert r.jobs.height == 1 and low.height == 0, (hosts, tiers, size, placement, r.jobs)
