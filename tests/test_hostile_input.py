@@ -32,6 +32,8 @@ CASES = {
     "zero rate": (b'[topology]\nlink_rate = "0Gbps"\n', "topology.link_rate"),
     "missing field": (b'[workload]\nkind = "incast"\n', "workload.senders: missing"),
     "huge duration": (b'[transport]\nrto = "18446744s"\n', "transport.rto: got 18446744s; allowed: at most 100000s"),
+    "table as array": (b'topology = ["fat_tree", 2, 16, 8]\n', "topology: got an array; allowed: a table"),
+    "no-break space": ('[topology]\nlink_rate = "400\u00a0Gbps"\n'.encode(), "topology.link_rate"),
 }
 
 
@@ -118,3 +120,15 @@ def test_sweep_and_experiment_files_share_the_scenarios_error_policy(tmp_path: P
     for load in (Sweep.load, reproduce.load):
         with pytest.raises(ScenarioError, match=expected):
             load(tmp_path / "x.toml")
+
+
+def test_a_flows_file_and_a_different_flows_list_are_refused(tmp_path: Path):
+    (tmp_path / "f.csv").write_text("src,dst,size\n0,1,1KiB\n")
+    base = '[topology]\nhosts = 16\nradix = 8\n[workload]\nkind = "flows"\nfile = "f.csv"\n'
+    (tmp_path / "differ.toml").write_text(base + 'flows = [{src = 0, dst = 2, size = "1KiB"}]\n')
+    r = run(str(tmp_path / "differ.toml"), "-q")
+    assert r.exit_code == 2 and "workload.file" in r.output and "differs" in r.output, r.output
+    # a scenario as run keeps the file beside the flows it read: the two agree, and it runs again
+    (tmp_path / "same.toml").write_text(base + 'flows = [{src = 0, dst = 1, size = "1KiB", start = "0ps", class = 0}]\n')
+    r = run(str(tmp_path / "same.toml"), "-q")
+    assert r.exit_code == 0, r.output

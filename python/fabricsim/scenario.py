@@ -193,8 +193,15 @@ class Scenario:
         if isinstance(stop, dict) and stop.get("max_memory", "auto") == "auto":
             stop["max_memory"] = f"{machine_memory() // 2}B"
         wl = data.get("workload", {})
-        if isinstance(wl, dict) and wl.get("kind") == "flows" and "file" in wl and not wl.get("flows"):
-            wl["flows"] = _read_flow_csv(self.base_dir / wl["file"])
+        if isinstance(wl, dict) and wl.get("kind") == "flows" and "file" in wl:
+            if not wl.get("flows"):
+                wl["flows"] = _read_flow_csv(self.base_dir / wl["file"])
+            elif (self.base_dir / wl["file"]).exists() and not _same_flows(wl["flows"], _read_flow_csv(self.base_dir / wl["file"])):
+                # a scenario as run keeps `file` for the record beside the flows it read: both
+                # may be given where they agree, never where one would silently win
+                raise scenario_error(
+                    "workload.file", f"got {wl['file']!r} and a workload.flows list that differs from it; allowed: one of the two"
+                )
         cdf = wl.get("cdf") if isinstance(wl, dict) and wl.get("kind") == "trace" and not wl.get("points") else None
         if isinstance(cdf, str) and cdf not in BUILTIN_CDFS:
             wl["points"] = _read_cdf(self.base_dir / cdf)
@@ -264,6 +271,18 @@ def _lb_parameters(kind: str) -> set[str]:
     except ValueError:
         return set()
     return set(filled["lb"]) - {"kind"}
+
+
+def _same_flows(a: list[Any], b: list[Any]) -> bool:
+    """Whether two flow lists are the same once the core fills them in (units, defaults)."""
+
+    def filled(flows: list[Any]) -> Any:
+        return json.loads(_core.validate(json.dumps({"workload": {"kind": "flows", "flows": flows}})))["workload"]["flows"]
+
+    try:
+        return bool(filled(a) == filled(b))
+    except ValueError:  # one of them is not a valid list: not the same
+        return False
 
 
 def _read_flow_csv(path: Path) -> list[dict[str, Any]]:

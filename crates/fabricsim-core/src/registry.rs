@@ -8,6 +8,7 @@
 //! `kind` first, then [`fields`] deserializes the variant's own struct with path tracking and
 //! passes the inner path out through the error text; [`join`] joins it to the outer path.
 
+use crate::error::ScenarioError;
 use serde::de::{DeserializeOwned, Error};
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -214,4 +215,85 @@ pub fn name_of<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
         serde_json::Value::String(s) => Ok(s),
         other => Err(D::Error::custom(format!("expected a name, got {other}"))),
     }
+}
+
+/// Refuses an array given where `text` (a JSON object) must hold a table (the keys `tables`)
+/// or a list of tables (`lists`), naming the field: serde reads a struct from an array of its
+/// fields in order, which would accept `topology = ["fat_tree", 2, 16]` as a fat tree. Reads
+/// the text once more without building it (the contents are skipped).
+pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str]) -> Result<(), ScenarioError> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    /// What a value is: a table, an array (and which of its items are arrays), or else.
+    enum Shape {
+        Table,
+        Array(Vec<bool>),
+        Other,
+    }
+    struct ShapeOf;
+    impl<'de> Visitor<'de> for ShapeOf {
+        type Value = Shape;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Shape, A::Error> {
+            while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Shape::Table)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Shape, A::Error> {
+            let mut arrays = Vec::new();
+            while let Some(is_array) = s.next_element::<IsArray>()? {
+                arrays.push(is_array.0);
+            }
+            Ok(Shape::Array(arrays))
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+            Ok(Shape::Other)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+            Ok(Shape::Other)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+            Ok(Shape::Other)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+            Ok(Shape::Other)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
+            Ok(Shape::Other)
+        }
+        fn visit_unit<E>(self) -> Result<Shape, E> {
+            Ok(Shape::Other)
+        }
+    }
+    impl<'de> serde::Deserialize<'de> for Shape {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {
+            d.deserialize_any(ShapeOf)
+        }
+    }
+    /// Whether a list item is an array (its contents skipped).
+    struct IsArray(bool);
+    impl<'de> serde::Deserialize<'de> for IsArray {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<IsArray, D::Error> {
+            Ok(IsArray(matches!(Shape::deserialize(d)?, Shape::Array(_))))
+        }
+    }
+    // text that is no JSON object: the scenario's own parse says what is wrong
+    let Ok(top) = serde_json::from_str::<std::collections::HashMap<String, Shape>>(text) else { return Ok(()) };
+    for key in tables {
+        if let Some(Shape::Array(_)) = top.get(*key) {
+            return Err(ScenarioError::new(*key, "an array", "allowed: a table of named fields ([section] in TOML)"));
+        }
+    }
+    for key in lists {
+        if let Some(Shape::Array(items)) = top.get(*key) {
+            if let Some(i) = items.iter().position(|&a| a) {
+                return Err(ScenarioError::new(
+                    format!("{key}[{i}]"),
+                    "an array",
+                    "allowed: a table of named fields ([[section]] in TOML)",
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -69,6 +69,11 @@ fn d_seed() -> u64 {
     1
 }
 
+/// The scenario's tables, and its lists of tables: serde would read any of them from an array
+/// of its fields in order (`topology = ["fat_tree", 2, 16]`), which is refused instead.
+const TABLES: &[&str] = &["topology", "switch", "transport", "lb", "workload", "stop", "mixed", "samples"];
+const TABLE_LISTS: &[&str] = &["jobs", "faults"];
+
 /// `[mixed]`: a share of the flows pinned to one path (ECMP) in a class of their own, beside
 /// the scenario's load balancer (PRIME sec. IV-A2; ARCANE sec. 4.3.2, Fig. 5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -153,6 +158,7 @@ pub struct Model {
 impl Scenario {
     /// Parses a scenario from JSON text; errors name the dotted field path.
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+        crate::registry::tables_not_arrays(text, TABLES, TABLE_LISTS)?;
         let de = &mut serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(de).map_err(path_error)
     }

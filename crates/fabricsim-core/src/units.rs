@@ -76,9 +76,11 @@ impl fmt::Display for Decimal {
 
 /// Splits `"400 Gbps"` into the number and the unit.
 fn split_unit(s: &str) -> (&str, &str) {
-    let s = s.trim();
+    // ASCII spaces only: a no-break space (copied from a web page) is not a separator, so
+    // "400\u{a0}Gbps" names an unknown unit instead of passing for "400 Gbps"
+    let s = s.trim_ascii();
     let at = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    (s[..at].trim(), s[at..].trim())
+    (s[..at].trim_ascii(), s[at..].trim_ascii())
 }
 
 /// Parses `text` against a unit table (unit spelling, factor to the base unit).
@@ -379,6 +381,9 @@ mod tests {
         assert_eq!(Duration::MAX.checked_mul(184), Some(184 * Duration::MAX), "184 of them still fit");
         let msg = Size::parse("-5MiB").unwrap_err();
         assert!(msg.contains("-5MiB") && msg.contains("MiB"), "{msg}");
+        // a no-break space is no separator (ASCII spaces are)
+        assert!(Rate::parse("400\u{a0}Gbps").is_err());
+        assert_eq!(Rate::parse(" 400 Gbps ").unwrap(), Rate(400_000_000_000));
     }
 
     #[test]

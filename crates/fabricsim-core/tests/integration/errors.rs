@@ -161,3 +161,22 @@ fn a_mixed_share_of_a_trace_that_draws_nothing_runs_empty() {
     let r = Simulation::new(&s).expect("accepted").run();
     assert_eq!((r.summary.flows, r.summary.status), (0, "complete"));
 }
+
+#[test]
+fn a_table_given_as_an_array_is_refused_naming_it() {
+    // serde reads a struct from an array of its fields in order: `topology = ["fat_tree", 2,
+    // 16, 8]` ran as some fat tree
+    let cases = [
+        (r#"{"topology": ["fat_tree", 2, 16, 8]}"#, "topology"),
+        (r#"{"topology": [2, 16, 8]}"#, "topology"),
+        (r#"{"stop": ["1ms"]}"#, "stop"),
+        (r#"{"jobs": [{"collective": "allreduce", "size": "1MiB", "ranks": 4}, ["allreduce", "1MiB"]]}"#, "jobs[1]"),
+    ];
+    for (json, field) in cases {
+        let e = fabricsim_core::Scenario::from_json(json).err().unwrap_or_else(|| panic!("{json} accepted"));
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.message.contains("got an array") && e.message.contains("table"), "{e}");
+    }
+    // lists that are lists stay lists
+    assert!(fabricsim_core::Scenario::from_json(r#"{"faults": [], "topology": {"hosts": 16, "radix": 8}}"#).is_ok());
+}
