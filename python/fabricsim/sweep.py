@@ -409,7 +409,8 @@ def collect(out_dir: Path, points: Iterable[Point]) -> pl.DataFrame:
         path = out_dir / "points" / p.id / "summary.json"
         if not path.exists():
             continue
-        summary = json.loads(path.read_text())["summary"]
+        doc = json.loads(path.read_text())
+        summary = doc["summary"]
         row: dict[str, Any] = {"point": p.id} | p.values
         for k, v in summary.items():
             if k in MACHINE_COLUMNS or k in row:
@@ -420,7 +421,7 @@ def collect(out_dir: Path, points: Iterable[Point]) -> pl.DataFrame:
             for job in job_table(pl.read_parquet(jobs)).iter_rows(named=True):
                 row |= {f"job.{job['name']}.{m}": job[m] for m in JOB_METRICS}
         # what computed this point (null where it predates the record)
-        made_by = json.loads(path.read_text()).get("provenance", {})
+        made_by = doc.get("provenance", {})
         row |= {"fabricsim": made_by.get("fabricsim"), "fabricsim_commit": made_by.get("commit")}
         rows.append(row)
     frame = pl.DataFrame(rows, infer_schema_length=None, strict=False)
@@ -434,6 +435,14 @@ def collect(out_dir: Path, points: Iterable[Point]) -> pl.DataFrame:
 BUILD_FILE = "fabricsim.json"
 
 
+def _build_name(record: str | None) -> str:
+    """A build as a message names it, from its record (:data:`BUILD_FILE`'s text)."""
+    if record is None:
+        return "a build that did not record itself"
+    p = json.loads(record)
+    return f"fabricsim {p.get('fabricsim')}" + (f" (commit {p['commit'][:12]})" if p.get("commit") else "")
+
+
 def _claim_for_this_build(out: Path, allow_other_version: bool) -> None:
     """Record this build as the one writing ``out``'s points, refusing a directory another
     build wrote points into unless told (see :func:`run_sweep`)."""
@@ -442,16 +451,9 @@ def _claim_for_this_build(out: Path, allow_other_version: bool) -> None:
     before = marker.read_text() if marker.exists() else None
     has_points = any((d / "summary.json").exists() for d in (out / "points").iterdir())
     if has_points and before != here and not allow_other_version:
-
-        def name(doc: str | None) -> str:
-            if doc is None:
-                return "a build that did not record itself"
-            p = json.loads(doc)
-            return f"fabricsim {p.get('fabricsim')}" + (f" (commit {p['commit'][:12]})" if p.get("commit") else "")
-
         raise scenario_error(
             "--out",
-            f"{out} holds points computed by {name(before)}; this is {name(here)}, and the two would mix in one table; "
+            f"{out} holds points computed by {_build_name(before)}; this is {_build_name(here)}, and the two would mix in one table; "
             "allowed: another --out, or --allow-other-version to reuse them (points.parquet then says which build made each)",
         )
     if before != here:
