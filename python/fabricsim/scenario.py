@@ -194,9 +194,10 @@ class Scenario:
             stop["max_memory"] = f"{machine_memory() // 2}B"
         wl = data.get("workload", {})
         if isinstance(wl, dict) and wl.get("kind") == "flows" and "file" in wl:
+            path = self.base_dir / wl["file"]
             if not wl.get("flows"):
-                wl["flows"] = _read_flow_csv(self.base_dir / wl["file"])
-            elif (self.base_dir / wl["file"]).exists() and not _same_flows(wl["flows"], _read_flow_csv(self.base_dir / wl["file"])):
+                wl["flows"] = _read_flow_csv(path)
+            elif path.exists() and not _same_flows(wl["flows"], _read_flow_csv(path)):
                 # a scenario as run keeps `file` for the record beside the flows it read: both
                 # may be given where they agree, never where one would silently win
                 raise scenario_error(

@@ -307,12 +307,11 @@ impl Nics {
         };
         let header = self.cfg.header as u16;
         let transport = self.cfg.kind;
-        let reply =
-            move |kind: Kind, ev: Ev, ecn: bool| Packet { psn: packet.psn, ev, ecn, ..Packet::control(kind, c, host, packet.src, header) };
+        let reply = |kind: Kind| packet.reply(kind, host, header);
         if packet.trimmed {
             self.hosts[host as usize].counts.headers_delivered += 1;
             if let Some(psn) = transport.on_trimmed(&mut half.rx, packet.psn) {
-                let nack = Packet { psn, ..reply(Kind::Nack, packet.ev, false) };
+                let nack = Packet { psn, ..reply(Kind::Nack) };
                 self.send_control(q, fabric, now, host, nack);
             }
             return;
@@ -322,7 +321,7 @@ impl Nics {
             if let Some(window_end) = half.rx.cnp.on_marked(now) {
                 half.stats.cnps += 1;
                 q.schedule(window_end, Event::CnpTimer(c));
-                self.send_control(q, fabric, now, host, reply(Kind::Cnp, packet.ev, false));
+                self.send_control(q, fabric, now, host, reply(Kind::Cnp));
             }
         }
         let half = self.conns.receiver_live(c);
@@ -334,7 +333,7 @@ impl Nics {
             half.stats.discarded += 1;
         }
         if let Some(e) = arrival.nak {
-            let nak = Packet { psn: e, ..reply(Kind::Nack, packet.ev, false) };
+            let nak = Packet { psn: e, ..reply(Kind::Nack) };
             self.send_control(q, fabric, now, host, nak);
         }
         if self.cfg.loss_detection == LossDetection::PathId {
@@ -343,7 +342,7 @@ impl Nics {
             half.rx.lost_by_path(packet.psn, packet.path, half.n_paths, &mut self.scratch_psn);
             half.stats.fast_nacks += self.scratch_psn.len() as u64;
             for i in 0..self.scratch_psn.len() {
-                let nack = Packet { psn: self.scratch_psn[i], ..reply(Kind::Nack, packet.ev, false) };
+                let nack = Packet { psn: self.scratch_psn[i], ..reply(Kind::Nack) };
                 self.send_control(q, fabric, now, host, nack);
             }
         }
@@ -361,7 +360,7 @@ impl Nics {
         if arrival.send_ack {
             let gbn = transport == TransportKind::Gbn;
             let (cum, sack) = self.conns.receiver_live(c).rx.ack_fields(packet.psn, gbn);
-            let ack = Packet { cum, sack, ..reply(Kind::Ack, packet.ev, packet.ecn) };
+            let ack = Packet { cum, sack, ecn: packet.ecn, ..reply(Kind::Ack) };
             self.send_control(q, fabric, now, host, ack);
         }
         if arrival.completed {

@@ -177,7 +177,7 @@ impl ConnTable {
     }
 
     /// Frees every connection's state and row (the table is empty afterwards; see
-    /// `Nics::free_run_state`).
+    /// `Nics::free_connections`).
     pub fn free_all(&mut self) {
         let keep_cnp = self.keep_cnp;
         *self = ConnTable::new(self.factory.clone(), keep_cnp);

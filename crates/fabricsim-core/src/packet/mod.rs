@@ -55,6 +55,13 @@ impl Packet {
         Packet { kind, trimmed: false, ecn: false, class: 0, path: 0, size, conn, psn: 0, ev: 0, src, dst, cum: 0, sack: 0 }
     }
 
+    /// A control packet answering this one from host `from` back to its source: the same
+    /// connection, echoing its PSN and EV, unmarked; the caller sets what it reports.
+    #[inline]
+    pub fn reply(&self, kind: Kind, from: u32, size: u16) -> Packet {
+        Packet { psn: self.psn, ev: self.ev, ..Packet::control(kind, self.conn, from, self.src, size) }
+    }
+
     /// ACK, NACK, CNP and trimmed headers use the strict-priority control class.
     #[inline]
     pub fn is_control(&self) -> bool {

@@ -25,14 +25,13 @@ impl Nics {
     pub(super) fn receive_late_data(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
         let c = packet.conn;
         let header = self.cfg.header as u16;
-        let reply =
-            |kind: Kind, psn: u32, ecn: bool| Packet { psn, ev: packet.ev, ecn, ..Packet::control(kind, c, host, packet.src, header) };
+        let reply = |kind: Kind| packet.reply(kind, host, header);
         let gbn = self.cfg.kind == TransportKind::Gbn;
         if packet.trimmed {
             let psn = if gbn { self.conns.nak_end_once(c).then(|| self.conns.stored_packets(c)) } else { Some(packet.psn) };
             self.hosts[host as usize].counts.headers_delivered += 1;
             if let Some(psn) = psn {
-                self.send_control(q, fabric, now, host, reply(Kind::Nack, psn, false));
+                self.send_control(q, fabric, now, host, Packet { psn, ..reply(Kind::Nack) });
             }
             return;
         }
@@ -44,10 +43,10 @@ impl Nics {
         self.hosts[host as usize].counts.data_delivered += 1;
         if let Some(at) = window_end {
             q.schedule(at, Event::CnpTimer(c));
-            self.send_control(q, fabric, now, host, reply(Kind::Cnp, packet.psn, false));
+            self.send_control(q, fabric, now, host, reply(Kind::Cnp));
         }
         let (cum, sack) = self.conns.complete_ack(c, packet.psn, gbn, self.cfg.ack_policy.all_evs);
-        self.send_control(q, fabric, now, host, Packet { cum, sack, ..reply(Kind::Ack, packet.psn, packet.ecn) });
+        self.send_control(q, fabric, now, host, Packet { cum, sack, ecn: packet.ecn, ..reply(Kind::Ack) });
     }
 
     /// An ACK, NACK or CNP reached `host`, whose sender of its connection is done.
