@@ -1,9 +1,10 @@
 //! The fabric's half of the packet path: wires, egress queues and switch forwarding.
 //!
-//! [`Fabric`] owns every egress port (the switches' and the hosts' NIC ports), each switch's
-//! routing fields and random stream, and what routing has excluded after a failure. It puts a
-//! packet on a wire ([`Fabric::transmit`]): its last bit leaves after the serialization time
-//! and reaches the far end `delay` later; only the head of a wire's pipe has an event pending
+//! [`Fabric`] owns every egress port (the switches' and the hosts' NIC ports), every wire (held
+//! by its receiving end, [`Wire`]), each switch's routing fields and random stream, and what
+//! routing has excluded after a failure. It puts a packet on a wire ([`Fabric::transmit`]):
+//! its last bit leaves after the serialization time and reaches the far end `delay` later;
+//! the sending port hands it to the wire, and only the wire's head has an event pending
 //! (`PipeArrive`). At a switch it picks the egress port ([`Fabric::forward`]: down by
 //! arithmetic, up by the tier's rule among the ports routing still allows) and queues the
 //! packet ([`Fabric::enqueue`]: trim, drop or ECN-mark). A port that frees while packets wait
@@ -13,10 +14,11 @@
 use std::collections::BTreeMap;
 
 use crate::engine::rng::{Rng, Stream};
-use crate::engine::{node_unit, Event, EventQueue};
+use crate::engine::{Event, EventQueue};
 use crate::faults::link::{Change, LinkFault};
 use crate::packet::{Kind, Packet};
 use crate::switch::routing::{choose_up, usable, PortLoads, Route, Rule};
+use crate::switch::wire::Wire;
 use crate::switch::{red_mark, EcnMark, EgressPort, Overflow, SwitchModel};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
@@ -36,6 +38,8 @@ pub struct Losses {
 pub struct Fabric {
     topo: Topology,
     ports: Vec<EgressPort>,
+    /// What each port put on its wire, held by the far end.
+    wires: Vec<Wire>,
     routes: Vec<Route>,
     /// One stream per switch (ECN draws, spraying, adaptive tie-breaks).
     rng: Vec<Rng>,
@@ -61,6 +65,7 @@ impl Fabric {
             .iter()
             .map(|p| EgressPort::new(p.from, p.to, p.from.saturating_sub(hosts), p.rate, p.delay, cfg.classes as usize))
             .collect();
+        let wires = topo.ports.iter().map(|p| Wire::new(p.from, p.to)).collect();
         let salt = |i: u64| Rng::stream(seed, Stream::Salt, i).next_u64();
         let routes = topo
             .nodes
@@ -76,7 +81,7 @@ impl Fabric {
         let rng = (0..topo.switches()).map(|i| Rng::stream(seed, Stream::Switch, i as u64)).collect();
         let pooled = if cfg.shared.is_some() { vec![0; topo.switches()] } else { Vec::new() };
         let samples = if cfg.sense.is_exact() { Vec::new() } else { vec![(0, 0); ports.len()] };
-        Fabric { topo, ports, routes, rng, hosts, cfg, seed, excluded: Vec::new(), restricted: Vec::new(), pooled, samples }
+        Fabric { topo, ports, wires, routes, rng, hosts, cfg, seed, excluded: Vec::new(), restricted: Vec::new(), pooled, samples }
     }
 
     pub fn topology(&self) -> &Topology {
@@ -85,6 +90,11 @@ impl Fabric {
 
     pub fn ports(&self) -> &[EgressPort] {
         &self.ports
+    }
+
+    /// Each port's wire, held by its far end.
+    pub fn wires(&self) -> &[Wire] {
+        &self.wires
     }
 
     /// The NIC port of `host` (its link to the leaf).
@@ -105,11 +115,11 @@ impl Fabric {
         self.ports[port as usize].is_free(now)
     }
 
-    /// Starts loading the head of `port`'s pipe, so that the next event's cache miss overlaps
+    /// Starts loading the head of `port`'s wire, so that the next event's cache miss overlaps
     /// this one's work (the head was written one link latency ago, long since evicted).
     #[inline]
     pub fn prefetch(&self, port: u32) {
-        std::hint::black_box(self.ports[port as usize].pipe.front().map(|(t, _)| *t));
+        std::hint::black_box(self.wires[port as usize].head_time());
     }
 
     /// Puts `pkt` on `port`'s wire now: its last bit leaves after the serialization time and
@@ -138,11 +148,9 @@ impl Fabric {
             return;
         }
         // a wire never reorders, even when its latency drops (a `delay` fault ending)
-        let arrive = (done + p.delay).max(p.pipe.back().map_or(0, |&(t, _)| t));
-        p.pipe.push_back((arrive, pkt));
-        if p.pipe.len() == 1 {
-            q.schedule_wire(arrive, Event::PipeArrive(port), node_unit(p.from), port);
-        }
+        let arrive = (done + p.delay).max(p.wire_last);
+        p.wire_last = arrive;
+        self.wires[port as usize].carry(q, port, arrive, pkt);
     }
 
     /// [`Fabric::transmit`] from a port that then wakes when its wire frees (a NIC pulls its
@@ -210,12 +218,9 @@ impl Fabric {
     /// node it reached.
     #[inline]
     pub fn arrive(&mut self, q: &mut EventQueue, port: u32) -> Option<(u32, Packet)> {
-        let p = &mut self.ports[port as usize];
-        let (_, pkt) = p.pipe.pop_front()?;
-        if let Some(&(next, _)) = p.pipe.front() {
-            q.schedule_wire(next, Event::PipeArrive(port), node_unit(p.from), port);
-        }
-        Some((p.to, pkt))
+        let w = &mut self.wires[port as usize];
+        let pkt = w.take(q, port)?;
+        Some((w.to, pkt))
     }
 
     /// Whether `node` is a host.
@@ -378,7 +383,8 @@ impl Fabric {
 
     /// Data packets the fabric holds (queued or on a wire): (whole, trimmed headers).
     pub fn data_in_flight(&self) -> (u64, u64) {
-        let held = || self.ports.iter().flat_map(|p| p.packets()).filter(|p| p.kind == Kind::Data);
+        let on_wires = || self.wires.iter().flat_map(|w| w.packets().map(|(_, p)| p));
+        let held = || self.ports.iter().flat_map(|p| p.packets()).chain(on_wires()).filter(|p| p.kind == Kind::Data);
         (held().filter(|p| !p.trimmed).count() as u64, held().filter(|p| p.trimmed).count() as u64)
     }
 }
@@ -439,7 +445,7 @@ mod tests {
         // when the wire frees, the header goes before the data queued ahead of it
         let free = p.busy_until;
         f.switch_next(&mut q, free, port);
-        let (_, sent) = f.ports()[port as usize].pipe.back().copied().expect("on the wire");
+        let (_, sent) = f.wires()[port as usize].packets().last().copied().expect("on the wire");
         assert!(sent.trimmed && sent.psn == 3);
     }
 
@@ -466,7 +472,7 @@ mod tests {
                 let free = f.ports()[port as usize].busy_until;
                 f.switch_next(&mut q, free, port);
             }
-            f.ports()[port as usize].pipe.iter().map(|(_, p)| (p.psn, p.ecn)).collect()
+            f.wires()[port as usize].packets().map(|(_, p)| (p.psn, p.ecn)).collect()
         };
         // psn 0 never queued; psn 2 found psn 1 ahead (enqueue); psn 1 left psn 2 behind (dequeue)
         assert_eq!(marks("enqueue"), vec![(0, false), (1, false), (2, true)]);

@@ -21,6 +21,7 @@
 pub mod forward;
 pub mod port;
 pub mod routing;
+pub mod wire;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,5 @@
-//! One egress port: the sender side of a link direction, with its queues, its scheduler and
-//! its wire (the pipe of packets in flight to the far end).
+//! One egress port: the sender side of a link direction, with its queues and its scheduler.
+//! What it has put on the wire belongs to the far end ([`super::wire::Wire`]).
 //!
 //! See the [`super`] module doc for the queueing rules.
 
@@ -66,7 +66,7 @@ pub enum Scheduler {
     Drr { quanta: Vec<u64> },
 }
 
-/// Queues, pipe and counters of one link direction.
+/// Queues and counters of one link direction, at its sending end.
 #[derive(Debug, Clone)]
 pub struct EgressPort {
     /// Sending and receiving node.
@@ -93,8 +93,9 @@ pub struct EgressPort {
     /// Deficit round robin: the class whose turn it is, and whether its round just began.
     drr_at: usize,
     drr_fresh: bool,
-    /// Packets on the wire with their arrival times at the far end (FIFO: constant delay).
-    pub pipe: VecDeque<(Time, Packet)>,
+    /// When the last packet this port put on its wire reaches the far end (a wire never
+    /// reorders).
+    pub wire_last: Time,
     pub stats: PortStats,
     /// What it lost; `None` until it loses something.
     pub lost: Option<Box<PortLosses>>,
@@ -141,7 +142,7 @@ impl EgressPort {
             data_bytes: 0,
             drr_at: 0,
             drr_fresh: true,
-            pipe: VecDeque::new(),
+            wire_last: 0,
             stats: PortStats::default(),
             lost: None,
         }
@@ -236,9 +237,9 @@ impl EgressPort {
         }
     }
 
-    /// Every packet this port holds: queued, or on its wire.
+    /// Every packet queued at this port (what is on its wire, the far end holds).
     pub fn packets(&self) -> impl Iterator<Item = &Packet> {
-        self.control.iter().chain(self.classes.iter().flat_map(|c| c.q.iter())).chain(self.pipe.iter().map(|(_, p)| p))
+        self.control.iter().chain(self.classes.iter().flat_map(|c| c.q.iter()))
     }
 
     /// Free to start a packet now: nothing on the wire and nothing waiting to go first.
