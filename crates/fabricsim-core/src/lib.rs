@@ -13,24 +13,26 @@
 //!   multi-part EV layout that hosts write and switches read.
 //! - [`registry`](mod@registry): one line per kind: [`AlgorithmInfo`] and the macros that build each
 //!   component's configuration enum and dispatch from its list of files.
-//! - [`engine`]: the calendar event queue ordered by (time, insertion), the run [`Status`],
-//!   the seeded RNG streams.
+//! - [`engine`]: the calendar event queue ordered by (time, unit, sequence within the unit),
+//!   the run [`Status`], the seeded RNG streams, the no-progress guard.
 //! - [`topology`]: 2- and 3-tier fat trees (`[topology]`), ports named `leaf3:up2`, arithmetic
 //!   routing down.
 //! - [`lb`]: host load balancers, one file each, behind one trait (`[lb]`).
 //! - [`workload`]: permutation, tornado, incast, explicit lists, one file each (`[workload]`).
 //! - [`faults`]: the fault kinds, one file each (`[[faults]]`), their timeline, and what a
 //!   fault leaves on a link's wire.
-//! - [`switch`]: egress ports (queues, RED/ECN, trimming, schedulers), next-hop rules one file
-//!   each, and the fabric that forwards packets (`[switch]`).
+//! - [`switch`]: egress ports (queues, RED/ECN, trimming, schedulers), the wires their far
+//!   ends hold, next-hop rules one file each, and the fabric that forwards packets
+//!   (`[switch]`).
 //! - [`host`]: the NICs (send, receive, RTO), connections, transports and congestion
 //!   controls one file each (`[transport]`).
 //! - [`stats`]: the declared output columns, the tables, the summary, ideal FCT, samples.
 //! - [`budget`]: what a run will need, estimated before anything is built (`stop.max_memory`).
 //! - [`scenario`]: the scenario: composes the components' configurations and checks what
 //!   spans several.
-//! - [`sim`]: [`Simulation`], the event loop that owns the components of one run and hands
-//!   each event to the one it concerns.
+//! - [`sim`]: [`Simulation`], the event loop that owns the components of one run, in pieces
+//!   (hosts and switches with their state and queue, which reach each other only by wires
+//!   and notices), hands each event to the one it concerns and reads the pieces as one run.
 //!
 //! A user touches [`Scenario`] (build or parse one), [`Simulation`] (run it, or step it) and
 //! [`stats::RunResult`] (read the tables).

@@ -45,6 +45,38 @@ impl Watchdog {
     }
 }
 
+/// What the no-progress guard reads of the hosts: sums over them, which add up over pieces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Activity {
+    /// Data packets that brought their receiver new data.
+    pub progress: u64,
+    /// Connection starts scheduled and not yet taken.
+    pub starts: u64,
+    pub notices_sent: u64,
+    pub notices_taken: u64,
+}
+
+impl std::ops::Add for Activity {
+    type Output = Activity;
+
+    fn add(self, o: Activity) -> Activity {
+        Activity {
+            progress: self.progress + o.progress,
+            starts: self.starts + o.starts,
+            notices_sent: self.notices_sent + o.notices_sent,
+            notices_taken: self.notices_taken + o.notices_taken,
+        }
+    }
+}
+
+impl Activity {
+    /// Whether a connection start or a release notice is scheduled (a message waiting for
+    /// others is not).
+    pub fn starts_pending(&self) -> bool {
+        self.starts > 0 || self.notices_sent != self.notices_taken
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

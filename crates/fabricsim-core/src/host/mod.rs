@@ -6,6 +6,7 @@ pub mod connection;
 pub mod factory;
 pub mod message;
 pub mod nic;
+pub mod parts;
 pub mod receiver;
 pub mod rto;
 pub mod table;

@@ -13,6 +13,7 @@ mod late;
 mod timers;
 
 use crate::engine::rng::{Rng, Stream};
+use crate::engine::watchdog::Activity;
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::{AckSignal, CongestionControl};
 use crate::host::connection::SendRecord;
@@ -25,6 +26,7 @@ use crate::switch::forward::Fabric;
 use crate::time::Time;
 use crate::workload::Deps;
 use crate::workload::MessageSpec;
+pub use deps::Notice;
 
 /// What one host owns besides its connections: its random stream, its scheduler and its
 /// counters (a run's totals are their sums, taken when read).
@@ -42,8 +44,12 @@ struct HostState {
     done: u32,
     /// Data packets that brought this host new data (the no-progress guard watches them).
     progress: u64,
-    /// Connection starts and release notices scheduled for its messages, not yet taken.
+    /// Connection starts scheduled for its messages, not yet taken.
     pending: u32,
+    /// Release notices it sent to other hosts, and those it took (a notice is in flight while
+    /// the sums differ).
+    notices_sent: u64,
+    notices_taken: u64,
 }
 
 /// Data packets by fate at the hosts (the fabric counts the rest).
@@ -68,6 +74,11 @@ pub struct Nics {
     dependents: Deps,
     waiting: Vec<u32>,
     cfg: TransportModel,
+    /// The piece each host belongs to (empty: one piece), and this one's: only its hosts'
+    /// events run here; a notice to another piece's host waits in `notices`.
+    home: std::sync::Arc<[u16]>,
+    me: u16,
+    pub notices: Vec<Notice>,
     scratch: Vec<SendRecord>,
     scratch_psn: Vec<u32>,
     scratch_acked: Vec<(u32, bool)>,
@@ -88,6 +99,8 @@ impl Nics {
                     done: 0,
                     progress: 0,
                     pending: 0,
+                    notices_sent: 0,
+                    notices_taken: 0,
                 })
                 .collect(),
             conns,
@@ -96,10 +109,25 @@ impl Nics {
             dependents: Deps::default(),
             waiting: Vec::new(),
             cfg,
+            home: std::sync::Arc::new([]),
+            me: 0,
+            notices: Vec::new(),
             scratch: Vec::new(),
             scratch_psn: Vec::new(),
             scratch_acked: Vec::new(),
         }
+    }
+
+    /// Makes these NICs piece `me` of a run whose nodes belong to the pieces `home` gives:
+    /// only its hosts' events run here.
+    pub fn cut(&mut self, home: std::sync::Arc<[u16]>, me: u16) {
+        (self.home, self.me) = (home, me);
+    }
+
+    /// Whether `node` (a host, or a switch) belongs to this piece.
+    #[inline]
+    pub fn is_home(&self, node: u32) -> bool {
+        self.home.get(node as usize).is_none_or(|&p| p == self.me)
     }
 
     /// Adds a message (its connections are built when it starts); returns their ids.
@@ -179,15 +207,15 @@ impl Nics {
         self.reported
     }
 
-    /// Grows whenever a receiver accepts new data (the no-progress guard watches it).
-    pub fn progress(&self) -> u64 {
-        self.hosts.iter().map(|h| h.progress).sum()
-    }
-
-    /// Whether a connection start or a release notice is scheduled (a message waiting for
-    /// others is not).
-    pub fn starts_pending(&self) -> bool {
-        self.hosts.iter().any(|h| h.pending > 0)
+    /// What the no-progress guard reads, summed over the hosts.
+    pub fn activity(&self) -> Activity {
+        let of = |h: &HostState| Activity {
+            progress: h.progress,
+            starts: h.pending.into(),
+            notices_sent: h.notices_sent,
+            notices_taken: h.notices_taken,
+        };
+        self.hosts.iter().map(of).fold(Activity::default(), |a, b| a + b)
     }
 
     /// Data packets by fate at the hosts, summed over them.

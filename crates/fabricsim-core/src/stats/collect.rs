@@ -16,7 +16,7 @@ use super::ideal::{ideal_fct, message_packets, releases};
 use super::jobs::JobTables;
 use super::{columns, mean, ns, percentile, Column, Nullable, RunResult, RunView, Summary, Table};
 use crate::host::message::Message;
-use crate::host::table::ConnTable;
+use crate::host::parts::ConnParts;
 use crate::host::TransportModel;
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
@@ -65,7 +65,7 @@ impl MessageColumns {
     }
 
     /// The messages' part of the results; `flows` gives their connections' first send and end.
-    pub fn of(w: &WorkView<'_>, flows: &ConnTable) -> MessageColumns {
+    pub fn of(w: &WorkView<'_>, flows: &ConnParts<'_>) -> MessageColumns {
         let (messages, tree, transport) = (w.messages, w.tree, w.transport);
         // the ideal depends only on the path's tiers, the size and the connections: computed
         // once per (tiers, size, connections)
@@ -128,7 +128,7 @@ pub struct ConnColumns {
 
 impl ConnColumns {
     /// The connections' part of the results of `messages` messages; `losses`: by connection.
-    pub fn of(messages: usize, flows: &ConnTable, losses: &BTreeMap<u32, ConnLosses>) -> ConnColumns {
+    pub fn of(messages: usize, flows: &ConnParts<'_>, losses: &BTreeMap<u32, ConnLosses>) -> ConnColumns {
         let mut counts: [Vec<u64>; 10] = Default::default();
         for col in counts.iter_mut() {
             *col = vec![0; messages];

@@ -97,10 +97,10 @@ impl Sampler {
     /// Records each sampled port's data queue and its utilization since the last sample: the
     /// share of the interval its link spent sending (a packet that straddles a sample counts
     /// in each interval for the part sent in it, so the share never exceeds 1).
-    pub fn sample(&mut self, now: Time, ports: &[EgressPort]) {
+    pub fn sample<'a>(&mut self, now: Time, port_of: impl Fn(u32) -> &'a EgressPort) {
         let interval = now.min(self.every);
         for (k, &port) in self.ports.iter().enumerate() {
-            let p = &ports[port as usize];
+            let p = port_of(port);
             let busy = p.busy_time(now);
             let sent = busy - self.last_busy[k];
             self.last_busy[k] = busy;

@@ -54,6 +54,9 @@ pub struct Fabric {
     pooled: Vec<u64>,
     /// Adaptive routing's last sample of each port's load (empty while loads are exact).
     samples: Vec<(Time, u64)>,
+    /// Packets put on a wire whose far end belongs to another piece: (port, arrival, packet),
+    /// in the order sent.
+    pub outbox: Vec<(u32, Time, Packet)>,
 }
 
 impl Fabric {
@@ -81,7 +84,35 @@ impl Fabric {
         let rng = (0..topo.switches()).map(|i| Rng::stream(seed, Stream::Switch, i as u64)).collect();
         let pooled = if cfg.shared.is_some() { vec![0; topo.switches()] } else { Vec::new() };
         let samples = if cfg.sense.is_exact() { Vec::new() } else { vec![(0, 0); ports.len()] };
-        Fabric { topo, ports, wires, routes, rng, hosts, cfg, seed, excluded: Vec::new(), restricted: Vec::new(), pooled, samples }
+        Fabric {
+            topo,
+            ports,
+            wires,
+            routes,
+            rng,
+            hosts,
+            cfg,
+            seed,
+            excluded: Vec::new(),
+            restricted: Vec::new(),
+            pooled,
+            samples,
+            outbox: Vec::new(),
+        }
+    }
+
+    /// Makes this fabric piece `me` of a run whose nodes belong to the pieces `home` gives:
+    /// a port whose far end is elsewhere hands its packets over through the outbox.
+    pub fn cut(&mut self, home: &[u16], me: u16) {
+        for p in &mut self.ports {
+            p.far = home[p.from as usize] == me && home[p.to as usize] != me;
+        }
+    }
+
+    /// A packet another piece put on wire `port` arrives at `at`.
+    #[inline]
+    pub fn accept(&mut self, q: &mut EventQueue, port: u32, at: Time, pkt: Packet) {
+        self.wires[port as usize].carry(q, port, at, pkt);
     }
 
     pub fn topology(&self) -> &Topology {
@@ -150,7 +181,11 @@ impl Fabric {
         // a wire never reorders, even when its latency drops (a `delay` fault ending)
         let arrive = (done + p.delay).max(p.wire_last);
         p.wire_last = arrive;
-        self.wires[port as usize].carry(q, port, arrive, pkt);
+        if p.far {
+            self.outbox.push((port, arrive, pkt));
+        } else {
+            self.wires[port as usize].carry(q, port, arrive, pkt);
+        }
     }
 
     /// [`Fabric::transmit`] from a port that then wakes when its wire frees (a NIC pulls its
@@ -405,77 +440,4 @@ fn overflows(m: &SwitchModel, pooled: &[u64], sw: u32, queued: u64, size: u64) -
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::scenario::Scenario;
-
-    /// A 16-host fabric with `switch` settings, and the index of port `leaf0:up0`.
-    fn fabric(switch: &str) -> (Fabric, EventQueue, u32) {
-        let text = format!("[topology]\nhosts = 16\nradix = 8\n[switch]\n{switch}");
-        let value: toml::Table = toml::from_str(&text).expect("test TOML");
-        let model = Scenario::from_deserializer(value).expect("valid").resolve().expect("resolves");
-        let f = Fabric::new(Topology::build(&model.tree), model.switch.clone(), 1);
-        let port = f.topology().ports.iter().position(|p| p.name == "leaf0:up0").expect("leaf0:up0") as u32;
-        (f, EventQueue::with_horizon(1_000_000), port)
-    }
-
-    fn data(conn: u32, psn: u32) -> Packet {
-        Packet { size: 4160, psn, ..Packet::control(Kind::Data, conn, 0, 9, 0) }
-    }
-
-    /// [`fabric`], with `count` full packets of connection `conn` (PSNs 0, 1, ...) sent to
-    /// `leaf0:up0` at time 0.
-    fn filled(switch: &str, conn: u32, count: u32) -> (Fabric, EventQueue, u32) {
-        let (mut f, mut q, port) = fabric(switch);
-        for psn in 0..count {
-            f.enqueue(&mut q, 0, port, data(conn, psn));
-        }
-        (f, q, port)
-    }
-
-    #[test]
-    fn a_full_queue_trims_into_the_control_queue_which_leaves_first() {
-        // room for two queued packets; the first goes straight onto the free wire
-        let (mut f, mut q, port) = filled("buffer = \"8320B\"\necn = { enabled = false }\n", 2, 4);
-        let p = &f.ports()[port as usize];
-        assert_eq!((p.stats.trims, f.losses().data_trimmed, f.conn_losses()[&2].trims), (1, 1, 1));
-        assert_eq!(p.data_bytes, 8320, "two full packets wait");
-        let header = p.control.front().copied().expect("the trimmed header waits in the control queue");
-        assert!(header.trimmed && header.psn == 3 && header.size as u64 == f.cfg.header);
-        // when the wire frees, the header goes before the data queued ahead of it
-        let free = p.busy_until;
-        f.switch_next(&mut q, free, port);
-        let (_, sent) = f.wires()[port as usize].packets().last().copied().expect("on the wire");
-        assert!(sent.trimmed && sent.psn == 3);
-    }
-
-    #[test]
-    fn a_full_control_queue_drops_headers_and_counts_them() {
-        // one packet queued; the control queue holds one full packet's bytes: 65 headers of 64 B
-        let (f, _, port) = filled("buffer = \"4160B\"\ncontrol_buffer = \"4160B\"\necn = { enabled = false }\n", 1, 70);
-        // psn 0 on the wire, psn 1 queued, 65 trimmed headers queued, the last 3 lost
-        let p = &f.ports()[port as usize];
-        assert_eq!(p.control.len(), 65);
-        assert_eq!((f.losses().data_trimmed, f.losses().headers_dropped, p.stats.drops), (68, 3, 3));
-        assert_eq!(f.conn_losses()[&1].trims, 68, "a trimmed packet is counted once, when trimmed");
-        assert_eq!(f.conn_losses()[&1].drops, 0, "a lost header is not a second loss of its packet");
-    }
-
-    #[test]
-    fn ecn_at_enqueue_marks_the_late_packet_at_dequeue_the_early_one() {
-        // Kmin = 1 B, Kmax = one packet: marked exactly when a packet finds (enqueue) or leaves
-        // behind (dequeue) a full packet in its queue
-        let marks = |mark: &str| -> Vec<(u32, bool)> {
-            let (mut f, mut q, port) =
-                filled(&format!("buffer = \"1bdp\"\necn = {{ kmin = \"1B\", kmax = \"4160B\", mark = \"{mark}\" }}\n"), 0, 3);
-            for _ in 0..2 {
-                let free = f.ports()[port as usize].busy_until;
-                f.switch_next(&mut q, free, port);
-            }
-            f.wires()[port as usize].packets().map(|(_, p)| (p.psn, p.ecn)).collect()
-        };
-        // psn 0 never queued; psn 2 found psn 1 ahead (enqueue); psn 1 left psn 2 behind (dequeue)
-        assert_eq!(marks("enqueue"), vec![(0, false), (1, false), (2, true)]);
-        assert_eq!(marks("dequeue"), vec![(0, false), (1, true), (2, false)]);
-    }
-}
+mod tests;

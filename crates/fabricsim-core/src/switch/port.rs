@@ -96,6 +96,9 @@ pub struct EgressPort {
     /// When the last packet this port put on its wire reaches the far end (a wire never
     /// reorders).
     pub wire_last: Time,
+    /// The far end belongs to another piece of the run: what this port puts on its wire is
+    /// handed over through the piece's outbox.
+    pub far: bool,
     pub stats: PortStats,
     /// What it lost; `None` until it loses something.
     pub lost: Option<Box<PortLosses>>,
@@ -143,6 +146,7 @@ impl EgressPort {
             drr_at: 0,
             drr_fresh: true,
             wire_last: 0,
+            far: false,
             stats: PortStats::default(),
             lost: None,
         }

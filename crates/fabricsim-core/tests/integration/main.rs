@@ -14,6 +14,7 @@ mod jobs;
 mod lb;
 mod nic;
 mod parser_fuzz;
+mod pieces;
 mod samples;
 
 use fabricsim_core::stats::RunResult;

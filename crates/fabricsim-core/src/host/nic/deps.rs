@@ -18,6 +18,15 @@ use crate::engine::{node_unit, Event, EventQueue};
 use crate::time::Time;
 use crate::workload::Deps;
 
+/// A release notice for a host of another piece: when it arrives, the order key its sender
+/// gave it, and the message it releases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Notice {
+    pub at: Time,
+    pub order: u64,
+    pub message: u32,
+}
+
 impl Nics {
     /// Takes the messages' dependencies (`deps`, one list per message added) and schedules
     /// the start of every message that waits for none, numbered by its source host.
@@ -26,7 +35,7 @@ impl Nics {
         self.waiting = (0..n).map(|m| deps.of(m).len() as u32).collect();
         self.dependents = deps.dependents(n);
         for m in 0..n {
-            if self.waiting[m] == 0 {
+            if self.waiting[m] == 0 && self.is_home(self.messages[m].spec.src) {
                 q.set_origin(node_unit(self.messages[m].spec.src));
                 self.release(q, m, self.messages[m].spec.start);
             }
@@ -55,8 +64,13 @@ impl Nics {
             if src == host {
                 self.heard(q, now, d);
             } else if src != sender {
-                self.hosts[src as usize].pending += 1;
-                q.schedule(now + self.conns.notify_latency(host, src), Event::Release(d as u32));
+                self.hosts[host as usize].notices_sent += 1;
+                let at = now + self.conns.notify_latency(host, src);
+                if self.is_home(src) {
+                    q.schedule(at, Event::Release(d as u32));
+                } else {
+                    self.notices.push(Notice { at, order: q.next_order(), message: d as u32 });
+                }
             }
         }
     }
@@ -77,7 +91,7 @@ impl Nics {
     /// `Release`: message `d`'s source host learns that one of the messages it waits for
     /// completed.
     pub fn on_release(&mut self, q: &mut EventQueue, now: Time, d: u32) {
-        self.hosts[self.messages[d as usize].spec.src as usize].pending -= 1;
+        self.hosts[self.messages[d as usize].spec.src as usize].notices_taken += 1;
         self.heard(q, now, d as usize);
     }
 

@@ -1,0 +1,86 @@
+//! The event queue's order, against a reference.
+
+use super::*;
+
+#[test]
+fn same_time_events_pop_in_insertion_order() {
+    let mut q = EventQueue::new();
+    q.schedule(10, Event::Rto(1));
+    q.schedule(5, Event::Rto(2));
+    q.schedule(10, Event::Rto(3));
+    q.schedule(5, Event::Rto(4));
+    let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+    assert_eq!(order, vec![(5, Event::Rto(2)), (5, Event::Rto(4)), (10, Event::Rto(1)), (10, Event::Rto(3))]);
+    assert_eq!(q.now(), 10);
+}
+
+#[test]
+fn same_time_events_pop_by_unit_then_by_that_units_count() {
+    // the order does not depend on which unit scheduled first: a run cut into pieces
+    // interleaves units differently and must decide the same
+    let mut q = EventQueue::new().with_nodes(4);
+    q.set_origin(node_unit(3));
+    q.schedule(7, Event::NicWake(3));
+    q.set_origin(node_unit(1));
+    q.schedule(7, Event::NicWake(1));
+    q.schedule_wire(7, Event::PipeArrive(9), node_unit(0), 9);
+    q.set_origin(node_unit(3));
+    q.schedule(7, Event::Rto(3)); // unit 3's count went on from where it was
+    q.set_origin(FAULT_UNIT);
+    q.schedule(7, Event::Faults);
+    let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+    assert_eq!(order, vec![Event::Faults, Event::PipeArrive(9), Event::NicWake(1), Event::NicWake(3), Event::Rto(3)]);
+}
+
+#[test]
+fn a_bucket_held_open_by_a_far_event_does_not_keep_consumed_events() {
+    // one far timer, then a chain of events 1 ps apart scheduled one at a time, each
+    // after the previous one was popped and a peek moved on to the timer's bucket
+    let mut q = EventQueue::with_horizon(10_000);
+    q.schedule(1_000_000, Event::Rto(0));
+    q.schedule(0, Event::Faults);
+    for t in 0..100_000 {
+        assert_eq!(q.pop(), Some((t, Event::Faults)));
+        q.peek();
+        q.schedule(t + 1, Event::Faults);
+    }
+    assert!(q.current.len() < 1_000, "consumed entries are dropped: {}", q.current.len());
+    assert_eq!(q.len(), 2);
+}
+
+#[test]
+fn matches_a_reference_order_with_near_far_and_same_bucket_events() {
+    use super::rng::{Rng, Stream};
+    let mut rng = Rng::stream(5, Stream::Workload, 0);
+    let mut q = EventQueue::with_horizon(10_000);
+    let mut pending: Vec<(Time, u32)> = Vec::new(); // (time, insertion index)
+    for i in 0..50_000u32 {
+        if rng.below(3) > 0 || q.is_empty() {
+            // mostly near, some in the current bucket, some far beyond the ring
+            let dt = match rng.below(10) {
+                0 => 0,
+                1 => rng.below(5),
+                2 => 100_000 + rng.below(10_000_000),
+                _ => rng.below(20_000),
+            };
+            let at = q.now() + dt;
+            q.schedule(at, Event::Rto(i));
+            pending.push((at, i));
+        } else {
+            let (t, e) = q.pop().unwrap();
+            let k = pending.iter().enumerate().min_by_key(|(_, m)| **m).map(|(k, _)| k).unwrap();
+            assert_eq!((t, e), (pending[k].0, Event::Rto(pending[k].1)));
+            pending.swap_remove(k);
+            if rng.below(2) == 0 {
+                q.peek(); // as the simulator does: it may move on to the next bucket
+            }
+        }
+        assert_eq!(q.len(), pending.len());
+    }
+    while let Some((t, e)) = q.pop() {
+        let k = pending.iter().enumerate().min_by_key(|(_, m)| **m).map(|(k, _)| k).unwrap();
+        assert_eq!((t, e), (pending[k].0, Event::Rto(pending[k].1)));
+        pending.swap_remove(k);
+    }
+    assert!(pending.is_empty());
+}

@@ -1,0 +1,343 @@
+//! The simulation: one value that owns the clock, the event queue and the components, and
+//! dispatches each event to the component it concerns. No globals; two simulations never
+//! share anything.
+//!
+//! The packet path, per hop: a packet reaches an egress port (or, at a host, is pulled from a
+//! connection when the NIC is free: line-rate pacing with no NIC queue). If the port is free
+//! it goes on the wire at once; otherwise it queues (or is trimmed, dropped, ECN-marked) and
+//! the port wakes (`PortFree`) when its wire frees to send the next one. On the wire it
+//! travels the link's pipe (`PipeArrive` when its last bit reaches the far end, plus the
+//! switch traversal latency there) and is forwarded to the next egress port ([`Fabric`]) or
+//! handed to the host ([`Nics`]). The queue holds at most one wake-up per port and one
+//! pipe-head event per link.
+
+mod piece;
+mod results;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::budget;
+use crate::engine::watchdog::Activity;
+use crate::engine::watchdog::Watchdog;
+use crate::engine::{Event, EventQueue, Status, FAULT_UNIT, RECORD_UNIT};
+use crate::error::ScenarioError;
+use crate::faults::{self, Timeline};
+use crate::host::cc::CcContext;
+use crate::host::factory::ConnFactory;
+use crate::host::nic::Nics;
+use crate::host::table::ConnTable;
+use crate::scenario::{Model, Scenario};
+use crate::stats::sampler::Sampler;
+use crate::stats::RunResult;
+use crate::switch::forward::Fabric;
+use crate::switch::{EgressPort, Overflow};
+use crate::time::{serialization, Time};
+use crate::topology::Topology;
+use piece::{partition, Pause, Piece};
+
+/// A fabric, its workload and the clock.
+pub struct Simulation {
+    scenario: Scenario,
+    model: Model,
+    /// The run's hosts and switches with their state and events, in pieces ([`piece`]), and
+    /// the piece of each node.
+    pieces: Vec<Piece>,
+    home: Arc<[u16]>,
+    faults: Timeline,
+    sampler: Option<Sampler>,
+    /// Legal but probably unintended settings: the scenario's and the run's.
+    warnings: Vec<String>,
+    events: u64,
+    /// The time of the last event run.
+    now: Time,
+    /// Messages completed, counted over the pieces.
+    done: u32,
+    status: Status,
+    watchdog: Watchdog,
+    /// The loop stops once this many messages are done: all of them, or 0 when the watchdog
+    /// stops the run (one comparison per event serves both) ...
+    stop_at: u32,
+    /// ... at the end of the picosecond in which that happened: every event of that instant
+    /// runs, whichever unit it belongs to.
+    finish_at: Option<Time>,
+    wall: std::time::Duration,
+    /// Payload a trace's messages had delivered when its window's second half began and when
+    /// it ended.
+    window_bytes: [Option<u64>; 2],
+}
+
+impl Simulation {
+    /// Checks the scenario and builds the fabric; nothing runs yet.
+    pub fn new(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
+        Self::in_pieces(scenario, 1)
+    }
+
+    /// [`Simulation::new`], with the run cut into `pieces` pieces (a leaf with its hosts, the
+    /// switches above dealt out), each with its own state and queue, run one event at a time
+    /// in key order: the same results as one piece, by construction; the tests check it.
+    pub fn in_pieces(scenario: &Scenario, pieces: usize) -> Result<Simulation, ScenarioError> {
+        Self::cut_by(scenario, |topo| partition(topo, pieces))
+    }
+
+    /// [`Simulation::in_pieces`] with the cut given by hand: `cut(topology)[node]` is the
+    /// piece of each node (any cut gives the same results; the tests try random ones). A cut
+    /// that does not give every node a piece is refused.
+    pub fn cut_by(scenario: &Scenario, cut: impl FnOnce(&Topology) -> Vec<u16>) -> Result<Simulation, ScenarioError> {
+        let mut model = scenario.resolve()?;
+        let topo = Topology::build(&model.tree);
+        let home: Arc<[u16]> = cut(&topo).into();
+        if home.len() != topo.nodes.len() {
+            let allowed = format!("one piece for each of the {} nodes", topo.nodes.len());
+            return Err(ScenarioError::new("cut", format!("{} pieces", home.len()), allowed));
+        }
+        let faults = faults::timeline(&scenario.faults, &topo, model.seed, model.max_time)?;
+        let sampler = scenario.samples.as_ref().map(|cfg| cfg.resolve(&topo)).transpose()?;
+        let mut warnings = model.warnings.clone();
+        if let Some(s) = &sampler {
+            budget::check(&budget::with_samples(model.need, s.rows_until(model.max_time)), model.max_memory)?;
+            warnings.extend(s.warning(model.max_time));
+        }
+        // the duties that read or change the whole run wait in the first piece's queue: the
+        // fault timeline (unit 0), the recorders and the no-progress guard (unit 1)
+        let mut duties = Vec::new();
+        if let Some(at) = faults.next_time() {
+            duties.push((FAULT_UNIT, at, Event::Faults)); // first at `at`
+        }
+        if sampler.is_some() {
+            duties.push((RECORD_UNIT, 0, Event::Sample));
+        }
+        if let Some(w) = &model.load_window {
+            duties.push((RECORD_UNIT, w.half, Event::Window));
+            duties.push((RECORD_UNIT, w.end, Event::Window));
+        }
+        let watchdog = Watchdog::new(model.transport.rto);
+        duties.push((RECORD_UNIT, watchdog.every(), Event::Watch));
+        let count = home.iter().max().map_or(1, |&p| usize::from(p) + 1);
+        // the calendar's ring should cover a hop, the longest link delay plus a packet: every
+        // packet event falls within it (timers go beyond). Its memory grows with its span.
+        let mtu = model.transport.mtu;
+        let hop = topo.ports.iter().map(|p| p.delay + serialization(mtu, p.rate)).max().unwrap_or(0);
+        let factory = Self::factory(&model);
+        // the pieces keep the messages from here on (the model's copy would double them)
+        let mut specs = Some(std::mem::take(&mut model.messages));
+        let mut built = Vec::with_capacity(count);
+        for me in 0..count {
+            let mut queue = EventQueue::with_horizon(hop + hop / 8).with_nodes(topo.nodes.len());
+            if me == 0 {
+                for &(unit, at, event) in &duties {
+                    queue.set_origin(unit);
+                    queue.schedule(at, event);
+                }
+            }
+            let conns = ConnTable::new(factory.clone(), model.transport.cc.sends_cnps());
+            let mut nics = Nics::new(topo.hosts(), model.seed, model.transport.clone(), conns);
+            let mut fabric = Fabric::new(topo.clone(), model.switch.clone(), model.seed);
+            if count > 1 {
+                nics.cut(home.clone(), me as u16);
+                fabric.cut(&home, me as u16);
+            }
+            if me + 1 == count {
+                for spec in specs.take().into_iter().flatten() {
+                    nics.add(spec);
+                }
+            } else {
+                for &spec in specs.iter().flatten() {
+                    nics.add(spec);
+                }
+            }
+            nics.schedule_starts(&mut queue, &model.deps);
+            built.push(Piece { queue, fabric, nics, counted: 0 });
+        }
+        let stop_at = built[0].nics.messages().len() as u32;
+        Ok(Simulation {
+            scenario: scenario.filled(),
+            model,
+            pieces: built,
+            home,
+            faults,
+            sampler,
+            warnings,
+            events: 0,
+            now: 0,
+            done: 0,
+            status: Status::Running,
+            watchdog,
+            stop_at,
+            // nothing to complete: the run is done with instant 0, whatever runs first
+            finish_at: (stop_at == 0).then_some(0),
+            wall: std::time::Duration::ZERO,
+            window_bytes: [None; 2],
+        })
+    }
+
+    /// What builds the connections of a message.
+    pub(crate) fn factory(model: &Model) -> ConnFactory {
+        let t = &model.transport;
+        let cc = CcContext {
+            init: t.init_cwnd,
+            max: t.max_cwnd,
+            mtu: t.mtu,
+            mss: t.mtu - t.header,
+            base_rtt: model.base_rtt,
+            rate: model.tree.tier_rates[0],
+            trimming: model.switch.overflow == Overflow::Trim,
+        };
+        ConnFactory::new(t.clone(), model.lb.clone(), model.lb_ctx.clone(), cc, model.tree.clone())
+    }
+
+    /// Runs to the end and returns the results.
+    pub fn run(mut self) -> RunResult {
+        self.step(u64::MAX);
+        self.into_results()
+    }
+
+    /// Processes at most `budget` events; returns the status afterwards. Call again while
+    /// it is [`Status::Running`] (the front ends do this to draw progress).
+    ///
+    /// The pieces run in turns (`Piece::run`): the piece with the least next key runs its
+    /// events while they stay below every other piece's next key, the time guard and the end
+    /// of a finished run's last instant, and pauses for what the driver must see at once: a
+    /// duty of the whole run, a completion, something handed to another piece.
+    pub fn step(&mut self, budget: u64) -> Status {
+        if self.status != Status::Running {
+            return self.status;
+        }
+        let started = Instant::now();
+        // the event guard folded into the budget
+        let budget = budget.min(self.model.max_events.saturating_sub(self.events));
+        let mut n = 0;
+        self.status = loop {
+            let horizon = self.horizon();
+            let Some((i, bound)) = self.turn(horizon) else {
+                let next = self.next_time();
+                break self.guard(next);
+            };
+            if n == budget {
+                break if self.events >= self.model.max_events { Status::EventLimit } else { Status::Running };
+            }
+            // the wall clock is read at least once every 2^16 events (a few ms of work)
+            if self.model.max_wall.is_some_and(|limit| self.wall + started.elapsed() >= limit) {
+                break Status::WallLimit;
+            }
+            let mut left = (budget - n).min(1 << 16);
+            let ran_before = left;
+            let pause = self.pieces[i].run(bound, &mut left, &mut self.now);
+            (n, self.events) = (n + ran_before - left, self.events + ran_before - left);
+            match pause {
+                Pause::Duty(event, by) => self.run_duty(self.now, event, by),
+                Pause::Changed => self.changed(i),
+                Pause::Bound => {}
+            }
+            if self.completed() >= self.stop_at && self.finish_at.is_none() {
+                self.finish_at = Some(self.now);
+            }
+        };
+        self.wall += started.elapsed();
+        self.status
+    }
+
+    /// Whose turn it is: the piece with the least next key, and the key below which it may
+    /// run (the next key of every other piece, and the last instant `horizon`); `None` when
+    /// no event lies within `horizon`.
+    fn turn(&mut self, horizon: Time) -> Option<(usize, u128)> {
+        // keys below this one have a time within the horizon
+        let within = horizon.checked_add(1).map_or(u128::MAX, |t| u128::from(t) << 64);
+        let (first, second) = match &mut self.pieces[..] {
+            [one] => ((one.queue.peek_key()?, 0), u128::MAX),
+            all => {
+                let mut heads: Vec<(u128, usize)> =
+                    all.iter_mut().enumerate().filter_map(|(i, p)| Some((p.queue.peek_key()?, i))).collect();
+                heads.sort_unstable();
+                (*heads.first()?, heads.get(1).map_or(u128::MAX, |h| h.0))
+            }
+        };
+        (first.0 < within).then_some((first.1, second.min(within)))
+    }
+
+    /// The time of the next event of any piece.
+    fn next_time(&mut self) -> Option<Time> {
+        self.pieces.iter_mut().filter_map(|p| p.queue.peek_time()).min()
+    }
+
+    /// After piece `i` paused for a change: hands over what it sent to other pieces, and
+    /// counts its completions.
+    fn changed(&mut self, i: usize) {
+        if self.pieces[i].has_outgoing() {
+            Piece::hand_over(&mut self.pieces, i, &self.home);
+        }
+        let piece = &mut self.pieces[i];
+        let reported = piece.nics.reported();
+        self.done += reported - piece.counted;
+        piece.counted = reported;
+    }
+
+    /// Messages completed so far.
+    fn completed(&self) -> u32 {
+        self.done
+    }
+
+    /// Runs one of the duties of the whole run (`by`: its unit), which wait in the first
+    /// piece's queue.
+    #[cold]
+    fn run_duty(&mut self, now: Time, event: Event, by: u32) {
+        let [first, ..] = &mut self.pieces[..] else { return };
+        first.queue.set_origin(by);
+        match event {
+            Event::Watch => {
+                let a = self.pieces.iter().fold(Activity::default(), |a, p| a + p.nics.activity());
+                let pending = a.starts_pending() || self.faults.next_time().is_some();
+                if self.watchdog.stalled(now, a.progress, pending) {
+                    self.stop_at = 0;
+                } else if self.pieces.iter().any(|p| !p.queue.is_empty()) {
+                    self.pieces[0].queue.schedule(now + self.watchdog.every(), Event::Watch);
+                }
+            }
+            Event::Faults => {
+                let pieces = &mut self.pieces;
+                self.faults.fire(now, |ports, change| pieces.iter_mut().for_each(|p| p.fabric.apply(ports, change)));
+                if let Some(at) = self.faults.next_time() {
+                    self.pieces[0].queue.schedule(at, Event::Faults);
+                }
+            }
+            Event::Sample => {
+                if let Some(s) = self.sampler.as_mut() {
+                    let (pieces, home) = (&self.pieces, &self.home);
+                    s.sample(now, |port| port_of(pieces, home, port));
+                    self.pieces[0].queue.schedule(now + s.every, Event::Sample);
+                }
+            }
+            Event::Window => {
+                let slot = usize::from(self.window_bytes[0].is_some());
+                self.window_bytes[slot] = Some(self.trace_delivered());
+            }
+            _ => unreachable!("{event:?} is a host's or a switch's"),
+        }
+        debug_assert_eq!(by, if event == Event::Faults { FAULT_UNIT } else { RECORD_UNIT }, "{event:?}");
+    }
+
+    /// The last instant an event may run at: the time guard's, or the end of the instant in
+    /// which the run finished.
+    fn horizon(&self) -> Time {
+        self.finish_at.map_or(self.model.max_time, |end| end.min(self.model.max_time))
+    }
+
+    /// Why the run ends when its next event (`next`) lies beyond [`Simulation::horizon`].
+    fn guard(&self, next: Option<Time>) -> Status {
+        if let Some(end) = self.finish_at {
+            if next.is_none_or(|t| t > end) {
+                return if self.completed() == self.flow_count() { Status::Complete } else { Status::NoProgress };
+            }
+        }
+        match next {
+            None => Status::Stalled,
+            Some(_) => Status::TimeLimit,
+        }
+    }
+}
+
+/// Egress port `port` as the piece of its sending node holds it.
+fn port_of<'a>(pieces: &'a [Piece], home: &[u16], port: u32) -> &'a EgressPort {
+    let from = pieces[0].fabric.ports()[port as usize].from;
+    &pieces[usize::from(home[from as usize])].fabric.ports()[port as usize]
+}

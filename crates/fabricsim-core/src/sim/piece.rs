@@ -1,0 +1,176 @@
+//! A piece of a run: some hosts and switches (units), their state and their event queue.
+//!
+//! A run is cut into pieces by node ([`partition`]): a leaf with its hosts, the switches above
+//! spread over the pieces. A piece runs only its own units' events, in its own queue; what one
+//! piece's unit does to another's reaches it only by a link (a packet put on a wire whose far
+//! end is elsewhere waits in the fabric's outbox) or by a release notice (the NICs' outbox),
+//! which the driver hands over ([`Piece::hand_over`]). Each piece holds the whole run's index
+//! space (every port, host and connection id) but touches only its units' entries; what the
+//! results read is summed or merged over the pieces, where each unit's entries are those of
+//! the piece it belongs to. Event keys are (time, unit, sequence within the unit), so the
+//! pieces' queues merged by key give one order whatever the cut: a run gives the same results
+//! in one piece or many.
+
+use crate::engine::{node_unit, Event, EventQueue};
+use crate::host::nic::Nics;
+use crate::switch::forward::Fabric;
+use crate::time::Time;
+use crate::topology::Topology;
+
+/// Hosts and switches with their state and their events.
+pub(crate) struct Piece {
+    pub queue: EventQueue,
+    pub fabric: Fabric,
+    pub nics: Nics,
+    /// Completions the driver has counted of this piece's.
+    pub counted: u32,
+}
+
+/// Why [`Piece::run`] paused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pause {
+    /// A duty of the whole run came up (taken from the queue; `u32`: its unit): the driver
+    /// runs it.
+    Duty(Event, u32),
+    /// An event completed a message or handed something to another piece.
+    Changed,
+    /// The next event's key is at the bound, the queue is empty, or the budget is spent.
+    Bound,
+}
+
+impl Piece {
+    /// Runs this piece's events while their keys stay below `bound` and `left` allows (each
+    /// event takes one; `now` follows them), until one needs the driver ([`Pause`]).
+    #[inline]
+    pub fn run(&mut self, bound: u128, left: &mut u64, now: &mut Time) -> Pause {
+        while *left > 0 {
+            match self.queue.peek_key() {
+                Some(k) if k < bound => {}
+                _ => break,
+            }
+            let Some((at, event, by)) = self.queue.pop_keyed() else { break };
+            *left -= 1;
+            *now = at;
+            if by < 2 {
+                // numbered by the fault timeline or the recorders: a duty of the whole run
+                return Pause::Duty(event, by);
+            }
+            // start loading what the next event reads so that its cache miss overlaps this
+            // event's work: the large runs are memory-bound
+            if let Some(Event::PipeArrive(p) | Event::PortFree(p)) = self.queue.peek() {
+                self.fabric.prefetch(p);
+            }
+            let unit = self.unit_of(event, by);
+            debug_assert_eq!(unit, self.owner_of(event), "{event:?} scheduled by unit {by}");
+            debug_assert!(self.nics.is_home(unit - 2), "{event:?} runs in its unit's piece");
+            self.queue.set_origin(unit);
+            self.dispatch(at, event);
+            if self.nics.reported() != self.counted || self.has_outgoing() {
+                return Pause::Changed;
+            }
+        }
+        Pause::Bound
+    }
+
+    /// The unit an event belongs to (what it schedules is numbered by that unit), from the
+    /// unit that scheduled it (`by`): the same unit, except for a packet's arrival (the far
+    /// end of the wire) and a release notice (the message's source host). Every other event
+    /// is scheduled by the unit that handles it: a port's wake-up by its node, a connection's
+    /// start and timers by its source host, a CNP window by its receiver (a debug assertion
+    /// checks this on every event the tests run).
+    #[inline]
+    pub fn unit_of(&self, event: Event, by: u32) -> u32 {
+        match event {
+            Event::PipeArrive(p) => node_unit(self.fabric.wires()[p as usize].to),
+            Event::Release(m) => node_unit(self.nics.messages()[m as usize].spec.src),
+            _ => by,
+        }
+    }
+
+    /// The unit that owns `event`'s state, found the long way (for the debug check).
+    pub fn owner_of(&self, event: Event) -> u32 {
+        match event {
+            Event::PortFree(p) => node_unit(self.fabric.ports()[p as usize].from),
+            Event::PipeArrive(p) => node_unit(self.fabric.ports()[p as usize].to),
+            Event::ConnStart(c) | Event::Rto(c) | Event::CcTimer(c) => node_unit(self.nics.ends(c).0),
+            Event::CnpTimer(c) => node_unit(self.nics.ends(c).1),
+            Event::Release(m) => node_unit(self.nics.messages()[m as usize].spec.src),
+            Event::NicWake(h) => node_unit(h),
+            Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
+        }
+    }
+
+    /// Hands a host's or a switch's event to the component it concerns.
+    #[inline]
+    pub fn dispatch(&mut self, now: Time, event: Event) {
+        let q = &mut self.queue;
+        match event {
+            Event::PortFree(p) => {
+                self.fabric.on_port_free(p);
+                match self.fabric.nic_of(p) {
+                    Some(host) => self.nics.kick(q, &mut self.fabric, now, host),
+                    None => self.fabric.switch_next(q, now, p),
+                }
+            }
+            Event::PipeArrive(p) => {
+                if let Some((node, pkt)) = self.fabric.arrive(q, p) {
+                    if self.fabric.is_host(node) {
+                        self.nics.receive(q, &mut self.fabric, now, node, pkt);
+                    } else {
+                        self.fabric.forward(q, now, node, pkt);
+                    }
+                }
+            }
+            Event::ConnStart(c) => self.nics.start(q, &mut self.fabric, now, c),
+            Event::Release(m) => self.nics.on_release(q, now, m),
+            Event::NicWake(h) => self.nics.wake(q, &mut self.fabric, now, h),
+            Event::CcTimer(c) => self.nics.on_cc_timer(q, &mut self.fabric, now, c),
+            Event::CnpTimer(c) => self.nics.on_cnp_timer(q, &mut self.fabric, now, c),
+            Event::Rto(c) => self.nics.on_rto(q, &mut self.fabric, now, c),
+            Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
+        }
+    }
+
+    /// Whether this piece put something in its outboxes.
+    #[inline]
+    pub fn has_outgoing(&self) -> bool {
+        !self.fabric.outbox.is_empty() || !self.nics.notices.is_empty()
+    }
+
+    /// Hands what piece `from` put in its outboxes to the pieces it is for (`home`: the piece
+    /// of each node): packets onto their wires' far ends, notices into their hosts' queues.
+    pub fn hand_over(pieces: &mut [Piece], from: usize, home: &[u16]) {
+        let mut packets = std::mem::take(&mut pieces[from].fabric.outbox);
+        for (port, at, pkt) in packets.drain(..) {
+            let to = &mut pieces[home[pieces[from].fabric.wires()[port as usize].to as usize] as usize];
+            to.fabric.accept(&mut to.queue, port, at, pkt);
+        }
+        pieces[from].fabric.outbox = packets;
+        let mut notices = std::mem::take(&mut pieces[from].nics.notices);
+        for n in notices.drain(..) {
+            let src = pieces[from].nics.messages()[n.message as usize].spec.src;
+            pieces[home[src as usize] as usize].queue.schedule_ordered(n.at, n.order, Event::Release(n.message));
+        }
+        pieces[from].nics.notices = notices;
+    }
+}
+
+/// The piece of each node when a run is cut into `pieces`: each leaf with its hosts, leaves in
+/// consecutive blocks, the switches above dealt out in turn.
+pub fn partition(topo: &Topology, pieces: usize) -> Vec<u16> {
+    let pieces = pieces.clamp(1, usize::from(u16::MAX));
+    let hosts = topo.spec.hosts as usize;
+    let leaves = topo.spec.leaves as usize;
+    let mut home = vec![0u16; topo.nodes.len()];
+    for (j, h) in home.iter_mut().enumerate().skip(hosts).take(leaves) {
+        *h = ((j - hosts) * pieces / leaves.max(1)) as u16;
+    }
+    for (k, h) in home.iter_mut().enumerate().skip(hosts + leaves) {
+        *h = ((k - hosts - leaves) % pieces) as u16;
+    }
+    for host in 0..hosts {
+        let leaf = topo.ports[topo.nodes[host].reach.first_port as usize].to;
+        home[host] = home[leaf as usize];
+    }
+    home
+}

@@ -1,0 +1,238 @@
+//! What a run shows: its state as one run, whatever pieces hold it (each unit's entries are
+//! those of its piece; counts add up, a message's and a connection's parts merge), and its
+//! results tables.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use super::{port_of, Simulation};
+use crate::engine::Status;
+use crate::host::message::Message;
+use crate::host::nic::NicCounts;
+use crate::host::parts::ConnParts;
+use crate::packet::{Ev, Kind, Packet};
+use crate::scenario::{Model, Scenario};
+use crate::stats::collect::{ConnColumns, MessageColumns, WorkView};
+use crate::stats::sampler::SampleRows;
+use crate::stats::{Accounting, RunResult, RunView};
+use crate::switch::forward::{ConnLosses, Losses};
+use crate::switch::EgressPort;
+use crate::time::Time;
+use crate::topology::Topology;
+
+impl Simulation {
+    pub fn status(&self) -> Status {
+        self.status
+    }
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    /// Messages completed so far.
+    pub fn flows_done(&self) -> u32 {
+        self.pieces.iter().map(|p| p.nics.messages_done()).sum()
+    }
+    /// Messages of the workload (the rows of the flows table).
+    pub fn flow_count(&self) -> u32 {
+        self.pieces[0].nics.messages().len() as u32
+    }
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+    pub fn topology(&self) -> &Topology {
+        self.pieces[0].fabric.topology()
+    }
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+    /// Legal but probably unintended settings of this run (also in the summary).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+    /// The most connections whose full state was held at once so far (a connection is built
+    /// when its message starts and reduced to its results row when its sender is done); in
+    /// pieces, the sum of each piece's most.
+    pub fn peak_live_connections(&self) -> usize {
+        self.pieces.iter().map(|p| p.nics.connections().peak_live()).sum()
+    }
+    /// Wall-clock seconds spent in `step` so far.
+    pub fn wall_s(&self) -> f64 {
+        self.wall.as_secs_f64()
+    }
+
+    /// The egress ports a packet of connection `conn` with entropy `ev` crosses from source
+    /// to destination; `None` if a switch on the way decides at random or by load.
+    pub fn path_of(&self, conn: u32, ev: Ev) -> Option<Vec<u32>> {
+        let spec = self.pieces[0].nics.conn_spec(conn)?;
+        let probe = Packet {
+            kind: Kind::Data,
+            trimmed: false,
+            ecn: false,
+            class: 0,
+            conn,
+            psn: 0,
+            ev,
+            src: spec.src,
+            dst: spec.dst,
+            path: 0,
+            size: 0,
+            cum: 0,
+            sack: 0,
+        };
+        // every piece holds the routing (each applies the fault timeline)
+        self.pieces[0].fabric.path_of(&probe)
+    }
+
+    /// The one path of a connection whose load balancer uses a single EV (`ecmp`); `None`
+    /// for per-packet load balancers.
+    pub fn flow_path(&self, conn: u32) -> Option<Vec<u32>> {
+        let src = self.pieces[0].nics.conn_spec(conn)?.src;
+        let ev = self.pieces[usize::from(self.home[src as usize])].nics.fixed_ev(conn)?;
+        self.path_of(conn, ev)
+    }
+
+    /// Every data packet the hosts sent, by fate.
+    pub fn accounting(&self) -> Accounting {
+        let (mut n, mut l) = (NicCounts::default(), Losses::default());
+        let (mut in_flight, mut headers_in_flight) = (0, 0);
+        for p in &self.pieces {
+            let (c, lost, (whole, headers)) = (p.nics.counts(), p.fabric.losses(), p.fabric.data_in_flight());
+            n.data_sent += c.data_sent;
+            n.data_delivered += c.data_delivered;
+            n.headers_delivered += c.headers_delivered;
+            l.data_trimmed += lost.data_trimmed;
+            l.data_dropped += lost.data_dropped;
+            l.headers_dropped += lost.headers_dropped;
+            (in_flight, headers_in_flight) = (in_flight + whole, headers_in_flight + headers);
+        }
+        Accounting {
+            data_sent: n.data_sent,
+            data_delivered: n.data_delivered,
+            data_trimmed: l.data_trimmed,
+            data_dropped: l.data_dropped,
+            data_in_flight: in_flight,
+            headers_delivered: n.headers_delivered,
+            headers_dropped: l.headers_dropped,
+            headers_in_flight,
+        }
+    }
+
+    /// Per-flow, per-port and summary results of the run so far (the run can go on).
+    pub fn results(&self) -> RunResult {
+        let m = MessageColumns::of(&self.work(&self.messages()), &self.conns());
+        let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses());
+        let samples = self.sampler.as_ref().map(|s| s.rows.clone()).unwrap_or_default();
+        let ports = self.ports();
+        RunResult::collect(self.view(&ports, self.accounting(), self.achieved_load(), samples), m, c)
+    }
+
+    /// The results of the run, freeing its state as they are built (see
+    /// [`crate::stats::collect`]): the hosts' schedulers, dependency lists and streams first,
+    /// the messages and the jobs' structures once their columns exist, the connection table
+    /// once its columns do. Same tables as [`Simulation::results`].
+    pub fn into_results(mut self) -> RunResult {
+        let (accounting, achieved) = (self.accounting(), self.achieved_load());
+        self.pieces.iter_mut().for_each(|p| p.nics.free_schedule());
+        let m = MessageColumns::of(&self.work(&self.messages()), &self.conns());
+        self.pieces.iter_mut().for_each(|p| p.nics.free_messages());
+        (self.model.deps, self.model.tags) = Default::default();
+        let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses());
+        self.pieces.iter_mut().for_each(|p| p.nics.free_connections());
+        let samples = self.sampler.take().map(|s| s.rows).unwrap_or_default();
+        let ports = self.ports();
+        RunResult::collect(self.view(&ports, accounting, achieved, samples), m, c)
+    }
+
+    /// The messages as one run's: each end's counts from its piece.
+    fn messages(&self) -> Cow<'_, [Message]> {
+        let [first, rest @ ..] = &self.pieces[..] else { return Cow::Borrowed(&[]) };
+        if rest.is_empty() {
+            return Cow::Borrowed(first.nics.messages());
+        }
+        let mut all = first.nics.messages().to_vec();
+        for p in rest {
+            for (a, b) in all.iter_mut().zip(p.nics.messages()) {
+                (a.done, a.acked, a.released) = (a.done + b.done, a.acked + b.acked, a.released.min(b.released));
+            }
+        }
+        Cow::Owned(all)
+    }
+
+    /// The connection tables of the pieces, read as one.
+    fn conns(&self) -> ConnParts<'_> {
+        ConnParts::new(self.pieces.iter().map(|p| p.nics.connections()).collect())
+    }
+
+    /// What each connection lost in the fabric (a port's losses are in its piece).
+    fn conn_losses(&self) -> BTreeMap<u32, ConnLosses> {
+        let mut all = BTreeMap::new();
+        for p in &self.pieces {
+            for (c, l) in p.fabric.conn_losses() {
+                let e: &mut ConnLosses = all.entry(c).or_default();
+                (e.trims, e.drops) = (e.trims + l.trims, e.drops + l.drops);
+            }
+        }
+        all
+    }
+
+    /// The egress ports, each as the piece of its sending node holds it.
+    fn ports(&self) -> Cow<'_, [EgressPort]> {
+        match &self.pieces[..] {
+            [one] => Cow::Borrowed(one.fabric.ports()),
+            all => Cow::Owned((0..all[0].fabric.ports().len() as u32).map(|p| port_of(all, &self.home, p).clone()).collect()),
+        }
+    }
+
+    /// Payload the trace's messages (the first of the run) have delivered so far.
+    #[cold]
+    pub(super) fn trace_delivered(&self) -> u64 {
+        let count = self.model.load_window.map_or(0, |w| w.messages as usize);
+        let per_piece = |p: &super::Piece| -> u64 {
+            let conns = p.nics.connections();
+            p.nics.messages()[..count].iter().flat_map(|m| m.first..m.first + m.count).map(|c| conns.row(c).delivered_bytes).sum()
+        };
+        self.pieces.iter().map(per_piece).sum()
+    }
+
+    /// The trace's achieved load: what it delivered in its window's second half (where every
+    /// message completed before a snapshot, the run's end stands in for it).
+    fn achieved_load(&self) -> Option<f64> {
+        let w = self.model.load_window?;
+        let done = (self.status == Status::Complete).then(|| self.trace_delivered());
+        let [half, end] = self.window_bytes;
+        Some(w.load(end.or(done)? - half.or(done)?))
+    }
+
+    /// What the first stage of the tables reads.
+    fn work<'a>(&'a self, messages: &'a [Message]) -> WorkView<'a> {
+        let m = &self.model;
+        WorkView { tree: &m.tree, transport: &m.transport, messages, deps: &m.deps, tags: &m.tags, jobs: &m.jobs }
+    }
+
+    /// What the tables are made from.
+    fn view<'a>(&'a self, ports: &'a [EgressPort], accounting: Accounting, achieved_load: Option<f64>, samples: SampleRows) -> RunView<'a> {
+        let m = &self.model;
+        RunView {
+            tree: &m.tree,
+            transport: &m.transport,
+            base_rtt: m.base_rtt,
+            bdp_bytes: m.bdp_bytes,
+            offered_load: m.load_window.map(|w| w.offered),
+            achieved_load,
+            topo: self.topology(),
+            ports,
+            samples,
+            accounting,
+            status: self.status,
+            // a run stopped by its time guard simulated exactly [0, max_time], whatever its last
+            // event was (a sample would otherwise move the end, and the mean queues with it)
+            now: if self.status == Status::TimeLimit { self.model.max_time } else { self.now },
+            events: self.events,
+            wall_s: self.wall_s(),
+            scenario_json: self.scenario.to_json(),
+            warnings: self.warnings.clone(),
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! A run cut into pieces gives the same results as the run in one piece: every golden
+//! scenario (every load balancer, transport, congestion control, fault kind, samples, jobs,
+//! a trace, late packets) in 2 and 3 pieces by leaf, and in pieces drawn at random per node
+//! (a host apart from its leaf, a switch apart from its neighbours), renders exactly its
+//! golden tables. A unit that read or wrote another unit's state instead of sending it a
+//! packet or a notice would see the other piece's stale copy and move a number.
+
+use std::path::PathBuf;
+
+use fabricsim_core::Simulation;
+
+use super::golden::render;
+
+fn golden_scenarios() -> Vec<(PathBuf, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("tests/golden")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    paths.into_iter().map(|p| (p.clone(), std::fs::read_to_string(&p).expect("readable"))).collect()
+}
+
+/// A cut of `nodes` nodes into `pieces` pieces drawn from `seed` (a small LCG: the cut only
+/// has to differ from the leaf blocks).
+fn random_cut(nodes: usize, pieces: u16, seed: u64) -> Vec<u16> {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..nodes)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % u64::from(pieces)) as u16
+        })
+        .collect()
+}
+
+#[test]
+fn every_golden_scenario_gives_its_tables_in_any_pieces() {
+    let mut failures = Vec::new();
+    for (k, (path, text)) in golden_scenarios().into_iter().enumerate() {
+        let scenario = super::scenario(&text).expect("valid scenario");
+        let expected = std::fs::read_to_string(path.with_extension("out")).expect("golden output");
+        let cuts: [(&str, Simulation); 3] = [
+            ("2 pieces", Simulation::in_pieces(&scenario, 2).expect("builds")),
+            ("3 pieces", Simulation::in_pieces(&scenario, 3).expect("builds")),
+            ("a random cut into 4", Simulation::cut_by(&scenario, |t| random_cut(t.nodes.len(), 4, k as u64)).expect("builds")),
+        ];
+        for (name, mut sim) in cuts {
+            sim.step(u64::MAX);
+            let mid = render(&sim.results());
+            let end = render(&sim.into_results());
+            let file = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            if mid != end {
+                failures.push(format!("{file} in {name}: results() and into_results() differ"));
+            }
+            if end != expected {
+                let line = expected.lines().zip(end.lines()).position(|(a, b)| a != b).unwrap_or(0);
+                let show = |s: &str| s.lines().nth(line).unwrap_or("<end>").to_string();
+                failures.push(format!(
+                    "{file} in {name}, line {}:\n  one piece: {}\n  cut:       {}",
+                    line + 1,
+                    show(&expected),
+                    show(&end)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "a cut run differs:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn a_cut_must_give_every_node_a_piece() {
+    let scenario = super::scenario("[topology]\nhosts = 16\nradix = 8\n").expect("valid");
+    let err = Simulation::cut_by(&scenario, |_| vec![0; 3]).err().expect("refused");
+    assert!(err.to_string().contains("cut") && err.to_string().contains("3 pieces"), "{err}");
+}
