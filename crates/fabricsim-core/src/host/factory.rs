@@ -39,6 +39,12 @@ impl ConnFactory {
         mptcp::shares(bytes, self.lb.subflows())
     }
 
+    /// Bytes on the wire of the data packets of a connection carrying `bytes` (payloads and
+    /// headers, each packet once).
+    pub fn wire_bytes(&self, bytes: u64) -> u64 {
+        bytes + u64::from(self.packets(bytes)) * self.transport.header
+    }
+
     /// Packets of a connection carrying `bytes`.
     pub fn packets(&self, bytes: u64) -> u32 {
         bytes.div_ceil(self.transport.mtu - self.transport.header) as u32

@@ -42,8 +42,13 @@ struct HostState {
     counts: NicCounts,
     /// Messages this host received completely.
     done: u32,
-    /// Data packets that brought this host new data (the no-progress guard watches them).
+    /// Data packets that brought this host new data (the no-progress guard watches them), and
+    /// their bytes on the wire ...
     progress: u64,
+    progress_bytes: u64,
+    /// ... of the bytes of every data packet sent to it, each once (what it still misses
+    /// bounds when it can have everything: [`Nics::missing`]).
+    incoming: u64,
     /// Connection starts scheduled for its messages, not yet taken.
     pending: u32,
     /// Release notices it sent to other hosts, and those it took (a notice is in flight while
@@ -98,6 +103,8 @@ impl Nics {
                     counts: NicCounts::default(),
                     done: 0,
                     progress: 0,
+                    progress_bytes: 0,
+                    incoming: 0,
                     pending: 0,
                     notices_sent: 0,
                     notices_taken: 0,
@@ -134,6 +141,7 @@ impl Nics {
     pub fn add(&mut self, spec: MessageSpec) -> std::ops::Range<u32> {
         let m = self.messages.len() as u32;
         let ids = self.conns.add(m, &spec, &mut self.hosts[spec.src as usize].rng);
+        self.hosts[spec.dst as usize].incoming += ids.clone().map(|c| self.conns.wire_bytes(c)).sum::<u64>();
         self.messages.push(Message { spec, first: ids.start, count: ids.len() as u32, done: 0, acked: 0, released: Time::MAX });
         ids
     }
@@ -205,6 +213,13 @@ impl Nics {
     #[inline]
     pub fn reported(&self) -> u32 {
         self.reported
+    }
+
+    /// Bytes on the wire of the data packets `host` has not received yet (each once): it cannot
+    /// complete its last message before they crossed its link.
+    pub fn missing(&self, host: u32) -> u64 {
+        let h = &self.hosts[host as usize];
+        h.incoming - h.progress_bytes
     }
 
     /// What the no-progress guard reads, summed over the hosts.
@@ -356,7 +371,9 @@ impl Nics {
         let payload = half.payload_of(packet.psn);
         let before = half.rx.delivered_bytes;
         let arrival = transport.on_data(&mut half.rx, now, packet.psn, payload, packet.ecn);
-        self.hosts[host as usize].progress += u64::from(half.rx.delivered_bytes != before);
+        let new = u64::from(half.rx.delivered_bytes != before);
+        let hs = &mut self.hosts[host as usize];
+        (hs.progress, hs.progress_bytes) = (hs.progress + new, hs.progress_bytes + new * u64::from(packet.size));
         if arrival.discarded {
             half.stats.discarded += 1;
         }

@@ -277,6 +277,11 @@ impl ConnTable {
         self.cnp.get_mut(c as usize)
     }
 
+    /// Bytes on the wire of connection `c`'s data packets, each once.
+    pub fn wire_bytes(&self, c: u32) -> u64 {
+        self.factory.wire_bytes(self.rows[c as usize].bytes)
+    }
+
     /// Packets of connection `c`.
     pub fn stored_packets(&self, c: u32) -> u32 {
         self.factory.packets(self.rows[c as usize].bytes)
@@ -354,8 +359,7 @@ impl ConnTable {
     /// Connection `c`'s sender has everything acknowledged (its receiver had everything
     /// before): keep its row, drop its state.
     pub fn finish_sender(&mut self, c: u32) {
-        let s = std::mem::replace(&mut self.tx_slot[c as usize], NONE);
-        let half = self.senders.remove(s as usize);
+        let half = self.senders.remove(std::mem::replace(&mut self.tx_slot[c as usize], NONE) as usize);
         self.rows[c as usize].first_send = half.tx.first_send.unwrap_or(NEVER);
         self.count_late(c, |s| s.add(&half.stats));
     }

@@ -11,9 +11,12 @@
 //! handed to the host ([`Nics`]). The queue holds at most one wake-up per port and one
 //! pipe-head event per link.
 
+mod parallel;
 mod piece;
 mod results;
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -44,6 +47,17 @@ pub struct Simulation {
     /// the piece of each node.
     pieces: Vec<Piece>,
     home: Arc<[u16]>,
+    /// The threads the pieces run on ([`parallel`]: 1 runs them in turns), the least latency
+    /// of anything between two pieces (a link, a release notice), and why the run uses fewer
+    /// threads than asked, if it does.
+    threads: usize,
+    lookahead: Time,
+    thread_note: Option<String>,
+    /// Windows run in parallel, and the events they held.
+    windows: (u64, u64),
+    /// When the duties of the whole run that are scheduled fall (they wait in the first
+    /// piece's queue; a window of the parallel engine ends at the next).
+    duty_times: BinaryHeap<Reverse<Time>>,
     faults: Timeline,
     sampler: Option<Sampler>,
     /// Legal but probably unintended settings: the scenario's and the run's.
@@ -78,6 +92,60 @@ impl Simulation {
     /// in key order: the same results as one piece, by construction; the tests check it.
     pub fn in_pieces(scenario: &Scenario, pieces: usize) -> Result<Simulation, ScenarioError> {
         Self::cut_by(scenario, |topo| partition(topo, pieces))
+    }
+
+    /// [`Simulation::new`], run on `threads` threads (the parallel engine, [`parallel`]): the
+    /// fabric is cut into as many pieces, a leaf with its hosts in one, that run in windows
+    /// no longer than the least latency between two pieces. The results are those of one
+    /// thread, exactly. Where windows cannot pay (a link of no latency between two pieces,
+    /// fewer leaves than threads), the run uses fewer threads and says why
+    /// ([`Simulation::thread_note`]).
+    pub fn with_threads(scenario: &Scenario, threads: usize) -> Result<Simulation, ScenarioError> {
+        Ok(Self::in_pieces(scenario, threads.max(1))?.on_threads(threads))
+    }
+
+    /// This run's pieces on `threads` threads (at most one per piece; pieces are dealt out to
+    /// the threads in turn).
+    pub fn on_threads(mut self, threads: usize) -> Simulation {
+        let count = self.pieces.len();
+        (self.threads, self.thread_note) = (1, None);
+        if threads > 1 {
+            self.lookahead = self.lookahead();
+            self.threads = if self.lookahead == 0 { 1 } else { threads.min(count) };
+            self.thread_note = if self.lookahead == 0 {
+                Some(format!("{threads} threads asked, 1 used: a link between two pieces has no latency, so no window can run them apart"))
+            } else if count < threads {
+                Some(format!("{threads} threads asked, {count} used: the fabric cuts into {count} pieces"))
+            } else {
+                None
+            };
+        }
+        self
+    }
+
+    /// The threads the run uses.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Windows the parallel engine ran on every thread so far, and the events they held (the
+    /// rest ran in turns on one).
+    pub fn parallel_windows(&self) -> (u64, u64) {
+        self.windows
+    }
+
+    /// Why the run uses fewer threads than [`Simulation::with_threads`] asked, if it does.
+    pub fn thread_note(&self) -> Option<&str> {
+        self.thread_note.as_deref()
+    }
+
+    /// The least latency of anything that goes from one piece to another: a link between
+    /// them (its nominal latency: faults only lengthen it), or a release notice between
+    /// their hosts (which follows a path over such links, and is at least as long).
+    fn lookahead(&self) -> Time {
+        let topo = self.topology();
+        let far = topo.ports.iter().filter(|p| self.home[p.from as usize] != self.home[p.to as usize]);
+        far.map(|p| p.delay).min().unwrap_or(Time::MAX)
     }
 
     /// [`Simulation::in_pieces`] with the cut given by hand: `cut(topology)[node]` is the
@@ -147,14 +215,20 @@ impl Simulation {
                 }
             }
             nics.schedule_starts(&mut queue, &model.deps);
-            built.push(Piece { queue, fabric, nics, counted: 0 });
+            built.push(Piece { queue, fabric, nics, counted: 0, ran: 0 });
         }
         let stop_at = built[0].nics.messages().len() as u32;
+        let duty_times = duties.iter().map(|&(_, at, _)| Reverse(at)).collect();
         Ok(Simulation {
             scenario: scenario.filled(),
             model,
             pieces: built,
             home,
+            threads: 1,
+            lookahead: 0,
+            thread_note: None,
+            windows: (0, 0),
+            duty_times,
             faults,
             sampler,
             warnings,
@@ -192,13 +266,9 @@ impl Simulation {
         self.into_results()
     }
 
-    /// Processes at most `budget` events; returns the status afterwards. Call again while
-    /// it is [`Status::Running`] (the front ends do this to draw progress).
-    ///
-    /// The pieces run in turns (`Piece::run`): the piece with the least next key runs its
-    /// events while they stay below every other piece's next key, the time guard and the end
-    /// of a finished run's last instant, and pauses for what the driver must see at once: a
-    /// duty of the whole run, a completion, something handed to another piece.
+    /// Processes at most `budget` events (on several threads, whole windows: a few more);
+    /// returns the status afterwards. Call again while it is [`Status::Running`] (the front
+    /// ends do this to draw progress).
     pub fn step(&mut self, budget: u64) -> Status {
         if self.status != Status::Running {
             return self.status;
@@ -207,23 +277,44 @@ impl Simulation {
         // the event guard folded into the budget
         let budget = budget.min(self.model.max_events.saturating_sub(self.events));
         let mut n = 0;
-        self.status = loop {
+        self.status = if self.threads > 1 {
+            self.windows(budget, &mut n, started)
+        } else {
+            self.turns(budget, &mut n, started, u128::MAX).unwrap_or(Status::Running)
+        };
+        self.wall += started.elapsed();
+        self.status
+    }
+
+    /// Runs the pieces in turns on this thread (`Piece::run`) until the next event's key
+    /// reaches `until`: the piece with the least next key runs its events while they stay
+    /// below every other piece's next key, the time guard and the end of a finished run's
+    /// last instant, and pauses for what the driver must see at once (a duty of the whole
+    /// run, a completion, something handed to another piece). Returns `None` once the next
+    /// key reaches `until`, or the run's status when it stopped first (a guard, the budget
+    /// counted in `n`, the wall clock).
+    fn turns(&mut self, budget: u64, n: &mut u64, started: Instant, until: u128) -> Option<Status> {
+        loop {
             let horizon = self.horizon();
-            let Some((i, bound)) = self.turn(horizon) else {
+            let Some((i, head, bound)) = self.turn(horizon) else {
                 let next = self.next_time();
-                break self.guard(next);
+                return Some(self.guard(next));
             };
-            if n == budget {
-                break if self.events >= self.model.max_events { Status::EventLimit } else { Status::Running };
+            if head >= until {
+                return None;
+            }
+            // a parallel window may have run past the budget: it counts whole windows
+            if *n >= budget {
+                return Some(if self.events >= self.model.max_events { Status::EventLimit } else { Status::Running });
             }
             // the wall clock is read at least once every 2^16 events (a few ms of work)
             if self.model.max_wall.is_some_and(|limit| self.wall + started.elapsed() >= limit) {
-                break Status::WallLimit;
+                return Some(Status::WallLimit);
             }
-            let mut left = (budget - n).min(1 << 16);
-            let ran_before = left;
-            let pause = self.pieces[i].run(bound, &mut left, &mut self.now);
-            (n, self.events) = (n + ran_before - left, self.events + ran_before - left);
+            let mut left = (budget - *n).min(1 << 16);
+            let before = left;
+            let pause = self.pieces[i].run::<true>(bound.min(until), &mut left, &mut self.now);
+            (*n, self.events) = (*n + before - left, self.events + before - left);
             match pause {
                 Pause::Duty(event, by) => self.run_duty(self.now, event, by),
                 Pause::Changed => self.changed(i),
@@ -232,15 +323,13 @@ impl Simulation {
             if self.completed() >= self.stop_at && self.finish_at.is_none() {
                 self.finish_at = Some(self.now);
             }
-        };
-        self.wall += started.elapsed();
-        self.status
+        }
     }
 
-    /// Whose turn it is: the piece with the least next key, and the key below which it may
-    /// run (the next key of every other piece, and the last instant `horizon`); `None` when
-    /// no event lies within `horizon`.
-    fn turn(&mut self, horizon: Time) -> Option<(usize, u128)> {
+    /// Whose turn it is: the piece with the least next key, that key, and the key below
+    /// which the piece may run (the next key of every other piece, and the last instant
+    /// `horizon`); `None` when no event lies within `horizon`.
+    fn turn(&mut self, horizon: Time) -> Option<(usize, u128, u128)> {
         // keys below this one have a time within the horizon
         let within = horizon.checked_add(1).map_or(u128::MAX, |t| u128::from(t) << 64);
         let (first, second) = match &mut self.pieces[..] {
@@ -252,7 +341,7 @@ impl Simulation {
                 (*heads.first()?, heads.get(1).map_or(u128::MAX, |h| h.0))
             }
         };
-        (first.0 < within).then_some((first.1, second.min(within)))
+        (first.0 < within).then_some((first.1, first.0, second.min(within)))
     }
 
     /// The time of the next event of any piece.
@@ -283,6 +372,8 @@ impl Simulation {
     fn run_duty(&mut self, now: Time, event: Event, by: u32) {
         let [first, ..] = &mut self.pieces[..] else { return };
         first.queue.set_origin(by);
+        debug_assert_eq!(self.duty_times.peek(), Some(&Reverse(now)));
+        self.duty_times.pop();
         match event {
             Event::Watch => {
                 let a = self.pieces.iter().fold(Activity::default(), |a, p| a + p.nics.activity());
@@ -290,21 +381,22 @@ impl Simulation {
                 if self.watchdog.stalled(now, a.progress, pending) {
                     self.stop_at = 0;
                 } else if self.pieces.iter().any(|p| !p.queue.is_empty()) {
-                    self.pieces[0].queue.schedule(now + self.watchdog.every(), Event::Watch);
+                    self.schedule_duty(now + self.watchdog.every(), Event::Watch);
                 }
             }
             Event::Faults => {
                 let pieces = &mut self.pieces;
                 self.faults.fire(now, |ports, change| pieces.iter_mut().for_each(|p| p.fabric.apply(ports, change)));
                 if let Some(at) = self.faults.next_time() {
-                    self.pieces[0].queue.schedule(at, Event::Faults);
+                    self.schedule_duty(at, Event::Faults);
                 }
             }
             Event::Sample => {
                 if let Some(s) = self.sampler.as_mut() {
                     let (pieces, home) = (&self.pieces, &self.home);
                     s.sample(now, |port| port_of(pieces, home, port));
-                    self.pieces[0].queue.schedule(now + s.every, Event::Sample);
+                    let at = now + s.every;
+                    self.schedule_duty(at, Event::Sample);
                 }
             }
             Event::Window => {
@@ -314,6 +406,12 @@ impl Simulation {
             _ => unreachable!("{event:?} is a host's or a switch's"),
         }
         debug_assert_eq!(by, if event == Event::Faults { FAULT_UNIT } else { RECORD_UNIT }, "{event:?}");
+    }
+
+    /// Schedules a duty of the whole run at `at`, numbered by the duty being run.
+    fn schedule_duty(&mut self, at: Time, event: Event) {
+        self.pieces[0].queue.schedule(at, event);
+        self.duty_times.push(Reverse(at));
     }
 
     /// The last instant an event may run at: the time guard's, or the end of the instant in

@@ -13,8 +13,9 @@
 
 use crate::engine::{node_unit, Event, EventQueue};
 use crate::host::nic::Nics;
+use crate::packet::Kind;
 use crate::switch::forward::Fabric;
-use crate::time::Time;
+use crate::time::{serialization, Time};
 use crate::topology::Topology;
 
 /// Hosts and switches with their state and their events.
@@ -24,6 +25,8 @@ pub(crate) struct Piece {
     pub nics: Nics,
     /// Completions the driver has counted of this piece's.
     pub counted: u32,
+    /// Events its last parallel window ran.
+    pub ran: u64,
 }
 
 /// Why [`Piece::run`] paused.
@@ -40,9 +43,11 @@ pub(crate) enum Pause {
 
 impl Piece {
     /// Runs this piece's events while their keys stay below `bound` and `left` allows (each
-    /// event takes one; `now` follows them), until one needs the driver ([`Pause`]).
+    /// event takes one; `now` follows them), until one needs the driver ([`Pause`]). With
+    /// `PAUSE` false (a window of the parallel engine, which no other piece can reach into
+    /// and no duty falls in) it runs on through completions and hand-overs.
     #[inline]
-    pub fn run(&mut self, bound: u128, left: &mut u64, now: &mut Time) -> Pause {
+    pub fn run<const PAUSE: bool>(&mut self, bound: u128, left: &mut u64, now: &mut Time) -> Pause {
         while *left > 0 {
             match self.queue.peek_key() {
                 Some(k) if k < bound => {}
@@ -65,7 +70,7 @@ impl Piece {
             debug_assert!(self.nics.is_home(unit - 2), "{event:?} runs in its unit's piece");
             self.queue.set_origin(unit);
             self.dispatch(at, event);
-            if self.nics.reported() != self.counted || self.has_outgoing() {
+            if PAUSE && (self.nics.reported() != self.counted || self.has_outgoing()) {
                 return Pause::Changed;
             }
         }
@@ -129,6 +134,47 @@ impl Piece {
             Event::Rto(c) => self.nics.on_rto(q, &mut self.fabric, now, c),
             Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
         }
+    }
+
+    /// Runs a window of the parallel engine: every event with a key below `bound` (no duty
+    /// of the whole run falls there, and nothing another piece does reaches it).
+    pub fn window(&mut self, bound: u128) {
+        let (mut left, mut now) = (u64::MAX, 0);
+        let pause = self.run::<false>(bound, &mut left, &mut now);
+        debug_assert_eq!(pause, Pause::Bound, "a window holds no duty");
+        self.ran = u64::MAX - left;
+    }
+
+    /// A time before which the run cannot have completed every message, as far as this
+    /// piece's hosts tell (`now`, the least time of any event left, when they have
+    /// everything). A host that still misses `missing` bytes of data packets receives them
+    /// over its one link from its leaf: those not yet on that link's wire (which this piece
+    /// holds, everything handed over) start being sent at `now` or later, one after another
+    /// at most at the link's nominal rate, and take its nominal latency on top (faults only
+    /// slow a link and lengthen its latency).
+    pub fn completion_bound(&self, now: Time) -> Time {
+        let topo = self.fabric.topology();
+        let mut bound = now;
+        for host in (0..topo.hosts()).filter(|&h| self.nics.is_home(h)) {
+            let missing = self.nics.missing(host);
+            if missing == 0 {
+                continue;
+            }
+            let leaf = topo.ports[topo.nodes[host as usize].reach.first_port as usize].to;
+            let Some(down) = topo.nodes[leaf as usize].reach.down_port(host) else { continue };
+            let on_wire: u64 =
+                self.fabric.wires()[down as usize].packets().filter(|(_, p)| p.kind == Kind::Data).map(|(_, p)| u64::from(p.size)).sum();
+            if missing > on_wire {
+                let link = &topo.ports[down as usize];
+                bound = bound.max(now + serialization(missing - on_wire, link.rate) + link.delay);
+            }
+        }
+        bound
+    }
+
+    /// Whether everything in this piece's outboxes arrives at `end` or later.
+    pub fn outgoing_from(&self, end: Time) -> bool {
+        self.fabric.outbox.iter().all(|&(_, at, _)| at >= end) && self.nics.notices.iter().all(|n| n.at >= end)
     }
 
     /// Whether this piece put something in its outboxes.

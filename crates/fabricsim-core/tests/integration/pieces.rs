@@ -74,3 +74,36 @@ fn a_cut_must_give_every_node_a_piece() {
     let err = Simulation::cut_by(&scenario, |_| vec![0; 3]).err().expect("refused");
     assert!(err.to_string().contains("cut") && err.to_string().contains("3 pieces"), "{err}");
 }
+
+#[test]
+fn every_golden_scenario_gives_its_tables_on_any_threads() {
+    let mut failures = Vec::new();
+    for (path, text) in golden_scenarios() {
+        let scenario = super::scenario(&text).expect("valid scenario");
+        let expected = std::fs::read_to_string(path.with_extension("out")).expect("golden output");
+        let runs = [
+            ("2 threads", Simulation::with_threads(&scenario, 2).expect("builds"), u64::MAX),
+            // in small steps: a step ends between windows
+            ("3 threads in steps", Simulation::with_threads(&scenario, 3).expect("builds"), 997),
+            // 5 pieces drawn at random per node on 3 threads: hosts apart from their leaves
+            (
+                "a random cut on 3 threads",
+                Simulation::cut_by(&scenario, |t| random_cut(t.nodes.len(), 5, 7)).expect("builds").on_threads(3),
+                u64::MAX,
+            ),
+        ];
+        for (name, mut sim, chunk) in runs {
+            assert!(sim.threads() > 1, "{name}: {:?}", sim.thread_note());
+            while sim.step(chunk) == fabricsim_core::Status::Running {}
+            assert!(sim.parallel_windows().1 > 0, "{name}: some windows run in parallel");
+            let end = render(&sim.into_results());
+            if end != expected {
+                let line = expected.lines().zip(end.lines()).position(|(a, b)| a != b).unwrap_or(0);
+                let show = |s: &str| s.lines().nth(line).unwrap_or("<end>").to_string();
+                let file = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+                failures.push(format!("{file} on {name}, line {}:\n  one: {}\n  cut: {}", line + 1, show(&expected), show(&end)));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "a parallel run differs:\n{}", failures.join("\n"));
+}

@@ -1,0 +1,185 @@
+//! The parallel engine: a run's pieces on threads, in conservative windows, with the same
+//! results as on one thread.
+//!
+//! Each piece ([`super::piece`]) owns its units and their queue, and reaches another piece
+//! only by a packet on a wire or a release notice, which take at least the run's *lookahead*:
+//! the least latency of a link between two pieces, and of a notice between hosts of two
+//! pieces. So in a window `[now, now + lookahead)` no piece can change what another does:
+//! every piece runs its events of the window in its own key order on its own thread, and what
+//! crosses is handed over between windows (the driver moves the outboxes; the threads are
+//! created once per `step` and meet at a barrier at each window's start and end). Event keys
+//! are (time, unit, sequence within the unit), never a global counter, so each piece makes
+//! the decisions it makes on one thread.
+//!
+//! A window runs in parallel only where nothing in it needs the whole run at once; anything
+//! else runs in turns on the driver's thread ([`Simulation::turns`], exact by construction):
+//! - a duty of the whole run (faults and routing, samples, a trace's windows, the no-progress
+//!   guard): a window ends where the next one falls, and the driver runs it;
+//! - the run's end: it stops at the end of the instant in which its last message completes,
+//!   so a window runs in parallel only if no message can complete in it. Each host knows the
+//!   bytes it still misses; those not yet on its link's wire must cross the link at its
+//!   nominal rate after the window's start, which bounds its last completion from below
+//!   (`Piece::completion_bound`). Near the end, the last windows run in turns;
+//! - the event guard (`stop.max_events`) counts every event in one order: past half of it,
+//!   the run goes on in turns (a window of the parallel engine would need more events than
+//!   that to overshoot it).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use super::piece::Piece;
+use super::Simulation;
+use crate::engine::Status;
+use crate::time::Time;
+
+/// Threads meeting between windows: each waits until all have arrived. It spins a while
+/// before yielding its core (a window is often shorter than a sleeping thread's wake-up),
+/// unless there are more threads than cores (a spinning thread would hold the core that a
+/// thread still working needs).
+struct Barrier {
+    threads: usize,
+    spins: u32,
+    arrived: AtomicUsize,
+    /// Counts the times all arrived.
+    round: AtomicUsize,
+}
+
+impl Barrier {
+    fn new(threads: usize) -> Barrier {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let spins = if threads <= cores { 20_000 } else { 0 };
+        Barrier { threads, spins, arrived: AtomicUsize::new(0), round: AtomicUsize::new(0) }
+    }
+
+    fn wait(&self) {
+        let round = self.round.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.round.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.round.load(Ordering::Acquire) == round {
+            if spins < self.spins {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// What a parallel window's threads share: the pieces (moved in for the window, out after
+/// it), the window's end key (`None`: the threads stop), the barriers, and a thread's panic.
+struct Shared {
+    cells: Vec<Mutex<Option<Piece>>>,
+    plan: Mutex<Option<u128>>,
+    start: Barrier,
+    end: Barrier,
+    panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+}
+
+impl Shared {
+    /// Runs thread `t`'s share of the pieces (every `threads`-th from `t`) up to `bound`.
+    fn run_share(&self, t: usize, threads: usize, bound: u128) {
+        for cell in self.cells.iter().skip(t).step_by(threads) {
+            let mut guard = cell.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(piece) = guard.as_mut() else { continue };
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| piece.window(bound)));
+            if let Err(payload) = outcome {
+                self.panic.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(payload);
+            }
+        }
+    }
+
+    /// A worker thread: a window whenever the driver plans one, until it plans none.
+    fn work(&self, t: usize, threads: usize) {
+        loop {
+            self.start.wait();
+            let Some(bound) = *self.plan.lock().unwrap_or_else(PoisonError::into_inner) else { return };
+            self.run_share(t, threads, bound);
+            self.end.wait();
+        }
+    }
+}
+
+impl Simulation {
+    /// Runs the pieces on [`Simulation::threads`] threads in windows (see the module doc)
+    /// until the run stops or `budget` events (counted in `n`) ran; returns the status.
+    pub(super) fn windows(&mut self, budget: u64, n: &mut u64, started: Instant) -> Status {
+        let threads = self.threads;
+        let shared = Shared {
+            cells: (0..self.pieces.len()).map(|_| Mutex::new(None)).collect(),
+            plan: Mutex::new(None),
+            start: Barrier::new(threads),
+            end: Barrier::new(threads),
+            panic: Mutex::new(None),
+        };
+        std::thread::scope(|s| {
+            for t in 1..threads {
+                let shared = &shared;
+                s.spawn(move || shared.work(t, threads));
+            }
+            let status = self.drive(&shared, budget, n, started);
+            *shared.plan.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            shared.start.wait();
+            status
+        })
+    }
+
+    /// The driver's side of [`Simulation::windows`].
+    fn drive(&mut self, shared: &Shared, budget: u64, n: &mut u64, started: Instant) -> Status {
+        loop {
+            let Some(end) = self.parallel_window(budget, *n, started) else {
+                // in turns up to one lookahead on, or to a stop
+                let until = self.next_time().map_or(u128::MAX, |t| u128::from(t.saturating_add(self.lookahead)) << 64);
+                match self.turns(budget, n, started, until) {
+                    Some(status) => return status,
+                    None => continue,
+                }
+            };
+            let bound = u128::from(end) << 64;
+            for (cell, piece) in shared.cells.iter().zip(self.pieces.drain(..)) {
+                *cell.lock().unwrap_or_else(PoisonError::into_inner) = Some(piece);
+            }
+            *shared.plan.lock().unwrap_or_else(PoisonError::into_inner) = Some(bound);
+            shared.start.wait();
+            shared.run_share(0, self.threads, bound);
+            shared.end.wait();
+            self.pieces = shared.cells.iter().filter_map(|c| c.lock().unwrap_or_else(PoisonError::into_inner).take()).collect();
+            if let Some(payload) = shared.panic.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                std::panic::resume_unwind(payload);
+            }
+            debug_assert!(self.pieces.iter().all(|p| p.outgoing_from(end)), "what crosses arrives after the window");
+            self.windows.0 += 1;
+            for i in 0..self.pieces.len() {
+                let ran = std::mem::take(&mut self.pieces[i].ran);
+                (*n, self.events, self.windows.1) = (*n + ran, self.events + ran, self.windows.1 + ran);
+                self.now = self.now.max(self.pieces[i].queue.now());
+                self.changed(i);
+            }
+            debug_assert!(self.completed() < self.stop_at, "no message completes in a parallel window");
+        }
+    }
+
+    /// The end of the window the pieces may run next in parallel, from the least time of
+    /// any event left; `None` where it must run in turns (see the module doc), or the
+    /// budget, the wall clock or a guard stops the run (which [`Simulation::turns`] tells).
+    fn parallel_window(&mut self, budget: u64, n: u64, started: Instant) -> Option<Time> {
+        if n >= budget || self.finish_at.is_some() || self.events >= self.model.max_events / 2 {
+            return None;
+        }
+        if self.model.max_wall.is_some_and(|limit| self.wall + started.elapsed() >= limit) {
+            return None;
+        }
+        let now = self.next_time()?;
+        let mut end = now.saturating_add(self.lookahead).min(self.model.max_time.saturating_add(1));
+        if let Some(&std::cmp::Reverse(duty)) = self.duty_times.peek() {
+            end = end.min(duty);
+        }
+        let last = self.pieces.iter().map(|p| p.completion_bound(now)).max().unwrap_or(now);
+        (end > now && last >= end).then_some(end)
+    }
+}
