@@ -243,3 +243,15 @@ def test_the_users_text_is_echoed_as_written_never_read_as_markup(tmp_path):
     for cmd in (["run", str(path), "-q"], ["compare", str(path), "--lb", "ecmp,ops", "-q"]):
         r = CliRunner().invoke(app, cmd)
         assert r.exit_code == 0 and "[/a]" in r.output, r.output
+
+
+def test_run_and_bench_take_a_thread_count(demo_path):
+    r = invoke("run", str(demo_path), "--set", "workload.size=64KiB", "--threads", "2", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["summary"]["threads"] == 2
+    assert invoke("run", str(demo_path), "--threads", "0", "-q").exit_code == 2
+    r = invoke("bench", "--only", "perm-128", "--threads", "1,2", "--json")
+    assert r.exit_code == 0, r.output
+    one, two = json.loads(r.stdout)
+    assert (one["threads"], two["threads"]) == (1, 2) and one["events"] == two["events"]
+    assert invoke("bench", "--only", "perm-128", "--threads", "1,x").exit_code == 2

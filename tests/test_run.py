@@ -130,7 +130,7 @@ def test_every_table_has_its_declared_columns_and_missing_values_are_null():
     assert not r.complete
     for table in ("flows", "ports", "reorder", "samples"):
         assert getattr(r, table).schema == schema(table), table
-    assert {name for name, *_ in COLUMNS["summary"]} == set(r.summary) - {"peak_rss_mb"}
+    assert {name for name, *_ in COLUMNS["summary"]} == set(r.summary) - {"peak_rss_mb", "threads", "thread_note"}
     for name, _, _, null_when, _ in COLUMNS["flows"]:
         # every message started sending at 0 and none completed
         expected = r.flows.height if null_when == "the message did not complete" else 0
@@ -210,3 +210,24 @@ def test_arcane_freezing_parameters_decide_a_persistent_failure_and_bad_values_a
     ):
         with pytest.raises(fabricsim.ScenarioError, match=match):
             fabricsim.Scenario({"lb": lb}).validate()
+
+
+MACHINE = {"wall_s", "peak_rss_mb", "threads", "thread_note"}
+
+
+def test_threads_change_nothing_but_the_machines_figures():
+    # a job and a link failure with routing convergence: duties between windows, jobs, notices
+    s = fabric(kind="permutation", size="2MiB")
+    s["faults"] = [{"kind": "link_down", "link": "leaf0:up1", "start": "5us", "detection": "2us", "reconvergence": "5us"}]
+    one, two = fabricsim.run(s, threads=1), fabricsim.run(s, threads=2)
+    assert (one.summary["threads"], two.summary["threads"]) == (1, 2)
+    for table in ("flows", "ports", "reorder", "samples"):
+        assert getattr(one, table).equals(getattr(two, table)), table
+    assert {k: v for k, v in one.summary.items() if k not in MACHINE} == {k: v for k, v in two.summary.items() if k not in MACHINE}
+    assert one.accounting == two.accounting
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, "2", True])
+def test_threads_must_be_a_positive_count(threads):
+    with pytest.raises(fabricsim.ScenarioError, match="threads"):
+        fabricsim.run(fabric(kind="permutation", size="64KiB"), threads=threads)

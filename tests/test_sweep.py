@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -36,12 +37,15 @@ def test_a_sweep_gives_the_same_parquet_on_one_worker_two_and_ray(tmp_path):
     sw = Sweep.load(spec(tmp_path))
     one = run_sweep(sw, tmp_path / "one", workers=1)
     two = run_sweep(sw, tmp_path / "two", workers=2)
+    # and with each point on two threads of the parallel engine
+    threaded = run_sweep(sw, tmp_path / "threaded", workers=1, threads_per_point=2)
     assert one.height == 4 and one["status"].to_list() == ["complete"] * 4
-    assert one.equals(two)
+    assert one.equals(two) and one.equals(threaded)
     assert (tmp_path / "one" / "points.parquet").read_bytes() == (tmp_path / "two" / "points.parquet").read_bytes()
+    assert json.loads((tmp_path / "threaded" / "points" / one["point"][0] / "summary.json").read_text())["summary"]["threads"] == 2
     # the axes are columns, the machine-dependent keys are not
     assert {"point", "lb.kind", "workload.size", "seed", "max_fct_ns"} <= set(one.columns)
-    assert "wall_s" not in one.columns and "peak_rss_mb" not in one.columns
+    assert not {"wall_s", "peak_rss_mb", "threads", "thread_note"} & set(one.columns)
     # ECMP's collisions, OPS's spraying: the sweep is the comparison
     by_lb = one.group_by("lb.kind").agg(pl.col("max_fct_ns").max())
     fct = dict(by_lb.iter_rows())

@@ -27,7 +27,9 @@ TITLES = {
     "jobs": "**Jobs** (`jobs.parquet`, `Results.jobs`, with `[[jobs]]`): one row per job iteration.",
     "steps": "**Steps** (`steps.parquet`, `Results.steps`, with `[[jobs]]`): one row per step of each job iteration.",
     "buckets": "**Buckets** (`buckets.parquet`, `Results.buckets`): FCT slowdown by message size, one row per bucket.",
-    "summary": "**Summary** (`summary.json`, `Results.summary`; Python adds `peak_rss_mb`, the process's peak memory).",
+    "summary": "**Summary** (`summary.json`, `Results.summary`; Python adds `peak_rss_mb`, the process's peak memory,\n"
+    "`threads`, the threads the run used, and `thread_note` where it used fewer than asked: the\n"
+    "machine's figures, like `wall_s`, which no other value depends on).",
 }
 
 

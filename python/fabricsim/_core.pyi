@@ -6,7 +6,14 @@ __commit__: str | None
 class Simulation:
     """A simulation being run. Raises ``fabricsim.ScenarioError`` on a bad scenario."""
 
-    def __init__(self, scenario_json: str) -> None: ...
+    def __init__(self, scenario_json: str, threads: int = 1) -> None:
+        """``threads``: the parallel engine's threads (the results do not depend on them)."""
+    @property
+    def threads(self) -> int:
+        """The threads the run uses."""
+    @property
+    def thread_note(self) -> str | None:
+        """Why the run uses fewer threads than asked, if it does."""
     def step(self, budget: int) -> str:
         """Process at most ``budget`` events; returns "running", "complete" or "incomplete"."""
     @property

@@ -1,7 +1,9 @@
 """The standard performance scenarios (``fabricsim bench``).
 
 Each benchmark runs in a fresh Python process that imports only the native module, so its
-peak memory is the simulation's and not that of whatever ran before.
+peak memory is the simulation's and not that of whatever ran before. The large ones (marked
+``default=False``) run only when named (``--only``) or with ``--all``; each runs on the thread
+counts asked (``--threads 1,2,4``).
 """
 
 from __future__ import annotations
@@ -17,12 +19,21 @@ from typing import Any
 class Benchmark:
     name: str
     scenario: dict[str, Any]
+    #: Runs without being named (the large ones take minutes and GBs).
+    default: bool = True
 
 
-def _perm(hosts: int, radix: int, lb: str, size: str = "8MiB") -> dict[str, Any]:
+def _perm(hosts: int, radix: int, lb: str, size: str = "8MiB", tiers: int = 2) -> dict[str, Any]:
     return {
         "seed": 1,
-        "topology": {"tiers": 2, "hosts": hosts, "radix": radix, "link_rate": "400Gbps", "link_latency": "1us", "switch_latency": "0ns"},
+        "topology": {
+            "tiers": tiers,
+            "hosts": hosts,
+            "radix": radix,
+            "link_rate": "400Gbps",
+            "link_latency": "1us",
+            "switch_latency": "0ns",
+        },
         "switch": {"buffer": "1bdp", "ecn": {"kmin": "0.2bdp", "kmax": "0.8bdp"}},
         "transport": {"mtu": "4160B"},
         "lb": {"kind": lb},
@@ -41,6 +52,10 @@ BENCHMARKS = [
     Benchmark("perm-1024-8MiB-arcane", _perm(1024, 64, "arcane")),
     Benchmark("perm-1024-8MiB-prime", _perm(1024, 64, "prime")),
     Benchmark("perm-128-8MiB-ops", _perm(128, 16, "ops")),
+    # At scale (issue 22): the PRIME paper's largest fabric, 8192 hosts (128 leaves x 64 hosts,
+    # 64 spines), and a 32768-host 3-tier fat tree (32 pods of 32 leaves x 32 hosts).
+    Benchmark("perm-8192-8MiB-ops", _perm(8192, 128, "ops"), default=False),
+    Benchmark("perm-32768-3tier-1MiB-ops", _perm(32768, 64, "ops", size="1MiB", tiers=3), default=False),
     # AI workloads (docs/workloads.md): a 1024-rank ring allreduce of 64 MiB per rank, and
     # WebSearch at 60 % of every host link for 5 ms on the same fabric.
     Benchmark(
@@ -51,6 +66,7 @@ BENCHMARKS = [
             "lb": {"kind": "ops"},
             "jobs": [{"collective": "allreduce", "size": "64MiB", "ranks": 1024}],
         },
+        default=False,
     ),
     Benchmark(
         "websearch-1024-60pct-5ms-ops",
@@ -60,6 +76,7 @@ BENCHMARKS = [
             "lb": {"kind": "ops"},
             "workload": {"kind": "trace", "cdf": "websearch", "load": 0.6, "duration": "5ms"},
         },
+        default=False,
     ),
 ]
 
@@ -71,20 +88,24 @@ path = next(p for d in pkg for p in pathlib.Path(d).glob("_core*.so"))
 spec = importlib.util.spec_from_file_location("fabricsim._core", path)
 _core = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(_core)
-sim = _core.Simulation(sys.argv[1])
+sim = _core.Simulation(sys.argv[1], int(sys.argv[2]))
+threads = sim.threads
 t = time.perf_counter()
 while sim.step(1_000_000_000) == "running":
     pass
 wall = time.perf_counter() - t
 s = json.loads(sim.results()["summary"])
 print(json.dumps({"status": s["status"], "events": s["events"], "data_packets": s["data_packets"],
-                  "wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "threads": threads,
                   "max_slowdown": s["max_slowdown"], "mean_slowdown": s["mean_slowdown"]}))
 """
 
 
-def measure(b: Benchmark) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-c", _WORKER, json.dumps(b.scenario)], capture_output=True, text=True, check=False)
+def measure(b: Benchmark, threads: int = 1) -> dict[str, Any]:
+    """Runs ``b`` on ``threads`` threads in a fresh process: events, packets, wall time (the
+    run alone, not the build nor the results), peak memory, and the threads it used."""
+    argv = [sys.executable, "-c", _WORKER, json.dumps(b.scenario), str(threads)]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {b.name} failed: {proc.stderr.strip()}")
     measured: dict[str, Any] = json.loads(proc.stdout)

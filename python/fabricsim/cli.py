@@ -54,6 +54,16 @@ SetOpt = Annotated[
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+ThreadsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--threads",
+        "-t",
+        min=1,
+        metavar="N",
+        help="Threads of the parallel engine (default: every core). The results are the same for any number.",
+    ),
+]
 AllowOtherVersionOpt = Annotated[
     bool,
     typer.Option(
@@ -116,11 +126,19 @@ def _warn(scenario: Scenario, label: str = "") -> None:
         err.print(f"[yellow]warning{' (' + escape(label) + ')' if label else ''}:[/] {escape(w)}", highlight=False)
 
 
-def _run_with_bar(scenario: Scenario, label: str, quiet: bool) -> Results:
-    """Run one scenario; progress on stderr: flows completed (the bar), simulated time and
-    events per second (a run whose flows finish together shows its pace there)."""
+def _run_with_bar(scenario: Scenario, label: str, quiet: bool, threads: int | None = None) -> Results:
+    """Run one scenario on `threads` threads; progress on stderr: flows completed (the bar),
+    simulated time and events per second (a run whose flows finish together shows its pace
+    there). Says so where the run used fewer threads than asked."""
+    res = _run_quietly_or_not(scenario, label, quiet, threads)
+    if "thread_note" in res.summary and not quiet:
+        err.print(f"[yellow]note{' (' + escape(label) + ')' if label else ''}:[/] {escape(res.summary['thread_note'])}", highlight=False)
+    return res
+
+
+def _run_quietly_or_not(scenario: Scenario, label: str, quiet: bool, threads: int | None) -> Results:
     if quiet or (not err.is_terminal and not _force_progress()):
-        return run_scenario(scenario)
+        return run_scenario(scenario, threads=threads)
     import time
 
     columns = (
@@ -145,7 +163,7 @@ def _run_with_bar(scenario: Scenario, label: str, quiet: bool) -> Results:
                 rate=f"{p.events / elapsed / 1e6:.2f} M events/s",
             )
 
-        return run_scenario(scenario, progress=update)
+        return run_scenario(scenario, progress=update, threads=threads)
 
 
 class _ProgressLines:
@@ -227,6 +245,7 @@ def run(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print {scenario, summary} as one JSON object on stdout.")] = False,
     quiet: QuietOpt = False,
+    threads: ThreadsOpt = None,
 ) -> None:
     """Run one scenario and print its summary."""
     sc = _load(scenario, set_)
@@ -234,7 +253,7 @@ def run(
     if out_dir is not None:
         _check_writable(out_dir)
     _warn(sc)
-    res = _run_with_bar(sc, scenario.stem, quiet)
+    res = _run_with_bar(sc, scenario.stem, quiet, threads)
     if out_dir is not None:
         res.write(out_dir)
     if as_json:
@@ -329,6 +348,7 @@ def compare(
     set_: SetOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object {lb: summary}.")] = False,
     quiet: QuietOpt = False,
+    threads: ThreadsOpt = None,
 ) -> None:
     """Run the same scenario under several load balancers and tabulate FCTs, queues, trims, drops."""
     base = _load(scenario, set_)
@@ -344,7 +364,7 @@ def compare(
             raise scenario_error(f"--lb {name}: {e.field}", e.message) from None
         variants[name] = v
         _warn(v, name)
-    results = {name: _run_with_bar(v, name, quiet) for name, v in variants.items()}
+    results = {name: _run_with_bar(v, name, quiet, threads) for name, v in variants.items()}
     if as_json:
         sys.stdout.write(json.dumps({n: r.summary for n, r in results.items()}) + "\n")
     else:
@@ -412,30 +432,41 @@ def list_(
 @_guard
 def bench(
     only: Annotated[str | None, typer.Option("--only", metavar="TEXT", help="Run only the benchmarks whose name contains this.")] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Also the large ones (8192 and 32768 hosts, the 1024-rank allreduce, WebSearch).")
+    ] = False,
+    threads: Annotated[str, typer.Option("--threads", "-t", metavar="N,N,...", help="Thread counts to run each at (default 1).")] = "1",
     as_json: Annotated[bool, typer.Option("--json", help="Print the measurements as JSON.")] = False,
 ) -> None:
     """Run the standard performance scenarios, each in a fresh process: events/s, packets/s, wall, memory."""
     from .bench import BENCHMARKS, measure
 
-    chosen = [b for b in BENCHMARKS if only is None or only in b.name]
+    try:
+        counts = [int(t) for t in threads.split(",")]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        raise scenario_error("--threads", f"got {threads!r}; expected thread counts such as 1,2,4")
+    chosen = [(b, n) for b in BENCHMARKS if (only in b.name if only is not None else all_ or b.default) for n in counts]
     rows = []
     show = err.is_terminal or _force_progress()
     columns = (TextColumn("[bold]bench"), BarColumn(), TextColumn("{task.completed}/{task.total} {task.fields[name]}"), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True, disable=not show) as bar:
         task = bar.add_task("bench", total=len(chosen), name="")
-        for b in chosen:
-            bar.update(task, name=b.name)
-            rows.append(measure(b))
+        for b, n in chosen:
+            bar.update(task, name=f"{b.name} on {n}")
+            rows.append(measure(b, n))
             bar.advance(task)
     if as_json:
         sys.stdout.write(json.dumps(rows) + "\n")
         return
     t = Table(title="fabricsim bench")
-    for col in ("benchmark", "status", "events", "M events/s", "data pkts", "M data pkts/s", "wall s", "peak MB"):
+    for col in ("benchmark", "threads", "status", "events", "M events/s", "data pkts", "M data pkts/s", "wall s", "peak MB"):
         t.add_column(col, justify="right" if col != "benchmark" else "left")
     for r in rows:
         t.add_row(
             r["name"],
+            str(r["threads"]),
             r["status"],
             f"{r['events']:,}",
             f"{r['events'] / r['wall_s'] / 1e6:.2f}",
@@ -458,6 +489,10 @@ def sweep(
     ] = None,
     allow_other_version: AllowOtherVersionOpt = False,
     quiet: QuietOpt = False,
+    threads_per_point: Annotated[
+        int,
+        typer.Option("--threads-per-point", min=1, metavar="N", help="Threads of the parallel engine for each point (default 1)."),
+    ] = 1,
 ) -> None:
     """Run a scenario over a grid of field values and seeds, on every core; resumable."""
     from rich.progress import MofNCompleteColumn, TimeRemainingColumn
@@ -479,7 +514,15 @@ def sweep(
             bar.advance(task)
             lines.advance()
 
-        table = run_sweep(sw, out_dir, workers=workers, ray_address=ray_address, finished=finished, allow_other_version=allow_other_version)
+        table = run_sweep(
+            sw,
+            out_dir,
+            workers=workers,
+            ray_address=ray_address,
+            finished=finished,
+            allow_other_version=allow_other_version,
+            threads_per_point=threads_per_point,
+        )
     incomplete = table.filter(table["status"] != "complete").height if table.height else 0
     err.print(escape(f"{table.height} points in {out_dir / 'points.parquet'} ({done_before} were already there); {incomplete} incomplete"))
 

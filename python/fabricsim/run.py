@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 from collections.abc import Callable
@@ -12,7 +13,7 @@ from . import _core
 from .results import Results
 from .scenario import Scenario
 
-__all__ = ["Progress", "peak_rss_mb", "run"]
+__all__ = ["Progress", "cores", "peak_rss_mb", "run"]
 
 #: Events per native call between progress updates (~20-50 ms of simulation).
 STEP_EVENTS = 200_000
@@ -35,7 +36,17 @@ def peak_rss_mb() -> float:
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
 
 
-def run(scenario: Scenario | dict[str, Any], progress: Callable[[Progress], None] | None = None) -> Results:
+def cores() -> int:
+    """The cores this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+def run(
+    scenario: Scenario | dict[str, Any],
+    progress: Callable[[Progress], None] | None = None,
+    threads: int | None = None,
+) -> Results:
     """Run a scenario to completion (or its stop guard) and return the results.
 
     Parameters
@@ -44,11 +55,16 @@ def run(scenario: Scenario | dict[str, Any], progress: Callable[[Progress], None
         A :class:`Scenario` or a dict in the TOML layout.
     progress
         Called between chunks of events with a :class:`Progress`.
+    threads
+        Threads of the parallel engine (default: every core, :func:`cores`). The results
+        are the same for any number; ``summary["threads"]`` says how many ran, and
+        ``summary["thread_note"]`` why fewer than asked, where that happened.
 
     Raises
     ------
     ScenarioError
-        Before anything runs, if the scenario is invalid.
+        Before anything runs, if the scenario is invalid (or ``threads`` is not a positive
+        count).
 
     Examples
     --------
@@ -58,12 +74,21 @@ def run(scenario: Scenario | dict[str, Any], progress: Callable[[Progress], None
     >>> r.summary["status"], r.flows["slowdown"][0]
     ('complete', 1.0)
     """
+    if threads is None:
+        threads = cores()
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        from .errors import scenario_error
+
+        raise scenario_error("threads", f"got {threads!r}; expected a positive count of threads")
     if not isinstance(scenario, Scenario):
         scenario = Scenario(scenario)
-    sim = _core.Simulation(scenario.to_json())
+    sim = _core.Simulation(scenario.to_json(), threads)
+    extra: dict[str, Any] = {"threads": sim.threads}
+    if sim.thread_note is not None:
+        extra["thread_note"] = sim.thread_note
     while sim.step(STEP_EVENTS) == "running":
         if progress is not None:
             progress(Progress(sim.now_ps, sim.max_time_ps, sim.flows_done, sim.flow_count, sim.events))
     if progress is not None:
         progress(Progress(sim.now_ps, sim.max_time_ps, sim.flows_done, sim.flow_count, sim.events))
-    return Results.from_native(sim.results(), {"peak_rss_mb": round(peak_rss_mb(), 1)})
+    return Results.from_native(sim.results(), extra | {"peak_rss_mb": round(peak_rss_mb(), 1)})

@@ -65,7 +65,7 @@ __all__ = ["MACHINE_COLUMNS", "Interrupted", "Point", "Sweep", "run_sweep"]
 
 #: Summary keys that depend on the machine, not the scenario: kept in each point's summary.json,
 #: left out of points.parquet.
-MACHINE_COLUMNS = ("wall_s", "peak_rss_mb")
+MACHINE_COLUMNS = ("wall_s", "peak_rss_mb", "threads", "thread_note")
 POINTS_FILE = "points.parquet"
 SPEC_KEYS = {"base", "seeds", "grid", "zip", "set"}
 
@@ -306,14 +306,15 @@ def _worker_init(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def run_point(data: dict[str, Any], base_dir: str, out: str) -> dict[str, Any]:
-    """Run one point and write its tables to ``out`` whole (a temporary directory, renamed).
+def run_point(data: dict[str, Any], base_dir: str, out: str, threads: int = 1) -> dict[str, Any]:
+    """Run one point on ``threads`` threads and write its tables to ``out`` whole (a
+    temporary directory, renamed).
 
     Top-level so a process pool or Ray can ship it. Returns the summary.
     """
     from .run import run
 
-    res = run(Scenario(data, base_dir))
+    res = run(Scenario(data, base_dir), threads=threads)
     final = Path(out)
     tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -336,17 +337,18 @@ def _done(out_dir: Path, point: Point) -> bool:
 Runner = Callable[[list[Point], Path, Callable[[Point], None]], None]
 
 
-def run_local(points: list[Point], out_dir: Path, finished: Callable[[Point], None], workers: int) -> None:
-    """Run points in a pool of ``workers`` processes (spawned: no state shared with this one)."""
+def run_local(points: list[Point], out_dir: Path, finished: Callable[[Point], None], workers: int, threads: int = 1) -> None:
+    """Run points in a pool of ``workers`` processes (spawned: no state shared with this one),
+    each on ``threads`` threads."""
     if workers == 1:
         for p in points:
-            run_point(p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id))
+            run_point(p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id), threads)
             finished(p)
         return
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),))
     try:
         pending: dict[Future[dict[str, Any]], Point] = {
-            pool.submit(run_point, p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id)): p for p in points
+            pool.submit(run_point, p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id), threads): p for p in points
         }
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -375,8 +377,9 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
             proc.join(1)
 
 
-def run_ray(points: list[Point], out_dir: Path, finished: Callable[[Point], None], address: str) -> None:
-    """Run points as Ray tasks on the cluster at ``address`` (``"local"`` starts one here)."""
+def run_ray(points: list[Point], out_dir: Path, finished: Callable[[Point], None], address: str, threads: int = 1) -> None:
+    """Run points as Ray tasks on the cluster at ``address`` (``"local"`` starts one here), each
+    on ``threads`` threads (and as many CPUs of the cluster)."""
     try:
         import ray  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
@@ -385,8 +388,8 @@ def run_ray(points: list[Point], out_dir: Path, finished: Callable[[Point], None
     if started:
         ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
     try:
-        task = ray.remote(run_point)
-        refs = {task.remote(p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id)): p for p in points}
+        task = ray.remote(num_cpus=threads)(run_point)
+        refs = {task.remote(p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id), threads): p for p in points}
         try:
             while refs:
                 done, _ = ray.wait(list(refs), num_returns=1)
@@ -469,6 +472,7 @@ def run_sweep(
     ray_address: str | None = None,
     finished: Callable[[Point], None] | None = None,
     allow_other_version: bool = False,
+    threads_per_point: int = 1,
 ) -> pl.DataFrame:
     """Run every point not yet in ``out_dir``; return (and write) ``points.parquet``.
 
@@ -486,6 +490,9 @@ def run_sweep(
         fresh one here).
     finished
         Called in this process after each point is written.
+    threads_per_point
+        Threads of the parallel engine for each point (default 1: the points themselves run
+        in parallel; the results do not depend on it).
 
     Examples
     --------
@@ -519,10 +526,10 @@ def run_sweep(
             with _stop_on_signals():
                 if todo:
                     if ray_address is not None:
-                        run_ray(todo, out, note, ray_address)
+                        run_ray(todo, out, note, ray_address, threads_per_point)
                     else:
                         n = workers or os.cpu_count() or 1
-                        run_local(todo, out, note, max(1, min(n, len(todo))))
+                        run_local(todo, out, note, max(1, min(n, len(todo))), threads_per_point)
         except _Stop as stop:
             frame = collect(out, points)
             raise Interrupted(stop.signum, frame.height, len(points), out) from None

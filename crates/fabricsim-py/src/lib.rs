@@ -51,11 +51,25 @@ fn taken() -> PyErr {
 
 #[pymethods]
 impl Simulation {
+    /// `threads`: the parallel engine's threads (the results do not depend on them).
     #[new]
-    fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (scenario_json, threads = 1))]
+    fn new(py: Python<'_>, scenario_json: &str, threads: usize) -> PyResult<Self> {
         let scenario = parse(py, scenario_json)?;
-        let inner = fabricsim_core::Simulation::new(&scenario).map_err(|e| scenario_error(py, e))?;
+        let inner = fabricsim_core::Simulation::with_threads(&scenario, threads).map_err(|e| scenario_error(py, e))?;
         Ok(Simulation { inner: Some(inner) })
+    }
+
+    /// The threads the run uses.
+    #[getter]
+    fn threads(&self) -> PyResult<usize> {
+        Ok(self.sim()?.threads())
+    }
+
+    /// Why the run uses fewer threads than asked, if it does.
+    #[getter]
+    fn thread_note(&self) -> PyResult<Option<String>> {
+        Ok(self.sim()?.thread_note().map(str::to_owned))
     }
 
     /// Processes at most `budget` events without the GIL; returns "running", "complete"

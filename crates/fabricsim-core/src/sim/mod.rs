@@ -47,7 +47,7 @@ pub struct Simulation {
     /// the piece of each node.
     pieces: Vec<Piece>,
     home: Arc<[u16]>,
-    /// The threads the pieces run on ([`parallel`]: 1 runs them in turns), the least latency
+    /// The threads the pieces run on (1 runs them in turns), the least latency
     /// of anything between two pieces (a link, a release notice), and why the run uses fewer
     /// threads than asked, if it does.
     threads: usize,
@@ -94,7 +94,7 @@ impl Simulation {
         Self::cut_by(scenario, |topo| partition(topo, pieces))
     }
 
-    /// [`Simulation::new`], run on `threads` threads (the parallel engine, [`parallel`]): the
+    /// [`Simulation::new`], run on `threads` threads (the parallel engine): the
     /// fabric is cut into as many pieces, a leaf with its hosts in one, that run in windows
     /// no longer than the least latency between two pieces. The results are those of one
     /// thread, exactly. Where windows cannot pay (a link of no latency between two pieces,

@@ -40,10 +40,13 @@ fn every_golden_scenario_gives_its_tables_in_any_pieces() {
     for (k, (path, text)) in golden_scenarios().into_iter().enumerate() {
         let scenario = super::scenario(&text).expect("valid scenario");
         let expected = std::fs::read_to_string(path.with_extension("out")).expect("golden output");
-        let cuts: [(&str, Simulation); 3] = [
+        let cuts: [(&str, Simulation); 4] = [
             ("2 pieces", Simulation::in_pieces(&scenario, 2).expect("builds")),
             ("3 pieces", Simulation::in_pieces(&scenario, 3).expect("builds")),
             ("a random cut into 4", Simulation::cut_by(&scenario, |t| random_cut(t.nodes.len(), 4, k as u64)).expect("builds")),
+            // every host and switch alone: a unit that touched another's state would see a
+            // copy that never changes
+            ("one piece per node", Simulation::cut_by(&scenario, |t| (0..t.nodes.len() as u16).collect()).expect("builds")),
         ];
         for (name, mut sim) in cuts {
             sim.step(u64::MAX);
@@ -66,6 +69,16 @@ fn every_golden_scenario_gives_its_tables_in_any_pieces() {
         }
     }
     assert!(failures.is_empty(), "a cut run differs:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn links_without_latency_leave_no_window_and_the_run_says_so() {
+    let scenario = super::scenario("[topology]\nhosts = 16\nradix = 8\nlink_latency = \"0ns\"\nswitch_latency = \"0ns\"\n").expect("valid");
+    let sim = Simulation::with_threads(&scenario, 2).expect("builds");
+    assert_eq!(sim.threads(), 1);
+    assert!(sim.thread_note().is_some_and(|n| n.contains("no latency")), "{:?}", sim.thread_note());
+    let sim = Simulation::with_threads(&super::scenario("[topology]\nhosts = 16\nradix = 8\n").expect("valid"), 2).expect("builds");
+    assert_eq!((sim.threads(), sim.thread_note()), (2, None));
 }
 
 #[test]
