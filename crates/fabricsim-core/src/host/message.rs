@@ -1,5 +1,5 @@
-//! A message of the workload as the hosts track it: its spec, its connections, and what each
-//! end has counted of it.
+//! A message of the workload as the hosts track it: what it is (its spec and its
+//! connections, which every piece of a run shares) and what each end has counted of it.
 
 use crate::time::Time;
 use crate::workload::MessageSpec;
@@ -11,21 +11,9 @@ pub struct Message {
     /// Its connections: `first..first + count` in the flow table.
     pub first: u32,
     pub count: u32,
-    /// Connections that have received all their bytes (counted by the receiver).
-    pub done: u32,
-    /// Connections whose sender has every packet acknowledged (counted by the sender).
-    pub acked: u32,
-    /// When it was released: its start, or (with dependencies) when the last of them
-    /// completed plus its delay; `Time::MAX` while it waits (see [`Message::ready`]).
-    pub released: Time,
 }
 
 impl Message {
-    /// When it was released; `None` while it waits.
-    pub fn ready(&self) -> Option<Time> {
-        (self.released != Time::MAX).then_some(self.released)
-    }
-
     pub fn connections(&self) -> std::ops::Range<usize> {
         self.first as usize..(self.first + self.count) as usize
     }
@@ -34,5 +22,37 @@ impl Message {
 impl AsRef<MessageSpec> for Message {
     fn as_ref(&self) -> &MessageSpec {
         &self.spec
+    }
+}
+
+/// What the ends of a message counted of it: its receiver (`done`), its sender (`acked`,
+/// `released`). In a run of several pieces each piece counts its own hosts' part; the parts
+/// add up ([`MsgState::merge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MsgState {
+    /// Connections that have received all their bytes (counted by the receiver).
+    pub done: u32,
+    /// Connections whose sender has every packet acknowledged (counted by the sender).
+    pub acked: u32,
+    /// When it was released: its start, or (with dependencies) when the last of them
+    /// completed plus its delay; `Time::MAX` while it waits (see [`MsgState::ready`]).
+    pub released: Time,
+}
+
+impl Default for MsgState {
+    fn default() -> Self {
+        MsgState { done: 0, acked: 0, released: Time::MAX }
+    }
+}
+
+impl MsgState {
+    /// When it was released; `None` while it waits.
+    pub fn ready(&self) -> Option<Time> {
+        (self.released != Time::MAX).then_some(self.released)
+    }
+
+    /// Adds the part another piece counted.
+    pub fn merge(&mut self, o: &MsgState) {
+        (self.done, self.acked, self.released) = (self.done + o.done, self.acked + o.acked, self.released.min(o.released));
     }
 }

@@ -1,6 +1,7 @@
 //! The hosts: their NICs ([`nic`]), the connections a NIC keeps ([`connection`]), the
 //! congestion window ([`cc`]) and the `[transport]` configuration they share.
 
+pub mod catalog;
 pub mod cc;
 pub mod connection;
 pub mod factory;

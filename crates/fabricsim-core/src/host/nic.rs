@@ -12,12 +12,14 @@ mod deps;
 mod late;
 mod timers;
 
-use crate::engine::rng::{Rng, Stream};
+use std::sync::Arc;
+
+use crate::engine::rng::Rng;
 use crate::engine::watchdog::Activity;
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::{AckSignal, CongestionControl};
 use crate::host::connection::SendRecord;
-use crate::host::message::Message;
+use crate::host::message::{Message, MsgState};
 use crate::host::table::ConnTable;
 use crate::host::{LossDetection, TransportKind, TransportModel};
 use crate::lb::LoadBalancer;
@@ -66,22 +68,25 @@ pub struct NicCounts {
     pub headers_delivered: u64,
 }
 
-/// Every host's NIC.
+/// Every host's NIC (in a run cut into pieces: the NICs of a piece's hosts; the others'
+/// entries are unused).
 pub struct Nics {
     hosts: Vec<HostState>,
     conns: ConnTable,
-    messages: Vec<Message>,
+    /// The messages (shared by the pieces) and what this piece's hosts counted of them.
+    messages: Arc<[Message]>,
+    states: Vec<MsgState>,
     /// Completions reported to the driver (its stop test reads one number per event; the
     /// hosts' own counts are `HostState::done`).
     reported: u32,
-    /// Dependencies: for each message, the messages waiting for it, and (kept by its source
-    /// host) how many of its own it still waits for.
-    dependents: Deps,
+    /// Dependencies: for each message, the messages waiting for it (shared), and (kept by
+    /// its source host) how many of its own it still waits for.
+    dependents: Arc<Deps>,
     waiting: Vec<u32>,
     cfg: TransportModel,
-    /// The piece each host belongs to (empty: one piece), and this one's: only its hosts'
+    /// The piece each node belongs to (empty: one piece), and this one's: only its hosts'
     /// events run here; a notice to another piece's host waits in `notices`.
-    home: std::sync::Arc<[u16]>,
+    home: Arc<[u16]>,
     me: u16,
     pub notices: Vec<Notice>,
     scratch: Vec<SendRecord>,
@@ -90,13 +95,16 @@ pub struct Nics {
 }
 
 impl Nics {
-    /// `hosts` NICs with their random streams; messages are added by [`Nics::add`] and their
-    /// connections kept in `conns`.
-    pub fn new(hosts: u32, seed: u64, cfg: TransportModel, conns: ConnTable) -> Nics {
+    /// The NICs of the hosts whose random streams `rngs` are (as the messages' load balancers
+    /// left them: [`crate::host::table::ConnCatalog::build`]), with the messages and their
+    /// connections (`conns`), and the bytes sent to each host (`incoming`).
+    pub fn new(cfg: TransportModel, conns: ConnTable, messages: Arc<[Message]>, rngs: &[Rng], incoming: &[u64]) -> Nics {
         Nics {
-            hosts: (0..hosts)
-                .map(|h| HostState {
-                    rng: Rng::stream(seed, Stream::Host, h as u64),
+            hosts: rngs
+                .iter()
+                .zip(incoming)
+                .map(|(rng, &incoming)| HostState {
+                    rng: rng.clone(),
                     active: Vec::new(),
                     rr: 0,
                     wake: Time::MAX,
@@ -104,19 +112,20 @@ impl Nics {
                     done: 0,
                     progress: 0,
                     progress_bytes: 0,
-                    incoming: 0,
+                    incoming,
                     pending: 0,
                     notices_sent: 0,
                     notices_taken: 0,
                 })
                 .collect(),
             conns,
-            messages: Vec::new(),
+            states: vec![MsgState::default(); messages.len()],
+            messages,
             reported: 0,
-            dependents: Deps::default(),
+            dependents: Arc::default(),
             waiting: Vec::new(),
             cfg,
-            home: std::sync::Arc::new([]),
+            home: Arc::new([]),
             me: 0,
             notices: Vec::new(),
             scratch: Vec::new(),
@@ -127,7 +136,7 @@ impl Nics {
 
     /// Makes these NICs piece `me` of a run whose nodes belong to the pieces `home` gives:
     /// only its hosts' events run here.
-    pub fn cut(&mut self, home: std::sync::Arc<[u16]>, me: u16) {
+    pub fn cut(&mut self, home: Arc<[u16]>, me: u16) {
         (self.home, self.me) = (home, me);
     }
 
@@ -137,17 +146,13 @@ impl Nics {
         self.home.get(node as usize).is_none_or(|&p| p == self.me)
     }
 
-    /// Adds a message (its connections are built when it starts); returns their ids.
-    pub fn add(&mut self, spec: MessageSpec) -> std::ops::Range<u32> {
-        let m = self.messages.len() as u32;
-        let ids = self.conns.add(m, &spec, &mut self.hosts[spec.src as usize].rng);
-        self.hosts[spec.dst as usize].incoming += ids.clone().map(|c| self.conns.wire_bytes(c)).sum::<u64>();
-        self.messages.push(Message { spec, first: ids.start, count: ids.len() as u32, done: 0, acked: 0, released: Time::MAX });
-        ids
-    }
-
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// What this piece's hosts counted of each message.
+    pub fn states(&self) -> &[MsgState] {
+        &self.states
     }
 
     pub fn connections(&self) -> &ConnTable {
@@ -158,16 +163,16 @@ impl Nics {
     /// the dependency lists and the messages' copies of their streams.
     pub fn free_schedule(&mut self) {
         self.conns.free_streams();
-        self.dependents = Deps::default();
+        self.dependents = Arc::default();
         self.waiting = Vec::new();
         for h in &mut self.hosts {
             h.active = Vec::new();
         }
     }
 
-    /// Frees the messages, once the results have read them.
+    /// Lets go of the messages, once the results have read them.
     pub fn free_messages(&mut self) {
-        self.messages = Vec::new();
+        (self.messages, self.states) = (Arc::new([]), Vec::new());
     }
 
     /// Frees every connection's state and row, once the results have read them.
@@ -245,7 +250,7 @@ impl Nics {
     /// `ConnStart`: the connection may send.
     pub fn start(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, conn: u32) {
         // the fields apart, not `message_of`: `conns` is borrowed mutably next to the message
-        let msg = &self.messages[self.conns.message_of(conn) as usize];
+        let msg = self.messages[self.conns.message_of(conn) as usize];
         self.conns.start(msg.first..msg.first + msg.count, &msg.spec);
         let src = msg.spec.src;
         let hs = &mut self.hosts[src as usize];
@@ -392,9 +397,9 @@ impl Nics {
             }
         }
         if arrival.completed {
-            let m = &mut self.messages[mi];
+            let m = &mut self.states[mi];
             m.done += 1;
-            if m.done == m.count {
+            if m.done == self.messages[mi].count {
                 self.hosts[host as usize].done += 1;
                 self.reported += 1;
                 if !self.dependents.is_empty() {
@@ -454,9 +459,9 @@ impl Nics {
                     self.hosts[host as usize].active.retain(|&x| x != c);
                     self.conns.finish_sender(c);
                     let mi = self.conns.message_of(c) as usize;
-                    let m = &mut self.messages[mi];
+                    let m = &mut self.states[mi];
                     m.acked += 1;
-                    if m.acked == m.count && !self.dependents.is_empty() {
+                    if m.acked == self.messages[mi].count && !self.dependents.is_empty() {
                         self.acknowledged(q, now, host, mi);
                     }
                 }

@@ -11,6 +11,11 @@
 //! back, with the live halves' counts added). Memory follows the connections under way, not
 //! the workload's size: a 2.1 M-message ring allreduce has about 2 000 live at once.
 //!
+//! In a run cut into pieces, each piece holds the halves and rows of the connections one of
+//! whose ends is its host, indexed apart ([`Side`]); what no piece changes (which message a
+//! connection carries, the streams its load balancers draw from) is one [`ConnCatalog`] that
+//! they share. Memory grows with the connections, not with the pieces.
+//!
 //! A half that is gone still meets packets that were in flight: duplicates of data the
 //! receiver has (a spurious retransmission), trimmed headers, ACKs and NACKs. The NIC answers
 //! them from the row exactly as the half would have ([`super::nic`]), so results do not
@@ -20,7 +25,7 @@ use std::collections::HashMap;
 
 use slab::Slab;
 
-use crate::engine::rng::Rng;
+pub use crate::host::catalog::{ConnCatalog, End, Layout, Side};
 use crate::host::cc::dcqcn::Notifier;
 use crate::host::connection::{ConnStats, RecvHalf, SendHalf, REORDER_BUCKETS};
 use crate::host::factory::ConnFactory;
@@ -52,6 +57,7 @@ impl ConnRow {
     /// Adds the other part of the connection's row (held by another piece: its other end's).
     pub fn merge(&mut self, o: &ConnRow) {
         (self.first_send, self.end) = (self.first_send.min(o.first_send), self.end.min(o.end));
+        self.n_pkts = self.n_pkts.max(o.n_pkts);
         self.max_reorder = self.max_reorder.max(o.max_reorder);
         self.delivered_bytes += o.delivered_bytes;
         self.stats.add(&o.stats);
@@ -116,24 +122,24 @@ impl Stored {
     }
 }
 
-/// Every connection of the run, by id: the sending halves its source hosts keep while they
-/// send, the receiving halves its destination hosts keep while they receive, and the stored
-/// rows.
+/// The connections of a piece of the run (all of them, in one piece), by id: the sending
+/// halves its source hosts keep while they send, the receiving halves its destination hosts
+/// keep while they receive, and the stored rows.
 pub struct ConnTable {
     factory: ConnFactory,
-    /// The live sending halves; `tx_slot[id]` is an index into it (or [`NONE`]) ...
+    catalog: ConnCatalog,
+    /// The piece this table belongs to.
+    me: u16,
+    /// The live sending halves; `tx_slot[at]` is an index into it (or [`NONE`]), `at` the
+    /// connection's index here ([`ConnTable::at`]) ...
     senders: Slab<SendHalf>,
     tx_slot: Vec<u32>,
-    /// ... and the receiving halves, `rx_slot[id]`.
+    /// ... and the receiving halves, `rx_slot[at]`.
     receivers: Slab<RecvHalf>,
     rx_slot: Vec<u32>,
     rows: Vec<Stored>,
-    /// Counters of the done connections whose counts outgrew 4 bytes.
+    /// Counters of the done connections whose counts outgrew 4 bytes, by row.
     wide: HashMap<u32, ConnStats>,
-    /// The message of each connection, and its source host's stream as the message's load
-    /// balancers will draw from it (one per message).
-    conn_msg: Vec<u32>,
-    seeds: Vec<Rng>,
     /// Reorder histograms of complete receivers, sparse: distance << 56 | arrivals.
     reorder: Vec<u64>,
     /// With DCQCN, the notification point of each complete receiver (a late marked duplicate
@@ -148,54 +154,55 @@ pub struct ConnTable {
 }
 
 impl ConnTable {
+    /// Piece `me`'s table of the connections of `catalog`, whose stored rows start as `bytes`
+    /// gives (what each connection carries, in the order [`ConnCatalog::build`] gave them);
     /// `keep_cnp`: connections send CNPs (DCQCN), whose notification point outlives them.
-    pub fn new(factory: ConnFactory, keep_cnp: bool) -> ConnTable {
+    pub fn new(factory: ConnFactory, keep_cnp: bool, catalog: ConnCatalog, me: u16, bytes: &[u64]) -> ConnTable {
         ConnTable {
             cnp: Vec::new(),
             keep_cnp,
             factory,
+            catalog,
+            me,
             senders: Slab::new(),
-            tx_slot: Vec::new(),
+            tx_slot: vec![NONE; bytes.len()],
             receivers: Slab::new(),
-            rx_slot: Vec::new(),
-            rows: Vec::new(),
+            rx_slot: vec![NONE; bytes.len()],
+            rows: bytes.iter().map(|&b| Stored::pending(b)).collect(),
             wide: HashMap::new(),
-            conn_msg: Vec::new(),
-            seeds: Vec::new(),
             reorder: Vec::new(),
             marks: HashMap::new(),
             peak_live: 0,
         }
     }
 
-    /// Adds the connections of message `m` (the next one), whose load balancers draw from
-    /// `rng` (its source host's stream, advanced past them now); returns their ids.
-    pub fn add(&mut self, m: u32, spec: &MessageSpec, rng: &mut Rng) -> std::ops::Range<u32> {
-        debug_assert_eq!(m as usize, self.seeds.len());
-        self.seeds.push(rng.clone());
-        self.factory.draw(spec, rng);
-        let first = self.tx_slot.len() as u32;
-        for bytes in self.factory.shares(spec.bytes) {
-            self.rows.push(Stored::pending(bytes));
-            self.tx_slot.push(NONE);
-            self.rx_slot.push(NONE);
-            self.conn_msg.push(m);
+    /// Connection `c`'s index in this table, for its `end` (which this piece must hold).
+    #[inline]
+    fn at(&self, c: u32, end: End) -> usize {
+        match self.catalog.sides.get(c as usize) {
+            Some(side) => side.at[end as usize] as usize,
+            None => c as usize,
         }
-        first..self.tx_slot.len() as u32
+    }
+
+    /// Connection `c`'s index in this table if this piece holds an end of it.
+    fn held(&self, c: u32) -> Option<usize> {
+        match self.catalog.sides.get(c as usize) {
+            None => Some(c as usize),
+            Some(side) => side.piece.iter().position(|&p| p == self.me).map(|end| side.at[end] as usize),
+        }
     }
 
     /// Frees every connection's state and row (the table is empty afterwards; see
     /// `Nics::free_connections`).
     pub fn free_all(&mut self) {
-        let keep_cnp = self.keep_cnp;
-        *self = ConnTable::new(self.factory.clone(), keep_cnp);
+        *self = ConnTable::new(self.factory.clone(), self.keep_cnp, ConnCatalog::default(), self.me, &[]);
     }
 
-    /// Frees the messages' copies of their streams but the first (which
-    /// [`ConnTable::lb_state_bytes`] reads): no connection can start afterwards.
+    /// Lets go of the messages' streams but the first (which [`ConnTable::lb_state_bytes`]
+    /// reads): no connection can start afterwards.
     pub fn free_streams(&mut self) {
-        self.seeds.truncate(1);
-        self.seeds.shrink_to_fit();
+        self.catalog.seeds = self.catalog.seeds.iter().take(1).cloned().collect();
     }
 
     /// See [`ConnFactory::notify_latency`].
@@ -205,28 +212,29 @@ impl ConnTable {
 
     /// Connections in the run.
     pub fn len(&self) -> usize {
-        self.tx_slot.len()
+        self.catalog.conn_msg.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tx_slot.is_empty()
+        self.len() == 0
     }
 
     /// The message connection `c` carries (part of).
     #[inline]
     pub fn message_of(&self, c: u32) -> u32 {
-        self.conn_msg[c as usize]
+        self.catalog.conn_msg[c as usize]
     }
 
     /// Builds the sending halves of connections `ids` of `spec`'s message unless they are
     /// live already (the first of them to start builds them all: subflows draw in order).
     pub fn start(&mut self, ids: std::ops::Range<u32>, spec: &MessageSpec) {
-        if self.tx_slot[ids.start as usize] != NONE {
+        if self.tx_slot[self.at(ids.start, End::Tx)] != NONE {
             return;
         }
-        let mut rng = self.seeds[self.conn_msg[ids.start as usize] as usize].clone();
+        let mut rng = self.catalog.seeds[self.message_of(ids.start) as usize].clone();
         for (c, half) in ids.zip(self.factory.senders(spec, &mut rng)) {
-            self.tx_slot[c as usize] = self.senders.insert(half) as u32;
+            let at = self.at(c, End::Tx);
+            self.tx_slot[at] = self.senders.insert(half) as u32;
         }
         self.peak_live = self.peak_live.max(self.senders.len());
     }
@@ -234,57 +242,57 @@ impl ConnTable {
     /// The live sending half of `c` (panics if it is not live: a bug).
     #[inline]
     pub fn sender_live(&mut self, c: u32) -> &mut SendHalf {
-        &mut self.senders[self.tx_slot[c as usize] as usize]
+        let at = self.at(c, End::Tx);
+        &mut self.senders[self.tx_slot[at] as usize]
     }
 
     /// The sending half of `c`, if it is live.
     #[inline]
     pub fn sender(&mut self, c: u32) -> Option<&mut SendHalf> {
-        self.senders.get_mut(self.tx_slot[c as usize] as usize)
+        let at = self.at(c, End::Tx);
+        self.senders.get_mut(self.tx_slot[at] as usize)
     }
 
     /// The receiving half of `c` (of `spec`'s message), built by the first packet that
     /// reaches it; `None` once the receiver has everything (its row answers then).
     #[inline]
     pub fn receiver(&mut self, c: u32, spec: &MessageSpec) -> Option<&mut RecvHalf> {
-        let mut s = self.rx_slot[c as usize];
+        let at = self.at(c, End::Rx);
+        let mut s = self.rx_slot[at];
         if s == NONE {
-            if self.rows[c as usize].flags & RX_DONE != 0 {
+            if self.rows[at].flags & RX_DONE != 0 {
                 return None;
             }
-            s = self.build_receiver(c, spec);
+            s = self.build_receiver(at, spec);
         }
         Some(&mut self.receivers[s as usize])
     }
 
-    /// Builds the receiving half of `c`; returns its slot.
+    /// Builds the receiving half at `at`; returns its slot.
     #[cold]
-    fn build_receiver(&mut self, c: u32, spec: &MessageSpec) -> u32 {
-        let s = self.receivers.insert(self.factory.receiver(spec, self.rows[c as usize].bytes)) as u32;
-        self.rx_slot[c as usize] = s;
+    fn build_receiver(&mut self, at: usize, spec: &MessageSpec) -> u32 {
+        let s = self.receivers.insert(self.factory.receiver(spec, self.rows[at].bytes)) as u32;
+        self.rx_slot[at] = s;
         s
     }
 
     /// The live receiving half of `c` (panics if it is not live: a bug).
     #[inline]
     pub fn receiver_live(&mut self, c: u32) -> &mut RecvHalf {
-        &mut self.receivers[self.rx_slot[c as usize] as usize]
+        let at = self.at(c, End::Rx);
+        &mut self.receivers[self.rx_slot[at] as usize]
     }
 
     /// With DCQCN, the notification point of connection `c`, whose receiver has everything.
     #[inline]
     pub fn notifier_mut(&mut self, c: u32) -> Option<&mut Notifier> {
-        self.cnp.get_mut(c as usize)
+        let at = self.at(c, End::Rx);
+        self.cnp.get_mut(at)
     }
 
-    /// Bytes on the wire of connection `c`'s data packets, each once.
-    pub fn wire_bytes(&self, c: u32) -> u64 {
-        self.factory.wire_bytes(self.rows[c as usize].bytes)
-    }
-
-    /// Packets of connection `c`.
+    /// Packets of connection `c` (this piece holds its receiving end).
     pub fn stored_packets(&self, c: u32) -> u32 {
-        self.factory.packets(self.rows[c as usize].bytes)
+        self.factory.packets(self.rows[self.at(c, End::Rx)].bytes)
     }
 
     /// What an ACK of complete receiver `c` triggered by `psn` carries (see
@@ -296,33 +304,35 @@ impl ConnTable {
 
     /// Whether Go-back-N NAKed the end of complete receiver `c`'s message; marks it so.
     pub fn nak_end_once(&mut self, c: u32) -> bool {
-        let r = &mut self.rows[c as usize];
+        let at = self.at(c, End::Rx);
+        let r = &mut self.rows[at];
         let first = r.flags & NAKED_END == 0;
         r.flags |= NAKED_END;
         first
     }
 
-    /// Counts what a packet for a connection whose half is gone caused (`f` updates the
-    /// stored counters of `c`).
-    pub fn count_late(&mut self, c: u32, f: impl FnOnce(&mut ConnStats)) {
-        let r = &mut self.rows[c as usize];
+    /// Counts what a packet for a connection whose half at `end` is gone caused (`f` updates
+    /// the stored counters of `c`).
+    pub fn count_late(&mut self, c: u32, end: End, f: impl FnOnce(&mut ConnStats)) {
+        let at = self.at(c, end);
+        let r = &mut self.rows[at];
         if r.flags & WIDE != 0 {
-            f(self.wide.entry(c).or_default());
+            f(self.wide.entry(at as u32).or_default());
             return;
         }
         let mut stats = Stored::widen(&r.counts);
         f(&mut stats);
-        self.keep_counts(c, &stats);
+        self.keep_counts(at, &stats);
     }
 
-    /// Stores connection `c`'s counters, in its row if they fit.
-    fn keep_counts(&mut self, c: u32, stats: &ConnStats) {
-        let r = &mut self.rows[c as usize];
+    /// Stores the counters of the row at `at`, in the row if they fit.
+    fn keep_counts(&mut self, at: usize, stats: &ConnStats) {
+        let r = &mut self.rows[at];
         match Stored::narrow(stats) {
             Some(counts) => r.counts = counts,
             None => {
                 r.flags |= WIDE;
-                self.wide.insert(c, stats.clone());
+                self.wide.insert(at as u32, stats.clone());
             }
         }
     }
@@ -330,15 +340,16 @@ impl ConnTable {
     /// Connection `c`'s receiver has every packet: keep what the results and late packets
     /// read in its row, drop its state.
     pub fn finish_receiver(&mut self, c: u32) {
-        let s = std::mem::replace(&mut self.rx_slot[c as usize], NONE);
+        let at = self.at(c, End::Rx);
+        let s = std::mem::replace(&mut self.rx_slot[at], NONE);
         let RecvHalf { mut rx, stats, .. } = self.receivers.remove(s as usize);
-        debug_assert_eq!(rx.delivered_bytes, self.rows[c as usize].bytes, "a complete receiver has all its connection carries");
+        debug_assert_eq!(rx.delivered_bytes, self.rows[at].bytes, "a complete receiver has all its connection carries");
         let from = self.reorder.len();
         for (d, &n) in rx.reorder_hist.iter().enumerate().filter(|(_, &n)| n > 0) {
             debug_assert!(n < 1 << 56, "arrivals fit 56 bits (2^56 packets)");
             self.reorder.push((d as u64) << 56 | n);
         }
-        let r = &mut self.rows[c as usize];
+        let r = &mut self.rows[at];
         (r.end, r.max_reorder) = (rx.end.unwrap_or(NEVER), rx.max_reorder);
         r.reorder_at = from as u32;
         r.reorder_len = (self.reorder.len() - from) as u8; // at most REORDER_BUCKETS
@@ -349,55 +360,61 @@ impl ConnTable {
         }
         if self.keep_cnp {
             if self.cnp.is_empty() {
-                self.cnp = vec![Notifier::default(); self.tx_slot.len()];
+                self.cnp = vec![Notifier::default(); self.rows.len()];
             }
-            self.cnp[c as usize] = rx.cnp;
+            self.cnp[at] = rx.cnp;
         }
-        self.count_late(c, |s| s.add(&stats));
+        self.count_late(c, End::Rx, |s| s.add(&stats));
     }
 
     /// Connection `c`'s sender has everything acknowledged (its receiver had everything
     /// before): keep its row, drop its state.
     pub fn finish_sender(&mut self, c: u32) {
-        let half = self.senders.remove(std::mem::replace(&mut self.tx_slot[c as usize], NONE) as usize);
-        self.rows[c as usize].first_send = half.tx.first_send.unwrap_or(NEVER);
-        self.count_late(c, |s| s.add(&half.stats));
+        let at = self.at(c, End::Tx);
+        let half = self.senders.remove(std::mem::replace(&mut self.tx_slot[at], NONE) as usize);
+        self.rows[at].first_send = half.tx.first_send.unwrap_or(NEVER);
+        self.count_late(c, End::Tx, |s| s.add(&half.stats));
     }
 
-    /// Connection `c`'s results so far.
+    /// Connection `c`'s results so far, as far as this piece holds them (its ends' parts;
+    /// nothing of a connection neither of whose ends it holds: zeros).
     pub fn row(&self, c: u32) -> ConnRow {
-        let r = &self.rows[c as usize];
+        let Some(at) = self.held(c) else {
+            return ConnRow { n_pkts: 0, max_reorder: 0, first_send: NEVER, end: NEVER, delivered_bytes: 0, stats: ConnStats::default() };
+        };
+        let r = &self.rows[at];
         let mut row = ConnRow {
             n_pkts: self.factory.packets(r.bytes),
             max_reorder: r.max_reorder,
             first_send: r.first_send,
             end: r.end,
             delivered_bytes: if r.flags & RX_DONE != 0 { r.bytes } else { 0 },
-            stats: if r.flags & WIDE != 0 { self.wide[&c].clone() } else { Stored::widen(&r.counts) },
+            stats: if r.flags & WIDE != 0 { self.wide[&(at as u32)].clone() } else { Stored::widen(&r.counts) },
         };
-        if let Some(tx) = self.senders.get(self.tx_slot[c as usize] as usize) {
+        if let Some(tx) = self.senders.get(self.tx_slot[at] as usize) {
             row.first_send = tx.tx.first_send.unwrap_or(NEVER);
             row.stats.add(&tx.stats);
         }
-        if let Some(rx) = self.receivers.get(self.rx_slot[c as usize] as usize) {
+        if let Some(rx) = self.receivers.get(self.rx_slot[at] as usize) {
             (row.max_reorder, row.end, row.delivered_bytes) = (rx.rx.max_reorder, rx.rx.end.unwrap_or(NEVER), rx.rx.delivered_bytes);
             row.stats.add(&rx.stats);
         }
         row
     }
 
-    /// Adds connection `c`'s reorder histogram to `hist`.
+    /// Adds connection `c`'s reorder histogram to `hist` (if this piece holds its receiver).
     pub fn add_reorder(&self, c: u32, hist: &mut [u64; REORDER_BUCKETS]) {
-        match self.receivers.get(self.rx_slot[c as usize] as usize) {
+        let Some(at) = self.held(c) else { return };
+        match self.receivers.get(self.rx_slot[at] as usize) {
             Some(half) => {
                 for (h, n) in hist.iter_mut().zip(&half.rx.reorder_hist) {
                     *h += n;
                 }
             }
             None => {
-                let r = &self.rows[c as usize];
-                let at = r.reorder_at as usize;
-                for &e in &self.reorder[at..at + r.reorder_len as usize] {
+                let r = &self.rows[at];
+                let from = r.reorder_at as usize;
+                for &e in &self.reorder[from..from + r.reorder_len as usize] {
                     hist[(e >> 56) as usize] += e & ((1 << 56) - 1);
                 }
             }
@@ -405,21 +422,24 @@ impl ConnTable {
     }
 
     /// The EV every packet of connection `c` gets, for load balancers that use one (its
-    /// load balancer rebuilt from the message's stream if it is not live); `first` is the
-    /// message's first connection.
+    /// load balancer rebuilt from the message's stream if it is not live here); `first` is
+    /// the message's first connection.
     pub fn fixed_ev(&self, c: u32, first: u32, spec: &MessageSpec) -> Option<Ev> {
-        if let Some(half) = self.senders.get(self.tx_slot[c as usize] as usize) {
-            return half.tx.lb.fixed_ev();
+        if let Some(at) = self.held(c) {
+            if let Some(half) = self.senders.get(self.tx_slot[at] as usize) {
+                return half.tx.lb.fixed_ev();
+            }
         }
-        let m = self.conn_msg[c as usize];
-        let lbs = self.factory.load_balancers(spec, &mut self.seeds[m as usize].clone());
+        let m = self.message_of(c);
+        let lbs = self.factory.load_balancers(spec, &mut self.catalog.seeds[m as usize].clone());
         lbs.get((c - first) as usize)?.fixed_ev()
     }
 
     /// The load-balancer state of message `m`'s connections, in bytes (a fresh build: the
     /// state's size is fixed at construction).
     pub fn lb_state_bytes(&self, m: u32, spec: &MessageSpec) -> u64 {
-        let lbs = self.factory.load_balancers(spec, &mut self.seeds[m as usize].clone());
+        let Some(seed) = self.catalog.seeds.get(m as usize) else { return 0 };
+        let lbs = self.factory.load_balancers(spec, &mut seed.clone());
         lbs.iter().map(|lb| lb.state_bytes() as u64).sum()
     }
 
@@ -430,63 +450,4 @@ impl ConnTable {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::rng::Stream;
-    use crate::scenario::Scenario;
-    use crate::sim::Simulation;
-
-    /// An empty table of a small fabric's connections, and the payload of a full packet.
-    fn table() -> (ConnTable, u64) {
-        let json = r#"{"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}}"#;
-        let model = Scenario::from_json(json).expect("valid").resolve().expect("resolves");
-        (ConnTable::new(Simulation::factory(&model), false), model.transport.mtu - model.transport.header)
-    }
-
-    #[test]
-    fn a_stored_row_keeps_counts_beyond_four_bytes_exactly() {
-        let (mut t, payload) = table();
-        let ids = t.add(0, &MessageSpec::new(0, 1, 10 * payload + 1, 0, 0), &mut Rng::stream(1, Stream::Host, 0));
-        let c = ids.start;
-        let pending = t.row(c);
-        assert_eq!((pending.n_pkts, pending.delivered_bytes, pending.first_send()), (11, 0, None));
-        let big = u64::from(u32::MAX) + 5;
-        t.count_late(c, |s| s.cnps += 1);
-        t.count_late(c, |s| s.data_packets = big);
-        t.count_late(c, |s| s.cnps += 1); // once wide, it stays exact
-        let r = t.row(c);
-        assert_eq!((r.stats.data_packets, r.stats.cnps, r.stats.retransmits), (big, 2, 0));
-        assert_eq!(Stored::narrow(&r.stats), None);
-        let small = ConnStats { retransmits: 7, ..ConnStats::default() };
-        assert_eq!(Stored::narrow(&small).map(|n| Stored::widen(&n).retransmits), Some(7));
-    }
-
-    #[test]
-    fn each_half_lives_only_while_it_works_and_leaves_its_counts_in_the_row() {
-        let (mut t, payload) = table();
-        let spec = MessageSpec::new(0, 1, 3 * payload, 0, 0);
-        let c = t.add(0, &spec, &mut Rng::stream(1, Stream::Host, 0)).start;
-        t.start(c..c + 1, &spec);
-        assert_eq!((t.senders.len(), t.receivers.len()), (1, 0), "the receiver exists from its first packet on");
-        t.sender_live(c).stats.data_packets = 3;
-        for psn in 0..3 {
-            let half = t.receiver(c, &spec).expect("not complete yet");
-            let completed = crate::host::TransportKind::Ooo.on_data(&mut half.rx, 10 + psn as Time, psn, payload, false).completed;
-            if psn == 1 {
-                half.stats.cnps = 2;
-            }
-            assert_eq!(completed, psn == 2);
-        }
-        assert_eq!(t.row(c).stats.cnps, 2, "a live half's counts show in the row");
-        t.finish_receiver(c);
-        assert!(t.receiver(c, &spec).is_none(), "a complete receiver is not rebuilt by a late packet");
-        assert_eq!(t.receivers.len(), 0);
-        let r = t.row(c);
-        assert_eq!((r.delivered_bytes, r.end(), r.stats.cnps, r.stats.data_packets), (3 * payload, Some(12), 2, 3));
-        t.finish_sender(c);
-        assert_eq!(t.senders.len(), 0);
-        let r = t.row(c);
-        assert_eq!((r.stats.cnps, r.stats.data_packets, r.n_pkts), (2, 3, 3), "both halves' counts, once each");
-        assert_eq!(t.peak_live(), 1);
-    }
-}
+mod tests;

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::budget;
+use crate::engine::rng::{Rng, Stream};
 use crate::engine::watchdog::Activity;
 use crate::engine::watchdog::Watchdog;
 use crate::engine::{Event, EventQueue, Status, FAULT_UNIT, RECORD_UNIT};
@@ -28,8 +29,9 @@ use crate::error::ScenarioError;
 use crate::faults::{self, Timeline};
 use crate::host::cc::CcContext;
 use crate::host::factory::ConnFactory;
+use crate::host::message::Message;
 use crate::host::nic::Nics;
-use crate::host::table::ConnTable;
+use crate::host::table::{ConnCatalog, ConnTable};
 use crate::scenario::{Model, Scenario};
 use crate::stats::sampler::Sampler;
 use crate::stats::RunResult;
@@ -187,8 +189,15 @@ impl Simulation {
         let mtu = model.transport.mtu;
         let hop = topo.ports.iter().map(|p| p.delay + serialization(mtu, p.rate)).max().unwrap_or(0);
         let factory = Self::factory(&model);
-        // the pieces keep the messages from here on (the model's copy would double them)
-        let mut specs = Some(std::mem::take(&mut model.messages));
+        // the pieces share the messages and their connections' catalog from here on (the
+        // model's copy would double them); each holds the rows of its hosts' connections
+        let specs = std::mem::take(&mut model.messages);
+        let mut rngs: Vec<Rng> = (0..topo.hosts()).map(|h| Rng::stream(model.seed, Stream::Host, h.into())).collect();
+        let layout = ConnCatalog::build(&factory, &specs, &mut rngs, (count > 1).then_some((&home[..], count)));
+        let messages: Arc<[Message]> =
+            specs.iter().zip(&layout.ids).map(|(&spec, ids)| Message { spec, first: ids.start, count: ids.len() as u32 }).collect();
+        drop(specs);
+        let dependents = Arc::new(model.deps.dependents(messages.len()));
         let mut built = Vec::with_capacity(count);
         for me in 0..count {
             let mut queue = EventQueue::with_horizon(hop + hop / 8).with_nodes(topo.nodes.len());
@@ -198,23 +207,15 @@ impl Simulation {
                     queue.schedule(at, event);
                 }
             }
-            let conns = ConnTable::new(factory.clone(), model.transport.cc.sends_cnps());
-            let mut nics = Nics::new(topo.hosts(), model.seed, model.transport.clone(), conns);
+            let conns =
+                ConnTable::new(factory.clone(), model.transport.cc.sends_cnps(), layout.catalog.clone(), me as u16, &layout.bytes[me]);
+            let mut nics = Nics::new(model.transport.clone(), conns, messages.clone(), &rngs, &layout.incoming);
             let mut fabric = Fabric::new(topo.clone(), model.switch.clone(), model.seed);
             if count > 1 {
                 nics.cut(home.clone(), me as u16);
                 fabric.cut(&home, me as u16);
             }
-            if me + 1 == count {
-                for spec in specs.take().into_iter().flatten() {
-                    nics.add(spec);
-                }
-            } else {
-                for &spec in specs.iter().flatten() {
-                    nics.add(spec);
-                }
-            }
-            nics.schedule_starts(&mut queue, &model.deps);
+            nics.schedule_starts(&mut queue, &model.deps, dependents.clone());
             built.push(Piece { queue, fabric, nics, counted: 0, ran: 0 });
         }
         let stop_at = built[0].nics.messages().len() as u32;

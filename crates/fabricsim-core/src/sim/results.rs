@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::{port_of, Simulation};
 use crate::engine::Status;
-use crate::host::message::Message;
+use crate::host::message::MsgState;
 use crate::host::nic::NicCounts;
 use crate::host::parts::ConnParts;
 use crate::packet::{Ev, Kind, Packet};
@@ -121,7 +121,7 @@ impl Simulation {
 
     /// Per-flow, per-port and summary results of the run so far (the run can go on).
     pub fn results(&self) -> RunResult {
-        let m = MessageColumns::of(&self.work(&self.messages()), &self.conns());
+        let m = MessageColumns::of(&self.work(&self.states()), &self.conns());
         let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses());
         let samples = self.sampler.as_ref().map(|s| s.rows.clone()).unwrap_or_default();
         let ports = self.ports();
@@ -135,7 +135,7 @@ impl Simulation {
     pub fn into_results(mut self) -> RunResult {
         let (accounting, achieved) = (self.accounting(), self.achieved_load());
         self.pieces.iter_mut().for_each(|p| p.nics.free_schedule());
-        let m = MessageColumns::of(&self.work(&self.messages()), &self.conns());
+        let m = MessageColumns::of(&self.work(&self.states()), &self.conns());
         self.pieces.iter_mut().for_each(|p| p.nics.free_messages());
         (self.model.deps, self.model.tags) = Default::default();
         let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses());
@@ -145,17 +145,15 @@ impl Simulation {
         RunResult::collect(self.view(&ports, accounting, achieved, samples), m, c)
     }
 
-    /// The messages as one run's: each end's counts from its piece.
-    fn messages(&self) -> Cow<'_, [Message]> {
+    /// What the messages' ends counted, as one run's: each end's counts from its piece.
+    fn states(&self) -> Cow<'_, [MsgState]> {
         let [first, rest @ ..] = &self.pieces[..] else { return Cow::Borrowed(&[]) };
         if rest.is_empty() {
-            return Cow::Borrowed(first.nics.messages());
+            return Cow::Borrowed(first.nics.states());
         }
-        let mut all = first.nics.messages().to_vec();
+        let mut all = first.nics.states().to_vec();
         for p in rest {
-            for (a, b) in all.iter_mut().zip(p.nics.messages()) {
-                (a.done, a.acked, a.released) = (a.done + b.done, a.acked + b.acked, a.released.min(b.released));
-            }
+            all.iter_mut().zip(p.nics.states()).for_each(|(a, b)| a.merge(b));
         }
         Cow::Owned(all)
     }
@@ -206,9 +204,10 @@ impl Simulation {
     }
 
     /// What the first stage of the tables reads.
-    fn work<'a>(&'a self, messages: &'a [Message]) -> WorkView<'a> {
+    fn work<'a>(&'a self, states: &'a [MsgState]) -> WorkView<'a> {
         let m = &self.model;
-        WorkView { tree: &m.tree, transport: &m.transport, messages, deps: &m.deps, tags: &m.tags, jobs: &m.jobs }
+        let messages = self.pieces[0].nics.messages();
+        WorkView { tree: &m.tree, transport: &m.transport, messages, states, deps: &m.deps, tags: &m.tags, jobs: &m.jobs }
     }
 
     /// What the tables are made from.

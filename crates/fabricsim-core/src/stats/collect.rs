@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use super::ideal::{ideal_fct, message_packets, releases};
 use super::jobs::JobTables;
 use super::{columns, mean, ns, percentile, Column, Nullable, RunResult, RunView, Summary, Table};
-use crate::host::message::Message;
+use crate::host::message::{Message, MsgState};
 use crate::host::parts::ConnParts;
 use crate::host::TransportModel;
 use crate::switch::forward::ConnLosses;
@@ -31,6 +31,8 @@ pub struct WorkView<'a> {
     pub tree: &'a FatTreeSpec,
     pub transport: &'a TransportModel,
     pub messages: &'a [Message],
+    /// What the messages' ends counted of them (one per message).
+    pub states: &'a [MsgState],
     /// What each message waits for, its job tag, and the jobs.
     pub deps: &'a Deps,
     pub tags: &'a [Tag],
@@ -83,7 +85,7 @@ impl MessageColumns {
             })
             .collect();
         let (mut first_send, mut end) = (Nullable::with_capacity(messages.len()), Nullable::with_capacity(messages.len()));
-        for m in messages {
+        for (m, state) in messages.iter().zip(w.states) {
             let (mut first, mut last) = (None::<Time>, None::<Time>);
             for c in m.first..m.first + m.count {
                 let r = flows.row(c);
@@ -91,7 +93,7 @@ impl MessageColumns {
                 last = last.into_iter().chain(r.end()).max();
             }
             first_send.push(first);
-            end.push(if m.done == m.count { last } else { None });
+            end.push(if state.done == m.count { last } else { None });
         }
         // the jobs' ideal needs scratch memory: it runs before the other columns exist
         let jobs = super::jobs::tables(w, &ideal, &end);
@@ -102,7 +104,7 @@ impl MessageColumns {
             dst: spec(&|m| tree.host(m.spec.dst) as u64),
             bytes: spec(&|m| m.spec.bytes),
             start: spec(&|m| m.spec.start),
-            ready: messages.iter().map(Message::ready).collect(),
+            ready: w.states.iter().map(MsgState::ready).collect(),
             class: spec(&|m| m.spec.class as u64),
             pinned: messages.iter().map(|m| m.spec.pinned).collect(),
             first_send,

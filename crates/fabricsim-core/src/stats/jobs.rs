@@ -84,7 +84,7 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
         if t.job == Tag::NONE.job {
             continue;
         }
-        let ready = v.messages[i].ready();
+        let ready = v.states[i].ready();
         iters.entry((t.job, t.iteration)).or_insert_with(Span::new).add(ready, end.get(i), ideal[i]);
         steps.entry((t.job, t.iteration, t.step)).or_insert_with(Span::new).add(ready, end.get(i), ideal[i]);
     }

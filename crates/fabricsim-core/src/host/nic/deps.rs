@@ -13,6 +13,8 @@
 //! into pieces sees every influence between hosts take time. A message is released when it
 //! has heard of the last of its dependencies, after its own delay and not before its start.
 
+use std::sync::Arc;
+
 use super::Nics;
 use crate::engine::{node_unit, Event, EventQueue};
 use crate::time::Time;
@@ -28,12 +30,13 @@ pub struct Notice {
 }
 
 impl Nics {
-    /// Takes the messages' dependencies (`deps`, one list per message added) and schedules
-    /// the start of every message that waits for none, numbered by its source host.
-    pub fn schedule_starts(&mut self, q: &mut EventQueue, deps: &Deps) {
+    /// Takes the messages' dependencies (`deps`, one list per message, and `dependents`, its
+    /// reverse: [`Deps::dependents`]) and schedules the start of every message of this
+    /// piece's hosts that waits for none, numbered by its source host.
+    pub fn schedule_starts(&mut self, q: &mut EventQueue, deps: &Deps, dependents: Arc<Deps>) {
         let n = self.messages.len();
         self.waiting = (0..n).map(|m| deps.of(m).len() as u32).collect();
-        self.dependents = deps.dependents(n);
+        self.dependents = dependents;
         for m in 0..n {
             if self.waiting[m] == 0 && self.is_home(self.messages[m].spec.src) {
                 q.set_origin(node_unit(self.messages[m].spec.src));
@@ -44,8 +47,8 @@ impl Nics {
 
     /// Releases message `m` at `at`: its connections start then.
     pub(super) fn release(&mut self, q: &mut EventQueue, m: usize, at: Time) {
-        let msg = &mut self.messages[m];
-        msg.released = at;
+        let msg = self.messages[m];
+        self.states[m].released = at;
         for c in msg.connections() {
             q.schedule(at, Event::ConnStart(c as u32));
         }

@@ -14,6 +14,7 @@
 
 use super::Nics;
 use crate::engine::{Event, EventQueue};
+use crate::host::table::End;
 use crate::host::TransportKind;
 use crate::packet::{Kind, Packet};
 use crate::switch::forward::Fabric;
@@ -38,7 +39,7 @@ impl Nics {
         let cnps = self.cfg.cc.sends_cnps();
         let window_end = self.conns.notifier_mut(c).filter(|_| packet.ecn && cnps).and_then(|n| n.on_marked(now));
         if window_end.is_some() {
-            self.conns.count_late(c, |s| s.cnps += 1);
+            self.conns.count_late(c, End::Rx, |s| s.cnps += 1);
         }
         self.hosts[host as usize].counts.data_delivered += 1;
         if let Some(at) = window_end {
@@ -55,7 +56,7 @@ impl Nics {
         match packet.kind {
             Kind::Ack => {
                 if packet.ecn && !self.cfg.ack_policy.all_evs {
-                    self.conns.count_late(packet.conn, |s| s.ecn_acks += 1);
+                    self.conns.count_late(packet.conn, End::Tx, |s| s.ecn_acks += 1);
                 }
                 self.kick(q, fabric, now, host);
             }

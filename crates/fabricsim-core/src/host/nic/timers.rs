@@ -4,6 +4,7 @@
 use super::Nics;
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::CongestionControl;
+use crate::host::table::End;
 use crate::lb::LoadBalancer;
 use crate::packet::{Kind, Packet};
 use crate::switch::forward::Fabric;
@@ -30,7 +31,7 @@ impl Nics {
                 let Some(cnp) = self.conns.notifier_mut(c) else { return }; // no CNPs without DCQCN
                 let end = cnp.on_timer(now);
                 if end.is_some() {
-                    self.conns.count_late(c, |s| s.cnps += 1);
+                    self.conns.count_late(c, End::Rx, |s| s.cnps += 1);
                 }
                 end
             }
