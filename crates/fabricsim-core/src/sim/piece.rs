@@ -203,17 +203,23 @@ impl Piece {
 }
 
 /// The piece of each node when a run is cut into `pieces`: each leaf with its hosts, leaves in
-/// consecutive blocks, the switches above dealt out in turn.
+/// consecutive blocks; in a 3-tier tree each pod's aggregation switches with its first leaf;
+/// the switches above dealt out in turn.
 pub fn partition(topo: &Topology, pieces: usize) -> Vec<u16> {
     let pieces = pieces.clamp(1, usize::from(u16::MAX));
-    let hosts = topo.spec.hosts as usize;
-    let leaves = topo.spec.leaves as usize;
+    let spec = &topo.spec;
+    let (hosts, leaves) = (spec.hosts as usize, spec.leaves as usize);
+    let aggs = if spec.tiers == 3 { (spec.pods * spec.up0) as usize } else { 0 };
     let mut home = vec![0u16; topo.nodes.len()];
     for (j, h) in home.iter_mut().enumerate().skip(hosts).take(leaves) {
         *h = ((j - hosts) * pieces / leaves.max(1)) as u16;
     }
-    for (k, h) in home.iter_mut().enumerate().skip(hosts + leaves) {
-        *h = ((k - hosts - leaves) % pieces) as u16;
+    for a in 0..aggs {
+        let first_leaf = hosts + a / spec.up0 as usize * spec.leaves_per_pod as usize;
+        home[hosts + leaves + a] = home[first_leaf];
+    }
+    for (k, h) in home.iter_mut().enumerate().skip(hosts + leaves + aggs) {
+        *h = ((k - hosts - leaves - aggs) % pieces) as u16;
     }
     for host in 0..hosts {
         let leaf = topo.ports[topo.nodes[host].reach.first_port as usize].to;
