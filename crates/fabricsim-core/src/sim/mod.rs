@@ -314,7 +314,10 @@ impl Simulation {
             }
             let mut left = (budget - *n).min(1 << 16);
             let before = left;
-            let pause = self.pieces[i].run::<true>(bound.min(until), &mut left, &mut self.now);
+            let pause = match &mut self.pieces[..] {
+                [one] => one.run::<{ Pause::ON_COMPLETION }>(bound.min(until), &mut left, &mut self.now),
+                all => all[i].run::<{ Pause::ON_ALL }>(bound.min(until), &mut left, &mut self.now),
+            };
             (*n, self.events) = (*n + before - left, self.events + before - left);
             match pause {
                 Pause::Duty(event, by) => self.run_duty(self.now, event, by),

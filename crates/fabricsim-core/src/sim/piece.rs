@@ -41,13 +41,24 @@ pub(crate) enum Pause {
     Bound,
 }
 
+impl Pause {
+    /// When [`Piece::run`] pauses besides duties and its bound: after a completion or a
+    /// hand-over, ...
+    pub const ON_ALL: u8 = 2;
+    /// ... after a completion ...
+    pub const ON_COMPLETION: u8 = 1;
+    /// ... or never.
+    pub const NEVER: u8 = 0;
+}
+
 impl Piece {
     /// Runs this piece's events while their keys stay below `bound` and `left` allows (each
     /// event takes one; `now` follows them), until one needs the driver ([`Pause`]). With
-    /// `PAUSE` false (a window of the parallel engine, which no other piece can reach into
-    /// and no duty falls in) it runs on through completions and hand-overs.
+    /// `PAUSE` one of [`Pause::ON_ALL`] (in turns with other pieces), [`Pause::ON_COMPLETION`]
+    /// (the only piece: nothing is handed over) or [`Pause::NEVER`] (a window of the parallel
+    /// engine, which no other piece can reach into and no duty falls in).
     #[inline]
-    pub fn run<const PAUSE: bool>(&mut self, bound: u128, left: &mut u64, now: &mut Time) -> Pause {
+    pub fn run<const PAUSE: u8>(&mut self, bound: u128, left: &mut u64, now: &mut Time) -> Pause {
         while *left > 0 {
             match self.queue.peek_key() {
                 Some(k) if k < bound => {}
@@ -70,7 +81,7 @@ impl Piece {
             debug_assert!(self.nics.is_home(unit - 2), "{event:?} runs in its unit's piece");
             self.queue.set_origin(unit);
             self.dispatch(at, event);
-            if PAUSE && (self.nics.reported() != self.counted || self.has_outgoing()) {
+            if (PAUSE != Pause::NEVER && self.nics.reported() != self.counted) || (PAUSE == Pause::ON_ALL && self.has_outgoing()) {
                 return Pause::Changed;
             }
         }
@@ -141,7 +152,7 @@ impl Piece {
     /// of the whole run falls there, and nothing another piece does reaches it).
     pub fn window(&mut self, bound: u128) {
         let (mut left, mut now) = (u64::MAX, 0);
-        let pause = self.run::<false>(bound, &mut left, &mut now);
+        let pause = self.run::<{ Pause::NEVER }>(bound, &mut left, &mut now);
         debug_assert_eq!(pause, Pause::Bound, "a window holds no duty");
         self.ran = u64::MAX - left;
     }
