@@ -8,14 +8,13 @@ use std::collections::BTreeMap;
 use super::{port_of, Simulation};
 use crate::engine::Status;
 use crate::host::message::MsgState;
-use crate::host::nic::NicCounts;
 use crate::host::parts::ConnParts;
 use crate::packet::{Ev, Kind, Packet};
 use crate::scenario::{Model, Scenario};
 use crate::stats::collect::{ConnColumns, MessageColumns, WorkView};
 use crate::stats::sampler::SampleRows;
 use crate::stats::{Accounting, RunResult, RunView};
-use crate::switch::forward::{ConnLosses, Losses};
+use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
 use crate::time::Time;
 use crate::topology::Topology;
@@ -95,28 +94,20 @@ impl Simulation {
 
     /// Every data packet the hosts sent, by fate.
     pub fn accounting(&self) -> Accounting {
-        let (mut n, mut l) = (NicCounts::default(), Losses::default());
-        let (mut in_flight, mut headers_in_flight) = (0, 0);
-        for p in &self.pieces {
-            let (c, lost, (whole, headers)) = (p.nics.counts(), p.fabric.losses(), p.fabric.data_in_flight());
-            n.data_sent += c.data_sent;
-            n.data_delivered += c.data_delivered;
-            n.headers_delivered += c.headers_delivered;
-            l.data_trimmed += lost.data_trimmed;
-            l.data_dropped += lost.data_dropped;
-            l.headers_dropped += lost.headers_dropped;
-            (in_flight, headers_in_flight) = (in_flight + whole, headers_in_flight + headers);
-        }
-        Accounting {
-            data_sent: n.data_sent,
-            data_delivered: n.data_delivered,
-            data_trimmed: l.data_trimmed,
-            data_dropped: l.data_dropped,
-            data_in_flight: in_flight,
-            headers_delivered: n.headers_delivered,
-            headers_dropped: l.headers_dropped,
-            headers_in_flight,
-        }
+        let of = |p: &super::Piece| {
+            let (n, l, (in_flight, headers_in_flight)) = (p.nics.counts(), p.fabric.losses(), p.fabric.data_in_flight());
+            Accounting {
+                data_sent: n.data_sent,
+                data_delivered: n.data_delivered,
+                data_trimmed: l.data_trimmed,
+                data_dropped: l.data_dropped,
+                data_in_flight: in_flight,
+                headers_delivered: n.headers_delivered,
+                headers_dropped: l.headers_dropped,
+                headers_in_flight,
+            }
+        };
+        self.pieces.iter().map(of).fold(Accounting::default(), |a, b| a + b)
     }
 
     /// Per-flow, per-port and summary results of the run so far (the run can go on).

@@ -58,6 +58,24 @@ pub struct Accounting {
     pub headers_in_flight: u64,
 }
 
+impl std::ops::Add for Accounting {
+    type Output = Accounting;
+
+    /// The packets of two parts of a run (its pieces).
+    fn add(self, o: Accounting) -> Accounting {
+        Accounting {
+            data_sent: self.data_sent + o.data_sent,
+            data_delivered: self.data_delivered + o.data_delivered,
+            data_trimmed: self.data_trimmed + o.data_trimmed,
+            data_dropped: self.data_dropped + o.data_dropped,
+            data_in_flight: self.data_in_flight + o.data_in_flight,
+            headers_delivered: self.headers_delivered + o.headers_delivered,
+            headers_dropped: self.headers_dropped + o.headers_dropped,
+            headers_in_flight: self.headers_in_flight + o.headers_in_flight,
+        }
+    }
+}
+
 impl Accounting {
     pub fn balanced(&self) -> bool {
         self.data_sent == self.data_delivered + self.data_trimmed + self.data_dropped + self.data_in_flight
