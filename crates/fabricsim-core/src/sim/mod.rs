@@ -216,7 +216,8 @@ impl Simulation {
                 fabric.cut(&home, me as u16);
             }
             nics.schedule_starts(&mut queue, &model.deps, dependents.clone());
-            built.push(Piece { queue, fabric, nics, counted: 0, ran: 0 });
+            let hosts = (0..topo.hosts()).filter(|&h| nics.is_home(h)).collect();
+            built.push(Piece { queue, fabric, nics, counted: 0, ran: 0, hosts });
         }
         let stop_at = built[0].nics.messages().len() as u32;
         let duty_times = duties.iter().map(|&(_, at, _)| Reverse(at)).collect();

@@ -27,6 +27,8 @@ pub(crate) struct Piece {
     pub counted: u32,
     /// Events its last parallel window ran.
     pub ran: u64,
+    /// Its hosts.
+    pub hosts: Vec<u32>,
 }
 
 /// Why [`Piece::run`] paused.
@@ -167,7 +169,7 @@ impl Piece {
     pub fn completion_bound(&self, now: Time) -> Time {
         let topo = self.fabric.topology();
         let mut bound = now;
-        for host in (0..topo.hosts()).filter(|&h| self.nics.is_home(h)) {
+        for &host in &self.hosts {
             let missing = self.nics.missing(host);
             if missing == 0 {
                 continue;
