@@ -122,10 +122,12 @@ impl Simulation {
                 let shared = &shared;
                 s.spawn(move || shared.work(t, threads));
             }
-            let status = self.drive(&shared, budget, n, started);
+            // the workers are released even if the driver panics (a bug): they would wait
+            // at the barrier forever, and the scope for them
+            let status = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.drive(&shared, budget, n, started)));
             *shared.plan.lock().unwrap_or_else(PoisonError::into_inner) = None;
             shared.start.wait();
-            status
+            status.unwrap_or_else(|payload| std::panic::resume_unwind(payload))
         })
     }
 
