@@ -8,8 +8,9 @@
 //! rows, the per-packet state of the connections under way at once ([`messages`]), the
 //! results tables, and the samples (one row
 //! per sampled port per interval up to `stop.max_time`, the run's guard: a run that ends
-//! sooner samples less). It aims to be within a factor of two of the peak; the bound is a
-//! guard against the impossible, not an accounting.
+//! sooner samples less), and what each piece of a run on several threads holds beyond the
+//! first ([`pieces`]). It aims to be within a factor of two of the peak; the bound is a guard
+//! against the impossible, not an accounting.
 
 use crate::error::ScenarioError;
 use crate::host::connection::{RecvHalf, SendHalf, REORDER_BUCKETS};
@@ -32,11 +33,13 @@ pub struct Estimate {
     pub fabric: u64,
     pub messages: u64,
     pub samples: u64,
+    /// The pieces of a run on several threads, beyond the first.
+    pub pieces: u64,
 }
 
 impl Estimate {
     pub fn total(&self) -> u64 {
-        self.fabric.saturating_add(self.messages).saturating_add(self.samples)
+        self.fabric.saturating_add(self.messages).saturating_add(self.samples).saturating_add(self.pieces)
     }
 }
 
@@ -142,6 +145,9 @@ pub fn check(e: &Estimate, limit: u64) -> Result<(), ScenarioError> {
     if e.samples > 0 {
         parts.push(format!("samples {}", gib(e.samples)));
     }
+    if e.pieces > 0 {
+        parts.push(format!("threads {}", gib(e.pieces)));
+    }
     Err(ScenarioError::new(
         "stop.max_memory",
         format!("a run that needs about {} ({})", gib(e.total()), parts.join(", ")),
@@ -150,6 +156,20 @@ pub fn check(e: &Estimate, limit: u64) -> Result<(), ScenarioError> {
             gib(limit)
         ),
     ))
+}
+
+/// What `extra` pieces beyond the first hold of a run of `messages` messages and `conns`
+/// connections: each its own copy of the fabric's ports, wires and hosts (their queues are the
+/// owning piece's, counted once in [`fabric`]), its calendar, what its hosts count per
+/// message (`MsgState` and a dependency count); and, all pieces together, a second row for
+/// each connection whose ends lie in two pieces.
+pub fn pieces(extra: u64, tree: &FatTreeSpec, messages: u64, conns: u64) -> u64 {
+    if extra == 0 {
+        return 0;
+    }
+    let ports = port_count(tree) * (std::mem::size_of::<EgressPort>() as u64 + 64 + 96);
+    let per_piece = ports + tree.hosts as u64 * 160 + messages * 20 + (8192 * 24 + 16 * 8192);
+    extra.saturating_mul(per_piece).saturating_add(conns.saturating_mul(STORED_ROW_BYTES + 8))
 }
 
 /// The sample part of the estimate.

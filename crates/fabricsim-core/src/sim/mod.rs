@@ -164,8 +164,10 @@ impl Simulation {
         let faults = faults::timeline(&scenario.faults, &topo, model.seed, model.max_time)?;
         let sampler = scenario.samples.as_ref().map(|cfg| cfg.resolve(&topo)).transpose()?;
         let mut warnings = model.warnings.clone();
+        let mut need = model.need;
         if let Some(s) = &sampler {
-            budget::check(&budget::with_samples(model.need, s.rows_until(model.max_time)), model.max_memory)?;
+            need = budget::with_samples(need, s.rows_until(model.max_time));
+            budget::check(&need, model.max_memory)?;
             warnings.extend(s.warning(model.max_time));
         }
         // the duties that read or change the whole run wait in the first piece's queue: the
@@ -197,6 +199,11 @@ impl Simulation {
         let messages: Arc<[Message]> =
             specs.iter().zip(&layout.ids).map(|(&spec, ids)| Message { spec, first: ids.start, count: ids.len() as u32 }).collect();
         drop(specs);
+        if count > 1 {
+            need.pieces =
+                budget::pieces(count as u64 - 1, &model.tree, messages.len() as u64, layout.ids.last().map_or(0, |r| r.end.into()));
+            budget::check(&need, model.max_memory)?;
+        }
         let dependents = Arc::new(model.deps.dependents(messages.len()));
         let mut built = Vec::with_capacity(count);
         for me in 0..count {

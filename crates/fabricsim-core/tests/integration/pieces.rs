@@ -120,3 +120,14 @@ fn every_golden_scenario_gives_its_tables_on_any_threads() {
     }
     assert!(failures.is_empty(), "a parallel run differs:\n{}", failures.join("\n"));
 }
+
+#[test]
+fn the_memory_guard_counts_the_pieces_of_a_run_on_threads() {
+    let base = "[topology]\nhosts = 1024\nradix = 64\n[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n";
+    let one = Simulation::new(&super::scenario(base).expect("valid")).expect("builds").model().need.total();
+    // room for one thread and 4 MiB more: 16 pieces hold more than that
+    let tight = super::scenario(&format!("{base}[stop]\nmax_memory = \"{}B\"\n", one + (4 << 20))).expect("valid");
+    assert!(Simulation::with_threads(&tight, 1).is_ok());
+    let err = Simulation::with_threads(&tight, 16).err().expect("refused before anything runs");
+    assert!(err.to_string().contains("stop.max_memory") && err.to_string().contains("threads"), "{err}");
+}
