@@ -100,10 +100,26 @@ impl Simulation {
     /// fabric is cut into as many pieces, a leaf with its hosts in one, that run in windows
     /// no longer than the least latency between two pieces. The results are those of one
     /// thread, exactly. Where windows cannot pay (a link of no latency between two pieces,
-    /// fewer leaves than threads), the run uses fewer threads and says why
-    /// ([`Simulation::thread_note`]).
+    /// fewer leaves than threads), or the pieces would need more than `stop.max_memory`, the
+    /// run uses fewer threads and says why ([`Simulation::thread_note`]).
     pub fn with_threads(scenario: &Scenario, threads: usize) -> Result<Simulation, ScenarioError> {
-        Ok(Self::in_pieces(scenario, threads.max(1))?.on_threads(threads))
+        let mut n = threads.max(1);
+        loop {
+            match Self::in_pieces(scenario, n) {
+                Ok(sim) => {
+                    let mut sim = sim.on_threads(n);
+                    if n < threads && sim.thread_note.is_none() {
+                        let used = sim.threads;
+                        sim.thread_note =
+                            Some(format!("{threads} threads asked, {used} used: more pieces would need more than stop.max_memory"));
+                    }
+                    return Ok(sim);
+                }
+                // each piece holds a copy of the fabric and counts per message: fewer may fit
+                Err(e) if n > 1 && e.field == "stop.max_memory" => n /= 2,
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// This run's pieces on `threads` threads (at most one per piece; pieces are dealt out to

@@ -122,12 +122,15 @@ fn every_golden_scenario_gives_its_tables_on_any_threads() {
 }
 
 #[test]
-fn the_memory_guard_counts_the_pieces_of_a_run_on_threads() {
+fn the_memory_guard_counts_the_pieces_and_a_run_takes_the_threads_that_fit() {
     let base = "[topology]\nhosts = 1024\nradix = 64\n[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n";
     let one = Simulation::new(&super::scenario(base).expect("valid")).expect("builds").model().need.total();
     // room for one thread and 4 MiB more: 16 pieces hold more than that
     let tight = super::scenario(&format!("{base}[stop]\nmax_memory = \"{}B\"\n", one + (4 << 20))).expect("valid");
     assert!(Simulation::with_threads(&tight, 1).is_ok());
-    let err = Simulation::with_threads(&tight, 16).err().expect("refused before anything runs");
+    let err = Simulation::cut_by(&tight, |t| (0..t.nodes.len()).map(|i| (i % 16) as u16).collect()).err().expect("refused");
     assert!(err.to_string().contains("stop.max_memory") && err.to_string().contains("threads"), "{err}");
+    // asked for 16 threads, the run takes as many as fit, and says so
+    let sim = Simulation::with_threads(&tight, 16).expect("builds on fewer threads");
+    assert!(sim.threads() < 16 && sim.thread_note().is_some_and(|n| n.contains("stop.max_memory")), "{:?}", sim.thread_note());
 }
