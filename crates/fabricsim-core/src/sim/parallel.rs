@@ -6,8 +6,10 @@
 //! the least latency of a link between two pieces, and of a notice between hosts of two
 //! pieces. So in a window `[now, now + lookahead)` no piece can change what another does:
 //! every piece runs its events of the window in its own key order on its own thread, and what
-//! crosses is handed over between windows (the driver moves the outboxes; the threads are
-//! created once per `step` and meet at a barrier at each window's start and end). Event keys
+//! crosses is handed over between windows: each thread sorts its pieces' outboxes into
+//! mailboxes by the piece they are for, and after a barrier takes its pieces' mail into their
+//! wires and queues (the threads are created once per `step` and meet at a barrier at each
+//! window's start, after its mail is posted, and at its end). Event keys
 //! are (time, unit, sequence within the unit), never a global counter, so each piece makes
 //! the decisions it makes on one thread.
 //!
@@ -30,7 +32,9 @@ use std::time::Instant;
 
 use super::piece::Piece;
 use super::Simulation;
-use crate::engine::Status;
+use crate::engine::{Event, Status};
+use crate::host::nic::Notice;
+use crate::packet::Packet;
 use crate::time::Time;
 
 /// Threads meeting between windows: each waits until all have arrived. It spins a while
@@ -71,27 +75,83 @@ impl Barrier {
     }
 }
 
+/// What one piece sends another between two windows: packets for the wires it holds (port,
+/// arrival, packet) and release notices for its hosts.
+#[derive(Default)]
+struct Mail {
+    packets: Vec<(u32, Time, Packet)>,
+    notices: Vec<Notice>,
+}
+
 /// What a parallel window's threads share: the pieces (moved in for the window, out after
-/// it), the window's end key (`None`: the threads stop), the barriers, and a thread's panic.
+/// it), the mailboxes (`mail[from * pieces + to]`), each node's piece, the window's end key
+/// (`None`: the threads stop), the barriers, and a thread's panic.
 struct Shared {
     cells: Vec<Mutex<Option<Piece>>>,
+    mail: Vec<Mutex<Mail>>,
+    home: std::sync::Arc<[u16]>,
     plan: Mutex<Option<u128>>,
     start: Barrier,
+    posted: Barrier,
     end: Barrier,
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
 impl Shared {
-    /// Runs thread `t`'s share of the pieces (every `threads`-th from `t`) up to `bound`.
-    fn run_share(&self, t: usize, threads: usize, bound: u128) {
-        for cell in self.cells.iter().skip(t).step_by(threads) {
+    /// Does `f` for each piece of thread `t` (every `threads`-th from `t`), keeping a panic
+    /// for the driver.
+    fn each(&self, t: usize, threads: usize, f: impl Fn(usize, &mut Piece)) {
+        for (i, cell) in self.cells.iter().enumerate().skip(t).step_by(threads) {
             let mut guard = cell.lock().unwrap_or_else(PoisonError::into_inner);
             let Some(piece) = guard.as_mut() else { continue };
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| piece.window(bound)));
-            if let Err(payload) = outcome {
+            if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(i, piece))) {
                 self.panic.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(payload);
             }
         }
+    }
+
+    /// Runs piece `i` up to `bound`, then sorts its outboxes into the mailboxes of the pieces
+    /// they are for.
+    fn run_and_post(&self, i: usize, piece: &mut Piece, bound: u128) {
+        piece.window(bound);
+        let n = self.cells.len();
+        let mut row: Vec<_> = self.mail[i * n..(i + 1) * n].iter().map(|m| m.lock().unwrap_or_else(PoisonError::into_inner)).collect();
+        let mut packets = std::mem::take(&mut piece.fabric.outbox);
+        for (port, at, pkt) in packets.drain(..) {
+            debug_assert!(at >= (bound >> 64) as Time, "a packet handed over arrives after the window");
+            let to = self.home[piece.fabric.wires()[port as usize].to as usize];
+            row[usize::from(to)].packets.push((port, at, pkt));
+        }
+        piece.fabric.outbox = packets;
+        let mut notices = std::mem::take(&mut piece.nics.notices);
+        for notice in notices.drain(..) {
+            debug_assert!(notice.at >= (bound >> 64) as Time, "a notice handed over arrives after the window");
+            let src = piece.nics.messages()[notice.message as usize].spec.src;
+            row[usize::from(self.home[src as usize])].notices.push(notice);
+        }
+        piece.nics.notices = notices;
+    }
+
+    /// Takes piece `j`'s mail into its wires and queue.
+    fn collect(&self, j: usize, piece: &mut Piece) {
+        let n = self.cells.len();
+        for i in 0..n {
+            let mut mail = self.mail[i * n + j].lock().unwrap_or_else(PoisonError::into_inner);
+            for (port, at, pkt) in mail.packets.drain(..) {
+                piece.fabric.accept(&mut piece.queue, port, at, pkt);
+            }
+            for notice in mail.notices.drain(..) {
+                piece.queue.schedule_ordered(notice.at, notice.order, Event::Release(notice.message));
+            }
+        }
+    }
+
+    /// Thread `t`'s part of a window ending at `bound`: run and post, then (once every thread
+    /// posted) collect.
+    fn window(&self, t: usize, threads: usize, bound: u128) {
+        self.each(t, threads, |i, piece| self.run_and_post(i, piece, bound));
+        self.posted.wait();
+        self.each(t, threads, |j, piece| self.collect(j, piece));
     }
 
     /// A worker thread: a window whenever the driver plans one, until it plans none.
@@ -99,7 +159,7 @@ impl Shared {
         loop {
             self.start.wait();
             let Some(bound) = *self.plan.lock().unwrap_or_else(PoisonError::into_inner) else { return };
-            self.run_share(t, threads, bound);
+            self.window(t, threads, bound);
             self.end.wait();
         }
     }
@@ -110,10 +170,14 @@ impl Simulation {
     /// until the run stops or `budget` events (counted in `n`) ran; returns the status.
     pub(super) fn windows(&mut self, budget: u64, n: &mut u64, started: Instant) -> Status {
         let threads = self.threads;
+        let pieces = self.pieces.len();
         let shared = Shared {
-            cells: (0..self.pieces.len()).map(|_| Mutex::new(None)).collect(),
+            cells: (0..pieces).map(|_| Mutex::new(None)).collect(),
+            mail: (0..pieces * pieces).map(|_| Mutex::new(Mail::default())).collect(),
+            home: self.home.clone(),
             plan: Mutex::new(None),
             start: Barrier::new(threads),
+            posted: Barrier::new(threads),
             end: Barrier::new(threads),
             panic: Mutex::new(None),
         };
@@ -148,13 +212,12 @@ impl Simulation {
             }
             *shared.plan.lock().unwrap_or_else(PoisonError::into_inner) = Some(bound);
             shared.start.wait();
-            shared.run_share(0, self.threads, bound);
+            shared.window(0, self.threads, bound);
             shared.end.wait();
             self.pieces = shared.cells.iter().filter_map(|c| c.lock().unwrap_or_else(PoisonError::into_inner).take()).collect();
             if let Some(payload) = shared.panic.lock().unwrap_or_else(PoisonError::into_inner).take() {
                 std::panic::resume_unwind(payload);
             }
-            debug_assert!(self.pieces.iter().all(|p| p.outgoing_from(end)), "what crosses arrives after the window");
             self.windows.0 += 1;
             for i in 0..self.pieces.len() {
                 let ran = std::mem::take(&mut self.pieces[i].ran);

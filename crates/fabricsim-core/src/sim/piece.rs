@@ -186,11 +186,6 @@ impl Piece {
         bound
     }
 
-    /// Whether everything in this piece's outboxes arrives at `end` or later.
-    pub fn outgoing_from(&self, end: Time) -> bool {
-        self.fabric.outbox.iter().all(|&(_, at, _)| at >= end) && self.nics.notices.iter().all(|n| n.at >= end)
-    }
-
     /// Whether this piece put something in its outboxes.
     #[inline]
     pub fn has_outgoing(&self) -> bool {
