@@ -160,16 +160,17 @@ pub fn check(e: &Estimate, limit: u64) -> Result<(), ScenarioError> {
 
 /// What `extra` pieces beyond the first hold of a run of `messages` messages and `conns`
 /// connections: each its own copy of the fabric's ports, wires and hosts (their queues are the
-/// owning piece's, counted once in [`fabric`]), its calendar, what its hosts count per
-/// message (`MsgState` and a dependency count); and, all pieces together, a second row for
-/// each connection whose ends lie in two pieces.
+/// owning piece's, counted once in [`fabric`]) and its calendar; and, all pieces together, a
+/// second copy of what the ends count of each message whose ends lie in two pieces (`MsgState`
+/// and a dependency count) and of each such connection's row.
 pub fn pieces(extra: u64, tree: &FatTreeSpec, messages: u64, conns: u64) -> u64 {
     if extra == 0 {
         return 0;
     }
     let ports = port_count(tree) * (std::mem::size_of::<EgressPort>() as u64 + 64 + 96);
-    let per_piece = ports + tree.hosts as u64 * 160 + messages * 20 + (8192 * 24 + 16 * 8192);
-    extra.saturating_mul(per_piece).saturating_add(conns.saturating_mul(STORED_ROW_BYTES + 8))
+    let per_piece = ports + tree.hosts as u64 * 160 + (8192 * 24 + 16 * 8192);
+    let second_ends = messages.saturating_mul(20).saturating_add(conns.saturating_mul(STORED_ROW_BYTES + 8));
+    extra.saturating_mul(per_piece).saturating_add(second_ends)
 }
 
 /// The sample part of the estimate.

@@ -33,8 +33,10 @@ pub struct ConnCatalog {
     /// message) ...
     pub(crate) seeds: Arc<[Rng]>,
     /// ... and, in a run of several pieces, where its state lies (empty in one piece: a
-    /// connection's index is its id).
+    /// connection's index is its id) ...
     pub(crate) sides: Arc<[Side]>,
+    /// ... and where each message's counts lie (`MsgState`, the same way).
+    pub(crate) msg_sides: Arc<[Side]>,
 }
 
 /// A run's connections as [`ConnCatalog::build`] lays them out.
@@ -42,8 +44,10 @@ pub struct Layout {
     pub catalog: ConnCatalog,
     /// Each message's connection ids (consecutive).
     pub ids: Vec<std::ops::Range<u32>>,
-    /// For each piece, what each connection it holds carries, in its order.
+    /// For each piece, what each connection it holds carries, in its order ...
     pub bytes: Vec<Vec<u64>>,
+    /// ... and how many messages it holds an end of.
+    pub messages: Vec<usize>,
     /// For each host, the bytes on the wire of every data packet sent to it, each once.
     pub incoming: Vec<u64>,
 }
@@ -54,11 +58,21 @@ impl ConnCatalog {
     /// of whose ends is its). The messages' load balancers draw from their source host's
     /// stream in `rngs` (one per host), advanced past them.
     pub fn build(factory: &ConnFactory, specs: &[MessageSpec], rngs: &mut [Rng], cut: Option<(&[u16], usize)>) -> Layout {
-        let (mut conn_msg, mut seeds, mut sides) = (Vec::new(), Vec::with_capacity(specs.len()), Vec::new());
+        let (mut conn_msg, mut seeds, mut sides, mut msg_sides) = (Vec::new(), Vec::with_capacity(specs.len()), Vec::new(), Vec::new());
         let mut ids = Vec::with_capacity(specs.len());
         let mut bytes: Vec<Vec<u64>> = vec![Vec::new(); cut.map_or(1, |(_, n)| n)];
+        let mut messages = vec![0; bytes.len()];
+        // the index of an item with ends in pieces `piece` among those each of them holds
+        let place = |count: &mut dyn FnMut(u16) -> u32, piece: [u16; 2]| {
+            let first = count(piece[0]);
+            Side { at: [first, if piece[1] == piece[0] { first } else { count(piece[1]) }], piece }
+        };
         let mut incoming = vec![0; rngs.len()];
         for (m, spec) in specs.iter().enumerate() {
+            if let Some((home, _)) = cut {
+                let piece = [home[spec.src as usize], home[spec.dst as usize]];
+                msg_sides.push(place(&mut |p| (messages[usize::from(p)], messages[usize::from(p)] += 1).0 as u32, piece));
+            }
             let rng = &mut rngs[spec.src as usize];
             seeds.push(rng.clone());
             factory.draw(spec, rng);
@@ -71,20 +85,20 @@ impl ConnCatalog {
                     continue;
                 };
                 let piece = [home[spec.src as usize], home[spec.dst as usize]];
-                let mut at = [0; 2];
-                for (end, &p) in piece.iter().enumerate() {
-                    if end == 1 && p == piece[0] {
-                        at[1] = at[0];
-                        continue;
-                    }
-                    at[end] = bytes[usize::from(p)].len() as u32;
-                    bytes[usize::from(p)].push(share);
-                }
-                sides.push(Side { at, piece });
+                sides.push(place(
+                    &mut |p| {
+                        bytes[usize::from(p)].push(share);
+                        bytes[usize::from(p)].len() as u32 - 1
+                    },
+                    piece,
+                ));
             }
             ids.push(first..conn_msg.len() as u32);
         }
-        let catalog = ConnCatalog { conn_msg: conn_msg.into(), seeds: seeds.into(), sides: sides.into() };
-        Layout { catalog, ids, bytes, incoming }
+        if cut.is_none() {
+            messages[0] = specs.len();
+        }
+        let catalog = ConnCatalog { conn_msg: conn_msg.into(), seeds: seeds.into(), sides: sides.into(), msg_sides: msg_sides.into() };
+        Layout { catalog, ids, bytes, messages, incoming }
     }
 }

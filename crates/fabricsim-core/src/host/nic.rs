@@ -20,7 +20,7 @@ use crate::engine::{Event, EventQueue};
 use crate::host::cc::{AckSignal, CongestionControl};
 use crate::host::connection::SendRecord;
 use crate::host::message::{Message, MsgState};
-use crate::host::table::ConnTable;
+use crate::host::table::{ConnTable, End};
 use crate::host::{LossDetection, TransportKind, TransportModel};
 use crate::lb::LoadBalancer;
 use crate::packet::{Ev, Kind, Packet};
@@ -97,8 +97,9 @@ pub struct Nics {
 impl Nics {
     /// The NICs of the hosts whose random streams `rngs` are (as the messages' load balancers
     /// left them: [`crate::host::table::ConnCatalog::build`]), with the messages and their
-    /// connections (`conns`), and the bytes sent to each host (`incoming`).
-    pub fn new(cfg: TransportModel, conns: ConnTable, messages: Arc<[Message]>, rngs: &[Rng], incoming: &[u64]) -> Nics {
+    /// connections (`conns`), the bytes sent to each host (`incoming`), and the number of
+    /// messages one of whose ends they hold (`held`).
+    pub fn new(cfg: TransportModel, conns: ConnTable, messages: Arc<[Message]>, rngs: &[Rng], incoming: &[u64], held: usize) -> Nics {
         Nics {
             hosts: rngs
                 .iter()
@@ -119,7 +120,7 @@ impl Nics {
                 })
                 .collect(),
             conns,
-            states: vec![MsgState::default(); messages.len()],
+            states: vec![MsgState::default(); held],
             messages,
             reported: 0,
             dependents: Arc::default(),
@@ -150,7 +151,8 @@ impl Nics {
         &self.messages
     }
 
-    /// What this piece's hosts counted of each message.
+    /// What this piece's hosts counted of the messages they send or receive (indexed by
+    /// [`ConnTable::msg_at`]).
     pub fn states(&self) -> &[MsgState] {
         &self.states
     }
@@ -397,7 +399,7 @@ impl Nics {
             }
         }
         if arrival.completed {
-            let m = &mut self.states[mi];
+            let m = &mut self.states[self.conns.msg_at(mi, End::Rx)];
             m.done += 1;
             if m.done == self.messages[mi].count {
                 self.hosts[host as usize].done += 1;
@@ -459,7 +461,7 @@ impl Nics {
                     self.hosts[host as usize].active.retain(|&x| x != c);
                     self.conns.finish_sender(c);
                     let mi = self.conns.message_of(c) as usize;
-                    let m = &mut self.states[mi];
+                    let m = &mut self.states[self.conns.msg_at(mi, End::Tx)];
                     m.acked += 1;
                     if m.acked == self.messages[mi].count && !self.dependents.is_empty() {
                         self.acknowledged(q, now, host, mi);

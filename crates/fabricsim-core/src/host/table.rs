@@ -185,6 +185,22 @@ impl ConnTable {
         }
     }
 
+    /// Where message `m`'s counts lie for its `end` (which this piece must hold): an index
+    /// into this piece's `MsgState`s.
+    #[inline]
+    pub fn msg_at(&self, m: usize, end: End) -> usize {
+        match self.catalog.msg_sides.get(m) {
+            Some(side) => side.at[end as usize] as usize,
+            None => m,
+        }
+    }
+
+    /// Where message `m`'s counts lie in a run of several pieces (`None` in one piece: at
+    /// index `m`).
+    pub fn message_side(&self, m: usize) -> Option<Side> {
+        self.catalog.msg_sides.get(m).copied()
+    }
+
     /// Connection `c`'s index in this table if this piece holds an end of it.
     fn held(&self, c: u32) -> Option<usize> {
         match self.catalog.sides.get(c as usize) {

@@ -232,7 +232,7 @@ impl Simulation {
             }
             let conns =
                 ConnTable::new(factory.clone(), model.transport.cc.sends_cnps(), layout.catalog.clone(), me as u16, &layout.bytes[me]);
-            let mut nics = Nics::new(model.transport.clone(), conns, messages.clone(), &rngs, &layout.incoming);
+            let mut nics = Nics::new(model.transport.clone(), conns, messages.clone(), &rngs, &layout.incoming, layout.messages[me]);
             let mut fabric = Fabric::new(topo.clone(), model.switch.clone(), model.seed);
             if count > 1 {
                 nics.cut(home.clone(), me as u16);

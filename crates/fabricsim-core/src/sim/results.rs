@@ -138,15 +138,20 @@ impl Simulation {
 
     /// What the messages' ends counted, as one run's: each end's counts from its piece.
     fn states(&self) -> Cow<'_, [MsgState]> {
-        let [first, rest @ ..] = &self.pieces[..] else { return Cow::Borrowed(&[]) };
+        let pieces = &self.pieces[..];
+        let [first, rest @ ..] = pieces else { return Cow::Borrowed(&[]) };
         if rest.is_empty() {
             return Cow::Borrowed(first.nics.states());
         }
-        let mut all = first.nics.states().to_vec();
-        for p in rest {
-            all.iter_mut().zip(p.nics.states()).for_each(|(a, b)| a.merge(b));
-        }
-        Cow::Owned(all)
+        let part = |p: u16, at: u32| pieces[usize::from(p)].nics.states()[at as usize];
+        let merged = (0..first.nics.messages().len()).filter_map(|m| first.nics.connections().message_side(m)).map(|side| {
+            let mut s = part(side.piece[0], side.at[0]);
+            if side.piece[1] != side.piece[0] {
+                s.merge(&part(side.piece[1], side.at[1]));
+            }
+            s
+        });
+        Cow::Owned(merged.collect())
     }
 
     /// The connection tables of the pieces, read as one.

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use super::Nics;
 use crate::engine::{node_unit, Event, EventQueue};
+use crate::host::table::End;
 use crate::time::Time;
 use crate::workload::Deps;
 
@@ -34,13 +35,18 @@ impl Nics {
     /// reverse: [`Deps::dependents`]) and schedules the start of every message of this
     /// piece's hosts that waits for none, numbered by its source host.
     pub fn schedule_starts(&mut self, q: &mut EventQueue, deps: &Deps, dependents: Arc<Deps>) {
-        let n = self.messages.len();
-        self.waiting = (0..n).map(|m| deps.of(m).len() as u32).collect();
+        self.waiting = vec![0; self.states.len()];
         self.dependents = dependents;
-        for m in 0..n {
-            if self.waiting[m] == 0 && self.is_home(self.messages[m].spec.src) {
-                q.set_origin(node_unit(self.messages[m].spec.src));
-                self.release(q, m, self.messages[m].spec.start);
+        for m in 0..self.messages.len() {
+            let spec = self.messages[m].spec;
+            if !self.is_home(spec.src) {
+                continue;
+            }
+            let waits = deps.of(m).len() as u32;
+            self.waiting[self.conns.msg_at(m, End::Tx)] = waits;
+            if waits == 0 {
+                q.set_origin(node_unit(spec.src));
+                self.release(q, m, spec.start);
             }
         }
     }
@@ -48,7 +54,7 @@ impl Nics {
     /// Releases message `m` at `at`: its connections start then.
     pub(super) fn release(&mut self, q: &mut EventQueue, m: usize, at: Time) {
         let msg = self.messages[m];
-        self.states[m].released = at;
+        self.states[self.conns.msg_at(m, End::Tx)].released = at;
         for c in msg.connections() {
             q.schedule(at, Event::ConnStart(c as u32));
         }
@@ -101,8 +107,9 @@ impl Nics {
     /// One of the messages `d` waits for is known complete at `now`: once none is left, it
     /// is released after its delay and not before its start.
     fn heard(&mut self, q: &mut EventQueue, now: Time, d: usize) {
-        self.waiting[d] -= 1;
-        if self.waiting[d] == 0 {
+        let at = self.conns.msg_at(d, End::Tx);
+        self.waiting[at] -= 1;
+        if self.waiting[at] == 0 {
             let spec = self.messages[d].spec;
             self.release(q, d, spec.start.max(now.saturating_add(spec.delay)));
         }
