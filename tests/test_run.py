@@ -227,7 +227,7 @@ def test_threads_change_nothing_but_the_machines_figures():
     assert one.accounting == two.accounting
 
 
-@pytest.mark.parametrize("threads", [0, -1, 1.5, "2", True])
+@pytest.mark.parametrize("threads", [0, -1, 1.5, "2", True, 2**70])
 def test_threads_must_be_a_positive_count(threads):
     with pytest.raises(fabricsim.ScenarioError, match="threads"):
         fabricsim.run(fabric(kind="permutation", size="64KiB"), threads=threads)

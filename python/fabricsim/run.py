@@ -17,6 +17,8 @@ __all__ = ["Progress", "cores", "peak_rss_mb", "run"]
 
 #: Events per native call between progress updates (~20-50 ms of simulation).
 STEP_EVENTS = 200_000
+#: The most threads a run may ask for (a run uses at most one per leaf of its fabric).
+MAX_THREADS = 4096
 
 
 @dataclass(frozen=True)
@@ -76,10 +78,10 @@ def run(
     """
     if threads is None:
         threads = cores()
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
         from .errors import scenario_error
 
-        raise scenario_error("threads", f"got {threads!r}; expected a positive count of threads")
+        raise scenario_error("threads", f"got {threads!r}; expected a count of threads from 1 to {MAX_THREADS}")
     if not isinstance(scenario, Scenario):
         scenario = Scenario(scenario)
     sim = _core.Simulation(scenario.to_json(), threads)

@@ -210,13 +210,13 @@ impl Piece {
     }
 }
 
-/// The piece of each node when a run is cut into `pieces`: each leaf with its hosts, leaves in
-/// consecutive blocks; in a 3-tier tree each pod's aggregation switches with its first leaf;
-/// the switches above dealt out in turn.
+/// The piece of each node when a run is cut into `pieces` (at most one per leaf): each leaf
+/// with its hosts, leaves in consecutive blocks; in a 3-tier tree each pod's aggregation
+/// switches with its first leaf; the switches above dealt out in turn.
 pub fn partition(topo: &Topology, pieces: usize) -> Vec<u16> {
-    let pieces = pieces.clamp(1, usize::from(u16::MAX));
     let spec = &topo.spec;
     let (hosts, leaves) = (spec.hosts as usize, spec.leaves as usize);
+    let pieces = pieces.clamp(1, leaves.clamp(1, usize::from(u16::MAX)));
     let aggs = if spec.tiers == 3 { (spec.pods * spec.up0) as usize } else { 0 };
     let mut home = vec![0u16; topo.nodes.len()];
     for (j, h) in home.iter_mut().enumerate().skip(hosts).take(leaves) {

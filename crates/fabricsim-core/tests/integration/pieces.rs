@@ -134,3 +134,11 @@ fn the_memory_guard_counts_the_pieces_and_a_run_takes_the_threads_that_fit() {
     let sim = Simulation::with_threads(&tight, 16).expect("builds on fewer threads");
     assert!(sim.threads() < 16 && sim.thread_note().is_some_and(|n| n.contains("stop.max_memory")), "{:?}", sim.thread_note());
 }
+
+#[test]
+fn a_run_takes_at_most_one_thread_per_leaf() {
+    // 16 hosts of radix 8: 4 leaves
+    let sim = Simulation::with_threads(&super::scenario("[topology]\nhosts = 16\nradix = 8\n").expect("valid"), 1_000_000).expect("builds");
+    assert_eq!(sim.threads(), 4);
+    assert!(sim.thread_note().is_some_and(|n| n.contains("1000000 threads asked, 4 used")), "{:?}", sim.thread_note());
+}
