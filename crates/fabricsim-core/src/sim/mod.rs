@@ -348,7 +348,7 @@ impl Simulation {
                 Pause::Changed => self.changed(i),
                 Pause::Bound => {}
             }
-            if self.completed() >= self.stop_at && self.finish_at.is_none() {
+            if self.done >= self.stop_at && self.finish_at.is_none() {
                 self.finish_at = Some(self.now);
             }
         }
@@ -387,11 +387,6 @@ impl Simulation {
         let reported = piece.nics.reported();
         self.done += reported - piece.counted;
         piece.counted = reported;
-    }
-
-    /// Messages completed so far.
-    fn completed(&self) -> u32 {
-        self.done
     }
 
     /// Runs one of the duties of the whole run (`by`: its unit), which wait in the first
@@ -452,7 +447,7 @@ impl Simulation {
     fn guard(&self, next: Option<Time>) -> Status {
         if let Some(end) = self.finish_at {
             if next.is_none_or(|t| t > end) {
-                return if self.completed() == self.flow_count() { Status::Complete } else { Status::NoProgress };
+                return if self.done == self.flow_count() { Status::Complete } else { Status::NoProgress };
             }
         }
         match next {

@@ -30,11 +30,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use super::piece::Piece;
+use super::piece::{Mail, Piece};
 use super::Simulation;
-use crate::engine::{Event, Status};
-use crate::host::nic::Notice;
-use crate::packet::Packet;
+use crate::engine::Status;
 use crate::time::Time;
 
 /// Threads meeting between windows: each waits until all have arrived. It spins a while
@@ -75,14 +73,6 @@ impl Barrier {
     }
 }
 
-/// What one piece sends another between two windows: packets for the wires it holds (port,
-/// arrival, packet) and release notices for its hosts.
-#[derive(Default)]
-struct Mail {
-    packets: Vec<(u32, Time, Packet)>,
-    notices: Vec<Notice>,
-}
-
 /// What a parallel window's threads share: the pieces (moved in for the window, out after
 /// it), the mailboxes (`mail[from * pieces + to]`), each node's piece, the window's end key
 /// (`None`: the threads stop), the barriers, and a thread's panic.
@@ -110,39 +100,21 @@ impl Shared {
         }
     }
 
-    /// Runs piece `i` up to `bound`, then sorts its outboxes into the mailboxes of the pieces
-    /// they are for.
+    /// Runs piece `i` up to `bound`, then posts its outboxes into row `i` of the mailboxes.
     fn run_and_post(&self, i: usize, piece: &mut Piece, bound: u128) {
         piece.window(bound);
+        debug_assert!(piece.fabric.outbox.iter().all(|&(_, at, _)| at >= (bound >> 64) as Time), "packets arrive after the window");
+        debug_assert!(piece.nics.notices.iter().all(|n| n.at >= (bound >> 64) as Time), "notices arrive after the window");
         let n = self.cells.len();
         let mut row: Vec<_> = self.mail[i * n..(i + 1) * n].iter().map(|m| m.lock().unwrap_or_else(PoisonError::into_inner)).collect();
-        let mut packets = std::mem::take(&mut piece.fabric.outbox);
-        for (port, at, pkt) in packets.drain(..) {
-            debug_assert!(at >= (bound >> 64) as Time, "a packet handed over arrives after the window");
-            let to = self.home[piece.fabric.wires()[port as usize].to as usize];
-            row[usize::from(to)].packets.push((port, at, pkt));
-        }
-        piece.fabric.outbox = packets;
-        let mut notices = std::mem::take(&mut piece.nics.notices);
-        for notice in notices.drain(..) {
-            debug_assert!(notice.at >= (bound >> 64) as Time, "a notice handed over arrives after the window");
-            let src = piece.nics.messages()[notice.message as usize].spec.src;
-            row[usize::from(self.home[src as usize])].notices.push(notice);
-        }
-        piece.nics.notices = notices;
+        piece.post(&self.home, &mut row);
     }
 
-    /// Takes piece `j`'s mail into its wires and queue.
+    /// Takes piece `j`'s mail (column `j` of the mailboxes) into its wires and queue.
     fn collect(&self, j: usize, piece: &mut Piece) {
         let n = self.cells.len();
         for i in 0..n {
-            let mut mail = self.mail[i * n + j].lock().unwrap_or_else(PoisonError::into_inner);
-            for (port, at, pkt) in mail.packets.drain(..) {
-                piece.fabric.accept(&mut piece.queue, port, at, pkt);
-            }
-            for notice in mail.notices.drain(..) {
-                piece.queue.schedule_ordered(notice.at, notice.order, Event::Release(notice.message));
-            }
+            piece.take(&mut self.mail[i * n + j].lock().unwrap_or_else(PoisonError::into_inner));
         }
     }
 
@@ -225,7 +197,7 @@ impl Simulation {
                 self.now = self.now.max(self.pieces[i].queue.now());
                 self.changed(i);
             }
-            debug_assert!(self.completed() < self.stop_at, "no message completes in a parallel window");
+            debug_assert!(self.done < self.stop_at, "no message completes in a parallel window");
         }
     }
 

@@ -12,11 +12,19 @@
 //! in one piece or many.
 
 use crate::engine::{node_unit, Event, EventQueue};
-use crate::host::nic::Nics;
-use crate::packet::Kind;
+use crate::host::nic::{Nics, Notice};
+use crate::packet::{Kind, Packet};
 use crate::switch::forward::Fabric;
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
+
+/// What one piece sends another: packets for the wires it holds (port, arrival, packet) and
+/// release notices for its hosts.
+#[derive(Default)]
+pub(crate) struct Mail {
+    pub packets: Vec<(u32, Time, Packet)>,
+    pub notices: Vec<Notice>,
+}
 
 /// Hosts and switches with their state and their events.
 pub(crate) struct Piece {
@@ -192,21 +200,42 @@ impl Piece {
         !self.fabric.outbox.is_empty() || !self.nics.notices.is_empty()
     }
 
-    /// Hands what piece `from` put in its outboxes to the pieces it is for (`home`: the piece
-    /// of each node): packets onto their wires' far ends, notices into their hosts' queues.
-    pub fn hand_over(pieces: &mut [Piece], from: usize, home: &[u16]) {
-        let mut packets = std::mem::take(&mut pieces[from].fabric.outbox);
+    /// Empties this piece's outboxes into `mail[to]`, the mail for the piece each item is for
+    /// (`home`: the piece of each node): a packet for its wire's far end, a notice for its
+    /// message's source host.
+    pub fn post<M: std::ops::DerefMut<Target = Mail>>(&mut self, home: &[u16], mail: &mut [M]) {
+        let mut packets = std::mem::take(&mut self.fabric.outbox);
         for (port, at, pkt) in packets.drain(..) {
-            let to = &mut pieces[home[pieces[from].fabric.wires()[port as usize].to as usize] as usize];
-            to.fabric.accept(&mut to.queue, port, at, pkt);
+            mail[usize::from(home[self.fabric.wires()[port as usize].to as usize])].packets.push((port, at, pkt));
         }
-        pieces[from].fabric.outbox = packets;
-        let mut notices = std::mem::take(&mut pieces[from].nics.notices);
-        for n in notices.drain(..) {
-            let src = pieces[from].nics.messages()[n.message as usize].spec.src;
-            pieces[home[src as usize] as usize].queue.schedule_ordered(n.at, n.order, Event::Release(n.message));
+        self.fabric.outbox = packets;
+        let mut notices = std::mem::take(&mut self.nics.notices);
+        for notice in notices.drain(..) {
+            let src = self.nics.messages()[notice.message as usize].spec.src;
+            mail[usize::from(home[src as usize])].notices.push(notice);
         }
-        pieces[from].nics.notices = notices;
+        self.nics.notices = notices;
+    }
+
+    /// Takes `mail` another piece posted for this one: packets onto its wires, notices into
+    /// its queue.
+    pub fn take(&mut self, mail: &mut Mail) {
+        for (port, at, pkt) in mail.packets.drain(..) {
+            self.fabric.accept(&mut self.queue, port, at, pkt);
+        }
+        for notice in mail.notices.drain(..) {
+            self.queue.schedule_ordered(notice.at, notice.order, Event::Release(notice.message));
+        }
+    }
+
+    /// Hands what piece `from` put in its outboxes to the pieces it is for (`home`: the piece
+    /// of each node), at once: a run in turns on one thread.
+    pub fn hand_over(pieces: &mut [Piece], from: usize, home: &[u16]) {
+        let mut mail: Vec<Mail> = (0..pieces.len()).map(|_| Mail::default()).collect();
+        pieces[from].post(home, &mut mail.iter_mut().collect::<Vec<_>>());
+        for (piece, mail) in pieces.iter_mut().zip(&mut mail) {
+            piece.take(mail);
+        }
     }
 }
 
