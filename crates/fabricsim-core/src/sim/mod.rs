@@ -108,7 +108,9 @@ impl Simulation {
             match Self::in_pieces(scenario, n) {
                 Ok(sim) => {
                     let mut sim = sim.on_threads(n);
-                    if n < threads && sim.thread_note.is_none() {
+                    // memory is the reason whenever the threads were halved (a note about n,
+                    // fewer than asked, would misquote the ask), unless no window runs at all
+                    if n < threads && sim.lookahead > 0 {
                         let used = sim.threads;
                         sim.thread_note =
                             Some(format!("{threads} threads asked, {used} used: more pieces would need more than stop.max_memory"));
