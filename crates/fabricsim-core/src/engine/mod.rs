@@ -43,6 +43,15 @@ pub enum Event {
     CcTimer(u32),
     /// A connection's receiver ends a CNP window (DCQCN).
     CnpTimer(u32),
+    /// A message between two GPUs of one server is released at its source: it takes its
+    /// turn on the source's port of the scale-up network (`host::nic::scale_up`).
+    UpSend(u32),
+    /// Its first bit reaches its destination's port of the scale-up network.
+    UpArrive(u32),
+    /// Its last bit reaches its destination.
+    UpDone(u32),
+    /// Its source hears that it was received (its next step may wait for that).
+    UpAck(u32),
     /// The fault timeline's next actions take effect (one such event is pending at a time).
     Faults,
     /// The no-progress guard looks at the run ([`watchdog`]).

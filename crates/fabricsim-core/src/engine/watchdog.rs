@@ -6,9 +6,9 @@
 //! events for nothing. The guard is a global duty at times known in advance: every eighth of
 //! its `window` (1000 RTOs) a `Watch` event sums what the hosts delivered; when no receiver
 //! has accepted new data for a whole window while every message has started (no start or
-//! release notice pending) and no fault action is pending (a link that comes back, routing
-//! that reconverges), nothing can change the outcome and the run stops as incomplete, with
-//! its reason.
+//! release notice pending, nothing on a server's scale-up network) and no fault action is
+//! pending (a link that comes back, routing that reconverges), nothing can change the outcome
+//! and the run stops as incomplete, with its reason.
 
 use crate::time::Time;
 
@@ -54,6 +54,9 @@ pub struct Activity {
     pub starts: u64,
     pub notices_sent: u64,
     pub notices_taken: u64,
+    /// Messages started on a scale-up network, and delivered there.
+    pub up_sent: u64,
+    pub up_done: u64,
 }
 
 impl std::ops::Add for Activity {
@@ -65,15 +68,17 @@ impl std::ops::Add for Activity {
             starts: self.starts + o.starts,
             notices_sent: self.notices_sent + o.notices_sent,
             notices_taken: self.notices_taken + o.notices_taken,
+            up_sent: self.up_sent + o.up_sent,
+            up_done: self.up_done + o.up_done,
         }
     }
 }
 
 impl Activity {
-    /// Whether a connection start or a release notice is scheduled (a message waiting for
-    /// others is not).
+    /// Whether a connection start, a release notice or a message on a scale-up network is
+    /// on its way (a message waiting for others is not).
     pub fn starts_pending(&self) -> bool {
-        self.starts > 0 || self.notices_sent != self.notices_taken
+        self.starts > 0 || self.notices_sent != self.notices_taken || self.up_sent != self.up_done
     }
 }
 

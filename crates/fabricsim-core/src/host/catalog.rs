@@ -75,8 +75,13 @@ impl ConnCatalog {
             }
             let rng = &mut rngs[spec.src as usize];
             seeds.push(rng.clone());
-            factory.draw(spec, rng);
             let first = conn_msg.len() as u32;
+            if factory.on_scale_up(spec) {
+                // no connection, no load balancer: its server's scale-up network carries it
+                ids.push(first..first);
+                continue;
+            }
+            factory.draw(spec, rng);
             for share in factory.shares(spec.bytes) {
                 conn_msg.push(m as u32);
                 incoming[spec.dst as usize] += factory.wire_bytes(share);

@@ -56,11 +56,16 @@ impl ConnFactory {
         (0..n).map(|_| if spec.pinned { HostLb::Ecmp(ecmp::Ecmp::new(MAX_EVS, rng)) } else { self.lb.build(&self.lb_ctx, rng) }).collect()
     }
 
-    /// How long a notification from host `from` takes to reach host `to`: an empty packet's
-    /// one-way latency over a shortest path (every link's latency and every switch's
-    /// traversal latency, no serialization, no queueing).
+    /// How long a notification from host `from` takes to reach host `to`
+    /// ([`FatTreeSpec::notice_latency`]).
     pub fn notify_latency(&self, from: u32, to: u32) -> Time {
-        self.tree.path(from, to).iter().map(|h| h.latency).sum()
+        self.tree.notice_latency(from, to)
+    }
+
+    /// Whether `spec`'s message crosses its server's scale-up network (its two ends are GPUs
+    /// of one server that has one): it then has no connection.
+    pub fn on_scale_up(&self, spec: &MessageSpec) -> bool {
+        self.tree.scale_up_between(spec.src, spec.dst).is_some()
     }
 
     /// Advances `rng` past the draws of the message's load balancers (see the module's doc).

@@ -4,7 +4,8 @@
 use crate::time::Time;
 use crate::workload::MessageSpec;
 
-/// A message of the workload, carried by one connection or (MPTCP) several.
+/// A message of the workload, carried by one connection or (MPTCP) several, or by its
+/// server's scale-up network (no connection).
 #[derive(Debug, Clone, Copy)]
 pub struct Message {
     pub spec: MessageSpec,
@@ -14,6 +15,12 @@ pub struct Message {
 }
 
 impl Message {
+    /// Whether it crosses its server's scale-up network: then it has no connection.
+    #[inline]
+    pub fn on_scale_up(&self) -> bool {
+        self.count == 0
+    }
+
     pub fn connections(&self) -> std::ops::Range<usize> {
         self.first as usize..(self.first + self.count) as usize
     }

@@ -10,6 +10,8 @@
 
 mod deps;
 mod late;
+mod scale_up;
+mod state;
 mod timers;
 
 use std::sync::Arc;
@@ -29,35 +31,8 @@ use crate::time::Time;
 use crate::workload::Deps;
 use crate::workload::MessageSpec;
 pub use deps::Notice;
-
-/// What one host owns besides its connections: its random stream, its scheduler and its
-/// counters (a run's totals are their sums, taken when read).
-#[derive(Debug, Clone)]
-struct HostState {
-    rng: Rng,
-    /// Connections with something left to send, pulled round-robin from `rr`.
-    active: Vec<u32>,
-    rr: usize,
-    /// With `rate_cap`: when a wake-up is scheduled for a connection the cap holds back
-    /// (`Time::MAX`: none).
-    wake: Time,
-    counts: NicCounts,
-    /// Messages this host received completely.
-    done: u32,
-    /// Data packets that brought this host new data (the no-progress guard watches them), and
-    /// their bytes on the wire ...
-    progress: u64,
-    progress_bytes: u64,
-    /// ... of the bytes of every data packet sent to it, each once (what it still misses
-    /// bounds when it can have everything: [`Nics::missing`]).
-    incoming: u64,
-    /// Connection starts scheduled for its messages, not yet taken.
-    pending: u32,
-    /// Release notices it sent to other hosts, and those it took (a notice is in flight while
-    /// the sums differ).
-    notices_sent: u64,
-    notices_taken: u64,
-}
+pub use scale_up::UpPorts;
+use state::HostState;
 
 /// Data packets by fate at the hosts (the fabric counts the rest).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -89,6 +64,8 @@ pub struct Nics {
     home: Arc<[u16]>,
     me: u16,
     pub notices: Vec<Notice>,
+    /// The hosts' ports on their servers' scale-up networks.
+    pub up: UpPorts,
     scratch: Vec<SendRecord>,
     scratch_psn: Vec<u32>,
     scratch_acked: Vec<(u32, bool)>,
@@ -101,24 +78,7 @@ impl Nics {
     /// messages one of whose ends they hold (`held`).
     pub fn new(cfg: TransportModel, conns: ConnTable, messages: Arc<[Message]>, rngs: &[Rng], incoming: &[u64], held: usize) -> Nics {
         Nics {
-            hosts: rngs
-                .iter()
-                .zip(incoming)
-                .map(|(rng, &incoming)| HostState {
-                    rng: rng.clone(),
-                    active: Vec::new(),
-                    rr: 0,
-                    wake: Time::MAX,
-                    counts: NicCounts::default(),
-                    done: 0,
-                    progress: 0,
-                    progress_bytes: 0,
-                    incoming,
-                    pending: 0,
-                    notices_sent: 0,
-                    notices_taken: 0,
-                })
-                .collect(),
+            hosts: rngs.iter().zip(incoming).map(|(rng, &incoming)| HostState::new(rng.clone(), incoming)).collect(),
             conns,
             states: vec![MsgState::default(); held],
             messages,
@@ -129,6 +89,7 @@ impl Nics {
             home: Arc::new([]),
             me: 0,
             notices: Vec::new(),
+            up: UpPorts::default(),
             scratch: Vec::new(),
             scratch_psn: Vec::new(),
             scratch_acked: Vec::new(),
@@ -236,6 +197,8 @@ impl Nics {
             starts: h.pending.into(),
             notices_sent: h.notices_sent,
             notices_taken: h.notices_taken,
+            up_sent: h.up_sent,
+            up_done: h.up_done,
         };
         self.hosts.iter().map(of).fold(Activity::default(), |a, b| a + b)
     }

@@ -30,7 +30,7 @@ use crate::faults::{self, Timeline};
 use crate::host::cc::CcContext;
 use crate::host::factory::ConnFactory;
 use crate::host::message::Message;
-use crate::host::nic::Nics;
+use crate::host::nic::{Nics, UpPorts};
 use crate::host::table::{ConnCatalog, ConnTable};
 use crate::scenario::{Model, Scenario};
 use crate::stats::sampler::Sampler;
@@ -160,12 +160,21 @@ impl Simulation {
     }
 
     /// The least latency of anything that goes from one piece to another: a link between
-    /// them (its nominal latency: faults only lengthen it), or a release notice between
-    /// their hosts (which follows a path over such links, and is at least as long).
+    /// them (its nominal latency: faults only lengthen it), a release notice between their
+    /// hosts (which follows a path over such links, and is at least as long), or a server's
+    /// scale-up network between its GPUs.
     fn lookahead(&self) -> Time {
         let topo = self.topology();
         let far = topo.ports.iter().filter(|p| self.home[p.from as usize] != self.home[p.to as usize]);
-        far.map(|p| p.delay).min().unwrap_or(Time::MAX)
+        let links = far.map(|p| p.delay).min().unwrap_or(Time::MAX);
+        let tree = &self.model.tree;
+        let split = |up: crate::topology::ScaleUp| {
+            // a server whose GPUs are in different pieces
+            let n = tree.nics;
+            let piece = |h: u32| self.home[tree.slot(h) as usize];
+            (0..tree.hosts).any(|h| h % n != 0 && piece(h) != piece(h - h % n)).then_some(up.latency)
+        };
+        links.min(tree.scale_up.and_then(split).unwrap_or(Time::MAX))
     }
 
     /// [`Simulation::in_pieces`] with the cut given by hand: `cut(topology)[node]` is the
@@ -235,6 +244,7 @@ impl Simulation {
             let conns =
                 ConnTable::new(factory.clone(), model.transport.cc.sends_cnps(), layout.catalog.clone(), me as u16, &layout.bytes[me]);
             let mut nics = Nics::new(model.transport.clone(), conns, messages.clone(), &rngs, &layout.incoming, layout.messages[me]);
+            nics.up = UpPorts::new(model.tree.scale_up, rngs.len());
             let mut fabric = Fabric::new(topo.clone(), model.switch.clone(), model.seed);
             if count > 1 {
                 nics.cut(home.clone(), me as u16);

@@ -19,7 +19,7 @@ use crate::time::{serialization, Time};
 use crate::topology::Topology;
 
 /// What one piece sends another: packets for the wires it holds (port, arrival, packet) and
-/// release notices for its hosts.
+/// what a host tells its hosts (release notices, messages on a scale-up network).
 #[derive(Default)]
 pub(crate) struct Mail {
     pub packets: Vec<(u32, Time, Packet)>,
@@ -108,7 +108,8 @@ impl Piece {
     pub fn unit_of(&self, event: Event, by: u32) -> u32 {
         match event {
             Event::PipeArrive(p) => node_unit(self.fabric.wires()[p as usize].to),
-            Event::Release(m) => node_unit(self.nics.messages()[m as usize].spec.src),
+            Event::Release(m) | Event::UpAck(m) => node_unit(self.nics.messages()[m as usize].spec.src),
+            Event::UpArrive(m) => node_unit(self.nics.messages()[m as usize].spec.dst),
             _ => by,
         }
     }
@@ -120,7 +121,8 @@ impl Piece {
             Event::PipeArrive(p) => node_unit(self.fabric.ports()[p as usize].to),
             Event::ConnStart(c) | Event::Rto(c) | Event::CcTimer(c) => node_unit(self.nics.ends(c).0),
             Event::CnpTimer(c) => node_unit(self.nics.ends(c).1),
-            Event::Release(m) => node_unit(self.nics.messages()[m as usize].spec.src),
+            Event::Release(m) | Event::UpSend(m) | Event::UpAck(m) => node_unit(self.nics.messages()[m as usize].spec.src),
+            Event::UpArrive(m) | Event::UpDone(m) => node_unit(self.nics.messages()[m as usize].spec.dst),
             Event::NicWake(h) => node_unit(h),
             Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
         }
@@ -154,6 +156,10 @@ impl Piece {
             Event::CcTimer(c) => self.nics.on_cc_timer(q, &mut self.fabric, now, c),
             Event::CnpTimer(c) => self.nics.on_cnp_timer(q, &mut self.fabric, now, c),
             Event::Rto(c) => self.nics.on_rto(q, &mut self.fabric, now, c),
+            Event::UpSend(m) => self.nics.up_send(q, now, m),
+            Event::UpArrive(m) => self.nics.up_arrive(q, now, m),
+            Event::UpDone(m) => self.nics.up_done(q, now, m),
+            Event::UpAck(m) => self.nics.up_ack(q, now, m),
             Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
         }
     }
@@ -173,11 +179,13 @@ impl Piece {
     /// over its one link from its leaf: those not yet on that link's wire (which this piece
     /// holds, everything handed over) start being sent at `now` or later, one after another
     /// at most at the link's nominal rate, and take its nominal latency on top (faults only
-    /// slow a link and lengthen its latency).
+    /// slow a link and lengthen its latency). On a scale-up network, the last message its
+    /// ports took ends no earlier than they tell ([`crate::host::nic::UpPorts::bound`]).
     pub fn completion_bound(&self, now: Time) -> Time {
         let topo = self.fabric.topology();
         let mut bound = now;
         for &host in &self.hosts {
+            bound = bound.max(self.nics.up.bound(host));
             let missing = self.nics.missing(host);
             if missing == 0 {
                 continue;
@@ -201,8 +209,8 @@ impl Piece {
     }
 
     /// Empties this piece's outboxes into `mail[to]`, the mail for the piece each item is for
-    /// (`home`: the piece of each node): a packet for its wire's far end, a notice for its
-    /// message's source host.
+    /// (`home`: the piece of each node): a packet for its wire's far end, a notice for the
+    /// host its event belongs to ([`Piece::unit_of`]).
     pub fn post<M: std::ops::DerefMut<Target = Mail>>(&mut self, home: &[u16], mail: &mut [M]) {
         let mut packets = std::mem::take(&mut self.fabric.outbox);
         for (port, at, pkt) in packets.drain(..) {
@@ -211,8 +219,8 @@ impl Piece {
         self.fabric.outbox = packets;
         let mut notices = std::mem::take(&mut self.nics.notices);
         for notice in notices.drain(..) {
-            let src = self.nics.messages()[notice.message as usize].spec.src;
-            mail[usize::from(home[src as usize])].notices.push(notice);
+            let host = self.unit_of(notice.event, 0) - node_unit(0);
+            mail[usize::from(home[host as usize])].notices.push(notice);
         }
         self.nics.notices = notices;
     }
@@ -224,7 +232,7 @@ impl Piece {
             self.fabric.accept(&mut self.queue, port, at, pkt);
         }
         for notice in mail.notices.drain(..) {
-            self.queue.schedule_ordered(notice.at, notice.order, Event::Release(notice.message));
+            self.queue.schedule_ordered(notice.at, notice.order, notice.event);
         }
     }
 

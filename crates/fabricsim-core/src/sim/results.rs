@@ -112,7 +112,7 @@ impl Simulation {
 
     /// Per-flow, per-port and summary results of the run so far (the run can go on).
     pub fn results(&self) -> RunResult {
-        let m = MessageColumns::of(&self.work(&self.states()), &self.conns());
+        let m = MessageColumns::of(&self.work(&self.states(), &self.up_times()), &self.conns());
         let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses());
         let samples = self.sampler.as_ref().map(|s| s.rows.clone()).unwrap_or_default();
         let ports = self.ports();
@@ -126,7 +126,7 @@ impl Simulation {
     pub fn into_results(mut self) -> RunResult {
         let (accounting, achieved) = (self.accounting(), self.achieved_load());
         self.pieces.iter_mut().for_each(|p| p.nics.free_schedule());
-        let m = MessageColumns::of(&self.work(&self.states()), &self.conns());
+        let m = MessageColumns::of(&self.work(&self.states(), &self.up_times()), &self.conns());
         self.pieces.iter_mut().for_each(|p| p.nics.free_messages());
         (self.model.deps, self.model.tags) = Default::default();
         let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses());
@@ -152,6 +152,19 @@ impl Simulation {
             s
         });
         Cow::Owned(merged.collect())
+    }
+
+    /// When each message on a scale-up network was sent and delivered, as one run's: each
+    /// end's time from its piece.
+    fn up_times(&self) -> BTreeMap<u32, [Time; 2]> {
+        let mut all: BTreeMap<u32, [Time; 2]> = BTreeMap::new();
+        for p in &self.pieces {
+            for (&m, t) in &p.nics.up.times {
+                let e = all.entry(m).or_insert([Time::MAX; 2]);
+                *e = [e[0].min(t[0]), e[1].min(t[1])];
+            }
+        }
+        all
     }
 
     /// The connection tables of the pieces, read as one.
@@ -200,10 +213,10 @@ impl Simulation {
     }
 
     /// What the first stage of the tables reads.
-    fn work<'a>(&'a self, states: &'a [MsgState]) -> WorkView<'a> {
+    fn work<'a>(&'a self, states: &'a [MsgState], up: &'a BTreeMap<u32, [Time; 2]>) -> WorkView<'a> {
         let m = &self.model;
         let messages = self.pieces[0].nics.messages();
-        WorkView { tree: &m.tree, transport: &m.transport, messages, states, deps: &m.deps, tags: &m.tags, jobs: &m.jobs }
+        WorkView { tree: &m.tree, transport: &m.transport, messages, states, up, deps: &m.deps, tags: &m.tags, jobs: &m.jobs }
     }
 
     /// What the tables are made from.

@@ -20,7 +20,7 @@ use crate::host::parts::ConnParts;
 use crate::host::TransportModel;
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
-use crate::time::Time;
+use crate::time::{serialization, Time};
 use crate::topology::FatTreeSpec;
 use crate::workload::collective::Tag;
 use crate::workload::job::JobInfo;
@@ -33,6 +33,8 @@ pub struct WorkView<'a> {
     pub messages: &'a [Message],
     /// What the messages' ends counted of them (one per message).
     pub states: &'a [MsgState],
+    /// When each message on a scale-up network was sent and delivered (`Time::MAX`: not).
+    pub up: &'a BTreeMap<u32, [Time; 2]>,
     /// What each message waits for, its job tag, and the jobs.
     pub deps: &'a Deps,
     pub tags: &'a [Tag],
@@ -49,6 +51,7 @@ pub struct MessageColumns {
     ready: Nullable<Time>,
     class: Vec<u64>,
     pinned: Vec<bool>,
+    scale_up: Vec<bool>,
     first_send: Nullable<Time>,
     end: Nullable<Time>,
     ideal: Vec<Time>,
@@ -76,6 +79,10 @@ impl MessageColumns {
             .iter()
             .map(|m| {
                 let spec = m.spec;
+                if let Some(up) = tree.scale_up_between(spec.src, spec.dst) {
+                    // alone on its server's scale-up network (`host::nic::scale_up`)
+                    return up.latency + serialization(spec.bytes, up.rate);
+                }
                 let tiers = tree.link_tiers(spec.src, spec.dst);
                 *ideal_cache.entry((tiers.len(), spec.bytes, m.count)).or_insert_with(|| {
                     let (mtu, header) = (transport.mtu, transport.header);
@@ -85,7 +92,14 @@ impl MessageColumns {
             })
             .collect();
         let (mut first_send, mut end) = (Nullable::with_capacity(messages.len()), Nullable::with_capacity(messages.len()));
-        for (m, state) in messages.iter().zip(w.states) {
+        for (i, (m, state)) in messages.iter().zip(w.states).enumerate() {
+            if m.on_scale_up() {
+                let t = w.up.get(&(i as u32)).copied().unwrap_or([Time::MAX; 2]);
+                let known = |t: Time| (t != Time::MAX).then_some(t);
+                first_send.push(known(t[0]));
+                end.push(known(t[1]));
+                continue;
+            }
             let (mut first, mut last) = (None::<Time>, None::<Time>);
             for c in m.first..m.first + m.count {
                 let r = flows.row(c);
@@ -107,6 +121,7 @@ impl MessageColumns {
             ready: w.states.iter().map(MsgState::ready).collect(),
             class: spec(&|m| m.spec.class as u64),
             pinned: messages.iter().map(|m| m.spec.pinned).collect(),
+            scale_up: messages.iter().map(Message::on_scale_up).collect(),
             first_send,
             end,
             ideal,
@@ -191,9 +206,9 @@ impl RunResult {
     pub fn collect(v: RunView<'_>, m: MessageColumns, c: ConnColumns) -> RunResult {
         let (topo, ports) = (v.topo, v.ports);
         let (now, wall_s, status, tree, transport) = (v.now, v.wall_s, v.status, v.tree, v.transport);
-        let MessageColumns { src, dst, bytes, start, ready, class, pinned, first_send, end, ideal, jobs, lb_state_bytes } = m;
+        let MessageColumns { src, dst, bytes, start, ready, class, pinned, scale_up, first_send, end, ideal, jobs, lb_state_bytes } = m;
         let ConnColumns { counts, reorder: rt, losses } = c;
-        let [delivered, packets, data_packets, retransmits, timeouts, ecn_acks, cnps, max_reorder, discarded, fast_nacks] = counts;
+        let [mut delivered, packets, data_packets, retransmits, timeouts, ecn_acks, cnps, max_reorder, discarded, fast_nacks] = counts;
         let n = src.len();
         let fct: Nullable<Time> = end.iter().zip(first_send.iter()).zip(&start).map(|((e, f), &s)| e.map(|e| e - f.unwrap_or(s))).collect();
         let slowdown: Nullable<f64> = fct.iter().zip(&ideal).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
@@ -202,6 +217,11 @@ impl RunResult {
         // payload bits over the FCT: what the application sees (Juniper post's accounting)
         let goodput: Nullable<f64> = bytes.iter().zip(fct.iter()).map(|(&b, f)| f.map(|f| b as f64 * 8.0 / f as f64 * 1e3)).collect();
         let completed: Vec<bool> = fct.valid.clone();
+        // a message on a scale-up network has no connection to count its bytes: it delivers
+        // them all at once
+        for (i, _) in scale_up.iter().enumerate().filter(|(i, &up)| up && completed[*i]) {
+            delivered[i] = bytes[i];
+        }
         let lost = |f: &dyn Fn(&ConnLosses) -> u64| {
             let mut col = vec![0; n];
             for (&i, l) in &losses {
@@ -218,6 +238,7 @@ impl RunResult {
         ft.add("ready_ps", Column::OptU64(ready));
         ft.add("class", Column::U64(class));
         ft.add("pinned", Column::Bool(pinned));
+        ft.add("scale_up", Column::Bool(scale_up));
         ft.add("first_send_ps", Column::OptU64(first_send));
         ft.add("end_ps", Column::OptU64(end));
         ft.add("fct_ps", Column::OptU64(fct));

@@ -64,17 +64,25 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
         Vec::new()
     } else {
         let (rate, mtu, header) = (v.tree.tier_rates[0], v.transport.mtu, v.transport.header);
-        // how long each message holds its sender's NIC: its packets back to back
+        let tree = v.tree;
+        // how long each message holds its sender's NIC (its packets back to back) or its port
+        // on the scale-up network
         let wire: Vec<Time> = v
             .messages
             .iter()
-            .map(|m| message_packets(m.spec.bytes, mtu, header, m.count).iter().map(|&p| serialization(p, rate)).sum())
+            .map(|m| match tree.scale_up_between(m.spec.src, m.spec.dst) {
+                Some(up) => serialization(m.spec.bytes, up.rate),
+                None => message_packets(m.spec.bytes, mtu, header, m.count).iter().map(|&p| serialization(p, rate)).sum(),
+            })
             .collect();
         let group: Vec<u32> = v.tags.iter().map(|t| t.job).collect();
-        let tree = v.tree;
-        let ack_flight = |from: u32, to: u32| ideal_fct(&tree.path(from, to), &[header], &[0]);
-        let notice = |from: u32, to: u32| tree.path(from, to).iter().map(|h| h.latency).sum();
-        let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
+        let up: Vec<bool> = v.messages.iter().map(|m| m.on_scale_up()).collect();
+        let ack_flight = |from: u32, to: u32| match tree.scale_up_between(from, to) {
+            Some(up) => up.latency,
+            None => ideal_fct(&tree.path(from, to), &[header], &[0]),
+        };
+        let notice = |from: u32, to: u32| tree.notice_latency(from, to);
+        let hearing = Hearing { ack_flight: &ack_flight, notice: &notice, up: &up };
         ideal_finish(v.messages, v.deps, ideals, &wire, serialization(header, rate), &group, &hearing)
     };
     // spans per (job, iteration) and per (job, iteration, step), in that order

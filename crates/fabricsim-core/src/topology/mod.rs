@@ -66,6 +66,14 @@ pub struct TopologyConfig {
     /// Rail-optimized: NIC i of each server of a group attaches to the group's leaf i.
     #[serde(default)]
     pub rails: bool,
+    /// A server's scale-up network (NVLink through an NVSwitch, say): the rate of each GPU's
+    /// port on it. Absent: none, and GPUs of one server talk through the fabric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_up_rate: Option<Rate>,
+    /// With `scale_up_rate`: the latency of the scale-up network, one GPU to another
+    /// (default 300 ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_up_latency: Option<Duration>,
 }
 
 fn d_kind() -> TopologyKind {
@@ -85,6 +93,9 @@ fn d_oversub() -> u32 {
 }
 fn d_nics() -> u32 {
     1
+}
+fn d_scale_up_latency() -> Duration {
+    Duration(300_000)
 }
 fn d_rate() -> Rate {
     Rate(400_000_000_000)
@@ -108,6 +119,8 @@ impl Default for TopologyConfig {
             switch_latency: d_latency(),
             nics_per_server: d_nics(),
             rails: false,
+            scale_up_rate: None,
+            scale_up_latency: None,
         }
     }
 }
@@ -135,6 +148,16 @@ pub struct FatTreeSpec {
     pub nics: u32,
     /// Rail-optimized: hosts and leaf slots are numbered apart (see [`FatTreeSpec::slot`]).
     pub rails: bool,
+    /// The servers' scale-up network, if they have one.
+    pub scale_up: Option<ScaleUp>,
+}
+
+/// A server's scale-up network: a non-blocking switch joining its GPUs (one per NIC), each
+/// with a port of `rate` bit/s, `latency` from one GPU to another (docs/model.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScaleUp {
+    pub rate: u64,
+    pub latency: Time,
 }
 
 /// One hop of a path: a link of this rate, then this much delay until the next node handles
@@ -235,6 +258,28 @@ impl FatTreeSpec {
                 ),
             )?;
         }
+        let scale_up = match t.scale_up_rate {
+            None => None,
+            Some(r) => {
+                ensure(r.0 > 0, "topology.scale_up_rate", r, "allowed: a positive rate like \"7200Gbps\" (leave it out for none)")?;
+                ensure(
+                    m >= 2,
+                    "topology.scale_up_rate",
+                    r,
+                    "allowed: only with topology.nics_per_server of 2 or more (the GPUs of a server, one NIC each)",
+                )?;
+                let latency = t.scale_up_latency.unwrap_or_else(d_scale_up_latency);
+                ensure(latency.0 > 0, "topology.scale_up_latency", latency, "allowed: a positive duration like \"300ns\"")?;
+                Some(ScaleUp { rate: r.0, latency: latency.0 })
+            }
+        };
+        if let (None, Some(l)) = (t.scale_up_rate, t.scale_up_latency) {
+            return Err(ScenarioError::new(
+                "topology.scale_up_latency",
+                l,
+                "allowed: only with topology.scale_up_rate (a server's scale-up network)",
+            ));
+        }
         Ok(FatTreeSpec {
             tiers: t.tiers,
             hosts: t.hosts,
@@ -249,6 +294,7 @@ impl FatTreeSpec {
             switch_latency: t.switch_latency.0,
             nics: m,
             rails: t.rails,
+            scale_up,
         })
     }
 
@@ -276,6 +322,21 @@ impl FatTreeSpec {
         let (n, d) = (self.nics, self.down0);
         let (leaf, p) = (slot / d, slot % d);
         ((leaf / n) * d + p) * n + leaf % n
+    }
+
+    /// The scale-up network between two leaf slots, if they are GPUs of one server with one.
+    #[inline]
+    pub fn scale_up_between(&self, a: u32, b: u32) -> Option<ScaleUp> {
+        self.scale_up.filter(|_| a != b && self.host(a) / self.nics == self.host(b) / self.nics)
+    }
+
+    /// How long a notification from leaf slot `from` takes to reach `to`: an empty packet's
+    /// one-way latency over a shortest path (every link's latency and every switch's
+    /// traversal latency, no serialization, no queueing), or over their server's scale-up
+    /// network where that is shorter.
+    pub fn notice_latency(&self, from: u32, to: u32) -> Time {
+        let fabric = self.path(from, to).iter().map(|h| h.latency).sum();
+        self.scale_up_between(from, to).map_or(fabric, |up| up.latency.min(fabric))
     }
 
     /// Servers (hosts / NICs per server).

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::collective::{AlgorithmKind, Builder, Op, Tag};
+use super::collective::{AlgorithmKind, Builder, Op, Ranks, Tag};
 use super::{check_size, MessageSpec};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
@@ -193,15 +193,16 @@ pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u
         let n = ranks.len();
         let size = check_size(&at("size"), job.size)?;
         let algorithm = job.algorithm.unwrap_or(if job.collective == Op::Alltoall { AlgorithmKind::Direct } else { AlgorithmKind::Ring });
+        let layout = Ranks { hosts: &ranks, per_server: tree.nics };
         algorithm
-            .supports(job.collective, n)
+            .supports(job.collective, &layout)
             .map_err(|m| ScenarioError { field: at("algorithm"), message: format!("got {}: {m}", algorithm.name()) })?;
         ensure((1..=1_000_000).contains(&job.iterations), &at("iterations"), job.iterations, "allowed: 1 to 1000000")?;
         if let Some(k) = job.max_connections {
             ensure(job.collective == Op::Alltoall, &at("max_connections"), k, "allowed: only for collective = \"alltoall\"")?;
             ensure(k >= 1, &at("max_connections"), k, "allowed: 1 or more")?;
         }
-        let count = algorithm.count(job.collective, n as u64).saturating_mul(job.iterations as u64);
+        let count = algorithm.count(job.collective, &layout).saturating_mul(job.iterations as u64);
         let total = (p.messages.len() as u64).saturating_add(count);
         if total > max_messages.min(u32::MAX as u64 / 2) {
             return Err(ScenarioError {
@@ -218,6 +219,7 @@ pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u
         for it in 0..job.iterations {
             let mut b = Builder {
                 ranks: &ranks,
+                per_server: tree.nics,
                 size,
                 entry: &entry,
                 max_connections: job.max_connections.map_or(n - 1, |k| k as usize),

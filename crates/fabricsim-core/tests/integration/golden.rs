@@ -5,7 +5,9 @@
 //! control, fault kind (`switch_down` included), classes, `[mixed]`, samples, jobs on rails,
 //! a trace on a shared buffer, a rate cap with an adaptive RTO, a run that ends incomplete,
 //! and late packets (spurious retransmissions reaching receivers that already have
-//! everything, under every transport and ACK kind, DCQCN and path-ID detection: 22-26). Each `NAME.toml` has its expected results in `NAME.out`: the summary (without
+//! everything, under every transport and ACK kind, DCQCN and path-ID detection: 22-26), and
+//! GPU servers with a scale-up network and a hierarchical collective (27). Each `NAME.toml`
+//! has its expected results in `NAME.out`: the summary (without
 //! the wall time), the packet accounting, and the flows, ports, reorder and samples tables as
 //! CSV, with the jobs, steps and buckets tables where the run has jobs or a trace. A change
 //! that moves a number on purpose re-blesses them in its own commit, saying why:

@@ -16,6 +16,7 @@ mod nic;
 mod parser_fuzz;
 mod pieces;
 mod samples;
+mod scale_up;
 
 use fabricsim_core::stats::RunResult;
 use fabricsim_core::{Scenario, ScenarioError, Simulation};

@@ -21,13 +21,13 @@ use crate::host::table::End;
 use crate::time::Time;
 use crate::workload::Deps;
 
-/// A release notice for a host of another piece: when it arrives, the order key its sender
-/// gave it, and the message it releases.
+/// What a host tells a host of another piece (a release notice, or a message's progress on
+/// the scale-up network): when it arrives, the order key its sender gave it, and the event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Notice {
     pub at: Time,
     pub order: u64,
-    pub message: u32,
+    pub event: Event,
 }
 
 impl Nics {
@@ -55,6 +55,11 @@ impl Nics {
     pub(super) fn release(&mut self, q: &mut EventQueue, m: usize, at: Time) {
         let msg = self.messages[m];
         self.states[self.conns.msg_at(m, End::Tx)].released = at;
+        if msg.on_scale_up() {
+            q.schedule(at, Event::UpSend(m as u32));
+            self.hosts[msg.spec.src as usize].pending += 1;
+            return;
+        }
         for c in msg.connections() {
             q.schedule(at, Event::ConnStart(c as u32));
         }
@@ -75,11 +80,7 @@ impl Nics {
             } else if src != sender {
                 self.hosts[host as usize].notices_sent += 1;
                 let at = now + self.conns.notify_latency(host, src);
-                if self.is_home(src) {
-                    q.schedule(at, Event::Release(d as u32));
-                } else {
-                    self.notices.push(Notice { at, order: q.next_order(), message: d as u32 });
-                }
+                self.tell(q, at, Event::Release(d as u32), src);
             }
         }
     }

@@ -7,7 +7,7 @@
 //! waits for its (j - max_connections)-th to be received. A rank is done with an iteration
 //! when its last sends and everything sent to it have been received.
 
-use super::{Algorithm, Builder, Op};
+use super::{Algorithm, Builder, Op, Ranks};
 use crate::registry::AlgorithmInfo;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -20,7 +20,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 pub struct Direct;
 
 impl Algorithm for Direct {
-    fn supports(op: Op, n: usize) -> Result<(), String> {
+    fn supports(op: Op, ranks: &Ranks<'_>) -> Result<(), String> {
+        let n = ranks.n();
         match op {
             Op::Alltoall if n >= 2 => Ok(()),
             Op::Alltoall => Err("a collective needs at least 2 ranks".into()),
@@ -28,7 +29,8 @@ impl Algorithm for Direct {
         }
     }
 
-    fn count(_op: Op, n: u64) -> u64 {
+    fn count(_op: Op, ranks: &Ranks<'_>) -> u64 {
+        let n = ranks.n() as u64;
         n * (n - 1)
     }
 

@@ -8,7 +8,7 @@
 //! r XOR 2^j. **allreduce**: the one, then the other (2 log2 n steps). A rank starts a step
 //! when its own send and its receive of the previous step are complete.
 
-use super::{Algorithm, Builder, Op};
+use super::{Algorithm, Builder, Op, Ranks};
 use crate::registry::AlgorithmInfo;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -21,7 +21,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 pub struct HalvingDoubling;
 
 impl Algorithm for HalvingDoubling {
-    fn supports(op: Op, n: usize) -> Result<(), String> {
+    fn supports(op: Op, ranks: &Ranks<'_>) -> Result<(), String> {
+        let n = ranks.n();
         match op {
             Op::Alltoall | Op::Broadcast => Err(format!("{} has no halving_doubling algorithm here; allowed: ring or direct", op.name())),
             _ if n < 2 || !n.is_power_of_two() => Err(format!("halving_doubling needs a power-of-two number of ranks, got {n}")),
@@ -29,7 +30,8 @@ impl Algorithm for HalvingDoubling {
         }
     }
 
-    fn count(op: Op, n: u64) -> u64 {
+    fn count(op: Op, ranks: &Ranks<'_>) -> u64 {
+        let n = ranks.n() as u64;
         let k = n.trailing_zeros() as u64;
         if op == Op::Allreduce { 2 * k * n } else { k * n }
     }

@@ -61,10 +61,51 @@ impl Tag {
     pub const NONE: Tag = Tag { job: u32::MAX, iteration: 0, step: 0 };
 }
 
+/// A job's ranks: the host of each, and the GPUs (NICs) per server of the fabric (host `h`
+/// is GPU `h % per_server` of server `h / per_server`).
+#[derive(Debug, Clone, Copy)]
+pub struct Ranks<'a> {
+    pub hosts: &'a [u32],
+    pub per_server: u32,
+}
+
+impl Ranks<'_> {
+    pub fn n(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// The ranks by server, as `grid[s][j]`: the j-th rank (in rank order) of the s-th server
+    /// to hold one; an error text unless every such server holds as many.
+    pub fn grid(&self) -> Result<Vec<Vec<usize>>, String> {
+        let mut grid: Vec<Vec<usize>> = Vec::new();
+        let mut row: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+        for (r, &h) in self.hosts.iter().enumerate() {
+            let s = *row.entry(h / self.per_server.max(1)).or_insert_with(|| {
+                grid.push(Vec::new());
+                grid.len() - 1
+            });
+            grid[s].push(r);
+        }
+        let g = grid.first().map_or(0, Vec::len);
+        if let Some(other) = grid.iter().find(|s| s.len() != g) {
+            let server = |s: &Vec<usize>| self.hosts[s[0]] / self.per_server.max(1);
+            return Err(format!(
+                "needs as many ranks on every server it uses, got {g} on server {} and {} on server {}",
+                server(&grid[0]),
+                other.len(),
+                server(other)
+            ));
+        }
+        Ok(grid)
+    }
+}
+
 /// Collects the messages of one iteration of a collective.
 pub struct Builder<'a> {
     /// The host of each rank.
     pub ranks: &'a [u32],
+    /// GPUs (NICs) per server.
+    pub per_server: u32,
     /// The per-rank buffer, bytes.
     pub size: u64,
     /// Per rank: the messages of the previous iteration its first messages wait for.
@@ -111,11 +152,11 @@ impl Builder<'_> {
 
 /// What an algorithm provides.
 pub trait Algorithm {
-    /// Whether it implements `op`, and on how many ranks (an error text otherwise).
-    fn supports(op: Op, n: usize) -> Result<(), String>;
+    /// Whether it implements `op` on these ranks (an error text otherwise).
+    fn supports(op: Op, ranks: &Ranks<'_>) -> Result<(), String>;
     /// Messages one iteration of `op` on `n` ranks adds (checked against the memory budget
     /// before any is made).
-    fn count(op: Op, n: u64) -> u64;
+    fn count(op: Op, ranks: &Ranks<'_>) -> u64;
     /// Adds one iteration of `op`; returns, per rank, the messages whose completion means the
     /// rank is done with the iteration.
     fn iteration(op: Op, b: &mut Builder<'_>) -> Vec<Vec<u32>>;
@@ -132,14 +173,14 @@ macro_rules! algorithms {
         }
 
         impl AlgorithmKind {
-            pub fn supports(self, op: Op, n: usize) -> Result<(), String> {
+            pub fn supports(self, op: Op, ranks: &Ranks<'_>) -> Result<(), String> {
                 match self {
-                    $(AlgorithmKind::$Variant => <$module::$Type as Algorithm>::supports(op, n)),+
+                    $(AlgorithmKind::$Variant => <$module::$Type as Algorithm>::supports(op, ranks)),+
                 }
             }
-            pub fn count(self, op: Op, n: u64) -> u64 {
+            pub fn count(self, op: Op, ranks: &Ranks<'_>) -> u64 {
                 match self {
-                    $(AlgorithmKind::$Variant => <$module::$Type as Algorithm>::count(op, n)),+
+                    $(AlgorithmKind::$Variant => <$module::$Type as Algorithm>::count(op, ranks)),+
                 }
             }
             pub fn iteration(self, op: Op, b: &mut Builder<'_>) -> Vec<Vec<u32>> {
@@ -156,6 +197,7 @@ algorithms! {
     HalvingDoubling => halving_doubling::HalvingDoubling,
     Direct => direct::Direct,
     Tree => tree::Tree,
+    Hierarchical => hierarchical::Hierarchical,
 }
 
 /// The collectives' algorithms, for `fabricsim list`.
@@ -163,11 +205,13 @@ pub const ALGORITHMS: &[crate::registry::AlgorithmInfo] = AlgorithmKind::KINDS;
 
 /// How long it takes a host to learn of another's completion on an idle fabric (the
 /// simulator's rule, `host::nic::deps`): the final ACK's flight from receiver to sender
-/// (`ack_flight(from, to)`, from when its NIC sends it) and a third host's notice
-/// (`notice(from, to)`).
+/// (`ack_flight(from, to)`, from when its NIC sends it; for a message on a scale-up network,
+/// the network's latency from its delivery) and a third host's notice (`notice(from, to)`).
+/// `up[i]`: message i crosses its server's scale-up network.
 pub struct Hearing<'a> {
     pub ack_flight: &'a dyn Fn(u32, u32) -> Time,
     pub notice: &'a dyn Fn(u32, u32) -> Time,
+    pub up: &'a [bool],
 }
 
 /// Ideal release and finish of every message on an idle fabric. A message is released at its
@@ -178,7 +222,8 @@ pub struct Hearing<'a> {
 /// `wire[i]`), in release order (then id order); the message then takes its ideal FCT
 /// (`ideal[i]`) from the moment its NIC starts it. When a message finishes, its receiver's
 /// NIC sends the ACK of its last packet, which holds that NIC for `ack` (at the finish, before
-/// a message released at that instant). Messages of different `group`s (jobs) never share a
+/// a message released at that instant). A message on a scale-up network holds its sender's
+/// port there instead of its NIC, and sends no ACK. Messages of different `group`s (jobs) never share a
 /// NIC: each group is alone on its idle fabric. With one message at a time per rank (ring,
 /// halving-doubling) this is the critical path of ideal FCTs plus the final ACKs a rank's
 /// next step waits behind; where a rank has several messages out at once (a tree's sends up
@@ -202,7 +247,8 @@ pub fn ideal_finish<M: AsRef<MessageSpec>>(
     // (time, ACK before SEND, message): a message's release, or its final ACK at its finish
     let mut heap: std::collections::BinaryHeap<Reverse<(Time, u8, u32)>> =
         (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((messages[i].as_ref().start, SEND, i as u32))).collect();
-    let mut free: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
+    // when each (group, host, scale-up port or NIC) is free
+    let mut free: std::collections::HashMap<(u32, u32, bool), Time> = std::collections::HashMap::new();
     let mut out: Vec<(Time, Time)> = vec![(0, 0); n];
     let mut hear = |heap: &mut std::collections::BinaryHeap<Reverse<(Time, u8, u32)>>, j: usize, at: Time| {
         latest[j] = Some(latest[j].map_or(at, |t| t.max(at)));
@@ -216,10 +262,16 @@ pub fn ideal_finish<M: AsRef<MessageSpec>>(
     while let Some(Reverse((at, kind, i))) = heap.pop() {
         let i = i as usize;
         let (src, dst) = (messages[i].as_ref().src, messages[i].as_ref().dst);
+        let up = hearing.up[i];
         if kind == ACK {
-            let nic = free.entry((group[i], dst)).or_insert(0);
-            let leaves = (*nic).max(at);
-            *nic = leaves + ack;
+            let leaves = if up {
+                at
+            } else {
+                let nic = free.entry((group[i], dst, false)).or_insert(0);
+                let leaves = (*nic).max(at);
+                *nic = leaves + ack;
+                leaves
+            };
             for &j in dependents.of(i) {
                 let by = messages[j as usize].as_ref().src;
                 if by == src && by != dst {
@@ -228,7 +280,7 @@ pub fn ideal_finish<M: AsRef<MessageSpec>>(
             }
             continue;
         }
-        let nic = free.entry((group[i], src)).or_insert(0);
+        let nic = free.entry((group[i], src, up)).or_insert(0);
         let start = at.max(*nic);
         *nic = start + wire[i];
         let finish = start + ideal[i];

@@ -11,7 +11,7 @@
 //! broadcast along a ring in chunks); rank i forwards chunk c once it has received it and
 //! has sent chunk c-1.
 
-use super::{Algorithm, Builder, Op};
+use super::{Algorithm, Builder, Op, Ranks};
 use crate::registry::AlgorithmInfo;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -27,7 +27,8 @@ pub const BROADCAST_CHUNKS: usize = 8;
 pub struct Ring;
 
 impl Algorithm for Ring {
-    fn supports(op: Op, n: usize) -> Result<(), String> {
+    fn supports(op: Op, ranks: &Ranks<'_>) -> Result<(), String> {
+        let n = ranks.n();
         match op {
             Op::Alltoall => Err("alltoall has no ring algorithm here; allowed: direct".into()),
             _ if n < 2 => Err("a collective needs at least 2 ranks".into()),
@@ -35,7 +36,8 @@ impl Algorithm for Ring {
         }
     }
 
-    fn count(op: Op, n: u64) -> u64 {
+    fn count(op: Op, ranks: &Ranks<'_>) -> u64 {
+        let n = ranks.n() as u64;
         match op {
             Op::Allreduce => 2 * (n - 1) * n,
             Op::Broadcast => BROADCAST_CHUNKS as u64 * (n - 1),
@@ -48,27 +50,42 @@ impl Algorithm for Ring {
         if op == Op::Broadcast {
             return broadcast(b);
         }
-        let steps = match op {
-            Op::Allreduce => 2 * (n - 1),
-            _ => n - 1,
-        };
-        // the chunk rank r sends in step s
-        let chunk = |r: usize, s: usize| match op {
-            Op::Allgather => (r + 1 + n - s % n) % n,
-            _ if s < n - 1 => (r + n - s) % n,
-            _ => (r + 1 + n - (s - (n - 1))) % n,
-        };
-        let mut sent: Vec<u32> = Vec::new();
-        for s in 0..steps {
-            let prev = std::mem::take(&mut sent);
-            for r in 0..n {
-                let after = if s == 0 { Vec::new() } else { vec![prev[r], prev[(r + n - 1) % n]] };
-                let bytes = b.chunk(n, chunk(r, s));
-                sent.push(b.send(r, (r + 1) % n, bytes, s as u32, after, s == 0));
-            }
-        }
-        (0..n).map(|r| vec![sent[r], sent[(r + n - 1) % n]]).collect()
+        let all: Vec<usize> = (0..n).collect();
+        let size = b.size;
+        ring(b, &all, op, size, 0, &vec![Vec::new(); n], true)
     }
+}
+
+/// One ring reduce_scatter, allgather or allreduce over `members` (rank indices, in ring
+/// order) on a buffer of `size` bytes, its steps numbered from `step0`. Member k's first
+/// message also waits for `after[k]`; with `first`, its first messages are the rank's first
+/// of the iteration. Returns, per member, the messages whose completion means it is done
+/// (`after[k]` itself for a ring of one).
+pub(super) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, step0: u32, after: &[Vec<u32>], first: bool) -> Vec<Vec<u32>> {
+    let n = members.len();
+    if n < 2 {
+        return after.to_vec();
+    }
+    let steps = match op {
+        Op::Allreduce => 2 * (n - 1),
+        _ => n - 1,
+    };
+    // the chunk member r sends in step s, and its bytes (the buffer cut as evenly as possible)
+    let chunk = |r: usize, s: usize| match op {
+        Op::Allgather => (r + 1 + n - s % n) % n,
+        _ if s < n - 1 => (r + n - s) % n,
+        _ => (r + 1 + n - (s - (n - 1))) % n,
+    };
+    let bytes = |c: usize| size / n as u64 + u64::from((c as u64) < size % n as u64);
+    let mut sent: Vec<u32> = Vec::new();
+    for s in 0..steps {
+        let prev = std::mem::take(&mut sent);
+        for r in 0..n {
+            let wait = if s == 0 { after[r].clone() } else { vec![prev[r], prev[(r + n - 1) % n]] };
+            sent.push(b.send(members[r], members[(r + 1) % n], bytes(chunk(r, s)), step0 + s as u32, wait, first && s == 0));
+        }
+    }
+    (0..n).map(|r| vec![sent[r], sent[(r + n - 1) % n]]).collect()
 }
 
 fn broadcast(b: &mut Builder<'_>) -> Vec<Vec<u32>> {

@@ -21,7 +21,7 @@
 //! through its children's. A rank is done when it has sent its last pieces and received the
 //! last one back in both trees.
 
-use super::{Algorithm, Builder, Op};
+use super::{Algorithm, Builder, Op, Ranks};
 use crate::registry::AlgorithmInfo;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -58,7 +58,8 @@ pub fn parents(n: usize, t: usize) -> Vec<Option<usize>> {
 }
 
 impl Algorithm for Tree {
-    fn supports(op: Op, n: usize) -> Result<(), String> {
+    fn supports(op: Op, ranks: &Ranks<'_>) -> Result<(), String> {
+        let n = ranks.n();
         match op {
             Op::Allreduce if n >= 2 => Ok(()),
             Op::Allreduce => Err("a collective needs at least 2 ranks".into()),
@@ -66,7 +67,8 @@ impl Algorithm for Tree {
         }
     }
 
-    fn count(_op: Op, n: u64) -> u64 {
+    fn count(_op: Op, ranks: &Ranks<'_>) -> u64 {
+        let n = ranks.n() as u64;
         // per tree and piece: n-1 sends up, n-1 down
         2 * CHUNKS as u64 * 2 * (n - 1)
     }

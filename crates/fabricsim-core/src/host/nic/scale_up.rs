@@ -1,0 +1,129 @@
+//! A server's scale-up network (`topology.scale_up_rate`): a message between two GPUs of one
+//! server crosses it and never touches a NIC or the fabric.
+//!
+//! The network is a non-blocking switch (an NVSwitch, say) with one port per GPU, each of the
+//! same rate `R`, and a latency `L` from one GPU to another; it carries a message's payload at
+//! `R` (no packets, no loss: its flow control is credit-based). A message moves as a whole,
+//! through two ports, each of which serves one message at a time, first come first served:
+//! - its source GPU's port sends the messages released at that GPU one after another, in
+//!   release order (as a NIC sends one message at a time on an idle fabric): message of `B`
+//!   bytes starts at `s = max(release, port free)` and holds the port for `B / R`;
+//! - its first bit reaches the destination's port `L` later (`UpArrive`); that port passes
+//!   the messages arriving at it in arrival order: it starts at `o = max(s + L, port free)`
+//!   and the last bit is delivered at `o + B / R` (`UpDone`). Both ports run at `R`, so the
+//!   bytes never wait inside the switch unless two sources send to one destination at once.
+//!
+//! Alone, a message takes exactly `L + B / R`: its ideal. Two messages into one GPU at once
+//! take `L + B / R` and `L + 2 B / R` (max-min fair sharing would finish both at the later
+//! time; the total is the same). Each port belongs to its GPU's host: the source's only by
+//! its source, the destination's only by its destination, and what one tells the other takes
+//! `L` (the first bit's arrival; the source hearing of the delivery, `UpAck`), so a run cut
+//! into pieces keeps its results.
+
+use std::collections::BTreeMap;
+
+use super::Nics;
+use crate::engine::{Event, EventQueue};
+use crate::time::{serialization, Time};
+use crate::topology::ScaleUp;
+
+/// Each host's two ports on its server's scale-up network, and when its messages were sent
+/// and received on it.
+#[derive(Debug, Clone, Default)]
+pub struct UpPorts {
+    pub net: Option<ScaleUp>,
+    /// Per host: when its sending port and its receiving port are free.
+    out_free: Vec<Time>,
+    in_free: Vec<Time>,
+    /// Per message this piece's hosts sent or received on it: when its source's port started
+    /// it, and when it was delivered (`Time::MAX`: not yet, or not by this piece).
+    pub times: BTreeMap<u32, [Time; 2]>,
+}
+
+impl UpPorts {
+    pub fn new(net: Option<ScaleUp>, hosts: usize) -> UpPorts {
+        let n = if net.is_some() { hosts } else { 0 };
+        UpPorts { net, out_free: vec![0; n], in_free: vec![0; n], times: BTreeMap::new() }
+    }
+
+    /// A time before which `host` cannot have received every message sent to it on the
+    /// scale-up network: the end of the last one its port has taken, and of the last its own
+    /// port has sent, `L` on (no message ends earlier than either; both are in the past once
+    /// it has).
+    pub fn bound(&self, host: u32) -> Time {
+        match self.net {
+            Some(net) => {
+                let sent = self.out_free[host as usize];
+                self.in_free[host as usize].max(if sent == 0 { 0 } else { sent + net.latency })
+            }
+            None => 0,
+        }
+    }
+
+    fn time(&mut self, m: u32, which: usize, at: Time) {
+        self.times.entry(m).or_insert([Time::MAX; 2])[which] = at;
+    }
+}
+
+impl Nics {
+    /// Schedules `event` for `host` at `at`, numbered by the current unit: in this piece's
+    /// queue, or in the outbox when `host` belongs to another piece.
+    pub(super) fn tell(&mut self, q: &mut EventQueue, at: Time, event: Event, host: u32) {
+        if self.is_home(host) {
+            q.schedule(at, event);
+        } else {
+            self.notices.push(super::Notice { at, order: q.next_order(), event });
+        }
+    }
+
+    /// `UpSend`: message `m` was released at its source: the source's port starts it after
+    /// the messages it took before.
+    pub fn up_send(&mut self, q: &mut EventQueue, now: Time, m: u32) {
+        let spec = self.messages[m as usize].spec;
+        let net = self.up.net.expect("a scale-up message needs a scale-up network");
+        let h = &mut self.hosts[spec.src as usize];
+        h.pending -= 1;
+        h.up_sent += 1;
+        let port = &mut self.up.out_free[spec.src as usize];
+        let start = now.max(*port);
+        *port = start + serialization(spec.bytes, net.rate);
+        self.up.time(m, 0, start);
+        self.tell(q, start + net.latency, Event::UpArrive(m), spec.dst);
+    }
+
+    /// `UpArrive`: message `m`'s first bit reached its destination's port, which delivers it
+    /// after the messages that reached it before.
+    pub fn up_arrive(&mut self, q: &mut EventQueue, now: Time, m: u32) {
+        let spec = self.messages[m as usize].spec;
+        let net = self.up.net.expect("a scale-up message needs a scale-up network");
+        let port = &mut self.up.in_free[spec.dst as usize];
+        *port = now.max(*port) + serialization(spec.bytes, net.rate);
+        q.schedule(*port, Event::UpDone(m));
+    }
+
+    /// `UpDone`: message `m` is delivered: its destination counts it, the messages waiting
+    /// for it hear of it (its source `L` later, `UpAck`).
+    pub fn up_done(&mut self, q: &mut EventQueue, now: Time, m: u32) {
+        let spec = self.messages[m as usize].spec;
+        let h = &mut self.hosts[spec.dst as usize];
+        (h.done, h.up_done, h.progress) = (h.done + 1, h.up_done + 1, h.progress + 1);
+        self.reported += 1;
+        self.up.time(m, 1, now);
+        if self.dependents.is_empty() {
+            return;
+        }
+        self.completed(q, now, spec.dst, m as usize);
+        if self.dependents.of(m as usize).iter().any(|&d| self.messages[d as usize].spec.src == spec.src) {
+            let latency = self.up.net.map_or(0, |n| n.latency);
+            self.hosts[spec.dst as usize].notices_sent += 1;
+            self.tell(q, now + latency, Event::UpAck(m), spec.src);
+        }
+    }
+
+    /// `UpAck`: message `m`'s source hears that it was delivered.
+    pub fn up_ack(&mut self, q: &mut EventQueue, now: Time, m: u32) {
+        let src = self.messages[m as usize].spec.src;
+        self.hosts[src as usize].notices_taken += 1;
+        self.acknowledged(q, now, src, m as usize);
+    }
+}
