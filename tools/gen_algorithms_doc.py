@@ -79,6 +79,11 @@ def render() -> str:
     parts.append(section("workload/deps.rs", "Dependencies"))
     parts.append(section("workload/collective/mod.rs", "Sizes and bus bandwidth"))
     parts += folder("workload/collective")
+    parts.append("## Training iterations (`[[jobs]] model`)\n")
+    parts.append(section("workload/training/mod.rs", "The iteration"))
+    parts.append(section("workload/training/model.rs", "Model shapes and costs"))
+    parts.append("## Scale-up networks (`topology.scale_up_rate`)\n")
+    parts.append(section("host/nic/scale_up.rs"))
     return "\n".join(parts)
 
 

@@ -68,6 +68,33 @@ BENCHMARKS = [
         },
         default=False,
     ),
+    # A training iteration (scenarios/training_dense_256.toml): GPT-3 XL on 32 servers of 8
+    # GPUs with a scale-up network, tp = 8, pp = 4, dp = 8, 8 micro-batches, rail-optimized.
+    Benchmark(
+        "training-256-gpt3-1.3b-prime",
+        {
+            "seed": 1,
+            "topology": {
+                "hosts": 256,
+                "radix": 64,
+                "nics_per_server": 8,
+                "rails": True,
+                "link_latency": "500ns",
+                "switch_latency": "500ns",
+                "scale_up_rate": "7200Gbps",
+            },
+            "lb": {"kind": "prime"},
+            "jobs": [
+                {
+                    "ranks": 256,
+                    "model": {"preset": "gpt3-1.3b"},
+                    "parallel": {"tp": 8, "pp": 4, "dp": 8, "micro_batches": 8, "gpu_tflops": 400},
+                }
+            ],
+            "stop": {"max_time": "2s"},
+        },
+        default=False,
+    ),
     Benchmark(
         "websearch-1024-60pct-5ms-ops",
         {

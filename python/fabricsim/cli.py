@@ -286,12 +286,13 @@ JOB_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("job", "name", str),
     ("collective", "collective", str),
     ("ranks", "ranks", str),
-    ("size", "size_bytes", lambda v: _size(v)),
+    ("size", "size_bytes", lambda v: _size(v) if v else "-"),
     ("iterations done", "iterations", str),
     ("JCT us", "jct_ns", _us),
     ("ideal us", "ideal_jct_ns", _us),
     ("slowdown", "slowdown", lambda v: _num(v)),
     ("busbw Gb/s", "busbw_gbps", lambda v: _num(v, 1)),
+    ("exposed comm us", "exposed_comm_ns", _us),
 ]
 
 
@@ -375,6 +376,15 @@ def compare(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
+def _job_words(job: dict[str, Any]) -> str:
+    """A job in a few words: its collective and size, or the model it trains and its layout."""
+    if "collective" in job:
+        return f"{job['collective']} {job['size']}"
+    model, par = job.get("model", {}), job.get("parallel", {})
+    layout = " ".join(f"{k}={par[k]}" for k in ("tp", "pp", "dp", "ep") if k in par)
+    return f"training {model.get('preset', 'model')} {layout}".rstrip()
+
+
 def _print_compare(results: dict[str, Results]) -> None:
     """The compare table; a value that does not exist (no flow completed) prints as "-". With
     jobs the JCT columns come first, the message columns are marked as such, and a second
@@ -384,7 +394,7 @@ def _print_compare(results: dict[str, Results]) -> None:
     n_flows = next(iter(results.values())).summary["flows"]
     faults = first.get("faults", [])
     parts = [f"{wl['kind']} {wl['size']}" if "size" in wl else f"{n_flows} {wl['kind']}"] if wl else []
-    parts += [f"{j.get('name', f'job{i}')}: {j['collective']} {j['size']}" for i, j in enumerate(jobs)]
+    parts += [f"{j.get('name', f'job{i}')}: {_job_words(j)}" for i, j in enumerate(jobs)]
     workload = " + ".join(parts)
     title = f"{topo['hosts']} hosts, {topo['tiers']}-tier, {topo['link_rate']}, {workload}"
     title += f", {len(faults)} fault{'s' * (len(faults) != 1)}" if faults else ""

@@ -83,7 +83,8 @@ JOB_METRICS = ("jct_ns", "slowdown", "busbw_gbps")
 def job_table(jobs: pl.DataFrame | None) -> pl.DataFrame:
     """One row per job (in ``[[jobs]]`` order): ``name``, ``collective``, ``ranks``,
     ``size_bytes``, ``iterations`` (completed / run), and over its completed iterations the mean
-    ``jct_ns``, ``ideal_jct_ns``, ``slowdown`` and ``busbw_gbps`` (null when none completed).
+    ``jct_ns``, ``ideal_jct_ns``, ``slowdown``, ``busbw_gbps`` and (training) ``exposed_comm_ns``
+    (null when none completed, or not a training job).
 
     A job's slowdown is the answer to "how much did the fabric slow my job": a message's
     slowdown (the summary's ``max_slowdown``) can be large for a message that waits behind its
@@ -101,6 +102,7 @@ def job_table(jobs: pl.DataFrame | None) -> pl.DataFrame:
             (pl.col("ideal_jct_ps").filter(done).mean() / 1e3).alias("ideal_jct_ns"),
             pl.col("slowdown").mean(),
             pl.col("busbw_gbps").mean(),
+            (pl.col("exposed_comm_ps").mean() / 1e3).alias("exposed_comm_ns"),
         )
         .sort("job")
         .drop("job")

@@ -319,15 +319,16 @@ impl Scenario {
             _ => format!("workload.flows[{i}].{k}"),
         };
         let payload = transport.mtu - transport.header;
-        for (i, f) in messages.iter().enumerate() {
-            // PSNs are 32-bit: a message may need at most 2^32 - 1 packets
+        // PSNs are 32-bit: a message may need at most 2^32 - 1 packets (the error's words are
+        // made only for a message that fails: formatting them for every message was most of
+        // the time of this loop)
+        if let Some((i, f)) = messages.iter().enumerate().find(|(_, f)| f.bytes.div_ceil(payload) > u32::MAX as u64) {
             let packets = f.bytes.div_ceil(payload);
-            ensure(
-                packets <= u32::MAX as u64,
-                &field_of(i, "size"),
+            return Err(ScenarioError::new(
+                field_of(i, "size"),
                 format!("{} B in {packets} packets of {payload} B payload", f.bytes),
                 format!("allowed: at most {} packets per message (a larger mtu, or a smaller size)", u32::MAX),
-            )?;
+            ));
         }
         need.messages = budget::messages(&transport, self.lb.subflows(), &messages, &deps);
         budget::check(&need, max_memory)?;
@@ -344,13 +345,12 @@ impl Scenario {
                 messages[i].pinned = true;
             }
         }
-        for (i, f) in messages.iter().enumerate() {
-            ensure(
-                (f.class as u32) < switch.classes,
-                &field_of(i, "class"),
+        if let Some((i, f)) = messages.iter().enumerate().find(|(_, f)| u32::from(f.class) >= switch.classes) {
+            return Err(ScenarioError::new(
+                field_of(i, "class"),
                 f.class,
                 format!("allowed: a class below switch.classes ({})", switch.classes),
-            )?;
+            ));
         }
         // the engine numbers hosts by leaf slot: the same ids, unless topology.rails
         if tree.rails {

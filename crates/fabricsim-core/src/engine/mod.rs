@@ -52,6 +52,8 @@ pub enum Event {
     UpDone(u32),
     /// Its source hears that it was received (its next step may wait for that).
     UpAck(u32),
+    /// A compute task (a training job's) is done: its host computed for its delay.
+    Computed(u32),
     /// The fault timeline's next actions take effect (one such event is pending at a time).
     Faults,
     /// The no-progress guard looks at the run ([`watchdog`]).

@@ -76,8 +76,9 @@ impl ConnCatalog {
             let rng = &mut rngs[spec.src as usize];
             seeds.push(rng.clone());
             let first = conn_msg.len() as u32;
-            if factory.on_scale_up(spec) {
-                // no connection, no load balancer: its server's scale-up network carries it
+            if factory.on_scale_up(spec) || spec.is_compute() {
+                // no connection, no load balancer: its server's scale-up network carries it, or
+                // it is a compute task
                 ids.push(first..first);
                 continue;
             }

@@ -18,7 +18,7 @@ impl Message {
     /// Whether it crosses its server's scale-up network: then it has no connection.
     #[inline]
     pub fn on_scale_up(&self) -> bool {
-        self.count == 0
+        self.count == 0 && !self.spec.is_compute()
     }
 
     pub fn connections(&self) -> std::ops::Range<usize> {

@@ -121,7 +121,9 @@ impl Piece {
             Event::PipeArrive(p) => node_unit(self.fabric.ports()[p as usize].to),
             Event::ConnStart(c) | Event::Rto(c) | Event::CcTimer(c) => node_unit(self.nics.ends(c).0),
             Event::CnpTimer(c) => node_unit(self.nics.ends(c).1),
-            Event::Release(m) | Event::UpSend(m) | Event::UpAck(m) => node_unit(self.nics.messages()[m as usize].spec.src),
+            Event::Release(m) | Event::UpSend(m) | Event::UpAck(m) | Event::Computed(m) => {
+                node_unit(self.nics.messages()[m as usize].spec.src)
+            }
             Event::UpArrive(m) | Event::UpDone(m) => node_unit(self.nics.messages()[m as usize].spec.dst),
             Event::NicWake(h) => node_unit(h),
             Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
@@ -160,6 +162,7 @@ impl Piece {
             Event::UpArrive(m) => self.nics.up_arrive(q, now, m),
             Event::UpDone(m) => self.nics.up_done(q, now, m),
             Event::UpAck(m) => self.nics.up_ack(q, now, m),
+            Event::Computed(m) => self.nics.computed(q, now, m),
             Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
         }
     }

@@ -52,6 +52,8 @@ pub struct MessageColumns {
     class: Vec<u64>,
     pinned: Vec<bool>,
     scale_up: Vec<bool>,
+    /// Compute tasks (training jobs): not rows of the flows table.
+    compute: Vec<bool>,
     first_send: Nullable<Time>,
     end: Nullable<Time>,
     ideal: Vec<Time>,
@@ -79,6 +81,9 @@ impl MessageColumns {
             .iter()
             .map(|m| {
                 let spec = m.spec;
+                if spec.is_compute() {
+                    return 0;
+                }
                 if let Some(up) = tree.scale_up_between(spec.src, spec.dst) {
                     // alone on its server's scale-up network (`host::nic::scale_up`)
                     return up.latency + serialization(spec.bytes, up.rate);
@@ -93,7 +98,8 @@ impl MessageColumns {
             .collect();
         let (mut first_send, mut end) = (Nullable::with_capacity(messages.len()), Nullable::with_capacity(messages.len()));
         for (i, (m, state)) in messages.iter().zip(w.states).enumerate() {
-            if m.on_scale_up() {
+            if m.count == 0 {
+                // on a scale-up network, or a compute task: its ends kept its times
                 let t = w.up.get(&(i as u32)).copied().unwrap_or([Time::MAX; 2]);
                 let known = |t: Time| (t != Time::MAX).then_some(t);
                 first_send.push(known(t[0]));
@@ -111,6 +117,7 @@ impl MessageColumns {
         }
         // the jobs' ideal needs scratch memory: it runs before the other columns exist
         let jobs = super::jobs::tables(w, &ideal, &end);
+        let compute: Vec<bool> = messages.iter().map(|m| m.spec.is_compute()).collect();
         let spec = |f: &dyn Fn(&Message) -> u64| messages.iter().map(f).collect::<Vec<u64>>();
         MessageColumns {
             // the engine's host ids are leaf slots; the table speaks the scenario's host ids
@@ -122,6 +129,7 @@ impl MessageColumns {
             class: spec(&|m| m.spec.class as u64),
             pinned: messages.iter().map(|m| m.spec.pinned).collect(),
             scale_up: messages.iter().map(Message::on_scale_up).collect(),
+            compute,
             first_send,
             end,
             ideal,
@@ -206,7 +214,8 @@ impl RunResult {
     pub fn collect(v: RunView<'_>, m: MessageColumns, c: ConnColumns) -> RunResult {
         let (topo, ports) = (v.topo, v.ports);
         let (now, wall_s, status, tree, transport) = (v.now, v.wall_s, v.status, v.tree, v.transport);
-        let MessageColumns { src, dst, bytes, start, ready, class, pinned, scale_up, first_send, end, ideal, jobs, lb_state_bytes } = m;
+        let (ids, m, c) = without_compute(m, c);
+        let MessageColumns { src, dst, bytes, start, ready, class, pinned, scale_up, first_send, end, ideal, jobs, lb_state_bytes, .. } = m;
         let ConnColumns { counts, reorder: rt, losses } = c;
         let [mut delivered, packets, data_packets, retransmits, timeouts, ecn_acks, cnps, max_reorder, discarded, fast_nacks] = counts;
         let n = src.len();
@@ -230,7 +239,7 @@ impl RunResult {
             Column::U64(col)
         };
         let mut ft = Table::new(columns::FLOWS);
-        ft.add("flow", Column::U64((0..n as u64).collect()));
+        ft.add("flow", Column::U64(ids));
         ft.add("src", Column::U64(src));
         ft.add("dst", Column::U64(dst));
         ft.add("bytes", Column::U64(bytes));
@@ -335,6 +344,40 @@ impl RunResult {
             scenario_json: v.scenario_json.clone(),
         }
     }
+}
+
+/// The message and connection columns without the compute tasks' rows, and the message id of
+/// each row left.
+fn without_compute(mut m: MessageColumns, mut c: ConnColumns) -> (Vec<u64>, MessageColumns, ConnColumns) {
+    let keep: Vec<bool> = m.compute.iter().map(|&x| !x).collect();
+    let ids: Vec<u64> = (0..keep.len() as u64).filter(|&i| keep[i as usize]).collect();
+    if ids.len() == keep.len() {
+        return (ids, m, c);
+    }
+    fn only<T: Copy>(v: &mut Vec<T>, keep: &[bool]) {
+        let mut k = keep.iter();
+        v.retain(|_| *k.next().expect("one flag per row"));
+    }
+    fn nullable<T: Copy>(v: &mut Nullable<T>, keep: &[bool]) {
+        only(&mut v.values, keep);
+        only(&mut v.valid, keep);
+    }
+    for v in [&mut m.src, &mut m.dst, &mut m.bytes, &mut m.start, &mut m.class, &mut m.ideal] {
+        only(v, &keep);
+    }
+    for v in [&mut m.pinned, &mut m.scale_up, &mut m.compute] {
+        only(v, &keep);
+    }
+    for v in [&mut m.ready, &mut m.first_send, &mut m.end] {
+        nullable(v, &keep);
+    }
+    for v in &mut c.counts {
+        only(v, &keep);
+    }
+    // losses by row: a compute task loses nothing
+    let row: std::collections::HashMap<u64, u32> = ids.iter().enumerate().map(|(r, &id)| (id, r as u32)).collect();
+    c.losses = std::mem::take(&mut c.losses).into_iter().map(|(id, l)| (row[&u64::from(id)], l)).collect();
+    (ids, m, c)
 }
 
 /// Count, max, mean and 99th percentile of a column's values.

@@ -12,7 +12,8 @@ use super::collect::WorkView;
 use super::ideal::{ideal_fct, message_packets};
 use super::{columns, ns, Column, Nullable, Table};
 use crate::time::{serialization, Time};
-use crate::workload::collective::{ideal_finish, Hearing, Tag};
+use crate::workload::collective::{ideal_finish, Hearing, Lane, Tag};
+use crate::workload::training::KINDS;
 
 /// The jobs and steps tables, and (max JCT ns, mean JCT ns, max JCT slowdown).
 pub struct JobTables {
@@ -32,13 +33,28 @@ struct Span {
     unfinished: bool,
     count: u64,
     ideal: (Time, Time),
+    /// The same with every message taking no time (training jobs).
+    free: (Time, Time),
+    /// Bytes, and those on a scale-up network.
+    bytes: u64,
+    scale_up_bytes: u64,
 }
 
 impl Span {
     fn new() -> Span {
-        Span { start: None, end: None, unfinished: false, count: 0, ideal: (Time::MAX, 0) }
+        Span {
+            start: None,
+            end: None,
+            unfinished: false,
+            count: 0,
+            ideal: (Time::MAX, 0),
+            free: (Time::MAX, 0),
+            bytes: 0,
+            scale_up_bytes: 0,
+        }
     }
-    fn add(&mut self, ready: Option<Time>, end: Option<Time>, ideal: (Time, Time)) {
+    fn add(&mut self, ready: Option<Time>, end: Option<Time>, ideal: (Time, Time), free: (Time, Time)) {
+        self.free = (self.free.0.min(free.0), self.free.1.max(free.1));
         self.start = match (self.start, ready) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -59,10 +75,13 @@ impl Span {
     }
 }
 
-pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTables {
-    let ideal = if v.jobs.is_empty() {
-        Vec::new()
-    } else {
+/// Per message, when it is released and finishes.
+type Schedule = Vec<(Time, Time)>;
+
+/// Per message, its ideal (release, finish) and, where the run has training jobs, its
+/// (release, finish) with every message taking no time (the compute-only schedule).
+fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>) {
+    {
         let (rate, mtu, header) = (v.tree.tier_rates[0], v.transport.mtu, v.transport.header);
         let tree = v.tree;
         // how long each message holds its sender's NIC (its packets back to back) or its port
@@ -76,15 +95,33 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
             })
             .collect();
         let group: Vec<u32> = v.tags.iter().map(|t| t.job).collect();
-        let up: Vec<bool> = v.messages.iter().map(|m| m.on_scale_up()).collect();
+        let training = |i: usize| v.tags[i].job != Tag::NONE.job && v.jobs[v.tags[i].job as usize].op.is_none();
+        let lanes: Vec<Lane> = (0..v.messages.len())
+            .map(|i| match &v.messages[i] {
+                _ if training(i) => Lane::Alone,
+                m if m.on_scale_up() => Lane::ScaleUp,
+                _ => Lane::Nic,
+            })
+            .collect();
         let ack_flight = |from: u32, to: u32| match tree.scale_up_between(from, to) {
             Some(up) => up.latency,
             None => ideal_fct(&tree.path(from, to), &[header], &[0]),
         };
         let notice = |from: u32, to: u32| tree.notice_latency(from, to);
-        let hearing = Hearing { ack_flight: &ack_flight, notice: &notice, up: &up };
-        ideal_finish(v.messages, v.deps, ideals, &wire, serialization(header, rate), &group, &hearing)
-    };
+        let hearing = Hearing { ack_flight: &ack_flight, notice: &notice, lanes: &lanes };
+        let ideal = ideal_finish(v.messages, v.deps, ideals, &wire, serialization(header, rate), &group, &hearing);
+        let compute_only = v.jobs.iter().any(|j| j.op.is_none()).then(|| {
+            let none = |_: u32, _: u32| 0;
+            let free = Hearing { ack_flight: &none, notice: &none, lanes: &vec![Lane::Alone; lanes.len()] };
+            let zero = vec![0; ideals.len()];
+            ideal_finish(v.messages, v.deps, &zero, &zero, 0, &group, &free)
+        });
+        (ideal, compute_only)
+    }
+}
+
+pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTables {
+    let (ideal, compute_only) = if v.jobs.is_empty() { (Vec::new(), None) } else { self::ideals(v, ideals) };
     // spans per (job, iteration) and per (job, iteration, step), in that order
     let mut iters: std::collections::BTreeMap<(u32, u32), Span> = Default::default();
     let mut steps: std::collections::BTreeMap<(u32, u32, u32), Span> = Default::default();
@@ -92,9 +129,20 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
         if t.job == Tag::NONE.job {
             continue;
         }
-        let ready = v.states[i].ready();
-        iters.entry((t.job, t.iteration)).or_insert_with(Span::new).add(ready, end.get(i), ideal[i]);
-        steps.entry((t.job, t.iteration, t.step)).or_insert_with(Span::new).add(ready, end.get(i), ideal[i]);
+        let m = &v.messages[i];
+        // a compute task runs for its delay before its release
+        let ran = if m.spec.is_compute() { m.spec.delay } else { 0 };
+        let ready = v.states[i].ready().map(|r| r - ran);
+        let ideal = (ideal[i].0 - ran, ideal[i].1);
+        let free = compute_only.as_ref().map_or((0, 0), |c| (c[i].0 - ran, c[i].1));
+        for span in [
+            iters.entry((t.job, t.iteration)).or_insert_with(Span::new),
+            steps.entry((t.job, t.iteration, t.step)).or_insert_with(Span::new),
+        ] {
+            span.add(ready, end.get(i), ideal, free);
+            span.bytes += m.spec.bytes;
+            span.scale_up_bytes += if m.on_scale_up() { m.spec.bytes } else { 0 };
+        }
     }
     let mut jt = Table::new(columns::JOBS);
     let rows: Vec<(&(u32, u32), &Span)> = iters.iter().collect();
@@ -102,11 +150,18 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
     let jct: Vec<Option<Time>> = rows.iter().map(|(_, s)| s.end().zip(s.start).map(|(e, b)| e - b)).collect();
     let ideal_jct: Vec<Time> = rows.iter().map(|(_, s)| s.ideal.1 - s.ideal.0).collect();
     let slowdown: Vec<Option<f64>> = jct.iter().zip(&ideal_jct).map(|(j, &i)| j.map(|j| j as f64 / i.max(1) as f64)).collect();
-    let algbw: Vec<Option<f64>> =
-        jct.iter().zip(&rows).map(|(j, ((job, _), _))| j.map(|j| info(*job).size as f64 * 8e3 / j.max(1) as f64)).collect();
+    let algbw: Vec<Option<f64>> = jct
+        .iter()
+        .zip(&rows)
+        .map(|(j, ((job, _), _))| j.filter(|_| info(*job).op.is_some()).map(|j| info(*job).size as f64 * 8e3 / j.max(1) as f64))
+        .collect();
+    // training: what the iteration would take if communication took no time, and what it
+    // exposes beyond that
+    let free: Vec<Option<Time>> = rows.iter().map(|((j, _), s)| info(*j).op.is_none().then(|| s.free.1 - s.free.0)).collect();
+    let exposed: Vec<Option<Time>> = jct.iter().zip(&free).map(|(j, f)| j.zip(*f).map(|(j, f)| j.saturating_sub(f))).collect();
     jt.add("job", Column::U64(rows.iter().map(|((j, _), _)| *j as u64).collect()));
     jt.add("name", Column::Str(rows.iter().map(|((j, _), _)| info(*j).name.clone()).collect()));
-    jt.add("collective", Column::Str(rows.iter().map(|((j, _), _)| info(*j).op.name().to_string()).collect()));
+    jt.add("collective", Column::Str(rows.iter().map(|((j, _), _)| info(*j).op.map_or("training", |o| o.name()).to_string()).collect()));
     jt.add("iteration", Column::U64(rows.iter().map(|((_, it), _)| *it as u64).collect()));
     jt.add("ranks", Column::U64(rows.iter().map(|((j, _), _)| info(*j).ranks as u64).collect()));
     jt.add("size_bytes", Column::U64(rows.iter().map(|((j, _), _)| info(*j).size).collect()));
@@ -116,14 +171,21 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
     jt.add("ideal_jct_ps", Column::U64(ideal_jct));
     jt.add("slowdown", Column::OptF64(slowdown.iter().copied().collect()));
     jt.add("algbw_gbps", Column::OptF64(algbw.iter().copied().collect()));
-    let busbw = algbw.iter().zip(&rows).map(|(a, ((j, _), _))| a.map(|a| a * info(*j).op.bus_factor(info(*j).ranks))).collect();
+    let busbw =
+        algbw.iter().zip(&rows).map(|(a, ((j, _), _))| a.zip(info(*j).op).map(|(a, op)| a * op.bus_factor(info(*j).ranks))).collect();
     jt.add("busbw_gbps", Column::OptF64(busbw));
+    jt.add("compute_only_ps", Column::OptU64(free.into_iter().collect()));
+    jt.add("exposed_comm_ps", Column::OptU64(exposed.into_iter().collect()));
 
     let mut stt = Table::new(columns::STEPS);
     stt.add("job", Column::U64(steps.keys().map(|k| k.0 as u64).collect()));
     stt.add("iteration", Column::U64(steps.keys().map(|k| k.1 as u64).collect()));
     stt.add("step", Column::U64(steps.keys().map(|k| k.2 as u64).collect()));
+    let kind = |(j, _, step): &(u32, u32, u32)| if info(*j).op.is_some() { "step" } else { KINDS[*step as usize] };
+    stt.add("kind", Column::Str(steps.keys().map(|k| kind(k).to_string()).collect()));
     stt.add("messages", Column::U64(steps.values().map(|s| s.count).collect()));
+    stt.add("bytes", Column::U64(steps.values().map(|s| s.bytes).collect()));
+    stt.add("scale_up_bytes", Column::U64(steps.values().map(|s| s.scale_up_bytes).collect()));
     stt.add("start_ps", Column::OptU64(steps.values().map(|s| s.start).collect()));
     stt.add("end_ps", Column::OptU64(steps.values().map(|s| s.end()).collect()));
 

@@ -1,5 +1,6 @@
 //! `[[jobs]]`: AI training jobs, each a collective over placed ranks, repeated for a number of
-//! iterations with a compute gap between them, beside (or instead of) the `[workload]`.
+//! iterations with a compute gap between them, or iterations of training a model
+//! (`model` and `parallel`: `training/`), beside (or instead of) the `[workload]`.
 //!
 //! Each job's ranks are hosts: listed (`hosts = [0, 8, 16]` or `hosts = "0-15"`), or
 //! `ranks = N` placed by `placement` on the first N hosts no earlier job holds, in the
@@ -13,6 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::collective::{AlgorithmKind, Builder, Op, Ranks, Tag};
+use super::training::{ModelConfig, Parallel, Trainer};
 use super::{check_size, MessageSpec};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
@@ -63,12 +65,21 @@ pub struct JobConfig {
     /// Name in the results; default `job<i>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    pub collective: Op,
+    /// The collective each iteration runs (or give `model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collective: Option<Op>,
+    /// A model to train (`training`): each iteration is a training step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelConfig>,
+    /// With `model`: the parallel layout and the GPUs' compute rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<Parallel>,
     /// Default: `ring`, or `direct` for alltoall.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub algorithm: Option<AlgorithmKind>,
-    /// Per-rank buffer as nccl-tests counts it.
-    pub size: Size,
+    /// Per-rank buffer as nccl-tests counts it (collectives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Size>,
     /// How many ranks, placed by `placement` (or give `hosts`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<u32>,
@@ -129,7 +140,8 @@ impl From<HostList> for serde_json::Value {
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobInfo {
     pub name: String,
-    pub op: Op,
+    /// Its collective; `None` for training.
+    pub op: Option<Op>,
     pub ranks: u32,
     pub size: u64,
     pub iterations: u32,
@@ -191,54 +203,131 @@ pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u
             held[h as usize] = true;
         }
         let n = ranks.len();
-        let size = check_size(&at("size"), job.size)?;
-        let algorithm = job.algorithm.unwrap_or(if job.collective == Op::Alltoall { AlgorithmKind::Direct } else { AlgorithmKind::Ring });
-        let layout = Ranks { hosts: &ranks, per_server: tree.nics };
-        algorithm
-            .supports(job.collective, &layout)
-            .map_err(|m| ScenarioError { field: at("algorithm"), message: format!("got {}: {m}", algorithm.name()) })?;
-        ensure((1..=1_000_000).contains(&job.iterations), &at("iterations"), job.iterations, "allowed: 1 to 1000000")?;
-        if let Some(k) = job.max_connections {
-            ensure(job.collective == Op::Alltoall, &at("max_connections"), k, "allowed: only for collective = \"alltoall\"")?;
-            ensure(k >= 1, &at("max_connections"), k, "allowed: 1 or more")?;
-        }
-        let count = algorithm.count(job.collective, &layout).saturating_mul(job.iterations as u64);
-        let total = (p.messages.len() as u64).saturating_add(count);
-        if total > max_messages.min(u32::MAX as u64 / 2) {
-            return Err(ScenarioError {
-                field: "stop.max_memory".into(),
-                message: format!(
-                    "got jobs that make {total} messages (jobs[{i}]: {count}), more than the memory allows ({max_messages}); allowed: fewer ranks or iterations, or raise stop.max_memory"
-                ),
-            });
-        }
         let name = job.name.clone().unwrap_or_else(|| format!("job{i}"));
-        let mut entry: Vec<Vec<u32>> = vec![Vec::new(); n];
-        // ids in the builder are local to the job plan; offset them into the whole run's
+        ensure((1..=1_000_000).contains(&job.iterations), &at("iterations"), job.iterations, "allowed: 1 to 1000000")?;
         let first = p.messages.len();
-        for it in 0..job.iterations {
-            let mut b = Builder {
-                ranks: &ranks,
-                per_server: tree.nics,
-                size,
-                entry: &entry,
-                max_connections: job.max_connections.map_or(n - 1, |k| k as usize),
-                messages: &mut p.messages,
-                deps: &mut p.deps,
-                tags: &mut p.tags,
-                start: job.start.0,
-                compute: job.compute.0,
-                class: job.class,
-                tag: Tag { job: i as u32, iteration: it, step: 0 },
-            };
-            entry = algorithm.iteration(job.collective, &mut b);
-        }
+        let (op, size) = match (job.collective, &job.model) {
+            (Some(_), Some(_)) => {
+                return Err(ScenarioError { field: at("model"), message: "got both collective and model; allowed: one of them".into() })
+            }
+            (None, None) => {
+                return Err(ScenarioError { field: at("collective"), message: "missing; give a collective, or a model to train".into() })
+            }
+            (Some(op), None) => {
+                collective(job, i, op, &ranks, tree, max_messages, &mut p)?;
+                (Some(op), check_size(&at("size"), job.size.unwrap_or(Size(0)))?)
+            }
+            (None, Some(model)) => {
+                training(job, i, model, &ranks, tree, max_messages, &mut p)?;
+                (None, 0)
+            }
+        };
         for d in &mut p.deps[first..] {
             for x in d.iter_mut() {
                 *x += base as u32;
             }
         }
-        p.jobs.push(JobInfo { name, op: job.collective, ranks: n as u32, size, iterations: job.iterations });
+        p.jobs.push(JobInfo { name, op, ranks: n as u32, size, iterations: job.iterations });
     }
     Ok(p)
+}
+
+/// More messages than `max` (the memory budget) in all, for job `i`'s `count`.
+fn too_many(i: usize, total: u64, count: u64, max: u64) -> ScenarioError {
+    ScenarioError {
+        field: "stop.max_memory".into(),
+        message: format!(
+            "got jobs that make {total} messages (jobs[{i}]: {count}), more than the memory allows ({max}); allowed: fewer ranks or iterations, or raise stop.max_memory"
+        ),
+    }
+}
+
+/// Job `i`'s iterations of collective `op` on `ranks`.
+fn collective(
+    job: &JobConfig,
+    i: usize,
+    op: Op,
+    ranks: &[u32],
+    tree: &FatTreeSpec,
+    max_messages: u64,
+    p: &mut JobPlan,
+) -> Result<(), ScenarioError> {
+    let at = |k: &str| format!("jobs[{i}].{k}");
+    ensure(job.parallel.is_none(), &at("parallel"), "a table", "allowed: only with model (a training job)")?;
+    let n = ranks.len();
+    let size = check_size(&at("size"), job.size.unwrap_or(Size(0)))?;
+    let algorithm = job.algorithm.unwrap_or(if op == Op::Alltoall { AlgorithmKind::Direct } else { AlgorithmKind::Ring });
+    let layout = Ranks { hosts: ranks, per_server: tree.nics };
+    algorithm
+        .supports(op, &layout)
+        .map_err(|m| ScenarioError { field: at("algorithm"), message: format!("got {}: {m}", algorithm.name()) })?;
+    if let Some(k) = job.max_connections {
+        ensure(op == Op::Alltoall, &at("max_connections"), k, "allowed: only for collective = \"alltoall\"")?;
+        ensure(k >= 1, &at("max_connections"), k, "allowed: 1 or more")?;
+    }
+    let count = algorithm.count(op, &layout).saturating_mul(job.iterations as u64);
+    let total = (p.messages.len() as u64).saturating_add(count);
+    let max = max_messages.min(u32::MAX as u64 / 2);
+    if total > max {
+        return Err(too_many(i, total, count, max_messages));
+    }
+    let mut entry: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for it in 0..job.iterations {
+        let mut b = Builder {
+            ranks,
+            per_server: tree.nics,
+            size,
+            entry: &entry,
+            max_connections: job.max_connections.map_or(n - 1, |k| k as usize),
+            messages: &mut p.messages,
+            deps: &mut p.deps,
+            tags: &mut p.tags,
+            start: job.start.0,
+            compute: job.compute.0,
+            class: job.class,
+            tag: Tag { job: i as u32, iteration: it, step: 0 },
+        };
+        entry = algorithm.iteration(op, &mut b);
+    }
+    Ok(())
+}
+
+/// Job `i`'s training iterations of `model` on `ranks`.
+fn training(
+    job: &JobConfig,
+    i: usize,
+    model: &ModelConfig,
+    ranks: &[u32],
+    tree: &FatTreeSpec,
+    max_messages: u64,
+    p: &mut JobPlan,
+) -> Result<(), ScenarioError> {
+    let at = |k: &str| format!("jobs[{i}].{k}");
+    for (given, k) in
+        [(job.size.is_some(), "size"), (job.algorithm.is_some(), "algorithm"), (job.max_connections.is_some(), "max_connections")]
+    {
+        ensure(!given, &at(k), "a value", "allowed: only with collective (a training job's traffic follows from its model and layout)")?;
+    }
+    let shape = model.resolve(&at("model"))?;
+    let parallel = job.parallel.clone().unwrap_or_default();
+    let layout = parallel.resolve(&format!("jobs[{i}]"), ranks.len(), &shape)?;
+    let max = max_messages.min(u32::MAX as u64 / 2) as usize;
+    let mut entry: Vec<Vec<u32>> = vec![Vec::new(); ranks.len()];
+    for it in 0..job.iterations {
+        let mut t = Trainer {
+            shape,
+            layout,
+            hosts: ranks,
+            per_server: tree.nics,
+            messages: &mut p.messages,
+            deps: &mut p.deps,
+            tags: &mut p.tags,
+            start: job.start.0,
+            gap: job.compute.0,
+            class: job.class,
+            tag: Tag { job: i as u32, iteration: it, step: 0 },
+        };
+        entry = t.iteration(&entry, max).map_err(|made| too_many(i, made as u64, made as u64, max_messages))?;
+    }
+    Ok(())
 }

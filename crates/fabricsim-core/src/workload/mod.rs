@@ -14,6 +14,7 @@ pub use deps::Deps;
 pub mod collective;
 pub mod deps;
 pub mod job;
+pub mod training;
 
 /// One message as the core runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +39,13 @@ impl AsRef<MessageSpec> for MessageSpec {
 }
 
 impl MessageSpec {
+    /// A compute task (a training job's): a rank's message to itself with no bytes, done when
+    /// released (its `delay` is the computation).
+    #[inline]
+    pub fn is_compute(&self) -> bool {
+        self.src == self.dst && self.bytes == 0
+    }
+
     /// A message with no delay, not pinned.
     pub fn new(src: u32, dst: u32, bytes: u64, start: Time, class: u8) -> MessageSpec {
         MessageSpec { src, dst, bytes, start, class, pinned: false, delay: 0 }

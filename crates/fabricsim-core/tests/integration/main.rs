@@ -17,6 +17,7 @@ mod parser_fuzz;
 mod pieces;
 mod samples;
 mod scale_up;
+mod training;
 
 use fabricsim_core::stats::RunResult;
 use fabricsim_core::{Scenario, ScenarioError, Simulation};

@@ -19,7 +19,7 @@ pub fn check(data: &[u8]) -> usize {
         let record = scenario.filled().to_json();
         let again = Scenario::from_json(&record).unwrap_or_else(|e| panic!("the record of an accepted scenario is refused: {e}\n{record}"));
         let model2 = again.resolve().unwrap_or_else(|e| panic!("the record of an accepted scenario does not validate: {e}\n{record}"));
-        assert_eq!(format!("{:?}", model.messages), format!("{:?}", model2.messages), "{record}");
+        assert!(model.messages == model2.messages, "the record makes other messages: {record}");
         assert_eq!(again.filled().to_json(), record, "the record is a fixed point");
         accepted += 1;
     }

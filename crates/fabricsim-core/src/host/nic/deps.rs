@@ -19,6 +19,7 @@ use super::Nics;
 use crate::engine::{node_unit, Event, EventQueue};
 use crate::host::table::End;
 use crate::time::Time;
+use crate::workload::collective::first_release;
 use crate::workload::Deps;
 
 /// What a host tells a host of another piece (a release notice, or a message's progress on
@@ -46,7 +47,7 @@ impl Nics {
             self.waiting[self.conns.msg_at(m, End::Tx)] = waits;
             if waits == 0 {
                 q.set_origin(node_unit(spec.src));
-                self.release(q, m, spec.start);
+                self.release(q, m, first_release(&spec));
             }
         }
     }
@@ -55,8 +56,9 @@ impl Nics {
     pub(super) fn release(&mut self, q: &mut EventQueue, m: usize, at: Time) {
         let msg = self.messages[m];
         self.states[self.conns.msg_at(m, End::Tx)].released = at;
-        if msg.on_scale_up() {
-            q.schedule(at, Event::UpSend(m as u32));
+        if msg.count == 0 {
+            let event = if msg.spec.is_compute() { Event::Computed(m as u32) } else { Event::UpSend(m as u32) };
+            q.schedule(at, event);
             self.hosts[msg.spec.src as usize].pending += 1;
             return;
         }

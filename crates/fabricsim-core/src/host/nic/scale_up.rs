@@ -36,7 +36,8 @@ pub struct UpPorts {
     out_free: Vec<Time>,
     in_free: Vec<Time>,
     /// Per message this piece's hosts sent or received on it: when its source's port started
-    /// it, and when it was delivered (`Time::MAX`: not yet, or not by this piece).
+    /// it, and when it was delivered (`Time::MAX`: not yet, or not by this piece); per compute
+    /// task, when it was done (the second).
     pub times: BTreeMap<u32, [Time; 2]>,
 }
 
@@ -117,6 +118,19 @@ impl Nics {
             let latency = self.up.net.map_or(0, |n| n.latency);
             self.hosts[spec.dst as usize].notices_sent += 1;
             self.tell(q, now + latency, Event::UpAck(m), spec.src);
+        }
+    }
+
+    /// `Computed`: compute task `m` is done (it was released now: its dependencies plus its
+    /// computation): its host counts it, the tasks and messages waiting for it hear of it.
+    pub fn computed(&mut self, q: &mut EventQueue, now: Time, m: u32) {
+        let host = self.messages[m as usize].spec.src;
+        let h = &mut self.hosts[host as usize];
+        (h.pending, h.done, h.progress) = (h.pending - 1, h.done + 1, h.progress + 1);
+        self.reported += 1;
+        self.up.time(m, 1, now);
+        if !self.dependents.is_empty() {
+            self.completed(q, now, host, m as usize);
         }
     }
 

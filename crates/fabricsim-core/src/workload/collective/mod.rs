@@ -207,11 +207,29 @@ pub const ALGORITHMS: &[crate::registry::AlgorithmInfo] = AlgorithmKind::KINDS;
 /// simulator's rule, `host::nic::deps`): the final ACK's flight from receiver to sender
 /// (`ack_flight(from, to)`, from when its NIC sends it; for a message on a scale-up network,
 /// the network's latency from its delivery) and a third host's notice (`notice(from, to)`).
-/// `up[i]`: message i crosses its server's scale-up network.
+/// `lanes[i]`: what message i holds while it is sent.
 pub struct Hearing<'a> {
     pub ack_flight: &'a dyn Fn(u32, u32) -> Time,
     pub notice: &'a dyn Fn(u32, u32) -> Time,
-    pub up: &'a [bool],
+    pub lanes: &'a [Lane],
+}
+
+/// What a message holds in the ideal while it is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// Its sender's NIC (one message at a time), and its receiver's for the final ACK.
+    Nic,
+    /// Its sender's port on the scale-up network.
+    ScaleUp,
+    /// Nothing: it takes its ideal FCT from its release, whatever else its sender sends (a
+    /// training job's messages, whose ideal is a lower bound of the run; compute tasks).
+    Alone,
+}
+
+/// When a message that waits for nothing is released: its start, after its computation for a
+/// compute task.
+pub fn first_release(m: &MessageSpec) -> Time {
+    m.start + if m.is_compute() { m.delay } else { 0 }
 }
 
 /// Ideal release and finish of every message on an idle fabric. A message is released at its
@@ -223,7 +241,8 @@ pub struct Hearing<'a> {
 /// (`ideal[i]`) from the moment its NIC starts it. When a message finishes, its receiver's
 /// NIC sends the ACK of its last packet, which holds that NIC for `ack` (at the finish, before
 /// a message released at that instant). A message on a scale-up network holds its sender's
-/// port there instead of its NIC, and sends no ACK. Messages of different `group`s (jobs) never share a
+/// port there instead of its NIC, and sends no ACK; one `Alone` holds nothing. A compute
+/// task with no dependency is released after its delay (the computation) from its start. Messages of different `group`s (jobs) never share a
 /// NIC: each group is alone on its idle fabric. With one message at a time per rank (ring,
 /// halving-doubling) this is the critical path of ideal FCTs plus the final ACKs a rank's
 /// next step waits behind; where a rank has several messages out at once (a tree's sends up
@@ -246,7 +265,7 @@ pub fn ideal_finish<M: AsRef<MessageSpec>>(
     let mut latest: Vec<Option<Time>> = vec![None; n];
     // (time, ACK before SEND, message): a message's release, or its final ACK at its finish
     let mut heap: std::collections::BinaryHeap<Reverse<(Time, u8, u32)>> =
-        (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((messages[i].as_ref().start, SEND, i as u32))).collect();
+        (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((first_release(messages[i].as_ref()), SEND, i as u32))).collect();
     // when each (group, host, scale-up port or NIC) is free
     let mut free: std::collections::HashMap<(u32, u32, bool), Time> = std::collections::HashMap::new();
     let mut out: Vec<(Time, Time)> = vec![(0, 0); n];
@@ -262,9 +281,9 @@ pub fn ideal_finish<M: AsRef<MessageSpec>>(
     while let Some(Reverse((at, kind, i))) = heap.pop() {
         let i = i as usize;
         let (src, dst) = (messages[i].as_ref().src, messages[i].as_ref().dst);
-        let up = hearing.up[i];
+        let lane = hearing.lanes[i];
         if kind == ACK {
-            let leaves = if up {
+            let leaves = if lane != Lane::Nic {
                 at
             } else {
                 let nic = free.entry((group[i], dst, false)).or_insert(0);
@@ -280,9 +299,14 @@ pub fn ideal_finish<M: AsRef<MessageSpec>>(
             }
             continue;
         }
-        let nic = free.entry((group[i], src, up)).or_insert(0);
-        let start = at.max(*nic);
-        *nic = start + wire[i];
+        let start = if lane == Lane::Alone {
+            at
+        } else {
+            let nic = free.entry((group[i], src, lane == Lane::ScaleUp)).or_insert(0);
+            let start = at.max(*nic);
+            *nic = start + wire[i];
+            start
+        };
         let finish = start + ideal[i];
         out[i] = (at, finish);
         heap.push(Reverse((finish, ACK, i as u32)));

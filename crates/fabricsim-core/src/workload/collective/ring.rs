@@ -61,7 +61,7 @@ impl Algorithm for Ring {
 /// message also waits for `after[k]`; with `first`, its first messages are the rank's first
 /// of the iteration. Returns, per member, the messages whose completion means it is done
 /// (`after[k]` itself for a ring of one).
-pub(super) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, step0: u32, after: &[Vec<u32>], first: bool) -> Vec<Vec<u32>> {
+pub(crate) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, step0: u32, after: &[Vec<u32>], first: bool) -> Vec<Vec<u32>> {
     let n = members.len();
     if n < 2 {
         return after.to_vec();

@@ -1,0 +1,254 @@
+//! Training iterations of a transformer (`[[jobs]] model = {...}`): tensor, pipeline, data
+//! and expert parallelism as dependent messages and compute tasks.
+//!
+//! **Ranks.** `tp x pp x dp` GPUs, numbered as Megatron-LM does (Narayanan et al., SC 2021,
+//! sec. 3; Megatron's `initialize_model_parallel`): rank `t + tp (d + dp p)` is tensor-parallel
+//! rank t of data-parallel replica d of pipeline stage p. With `tp` GPUs per server a
+//! tensor-parallel group is one server, and its collectives stay on the scale-up network.
+//! Expert parallelism groups `ep` replicas (`d / ep` equal); experts' gradients are reduced
+//! over the replicas holding the same experts (`d mod ep` equal).
+//!
+//! **An iteration** (one per `iterations`), per stage, under the 1F1B schedule of
+//! PipeDream-Flush (Narayanan et al., sec. 2.2): stage p runs `min(pp - p - 1, m)` forward
+//! passes, then one forward and one backward in turn, then the remaining backward passes, of
+//! its `m` = `micro_batches`. A forward pass of micro-batch i on stage p waits for its
+//! activations from stage p-1; per layer each tensor-parallel rank computes attention, then
+//! allreduces the layer's activations over its group (ring), computes the MLP (in an MoE
+//! layer: all-to-all dispatch of its tokens over its expert-parallel group, the experts,
+//! all-to-all combine) and allreduces again (Megatron-LM's two allreduces per layer and pass,
+//! Shoeybi et al. 2019, sec. 3); the last stage computes the logits; then each rank sends its
+//! 1/tp share of the activations to the same rank of stage p+1 (Narayanan et al. sec. 4.1,
+//! scatter/gather). A backward pass mirrors it at twice the compute. A rank's compute tasks
+//! run one after another; its sends do not hold it. Gradients are reduced over the
+//! data-parallel group in buckets (`bucket`, PyTorch DDP's 25 MiB by default, Li et al.,
+//! VLDB 2020, sec. 3.2.3): each bucket of layers, in backward order, is allreduced (ring) as
+//! soon as the last micro-batch's backward pass has computed it, overlapping what is left of
+//! that pass. A rank's iteration ends with its last compute, its sends and its buckets.
+//!
+//! Compute tasks are messages from a rank to itself with no bytes, released when their
+//! dependencies are met plus their duration (FLOPs over `gpu_tflops`), and complete then;
+//! they are not rows of the flows table. The steps table of a training job has one row per
+//! kind of work: compute, tp, pp, dp, ep.
+
+pub mod model;
+
+use serde::{Deserialize, Serialize};
+
+use super::collective::direct::Direct;
+use super::collective::ring::ring;
+use super::collective::{Algorithm, Builder, Op, Tag};
+use super::MessageSpec;
+use crate::error::{ensure, ScenarioError};
+use crate::time::Time;
+use crate::units::Size;
+pub use model::{ModelConfig, Shape};
+
+/// Kinds of work in a training iteration: the `step` of its messages' tags.
+pub const KINDS: [&str; 5] = ["compute", "tp", "pp", "dp", "ep"];
+const COMPUTE: u32 = 0;
+const TP: u32 = 1;
+const PP: u32 = 2;
+const DP: u32 = 3;
+const EP: u32 = 4;
+
+/// The training fields of a `[[jobs]]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Parallel {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tp: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pp: Option<u32>,
+    /// Default: ranks / (tp x pp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dp: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ep: Option<u32>,
+    /// Micro-batches per iteration, per replica (global batch / (dp x micro_batch_size)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub micro_batches: Option<u32>,
+    /// Sequences per micro-batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub micro_batch_size: Option<u32>,
+    /// What one GPU computes, in TFLOP/s achieved (peak times utilization).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_tflops: Option<f64>,
+    /// Gradient bucket size of the data-parallel allreduce.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bucket: Option<Size>,
+}
+
+/// A checked layout.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    pub tp: usize,
+    pub pp: usize,
+    pub dp: usize,
+    pub ep: usize,
+    pub micro_batches: usize,
+    pub micro_batch_size: u64,
+    /// FLOPs per picosecond of one GPU.
+    pub flops_per_ps: f64,
+    pub bucket: u64,
+}
+
+impl Parallel {
+    /// Checks the layout of job `job` (`jobs[i]`) against its `n` ranks and its model.
+    pub fn resolve(&self, job: &str, n: usize, shape: &Shape) -> Result<Layout, ScenarioError> {
+        let at = |k: &str| format!("{job}.parallel.{k}");
+        let one = |v: Option<u32>, k: &str| -> Result<usize, ScenarioError> {
+            let v = v.unwrap_or(1);
+            ensure(v >= 1 && v as usize <= n, &at(k), v, format!("allowed: 1 to the ranks ({n})"))?;
+            Ok(v as usize)
+        };
+        let (tp, pp) = (one(self.tp, "tp")?, one(self.pp, "pp")?);
+        let dp = match self.dp {
+            Some(_) => one(self.dp, "dp")?,
+            None => (n / (tp * pp)).max(1),
+        };
+        ensure(tp * pp * dp == n, &format!("{job}.ranks"), n, format!("allowed: tp x pp x dp ({tp} x {pp} x {dp} = {})", tp * pp * dp))?;
+        let ep = one(self.ep, "ep")?;
+        ensure(
+            dp.is_multiple_of(ep),
+            &at("ep"),
+            ep,
+            format!("allowed: a divisor of dp ({dp}): experts are spread over data-parallel replicas"),
+        )?;
+        if shape.moe() {
+            let e = shape.experts as usize;
+            ensure(e.is_multiple_of(ep), &at("ep"), ep, format!("allowed: a divisor of the experts ({e})"))?;
+        } else {
+            ensure(ep == 1, &at("ep"), ep, "allowed: 1 for a dense model (model.experts = 0)")?;
+        }
+        ensure(pp as u64 <= shape.layers, &at("pp"), pp, format!("allowed: at most the layers ({})", shape.layers))?;
+        let micro_batches = self.micro_batches.unwrap_or(pp as u32);
+        ensure((1..=1 << 16).contains(&micro_batches), &at("micro_batches"), micro_batches, "allowed: 1 to 65536")?;
+        let micro_batch_size = self.micro_batch_size.unwrap_or(1);
+        ensure((1..=1 << 16).contains(&micro_batch_size), &at("micro_batch_size"), micro_batch_size, "allowed: 1 to 65536")?;
+        let tflops = self.gpu_tflops.ok_or_else(|| ScenarioError {
+            field: at("gpu_tflops"),
+            message: "missing; give what one GPU computes, in TFLOP/s achieved (for example 400)".into(),
+        })?;
+        ensure(tflops.is_finite() && tflops > 0.0 && tflops <= 1e6, &at("gpu_tflops"), tflops, "allowed: more than 0 up to 1000000")?;
+        let bucket = self.bucket.unwrap_or(Size(25 << 20)).0;
+        ensure(bucket >= 1, &at("bucket"), Size(bucket), "allowed: a positive size")?;
+        Ok(Layout {
+            tp,
+            pp,
+            dp,
+            ep,
+            micro_batches: micro_batches as usize,
+            micro_batch_size: micro_batch_size.into(),
+            flops_per_ps: tflops,
+            bucket,
+        })
+    }
+}
+
+/// Writes the messages and compute tasks of training iterations.
+pub struct Trainer<'a> {
+    pub shape: Shape,
+    pub layout: Layout,
+    /// The host of each rank, and GPUs per server.
+    pub hosts: &'a [u32],
+    pub per_server: u32,
+    pub messages: &'a mut Vec<MessageSpec>,
+    pub deps: &'a mut Vec<Vec<u32>>,
+    pub tags: &'a mut Vec<Tag>,
+    pub start: Time,
+    /// Before each iteration but the first: a compute task of this long on every rank (the
+    /// optimizer step; `[[jobs]] compute`).
+    pub gap: Time,
+    pub class: u8,
+    pub tag: Tag,
+}
+
+impl Trainer<'_> {
+    fn rank(&self, t: usize, d: usize, p: usize) -> usize {
+        t + self.layout.tp * (d + self.layout.dp * p)
+    }
+
+    /// A compute task of rank `r` taking `flops` once `after` are done; its id.
+    fn compute(&mut self, r: usize, after: Vec<u32>, flops: f64) -> u32 {
+        let id = self.messages.len() as u32;
+        let h = self.hosts[r];
+        let mut spec = MessageSpec::new(h, h, 0, self.start, self.class);
+        spec.delay = (flops / self.layout.flops_per_ps).round() as Time;
+        self.messages.push(spec);
+        self.deps.push(after);
+        self.tags.push(Tag { step: COMPUTE, ..self.tag });
+        id
+    }
+
+    /// Rank `from` sends `bytes` to rank `to` once `after` are done.
+    fn send(&mut self, from: usize, to: usize, bytes: u64, after: Vec<u32>) -> u32 {
+        let id = self.messages.len() as u32;
+        self.messages.push(MessageSpec::new(self.hosts[from], self.hosts[to], bytes.max(1), self.start, self.class));
+        self.deps.push(after);
+        self.tags.push(Tag { step: PP, ..self.tag });
+        id
+    }
+
+    /// A collective of kind `kind` over `members` (ranks), each starting once its `after` are
+    /// done: a ring allreduce, or (alltoall) direct sends; per member, what its end waits for.
+    fn collective(&mut self, kind: u32, op: Op, members: &[usize], size: u64, after: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
+        if members.len() < 2 {
+            return after;
+        }
+        let hosts: Vec<u32> = members.iter().map(|&r| self.hosts[r]).collect();
+        let first = self.messages.len();
+        let n = members.len();
+        let mut b = Builder {
+            ranks: &hosts,
+            per_server: self.per_server,
+            size,
+            entry: &after,
+            max_connections: n - 1,
+            messages: self.messages,
+            deps: self.deps,
+            tags: self.tags,
+            start: self.start,
+            compute: 0,
+            class: self.class,
+            tag: self.tag,
+        };
+        let done = match op {
+            Op::Alltoall => Direct::iteration(op, &mut b),
+            _ => ring(&mut b, &(0..n).collect::<Vec<_>>(), op, size, 0, &vec![Vec::new(); n], true),
+        };
+        for t in &mut self.tags[first..] {
+            t.step = kind;
+        }
+        done
+    }
+
+    /// One iteration; `entry[r]`: what rank r's first compute waits for (its part of the
+    /// iteration before). Returns each rank's part of this one, or (more than `limit`
+    /// messages in all) how many there were when it stopped.
+    pub fn iteration(&mut self, entry: &[Vec<u32>], limit: usize) -> Result<Vec<Vec<u32>>, usize> {
+        let l = self.layout;
+        let entry: Vec<Vec<u32>> = if self.gap > 0 && entry.iter().any(|e| !e.is_empty()) {
+            let gap = self.gap as f64 * l.flops_per_ps;
+            (0..entry.len()).map(|r| vec![self.compute(r, entry[r].clone(), gap)]).collect()
+        } else {
+            entry.to_vec()
+        };
+        let mut done: Vec<Vec<u32>> = vec![Vec::new(); self.hosts.len()];
+        let mut buckets = schedule::Buckets::default();
+        // the replicas an expert-parallel group couples are written together
+        for g in 0..l.dp / l.ep {
+            let group: Vec<usize> = (g * l.ep..(g + 1) * l.ep).collect();
+            buckets.merge(self.replicas(&group, &entry, &mut done));
+            if self.messages.len() > limit {
+                return Err(self.messages.len());
+            }
+        }
+        self.reduce(buckets, &mut done);
+        if self.messages.len() > limit {
+            return Err(self.messages.len());
+        }
+        Ok(done)
+    }
+}
+
+mod schedule;

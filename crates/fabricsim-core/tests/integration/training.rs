@@ -1,0 +1,128 @@
+//! Training jobs (`[[jobs]] model`): iterations of a transformer under tensor, pipeline, data
+//! and expert parallelism, as compute tasks and dependent messages.
+
+use super::{run, scenario};
+use fabricsim_core::engine::rng::{Rng, Stream};
+use fabricsim_core::Simulation;
+
+/// `servers` servers of 4 GPUs, rail-optimized, a 7.2 Tb/s scale-up network, and `extra`.
+fn cluster(hosts: u32, extra: &str) -> String {
+    format!(
+        "seed = 3\n[topology]\nhosts = {hosts}\nradix = 8\nnics_per_server = 4\nrails = true\nlink_latency = \"1us\"\n\
+         switch_latency = \"100ns\"\nscale_up_rate = \"7200Gbps\"\n{extra}"
+    )
+}
+
+const TINY: &str = "model = { layers = 4, hidden = 1024, seq = 512, vocab = 8000 }";
+
+#[test]
+fn a_training_iteration_runs_and_reports_its_ideal_and_compute_only_time() {
+    let r = run(&cluster(
+        32,
+        &format!("[[jobs]]\nname = \"dense\"\nranks = 32\n{TINY}\nparallel = {{ tp = 4, pp = 2, dp = 4, micro_batches = 4, gpu_tflops = 100 }}\niterations = 2\ncompute = \"5us\"\n"),
+    ));
+    assert_eq!(r.summary.status, "complete");
+    assert_eq!(r.jobs.str("collective"), &["training", "training"]);
+    let (jct, ideal, free) = (r.jobs.opt_u64("jct_ps"), r.jobs.u64("ideal_jct_ps"), r.jobs.opt_u64("compute_only_ps"));
+    let exposed = r.jobs.opt_u64("exposed_comm_ps");
+    for it in 0..2 {
+        let (j, i, f) = (jct[it].unwrap(), ideal[it], free[it].unwrap());
+        assert!(j >= i && i >= f && f > 0, "iteration {it}: {j} >= {i} >= {f}");
+        assert_eq!(exposed[it], Some(j - f));
+    }
+    // the flows table has the messages only; the steps table each kind of work
+    assert!(r.flows.u64("bytes").iter().all(|&b| b > 0));
+    let kinds: Vec<&str> = r.steps.str("kind").iter().take(4).map(String::as_str).collect();
+    assert_eq!(kinds, ["compute", "tp", "pp", "dp"]);
+    // tensor parallelism inside a server: all of it on the scale-up network; pipeline and data
+    // parallelism cross servers on the fabric
+    let (bytes, up) = (r.steps.u64("bytes"), r.steps.u64("scale_up_bytes"));
+    assert_eq!((bytes[0], up[0]), (0, 0), "compute moves no bytes");
+    assert!(bytes[1] > 0 && up[1] == bytes[1], "tp: {} of {}", up[1], bytes[1]);
+    assert!(bytes[2] > 0 && up[2] == 0 && bytes[3] > 0 && up[3] == 0, "pp and dp on the fabric");
+    assert_eq!(r.flows.u64("flow").len(), r.flows.bool("scale_up").len());
+}
+
+#[test]
+fn compute_only_time_is_megatrons_flops_over_the_gpu_rate() {
+    // one stage, one replica: 4 tensor-parallel ranks each compute, per micro-batch,
+    // 3 x (24 b s h^2 + 4 b s^2 h) per layer and 3 x 2 b s h V for the logits, over 4
+    let r = run(&cluster(16, &format!("[[jobs]]\nranks = 4\n{TINY}\nparallel = {{ tp = 4, micro_batches = 3, gpu_tflops = 100 }}\n")));
+    let (s, h, v) = (512f64, 1024f64, 8000f64);
+    let layer = 24.0 * s * h * h + 4.0 * s * s * h;
+    let per_pass = |flops: f64| (flops / 4.0 / 100.0).round() as u64; // 100 TFLOP/s = 100 FLOP/ps
+    let (attention, mlp) = (8.0 * s * h * h + 4.0 * s * s * h, 16.0 * s * h * h);
+    assert_eq!(attention + mlp, layer);
+    let fwd = 4 * (per_pass(attention) + per_pass(mlp)) + per_pass(2.0 * s * h * v);
+    let bwd = 4 * (per_pass(2.0 * attention) + per_pass(2.0 * mlp)) + per_pass(4.0 * s * h * v);
+    assert_eq!(r.jobs.opt_u64("compute_only_ps")[0], Some(3 * (fwd + bwd)));
+}
+
+#[test]
+fn iteration_time_bounds_its_ideal_which_bounds_its_compute_over_random_layouts() {
+    let mut rng = Rng::stream(7, Stream::Workload, 0);
+    for case in 0..12 {
+        let pick = |rng: &mut Rng, of: &[u32]| of[rng.below(of.len() as u64) as usize];
+        let (tp, pp) = (pick(&mut rng, &[1, 2, 4]), pick(&mut rng, &[1, 2, 4]));
+        let dp = pick(&mut rng, &[1, 2, 4]).min(32 / (tp * pp)).max(1);
+        let moe = rng.below(2) == 1;
+        let ep = if moe { pick(&mut rng, &[1, 2, 4]).min(dp) } else { 1 };
+        let ep = if dp % ep == 0 { ep } else { 1 };
+        let model = if moe {
+            "model = { layers = 4, hidden = 512, seq = 256, vocab = 4000, experts = 4, top_k = 2, gated = true }"
+        } else {
+            "model = { layers = 4, hidden = 512, seq = 256, vocab = 4000 }"
+        };
+        let lb = pick(&mut rng, &[0, 1, 2]);
+        let lb = ["ecmp", "ops", "arcane"][lb as usize];
+        let mb = pick(&mut rng, &[1, 2, 5]);
+        let text = cluster(
+            32,
+            &format!(
+                "[lb]\nkind = \"{lb}\"\n[[jobs]]\nranks = {}\nplacement = \"random\"\n{model}\nparallel = {{ tp = {tp}, pp = {pp}, dp = {dp}, ep = {ep}, micro_batches = {mb}, gpu_tflops = 50, bucket = \"1MiB\" }}\niterations = 2\n",
+                tp * pp * dp
+            ),
+        );
+        let r = Simulation::new(&scenario(&text).unwrap()).unwrap_or_else(|e| panic!("case {case}: {e}\n{text}")).run();
+        assert_eq!(r.summary.status, "complete", "case {case}");
+        let (jct, ideal, free) = (r.jobs.opt_u64("jct_ps"), r.jobs.u64("ideal_jct_ps"), r.jobs.opt_u64("compute_only_ps"));
+        for it in 0..2 {
+            let (j, i, f) = (jct[it].unwrap(), ideal[it], free[it].unwrap());
+            assert!(j >= i && i >= f, "case {case} iteration {it}: {j} >= {i} >= {f}\n{text}");
+        }
+    }
+}
+
+#[test]
+fn a_layout_that_does_not_fit_the_ranks_or_the_model_is_refused() {
+    for (par, field) in [
+        ("tp = 4, pp = 2, dp = 3, gpu_tflops = 1", "jobs[0].ranks"),
+        ("pp = 8, gpu_tflops = 1", "jobs[0].parallel.pp"),
+        ("tp = 4, ep = 2, gpu_tflops = 1", "jobs[0].parallel.ep"),
+        ("tp = 4", "jobs[0].parallel.gpu_tflops"),
+        ("tp = 4, gpu_tflops = -1", "jobs[0].parallel.gpu_tflops"),
+    ] {
+        let text = cluster(16, &format!("[[jobs]]\nranks = 8\n{TINY}\nparallel = {{ {par} }}\n"));
+        let e = Simulation::new(&scenario(&text).unwrap()).err().unwrap_or_else(|| panic!("{par} accepted"));
+        assert_eq!(e.field, field, "{par}: {e}");
+    }
+    let both = cluster(16, &format!("[[jobs]]\nranks = 8\ncollective = \"allreduce\"\nsize = \"1MiB\"\n{TINY}\n"));
+    assert_eq!(Simulation::new(&scenario(&both).unwrap()).err().unwrap().field, "jobs[0].model");
+    let sized = cluster(16, &format!("[[jobs]]\nranks = 8\nsize = \"1MiB\"\n{TINY}\nparallel = {{ gpu_tflops = 1 }}\n"));
+    assert_eq!(Simulation::new(&scenario(&sized).unwrap()).err().unwrap().field, "jobs[0].size");
+}
+
+#[test]
+fn training_runs_give_the_same_tables_in_any_pieces_and_threads() {
+    let text = cluster(
+        32,
+        "[[jobs]]\nranks = 32\nmodel = { layers = 2, hidden = 512, seq = 256, vocab = 4000, experts = 4, top_k = 2 }\nparallel = { tp = 4, pp = 2, dp = 4, ep = 2, micro_batches = 2, gpu_tflops = 50 }\n",
+    );
+    let s = scenario(&text).unwrap();
+    let one = Simulation::new(&s).unwrap().run();
+    assert_eq!(one.summary.status, "complete");
+    for threads in [2, 3] {
+        let r = Simulation::with_threads(&s, threads).unwrap().run();
+        assert_eq!((r.flows, r.jobs, r.steps), (one.flows.clone(), one.jobs.clone(), one.steps.clone()), "{threads} threads");
+    }
+}
