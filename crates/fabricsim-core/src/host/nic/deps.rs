@@ -7,7 +7,10 @@
 //!   fabric back to it (a rank's next step that waits for its own send);
 //! - any other host hears of it by a notice from the receiver (`Release`), which takes an
 //!   empty packet's one-way latency over a shortest path (links and switch traversals, no
-//!   serialization or queueing).
+//!   serialization or queueing), or its server's scale-up network's latency if shorter.
+//!
+//! A message on a scale-up network tells its sender `L` after its delivery (`UpAck`,
+//! `scale_up.rs`); a compute task, done when released, tells its own host at once.
 //!
 //! No host learns of another's completion sooner than a packet could tell it, so a run cut
 //! into pieces sees every influence between hosts take time. A message is released when it
