@@ -312,6 +312,11 @@ fn training(
     let parallel = job.parallel.clone().unwrap_or_default();
     let layout = parallel.resolve(&format!("jobs[{i}]"), ranks.len(), &shape)?;
     let max = max_messages.min(u32::MAX as u64 / 2) as usize;
+    let least = layout.least_messages(&shape, ranks.len()).saturating_mul(job.iterations.into());
+    let total = (p.messages.len() as u64).saturating_add(least);
+    if total > max as u64 {
+        return Err(too_many(i, total, least, max_messages));
+    }
     let mut entry: Vec<Vec<u32>> = vec![Vec::new(); ranks.len()];
     for it in 0..job.iterations {
         let mut t = Trainer {

@@ -229,7 +229,7 @@ pub enum Lane {
 /// When a message that waits for nothing is released: its start, after its computation for a
 /// compute task.
 pub fn first_release(m: &MessageSpec) -> Time {
-    m.start + if m.is_compute() { m.delay } else { 0 }
+    m.start.saturating_add(if m.is_compute() { m.delay } else { 0 })
 }
 
 /// Ideal release and finish of every message on an idle fabric. A message is released at its

@@ -78,6 +78,18 @@ pub struct Parallel {
     pub bucket: Option<Size>,
 }
 
+impl Layout {
+    /// At least the messages and compute tasks one iteration makes on `n` ranks (each rank,
+    /// per micro-batch and layer of its stage, computes four times and takes part in four
+    /// tensor-parallel allreduces and, in an MoE layer, four all-to-alls), so that a layout
+    /// too large for the memory is refused before any is made.
+    pub fn least_messages(&self, shape: &Shape, n: usize) -> u64 {
+        let per_layer = 4 + 8 * (self.tp as u64 - 1) + if shape.moe() { 2 + 4 * (self.ep as u64 - 1) } else { 0 };
+        let layers = shape.layers / self.pp as u64;
+        (n as u64).saturating_mul(self.micro_batches as u64).saturating_mul(layers).saturating_mul(per_layer)
+    }
+}
+
 /// A checked layout.
 #[derive(Debug, Clone, Copy)]
 pub struct Layout {
@@ -132,6 +144,20 @@ impl Parallel {
         ensure(tflops.is_finite() && tflops > 0.0 && tflops <= 1e6, &at("gpu_tflops"), tflops, "allowed: more than 0 up to 1000000")?;
         let bucket = self.bucket.unwrap_or(Size(25 << 20)).0;
         ensure(bucket >= 1, &at("bucket"), Size(bucket), "allowed: a positive size")?;
+        // what one rank sends at once, and the gradients it holds, in 128 bits: a model too
+        // large to count in bytes is refused, not wrapped
+        let (b, h) = (u128::from(micro_batch_size), u128::from(shape.hidden));
+        let tokens = b * u128::from(shape.seq) * u128::from(shape.top_k);
+        let (dense, expert) = shape.layer_params();
+        let grads = u128::from(shape.layers) * (u128::from(dense) + u128::from(shape.experts) * u128::from(expert))
+            + 2 * u128::from(shape.embedding_params());
+        let most = (tokens * h).max(grads) * u128::from(model::VALUE_BYTES);
+        ensure(
+            most <= 1 << 50,
+            &format!("{job}.model"),
+            format!("{most} B at once (activations or gradients)"),
+            "allowed: at most 1 PiB (a smaller model, seq or micro_batch_size)",
+        )?;
         Ok(Layout {
             tp,
             pp,
