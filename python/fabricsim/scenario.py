@@ -289,11 +289,16 @@ def _same_flows(a: list[Any], b: list[Any]) -> bool:
 def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
     """A message list from a file: CSV with columns src, dst, size and optionally start,
     class, id, after (ids separated by ';' or spaces) and delay; or JSON (``.json``), a list
-    of objects with the same keys; or an htsim connection matrix (``.cm``, :mod:`fabricsim.htsim`).
+    of objects with the same keys; an htsim connection matrix (``.cm``, :mod:`fabricsim.htsim`); or
+    a GOAL schedule (``.goal``, :mod:`fabricsim.goal`).
     Sizes, starts and delays are unit strings ("1MiB", "5us").
     A bad cell is refused with its row and column (``workload.file[ROW].COLUMN``)."""
     if path.suffix.lower() == ".json":
         return _read_flow_json(path)
+    if path.suffix.lower() == ".goal":
+        from .goal import read_goal
+
+        return read_goal(path)
     if path.suffix.lower() == ".cm":
         from .htsim import read_connection_matrix
 

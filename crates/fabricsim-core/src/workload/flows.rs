@@ -1,8 +1,9 @@
 //! `flows`: an explicit list of messages (src, dst, size, start, class), each with an optional
 //! `id`, the ids it waits for (`after`) and a `delay` after them ([`super::Deps`]): the format
-//! for traces users bring (converted from Chakra or NCCL logs, say). The Python front end
-//! turns a CSV or JSON file (`file = "x.csv"`) into this list before the run, since the core
-//! reads no files.
+//! for traces users bring (converted from Chakra or NCCL logs, say). An entry from a host to
+//! itself of size 0 is a compute task: done once its `after` are and its `delay` has passed
+//! (a GOAL schedule's `calc`). The Python front end turns a CSV, JSON, htsim `.cm` or GOAL
+//! file (`file = "x.csv"`) into this list before the run, since the core reads no files.
 
 use serde::{Deserialize, Serialize};
 
@@ -112,8 +113,10 @@ impl Workload for Config {
             let at = |k: &str| Self::field(i, k);
             ensure(f.src < hosts, &at("src"), f.src, format!("allowed: a host id from 0 to {}", hosts.saturating_sub(1)))?;
             ensure(f.dst < hosts, &at("dst"), f.dst, format!("allowed: a host id from 0 to {}", hosts.saturating_sub(1)))?;
-            ensure(f.src != f.dst, &at("dst"), f.dst, "allowed: a host other than src")?;
-            let bytes = check_size(&at("size"), f.size)?;
+            // a host's entry to itself of size 0 is a compute task (`MessageSpec::is_compute`)
+            let compute = f.src == f.dst && f.size.0 == 0;
+            ensure(f.src != f.dst || compute, &at("dst"), f.dst, "allowed: a host other than src (or src itself with size 0: a compute task)")?;
+            let bytes = if compute { 0 } else { check_size(&at("size"), f.size)? };
             out.push(MessageSpec { delay: f.delay.0, ..MessageSpec::new(f.src, f.dst, bytes, f.start.0, f.class) });
         }
         Ok(out)

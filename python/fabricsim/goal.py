@@ -1,0 +1,232 @@
+"""GOAL schedules (LogGOPSim's text format) as ``[workload] kind = "flows"`` entries.
+
+``file = "x.goal"`` reads one. The format (LogGOPSim's ``txt2bin``; Hoefler, Schneider and
+Lumsdaine, "LogGOPSim - Simulating Large-Scale Applications in the LogGOPS Model", LSAP 2010):
+
+.. code-block:: text
+
+    num_ranks 2
+    rank 0 {
+    l1: send 1024b to 1 tag 0
+    l2: calc 500
+    l2 requires l1
+    }
+    rank 1 {
+    l1: recv 1024b from 0 tag 0
+    }
+
+Each rank lists operations, each with an optional label: ``send Nb to R``, ``recv Nb from R``
+(each with an optional ``tag T``, ``cpu C`` and ``nic N``) and ``calc T``; then dependencies
+between its labels: ``A requires B`` (A starts once B is done) and ``A irequires B`` (A starts
+once B has started). ``//`` and ``/* */`` are comments.
+
+How they become fabricsim's entries (GOAL rank r is host r):
+
+* a ``send`` is a message, released once what it requires is done. It is matched with the
+  ``recv`` of the same (source, destination, tag) in order, as MPI matches them; its bytes are
+  the send's (a 0-byte send moves 1 byte);
+* a ``recv`` is done when its message has arrived and what it requires is done (a compute
+  task of no time when it requires anything, else the message itself);
+* a ``calc T`` is a compute task of ``T`` nanoseconds (LogGOPSim's time unit) on its rank,
+  once what it requires is done;
+* ``A irequires B`` makes A wait for what B waits for (B's start); a send is done when its
+  message has been received, which its sender hears by the final ACK.
+
+A malformed line, an undefined label, an unmatched send or receive, a wildcard (``-1``) source
+or tag, and a dependency cycle are refused as ``workload.file[line N]`` or naming the rank.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import scenario_error
+
+__all__ = ["read_goal"]
+
+_OP = re.compile(
+    r"^(?:(?P<label>[A-Za-z][A-Za-z0-9_]*)\s*:\s*)?"
+    r"(?:(?P<kind>send|recv)\s+(?P<size>\d+)b\s+(?P<dir>to|from)\s+(?P<peer>-?\d+)"
+    r"|calc\s+(?P<time>\d+))"
+    r"(?P<opts>(?:\s+(?:tag|cpu|nic)\s+-?\d+)*)\s*$"
+)
+_DEP = re.compile(r"^(?P<a>[A-Za-z][A-Za-z0-9_]*)\s+(?P<how>requires|irequires)\s+(?P<b>[A-Za-z][A-Za-z0-9_]*)\s*$")
+_OPT = re.compile(r"(tag|cpu|nic)\s+(-?\d+)")
+
+
+@dataclass
+class _Op:
+    rank: int
+    line: int
+    kind: str  # send, recv, calc
+    size: int = 0
+    peer: int = 0
+    tag: int = 0
+    time: int = 0
+    requires: list[tuple[str, int]] = field(default_factory=list)  # (label, line)
+    irequires: list[tuple[str, int]] = field(default_factory=list)
+
+
+def _strip_comments(text: str) -> list[str]:
+    """The lines without ``/* */`` and ``//`` comments (a block comment keeps its lines)."""
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    return [line.split("//", 1)[0].strip() for line in text.splitlines()]
+
+
+def _parse(path: Path, text: str) -> tuple[int, list[_Op], list[dict[str, _Op]]]:
+    ranks: int | None = None
+    ops: list[_Op] = []
+    labels: list[dict[str, _Op]] = []
+    rank: int | None = None
+    for number, line in enumerate(_strip_comments(text), start=1):
+        where = f"workload.file[line {number}]"
+        if not line:
+            continue
+        if rank is None:
+            if m := re.fullmatch(r"num_ranks\s+(\d+)", line):
+                ranks = int(m.group(1))
+                labels = [{} for _ in range(ranks)]
+            elif m := re.fullmatch(r"rank\s+(\d+)\s*\{", line):
+                if ranks is None:
+                    raise scenario_error(where, f"{path}: a rank before num_ranks; allowed: num_ranks N first")
+                rank = int(m.group(1))
+                if rank >= ranks:
+                    raise scenario_error(where, f"got rank {rank} in {path}; allowed: 0 to num_ranks - 1 ({ranks - 1})")
+            else:
+                raise scenario_error(where, f"got {line!r} in {path}; allowed: num_ranks N, or rank R {{")
+            continue
+        if line == "}":
+            rank = None
+            continue
+        if m := _OP.match(line):
+            opts = {k: int(v) for k, v in _OPT.findall(m.group("opts") or "")}
+            if m.group("time") is not None:
+                op = _Op(rank, number, "calc", time=int(m.group("time")))
+            else:
+                peer, tag = int(m.group("peer")), opts.get("tag", 0)
+                if peer < 0 or tag < 0:
+                    raise scenario_error(where, f"got a wildcard (-1) source or tag in {path}; allowed: a rank and a tag >= 0")
+                if ranks is not None and peer >= ranks:
+                    raise scenario_error(where, f"got peer {peer} in {path}; allowed: 0 to num_ranks - 1 ({ranks - 1})")
+                if peer == rank:
+                    raise scenario_error(where, f"got rank {rank} sending to itself in {path}; allowed: another rank")
+                op = _Op(rank, number, m.group("kind"), size=int(m.group("size")), peer=peer, tag=tag)
+            ops.append(op)
+            if label := m.group("label"):
+                if label in labels[rank]:
+                    raise scenario_error(where, f"got label {label} again on rank {rank} in {path}; allowed: each label once per rank")
+                labels[rank][label] = op
+            continue
+        if m := _DEP.match(line):
+            target = labels[rank].get(m.group("a"))
+            if target is None:
+                undefined = f"got label {m.group('a')} in {path}, not defined on rank {rank} above"
+                raise scenario_error(where, f"{undefined}; allowed: a label of this rank")
+            (target.requires if m.group("how") == "requires" else target.irequires).append((m.group("b"), number))
+            continue
+        raise scenario_error(where, f"got {line!r} in {path}; allowed: [label:] send Nb to R | recv Nb from R | calc T, or A requires B")
+    if rank is not None:
+        raise scenario_error("workload.file", f"{path} ends inside rank {rank}: a closing }} is missing")
+    if ranks is None or not ops:
+        raise scenario_error("workload.file", f"{path} has no num_ranks or no operation")
+    return ranks, ops, labels
+
+
+def read_goal(path: str | Path) -> list[dict[str, Any]]:
+    """The entries of a GOAL schedule (see the module's doc): messages and compute tasks with
+    their ``id`` and ``after``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise scenario_error("workload.file", f"cannot read {str(path)!r}: {e}") from None
+    _, ops, labels = _parse(path, text)
+    # match sends and receives per (source, destination, tag), in order
+    sends: dict[tuple[int, int, int], list[_Op]] = {}
+    recvs: dict[tuple[int, int, int], list[_Op]] = {}
+    for op in ops:
+        if op.kind == "send":
+            sends.setdefault((op.rank, op.peer, op.tag), []).append(op)
+        elif op.kind == "recv":
+            recvs.setdefault((op.peer, op.rank, op.tag), []).append(op)
+    matched: dict[int, _Op] = {}  # id(recv) -> its send
+    for key in sends.keys() | recvs.keys():
+        s, r = sends.get(key, []), recvs.get(key, [])
+        if len(s) != len(r):
+            extra = (s if len(s) > len(r) else r)[min(len(s), len(r))]
+            what = "send without a matching recv" if extra.kind == "send" else "recv without a matching send"
+            src, dst, tag = key
+            pair = f"rank {src} to {dst}, tag {tag}"
+            raise scenario_error(f"workload.file[line {extra.line}]", f"{path}: a {what} ({pair}) on rank {extra.rank}")
+        for a, b in zip(s, r, strict=True):
+            matched[id(b)] = a
+    entries: list[dict[str, Any]] = []
+    node: dict[int, int] = {}  # id(op) -> the entry whose completion is the op's
+    waits: dict[int, list[int]] = {}  # id(op) -> entries it waits for (its start)
+
+    def label(op: _Op, name: str, line: int) -> _Op:
+        target = labels[op.rank].get(name)
+        if target is None:
+            undefined = f"got label {name} in {path}, not defined on rank {op.rank}"
+            raise scenario_error(f"workload.file[line {line}]", f"{undefined}; allowed: a label of this rank")
+        return target
+
+    # every send's message first (a recv's completion needs its send's, on another rank)
+    for op in ops:
+        if op.kind == "send":
+            node[id(op)] = len(entries)
+            entries.append({"id": len(entries), "src": op.rank, "dst": op.peer, "size": f"{max(op.size, 1)}B"})
+    for op in _topological(ops, label, path):
+        after: list[int] = [node[id(label(op, n, ln))] for n, ln in op.requires]
+        for n, ln in op.irequires:
+            after += waits[id(label(op, n, ln))]
+        waits[id(op)] = after
+        if op.kind == "send":
+            if after:
+                entries[node[id(op)]]["after"] = sorted(set(after))
+            continue
+        if op.kind == "recv":
+            message = node[id(matched[id(op)])]
+            if not after:
+                node[id(op)] = message
+                continue
+            after.append(message)
+        entry: dict[str, Any] = {"id": len(entries), "src": op.rank, "dst": op.rank, "size": "0B"}
+        if op.kind == "calc":
+            entry["delay"] = f"{op.time}ns"
+        if after:
+            entry["after"] = sorted(set(after))
+        node[id(op)] = len(entries)
+        entries.append(entry)
+    return entries
+
+
+def _topological(ops: list[_Op], label: Any, path: Path) -> list[_Op]:
+    """The operations in an order where each comes after those it requires or irequires; a
+    cycle is refused naming a rank and line on it."""
+    deps = {id(op): [label(op, n, ln) for n, ln in op.requires + op.irequires] for op in ops}
+    state: dict[int, int] = {}  # 1: on the stack, 2: done
+    out: list[_Op] = []
+    for root in ops:
+        if state.get(id(root)):
+            continue
+        stack: list[tuple[_Op, int]] = [(root, 0)]
+        state[id(root)] = 1
+        while stack:
+            op, i = stack[-1]
+            if i < len(deps[id(op)]):
+                stack[-1] = (op, i + 1)
+                nxt = deps[id(op)][i]
+                if state.get(id(nxt)) == 1:
+                    raise scenario_error(f"workload.file[line {nxt.line}]", f"{path}: a dependency cycle through rank {nxt.rank}")
+                if not state.get(id(nxt)):
+                    state[id(nxt)] = 1
+                    stack.append((nxt, 0))
+            else:
+                state[id(op)] = 2
+                out.append(op)
+                stack.pop()
+    return out
