@@ -34,6 +34,7 @@ def test_load_set_and_fill_defaults(demo_path):
         "cc": "dctcp",
         "init_cwnd": "auto",
         "max_cwnd": "auto",
+        "connections": "per_message",
     }
     assert filled["switch"]["ecn"] == {"enabled": True, "kmin": "0.2bdp", "kmax": "0.8bdp", "mark": "dequeue"}
     assert filled["lb"] == {"kind": "ops", "evs_size": 65536, "order": "random"}

@@ -207,6 +207,12 @@ impl Scenario {
         let bdp_bytes = bdp_packets * mtu;
 
         let transport = self.transport.resolve(bdp_packets)?;
+        ensure(
+            !(transport.per_pair && self.lb.subflows() > 1),
+            "transport.connections",
+            "\"per_pair\"",
+            "allowed: \"per_message\" with lb = \"mptcp\" (its subflows are connections of their own)",
+        )?;
         self.lb.validate()?;
         let up_ports = tree.up_ports_per_tier();
         let writes_mp_ev = self.lb.writes_mp_ev();

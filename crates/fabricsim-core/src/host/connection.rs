@@ -74,6 +74,8 @@ pub struct Sender {
     pub retx: VecDeque<u32>,
     pub in_flight: u64,
     pub window: Cwnd,
+    /// The queue pair its packets travel on ([`crate::packet::Packet::flow`]).
+    pub flow: u32,
     pub send_log: VecDeque<SendRecord>,
     pub rto_armed: bool,
     /// The highest cumulative PSN an ACK has reported.
@@ -184,6 +186,7 @@ impl SendHalf {
                 retx: VecDeque::new(),
                 in_flight: 0,
                 window,
+                flow: 0,
                 send_log: VecDeque::new(),
                 rto_armed: false,
                 cum: 0,
@@ -362,137 +365,4 @@ impl SendHalf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::rng::{Rng, Stream};
-    use crate::host::transport::{ooo::Ooo, Transport};
-    use crate::host::CcKind;
-    use crate::lb::LbConfig;
-
-    /// Both halves of a connection, the sender's reached through `Deref` (the tests play the
-    /// fabric between them).
-    struct Flow {
-        s: SendHalf,
-        rx: Receiver,
-    }
-    impl std::ops::Deref for Flow {
-        type Target = SendHalf;
-        fn deref(&self) -> &SendHalf {
-            &self.s
-        }
-    }
-    impl std::ops::DerefMut for Flow {
-        fn deref_mut(&mut self) -> &mut SendHalf {
-            &mut self.s
-        }
-    }
-
-    fn flow(bytes: u64) -> Flow {
-        let ctx = crate::lb::LbContext {
-            bdp_packets: 3,
-            base_rtt: 1,
-            mtu: 1064,
-            mp_ev: crate::packet::mp_ev::MpEvLayout::new(&[2]),
-            kmin_packets: 1,
-            buffer_packets: 3,
-            packet_time: 1,
-        };
-        let lb = LbConfig::default().build(&ctx, &mut Rng::stream(1, Stream::Host, 0));
-        let cc = crate::host::cc::CcContext { init: 3 * 1064, max: 3 * 1064, mtu: 1064, mss: 1000, base_rtt: 1, rate: 1, trimming: true };
-        let s = SendHalf::new(MessageSpec::new(0, 1, bytes, 0, 0), 1064, 64, Cwnd::new(CcKind::None, &cc), lb);
-        let rx = Receiver::new(s.n_pkts, AckPolicy { every: 1, ..Default::default() });
-        Flow { s, rx }
-    }
-
-    #[test]
-    fn packetization_and_window() {
-        let mut f = flow(4500); // 1000 + 1000 + 1000 + 1000 + 500
-        assert_eq!(f.n_pkts, 5);
-        assert_eq!(f.wire_size(4), 564);
-        let sent: Vec<u32> = std::iter::from_fn(|| f.next_psn().inspect(|&p| f.on_sent(p, 0, 0))).collect();
-        assert_eq!(sent, vec![0, 1, 2], "window of 3 packets");
-        assert!(f.declare_lost(1));
-        assert!(!f.declare_lost(1), "already lost");
-        assert_eq!(f.next_psn(), Some(1), "retransmission first");
-    }
-
-    /// The ACK `f`'s receiver sends for an arrival of `psn`, applied to its sender.
-    fn ack(f: &mut Flow, psn: u32) -> u64 {
-        let (cum, sack) = f.rx.ack_fields(psn, false);
-        f.on_ack(psn, cum, sack, false, &mut Vec::new())
-    }
-
-    #[test]
-    fn acks_carry_a_cumulative_psn_and_a_selective_bitmap() {
-        let mut f = flow(4500);
-        while let Some(p) = f.next_psn() {
-            f.on_sent(p, 0, 0);
-        }
-        Ooo::on_data(&mut f.rx, 1, 2, 1000, false);
-        let (cum, sack) = f.rx.ack_fields(2, false);
-        assert_eq!((cum, sack), (0, 0b10), "0 missing: the bitmap starts at 1 and has 2");
-        Ooo::on_data(&mut f.rx, 1, 0, 1000, false);
-        assert_eq!(ack(&mut f, 0), 2 * 1064);
-        assert_eq!(f.tx.in_flight, 1064);
-        assert_eq!(f.on_ack(2, cum, sack, false, &mut Vec::new()), 0, "a reordered older ACK adds nothing");
-    }
-
-    #[test]
-    fn a_lost_ack_is_covered_by_the_next_one() {
-        // the window of 3 goes out; each arrival triggers an ACK, the first two are lost: the
-        // third reports all three, and nothing is declared lost or resent
-        let mut f = flow(4500);
-        while let Some(p) = f.next_psn() {
-            f.on_sent(p, 0, 0);
-        }
-        for psn in 0..3 {
-            Ooo::on_data(&mut f.rx, 1, psn, 1000, false);
-        }
-        assert_eq!(ack(&mut f, 2), 3 * 1064, "the one ACK that arrived covers the lost ones");
-        assert_eq!((f.tx.in_flight, f.tx.acked, f.stats.retransmits), (0, 3, 0));
-        assert_eq!(f.next_psn(), Some(3), "the window moves on to new data");
-    }
-
-    #[test]
-    fn the_bitmap_is_bounded_what_lies_beyond_it_waits_for_a_later_ack() {
-        // 200 packets out, psn 0 lost: the receiver has 1..200, but an ACK reports only 64
-        // PSNs ending at its trigger; the packets below its window stay in flight
-        let mut f = flow(200 * 1000);
-        f.tx.window = Cwnd::new(
-            CcKind::None,
-            &crate::host::cc::CcContext { init: 1 << 30, max: 1 << 30, mtu: 1064, mss: 1000, base_rtt: 1, rate: 1, trimming: true },
-        );
-        while let Some(p) = f.next_psn() {
-            f.on_sent(p, 0, 0);
-        }
-        for psn in 1..200 {
-            Ooo::on_data(&mut f.rx, 1, psn, 1000, false);
-        }
-        assert_eq!(ack(&mut f, 199), 64 * 1064, "the last ACK reports psn 136..=199");
-        assert_eq!(f.tx.acked, 64);
-        Ooo::on_data(&mut f.rx, 2, 0, 1000, false);
-        assert_eq!(ack(&mut f, 0), 136 * 1064, "the hole filled: the cumulative PSN covers the rest");
-        assert!(f.sender_done());
-    }
-
-    #[test]
-    fn with_every_ev_reported_the_ack_carries_the_marks_of_the_32_psns_up_to_its_trigger() {
-        let mut f = flow(4500);
-        f.rx = Receiver::new(5, AckPolicy { every: 4, all_evs: true, ..Default::default() });
-        f.tx.keep_evs(5);
-        let evs = [10, 11, 12];
-        for (p, ev) in (0..3).zip(evs) {
-            let psn = f.next_psn().unwrap();
-            assert_eq!(psn, p);
-            f.on_sent(psn, ev, 0);
-        }
-        for (psn, ecn) in [(1, true), (0, false), (2, true)] {
-            Ooo::on_data(&mut f.rx, 1, psn, 1000, ecn);
-        }
-        let (cum, sack) = f.rx.ack_fields(2, false);
-        let mut out = Vec::new();
-        assert_eq!(f.on_ack(2, cum, sack, true, &mut out), 3 * 1064);
-        assert_eq!(out, vec![(0, false), (1, true), (2, true)], "lowest first, the trigger last");
-        assert_eq!(f.tx.sent_ev[1], 11, "the sender knows the EV each packet went on");
-    }
-}
+mod tests;

@@ -68,6 +68,11 @@ impl ConnFactory {
         self.tree.scale_up_between(spec.src, spec.dst).is_some()
     }
 
+    /// The transport every connection runs.
+    pub fn transport(&self) -> &TransportModel {
+        &self.transport
+    }
+
     /// Advances `rng` past the draws of the message's load balancers (see the module's doc).
     pub fn draw(&self, spec: &MessageSpec, rng: &mut Rng) {
         drop(self.load_balancers(spec, rng));

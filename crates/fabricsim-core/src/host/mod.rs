@@ -144,6 +144,20 @@ pub struct TransportConfig {
     /// packets start at least `size / rate_cap` apart. Absent: line rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_cap: Option<Rate>,
+    /// `"per_message"`: every message has connections of its own; `"per_pair"`: a host's
+    /// messages to one host and class go one after another through one long-lived connection
+    /// (a queue pair), whose window, load balancer and RTO estimator outlive each message.
+    #[serde(default)]
+    pub connections: Connections,
+}
+
+/// `transport.connections`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Connections {
+    #[default]
+    PerMessage,
+    PerPair,
 }
 fn d_transport() -> TransportKind {
     TransportKind::Ooo
@@ -196,6 +210,7 @@ impl Default for TransportConfig {
             init_cwnd: d_window(),
             max_cwnd: d_window(),
             rate_cap: None,
+            connections: Connections::PerMessage,
         }
     }
 }
@@ -216,6 +231,8 @@ pub struct TransportModel {
     pub max_cwnd: u64,
     /// Bits/s a connection may send at most; 0 = no cap.
     pub rate_cap: u64,
+    /// Long-lived connections, one per pair of hosts and class (`connections = "per_pair"`).
+    pub per_pair: bool,
 }
 
 impl TransportConfig {
@@ -299,6 +316,12 @@ impl TransportConfig {
             format!("{init_cwnd} B"),
             format!("allowed: at most max_cwnd ({max_cwnd} B)"),
         )?;
+        ensure(
+            !(self.connections == Connections::PerPair && self.cc == CcKind::Dcqcn),
+            "transport.connections",
+            "\"per_pair\"",
+            "allowed: \"per_message\" with cc = \"dcqcn\" (its rate timers belong to each connection)",
+        )?;
         if let Some(r) = self.rate_cap {
             ensure(r.0 > 0, "transport.rate_cap", r, "allowed: a positive rate like \"100Gbps\" (leave it out for line rate)")?;
         }
@@ -320,6 +343,7 @@ impl TransportConfig {
             init_cwnd,
             max_cwnd,
             rate_cap: self.rate_cap.map_or(0, |r| r.0),
+            per_pair: self.connections == Connections::PerPair,
         })
     }
 }

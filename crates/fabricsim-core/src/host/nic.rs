@@ -216,10 +216,13 @@ impl Nics {
     pub fn start(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, conn: u32) {
         // the fields apart, not `message_of`: `conns` is borrowed mutably next to the message
         let msg = self.messages[self.conns.message_of(conn) as usize];
-        self.conns.start(msg.first..msg.first + msg.count, &msg.spec);
+        let started = self.conns.start(msg.first..msg.first + msg.count, &msg.spec);
         let src = msg.spec.src;
         let hs = &mut self.hosts[src as usize];
         hs.pending -= 1;
+        if !started {
+            return; // it waits for its pair's message before it (`per_pair`)
+        }
         hs.active.push(conn);
         self.kick(q, fabric, now, src);
     }
@@ -264,6 +267,7 @@ impl Nics {
                 ecn: false,
                 class: conn.spec.class,
                 conn: c,
+                flow: conn.tx.flow,
                 psn,
                 ev,
                 src: conn.spec.src,
@@ -422,7 +426,11 @@ impl Nics {
                 }
                 if conn.sender_done() {
                     self.hosts[host as usize].active.retain(|&x| x != c);
-                    self.conns.finish_sender(c);
+                    if let Some(next) = self.conns.finish_sender(c) {
+                        // the pair's next message, which waited for this one (`per_pair`)
+                        q.schedule(now, Event::ConnStart(next));
+                        self.hosts[host as usize].pending += 1;
+                    }
                     let mi = self.conns.message_of(c) as usize;
                     let m = &mut self.states[self.conns.msg_at(mi, End::Tx)];
                     m.acked += 1;

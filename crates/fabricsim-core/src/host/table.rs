@@ -26,6 +26,9 @@ use std::collections::HashMap;
 use slab::Slab;
 
 pub use crate::host::catalog::{ConnCatalog, End, Layout, Side};
+use pairs::Pairs;
+
+mod pairs;
 use crate::host::cc::dcqcn::Notifier;
 use crate::host::connection::{ConnStats, RecvHalf, SendHalf, REORDER_BUCKETS};
 use crate::host::factory::ConnFactory;
@@ -151,6 +154,8 @@ pub struct ConnTable {
     marks: HashMap<u32, Vec<u64>>,
     /// The most connections sending at once.
     peak_live: usize,
+    /// Long-lived connections: the state each pair of hosts keeps between its messages.
+    pairs: Pairs,
 }
 
 impl ConnTable {
@@ -158,6 +163,7 @@ impl ConnTable {
     /// gives (what each connection carries, in the order [`ConnCatalog::build`] gave them);
     /// `keep_cnp`: connections send CNPs (DCQCN), whose notification point outlives them.
     pub fn new(factory: ConnFactory, keep_cnp: bool, catalog: ConnCatalog, me: u16, bytes: &[u64]) -> ConnTable {
+        let per_pair = factory.transport().per_pair;
         ConnTable {
             cnp: Vec::new(),
             keep_cnp,
@@ -173,6 +179,7 @@ impl ConnTable {
             reorder: Vec::new(),
             marks: HashMap::new(),
             peak_live: 0,
+            pairs: Pairs::new(per_pair),
         }
     }
 
@@ -243,16 +250,23 @@ impl ConnTable {
 
     /// Builds the sending halves of connections `ids` of `spec`'s message unless they are
     /// live already (the first of them to start builds them all: subflows draw in order).
-    pub fn start(&mut self, ids: std::ops::Range<u32>, spec: &MessageSpec) {
+    /// False when the message waits for its pair (`per_pair`, `table/pairs.rs`): it is handed back
+    /// when the pair's message before it is done ([`ConnTable::finish_sender`]).
+    pub fn start(&mut self, ids: std::ops::Range<u32>, spec: &MessageSpec) -> bool {
         if self.tx_slot[self.at(ids.start, End::Tx)] != NONE {
-            return;
+            return true;
+        }
+        if !self.pairs.claim(spec, ids.start) {
+            return false;
         }
         let mut rng = self.catalog.seeds[self.message_of(ids.start) as usize].clone();
-        for (c, half) in ids.zip(self.factory.senders(spec, &mut rng)) {
+        for (c, mut half) in ids.zip(self.factory.senders(spec, &mut rng)) {
+            self.pairs.resume(c, &mut half);
             let at = self.at(c, End::Tx);
             self.tx_slot[at] = self.senders.insert(half) as u32;
         }
         self.peak_live = self.peak_live.max(self.senders.len());
+        true
     }
 
     /// The live sending half of `c` (panics if it is not live: a bug).
@@ -384,12 +398,14 @@ impl ConnTable {
     }
 
     /// Connection `c`'s sender has everything acknowledged (its receiver had everything
-    /// before): keep its row, drop its state.
-    pub fn finish_sender(&mut self, c: u32) {
+    /// before): keep its row, drop its state (or, `per_pair`, leave it to its pair). Returns
+    /// the connection that waited for the pair, which may start now.
+    pub fn finish_sender(&mut self, c: u32) -> Option<u32> {
         let at = self.at(c, End::Tx);
         let half = self.senders.remove(std::mem::replace(&mut self.tx_slot[at], NONE) as usize);
         self.rows[at].first_send = half.tx.first_send.unwrap_or(NEVER);
         self.count_late(c, End::Tx, |s| s.add(&half.stats));
+        self.pairs.release(half)
     }
 
     /// Connection `c`'s results so far, as far as this piece holds them (its ends' parts;

@@ -34,8 +34,12 @@ pub struct Packet {
     pub path: u16,
     /// Wire size in bytes (at most 65000: `transport.mtu`).
     pub size: u16,
-    /// The connection the packet belongs to (its id also serves as the UDP source port).
+    /// The connection the packet belongs to.
     pub conn: u32,
+    /// The queue pair it travels on, which the switches hash as the UDP source port: its
+    /// connection's id, or (`transport.connections = "per_pair"`) the id of the first
+    /// connection of its pair of hosts, so that a pair's messages hash alike.
+    pub flow: u32,
     pub psn: u32,
     pub ev: Ev,
     /// This packet's own source and destination hosts (an ACK goes receiver -> sender).
@@ -52,14 +56,14 @@ impl Packet {
     /// `size` bytes (the transport's header); the caller sets what it reports.
     #[inline]
     pub fn control(kind: Kind, conn: u32, src: u32, dst: u32, size: u16) -> Packet {
-        Packet { kind, trimmed: false, ecn: false, class: 0, path: 0, size, conn, psn: 0, ev: 0, src, dst, cum: 0, sack: 0 }
+        Packet { kind, trimmed: false, ecn: false, class: 0, path: 0, size, conn, flow: conn, psn: 0, ev: 0, src, dst, cum: 0, sack: 0 }
     }
 
     /// A control packet answering this one from host `from` back to its source: the same
     /// connection, echoing its PSN and EV, unmarked; the caller sets what it reports.
     #[inline]
     pub fn reply(&self, kind: Kind, from: u32, size: u16) -> Packet {
-        Packet { psn: self.psn, ev: self.ev, ..Packet::control(kind, self.conn, from, self.src, size) }
+        Packet { psn: self.psn, ev: self.ev, flow: self.flow, ..Packet::control(kind, self.conn, from, self.src, size) }
     }
 
     /// ACK, NACK, CNP and trimmed headers use the strict-priority control class.

@@ -71,6 +71,7 @@ impl Simulation {
             ecn: false,
             class: 0,
             conn,
+            flow: conn,
             psn: 0,
             ev,
             src: spec.src,

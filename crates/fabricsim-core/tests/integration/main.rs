@@ -2,6 +2,7 @@
 
 mod buffer;
 mod cc;
+mod connections;
 mod conservation;
 mod determinism;
 mod ecmp;

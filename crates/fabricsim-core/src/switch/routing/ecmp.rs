@@ -1,6 +1,6 @@
 //! `ecmp` (the default for hashed load balancers): a salted hash of the packet's 5-tuple
-//! (source and destination host, connection id as the source port) and its EV over the
-//! up-ports (RFC 2992; ARCANE sec. 2).
+//! (source and destination host, its queue pair's id as the source port) and its EV over
+//! the up-ports (RFC 2992; ARCANE sec. 2).
 
 use super::adaptive::PortLoads;
 use super::Route;
@@ -23,7 +23,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 #[inline]
 pub fn choose(r: &Route, pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
     let n = set.map_or(r.reach.n_up, |s| s.len() as u32);
-    let i = ecmp_index(r.salt, pkt.src, pkt.dst, pkt.conn, pkt.ev, n);
+    let i = ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, n);
     Some(set.map_or(i, |s| s[i as usize]))
 }
 

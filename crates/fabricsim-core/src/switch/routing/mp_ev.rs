@@ -25,7 +25,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 pub fn choose(r: &Route, pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
     let part = layout.part(pkt.ev, r.tier as usize);
     Some(match set {
-        Some(s) if !s.contains(&part) => s[ecmp_index(r.salt, pkt.src, pkt.dst, pkt.conn, pkt.ev, s.len() as u32) as usize],
+        Some(s) if !s.contains(&part) => s[ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, s.len() as u32) as usize],
         _ => part,
     })
 }
