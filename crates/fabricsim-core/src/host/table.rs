@@ -26,9 +26,6 @@ use std::collections::HashMap;
 use slab::Slab;
 
 pub use crate::host::catalog::{ConnCatalog, End, Layout, Side};
-use pairs::Pairs;
-
-mod pairs;
 use crate::host::cc::dcqcn::Notifier;
 use crate::host::connection::{ConnStats, RecvHalf, SendHalf, REORDER_BUCKETS};
 use crate::host::factory::ConnFactory;
@@ -37,6 +34,9 @@ use crate::lb::LoadBalancer;
 use crate::packet::Ev;
 use crate::time::Time;
 use crate::workload::MessageSpec;
+use pairs::Pairs;
+
+mod pairs;
 
 /// No slot: the half does not exist (not started, or done).
 const NONE: u32 = u32::MAX;

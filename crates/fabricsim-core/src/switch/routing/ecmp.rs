@@ -27,7 +27,7 @@ pub fn choose(r: &Route, pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rn
     Some(set.map_or(i, |s| s[i as usize]))
 }
 
-/// A salted hash of the 5-tuple (hosts, connection id as the source port) and the EV, mapped
+/// A salted hash of the 5-tuple (hosts, queue pair id as the source port) and the EV, mapped
 /// onto `n` up-ports with a multiply-shift (no modulo bias worth the name at n << 2^64).
 #[inline]
 pub fn ecmp_index(salt: u64, src: u32, dst: u32, conn: u32, ev: Ev, n: u32) -> u32 {
