@@ -1,14 +1,8 @@
 //! Long-lived connections (`transport.connections = "per_pair"`): a pair's messages go one
 //! after another through one queue pair whose state outlives them.
 
-use super::{fabric128, run, scenario};
+use super::{fabric128, flows, run, scenario};
 use fabricsim_core::Simulation;
-
-fn flows(list: &[(u32, u32, &str, &str)]) -> String {
-    let rows: Vec<String> =
-        list.iter().map(|(s, d, size, start)| format!("{{ src = {s}, dst = {d}, size = \"{size}\", start = \"{start}\" }}")).collect();
-    format!("[workload]\nkind = \"flows\"\nflows = [{}]\n", rows.join(", "))
-}
 
 #[test]
 fn a_pairs_messages_wait_for_each_other_on_one_queue_pair() {

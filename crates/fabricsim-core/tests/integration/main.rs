@@ -38,3 +38,10 @@ pub fn run(toml_text: &str) -> RunResult {
 pub fn fabric128(extra: &str) -> String {
     format!("seed = 1\n[topology]\nhosts = 128\nradix = 16\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n{extra}")
 }
+
+/// A `[workload]` of explicit flows: (src, dst, size, start) each.
+pub fn flows(list: &[(u32, u32, &str, &str)]) -> String {
+    let rows: Vec<String> =
+        list.iter().map(|(s, d, size, start)| format!("{{ src = {s}, dst = {d}, size = \"{size}\", start = \"{start}\" }}")).collect();
+    format!("[workload]\nkind = \"flows\"\nflows = [{}]\n", rows.join(", "))
+}

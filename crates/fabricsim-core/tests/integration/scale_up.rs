@@ -1,7 +1,7 @@
 //! GPU servers with a scale-up network (`topology.scale_up_rate`): a message between two GPUs
 //! of one server crosses it, never the fabric; alone it takes exactly its ideal.
 
-use super::{run, scenario};
+use super::{flows, run, scenario};
 use fabricsim_core::Simulation;
 
 /// 8 servers of 4 GPUs (32 hosts, radix 8: 4 hosts per leaf, one server per leaf), a
@@ -11,12 +11,6 @@ fn servers(extra: &str) -> String {
         "seed = 1\n[topology]\nhosts = 32\nradix = 8\nnics_per_server = 4\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n\
          scale_up_rate = \"7200Gbps\"\n{extra}"
     )
-}
-
-fn flows(list: &[(u32, u32, &str, &str)]) -> String {
-    let rows: Vec<String> =
-        list.iter().map(|(s, d, size, start)| format!("{{ src = {s}, dst = {d}, size = \"{size}\", start = \"{start}\" }}")).collect();
-    format!("[workload]\nkind = \"flows\"\nflows = [{}]\n", rows.join(", "))
 }
 
 #[test]
