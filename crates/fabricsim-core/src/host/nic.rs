@@ -171,6 +171,13 @@ impl Nics {
         self.conns.fixed_ev(c, msg.first, &msg.spec)
     }
 
+    /// The queue pair connection `c` travels on (`Packet::flow`): itself, or under `per_pair`
+    /// its pair's first connection (as far as this piece, its source's, knows).
+    pub fn flow_of(&self, c: u32) -> u32 {
+        let msg = self.message_of(c);
+        self.conns.flow_of(c, &msg.spec)
+    }
+
     /// Messages completed: the hosts' counts, summed.
     pub fn messages_done(&self) -> u32 {
         self.hosts.iter().map(|h| h.done).sum()

@@ -454,17 +454,24 @@ impl ConnTable {
     }
 
     /// The EV every packet of connection `c` gets, for load balancers that use one (its
-    /// load balancer rebuilt from the message's stream if it is not live here); `first` is
-    /// the message's first connection.
+    /// load balancer rebuilt from the message's stream if it is not live here: under
+    /// `per_pair`, from the stream of its pair's first message, whose load balancer the pair
+    /// kept); `first` is the message's first connection.
     pub fn fixed_ev(&self, c: u32, first: u32, spec: &MessageSpec) -> Option<Ev> {
         if let Some(at) = self.held(c) {
             if let Some(half) = self.senders.get(self.tx_slot[at] as usize) {
                 return half.tx.lb.fixed_ev();
             }
         }
-        let m = self.message_of(c);
+        let flow = self.pairs.flow(spec, c);
+        let (m, c, first) = if flow == c { (self.message_of(c), c, first) } else { (self.message_of(flow), flow, flow) };
         let lbs = self.factory.load_balancers(spec, &mut self.catalog.seeds[m as usize].clone());
         lbs.get((c - first) as usize)?.fixed_ev()
+    }
+
+    /// The queue pair connection `c` of `spec`'s message travels on (`Packet::flow`).
+    pub fn flow_of(&self, c: u32, spec: &MessageSpec) -> u32 {
+        self.pairs.flow(spec, c)
     }
 
     /// The load-balancer state of message `m`'s connections, in bytes (a fresh build: the

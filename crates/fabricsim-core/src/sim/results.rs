@@ -65,13 +65,14 @@ impl Simulation {
     /// to destination; `None` if a switch on the way decides at random or by load.
     pub fn path_of(&self, conn: u32, ev: Ev) -> Option<Vec<u32>> {
         let spec = self.pieces[0].nics.conn_spec(conn)?;
+        let flow = self.pieces[usize::from(self.home[spec.src as usize])].nics.flow_of(conn);
         let probe = Packet {
             kind: Kind::Data,
             trimmed: false,
             ecn: false,
             class: 0,
             conn,
-            flow: conn,
+            flow,
             psn: 0,
             ev,
             src: spec.src,

@@ -67,3 +67,18 @@ fn per_pair_runs_give_the_same_tables_in_any_pieces_and_threads() {
     let r = Simulation::in_pieces(&s, 3).unwrap().run();
     assert_eq!(r.flows, one.flows, "3 pieces");
 }
+
+#[test]
+fn a_pairs_messages_report_the_path_their_packets_took() {
+    let list: Vec<(u32, u32, &str, String)> = (0..8).map(|i| (0, 9, "64KiB", format!("{}us", 20 * i))).collect();
+    let list: Vec<(u32, u32, &str, &str)> = list.iter().map(|(s, d, z, t)| (*s, *d, *z, t.as_str())).collect();
+    let text = fabric128(&format!("[lb]\nkind = \"ecmp\"\n[transport]\nconnections = \"per_pair\"\n{}", flows(&list)));
+    let mut sim = Simulation::new(&scenario(&text).unwrap()).unwrap();
+    sim.step(u64::MAX);
+    let r = sim.results();
+    let paths: Vec<Vec<u32>> = (0..8).map(|c| sim.flow_path(c).expect("ecmp has one path")).collect();
+    assert!(paths.iter().all(|p| *p == paths[0]), "{paths:?}");
+    // the reported path's first uplink is the one that carried every data packet
+    let data = r.ports.u64("data_packets");
+    assert_eq!(data[paths[0][1] as usize], 8 * 16, "{paths:?}");
+}

@@ -68,6 +68,12 @@ impl Pairs {
         true
     }
 
+    /// The queue pair connection `c` of `spec`'s message travels (or travelled) on: its
+    /// pair's first connection, or itself.
+    pub fn flow(&self, spec: &MessageSpec, c: u32) -> u32 {
+        self.map.get(&key(spec)).map_or(c, |p| p.flow)
+    }
+
     /// Gives starting sender `c` its queue pair and the state its pair kept, if it kept any.
     pub fn resume(&mut self, c: u32, half: &mut SendHalf) {
         half.tx.flow = c;
