@@ -1,7 +1,7 @@
-//! `hierarchical`: the two-level collectives of GPU servers with several NICs (BlueConnect,
-//! Cho et al., "BlueConnect: Decomposing all-reduce for deep learning on heterogeneous
-//! network hierarchy", SysML 2019, sec. 3: an all-reduce as a reduce-scatter and an
-//! all-gather at each level of the hierarchy; Horovod's hierarchical allreduce).
+//! `hierarchical`: the two-level collectives of GPU servers with several NICs (Cho et al.,
+//! "BlueConnect: Decomposing all-reduce for deep learning on heterogeneous network
+//! hierarchy", SysML 2019: an all-reduce as a reduce-scatter and an all-gather at each level
+//! of the hierarchy; Horovod's hierarchical allreduce).
 //!
 //! The job's ranks are grouped by server: `g` ranks on each of `S` servers (every server the
 //! job uses must hold as many; rank order picks the order within a server and of the
@@ -30,7 +30,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "collective",
     name: "hierarchical",
     summary: "allreduce, reduce_scatter, allgather: rings inside each server (its scale-up network) and one ring per rail across servers",
-    reference: "BlueConnect (Cho et al., SysML 2019) sec. 3; Horovod hierarchical allreduce",
+    reference: "BlueConnect (Cho et al., SysML 2019); Horovod hierarchical allreduce",
 };
 
 pub struct Hierarchical;

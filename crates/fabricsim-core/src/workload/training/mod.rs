@@ -1,15 +1,16 @@
 //! Training iterations of a transformer (`[[jobs]] model = {...}`): tensor, pipeline, data
 //! and expert parallelism as dependent messages and compute tasks.
 //!
-//! **Ranks.** `tp x pp x dp` GPUs, numbered as Megatron-LM does (Narayanan et al., SC 2021,
-//! sec. 3; Megatron's `initialize_model_parallel`): rank `t + tp (d + dp p)` is tensor-parallel
-//! rank t of data-parallel replica d of pipeline stage p. With `tp` GPUs per server a
+//! **Ranks.** `tp x pp x dp` GPUs, numbered as Megatron-LM does (its
+//! `initialize_model_parallel`): rank `t + tp (d + dp p)` is tensor-parallel rank t of
+//! data-parallel replica d of pipeline stage p. With `tp` GPUs per server a
 //! tensor-parallel group is one server, and its collectives stay on the scale-up network.
 //! Expert parallelism groups `ep` replicas (`d / ep` equal); experts' gradients are reduced
 //! over the replicas holding the same experts (`d mod ep` equal).
 //!
 //! **An iteration** (one per `iterations`), per stage, under the 1F1B schedule of
-//! PipeDream-Flush (Narayanan et al., sec. 2.2): stage p runs `min(pp - p - 1, m)` forward
+//! PipeDream-Flush (Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+//! Clusters Using Megatron-LM", SC 2021, sec. 2.2): stage p runs `min(pp - p - 1, m)` forward
 //! passes, then one forward and one backward in turn, then the remaining backward passes, of
 //! its `m` = `micro_batches`. A forward pass of micro-batch i on stage p waits for its
 //! activations from stage p-1; per layer each tensor-parallel rank computes attention, then
@@ -21,9 +22,9 @@
 //! scatter/gather). A backward pass mirrors it at twice the compute. A rank's compute tasks
 //! run one after another; its sends do not hold it. Gradients are reduced over the
 //! data-parallel group in buckets (`bucket`, PyTorch DDP's 25 MiB by default, Li et al.,
-//! VLDB 2020, sec. 3.2.3): each bucket of layers, in backward order, is allreduced (ring) as
-//! soon as the last micro-batch's backward pass has computed it, overlapping what is left of
-//! that pass. A rank's iteration ends with its last compute, its sends and its buckets.
+//! "PyTorch Distributed", VLDB 2020, sec. 3.2): each bucket of layers, in backward order, is
+//! allreduced (ring) as soon as the last micro-batch's backward pass has computed it,
+//! overlapping what is left of that pass. A rank's iteration ends with its last compute, its sends and its buckets.
 //!
 //! Compute tasks are messages from a rank to itself with no bytes, released when their
 //! dependencies are met plus their duration (FLOPs over `gpu_tflops`), and complete then;
