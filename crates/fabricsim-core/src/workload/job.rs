@@ -69,7 +69,7 @@ pub struct JobConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collective: Option<Op>,
     /// A model to train (`training`): each iteration is a training step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "super::training::model::preset_or_table")]
     pub model: Option<ModelConfig>,
     /// With `model`: the parallel layout and the GPUs' compute rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]

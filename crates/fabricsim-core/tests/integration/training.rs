@@ -113,6 +113,11 @@ fn a_layout_that_does_not_fit_the_ranks_or_the_model_is_refused() {
     assert_eq!(Simulation::new(&scenario(&long).unwrap()).err().unwrap().field, "stop.max_memory");
     let both = cluster(16, &format!("[[jobs]]\nranks = 8\ncollective = \"allreduce\"\nsize = \"1MiB\"\n{TINY}\n"));
     assert_eq!(Simulation::new(&scenario(&both).unwrap()).err().unwrap().field, "jobs[0].model");
+    // a preset's name alone stands for the table with that preset
+    let named = cluster(16, "[[jobs]]\nranks = 8\nmodel = \"gpt5\"\nparallel = { gpu_tflops = 1 }\n");
+    assert_eq!(Simulation::new(&scenario(&named).unwrap()).err().unwrap().field, "jobs[0].model.preset");
+    let named = cluster(16, "[[jobs]]\nranks = 8\nmodel = \"gpt3-1.3b\"\nparallel = { tp = 4, pp = 2, gpu_tflops = 1 }\n");
+    assert!(Simulation::new(&scenario(&named).unwrap()).is_ok());
     let sized = cluster(16, &format!("[[jobs]]\nranks = 8\nsize = \"1MiB\"\n{TINY}\nparallel = {{ gpu_tflops = 1 }}\n"));
     assert_eq!(Simulation::new(&scenario(&sized).unwrap()).err().unwrap().field, "jobs[0].size");
 }

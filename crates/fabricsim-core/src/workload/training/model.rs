@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ensure, ScenarioError};
 
-/// `[[jobs]] model`: a preset and/or the shape's fields (given fields override the preset's).
+/// `[[jobs]] model`: a preset and/or the shape's fields (given fields override the preset's);
+/// a preset's name alone (`model = "gpt3-13b"`) stands for `{ preset = "gpt3-13b" }`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
@@ -45,6 +46,15 @@ pub struct ModelConfig {
     /// A gated MLP (SwiGLU: three weight matrices instead of two).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gated: Option<bool>,
+}
+
+/// Reads `model`: a preset's name, or the table.
+pub fn preset_or_table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ModelConfig>, D::Error> {
+    use serde::de::Error;
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(name) => Ok(Some(ModelConfig { preset: Some(name), ..ModelConfig::default() })),
+        v => ModelConfig::deserialize(v).map(Some).map_err(D::Error::custom),
+    }
 }
 
 /// A checked shape.
