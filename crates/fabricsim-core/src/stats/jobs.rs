@@ -81,43 +81,41 @@ type Schedule = Vec<(Time, Time)>;
 /// Per message, its ideal (release, finish) and, where the run has training jobs, its
 /// (release, finish) with every message taking no time (the compute-only schedule).
 fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>) {
-    {
-        let (rate, mtu, header) = (v.tree.tier_rates[0], v.transport.mtu, v.transport.header);
-        let tree = v.tree;
-        // how long each message holds its sender's NIC (its packets back to back) or its port
-        // on the scale-up network
-        let wire: Vec<Time> = v
-            .messages
-            .iter()
-            .map(|m| match tree.scale_up_between(m.spec.src, m.spec.dst) {
-                Some(up) => serialization(m.spec.bytes, up.rate),
-                None => message_packets(m.spec.bytes, mtu, header, m.count).iter().map(|&p| serialization(p, rate)).sum(),
-            })
-            .collect();
-        let group: Vec<u32> = v.tags.iter().map(|t| t.job).collect();
-        let training = |i: usize| v.tags[i].job != Tag::NONE.job && v.jobs[v.tags[i].job as usize].op.is_none();
-        let lanes: Vec<Lane> = (0..v.messages.len())
-            .map(|i| match &v.messages[i] {
-                _ if training(i) => Lane::Alone,
-                m if m.on_scale_up() => Lane::ScaleUp,
-                _ => Lane::Nic,
-            })
-            .collect();
-        let ack_flight = |from: u32, to: u32| match tree.scale_up_between(from, to) {
-            Some(up) => up.latency,
-            None => ideal_fct(&tree.path(from, to), &[header], &[0]),
-        };
-        let notice = |from: u32, to: u32| tree.notice_latency(from, to);
-        let hearing = Hearing { ack_flight: &ack_flight, notice: &notice, lanes: &lanes };
-        let ideal = ideal_finish(v.messages, v.deps, ideals, &wire, serialization(header, rate), &group, &hearing);
-        let compute_only = v.jobs.iter().any(|j| j.op.is_none()).then(|| {
-            let none = |_: u32, _: u32| 0;
-            let free = Hearing { ack_flight: &none, notice: &none, lanes: &vec![Lane::Alone; lanes.len()] };
-            let zero = vec![0; ideals.len()];
-            ideal_finish(v.messages, v.deps, &zero, &zero, 0, &group, &free)
-        });
-        (ideal, compute_only)
-    }
+    let (rate, mtu, header) = (v.tree.tier_rates[0], v.transport.mtu, v.transport.header);
+    let tree = v.tree;
+    // how long each message holds its sender's NIC (its packets back to back) or its port
+    // on the scale-up network
+    let wire: Vec<Time> = v
+        .messages
+        .iter()
+        .map(|m| match tree.scale_up_between(m.spec.src, m.spec.dst) {
+            Some(up) => serialization(m.spec.bytes, up.rate),
+            None => message_packets(m.spec.bytes, mtu, header, m.count).iter().map(|&p| serialization(p, rate)).sum(),
+        })
+        .collect();
+    let group: Vec<u32> = v.tags.iter().map(|t| t.job).collect();
+    let training = |i: usize| v.tags[i].job != Tag::NONE.job && v.jobs[v.tags[i].job as usize].op.is_none();
+    let lanes: Vec<Lane> = (0..v.messages.len())
+        .map(|i| match &v.messages[i] {
+            _ if training(i) => Lane::Alone,
+            m if m.on_scale_up() => Lane::ScaleUp,
+            _ => Lane::Nic,
+        })
+        .collect();
+    let ack_flight = |from: u32, to: u32| match tree.scale_up_between(from, to) {
+        Some(up) => up.latency,
+        None => ideal_fct(&tree.path(from, to), &[header], &[0]),
+    };
+    let notice = |from: u32, to: u32| tree.notice_latency(from, to);
+    let hearing = Hearing { ack_flight: &ack_flight, notice: &notice, lanes: &lanes };
+    let ideal = ideal_finish(v.messages, v.deps, ideals, &wire, serialization(header, rate), &group, &hearing);
+    let compute_only = v.jobs.iter().any(|j| j.op.is_none()).then(|| {
+        let none = |_: u32, _: u32| 0;
+        let free = Hearing { ack_flight: &none, notice: &none, lanes: &vec![Lane::Alone; lanes.len()] };
+        let zero = vec![0; ideals.len()];
+        ideal_finish(v.messages, v.deps, &zero, &zero, 0, &group, &free)
+    });
+    (ideal, compute_only)
 }
 
 pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTables {

@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::collective::{AlgorithmKind, Builder, Op, Ranks, Tag};
+use super::collective::{AlgorithmKind, Builder, Op, Out, Ranks, Tag};
 use super::training::{ModelConfig, Parallel, Trainer};
 use super::{check_size, MessageSpec};
 use crate::engine::rng::Rng;
@@ -232,6 +232,14 @@ pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u
     Ok(p)
 }
 
+impl JobPlan {
+    /// Where iteration `it` of job `i` puts its messages.
+    fn out(&mut self, job: &JobConfig, i: usize, it: u32) -> Out<'_> {
+        let tag = Tag { job: i as u32, iteration: it, step: 0 };
+        Out { messages: &mut self.messages, deps: &mut self.deps, tags: &mut self.tags, start: job.start.0, class: job.class, tag }
+    }
+}
+
 /// More messages than `max` (the memory budget) in all, for job `i`'s `count`.
 fn too_many(i: usize, total: u64, count: u64, max: u64) -> ScenarioError {
     ScenarioError {
@@ -279,13 +287,8 @@ fn collective(
             size,
             entry: &entry,
             max_connections: job.max_connections.map_or(n - 1, |k| k as usize),
-            messages: &mut p.messages,
-            deps: &mut p.deps,
-            tags: &mut p.tags,
-            start: job.start.0,
             compute: job.compute.0,
-            class: job.class,
-            tag: Tag { job: i as u32, iteration: it, step: 0 },
+            out: p.out(job, i, it),
         };
         entry = algorithm.iteration(op, &mut b);
     }
@@ -319,19 +322,7 @@ fn training(
     }
     let mut entry: Vec<Vec<u32>> = vec![Vec::new(); ranks.len()];
     for it in 0..job.iterations {
-        let mut t = Trainer {
-            shape,
-            layout,
-            hosts: ranks,
-            per_server: tree.nics,
-            messages: &mut p.messages,
-            deps: &mut p.deps,
-            tags: &mut p.tags,
-            start: job.start.0,
-            gap: job.compute.0,
-            class: job.class,
-            tag: Tag { job: i as u32, iteration: it, step: 0 },
-        };
+        let mut t = Trainer { shape, layout, hosts: ranks, per_server: tree.nics, gap: job.compute.0, out: p.out(job, i, it) };
         entry = t.iteration(&entry, max).map_err(|made| too_many(i, made as u64, made as u64, max_messages))?;
     }
     Ok(())

@@ -22,7 +22,7 @@
 //! its scale-up network and the others the fabric. A rank moves to its next phase when its
 //! last send and receive of the phase before are complete.
 
-use super::ring::ring;
+use super::ring::{ring, steps};
 use super::{Algorithm, Builder, Op, Ranks};
 use crate::registry::AlgorithmInfo;
 
@@ -41,15 +41,6 @@ fn phases(op: Op) -> &'static [(bool, Op)] {
         Op::Allreduce => &[(true, Op::ReduceScatter), (false, Op::Allreduce), (true, Op::Allgather)],
         Op::ReduceScatter => &[(true, Op::ReduceScatter), (false, Op::ReduceScatter)],
         _ => &[(false, Op::Allgather), (true, Op::Allgather)],
-    }
-}
-
-/// Steps of a ring phase of `op` over `n` members.
-fn steps(op: Op, n: usize) -> usize {
-    match (op, n) {
-        (_, 0 | 1) => 0,
-        (Op::Allreduce, n) => 2 * (n - 1),
-        (_, n) => n - 1,
     }
 }
 

@@ -100,6 +100,43 @@ impl Ranks<'_> {
     }
 }
 
+/// Where a job's messages go (each with what it waits for and its tag), and what all of one
+/// iteration's share: their start, class and tag.
+pub struct Out<'a> {
+    pub messages: &'a mut Vec<MessageSpec>,
+    pub deps: &'a mut Vec<Vec<u32>>,
+    pub tags: &'a mut Vec<Tag>,
+    pub start: Time,
+    pub class: u8,
+    pub tag: Tag,
+}
+
+impl Out<'_> {
+    /// Adds a message from host `src` to host `dst` of `bytes` (0 with `src == dst`: a compute
+    /// task), released `delay` after `after` are done, in step `step`; its id.
+    pub fn push(&mut self, src: u32, dst: u32, bytes: u64, delay: Time, after: Vec<u32>, step: u32) -> u32 {
+        let id = self.messages.len() as u32;
+        self.messages.push(MessageSpec { delay, ..MessageSpec::new(src, dst, bytes, self.start, self.class) });
+        self.deps.push(after);
+        self.tags.push(Tag { step, ..self.tag });
+        id
+    }
+
+    /// The same sink, borrowed again (for a builder of part of the iteration).
+    pub fn reborrow(&mut self) -> Out<'_> {
+        Out { messages: self.messages, deps: self.deps, tags: self.tags, start: self.start, class: self.class, tag: self.tag }
+    }
+
+    /// Messages so far.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+}
+
 /// Collects the messages of one iteration of a collective.
 pub struct Builder<'a> {
     /// The host of each rank.
@@ -112,13 +149,9 @@ pub struct Builder<'a> {
     pub entry: &'a [Vec<u32>],
     /// Peers a rank sends to at once (alltoall).
     pub max_connections: usize,
-    pub(super) messages: &'a mut Vec<MessageSpec>,
-    pub(super) deps: &'a mut Vec<Vec<u32>>,
-    pub(super) tags: &'a mut Vec<Tag>,
-    pub(super) start: Time,
-    pub(super) compute: Time,
-    pub(super) class: u8,
-    pub(super) tag: Tag,
+    /// The gap between a rank's part of the previous iteration and its first message.
+    pub compute: Time,
+    pub out: Out<'a>,
 }
 
 impl Builder<'_> {
@@ -131,16 +164,12 @@ impl Builder<'_> {
     /// received. With `first`, it is one of `from`'s first messages of the iteration: it
     /// also waits for `from`'s part of the previous iteration, then the compute time.
     pub fn send(&mut self, from: usize, to: usize, bytes: u64, step: u32, mut after: Vec<u32>, first: bool) -> u32 {
-        let id = self.messages.len() as u32;
-        let mut spec = MessageSpec::new(self.ranks[from], self.ranks[to], bytes.max(1), self.start, self.class);
+        let mut delay = 0;
         if first && !self.entry[from].is_empty() {
             after.extend_from_slice(&self.entry[from]);
-            spec.delay = self.compute;
+            delay = self.compute;
         }
-        self.messages.push(spec);
-        self.deps.push(after);
-        self.tags.push(Tag { step, ..self.tag });
-        id
+        self.out.push(self.ranks[from], self.ranks[to], bytes.max(1), delay, after, step)
     }
 
     /// The bytes of chunk `c` of the buffer cut into `parts` as evenly as possible.

@@ -56,6 +56,16 @@ impl Algorithm for Ring {
     }
 }
 
+/// Steps of a ring reduce_scatter or allgather (n - 1) or allreduce (2 (n - 1)) over `n`
+/// members; none for fewer than 2.
+pub(crate) fn steps(op: Op, n: usize) -> usize {
+    match (op, n) {
+        (_, 0 | 1) => 0,
+        (Op::Allreduce, n) => 2 * (n - 1),
+        (_, n) => n - 1,
+    }
+}
+
 /// One ring reduce_scatter, allgather or allreduce over `members` (rank indices, in ring
 /// order) on a buffer of `size` bytes, its steps numbered from `step0`. Member k's first
 /// message also waits for `after[k]`; with `first`, its first messages are the rank's first
@@ -66,10 +76,7 @@ pub(crate) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, st
     if n < 2 {
         return after.to_vec();
     }
-    let steps = match op {
-        Op::Allreduce => 2 * (n - 1),
-        _ => n - 1,
-    };
+    let steps = steps(op, n);
     // the chunk member r sends in step s, and its bytes (the buffer cut as evenly as possible)
     let chunk = |r: usize, s: usize| match op {
         Op::Allgather => (r + 1 + n - s % n) % n,

@@ -37,8 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use super::collective::direct::Direct;
 use super::collective::ring::ring;
-use super::collective::{Algorithm, Builder, Op, Tag};
-use super::MessageSpec;
+use super::collective::{Algorithm, Builder, Op, Out};
 use crate::error::{ensure, ScenarioError};
 use crate::time::Time;
 use crate::units::Size;
@@ -179,15 +178,10 @@ pub struct Trainer<'a> {
     /// The host of each rank, and GPUs per server.
     pub hosts: &'a [u32],
     pub per_server: u32,
-    pub messages: &'a mut Vec<MessageSpec>,
-    pub deps: &'a mut Vec<Vec<u32>>,
-    pub tags: &'a mut Vec<Tag>,
-    pub start: Time,
     /// Before each iteration but the first: a compute task of this long on every rank (the
     /// optimizer step; `[[jobs]] compute`).
     pub gap: Time,
-    pub class: u8,
-    pub tag: Tag,
+    pub out: Out<'a>,
 }
 
 impl Trainer<'_> {
@@ -197,23 +191,13 @@ impl Trainer<'_> {
 
     /// A compute task of rank `r` taking `flops` once `after` are done; its id.
     fn compute(&mut self, r: usize, after: Vec<u32>, flops: f64) -> u32 {
-        let id = self.messages.len() as u32;
         let h = self.hosts[r];
-        let mut spec = MessageSpec::new(h, h, 0, self.start, self.class);
-        spec.delay = (flops / self.layout.flops_per_ps).round() as Time;
-        self.messages.push(spec);
-        self.deps.push(after);
-        self.tags.push(Tag { step: COMPUTE, ..self.tag });
-        id
+        self.out.push(h, h, 0, (flops / self.layout.flops_per_ps).round() as Time, after, COMPUTE)
     }
 
     /// Rank `from` sends `bytes` to rank `to` once `after` are done.
     fn send(&mut self, from: usize, to: usize, bytes: u64, after: Vec<u32>) -> u32 {
-        let id = self.messages.len() as u32;
-        self.messages.push(MessageSpec::new(self.hosts[from], self.hosts[to], bytes.max(1), self.start, self.class));
-        self.deps.push(after);
-        self.tags.push(Tag { step: PP, ..self.tag });
-        id
+        self.out.push(self.hosts[from], self.hosts[to], bytes.max(1), 0, after, PP)
     }
 
     /// A collective of kind `kind` over `members` (ranks), each starting once its `after` are
@@ -223,7 +207,7 @@ impl Trainer<'_> {
             return after;
         }
         let hosts: Vec<u32> = members.iter().map(|&r| self.hosts[r]).collect();
-        let first = self.messages.len();
+        let first = self.out.len();
         let n = members.len();
         let mut b = Builder {
             ranks: &hosts,
@@ -231,19 +215,14 @@ impl Trainer<'_> {
             size,
             entry: &after,
             max_connections: n - 1,
-            messages: self.messages,
-            deps: self.deps,
-            tags: self.tags,
-            start: self.start,
             compute: 0,
-            class: self.class,
-            tag: self.tag,
+            out: self.out.reborrow(),
         };
         let done = match op {
             Op::Alltoall => Direct::iteration(op, &mut b),
             _ => ring(&mut b, &(0..n).collect::<Vec<_>>(), op, size, 0, &vec![Vec::new(); n], true),
         };
-        for t in &mut self.tags[first..] {
+        for t in &mut self.out.tags[first..] {
             t.step = kind;
         }
         done
@@ -266,13 +245,13 @@ impl Trainer<'_> {
         for g in 0..l.dp / l.ep {
             let group: Vec<usize> = (g * l.ep..(g + 1) * l.ep).collect();
             buckets.merge(self.replicas(&group, &entry, &mut done));
-            if self.messages.len() > limit {
-                return Err(self.messages.len());
+            if self.out.len() > limit {
+                return Err(self.out.len());
             }
         }
         self.reduce(buckets, &mut done);
-        if self.messages.len() > limit {
-            return Err(self.messages.len());
+        if self.out.len() > limit {
+            return Err(self.out.len());
         }
         Ok(done)
     }
