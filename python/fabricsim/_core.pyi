@@ -46,6 +46,20 @@ def columns() -> dict[str, list[tuple[str, str, str, str, str]]]:
 def warnings(scenario_json: str) -> list[str]:
     """Legal but probably unintended settings of a valid scenario."""
 
+def collective_messages(
+    op: str,
+    algorithm: str | None,
+    hosts: list[int],
+    per_server: int,
+    size: int,
+    max_connections: int | None,
+    max_messages: int,
+) -> tuple[list[tuple[int, int, int]], list[list[int]], list[list[int]]]:
+    """One collective expanded by fabricsim's algorithms: the messages (src, dst, bytes), what
+    each waits for (a message's index, or ``-1 - r`` for what rank r waits for before the
+    collective) and, per rank, the messages that end its part. ``ValueError`` with the reason
+    where the algorithm cannot run it or it makes more than ``max_messages``."""
+
 class ScenarioError(ValueError):
     """A scenario that cannot run: ``field`` (dotted path) and ``message`` (value, what is allowed)."""
 

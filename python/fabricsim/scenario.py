@@ -195,7 +195,9 @@ class Scenario:
         wl = data.get("workload", {})
         if isinstance(wl, dict) and wl.get("kind") == "flows" and "file" in wl:
             path = self.base_dir / wl["file"]
-            if not wl.get("flows"):
+            if not wl.get("flows") and isinstance(wl["file"], str) and wl["file"].lower().endswith(".et"):
+                wl["flows"] = self._read_chakra(path, wl)
+            elif not wl.get("flows"):
                 wl["flows"] = _read_flow_csv(path)
             elif path.exists() and not _same_flows(wl["flows"], _read_flow_csv(path)):
                 # a scenario as run keeps `file` for the record beside the flows it read: both
@@ -207,6 +209,21 @@ class Scenario:
         if isinstance(cdf, str) and cdf not in BUILTIN_CDFS:
             wl["points"] = _read_cdf(self.base_dir / cdf)
         return data
+
+    def _read_chakra(self, path: Path, wl: dict[str, Any]) -> list[dict[str, Any]]:
+        """A Chakra trace's entries (:mod:`fabricsim.chakra`), its collectives laid out on the
+        topology's servers."""
+        from .chakra import read_chakra
+
+        topology = self.data.get("topology", {})
+        filled = json.loads(_core.validate(json.dumps({"topology": topology})))["topology"]
+        algorithm, groups = wl.get("algorithm"), wl.get("comm_groups")
+        known = [name for category, name, _, _ in _core.registry() if category == "collective"]
+        if algorithm is not None and algorithm not in known:
+            raise scenario_error("workload.algorithm", f"got {algorithm!r}; allowed: {', '.join(known)}")
+        if groups is not None and not isinstance(groups, str):
+            raise scenario_error("workload.comm_groups", f"got {groups!r}; allowed: the path of a JSON file")
+        return read_chakra(path, algorithm, None if groups is None else self.base_dir / groups, int(filled.get("nics_per_server", 1)))
 
     def to_json(self) -> str:
         data = self.resolved()

@@ -208,6 +208,45 @@ fn registry() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
     fabricsim_core::registry().into_iter().map(|a| (a.category, a.name, a.summary, a.reference)).collect()
 }
 
+/// One collective expanded by fabricsim's algorithms, for a trace importer: `op` of `size`
+/// bytes per rank on ranks at `hosts`; returns the messages (src, dst, bytes), what each waits
+/// for (a message's index, or `-1 - r` for what rank r waits for before the collective) and,
+/// per rank, the messages that end its part. Raises `ValueError` with the reason otherwise.
+#[pyfunction]
+#[pyo3(signature = (op, algorithm, hosts, per_server, size, max_connections, max_messages))]
+#[allow(clippy::type_complexity)]
+fn collective_messages(
+    op: &str,
+    algorithm: Option<&str>,
+    hosts: Vec<u32>,
+    per_server: u32,
+    size: u64,
+    max_connections: Option<usize>,
+    max_messages: u64,
+) -> PyResult<(Vec<(u32, u32, u64)>, Vec<Vec<i64>>, Vec<Vec<u32>>)> {
+    use fabricsim_core::workload::collective::{expand, AlgorithmKind, Op};
+    let op: Op = serde_json::from_value(serde_json::Value::String(op.into()))
+        .map_err(|e| PyValueError::new_err(format!("collective {op:?}: {e}")))?;
+    let algorithm = match algorithm {
+        None => None,
+        Some(name) => Some(AlgorithmKind::from_name(name).ok_or_else(|| PyValueError::new_err(format!("unknown algorithm {name:?}")))?),
+    };
+    let e = expand::expand(op, algorithm, &hosts, per_server, size, max_connections, max_messages).map_err(PyValueError::new_err)?;
+    let after = e
+        .after
+        .into_iter()
+        .map(|l| {
+            l.into_iter()
+                .map(|d| match d {
+                    expand::Dep::Message(j) => i64::from(j),
+                    expand::Dep::Entry(r) => -1 - i64::from(r),
+                })
+                .collect()
+        })
+        .collect();
+    Ok((e.messages, after, e.done))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
@@ -215,6 +254,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
+    m.add_function(wrap_pyfunction!(collective_messages, m)?)?;
     m.add("__version__", fabricsim_core::VERSION)?;
     // the git commit of the checkout it was built from (build.rs), None otherwise
     m.add("__commit__", option_env!("FABRICSIM_COMMIT"))?;

@@ -1,12 +1,14 @@
 //! `flows`: an explicit list of messages (src, dst, size, start, class), each with an optional
 //! `id`, the ids it waits for (`after`) and a `delay` after them ([`super::Deps`]): the format
-//! for traces users bring (converted from Chakra or NCCL logs, say). An entry from a host to
-//! itself of size 0 is a compute task: done once its `after` are and its `delay` has passed
-//! (a GOAL schedule's `calc`). The Python front end turns a CSV, JSON, htsim `.cm` or GOAL
-//! file (`file = "x.csv"`) into this list before the run, since the core reads no files.
+//! for traces users bring. An entry from a host to itself of size 0 is a compute task: done
+//! once its `after` are and its `delay` has passed (a GOAL schedule's `calc`). The Python front
+//! end turns a CSV, JSON, htsim `.cm`, GOAL or Chakra file (`file = "x.csv"`) into this list
+//! before the run, since the core reads no files; a Chakra trace's collectives are expanded by
+//! [`super::collective::expand`].
 
 use serde::{Deserialize, Serialize};
 
+use super::collective::AlgorithmKind;
 use super::{Hosts, check_size, Deps, MessageSpec, Workload};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
@@ -51,6 +53,14 @@ pub struct Config {
     /// A CSV or JSON file resolved by the front end; kept for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// A Chakra trace's collectives: the algorithm that expands them (default: a job's).
+    /// Read by the front end; kept for the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<AlgorithmKind>,
+    /// A Chakra trace's process groups (ASTRA-sim's communicator group file, JSON): read by the
+    /// front end; kept for the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comm_groups: Option<String>,
 }
 
 impl Config {
@@ -102,6 +112,10 @@ impl Config {
 impl Workload for Config {
     fn messages(&self, at: &Hosts, _rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
         let hosts = at.count;
+        let chakra = self.file.as_deref().is_some_and(|f| f.to_ascii_lowercase().ends_with(".et"));
+        for (given, name) in [(self.algorithm.is_some(), "algorithm"), (self.comm_groups.is_some(), "comm_groups")] {
+            ensure(!given || chakra, &format!("workload.{name}"), "a value", "allowed: only with file = \"x.et\" (a Chakra trace)")?;
+        }
         ensure(
             !self.flows.is_empty(),
             "workload.flows",

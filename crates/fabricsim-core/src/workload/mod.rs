@@ -201,7 +201,7 @@ mod tests {
                 after: vec![],
                 delay: Duration(0),
             }],
-            file: None,
+            ..Default::default()
         });
         let e = cfg.messages(&Hosts::new(128), &mut Rng::stream(1, Stream::Workload, 0)).unwrap_err();
         assert_eq!(e.field, "workload.flows[0].dst");

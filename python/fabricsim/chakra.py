@@ -1,0 +1,464 @@
+"""Chakra execution traces (MLCommons' ``.et`` files, one per rank) as ``[workload] kind =
+"flows"`` entries.
+
+``file = "traces/llm.et"`` reads ``traces/llm.0.et``, ``traces/llm.1.et``, ... up to the first
+missing number (the prefix naming ASTRA-sim uses); rank r is host r. Each file is Chakra's
+stream of length-delimited protobuf messages (plain or gzip): a ``GlobalMetadata`` then the
+rank's ``Node`` s, per the public schema (``schema/protobuf/et_def.proto`` of
+mlcommons/chakra). The reader decodes the protobuf wire format itself (no protobuf
+dependency) and uses these fields of a node: ``id``, ``name``, ``type``, ``ctrl_deps`` and
+``data_deps`` (both are dependencies), ``duration_micros``, and the attributes ``comm_type``,
+``comm_size``, ``comm_src``, ``comm_dst``, ``comm_tag`` and ``pg_name``.
+
+How nodes become fabricsim's entries:
+
+* ``COMP_NODE`` (and ``MEM_LOAD_NODE``, ``MEM_STORE_NODE``: fabricsim has no memory model) is a
+  compute task of ``duration_micros`` on its rank, released once its dependencies are done.
+  Independent compute nodes of one rank overlap: a compute task is a delay in the DAG, not a
+  GPU that runs one kernel at a time (ASTRA-sim serializes a rank's GPU nodes);
+* ``METADATA_NODE`` takes no time: it is done when its dependencies are;
+* ``COMM_SEND_NODE`` (``comm_dst``, ``comm_size``, ``comm_tag``) is a message, matched with the
+  ``COMM_RECV_NODE`` of the same (source, destination, tag) in file order; a send is done when
+  its message has been received (its sender hears by the final ACK), a receive when its
+  message has arrived and its own dependencies are done;
+* ``COMM_COLL_NODE`` (``comm_type``, ``comm_size``: the per-rank size as fabricsim's
+  collectives count it, docs/workloads.md) is one rank's part of a collective. The k-th
+  collective node of each rank of a process group is one collective, expanded into messages
+  by fabricsim's algorithm (``[workload] algorithm``, default a job's: ``ring``, ``direct``
+  for all-to-all); a rank's first messages wait for its node's dependencies, and its node is
+  done when its part is. Without ``pg_name`` a collective spans every rank; with one, the
+  group's ranks come from ``comm_groups``, ASTRA-sim's communicator group file
+  (``{"<pg_name>": [ranks]}``, JSON). All-reduce, reduce-scatter, all-gather, all-to-all and
+  broadcast (from the group's first rank) are supported.
+
+A file that is not such a stream, a node of an unknown or unsupported type, a dependency on a
+node the rank does not have, an unmatched send or receive, ranks that disagree on a
+collective, and a cycle (through messages and collectives too) are refused naming the rank
+and node: ``workload.file[rank 3, node 17]``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import _core
+from .errors import scenario_error
+
+__all__ = ["read_chakra"]
+
+# NodeType and CollectiveCommType of et_def.proto
+_METADATA, _MEM_LOAD, _MEM_STORE, _COMP, _SEND, _RECV, _COLL = range(1, 8)
+_TYPE_NAMES = ["INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE", "MEM_STORE_NODE", "COMP_NODE"]
+_TYPE_NAMES += ["COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE"]
+_COMM_NAMES = ["ALL_REDUCE", "REDUCE", "ALL_GATHER", "GATHER", "SCATTER", "BROADCAST", "ALL_TO_ALL"]
+_COMM_NAMES += ["REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"]
+_COLLECTIVES = {0: "allreduce", 2: "allgather", 5: "broadcast", 6: "alltoall", 7: "reduce_scatter"}
+# the messages one trace may expand to (each becomes a Python entry before the run)
+MAX_MESSAGES = 10_000_000
+
+
+class _Bad(Exception):
+    """A malformed protobuf message (the text says what)."""
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        if pos >= len(buf):
+            raise _Bad("a varint runs past the end of its message")
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+        if shift >= 70:
+            raise _Bad("a varint longer than 10 bytes")
+
+
+def _fields(buf: bytes) -> list[tuple[int, int, Any]]:
+    """(field number, wire type, value) of one message: an int for varint and fixed types, the
+    bytes for a length-delimited one."""
+    out: list[tuple[int, int, Any]] = []
+    pos = 0
+    while pos < len(buf):
+        key, pos = _varint(buf, pos)
+        number, wire = key >> 3, key & 7
+        value: Any
+        if wire == 0:
+            value, pos = _varint(buf, pos)
+        elif wire in (1, 5):
+            width = 8 if wire == 1 else 4
+            if pos + width > len(buf):
+                raise _Bad(f"field {number} runs past the end of its message")
+            value, pos = int.from_bytes(buf[pos : pos + width], "little"), pos + width
+        elif wire == 2:
+            length, pos = _varint(buf, pos)
+            if pos + length > len(buf):
+                raise _Bad(f"field {number} runs past the end of its message")
+            value, pos = buf[pos : pos + length], pos + length
+        else:
+            raise _Bad(f"wire type {wire} (field {number}); allowed: 0, 1, 2, 5")
+        out.append((number, wire, value))
+    return out
+
+
+def _signed(v: int) -> int:
+    """An int32/int64 varint as the number it encodes (negative ones take 10 bytes)."""
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _attr(buf: bytes) -> tuple[str, Any]:
+    name: str = ""
+    value: Any = None
+    for number, wire, v in _fields(buf):
+        if number == 1 and wire == 2:
+            name = bytes(v).decode("utf-8", "replace")
+        elif number in (7, 9) and wire == 0:  # int32_val, int64_val
+            value = _signed(v)
+        elif number in (11, 13, 19, 21) and wire != 2:  # uint32, uint64, fixed32, fixed64
+            value = v
+        elif number in (15, 17) and wire == 0:  # sint32, sint64 (zigzag)
+            value = (v >> 1) ^ -(v & 1)
+        elif number == 27 and wire == 0:
+            value = bool(v)
+        elif number == 29 and wire == 2:
+            value = bytes(v).decode("utf-8", "replace")
+    return name, value
+
+
+@dataclass
+class _Node:
+    rank: int
+    id: int = 0
+    name: str = ""
+    type: int = 0
+    deps: list[int] = field(default_factory=list)
+    duration_us: int = 0
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def where(self) -> str:
+        return f"workload.file[rank {self.rank}, node {self.id}]"
+
+    def comm(self, key: str, path: Path) -> int:
+        value = self.attrs.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            what = "missing" if value is None else repr(value)
+            raise scenario_error(
+                self.where(), f"{path}: {_TYPE_NAMES[self.type]} {self.name!r} has attribute {key} {what}; allowed: an integer >= 0"
+            )
+        return value
+
+
+def _node(rank: int, buf: bytes) -> _Node:
+    n = _Node(rank)
+    for number, wire, v in _fields(buf):
+        if number == 1 and wire == 0:
+            n.id = v
+        elif number == 2 and wire == 2:
+            n.name = bytes(v).decode("utf-8", "replace")
+        elif number == 3 and wire == 0:
+            n.type = v
+        elif number in (4, 5):  # ctrl_deps, data_deps: packed or not
+            if wire == 2:
+                pos = 0
+                while pos < len(v):
+                    d, pos = _varint(v, pos)
+                    n.deps.append(d)
+            else:
+                n.deps.append(v)
+        elif number == 7 and wire == 0:
+            n.duration_us = v
+        elif number == 10 and wire == 2:
+            key, value = _attr(v)
+            n.attrs[key] = value
+    return n
+
+
+def _read_rank(path: Path, rank: int) -> list[_Node]:
+    try:
+        data = path.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as e:
+        raise scenario_error(f"workload.file[rank {rank}]", f"cannot read {str(path)!r}: {e}") from None
+    nodes: list[_Node] = []
+    pos, first = 0, True
+    while pos < len(data):
+        try:
+            length, body = _varint(data, pos)
+            if body + length > len(data):
+                raise _Bad(f"a message of {length} bytes at byte {pos}, past the end of the file ({len(data)} bytes)")
+            message = data[body : body + length]
+            if first:
+                _fields(message)  # GlobalMetadata: checked, not used
+            else:
+                nodes.append(_node(rank, message))
+        except _Bad as e:
+            after = f"after node {nodes[-1].id}" if nodes else "in its first messages"
+            raise scenario_error(f"workload.file[rank {rank}]", f"{path} is not a Chakra trace ({after}): {e}") from None
+        pos, first = body + length, False
+    if not nodes:
+        raise scenario_error(
+            f"workload.file[rank {rank}]", f"{path} holds no node; a Chakra trace is a GlobalMetadata then the rank's nodes"
+        )
+    return nodes
+
+
+def _groups(comm_groups: Path | None, ranks: int) -> dict[str, list[int]]:
+    if comm_groups is None:
+        return {}
+    try:
+        raw = json.loads(comm_groups.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise scenario_error("workload.comm_groups", f"cannot read {str(comm_groups)!r} as JSON: {e}") from None
+    ok = isinstance(raw, dict) and all(isinstance(v, list) and all(type(r) is int for r in v) for v in raw.values())
+    if not ok:
+        raise scenario_error("workload.comm_groups", f'{comm_groups} must hold an object of rank lists, as {{"1": [0, 1, 2, 3]}}')
+    for name, members in raw.items():
+        bad = [r for r in members if not 0 <= r < ranks]
+        if bad or len(set(members)) != len(members) or len(members) < 2:
+            why = f"rank {bad[0]} (the trace has ranks 0 to {ranks - 1})" if bad else "a rank twice or fewer than 2 ranks"
+            raise scenario_error(f"workload.comm_groups.{name}", f"got {why}; allowed: 2 or more distinct ranks of the trace")
+    return {str(k): list(v) for k, v in raw.items()}
+
+
+def read_chakra(
+    path: str | Path, algorithm: str | None = None, comm_groups: str | Path | None = None, per_server: int = 1
+) -> list[dict[str, Any]]:
+    """The entries of a Chakra trace (see the module's doc) named by ``path`` (``x.et`` for
+    ``x.0.et``, ``x.1.et``, ...): messages and compute tasks with their ``id`` and ``after``.
+    ``per_server``: the topology's GPUs per server (the hierarchical algorithm's layout)."""
+    path = Path(path)
+    stem = path.with_suffix("")
+    files: list[Path] = []
+    while (f := stem.with_name(f"{stem.name}.{len(files)}.et")).exists():
+        files.append(f)
+    if not files:
+        hint = (
+            f" (a trace is named by its prefix: {stem.with_suffix('').name}.et reads {stem.name}.0.et, ...)"
+            if stem.suffix[1:].isdigit()
+            else ""
+        )
+        raise scenario_error("workload.file", f"found no {stem.name}.0.et beside {str(path)!r}{hint}")
+    ranks = [_read_rank(f, r) for r, f in enumerate(files)]
+    groups = _groups(Path(comm_groups) if comm_groups is not None else None, len(ranks))
+    return _Convert(path, ranks, groups, algorithm, per_server).entries
+
+
+class _Convert:
+    """The nodes of every rank as entries: first an entry id for what completes each node,
+    then every entry's ``after`` from those ids (ids are free numbers, so the order does not
+    matter)."""
+
+    def __init__(self, path: Path, ranks: list[list[_Node]], groups: dict[str, list[int]], algorithm: str | None, per_server: int):
+        self.path, self.ranks, self.groups, self.algorithm, self.per_server = path, ranks, groups, algorithm, per_server
+        self.entries: list[dict[str, Any]] = []
+        self.by_id: list[dict[int, _Node]] = []
+        for nodes in ranks:
+            index: dict[int, _Node] = {}
+            for n in nodes:
+                if n.id in index:
+                    raise scenario_error(n.where(), f"{path}: node id {n.id} twice on rank {n.rank}; allowed: unique ids per rank")
+                index[n.id] = n
+            self.by_id.append(index)
+        for nodes in ranks:
+            for n in nodes:
+                for d in n.deps:
+                    if d not in self.by_id[n.rank]:
+                        raise scenario_error(n.where(), f"{path}: depends on node {d}, which rank {n.rank}'s trace does not have")
+                if n.type not in range(1, 8):
+                    kind = _TYPE_NAMES[n.type] if n.type < len(_TYPE_NAMES) else f"type {n.type}"
+                    raise scenario_error(
+                        n.where(),
+                        f"{path}: got {kind}; allowed: COMP, MEM_LOAD, MEM_STORE, METADATA, COMM_SEND, COMM_RECV or COMM_COLL nodes",
+                    )
+        self.done: dict[tuple[int, int], int | None] = {}  # (rank, node id) -> the entry completing it
+        self.waits: list[tuple[int, list[_Node], list[int]]] = []  # (entry, nodes whose deps it waits for, more ids)
+        self.matched = self._match_messages()
+        self.collectives = self._match_collectives()
+        self._check_cycles()
+        self._make()
+        for entry, nodes, more in self.waits:
+            after = set(more)
+            for node in nodes:
+                after.update(d for d in (self.done[(node.rank, x)] for x in node.deps) if d is not None)
+            if after:
+                self.entries[entry]["after"] = sorted(after)
+
+    def _task(self, rank: int, delay_us: int = 0) -> int:
+        entry: dict[str, Any] = {"id": len(self.entries), "src": rank, "dst": rank, "size": "0B"}
+        if delay_us:
+            entry["delay"] = f"{delay_us}us"
+        self.entries.append(entry)
+        return len(self.entries) - 1
+
+    def _message(self, src: int, dst: int, size: int) -> int:
+        self.entries.append({"id": len(self.entries), "src": src, "dst": dst, "size": f"{max(size, 1)}B"})
+        return len(self.entries) - 1
+
+    def _match_messages(self) -> dict[tuple[int, int], _Node]:
+        """Each receive's send, keyed by the receive's (rank, node id)."""
+        sends: dict[tuple[int, int, int], list[_Node]] = {}
+        recvs: dict[tuple[int, int, int], list[_Node]] = {}
+        n = len(self.ranks)
+        for nodes in self.ranks:
+            for node in nodes:
+                if node.type not in (_SEND, _RECV):
+                    continue
+                peer_key = "comm_dst" if node.type == _SEND else "comm_src"
+                peer, tag = node.comm(peer_key, self.path), node.attrs.get("comm_tag", 0)
+                node.comm("comm_size", self.path)
+                if peer >= n or peer == node.rank:
+                    raise scenario_error(node.where(), f"{self.path}: {peer_key} {peer}; allowed: another rank of the trace (0 to {n - 1})")
+                key = (node.rank, peer, tag) if node.type == _SEND else (peer, node.rank, tag)
+                (sends if node.type == _SEND else recvs).setdefault(key, []).append(node)
+        matched: dict[tuple[int, int], _Node] = {}
+        for key in sends.keys() | recvs.keys():
+            s, r = sends.get(key, []), recvs.get(key, [])
+            if len(s) != len(r):
+                extra = (s if len(s) > len(r) else r)[min(len(s), len(r))]
+                what = "a send without a matching receive" if extra.type == _SEND else "a receive without a matching send"
+                raise scenario_error(extra.where(), f"{self.path}: {what} (rank {key[0]} to {key[1]}, tag {key[2]})")
+            for a, b in zip(s, r, strict=True):
+                if a.comm("comm_size", self.path) != b.comm("comm_size", self.path):
+                    sizes = f"{a.attrs['comm_size']} B sent, {b.attrs['comm_size']} B received"
+                    raise scenario_error(b.where(), f"{self.path}: a receive that does not match its send's size ({sizes})")
+                matched[(b.rank, b.id)] = a
+        return matched
+
+    def _match_collectives(self) -> list[list[_Node]]:
+        """Each collective: its ranks' nodes, in the group's rank order."""
+        everyone = list(range(len(self.ranks)))
+        issued: dict[str, list[list[_Node]]] = {}  # group -> per member, its nodes in file order
+        for nodes in self.ranks:
+            for node in nodes:
+                if node.type != _COLL:
+                    continue
+                comm = node.comm("comm_type", self.path)
+                if comm not in _COLLECTIVES:
+                    name = _COMM_NAMES[comm] if comm < len(_COMM_NAMES) else str(comm)
+                    allowed = ", ".join(_COMM_NAMES[c] for c in sorted(_COLLECTIVES))
+                    raise scenario_error(node.where(), f"{self.path}: comm_type {name} is not supported; allowed: {allowed}")
+                node.comm("comm_size", self.path)
+                group = node.attrs.get("pg_name")
+                members = everyone if group is None else self.groups.get(str(group))
+                if members is None:
+                    raise scenario_error(
+                        node.where(), f"{self.path}: pg_name {group!r} is not in workload.comm_groups; allowed: a group it defines"
+                    )
+                if node.rank not in members:
+                    raise scenario_error(node.where(), f"{self.path}: rank {node.rank} is not in its pg_name {group!r} ({members})")
+                issued.setdefault("" if group is None else str(group), [[] for _ in members])[members.index(node.rank)].append(node)
+        out: list[list[_Node]] = []
+        for group, per_member in issued.items():
+            members = everyone if group == "" else self.groups[group]
+            count = max(len(p) for p in per_member)
+            for i, nodes in enumerate(per_member):
+                if len(nodes) != count:
+                    fewer = f"rank {members[i]} issues {len(nodes)} collectives on group {group or 'of every rank'}, others {count}"
+                    raise scenario_error(
+                        f"workload.file[rank {members[i]}]", f"{self.path}: {fewer}; every rank of a group issues the same ones"
+                    )
+            for k in range(count):
+                nodes = [p[k] for p in per_member]
+                first = nodes[0]
+                for other in nodes[1:]:
+                    for key in ("comm_type", "comm_size"):
+                        if other.attrs[key] != first.attrs[key]:
+                            theirs = f"rank {first.rank}'s {first.attrs[key]}"
+                            what = f"collective number {k + 1} of its group has {key} {other.attrs[key]}, {theirs}"
+                            raise scenario_error(other.where(), f"{self.path}: {what}; allowed: the same on every rank")
+                out.append(nodes)
+        return out
+
+    def _check_cycles(self) -> None:
+        """A cycle through dependencies, messages and collectives would deadlock: refused naming
+        a node on it."""
+        waits_for: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for nodes in self.ranks:
+            for n in nodes:
+                waits_for[(n.rank, n.id)] = [(n.rank, d) for d in n.deps]
+        for (rank, node), send in self.matched.items():
+            waits_for[(rank, node)].append((send.rank, send.id))
+        for nodes in self.collectives:
+            # each rank's part needs every rank's entry (through the messages it receives)
+            deps = [(n.rank, d) for n in nodes for d in n.deps]
+            for n in nodes:
+                waits_for[(n.rank, n.id)] += deps
+        state: dict[tuple[int, int], int] = {}  # 1: on the path, 2: done
+        for root in waits_for:
+            if root in state:
+                continue
+            stack = [(root, 0)]
+            state[root] = 1
+            while stack:
+                key, i = stack[-1]
+                if i < len(waits_for[key]):
+                    stack[-1] = (key, i + 1)
+                    nxt = waits_for[key][i]
+                    if state.get(nxt) == 1:
+                        raise scenario_error(
+                            f"workload.file[rank {nxt[0]}, node {nxt[1]}]", f"{self.path}: a dependency cycle through this node"
+                        )
+                    if nxt not in state:
+                        state[nxt] = 1
+                        stack.append((nxt, 0))
+                else:
+                    state[key] = 2
+                    stack.pop()
+
+    def _make(self) -> None:
+        # every send's message first: a receive's completion is its send's
+        for nodes in self.ranks:
+            for n in nodes:
+                if n.type == _SEND:
+                    entry = self._message(n.rank, n.comm("comm_dst", self.path), n.comm("comm_size", self.path))
+                    self.done[(n.rank, n.id)] = entry
+                    self.waits.append((entry, [n], []))
+        for nodes in self.collectives:
+            self._collective(nodes)
+        for nodes in self.ranks:
+            for n in nodes:
+                key = (n.rank, n.id)
+                if n.type in (_COMP, _MEM_LOAD, _MEM_STORE) or (n.type == _METADATA and n.deps):
+                    entry = self._task(n.rank, n.duration_us if n.type != _METADATA else 0)
+                    self.done[key] = entry
+                    self.waits.append((entry, [n], []))
+                elif n.type == _METADATA:
+                    self.done[key] = None  # done at the start
+                elif n.type == _RECV:
+                    message = self.done[(self.matched[key].rank, self.matched[key].id)]
+                    assert message is not None
+                    if n.deps:
+                        entry = self._task(n.rank)
+                        self.done[key] = entry
+                        self.waits.append((entry, [n], [message]))
+                    else:
+                        self.done[key] = message
+
+    def _collective(self, nodes: list[_Node]) -> None:
+        first = nodes[0]
+        op, size = _COLLECTIVES[first.attrs["comm_type"]], first.attrs["comm_size"]
+        hosts = [n.rank for n in nodes]
+        left = MAX_MESSAGES - len(self.entries)
+        try:
+            messages, after, done = _core.collective_messages(op, self.algorithm, hosts, self.per_server, size, None, max(left, 0))
+        except ValueError as e:
+            raise scenario_error(first.where(), f"{self.path}: its {op} on ranks {hosts} cannot be expanded: {e}") from None
+        base = len(self.entries)
+        for src, dst, nbytes in messages:
+            self._message(src, dst, nbytes)
+        for i, deps in enumerate(after):
+            ids = [base + d for d in deps if d >= 0]
+            # a rank's first messages wait for its node's dependencies
+            self.waits.append((base + i, [nodes[-1 - d] for d in deps if d < 0], ids))
+        for n, ends in zip(nodes, done, strict=True):
+            entry = self._task(n.rank)
+            self.done[(n.rank, n.id)] = entry
+            self.waits.append((entry, [n], [base + m for m in ends]))
