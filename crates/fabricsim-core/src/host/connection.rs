@@ -73,6 +73,9 @@ pub struct Sender {
     pub next_new: u32,
     pub retx: VecDeque<u32>,
     pub in_flight: u64,
+    /// `per_pair`: bytes the pair's earlier messages still have in flight; they count against
+    /// this window too, as one queue pair's window covers all its messages (`table/pairs.rs`).
+    pub debt: u64,
     pub window: Cwnd,
     /// The queue pair its packets travel on ([`crate::packet::Packet::flow`]).
     pub flow: u32,
@@ -185,6 +188,7 @@ impl SendHalf {
                 next_new: 0,
                 retx: VecDeque::new(),
                 in_flight: 0,
+                debt: 0,
                 window,
                 flow: 0,
                 send_log: VecDeque::new(),
@@ -234,7 +238,8 @@ impl SendHalf {
         };
         let size = self.wire_size(psn);
         let tx = &mut self.tx;
-        if tx.in_flight > 0 && tx.in_flight + size > tx.window.cwnd() {
+        let used = tx.in_flight + tx.debt;
+        if used > 0 && used + size > tx.window.cwnd() {
             return None;
         }
         if tx.retx.front() == Some(&psn) {

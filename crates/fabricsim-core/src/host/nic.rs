@@ -234,6 +234,17 @@ impl Nics {
         self.kick(q, fabric, now, src);
     }
 
+    /// `per_pair`: connection `c` sent its last new packet; the pair's next message, which
+    /// waited, starts now.
+    #[cold]
+    fn pair_posted(&mut self, q: &mut EventQueue, now: Time, host: u32, c: u32) {
+        let spec = self.message_of(c).spec;
+        if let Some(next) = self.conns.posted(&spec, c) {
+            q.schedule(now, Event::ConnStart(next));
+            self.hosts[host as usize].pending += 1;
+        }
+    }
+
     /// If the host's NIC is free, start its next packet: control first, then data pulled
     /// round-robin from the connections whose window allows. A NIC that sends wakes up when
     /// the packet is out to pull the next one (line-rate pacing, no NIC queue).
@@ -261,6 +272,8 @@ impl Nics {
             let Some(psn) = conn.next_psn() else { continue };
             let ev = conn.tx.lb.next_ev(now, &mut hs.rng);
             conn.on_sent(psn, ev, now);
+            // `per_pair`: its last new packet lets the pair's next message start
+            let posted = self.cfg.per_pair && conn.tx.next_new >= conn.n_pkts;
             conn.tx.paced(now, conn.wire_size(psn), cap);
             if !conn.tx.rto_armed {
                 conn.tx.rto_armed = true;
@@ -285,6 +298,9 @@ impl Nics {
                 sack: 0,
             };
             fabric.send(q, now, port, pkt);
+            if posted {
+                self.pair_posted(q, now, host, c);
+            }
             return;
         }
         // nothing sent: wake up when the pacing rate releases a connection (a later kick that
@@ -431,6 +447,7 @@ impl Nics {
                     conn.tx.window.on_ack(&AckSignal { now, acked: newly, ecn: packet.ecn, rtt, in_flight });
                     conn.tx.lb.on_ack(now, packet.ev, packet.ecn);
                 }
+                let spec = conn.spec;
                 if conn.sender_done() {
                     self.hosts[host as usize].active.retain(|&x| x != c);
                     if let Some(next) = self.conns.finish_sender(c) {
@@ -444,6 +461,8 @@ impl Nics {
                     if m.acked == self.messages[mi].count && !self.dependents.is_empty() {
                         self.acknowledged(q, now, host, mi);
                     }
+                } else {
+                    self.conns.share_window(&spec);
                 }
                 self.kick(q, fabric, now, host);
             }
@@ -460,6 +479,8 @@ impl Nics {
                     conn.tx.window.on_loss(now, conn.tx.in_flight);
                 }
                 conn.tx.lb.on_nack(now, packet.ev);
+                let spec = conn.spec;
+                self.conns.share_window(&spec);
                 self.kick(q, fabric, now, host);
             }
             Kind::Data => unreachable!("data goes to the receiving half"),

@@ -1,5 +1,5 @@
 //! Long-lived connections (`transport.connections = "per_pair"`): a pair's messages go one
-//! after another through one queue pair whose state outlives them.
+//! after another through one queue pair whose state outlives them, pipelined under one window.
 
 use super::{fabric128, flows, run, scenario};
 use fabricsim_core::Simulation;
@@ -10,8 +10,12 @@ fn a_pairs_messages_wait_for_each_other_on_one_queue_pair() {
     let apart = run(&fabric128(&two));
     let paired = run(&fabric128(&format!("[transport]\nconnections = \"per_pair\"\n{two}")));
     let (first, end) = (paired.flows.opt_u64("first_send_ps"), paired.flows.opt_u64("end_ps"));
-    // the second message to host 9 starts once the first is acknowledged: after it ended
-    assert!(first[1].unwrap() > end[0].unwrap(), "{first:?} {end:?}");
+    // the second message to host 9 starts once the first has sent its last new packet, as
+    // a queue pair sends its work requests back to back: the first's 256 packets share the
+    // NIC with the message to host 10 packet by packet, so its last leaves in slot 510 of
+    // 83.2 ns and the second message's first in slot 511, before the first has ended
+    assert_eq!(first[1], Some(511 * 83_200), "{first:?} {end:?}");
+    assert!(first[1].unwrap() < end[0].unwrap(), "{first:?} {end:?}");
     // a message to another host has its own pair: it starts at once
     assert!(first[2].unwrap() < end[0].unwrap(), "{first:?}");
     // each connection apart: both messages to host 9 start at once and share the NIC
@@ -19,6 +23,22 @@ fn a_pairs_messages_wait_for_each_other_on_one_queue_pair() {
     assert!(first[1].unwrap() < end[0].unwrap(), "{first:?} {end:?}");
     assert_eq!(paired.summary.status, "complete");
     assert_eq!(paired.flows.u64("delivered_bytes"), apart.flows.u64("delivered_bytes"));
+}
+
+#[test]
+fn one_window_covers_a_pairs_messages() {
+    // a window of 4 packets: two messages to one host each get one of their own with a
+    // connection each, and share one as a queue pair: the second waits until the first's
+    // packets in flight are acknowledged (an ACK per 4 packets: its last ACK), and the two
+    // take twice as long as side by side
+    let two = flows(&[(0, 9, "256KiB", "0ns"), (0, 9, "256KiB", "0ns")]);
+    let window = "[transport]\ninit_cwnd = \"16640B\"\nmax_cwnd = \"16640B\"\n";
+    let apart = run(&fabric128(&format!("{window}{two}")));
+    let paired = run(&fabric128(&format!("{window}connections = \"per_pair\"\n{two}")));
+    let (first, end) = (paired.flows.opt_u64("first_send_ps"), paired.flows.opt_u64("end_ps"));
+    assert!(first[1].unwrap() > end[0].unwrap(), "{first:?} {end:?}");
+    let last = |r: &fabricsim_core::stats::RunResult| r.flows.opt_u64("end_ps").iter().map(|e| e.unwrap()).max().unwrap();
+    assert!(last(&paired) as f64 > 1.9 * last(&apart) as f64, "{} vs {}", last(&paired), last(&apart));
 }
 
 #[test]

@@ -79,12 +79,13 @@ impl Nics {
             }
             conn.tx.rto.on_timeout();
         }
+        let spec = conn.spec;
         if let Some(front) = conn.tx.send_log.front() {
             conn.tx.rto_armed = true;
             // an RTO that shrank since the front was sent fires now, not in the past
             q.schedule((front.at + conn.tx.rto.rto).max(now), Event::Rto(c));
         }
-        let src = conn.spec.src;
-        self.kick(q, fabric, now, src);
+        self.conns.share_window(&spec);
+        self.kick(q, fabric, now, spec.src);
     }
 }

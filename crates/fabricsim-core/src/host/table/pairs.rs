@@ -3,16 +3,26 @@
 //!
 //! NCCL's network transport connects each pair of peers once per channel, when the connection
 //! is first needed, and sends every later operation of the communicator over those queue
-//! pairs (NCCL's `src/transport/net_ib.cc`). Here the pair's state outlives its messages:
-//! when a message's sender has everything acknowledged, its congestion window, its load
-//! balancer (ARCANE's cache, PRIME's penalties, ECMP's entropy) and its RTO estimator wait in
-//! the pair and the pair's next message starts with them instead of fresh ones. A message
-//! released while the pair still sends waits for it, as a work request waits behind the one
-//! before it on its queue pair. What stays per message: its packets and PSNs (from 0), its
-//! receiver's state, its results row. Owned by the source host: only its piece touches it.
+//! pairs (NCCL's `src/transport/net_ib.cc`). Here the pair's state outlives its messages, and
+//! its messages follow each other as work requests posted on one queue pair do:
+//!
+//! - a message released while the pair's message before it still has packets it never sent
+//!   waits; once that message has sent its last new packet, the next one starts, with a copy
+//!   of its congestion window, load balancer (ARCANE's cache, PRIME's penalties, ECMP's
+//!   entropy) and RTO estimator as they are at that moment (the messages pipeline, as a queue
+//!   pair sends its work requests back to back);
+//! - one window covers the pair: what the earlier messages still have in flight counts against
+//!   a later one's window (`Sender::debt`), until they are acknowledged;
+//! - when the pair's latest message has everything acknowledged, its state waits in the pair
+//!   for the next message (an earlier message's state, once a later one has started, is
+//!   dropped: what it learns from its last ACKs does not reach the later one).
+//!
+//! What stays per message: its packets and PSNs (from 0), its receiver's state, its results
+//! row. Owned by the source host: only its piece touches it.
 
 use std::collections::{HashMap, VecDeque};
 
+use super::{ConnTable, End};
 use crate::host::cc::Cwnd;
 use crate::host::connection::SendHalf;
 use crate::host::rto::RtoTimer;
@@ -20,21 +30,44 @@ use crate::lb::HostLb;
 use crate::workload::MessageSpec;
 
 /// What a pair keeps between its messages.
-struct Carried {
-    window: Cwnd,
-    lb: HostLb,
-    rto: RtoTimer,
+#[derive(Clone)]
+pub struct Carried {
+    pub window: Cwnd,
+    pub lb: HostLb,
+    pub rto: RtoTimer,
+}
+
+impl Carried {
+    pub fn of(half: &SendHalf) -> Carried {
+        Carried { window: half.tx.window.clone(), lb: half.tx.lb.clone(), rto: half.tx.rto.clone() }
+    }
 }
 
 #[derive(Default)]
 struct Pair {
-    /// A message of the pair is sending.
-    busy: bool,
+    /// The message posting new packets, or the one it handed the pair to (which has not
+    /// started yet): others wait.
+    posting: Option<u32>,
     /// The queue pair's id: its first connection's.
     flow: u32,
+    /// Started and not done, in start order.
+    live: Vec<u32>,
+    /// The most recently started connection.
+    last: Option<u32>,
     /// Connections of messages released meanwhile, in release order.
     waiting: VecDeque<u32>,
-    state: Option<Carried>,
+    /// The last message's state once it is done.
+    state: Option<Box<Carried>>,
+}
+
+/// Where a starting message's state comes from.
+pub enum Source {
+    /// Fresh: the pair's first message.
+    Fresh,
+    /// The pair's previous message, still live: a copy of its state now.
+    Live(u32),
+    /// The state the pair kept.
+    Kept(Box<Carried>),
 }
 
 /// The pairs of a piece's source hosts (nothing with `per_message`).
@@ -53,19 +86,27 @@ impl Pairs {
         Pairs { on, map: HashMap::new() }
     }
 
+    pub fn on(&self) -> bool {
+        self.on
+    }
+
     /// Whether connection `c` of `spec`'s message may start now; if not, it waits for the
-    /// pair (it is handed back by [`Pairs::release`]).
+    /// pair (it is handed back by [`Pairs::posted`]).
     pub fn claim(&mut self, spec: &MessageSpec, c: u32) -> bool {
         if !self.on {
             return true;
         }
         let pair = self.map.entry(key(spec)).or_insert_with(|| Pair { flow: c, ..Pair::default() });
-        if pair.busy {
-            pair.waiting.push_back(c);
-            return false;
+        match pair.posting {
+            Some(x) if x != c => {
+                pair.waiting.push_back(c);
+                false
+            }
+            _ => {
+                pair.posting = Some(c);
+                true
+            }
         }
-        pair.busy = true;
-        true
     }
 
     /// The queue pair connection `c` of `spec`'s message travels (or travelled) on: its
@@ -74,25 +115,84 @@ impl Pairs {
         self.map.get(&key(spec)).map_or(c, |p| p.flow)
     }
 
-    /// Gives starting sender `c` its queue pair and the state its pair kept, if it kept any.
-    pub fn resume(&mut self, c: u32, half: &mut SendHalf) {
-        half.tx.flow = c;
+    /// Starting connection `c` of `spec`'s message: its queue pair's id and where its state
+    /// comes from; it becomes the pair's latest.
+    pub fn resume(&mut self, spec: &MessageSpec, c: u32) -> (u32, Source) {
+        let Some(pair) = self.map.get_mut(&key(spec)) else { return (c, Source::Fresh) };
+        let source = match (pair.last, pair.state.take()) {
+            (Some(last), None) if pair.live.contains(&last) => Source::Live(last),
+            (_, Some(kept)) => Source::Kept(kept),
+            _ => Source::Fresh,
+        };
+        pair.live.push(c);
+        pair.last = Some(c);
+        (pair.flow, source)
+    }
+
+    /// Connection `c` of `spec`'s message has sent its last new packet (or is done): the
+    /// pair's next message, which waited, may start now.
+    pub fn posted(&mut self, spec: &MessageSpec, c: u32) -> Option<u32> {
+        let pair = self.map.get_mut(&key(spec))?;
+        if pair.posting != Some(c) {
+            return None;
+        }
+        pair.posting = pair.waiting.pop_front();
+        pair.posting
+    }
+
+    /// A sender is done: the pair keeps its state if no later message started.
+    pub fn release(&mut self, half: &SendHalf, c: u32) {
         let Some(pair) = self.map.get_mut(&key(&half.spec)) else { return };
-        half.tx.flow = pair.flow;
-        if let Some(Carried { window, lb, rto }) = pair.state.take() {
+        pair.live.retain(|&x| x != c);
+        if pair.last == Some(c) {
+            pair.state = Some(Box::new(Carried::of(half)));
+        }
+    }
+
+    /// The pair's live connections, earliest first.
+    pub fn live(&self, spec: &MessageSpec) -> &[u32] {
+        self.map.get(&key(spec)).map_or(&[], |p| &p.live)
+    }
+}
+
+impl ConnTable {
+    /// Gives starting sender `c` of `spec`'s message its queue pair and the state its pair
+    /// passes on (`per_pair`; its own id and fresh state otherwise).
+    pub(super) fn resume(&mut self, spec: &MessageSpec, c: u32, half: &mut SendHalf) {
+        half.tx.flow = c;
+        if !self.pairs.on() {
+            return;
+        }
+        let (flow, source) = self.pairs.resume(spec, c);
+        half.tx.flow = flow;
+        let carried = match source {
+            Source::Fresh => None,
+            Source::Live(prev) => Some(Carried::of(self.sender_live(prev))),
+            Source::Kept(kept) => Some(*kept),
+        };
+        if let Some(Carried { window, lb, rto }) = carried {
             (half.tx.window, half.tx.lb, half.tx.rto) = (window, lb, rto);
         }
     }
 
-    /// A sender is done: its pair keeps its state; returns the connection that waited for
-    /// the pair, if any (it may start now).
-    pub fn release(&mut self, half: SendHalf) -> Option<u32> {
-        if !self.on {
-            return None;
+    /// `per_pair`: connection `c` of `spec`'s message has sent its last new packet; the
+    /// pair's next message, which waited, may start now (`table/pairs.rs`).
+    pub fn posted(&mut self, spec: &MessageSpec, c: u32) -> Option<u32> {
+        self.pairs.posted(spec, c)
+    }
+
+    /// `per_pair`: each live message of `spec`'s pair counts what the ones before it have in
+    /// flight against its window (after an ACK, a loss or a timeout changed it).
+    pub fn share_window(&mut self, spec: &MessageSpec) {
+        if !self.pairs.on() {
+            return;
         }
-        let pair = self.map.get_mut(&key(&half.spec)).expect("a started pair");
-        pair.state = Some(Carried { window: half.tx.window, lb: half.tx.lb, rto: half.tx.rto });
-        pair.busy = false;
-        pair.waiting.pop_front()
+        let mut before = 0;
+        for &c in self.pairs.live(spec) {
+            let at = self.at(c, End::Tx);
+            let tx = &mut self.senders[self.tx_slot[at] as usize].tx;
+            tx.debt = before;
+            before += tx.in_flight;
+        }
     }
 }
