@@ -76,6 +76,9 @@ pub struct Sender {
     /// `per_pair`: bytes the pair's earlier messages still have in flight; they count against
     /// this window too, as one queue pair's window covers all its messages (`table/pairs.rs`).
     pub debt: u64,
+    /// `per_pair`: another message of its pair was live beside it: its ACKs re-share the
+    /// pair's window (`ConnTable::share_window`); never set otherwise, which spares a lookup.
+    pub shared: bool,
     pub window: Cwnd,
     /// The queue pair its packets travel on ([`crate::packet::Packet::flow`]).
     pub flow: u32,
@@ -189,6 +192,7 @@ impl SendHalf {
                 retx: VecDeque::new(),
                 in_flight: 0,
                 debt: 0,
+                shared: false,
                 window,
                 flow: 0,
                 send_log: VecDeque::new(),

@@ -447,7 +447,7 @@ impl Nics {
                     conn.tx.window.on_ack(&AckSignal { now, acked: newly, ecn: packet.ecn, rtt, in_flight });
                     conn.tx.lb.on_ack(now, packet.ev, packet.ecn);
                 }
-                let spec = conn.spec;
+                let (spec, shared) = (conn.spec, conn.tx.shared);
                 if conn.sender_done() {
                     self.hosts[host as usize].active.retain(|&x| x != c);
                     if let Some(next) = self.conns.finish_sender(c) {
@@ -461,7 +461,7 @@ impl Nics {
                     if m.acked == self.messages[mi].count && !self.dependents.is_empty() {
                         self.acknowledged(q, now, host, mi);
                     }
-                } else {
+                } else if shared {
                     self.conns.share_window(&spec);
                 }
                 self.kick(q, fabric, now, host);
@@ -479,8 +479,10 @@ impl Nics {
                     conn.tx.window.on_loss(now, conn.tx.in_flight);
                 }
                 conn.tx.lb.on_nack(now, packet.ev);
-                let spec = conn.spec;
-                self.conns.share_window(&spec);
+                if conn.tx.shared {
+                    let spec = conn.spec;
+                    self.conns.share_window(&spec);
+                }
                 self.kick(q, fabric, now, host);
             }
             Kind::Data => unreachable!("data goes to the receiving half"),

@@ -260,12 +260,16 @@ impl ConnTable {
             return false;
         }
         let mut rng = self.catalog.seeds[self.message_of(ids.start) as usize].clone();
+        let mut shared = false;
         for (c, mut half) in ids.zip(self.factory.senders(spec, &mut rng)) {
             self.resume(spec, c, &mut half);
+            shared |= half.tx.shared;
             let at = self.at(c, End::Tx);
             self.tx_slot[at] = self.senders.insert(half) as u32;
         }
-        self.share_window(spec);
+        if shared {
+            self.share_window(spec);
+        }
         self.peak_live = self.peak_live.max(self.senders.len());
         true
     }
@@ -406,13 +410,7 @@ impl ConnTable {
         let half = self.senders.remove(std::mem::replace(&mut self.tx_slot[at], NONE) as usize);
         self.rows[at].first_send = half.tx.first_send.unwrap_or(NEVER);
         self.count_late(c, End::Tx, |s| s.add(&half.stats));
-        if !self.pairs.on() {
-            return None;
-        }
-        let next = self.pairs.posted(&half.spec, c);
-        self.pairs.release(&half, c);
-        self.share_window(&half.spec);
-        next
+        self.pair_done(&half, c)
     }
 
     /// Connection `c`'s results so far, as far as this piece holds them (its ends' parts;

@@ -85,7 +85,9 @@ impl Nics {
             // an RTO that shrank since the front was sent fires now, not in the past
             q.schedule((front.at + conn.tx.rto.rto).max(now), Event::Rto(c));
         }
-        self.conns.share_window(&spec);
+        if self.conns.sender_live(c).tx.shared {
+            self.conns.share_window(&spec);
+        }
         self.kick(q, fabric, now, spec.src);
     }
 }

@@ -20,7 +20,9 @@
 //! What stays per message: its packets and PSNs (from 0), its receiver's state, its results
 //! row. Owned by the source host: only its piece touches it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
 
 use super::{ConnTable, End};
 use crate::host::cc::Cwnd;
@@ -74,7 +76,9 @@ pub enum Source {
 #[derive(Default)]
 pub struct Pairs {
     on: bool,
-    map: HashMap<(u32, u32, u8), Pair>,
+    /// Keyed by (source, destination, class), hashed with FxHash: std's SipHash was half of
+    /// what the pairs cost a ring allreduce (a lookup per message start, post and finish).
+    map: FxHashMap<(u32, u32, u8), Pair>,
 }
 
 fn key(spec: &MessageSpec) -> (u32, u32, u8) {
@@ -83,7 +87,7 @@ fn key(spec: &MessageSpec) -> (u32, u32, u8) {
 
 impl Pairs {
     pub fn new(on: bool) -> Pairs {
-        Pairs { on, map: HashMap::new() }
+        Pairs { on, map: FxHashMap::default() }
     }
 
     pub fn on(&self) -> bool {
@@ -167,12 +171,30 @@ impl ConnTable {
         half.tx.flow = flow;
         let carried = match source {
             Source::Fresh => None,
-            Source::Live(prev) => Some(Carried::of(self.sender_live(prev))),
+            Source::Live(prev) => {
+                let prev = self.sender_live(prev);
+                (prev.tx.shared, half.tx.shared) = (true, true);
+                Some(Carried::of(prev))
+            }
             Source::Kept(kept) => Some(*kept),
         };
         if let Some(Carried { window, lb, rto }) = carried {
             (half.tx.window, half.tx.lb, half.tx.rto) = (window, lb, rto);
         }
+    }
+
+    /// `per_pair`: connection `c`'s sender `half` is done: the pair's next message, if one
+    /// waited for it, may start now.
+    pub(super) fn pair_done(&mut self, half: &SendHalf, c: u32) -> Option<u32> {
+        if !self.pairs.on() {
+            return None;
+        }
+        let next = self.pairs.posted(&half.spec, c);
+        self.pairs.release(half, c);
+        if half.tx.shared {
+            self.share_window(&half.spec);
+        }
+        next
     }
 
     /// `per_pair`: connection `c` of `spec`'s message has sent its last new packet; the
@@ -182,7 +204,8 @@ impl ConnTable {
     }
 
     /// `per_pair`: each live message of `spec`'s pair counts what the ones before it have in
-    /// flight against its window (after an ACK, a loss or a timeout changed it).
+    /// flight against its window (after an ACK, a loss or a timeout changed it). Callers skip
+    /// it for a message that never had another of its pair live beside it (`Sender::shared`).
     pub fn share_window(&mut self, spec: &MessageSpec) {
         if !self.pairs.on() {
             return;
