@@ -17,7 +17,8 @@ use crate::budget::{self, Estimate};
 use crate::engine::rng::{Rng, Stream};
 use crate::error::{ensure, ScenarioError};
 use crate::faults::FaultConfig;
-use crate::host::{TransportConfig, TransportModel};
+use crate::host::cc::CcKind;
+use crate::host::{Connections, TransportConfig, TransportModel};
 use crate::lb::{LbConfig, LbContext};
 use crate::stats::sampler::SamplesConfig;
 use crate::switch::routing::Rule;
@@ -206,7 +207,7 @@ impl Scenario {
         let bdp_packets = bdp_bits.div_ceil(8 * crate::time::PS_PER_S as u128 * mtu as u128) as u64;
         let bdp_bytes = bdp_packets * mtu;
 
-        let transport = self.transport.resolve(bdp_packets)?;
+        let transport = self.transport.resolve(bdp_packets, self.connections())?;
         ensure(
             !(transport.per_pair && self.lb.subflows() > 1),
             "transport.connections",
@@ -391,8 +392,21 @@ impl Scenario {
 
     /// The scenario with derived defaults written in (per-tier lists filled, the ECN
     /// thresholds from the buffer).
+    /// `transport.connections`, or where it is left out: `per_pair` for a scenario with jobs
+    /// (NCCL's network transport keeps a queue pair per peer and channel for the communicator's
+    /// life, `src/transport/net_ib.cc`), unless `cc = "dcqcn"` or `lb = "mptcp"`, which need a
+    /// connection per message; `per_message` otherwise.
+    pub fn connections(&self) -> Connections {
+        self.transport.connections.unwrap_or(if !self.jobs.is_empty() && self.transport.cc != CcKind::Dcqcn && self.lb.subflows() <= 1 {
+            Connections::PerPair
+        } else {
+            Connections::PerMessage
+        })
+    }
+
     pub fn filled(&self) -> Scenario {
         let mut s = self.clone();
+        s.transport.connections = Some(s.connections());
         s.switch.fill();
         s.workload = s.workload();
         let tiers = s.topology.tiers as usize;

@@ -147,8 +147,10 @@ pub struct TransportConfig {
     /// `"per_message"`: every message has connections of its own; `"per_pair"`: a host's
     /// messages to one host and class go one after another through one long-lived connection
     /// (a queue pair), whose window, load balancer and RTO estimator outlive each message.
-    #[serde(default)]
-    pub connections: Connections,
+    /// Absent: `per_pair` where the scenario has jobs (NCCL keeps its queue pairs), unless
+    /// `cc = "dcqcn"` or `lb = "mptcp"`; `per_message` otherwise ([`crate::Scenario::connections`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<Connections>,
 }
 
 /// `transport.connections`.
@@ -210,7 +212,7 @@ impl Default for TransportConfig {
             init_cwnd: d_window(),
             max_cwnd: d_window(),
             rate_cap: None,
-            connections: Connections::PerMessage,
+            connections: None,
         }
     }
 }
@@ -245,7 +247,9 @@ impl TransportConfig {
     }
 
     /// Checks `[transport]` and resolves the windows against a BDP of `bdp_packets`.
-    pub fn resolve(&self, bdp_packets: u64) -> Result<TransportModel, ScenarioError> {
+    /// The model of this transport, its connections being `connections` (the scenario's
+    /// choice where this table leaves it out).
+    pub fn resolve(&self, bdp_packets: u64, connections: Connections) -> Result<TransportModel, ScenarioError> {
         let (mtu, header) = self.packet_sizes()?;
         ensure(
             !(self.kind == TransportKind::Gbn && self.loss_detection == LossDetection::PathId),
@@ -317,7 +321,7 @@ impl TransportConfig {
             format!("allowed: at most max_cwnd ({max_cwnd} B)"),
         )?;
         ensure(
-            !(self.connections == Connections::PerPair && self.cc == CcKind::Dcqcn),
+            !(connections == Connections::PerPair && self.cc == CcKind::Dcqcn),
             "transport.connections",
             "\"per_pair\"",
             "allowed: \"per_message\" with cc = \"dcqcn\" (its rate timers belong to each connection)",
@@ -343,7 +347,7 @@ impl TransportConfig {
             init_cwnd,
             max_cwnd,
             rate_cap: self.rate_cap.map_or(0, |r| r.0),
-            per_pair: self.connections == Connections::PerPair,
+            per_pair: connections == Connections::PerPair,
         })
     }
 }

@@ -60,6 +60,25 @@ fn a_pairs_load_balancer_outlives_its_messages() {
 }
 
 #[test]
+fn jobs_default_to_queue_pairs_other_traffic_to_a_connection_per_message() {
+    use fabricsim_core::host::Connections;
+    let job = "[[jobs]]\ncollective = \"allreduce\"\nsize = \"1MiB\"\nranks = 8\n";
+    for (extra, want) in [
+        (job.to_string(), Connections::PerPair),
+        (String::new(), Connections::PerMessage),
+        (format!("[transport]\ncc = \"dcqcn\"\n{job}"), Connections::PerMessage),
+        (format!("[lb]\nkind = \"mptcp\"\n{job}"), Connections::PerMessage),
+        (format!("[transport]\nconnections = \"per_message\"\n{job}"), Connections::PerMessage),
+    ] {
+        let s = scenario(&fabric128(&extra)).unwrap();
+        assert_eq!(s.connections(), want, "{extra}");
+        // the scenario as run says which it used
+        assert_eq!(s.filled().transport.connections, Some(want), "{extra}");
+        Simulation::new(&s).unwrap_or_else(|e| panic!("{extra}: {e}"));
+    }
+}
+
+#[test]
 fn per_pair_is_refused_where_its_state_cannot_carry() {
     for (extra, field) in [
         ("[transport]\nconnections = \"per_pair\"\ncc = \"dcqcn\"\n", "transport.connections"),
