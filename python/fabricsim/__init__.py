@@ -11,14 +11,28 @@ queues, trims and drops on a fat tree, from one command or a few lines of Python
 """
 
 from . import _core
-from .errors import ScenarioError
+from .errors import ArgumentError, FabricsimError, InternalError, MissingDependency, ScenarioError, SpecError
 from .results import Results
 from .run import Progress, run
 from .scenario import Scenario
 
 __version__ = _core.__version__
 
-__all__ = ["Progress", "Results", "Scenario", "ScenarioError", "__version__", "load", "registry", "run"]
+__all__ = [
+    "ArgumentError",
+    "FabricsimError",
+    "InternalError",
+    "MissingDependency",
+    "Progress",
+    "Results",
+    "Scenario",
+    "ScenarioError",
+    "SpecError",
+    "__version__",
+    "load",
+    "registry",
+    "run",
+]
 
 
 def load(path: str) -> Scenario:

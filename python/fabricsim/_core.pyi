@@ -4,7 +4,7 @@ __version__: str
 __commit__: str | None
 
 class Simulation:
-    """A simulation being run. Raises ``fabricsim.ScenarioError`` on a bad scenario."""
+    """A simulation being run. Raises ``fabricsim.errors.ScenarioError`` on a bad scenario."""
 
     def __init__(self, scenario_json: str, threads: int = 1) -> None:
         """``threads``: the parallel engine's threads (the results do not depend on them)."""
@@ -59,9 +59,3 @@ def collective_messages(
     each waits for (a message's index, or ``-1 - r`` for what rank r waits for before the
     collective) and, per rank, the messages that end its part. ``ValueError`` with the reason
     where the algorithm cannot run it or it makes more than ``max_messages``."""
-
-class ScenarioError(ValueError):
-    """A scenario that cannot run: ``field`` (dotted path) and ``message`` (value, what is allowed)."""
-
-    field: str
-    message: str

@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import InternalError
+
 
 @dataclass(frozen=True)
 class Benchmark:
@@ -134,6 +136,6 @@ def measure(b: Benchmark, threads: int = 1) -> dict[str, Any]:
     argv = [sys.executable, "-c", _WORKER, json.dumps(b.scenario), str(threads)]
     proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        raise RuntimeError(f"benchmark {b.name} failed: {proc.stderr.strip()}")
+        raise InternalError(f"benchmark {b.name} failed: {proc.stderr.strip()}")
     measured: dict[str, Any] = json.loads(proc.stdout)
     return {"name": b.name, **measured}

@@ -47,7 +47,7 @@ from typing import Any
 import polars as pl
 
 from . import theory
-from .errors import scenario_error
+from .errors import spec_error
 from .results import COLUMNS
 
 __all__ = [
@@ -111,32 +111,32 @@ class Claim:
     def check(self, what: str) -> None:
         """Refuse a claim that cannot be judged as its kind requires."""
         if self.kind not in KINDS:
-            raise scenario_error(f"{what}: kind", f"got {self.kind!r}; allowed: {', '.join(KINDS)}")
+            raise spec_error(f"{what}: kind", f"got {self.kind!r}; allowed: {', '.join(KINDS)}")
         if self.kind == "paper" and not (self.quote.strip() and self.at.strip()):
-            raise scenario_error(what, "a paper claim quotes the document (quote) and says where (at)")
+            raise spec_error(what, "a paper claim quotes the document (quote) and says where (at)")
         if self.kind == "reference" and not self.quote.strip():
-            raise scenario_error(what, "a reference claim gives the reference's setup and convention (quote)")
+            raise spec_error(what, "a reference claim gives the reference's setup and convention (quote)")
         if (self.metric is None) == (self.theory is None):
-            raise scenario_error(what, "give exactly one of metric (simulation) and theory (a model)")
+            raise spec_error(what, "give exactly one of metric (simulation) and theory (a model)")
         refs = [k for k, v in (("number", self.number), ("model", self.model), ("expect", self.expect)) if v is not None]
         if len(refs) != 1:
-            raise scenario_error(what, f"give exactly one of number, model and expect; got {', '.join(refs) or 'none'}")
+            raise spec_error(what, f"give exactly one of number, model and expect; got {', '.join(refs) or 'none'}")
         if self.expect is not None:
             if self.expect not in ("above", "below"):
-                raise scenario_error(f"{what}: expect", f'got {self.expect!r}; allowed: "above", "below"')
+                raise spec_error(f"{what}: expect", f'got {self.expect!r}; allowed: "above", "below"')
             if self.baseline is None and not self.ratio:
-                raise scenario_error(what, "a claim with expect needs a ratio (over, theory_over) or a baseline")
+                raise spec_error(what, "a claim with expect needs a ratio (over, theory_over) or a baseline")
         else:
             self._check_number(what)
         if self.metric is not None and ":" in self.metric:
             parse_metric(self.metric, what)
         if isinstance(self.over, list) and not (self.over and all(isinstance(o, dict) for o in self.over)):
-            raise scenario_error(f"{what}: over", "a list of over is a non-empty list of point selectors (tables)")
+            raise spec_error(f"{what}: over", "a list of over is a non-empty list of point selectors (tables)")
         if self.than is not None:
             if self.over is None or self.metric is None:
-                raise scenario_error(f"{what}: than", "divides a simulated ratio by another; the claim needs metric and over")
+                raise spec_error(f"{what}: than", "divides a simulated ratio by another; the claim needs metric and over")
             if not isinstance(self.than, dict) or set(self.than) != {"of", "over"}:
-                raise scenario_error(f"{what}: than", "allowed: {of = {...}, over = {...}}, the second ratio's two sides")
+                raise spec_error(f"{what}: than", "allowed: {of = {...}, over = {...}}, the second ratio's two sides")
 
     def selectors(self) -> list[tuple[str, dict[str, Any]]]:
         """Every point selector of the claim, named for messages."""
@@ -149,22 +149,22 @@ class Claim:
 
     def _check_number(self, what: str) -> None:
         if self.scale not in SCALES:
-            raise scenario_error(f"{what}: scale", f"got {self.scale!r}; allowed: {', '.join(SCALES)}")
+            raise spec_error(f"{what}: scale", f"got {self.scale!r}; allowed: {', '.join(SCALES)}")
         if not self.tolerance > 0 or (self.scale != "absolute" and self.tolerance > MAX_TOLERANCE):
             bound = "> 0" if self.scale == "absolute" else f"> 0 and at most {MAX_TOLERANCE}"
-            raise scenario_error(f"{what}: tolerance", f"got {self.tolerance!r}; allowed: {bound} on the {self.scale} scale")
+            raise spec_error(f"{what}: tolerance", f"got {self.tolerance!r}; allowed: {bound} on the {self.scale} scale")
         if not self.tolerance_why.strip():
-            raise scenario_error(what, "a numeric claim says why its tolerance is what it is (tolerance_why)")
+            raise spec_error(what, "a numeric claim says why its tolerance is what it is (tolerance_why)")
         slowdown = self.ratio or (self.metric is not None and "slowdown" in self.metric)
         if slowdown and self.scale == "relative":
-            raise scenario_error(
+            raise spec_error(
                 f"{what}: scale", 'a slowdown or a ratio is judged on its excess over 1 (scale = "excess") or in absolute terms'
             )
         if self.number is not None:
             if self.scale == "relative" and self.number == 0:
-                raise scenario_error(f"{what}: number", 'got 0 on the relative scale; allowed: scale = "absolute"')
+                raise spec_error(f"{what}: number", 'got 0 on the relative scale; allowed: scale = "absolute"')
             if self.scale == "excess" and self.number == 1:
-                raise scenario_error(f"{what}: number", 'got 1 on the excess scale (no excess); allowed: scale = "absolute"')
+                raise spec_error(f"{what}: number", 'got 1 on the excess scale (no excess); allowed: scale = "absolute"')
 
     def error(self, value: float, ref: float) -> float:
         """How far ``value`` is from ``ref`` on the claim's scale."""
@@ -209,14 +209,14 @@ def parse_metric(metric: str, what: str) -> tuple[str, str, str]:
         path, agg = metric.split(":")
         table, column = path.split(".")
     except ValueError:
-        raise scenario_error(f"{what}: metric", f"got {metric!r}; allowed: a summary column or table.column:agg") from None
+        raise spec_error(f"{what}: metric", f"got {metric!r}; allowed: a summary column or table.column:agg") from None
     if agg not in AGGREGATES:
-        raise scenario_error(f"{what}: metric", f"got aggregate {agg!r}; allowed: {', '.join(AGGREGATES)}")
+        raise spec_error(f"{what}: metric", f"got aggregate {agg!r}; allowed: {', '.join(AGGREGATES)}")
     tables = [t for t in COLUMNS if t != "summary"]
     if table not in tables:
-        raise scenario_error(f"{what}: metric", f"got table {table!r}; allowed: {', '.join(tables)}")
+        raise spec_error(f"{what}: metric", f"got table {table!r}; allowed: {', '.join(tables)}")
     if column not in {c[0] for c in COLUMNS[table]}:
-        raise scenario_error(f"{what}: metric", f"{table} has no column {column!r}; it has {', '.join(c[0] for c in COLUMNS[table])}")
+        raise spec_error(f"{what}: metric", f"{table} has no column {column!r}; it has {', '.join(c[0] for c in COLUMNS[table])}")
     return table, column, agg
 
 
@@ -227,23 +227,23 @@ def check_metric(metric: str, where: dict[str, Any], what: str) -> None:
         names = {c[0] for c in COLUMNS[table]}
         for key in where:
             if key not in names:
-                raise scenario_error(f"{what}: where", f"{table} has no column {key!r}; it has {', '.join(sorted(names))}")
+                raise spec_error(f"{what}: where", f"{table} has no column {key!r}; it has {', '.join(sorted(names))}")
         kinds = {c[0]: c[1] for c in COLUMNS[table]}
     elif metric not in {c[0] for c in COLUMNS["summary"]} | POINT_COLUMNS:
-        raise scenario_error(
+        raise spec_error(
             f"{what}: metric",
             f"got {metric!r}; allowed: a summary column ({', '.join(c[0] for c in COLUMNS['summary'])}) or table.column:agg",
         )
     else:
         column, kinds = metric, {c[0]: c[1] for c in COLUMNS["summary"]}
     if kinds.get(column) == "str":
-        raise scenario_error(f"{what}: metric", f"{column!r} is text; allowed: a numeric column (a claim or table averages it over seeds)")
+        raise spec_error(f"{what}: metric", f"{column!r} is text; allowed: a numeric column (a claim or table averages it over seeds)")
 
 
 def _aggregate(frame: pl.DataFrame, column: str, agg: str) -> float | None:
     if agg == "switch_imbalance":
         if "from" not in frame.columns:
-            raise scenario_error("metric", "switch_imbalance is for the ports table (grouped by its from column)")
+            raise spec_error("metric", "switch_imbalance is for the ports table (grouped by its from column)")
         per = [_aggregate(g, column, "imbalance") for _, g in frame.group_by("from")]
         return max((v for v in per if v is not None), default=None)
     values = frame[column].drop_nulls().cast(pl.Float64)
@@ -261,14 +261,14 @@ def with_metric(points: pl.DataFrame, metric: str, where: dict[str, Any], sweep_
     """``points`` with a column holding ``metric`` per point (a summary column as it is)."""
     if ":" not in metric:
         if metric not in points.columns:
-            raise scenario_error(f"{what}: metric", f"got {metric!r}; allowed: a summary column or table.column:agg")
+            raise spec_error(f"{what}: metric", f"got {metric!r}; allowed: a summary column or table.column:agg")
         return points, metric
     table, column, agg = parse_metric(metric, what)
     name = metric + (str(sorted(where.items())) if where else "")
     if name in points.columns:
         return points, name
     if sweep_dir is None:
-        raise scenario_error(f"{what}: metric", "a table metric needs the sweep's directory")
+        raise spec_error(f"{what}: metric", "a table metric needs the sweep's directory")
     values: list[float | None] = []
     for p in points["point"]:
         path = sweep_dir / "points" / p / f"{table}.parquet"
@@ -278,7 +278,7 @@ def with_metric(points: pl.DataFrame, metric: str, where: dict[str, Any], sweep_
         frame = pl.read_parquet(path)
         for key, value in {column: None, **where}.items():
             if key not in frame.columns:
-                raise scenario_error(f"{what}: metric", f"{table} has no column {key!r}; it has {', '.join(frame.columns)}")
+                raise spec_error(f"{what}: metric", f"{table} has no column {key!r}; it has {', '.join(frame.columns)}")
             if value is not None:
                 frame = frame.filter(pl.col(key) == value)
         values.append(_aggregate(frame, column, agg))
@@ -290,11 +290,11 @@ def per_seed(points: pl.DataFrame, column: str, sel: dict[str, Any], what: str) 
     frame = points
     for key, value in sel.items():
         if key not in frame.columns:
-            raise scenario_error(what, f"{key!r} is not an axis of the sweep")
+            raise spec_error(what, f"{key!r} is not an axis of the sweep")
         frame = frame.filter(pl.col(key) == value)
     frame = frame.filter(pl.col(column).is_not_null())
     if frame.height == 0:
-        raise scenario_error(what, f"no point with {sel} has a {column}")
+        raise spec_error(what, f"no point with {sel} has a {column}")
     if "seed" not in frame.columns:
         return {0: float(frame[column].cast(pl.Float64).mean())}  # type: ignore[arg-type]
     means = frame.group_by("seed").agg(pl.col(column).cast(pl.Float64).mean()).sort("seed")
@@ -336,7 +336,7 @@ def per_seed_ratio(of: dict[int, float], over: dict[int, float], what: str) -> d
     """Seed by seed, of / over, on the seeds both sides have."""
     seeds = sorted(set(of) & set(over))
     if not seeds:
-        raise scenario_error(what, "of and over share no seed")
+        raise spec_error(what, "of and over share no seed")
     if any(over[s] == 0 for s in seeds):
-        raise scenario_error(what, "the over side is 0 for a seed; a ratio needs a non-zero denominator")
+        raise spec_error(what, "the over side is 0 for a seed; a ratio needs a non-zero denominator")
     return {s: of[s] / over[s] for s in seeds}

@@ -1,7 +1,9 @@
 """The ``fabricsim`` command.
 
 Exit codes: 0 success, 1 internal error, 2 bad input (a scenario the core rejects, a
-missing file, a bad option), 3 a run that ended incomplete (stop guard hit).
+missing file, a bad option, a sweep or experiment file), 3 a run that ended incomplete (stop
+guard hit), 4 a missing optional dependency; each from the exception's class
+(:mod:`fabricsim.errors`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import registry
-from .errors import ScenarioError, scenario_error
+from .errors import ArgumentError, MissingDependency, ScenarioError, scenario_error
 from .results import Results
 from .run import Progress as RunProgress
 from .run import run as run_scenario
@@ -197,7 +199,8 @@ def _force_progress() -> bool:
 
 
 def _guard(fn: Callable[P, R]) -> Callable[P, R]:
-    """Map errors to exit codes: bad input 2 with the message, anything else 1."""
+    """Map errors to exit codes from their class (:mod:`fabricsim.errors`): bad input 2 with the
+    message, a missing dependency 4; anything else is an internal error, 1 (``main``)."""
     import functools
 
     @functools.wraps(fn)
@@ -207,6 +210,9 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
         except ScenarioError as e:
             err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
             raise typer.Exit(EXIT_USAGE) from None
+        except (MissingDependency, ArgumentError) as e:
+            err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
+            raise typer.Exit(e.exit_code) from None
         except Interrupted as e:
             err.print(f"[bold yellow]stopped[/] by {escape(str(e))}; the same command resumes it", highlight=False)
             raise typer.Exit(e.exit_code) from None

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from .errors import scenario_error
+from .errors import spec_error
 
 __all__ = ["Figure", "Series", "check_result_dir", "is_run", "is_sweep", "run_figures", "sweep_axes", "sweep_figures"]
 
@@ -157,12 +157,12 @@ def check_result_dir(d: Path) -> str:
     if is_run(d):
         return "run"
     if (d / "sweep.toml").exists():
-        raise scenario_error(
+        raise spec_error(
             str(d), "a sweep that has not finished (no points.parquet); run the same `fabricsim sweep ... --out` again to resume it"
         )
     if (d / "flows.parquet").exists() or (d / "scenario.toml").exists():
-        raise scenario_error(str(d), "a run that did not finish (no summary.json): its tables are not whole; run it again")
-    raise scenario_error(str(d), "neither a run directory (flows.parquet) nor a sweep directory (points.parquet)")
+        raise spec_error(str(d), "a run that did not finish (no summary.json): its tables are not whole; run it again")
+    raise spec_error(str(d), "neither a run directory (flows.parquet) nor a sweep directory (points.parquet)")
 
 
 def _by_bucket(flows: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
@@ -325,17 +325,17 @@ def sweep_figures(d: Path, x: str | None = None, line: str | None = None, metric
     with jobs, else ``max_fct_ns``)."""
     points = pl.read_parquet(d / "points.parquet")
     if points.height == 0:
-        raise scenario_error(str(d), "the sweep has no finished points")
+        raise spec_error(str(d), "the sweep has no finished points")
     axes = [a for a in sweep_axes(points, d) if a != "seed"]
     varied = [a for a in axes if points[a].n_unique() > 1]
     metric = metric or _default_metric(points)
     if metric not in points.columns or metric == "point":
-        raise scenario_error(
+        raise spec_error(
             "--metric", f"got {metric!r}; allowed: a column of points.parquet such as max_fct_ns, p99_fct_ns, max_jct_ns, job.NAME.slowdown"
         )
     for name, value in (("--x", x), ("--line", line)):
         if value is not None and (value == "point" or value not in points.columns):
-            raise scenario_error(
+            raise spec_error(
                 name, f"got {value!r}; allowed: an axis of the sweep ({', '.join([*axes, 'seed'])}) or any other column of points.parquet"
             )
     # a sweep that varies nothing (one value per axis, or seeds alone) still gets its CDF and

@@ -78,7 +78,7 @@ from .claims import (
     summarize,
     with_metric,
 )
-from .errors import scenario_error
+from .errors import spec_error
 from .figures import Figure, is_sweep, sweep_figures
 from .scenario import read_toml
 from .sweep import Sweep, run_sweep
@@ -154,27 +154,27 @@ def load(path: str | Path) -> Experiment:
     raw = read_toml(path, "an experiment")
     unknown = set(raw) - KNOWN
     if unknown:
-        raise scenario_error(f"{where}: {sorted(unknown)[0]}", f"unknown key; allowed: {', '.join(sorted(KNOWN))}")
+        raise spec_error(f"{where}: {sorted(unknown)[0]}", f"unknown key; allowed: {', '.join(sorted(KNOWN))}")
     if raw.get("name") != path.stem:
-        raise scenario_error(f"{where}: name", f"got {raw.get('name')!r}; allowed: the file's name, {path.stem!r}")
+        raise spec_error(f"{where}: name", f"got {raw.get('name')!r}; allowed: the file's name, {path.stem!r}")
     if raw.get("source") not in SOURCES:
-        raise scenario_error(f"{where}: source", f"got {raw.get('source')!r}; allowed: {', '.join(SOURCES)}")
+        raise spec_error(f"{where}: source", f"got {raw.get('source')!r}; allowed: {', '.join(SOURCES)}")
     claims = []
     for i, c in enumerate(raw.get("claims", [])):
         try:
             claim = Claim(**c)
         except TypeError as e:
-            raise scenario_error(f"{where}: claims[{i}]", str(e)) from None
+            raise spec_error(f"{where}: claims[{i}]", str(e)) from None
         claim.check(f"{where}: claims[{i}]")
         claims.append(claim)
     if not claims:
-        raise scenario_error(f"{where}: claims", "missing; an experiment states at least one claim")
+        raise spec_error(f"{where}: claims", "missing; an experiment states at least one claim")
     quick = raw.get("quick", {})
     if not isinstance(quick, dict) or set(quick) - {"seeds", "set"}:
-        raise scenario_error(f"{where}: quick", "allowed keys: seeds, set (the changes --quick makes)")
+        raise spec_error(f"{where}: quick", "allowed keys: seeds, set (the changes --quick makes)")
     for i, t in enumerate(raw.get("tables", [])):
         if set(t) - {"title", "by", "columns", "of"} or "columns" not in t:
-            raise scenario_error(f"{where}: tables[{i}]", "allowed keys: title, by, columns (label, metric[, scale]), of")
+            raise spec_error(f"{where}: tables[{i}]", "allowed keys: title, by, columns (label, metric[, scale]), of")
     exp = Experiment(
         raw["name"],
         raw["source"],
@@ -201,25 +201,25 @@ def _check_against_sweep(exp: Experiment, where: str) -> None:
 
     def axis(key: str, what: str) -> list[Any]:
         if key not in axes:
-            raise scenario_error(f"{what}: {key}", f"not an axis of the sweep; allowed: {', '.join(axes) or 'none (no sweep)'}")
+            raise spec_error(f"{what}: {key}", f"not an axis of the sweep; allowed: {', '.join(axes) or 'none (no sweep)'}")
         return axes[key]
 
     def pick(sel: dict[str, Any] | None, what: str) -> None:
         for key, value in (sel or {}).items():
             if value not in axis(key, what):
-                raise scenario_error(f"{what}: {key}", f"got {value!r}; allowed: {', '.join(map(repr, axes[key]))}")
+                raise spec_error(f"{what}: {key}", f"got {value!r}; allowed: {', '.join(map(repr, axes[key]))}")
 
     for i, c in enumerate(exp.claims):
         what = f"{where}: claims[{i}]"
         if c.metric is None:
             continue
         if spec is None:
-            raise scenario_error(what, "a simulation metric needs a [sweep]")
+            raise spec_error(what, "a simulation metric needs a [sweep]")
         check_metric(c.metric, c.where, what)
         for name, sel in c.selectors():
             pick(sel, f"{what}: {name}")
         if c.expect is not None and (len(spec.seeds) < 2 or any("seed" in sel for _, sel in c.selectors())):
-            raise scenario_error(f"{what}: expect", "a direction needs the spread across seeds; allowed: a sweep of at least two seeds")
+            raise spec_error(f"{what}: expect", "a direction needs the spread across seeds; allowed: a sweep of at least two seeds")
     for i, t in enumerate(exp.tables):
         what = f"{where}: tables[{i}]"
         pick(t.get("of"), f"{what}: of")

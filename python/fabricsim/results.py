@@ -15,6 +15,7 @@ import polars as pl
 import tomli_w
 
 from . import _core
+from .errors import InternalError
 
 __all__ = ["COLUMNS", "JOB_METRICS", "OUTPUT_FILES", "PROVENANCE", "Results", "job_table", "schema"]
 
@@ -71,7 +72,7 @@ def _frame(raw: dict[str, Any], table: str) -> pl.DataFrame:
     columns = raw[table]
     declared = schema(table)
     if list(columns) != list(declared):
-        raise RuntimeError(f"the native {table} table has columns {list(columns)}, declared {list(declared)}")
+        raise InternalError(f"the native {table} table has columns {list(columns)}, declared {list(declared)}")
     # each column's bytes are let go once it is a series: the hand-over holds one column twice
     return pl.DataFrame([_series(name, dtype, columns.pop(name)) for name, dtype in declared.items()])
 

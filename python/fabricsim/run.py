@@ -45,7 +45,7 @@ def cores() -> int:
 
 
 def run(
-    scenario: Scenario | dict[str, Any],
+    scenario: Scenario | dict[str, Any] | str | os.PathLike[str],
     progress: Callable[[Progress], None] | None = None,
     threads: int | None = None,
 ) -> Results:
@@ -54,7 +54,9 @@ def run(
     Parameters
     ----------
     scenario
-        A :class:`Scenario` or a dict in the TOML layout.
+        A :class:`Scenario`, a dict in the TOML layout, or a TOML file's path. Anything else
+        raises :class:`fabricsim.ArgumentError` (a ``TypeError``); a scenario that cannot run,
+        :class:`fabricsim.ScenarioError` (a ``ValueError``).
     progress
         Called between chunks of events with a :class:`Progress`.
     threads
@@ -82,8 +84,18 @@ def run(
         from .errors import scenario_error
 
         raise scenario_error("threads", f"got {threads!r}; expected a count of threads from 1 to {MAX_THREADS}")
-    if not isinstance(scenario, Scenario):
+    if progress is not None and not callable(progress):
+        from .errors import argument_error
+
+        raise argument_error("progress", progress, "a callable taking a Progress, or None")
+    if isinstance(scenario, str | os.PathLike):
+        scenario = Scenario.load(scenario)
+    elif isinstance(scenario, dict):
         scenario = Scenario(scenario)
+    elif not isinstance(scenario, Scenario):
+        from .errors import argument_error
+
+        raise argument_error("scenario", scenario, "a Scenario, a dict in the TOML layout, or a TOML file's path")
     sim = _core.Simulation(scenario.to_json(), threads)
     extra: dict[str, Any] = {"threads": sim.threads}
     if sim.thread_note is not None:

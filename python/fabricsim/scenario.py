@@ -19,7 +19,7 @@ from typing import Any
 import tomli_w
 
 from . import _core
-from .errors import scenario_error
+from .errors import argument_error, scenario_error
 
 __all__ = ["Scenario", "parse_value"]
 
@@ -91,12 +91,21 @@ class Scenario:
     """
 
     def __init__(self, data: dict[str, Any] | None = None, base_dir: Path | str | None = None) -> None:
-        self.data: dict[str, Any] = copy.deepcopy(data or {})
+        if data is not None and not isinstance(data, dict):
+            raise argument_error("data", data, "a dict of the scenario's tables (or None), or use Scenario.load(path)")
+        if base_dir is not None and not isinstance(base_dir, str | os.PathLike):
+            raise argument_error("base_dir", base_dir, "a directory's path")
+        try:
+            self.data: dict[str, Any] = copy.deepcopy(data or {})
+        except RecursionError:
+            raise scenario_error("scenario", "nested too deeply to be a scenario") from None
         self.base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
 
     @classmethod
-    def load(cls, path: str | Path) -> Scenario:
+    def load(cls, path: str | os.PathLike[str]) -> Scenario:
         """Read a TOML scenario file; a file that is not one raises ``ScenarioError``."""
+        if not isinstance(path, str | os.PathLike):
+            raise argument_error("path", path, "the path of a TOML scenario file")
         path = Path(path)
         where = str(path)
         data = read_toml(path, "a scenario")

@@ -57,7 +57,7 @@ from typing import Any
 import polars as pl
 import tomli_w
 
-from .errors import ScenarioError, scenario_error
+from .errors import MissingDependency, ScenarioError, spec_error
 from .results import JOB_METRICS, PROVENANCE, job_table, parquet_metadata
 from .scenario import Scenario, read_toml
 
@@ -89,7 +89,7 @@ LABEL = "label"
 def _apply(scenario: Scenario, key: str, value: Any, where: str) -> Scenario:
     if key == LABEL:
         if not isinstance(value, str):
-            raise scenario_error(where, f"got {value!r}; allowed: a string naming the row")
+            raise spec_error(where, f"got {value!r}; allowed: a string naming the row")
         return scenario
     try:
         # switching algorithm keeps only the [lb] parameters the new one accepts, as compare --lb
@@ -97,7 +97,7 @@ def _apply(scenario: Scenario, key: str, value: Any, where: str) -> Scenario:
             return scenario.with_lb(value)
         return scenario.set(key, value)
     except ScenarioError as e:
-        raise scenario_error(where, e.message) from None
+        raise spec_error(where, e.message) from None
 
 
 def _inline(v: Any) -> str:
@@ -154,36 +154,36 @@ class Sweep:
     def from_dict(cls, spec: dict[str, Any], base_dir: Path | None = None) -> Sweep:
         unknown = set(spec) - SPEC_KEYS
         if unknown:
-            raise scenario_error(sorted(unknown)[0], f"unknown sweep key; allowed: {', '.join(sorted(SPEC_KEYS))}")
+            raise spec_error(sorted(unknown)[0], f"unknown sweep key; allowed: {', '.join(sorted(SPEC_KEYS))}")
         base_dir = base_dir or Path.cwd()
         if "base" not in spec:
-            raise scenario_error("base", "missing; the scenario file the sweep varies (relative to the spec), or a table")
+            raise spec_error("base", "missing; the scenario file the sweep varies (relative to the spec), or a table")
         raw = spec["base"]
         if isinstance(raw, str):
             base = Scenario.load(base_dir / raw)
         elif isinstance(raw, dict):
             base = Scenario(raw, base_dir)
         else:
-            raise scenario_error("base", f"got {raw!r}; allowed: a scenario file name or a table")
+            raise spec_error("base", f"got {raw!r}; allowed: a scenario file name or a table")
         names: dict[str, list[str]] = {}
         grid = _axes(spec.get("grid", {}), "grid", names)
         zipped = _axes(spec.get("zip", {}), "zip", names)
         lengths = {len(v) for v in zipped.values()}
         if len(lengths) > 1:
             sizes = ", ".join(f"{k}: {len(v)}" for k, v in zipped.items())
-            raise scenario_error("zip", f"lists of different lengths ({sizes}); allowed: all the same length")
+            raise spec_error("zip", f"lists of different lengths ({sizes}); allowed: all the same length")
         fixed = spec.get("set", {})
         if not isinstance(fixed, dict):
-            raise scenario_error("set", f"got {fixed!r}; allowed: a table of field = value")
+            raise spec_error("set", f"got {fixed!r}; allowed: a table of field = value")
         seeds = spec.get("seeds", [base.data.get("seed", 1)])
         if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
-            raise scenario_error("seeds", f"got {seeds!r}; allowed: a non-empty list of non-negative integers")
+            raise spec_error("seeds", f"got {seeds!r}; allowed: a non-empty list of non-negative integers")
         if len(set(seeds)) != len(seeds):
-            raise scenario_error("seeds", f"got {seeds!r}; allowed: each seed once")
+            raise spec_error("seeds", f"got {seeds!r}; allowed: each seed once")
         named = [*grid, *zipped, *fixed, "seed"]
         twice = sorted({k for k in named if named.count(k) > 1})
         if twice:
-            raise scenario_error(twice[0], "given twice; allowed: a field on one axis (grid, zip, set or seeds) only")
+            raise spec_error(twice[0], "given twice; allowed: a field on one axis (grid, zip, set or seeds) only")
         return cls(base, seeds, grid, zipped, fixed, names)
 
     def to_toml(self) -> str:
@@ -221,7 +221,7 @@ class Sweep:
                     out.append(Point(_point_id(values, sc), shown | {"seed": seed}, sc))
         ids = [p.id for p in out]
         if len(set(ids)) != len(ids):
-            raise scenario_error("grid", "two points have the same values; allowed: each value once per axis")
+            raise spec_error("grid", "two points have the same values; allowed: each value once per axis")
         return out
 
     def validate(self) -> list[Point]:
@@ -231,23 +231,23 @@ class Sweep:
             try:
                 p.scenario.validate()
             except ScenarioError as e:
-                raise scenario_error(f"point {p.label()}: {e.field}", e.message) from None
+                raise spec_error(f"point {p.label()}: {e.field}", e.message) from None
         return points
 
 
 def _axes(table: Any, name: str, names: dict[str, list[str]]) -> dict[str, list[Any]]:
     """An axis is a list of values, or a table of name = value whose names the results show."""
     if not isinstance(table, dict):
-        raise scenario_error(name, f'got {table!r}; allowed: a table of "field" = [values] or "field" = {{name = value, ..}}')
+        raise spec_error(name, f'got {table!r}; allowed: a table of "field" = [values] or "field" = {{name = value, ..}}')
     axes = {}
     for key, values in table.items():
         if isinstance(values, dict) and values:
             names[key] = list(values)
             values = list(values.values())
         elif not isinstance(values, list) or not values:
-            raise scenario_error(f"{name}.{key}", f"got {values!r}; allowed: a non-empty list of values, or a table of name = value")
+            raise spec_error(f"{name}.{key}", f"got {values!r}; allowed: a non-empty list of values, or a table of name = value")
         if key in ("seed", "seeds"):
-            raise scenario_error(f"{name}.{key}", "seeds are their own axis; allowed: a top-level seeds = [..]")
+            raise spec_error(f"{name}.{key}", "seeds are their own axis; allowed: a top-level seeds = [..]")
         axes[key] = values
     return axes
 
@@ -383,7 +383,7 @@ def run_ray(points: list[Point], out_dir: Path, finished: Callable[[Point], None
     try:
         import ray  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
-        raise scenario_error("--ray", "Ray is not installed; pip install 'fabricsim[ray]'") from None
+        raise MissingDependency("--ray: Ray is not installed; pip install 'fabricsim[ray]'") from None
     started = not ray.is_initialized()
     if started:
         ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
@@ -454,7 +454,7 @@ def _claim_for_this_build(out: Path, allow_other_version: bool) -> None:
     before = marker.read_text() if marker.exists() else None
     has_points = any((d / "summary.json").exists() for d in (out / "points").iterdir())
     if has_points and before != here and not allow_other_version:
-        raise scenario_error(
+        raise spec_error(
             "--out",
             f"{out} holds points computed by {_build_name(before)}; this is {_build_name(here)}, and the two would mix in one table; "
             "allowed: another --out, or --allow-other-version to reuse them (points.parquet then says which build made each)",
@@ -545,5 +545,5 @@ def _lock(out: Path) -> Iterator[None]:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise scenario_error(str(out), "another sweep is running in this directory; wait for it or stop it first") from None
+            raise spec_error(str(out), "another sweep is running in this directory; wait for it or stop it first") from None
         yield

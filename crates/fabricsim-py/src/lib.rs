@@ -1,30 +1,31 @@
 //! The `fabricsim._core` extension module: PyO3 glue only. Scenarios cross as JSON text,
-//! results as columns of little-endian bytes (strings as lists), errors as this module's `ScenarioError`.
+//! results as columns of little-endian bytes (strings as lists), errors as `fabricsim.errors`'
+//! `ScenarioError` and `InternalError` (plain `ValueError`/`RuntimeError` without the package).
 
 use fabricsim_core::stats::columns::Ty;
 use fabricsim_core::stats::{Column, Table};
 use fabricsim_core::{Scenario, ScenarioError as CoreError};
-use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-create_exception!(
-    _core,
-    ScenarioError,
-    PyValueError,
-    "A scenario that cannot run. `field` is the dotted path, `message` the value given and what is allowed."
-);
+/// An exception of `fabricsim.errors` (the one hierarchy of the package, made in Python), built
+/// with `args`; `fallback` where the package cannot be imported (the core used on its own).
+fn package_error<A>(py: Python<'_>, class: &str, args: A, fallback: impl FnOnce() -> PyErr) -> PyErr
+where
+    A: for<'py> pyo3::call::PyCallArgs<'py>,
+{
+    match py.import("fabricsim.errors").and_then(|m| m.getattr(class)).and_then(|c| c.call1(args)) {
+        Ok(value) => PyErr::from_value(value),
+        Err(_) => fallback(),
+    }
+}
 
 /// The one place core errors become Python exceptions: a bad scenario raises
-/// `fabricsim.ScenarioError` (a `ValueError`) with `field` and `message` attributes.
+/// `fabricsim.errors.ScenarioError` (a `ValueError`) with `field` and `message` attributes.
 fn scenario_error(py: Python<'_>, e: CoreError) -> PyErr {
-    let err = ScenarioError::new_err(e.to_string());
-    let value = err.value(py);
-    if value.setattr("field", &e.field).and_then(|_| value.setattr("message", &e.message)).is_err() {
-        return PyValueError::new_err(e.to_string());
-    }
-    err
+    let text = e.to_string();
+    package_error(py, "ScenarioError", (text.clone(), e.field, e.message), || PyValueError::new_err(text))
 }
 
 fn parse(py: Python<'_>, json: &str) -> PyResult<Scenario> {
@@ -46,7 +47,8 @@ impl Simulation {
 }
 
 fn taken() -> PyErr {
-    PyRuntimeError::new_err("this simulation's results were taken: it no longer exists (build a new one)")
+    const TEXT: &str = "this simulation's results were taken: it no longer exists (build a new one)";
+    Python::attach(|py| package_error(py, "InternalError", (TEXT,), || PyRuntimeError::new_err(TEXT)))
 }
 
 #[pymethods]
@@ -258,6 +260,5 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", fabricsim_core::VERSION)?;
     // the git commit of the checkout it was built from (build.rs), None otherwise
     m.add("__commit__", option_env!("FABRICSIM_COMMIT"))?;
-    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     Ok(())
 }
