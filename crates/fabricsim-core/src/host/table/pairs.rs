@@ -169,13 +169,19 @@ impl ConnTable {
         }
         let (flow, source) = self.pairs.resume(spec, c);
         half.tx.flow = flow;
+        // every message of the pair still live (`c` included now) shares one window: their
+        // ACKs must re-share it from now on
+        let live = self.pairs.live(spec).len();
+        if live > 1 {
+            half.tx.shared = true;
+            for i in 0..live - 1 {
+                let earlier = self.pairs.live(spec)[i];
+                self.sender_live(earlier).tx.shared = true;
+            }
+        }
         let carried = match source {
             Source::Fresh => None,
-            Source::Live(prev) => {
-                let prev = self.sender_live(prev);
-                (prev.tx.shared, half.tx.shared) = (true, true);
-                Some(Carried::of(prev))
-            }
+            Source::Live(prev) => Some(Carried::of(self.sender_live(prev))),
             Source::Kept(kept) => Some(*kept),
         };
         if let Some(Carried { window, lb, rto }) = carried {
