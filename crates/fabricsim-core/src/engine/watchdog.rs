@@ -21,11 +21,14 @@ pub struct Watchdog {
     /// When progress was last seen, and the progress count then.
     seen_at: Time,
     seen: u64,
+    /// The first check that saw the latest progress count (what a stopped run reports).
+    progressed_at: Time,
+    progressed: u64,
 }
 
 impl Watchdog {
     pub fn new(rto: Time) -> Watchdog {
-        Watchdog { window: rto.saturating_mul(WINDOW_RTOS), seen_at: 0, seen: 0 }
+        Watchdog { window: rto.saturating_mul(WINDOW_RTOS), seen_at: 0, seen: 0, progressed_at: 0, progressed: 0 }
     }
 
     /// How often the guard looks (an eighth of its window).
@@ -37,11 +40,27 @@ impl Watchdog {
     /// whether anything scheduled could still change the run (a message yet to start, a
     /// fault action). True when the run has stalled.
     pub fn stalled(&mut self, now: Time, progress: u64, pending: bool) -> bool {
+        if progress != self.progressed {
+            (self.progressed_at, self.progressed) = (now, progress);
+        }
         if progress != self.seen || pending {
             (self.seen_at, self.seen) = (now, progress);
             return false;
         }
         now - self.seen_at >= self.window
+    }
+}
+
+impl Watchdog {
+    /// The check that first saw the latest new data (0: none yet): the last new data arrived
+    /// at most [`Watchdog::every`] before it.
+    pub fn progressed_at(&self) -> Time {
+        self.progressed_at
+    }
+
+    /// The window of no new data after which a run with nothing pending stops.
+    pub fn window(&self) -> Time {
+        self.window
     }
 }
 

@@ -2,6 +2,7 @@
 //! those of its piece; counts add up, a message's and a connection's parts merge), and its
 //! results tables.
 
+use crate::engine::watchdog::Activity;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -36,6 +37,32 @@ impl Simulation {
     /// Messages of the workload (the rows of the flows table).
     pub fn flow_count(&self) -> u32 {
         self.pieces[0].nics.messages().len() as u32
+    }
+    /// What a run that stopped incomplete left unfinished and what it waited for (empty for a
+    /// complete or running one): the summary's `stop_detail`.
+    pub fn stop_detail(&self) -> String {
+        if matches!(self.status, Status::Complete | Status::Running) {
+            return String::new();
+        }
+        let us = |t: Time| format!("{:.3} us", t as f64 / 1e6);
+        let (n, done) = (self.flow_count(), self.flows_done());
+        let mut out = format!("{} of {n} messages unfinished", n.saturating_sub(done));
+        let seen = self.watchdog.progressed_at();
+        if self.status == Status::NoProgress {
+            out += &format!("; no new data for {} (1000 RTOs) and nothing pending", us(self.watchdog.window()));
+            return out;
+        }
+        if seen > 0 {
+            out += &format!("; new data last seen by the no-progress check at {} (it looks every {})", us(seen), us(self.watchdog.every()));
+        }
+        let a = self.pieces.iter().fold(Activity::default(), |a, p| a + p.nics.activity());
+        if let Some(at) = self.faults.next_time() {
+            out +=
+                &format!("; a fault action (a link's change or routing reconverging) was pending at {}, so the guard kept waiting", us(at));
+        } else if a.starts_pending() {
+            out += "; message starts or release notices were pending";
+        }
+        out
     }
     pub fn model(&self) -> &Model {
         &self.model
@@ -118,7 +145,7 @@ impl Simulation {
         let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses());
         let samples = self.sampler.as_ref().map(|s| s.rows.clone()).unwrap_or_default();
         let ports = self.ports();
-        RunResult::collect(self.view(&ports, self.accounting(), self.achieved_load(), samples), m, c)
+        RunResult::collect(self.view(&ports, self.accounting(), self.achieved_load(), samples, self.stop_detail()), m, c)
     }
 
     /// The results of the run, freeing its state as they are built (see
@@ -126,7 +153,7 @@ impl Simulation {
     /// the messages and the jobs' structures once their columns exist, the connection table
     /// once its columns do. Same tables as [`Simulation::results`].
     pub fn into_results(mut self) -> RunResult {
-        let (accounting, achieved) = (self.accounting(), self.achieved_load());
+        let (accounting, achieved, detail) = (self.accounting(), self.achieved_load(), self.stop_detail());
         self.pieces.iter_mut().for_each(|p| p.nics.free_schedule());
         let m = MessageColumns::of(&self.work(&self.states(), &self.up_times()), &self.conns());
         self.pieces.iter_mut().for_each(|p| p.nics.free_messages());
@@ -135,7 +162,7 @@ impl Simulation {
         self.pieces.iter_mut().for_each(|p| p.nics.free_connections());
         let samples = self.sampler.take().map(|s| s.rows).unwrap_or_default();
         let ports = self.ports();
-        RunResult::collect(self.view(&ports, accounting, achieved, samples), m, c)
+        RunResult::collect(self.view(&ports, accounting, achieved, samples, detail), m, c)
     }
 
     /// What the messages' ends counted, as one run's: each end's counts from its piece.
@@ -222,7 +249,14 @@ impl Simulation {
     }
 
     /// What the tables are made from.
-    fn view<'a>(&'a self, ports: &'a [EgressPort], accounting: Accounting, achieved_load: Option<f64>, samples: SampleRows) -> RunView<'a> {
+    fn view<'a>(
+        &'a self,
+        ports: &'a [EgressPort],
+        accounting: Accounting,
+        achieved_load: Option<f64>,
+        samples: SampleRows,
+        stop_detail: String,
+    ) -> RunView<'a> {
         let m = &self.model;
         RunView {
             tree: &m.tree,
@@ -243,6 +277,7 @@ impl Simulation {
             wall_s: self.wall_s(),
             scenario_json: self.scenario.to_json(),
             warnings: self.warnings.clone(),
+            stop_detail,
         }
     }
 }

@@ -295,6 +295,7 @@ impl RunResult {
         let summary = Summary {
             status: status.label(),
             stop_reason: status.reason(),
+            stop_detail: v.stop_detail.clone(),
             flows: n as u64,
             completed: fct_stats.count,
             max_fct_ns: fct_stats.max,

@@ -122,6 +122,7 @@ const NONE_DONE: &str = "no message completed";
 pub const SUMMARY: &[ColumnSpec] = &[
     col("status", Ty::Str, "", "`complete` or `incomplete`"),
     col("stop_reason", Ty::Str, "", "why the run ended"),
+    col("stop_detail", Ty::Str, "", "an incomplete run: the messages left unfinished, when new data was last seen, what was pending; empty when complete"),
     col("flows", Ty::U64, "", "messages in the workload"),
     col("completed", Ty::U64, "", "messages that completed"),
     opt("max_fct_ns", Ty::F64, "ns", NONE_DONE, "largest FCT of a completed message"),

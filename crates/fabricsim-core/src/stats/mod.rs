@@ -42,6 +42,8 @@ pub struct RunView<'a> {
     pub wall_s: f64,
     pub scenario_json: String,
     pub warnings: Vec<String>,
+    /// What an incomplete run left unfinished and what it waited for ("" when complete).
+    pub stop_detail: String,
 }
 
 /// Every data packet the hosts sent, by fate. `data_sent == data_delivered + data_trimmed +
@@ -244,6 +246,8 @@ impl Table {
 pub struct Summary {
     pub status: &'static str,
     pub stop_reason: &'static str,
+    /// What an incomplete run left unfinished and what it waited for ("" when complete).
+    pub stop_detail: String,
     pub flows: u64,
     pub completed: u64,
     pub max_fct_ns: Option<f64>,

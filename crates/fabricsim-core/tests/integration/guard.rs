@@ -37,6 +37,7 @@ fn a_run_that_cannot_progress_stops_after_1000_rtos() {
     assert_eq!(r.summary.status, "incomplete");
     assert!(r.summary.stop_reason.starts_with("no progress"), "{}", r.summary.stop_reason);
     assert_eq!(r.summary.sim_time_ns, 78_750_000.0);
+    assert_eq!(r.summary.stop_detail, "1 of 1 messages unfinished; no new data for 70000.000 us (1000 RTOs) and nothing pending");
     assert!(r.accounting.balanced());
     // the same dead link, but it comes back at 85 ms: the run waits for it and completes
     let r = run(&fabric128(
@@ -50,4 +51,21 @@ fn a_run_that_cannot_progress_stops_after_1000_rtos() {
     assert!(r.summary.stop_reason.starts_with("no progress"));
     assert_eq!(r.flows.bool("completed"), vec![false, true]);
     assert!(r.summary.sim_time_ns > 270_000_000.0);
+}
+
+#[test]
+fn an_incomplete_run_says_what_it_left_unfinished_and_what_it_waited_for() {
+    // host 9's link dies at once and routing would take 1 s to notice: the sender retransmits
+    // into it, new data stops, but the guard waits for the pending reconvergence; the time
+    // guard at 500 ms ends the run, and the summary says why it did not stop sooner
+    let r = run(&fabric128(
+        "[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 9, size = \"64KiB\"}, {src = 1, dst = 20, size = \"64KiB\"}]\n[stop]\nmax_time = \"500ms\"\n[[faults]]\nkind = \"link_down\"\nlink = \"host9:up0\"\ndetection = \"1s\"\n",
+    ));
+    assert_eq!(r.summary.stop_reason, "stop.max_time reached");
+    let detail = &r.summary.stop_detail;
+    assert!(detail.starts_with("1 of 2 messages unfinished; new data last seen by the no-progress check at 8750.000 us"), "{detail}");
+    assert!(detail.ends_with("was pending at 1010000.000 us, so the guard kept waiting"), "{detail}");
+    // a complete run has nothing to say
+    let r = run(&fabric128("[workload]\nkind = \"flows\"\nflows = [{src = 0, dst = 9, size = \"64KiB\"}]\n"));
+    assert_eq!((r.summary.status, r.summary.stop_detail.as_str()), ("complete", ""));
 }
