@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
+from ._schedules import match_in_order, topological
 from .errors import scenario_error
 
 __all__ = ["read_chakra"]
@@ -318,18 +319,17 @@ class _Convert:
                     raise scenario_error(node.where(), f"{self.path}: {peer_key} {peer}; allowed: another rank of the trace (0 to {n - 1})")
                 key = (node.rank, peer, tag) if node.type == _SEND else (peer, node.rank, tag)
                 (sends if node.type == _SEND else recvs).setdefault(key, []).append(node)
+
+        def unmatched(key: tuple[int, int, int], extra: _Node) -> Exception:
+            what = "a send without a matching receive" if extra.type == _SEND else "a receive without a matching send"
+            return scenario_error(extra.where(), f"{self.path}: {what} (rank {key[0]} to {key[1]}, tag {key[2]})")
+
         matched: dict[tuple[int, int], _Node] = {}
-        for key in sends.keys() | recvs.keys():
-            s, r = sends.get(key, []), recvs.get(key, [])
-            if len(s) != len(r):
-                extra = (s if len(s) > len(r) else r)[min(len(s), len(r))]
-                what = "a send without a matching receive" if extra.type == _SEND else "a receive without a matching send"
-                raise scenario_error(extra.where(), f"{self.path}: {what} (rank {key[0]} to {key[1]}, tag {key[2]})")
-            for a, b in zip(s, r, strict=True):
-                if a.comm("comm_size", self.path) != b.comm("comm_size", self.path):
-                    sizes = f"{a.attrs['comm_size']} B sent, {b.attrs['comm_size']} B received"
-                    raise scenario_error(b.where(), f"{self.path}: a receive that does not match its send's size ({sizes})")
-                matched[(b.rank, b.id)] = a
+        for a, b in match_in_order(sends, recvs, unmatched):
+            if a.comm("comm_size", self.path) != b.comm("comm_size", self.path):
+                sizes = f"{a.attrs['comm_size']} B sent, {b.attrs['comm_size']} B received"
+                raise scenario_error(b.where(), f"{self.path}: a receive that does not match its send's size ({sizes})")
+            matched[(b.rank, b.id)] = a
         return matched
 
     def _match_collectives(self) -> list[list[_Node]]:
@@ -391,27 +391,11 @@ class _Convert:
             deps = [(n.rank, d) for n in nodes for d in n.deps]
             for n in nodes:
                 waits_for[(n.rank, n.id)] += deps
-        state: dict[tuple[int, int], int] = {}  # 1: on the path, 2: done
-        for root in waits_for:
-            if root in state:
-                continue
-            stack = [(root, 0)]
-            state[root] = 1
-            while stack:
-                key, i = stack[-1]
-                if i < len(waits_for[key]):
-                    stack[-1] = (key, i + 1)
-                    nxt = waits_for[key][i]
-                    if state.get(nxt) == 1:
-                        raise scenario_error(
-                            f"workload.file[rank {nxt[0]}, node {nxt[1]}]", f"{self.path}: a dependency cycle through this node"
-                        )
-                    if nxt not in state:
-                        state[nxt] = 1
-                        stack.append((nxt, 0))
-                else:
-                    state[key] = 2
-                    stack.pop()
+
+        def cycle(key: tuple[int, int]) -> Exception:
+            return scenario_error(f"workload.file[rank {key[0]}, node {key[1]}]", f"{self.path}: a dependency cycle through this node")
+
+        topological(list(waits_for), waits_for, cycle)
 
     def _make(self) -> None:
         # every send's message first: a receive's completion is its send's

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._schedules import match_in_order, topological
 from .errors import scenario_error
 
 __all__ = ["read_goal"]
@@ -152,17 +153,13 @@ def read_goal(path: str | Path) -> list[dict[str, Any]]:
             sends.setdefault((op.rank, op.peer, op.tag), []).append(op)
         elif op.kind == "recv":
             recvs.setdefault((op.peer, op.rank, op.tag), []).append(op)
-    matched: dict[int, _Op] = {}  # id(recv) -> its send
-    for key in sends.keys() | recvs.keys():
-        s, r = sends.get(key, []), recvs.get(key, [])
-        if len(s) != len(r):
-            extra = (s if len(s) > len(r) else r)[min(len(s), len(r))]
-            what = "send without a matching recv" if extra.kind == "send" else "recv without a matching send"
-            src, dst, tag = key
-            pair = f"rank {src} to {dst}, tag {tag}"
-            raise scenario_error(f"workload.file[line {extra.line}]", f"{path}: a {what} ({pair}) on rank {extra.rank}")
-        for a, b in zip(s, r, strict=True):
-            matched[id(b)] = a
+
+    def unmatched(key: tuple[int, int, int], extra: _Op) -> Exception:
+        what = "send without a matching recv" if extra.kind == "send" else "recv without a matching send"
+        pair = f"rank {key[0]} to {key[1]}, tag {key[2]}"
+        return scenario_error(f"workload.file[line {extra.line}]", f"{path}: a {what} ({pair}) on rank {extra.rank}")
+
+    matched = {id(b): a for a, b in match_in_order(sends, recvs, unmatched)}  # id(recv) -> its send
     entries: list[dict[str, Any]] = []
     node: dict[int, int] = {}  # id(op) -> the entry whose completion is the op's
     waits: dict[int, list[int]] = {}  # id(op) -> entries it waits for (its start)
@@ -207,26 +204,11 @@ def read_goal(path: str | Path) -> list[dict[str, Any]]:
 def _topological(ops: list[_Op], label: Any, path: Path) -> list[_Op]:
     """The operations in an order where each comes after those it requires or irequires; a
     cycle is refused naming a rank and line on it."""
-    deps = {id(op): [label(op, n, ln) for n, ln in op.requires + op.irequires] for op in ops}
-    state: dict[int, int] = {}  # 1: on the stack, 2: done
-    out: list[_Op] = []
-    for root in ops:
-        if state.get(id(root)):
-            continue
-        stack: list[tuple[_Op, int]] = [(root, 0)]
-        state[id(root)] = 1
-        while stack:
-            op, i = stack[-1]
-            if i < len(deps[id(op)]):
-                stack[-1] = (op, i + 1)
-                nxt = deps[id(op)][i]
-                if state.get(id(nxt)) == 1:
-                    raise scenario_error(f"workload.file[line {nxt.line}]", f"{path}: a dependency cycle through rank {nxt.rank}")
-                if not state.get(id(nxt)):
-                    state[id(nxt)] = 1
-                    stack.append((nxt, 0))
-            else:
-                state[id(op)] = 2
-                out.append(op)
-                stack.pop()
-    return out
+    by_id = {id(op): op for op in ops}
+    deps = {id(op): [id(label(op, n, ln)) for n, ln in op.requires + op.irequires] for op in ops}
+
+    def cycle(key: int) -> Exception:
+        op = by_id[key]
+        return scenario_error(f"workload.file[line {op.line}]", f"{path}: a dependency cycle through rank {op.rank}")
+
+    return [by_id[k] for k in topological(list(by_id), deps, cycle)]

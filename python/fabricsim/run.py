@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _core
+from .errors import argument_error, scenario_error
 from .results import Results
 from .scenario import Scenario
 
@@ -81,20 +82,14 @@ def run(
     if threads is None:
         threads = cores()
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
-        from .errors import scenario_error
-
         raise scenario_error("threads", f"got {threads!r}; expected a count of threads from 1 to {MAX_THREADS}")
     if progress is not None and not callable(progress):
-        from .errors import argument_error
-
         raise argument_error("progress", progress, "a callable taking a Progress, or None")
     if isinstance(scenario, str | os.PathLike):
         scenario = Scenario.load(scenario)
     elif isinstance(scenario, dict):
         scenario = Scenario(scenario)
     elif not isinstance(scenario, Scenario):
-        from .errors import argument_error
-
         raise argument_error("scenario", scenario, "a Scenario, a dict in the TOML layout, or a TOML file's path")
     sim = _core.Simulation(scenario.to_json(), threads)
     extra: dict[str, Any] = {"threads": sim.threads}

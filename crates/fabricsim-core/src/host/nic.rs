@@ -447,7 +447,7 @@ impl Nics {
                     conn.tx.window.on_ack(&AckSignal { now, acked: newly, ecn: packet.ecn, rtt, in_flight });
                     conn.tx.lb.on_ack(now, packet.ev, packet.ecn);
                 }
-                let (spec, shared) = (conn.spec, conn.tx.shared);
+                let shared = conn.tx.shared;
                 if conn.sender_done() {
                     self.hosts[host as usize].active.retain(|&x| x != c);
                     if let Some(next) = self.conns.finish_sender(c) {
@@ -462,6 +462,7 @@ impl Nics {
                         self.acknowledged(q, now, host, mi);
                     }
                 } else if shared {
+                    let spec = self.conns.sender_live(c).spec;
                     self.conns.share_window(&spec);
                 }
                 self.kick(q, fabric, now, host);

@@ -264,7 +264,7 @@ fn collective(
     ensure(job.parallel.is_none(), &at("parallel"), "a table", "allowed: only with model (a training job)")?;
     let n = ranks.len();
     let size = check_size(&at("size"), job.size.unwrap_or(Size(0)))?;
-    let algorithm = job.algorithm.unwrap_or(if op == Op::Alltoall { AlgorithmKind::Direct } else { AlgorithmKind::Ring });
+    let algorithm = job.algorithm.unwrap_or_else(|| AlgorithmKind::default_for(op));
     let layout = Ranks { hosts: ranks, per_server: tree.nics };
     algorithm
         .supports(op, &layout)

@@ -79,13 +79,13 @@ impl Nics {
             }
             conn.tx.rto.on_timeout();
         }
-        let spec = conn.spec;
+        let (spec, shared) = (conn.spec, conn.tx.shared);
         if let Some(front) = conn.tx.send_log.front() {
             conn.tx.rto_armed = true;
             // an RTO that shrank since the front was sent fires now, not in the past
             q.schedule((front.at + conn.tx.rto.rto).max(now), Event::Rto(c));
         }
-        if self.conns.sender_live(c).tx.shared {
+        if shared {
             self.conns.share_window(&spec);
         }
         self.kick(q, fabric, now, spec.src);

@@ -42,7 +42,7 @@ pub fn expand(
     if n < 2 {
         return Err(format!("got {n} rank(s); a collective needs 2 or more"));
     }
-    let algorithm = algorithm.unwrap_or(if op == Op::Alltoall { AlgorithmKind::Direct } else { AlgorithmKind::Ring });
+    let algorithm = algorithm.unwrap_or_else(|| AlgorithmKind::default_for(op));
     let layout = Ranks { hosts, per_server };
     algorithm.supports(op, &layout).map_err(|m| format!("algorithm {}: {m}", algorithm.name()))?;
     let count = algorithm.count(op, &layout);

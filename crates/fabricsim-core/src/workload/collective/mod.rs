@@ -231,6 +231,18 @@ algorithms! {
     Hierarchical => hierarchical::Hierarchical,
 }
 
+impl AlgorithmKind {
+    /// The algorithm for `op` where none is named (a job's, a traced collective's): `direct`
+    /// for alltoall, `ring` otherwise.
+    pub fn default_for(op: Op) -> AlgorithmKind {
+        if op == Op::Alltoall {
+            AlgorithmKind::Direct
+        } else {
+            AlgorithmKind::Ring
+        }
+    }
+}
+
 /// The collectives' algorithms, for `fabricsim list`.
 pub const ALGORITHMS: &[crate::registry::AlgorithmInfo] = AlgorithmKind::KINDS;
 
