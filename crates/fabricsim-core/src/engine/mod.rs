@@ -406,6 +406,29 @@ impl EventQueue {
         self.pop_keyed().map(|(t, e, _)| (t, e))
     }
 
+    /// Removes the next event if its key is below `bound` ([`EventQueue::pop_keyed`]): one
+    /// look at the queue where a peek and a pop take two (the run loop's every event).
+    #[inline]
+    pub fn pop_below(&mut self, bound: u128) -> Option<(Time, Event, u32)> {
+        if !self.settle() {
+            return None;
+        }
+        let e = *self.current.get(self.head)?;
+        if e.key() >= bound {
+            return None;
+        }
+        self.head += 1;
+        self.now = e.time;
+        Some((e.time, e.event, (e.order >> UNIT_SHIFT) as u32))
+    }
+
+    /// The event after the one just popped, if it is already in the bucket being drained
+    /// (no bucket is taken to find it): what the run loop prefetches for.
+    #[inline]
+    pub fn peek_drained(&self) -> Option<Event> {
+        self.current.get(self.head).map(|e| e.event)
+    }
+
     /// [`EventQueue::pop`], with the unit whose number the event bears (the unit that
     /// scheduled it; a wire's sending node for an arrival).
     #[inline]

@@ -70,11 +70,7 @@ impl Piece {
     #[inline]
     pub fn run<const PAUSE: u8>(&mut self, bound: u128, left: &mut u64, now: &mut Time) -> Pause {
         while *left > 0 {
-            match self.queue.peek_key() {
-                Some(k) if k < bound => {}
-                _ => break,
-            }
-            let Some((at, event, by)) = self.queue.pop_keyed() else { break };
+            let Some((at, event, by)) = self.queue.pop_below(bound) else { break };
             *left -= 1;
             *now = at;
             if by < 2 {
@@ -83,7 +79,7 @@ impl Piece {
             }
             // start loading what the next event reads so that its cache miss overlaps this
             // event's work: the large runs are memory-bound
-            if let Some(Event::PipeArrive(p) | Event::PortFree(p)) = self.queue.peek() {
+            if let Some(Event::PipeArrive(p) | Event::PortFree(p)) = self.queue.peek_drained() {
                 self.fabric.prefetch(p);
             }
             let unit = self.unit_of(event, by);
