@@ -49,3 +49,108 @@ def test_outputs_section_is_generated_from_the_declared_columns():
     spec.loader.exec_module(gen)
     page = (ROOT / "docs" / "scenario.md").read_text()
     assert page == gen.render(page), "run: python3 tools/gen_outputs_doc.py"
+
+
+def _gen_kinds():  # type: ignore[no-untyped-def]
+    import sys
+
+    spec = importlib.util.spec_from_file_location("gen_kinds", ROOT / "tools" / "gen_kinds_doc.py")
+    gen = importlib.util.module_from_spec(spec)
+    sys.modules["gen_kinds"] = gen  # its dataclasses look their module up
+    spec.loader.exec_module(gen)
+    return gen
+
+
+def test_kind_tables_are_generated_from_the_registry():
+    page = (ROOT / "docs" / "scenario.md").read_text()
+    assert page == _gen_kinds().render(page), "run: python3 tools/gen_kinds_doc.py"
+
+
+def test_a_new_load_balancer_and_parameter_reach_the_reference_without_editing_it(monkeypatch):
+    """What a new `lb/x.rs` with `INFO` and `PARAMS` gives the core (a registry row, its
+    parameters, its defaults in a filled scenario) is all the reference needs: the generated
+    page gains its row, and an existing kind's new parameter appears in its row."""
+    gen = _gen_kinds()
+    real = gen._core
+
+    class Core:
+        @staticmethod
+        def registry():  # type: ignore[no-untyped-def]
+            return [*real.registry(), ("lb", "zigzag", "alternate between two EVs", "a new paper")]
+
+        @staticmethod
+        def parameters():  # type: ignore[no-untyped-def]
+            return [
+                *real.parameters(),
+                ("lb", "zigzag", "period", "Packets sent on one EV before the other.", None),
+                ("lb", "ecmp", "salt", "A new parameter of an old kind.", None),
+            ]
+
+        @staticmethod
+        def validate(text: str) -> str:
+            import json
+
+            scenario = json.loads(text)
+            kind = scenario.get("lb", {}).get("kind")
+            if kind == "zigzag":
+                return json.dumps({"lb": {"kind": "zigzag", "period": 16}})
+            filled = json.loads(real.validate(text))
+            if kind == "ecmp":
+                filled["lb"]["salt"] = 7
+            return json.dumps(filled)
+
+    monkeypatch.setattr(gen, "_core", Core)
+    page = (ROOT / "docs" / "scenario.md").read_text()
+    new = gen.render(page)
+    assert "| `zigzag` | alternate between two EVs | `period` (`16`): Packets sent on one EV before the other. |" in new
+    assert "`salt` (`7`): A new parameter of an old kind." in new
+    assert new.replace("zigzag", "") != page and "zigzag" not in page
+
+
+def test_allowed_lists_name_every_registered_kind():
+    """The fields whose values are registered names list them all, and nothing else."""
+    page = (ROOT / "docs" / "scenario.md").read_text()
+    registered: dict[str, set[str]] = {}
+    for row in fabricsim.registry():
+        registered.setdefault(row["category"], set()).add(row["name"])
+
+    def cell(section: str, field: str, column: int) -> str:
+        body = page.split(f"## `{section}`", 1)[1].split("\n## ", 1)[0]
+        row = next(line for line in body.splitlines() if line.startswith(f"| `{field}` |"))
+        return row.split(" | ")[column]
+
+    import re
+
+    def names(text: str) -> set[str]:
+        return set(re.findall(r'[`"]([a-z_]+)[`"]', text))
+
+    assert names(cell("[transport]", "kind", 1)) == registered["transport"]
+    assert names(cell("[transport]", "cc", 1)) == registered["cc"]
+    assert names(cell("[transport]", "loss_detection", 1)) == registered["loss_detection"] | {"rto"}
+    assert names(cell("[topology]", "kind", 1)) == registered["topology"]
+    assert names(cell("[[jobs]]", "algorithm", 1)) == registered["collective"]
+    assert registered["routing"] <= names(cell("[switch]", "routing", 3))
+
+
+def test_every_file_of_a_kind_folder_is_a_registered_kind():
+    """Helpers live in a folder's `support/`: the generated pages read every other file of a
+    kind folder as a kind."""
+    spec = importlib.util.spec_from_file_location("gen_algorithms", ROOT / "tools" / "gen_algorithms_doc.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    src = ROOT / "crates" / "fabricsim-core" / "src"
+    folders = {
+        "lb": "lb",
+        "faults": "fault",
+        "workload": "workload",
+        "workload/collective": "collective",
+        "switch/routing": "routing",
+        "host/cc": "cc",
+        "host/transport": "transport",
+    }
+    for folder, category in folders.items():
+        names = {row["name"] for row in fabricsim.registry() if row["category"] == category}
+        files = [p for p in sorted((src / folder).glob("*.rs")) if p.name != "mod.rs"]
+        assert files
+        for path in files:
+            assert gen.registered_name(path) in names, f"{folder}/{path.name} is not a registered {category}: move it to support/"

@@ -44,9 +44,11 @@ def registered_name(path: Path) -> str:
     return m.group(1) if m else path.stem
 
 
-def folder(rel: str, skip: tuple[str, ...] = ("mod.rs",)) -> list[str]:
-    """One section per file of a folder (one file per registered name), in file order."""
-    return [section(f"{rel}/{p.name}", f"`{registered_name(p)}`") for p in sorted((SRC / rel).glob("*.rs")) if p.name not in skip]
+def folder(rel: str) -> list[str]:
+    """One section per file of a folder, in file order: each is one registered kind (what the
+    kinds share lives in the folder's `support/`, and tests/test_docs.py checks that every file
+    registers its name)."""
+    return [section(f"{rel}/{p.name}", f"`{registered_name(p)}`") for p in sorted((SRC / rel).glob("*.rs")) if p.name != "mod.rs"]
 
 
 def section(rel: str, heading: str | None = None) -> str:
@@ -57,8 +59,9 @@ def section(rel: str, heading: str | None = None) -> str:
 
 def render() -> str:
     parts = [HEADER, "## Host load balancers (`[lb] kind`)\n"]
-    parts += folder("lb", skip=("mod.rs", "mpev.rs"))
-    parts.append(section("lb/mpev.rs", "The MP-EV generator (shared by `prime`, `co_prime`, `round_robin`)"))
+    parts += folder("lb")
+    parts.append(section("lb/support/mpev.rs", "The MP-EV generator (shared by `prime`, `co_prime`, `round_robin`)"))
+    parts.append(section("lb/support/walk.rs", 'The scrambled round robin (shared by `ops` with `order = "cycle"` and `bitmap`)'))
     parts.append("## Switch next-hop rules (`[switch] routing`)\n")
     parts.append(section("switch/routing/mod.rs"))
     parts += folder("switch/routing")
@@ -72,13 +75,15 @@ def render() -> str:
     parts += folder("host/cc")
     parts.append("## Faults (`[[faults]] kind`)\n")
     parts.append(section("faults/mod.rs"))
-    parts += folder("faults", skip=("mod.rs", "link.rs"))
-    parts.append(section("faults/link.rs", "What a fault leaves on a link"))
+    parts += folder("faults")
+    parts.append(section("faults/support/timeline.rs", "The timeline of changes"))
+    parts.append(section("faults/support/link.rs", "What a fault leaves on a link"))
     parts.append("## Collectives (`[[jobs]] algorithm`)\n")
-    parts.append(section("workload/job.rs", "Jobs (`[[jobs]]`)"))
-    parts.append(section("workload/deps.rs", "Dependencies"))
+    parts.append(section("workload/support/job.rs", "Jobs (`[[jobs]]`)"))
+    parts.append(section("workload/support/deps.rs", "Dependencies"))
     parts.append(section("workload/collective/mod.rs", "Sizes and bus bandwidth"))
     parts += folder("workload/collective")
+    parts.append(section("workload/collective/support/expand.rs", "One collective for a trace importer"))
     parts.append("## Training iterations (`[[jobs]] model`)\n")
     parts.append(section("workload/training/mod.rs", "The iteration"))
     parts.append(section("workload/training/model.rs", "Model shapes and costs"))

@@ -40,6 +40,9 @@ def validate(scenario_json: str) -> str:
 def registry() -> list[tuple[str, str, str, str]]:
     """(category, name, summary, reference) of everything a scenario can name."""
 
+def parameters() -> list[tuple[str, str, str, str, str | None]]:
+    """(table, kind, name, meaning, example or None) of every parameter of every kind of the lb, workload and faults tables."""
+
 def columns() -> dict[str, list[tuple[str, str, str, str, str]]]:
     """The declared output columns: {table: [(name, type, unit, null_when, meaning)]}."""
 

@@ -92,6 +92,21 @@ pub fn registry() -> Vec<AlgorithmInfo> {
     v
 }
 
+/// Every parameter of every kind of the `kind`-tagged tables, as (table, kind, parameter):
+/// `lb`, `workload` and `faults` ([`registry::Param`]). What docs/scenario.md's per-kind
+/// tables are generated from.
+pub fn parameters() -> Vec<(&'static str, &'static str, registry::Param)> {
+    let tables: [(&str, &[registry::KindParams]); 3] =
+        [("lb", lb::LbConfig::PARAMS), ("workload", workload::WorkloadConfig::PARAMS), ("faults", faults::FaultConfig::PARAMS)];
+    let mut v = Vec::new();
+    for (table, kinds) in tables {
+        for &(kind, params) in kinds {
+            v.extend(params.iter().map(|&p| (table, kind, p)));
+        }
+    }
+    v
+}
+
 /// Checks a scenario as a run would before it starts, faults and samples against the built
 /// topology included (a link or switch name that does not exist), without building the rest.
 pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {

@@ -21,6 +21,73 @@ pub struct AlgorithmInfo {
     pub reference: &'static str,
 }
 
+/// A parameter of a `kind`-tagged table (an `[lb]` algorithm's, a fault's, a workload's): its
+/// name and what it means, and, for one without a default, a valid value. Each kind's module
+/// lists its own in `PARAMS`; docs/scenario.md's tables are generated from them with the
+/// defaults a filled scenario writes (`tools/gen_kinds_doc.py`), and a test checks that they
+/// name exactly the fields its `Config` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Param {
+    pub name: &'static str,
+    pub doc: &'static str,
+    /// A valid value (JSON) for a parameter that must be given; `None` where it has a default.
+    pub example: Option<&'static str>,
+}
+
+impl Param {
+    /// A parameter with a default.
+    pub const fn new(name: &'static str, doc: &'static str) -> Param {
+        Param { name, doc, example: None }
+    }
+    /// A parameter that must be given, with a valid value (JSON).
+    pub const fn required(name: &'static str, doc: &'static str, example: &'static str) -> Param {
+        Param { name, doc, example: Some(example) }
+    }
+}
+
+/// A kind's name and its parameters (a tagged table's `PARAMS` lists one per kind).
+pub type KindParams = (&'static str, &'static [Param]);
+
+/// The field names a `Config` type reads (what serde's derive declares for it), found by
+/// asking it to read from a deserializer that only records them.
+pub fn field_names<T: DeserializeOwned>() -> Vec<&'static str> {
+    use serde::de::Visitor;
+    struct Names<'a>(&'a mut Vec<&'static str>);
+    #[derive(Debug)]
+    struct Stop;
+    impl std::fmt::Display for Stop {
+        fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("names recorded")
+        }
+    }
+    impl std::error::Error for Stop {}
+    impl Error for Stop {
+        fn custom<M: std::fmt::Display>(_: M) -> Self {
+            Stop
+        }
+    }
+    impl<'de> Deserializer<'de> for Names<'_> {
+        type Error = Stop;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
+            Err(Stop)
+        }
+        fn deserialize_struct<V: Visitor<'de>>(self, _: &'static str, fields: &'static [&'static str], _: V) -> Result<V::Value, Stop> {
+            self.0.extend_from_slice(fields);
+            Err(Stop)
+        }
+        fn deserialize_newtype_struct<V: Visitor<'de>>(self, _: &'static str, v: V) -> Result<V::Value, Stop> {
+            v.visit_newtype_struct(self)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit unit_struct seq
+            tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut names = Vec::new();
+    let _ = T::deserialize(Names(&mut names));
+    names
+}
+
 /// Marks the start of an inner path inside an error message.
 pub const PATH_MARK: char = '\u{1}';
 
@@ -114,8 +181,10 @@ pub struct Tagged<'a, T: Serialize> {
 
 /// Declares a `kind`-tagged table from one line per kind, `Variant => module`: each module
 /// provides `INFO` (its [`AlgorithmInfo`], whose `name` is the `kind`) and `Config` (its
-/// parameters, a serde struct with `deny_unknown_fields`). The enum reads with full error
-/// paths ([`split_kind`], [`fields`]), writes `kind` first, and lists its kinds in `KINDS`.
+/// parameters, a serde struct with `deny_unknown_fields`) and `PARAMS` (their names and
+/// meanings, [`Param`]). The enum reads with
+/// full error paths ([`split_kind`], [`fields`]), writes `kind` first, and lists its kinds in
+/// `KINDS` and their parameters in `PARAMS`.
 macro_rules! tagged_config {
     ($(#[$meta:meta])* $Enum:ident, default $default:literal, $($Variant:ident => $module:ident),+ $(,)?) => {
         $(#[$meta])*
@@ -127,6 +196,18 @@ macro_rules! tagged_config {
         impl $Enum {
             /// Every kind this table accepts, in registry order.
             pub const KINDS: &'static [$crate::registry::AlgorithmInfo] = &[$($module::INFO),+];
+
+            /// Each kind's own parameters (its module's `PARAMS`), in registry order.
+            pub const PARAMS: &'static [$crate::registry::KindParams] = &[$(($module::INFO.name, $module::PARAMS)),+];
+
+            /// The fields kind `kind`'s `Config` reads (empty for an unknown kind): what
+            /// its `PARAMS` must name.
+            pub fn fields_of(kind: &str) -> Vec<&'static str> {
+                $(if kind == $module::INFO.name {
+                    return $crate::registry::field_names::<$module::Config>();
+                })+
+                Vec::new()
+            }
 
             /// The `kind` as a scenario writes it.
             pub fn name(&self) -> &'static str {

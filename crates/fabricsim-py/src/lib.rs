@@ -210,6 +210,14 @@ fn registry() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
     fabricsim_core::registry().into_iter().map(|a| (a.category, a.name, a.summary, a.reference)).collect()
 }
 
+/// (table, kind, name, meaning, example or None) of every parameter of every kind of the
+/// `lb`, `workload` and `faults` tables: what docs/scenario.md's tables are generated from.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn parameters() -> Vec<(&'static str, &'static str, &'static str, &'static str, Option<&'static str>)> {
+    fabricsim_core::parameters().into_iter().map(|(table, kind, p)| (table, kind, p.name, p.doc, p.example)).collect()
+}
+
 /// One collective expanded by fabricsim's algorithms, for a trace importer: `op` of `size`
 /// bytes per rank on ranks at `hosts`; returns the messages (src, dst, bytes), what each waits
 /// for (a message's index, or `-1 - r` for what rank r waits for before the collective) and,
@@ -254,6 +262,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(parameters, m)?)?;
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(collective_messages, m)?)?;

@@ -3,7 +3,7 @@
 
 use super::{FaultContext, FaultKind, Source};
 use crate::error::ScenarioError;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::units::Rate;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -12,6 +12,16 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "a link runs at a lower rate from start (to end)",
     reference: "ARCANE sec. 4.3.2",
 };
+
+/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    super::LINK,
+    super::LINKS,
+    super::FRACTION,
+    super::START,
+    super::END,
+    Param::required("rate", "The rate the link runs at (at most its own).", "\"200Gbps\""),
+];
 
 fault_kind!(Config { rate: Rate });
 

@@ -5,7 +5,7 @@
 use super::{hold, FaultContext, FaultKind, Source};
 use crate::error::ScenarioError;
 use crate::faults::link::Change;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::units::Duration;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -14,6 +14,16 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "extra latency on a link, for paths of unequal delay",
     reference: "China Mobile slides (reordering)",
 };
+
+/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    super::LINK,
+    super::LINKS,
+    super::FRACTION,
+    super::START,
+    super::END,
+    Param::required("extra", "Propagation latency added; a wire never reorders what it carries.", "\"2us\""),
+];
 
 fault_kind!(Config { extra: Duration });
 

@@ -4,7 +4,7 @@
 
 use super::{FaultContext, FaultKind, Plan, Source};
 use crate::error::{ensure, ScenarioError};
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::units::Duration;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -13,6 +13,19 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "a link goes down and up periodically",
     reference: "ARCANE sec. 3.2",
 };
+
+/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    super::LINK,
+    super::LINKS,
+    super::FRACTION,
+    super::START,
+    Param::new("end", "When the flapping stops; absent: at `stop.max_time`."),
+    Param::required("down_for", "How long the link is down each time.", "\"50us\""),
+    Param::required("up_for", "How long it is up between.", "\"50us\""),
+    super::DETECTION,
+    super::RECONVERGENCE,
+];
 
 fault_kind!(Config {
     down_for: Duration,

@@ -11,7 +11,7 @@
 use super::{hold, FaultContext, FaultKind, Plan, Source};
 use crate::error::ScenarioError;
 use crate::faults::link::Change;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::time::Time;
 use crate::units::Duration;
 
@@ -21,6 +21,17 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "a link drops everything from start (to end); routing excludes it after detection + reconvergence",
     reference: "ARCANE sec. 3.2, 4.3.3; PRIME sec. IV-A2",
 };
+
+/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    super::LINK,
+    super::LINKS,
+    super::FRACTION,
+    super::START,
+    super::END,
+    super::DETECTION,
+    super::RECONVERGENCE,
+];
 
 fault_kind!(Config {
     /// Time for the switches to notice the failure.

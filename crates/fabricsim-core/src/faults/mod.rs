@@ -1,5 +1,6 @@
-//! Faults: a timeline of changes to links, `[[faults]]` in a scenario. One file per kind:
-//! `link_down`, `flap`, `degrade`, `random_degrade`, `delay`, `random_loss`.
+//! Faults: a timeline of changes to links, `[[faults]]` in a scenario. One file per kind
+//! (its `INFO`, `PARAMS` and `Config`), one line per kind in the list below; what they share
+//! lives in `support/`. The kinds and their parameters: docs/scenario.md, generated from them.
 //!
 //! A fault hits one link, named by either of its ports as in the results (`link =
 //! "leaf0:up3"` is the link between leaf 0 and spine 3, the same as `"spine3:down0"`), or a
@@ -10,14 +11,14 @@
 //! reported incomplete. What a fault leaves on a link lives on the link's wire
 //! ([`link::LinkFault`]).
 
-pub mod link;
-pub mod timeline;
+mod support;
+pub use support::{link, timeline};
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::{Rng, Stream};
 use crate::error::{ensure, ScenarioError};
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::time::Time;
 use crate::topology::Topology;
 use crate::units::{Duration, Rate};
@@ -77,6 +78,25 @@ pub enum LinkSet {
     /// Aggregation-core links (3 tiers).
     AggUp,
 }
+
+/// The parameters most fault kinds share (each kind lists its own in `PARAMS`).
+pub(crate) const LINK: Param = Param::new(
+    "link",
+    "The link hit, by either of its ports' names as in the ports table (`\"leaf0:up3\"` and `\"spine3:down0\"` are the same link). Give `link`, or `links` with `fraction`.",
+);
+pub(crate) const LINKS: Param =
+    Param::new("links", "Instead of `link`: a tier's links, `\"host\"`, `\"leaf_up\"` or `\"agg_up\"`, of which `fraction` are hit.");
+pub(crate) const FRACTION: Param =
+    Param::new("fraction", "With `links`: the share hit, `round(fraction x links)`, at least one, chosen by seed.");
+pub(crate) const START: Param = Param::new("start", "When the fault begins.");
+pub(crate) const END: Param =
+    Param::new("end", "When it ends (the link gets back what the fault took); absent: it holds until the run ends.");
+pub(crate) const DETECTION: Param =
+    Param::new("detection", "Time for the switches to notice a change of the link (its death, its return).");
+pub(crate) const RECONVERGENCE: Param = Param::new(
+    "reconvergence",
+    "Time for routing to converge after detection: `detection + reconvergence` after the change, switches stop (or resume) using every up-port from which a destination's leaf is no longer (or again) reachable.",
+);
 
 fn d_detection() -> Duration {
     Duration(100_000_000) // 100 us

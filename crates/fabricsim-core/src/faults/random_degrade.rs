@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ActivePeriod, FaultContext, FaultKind, LinkSet, Source};
 use crate::error::ScenarioError;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::units::{Duration, Rate};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -15,6 +15,15 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "a seeded fraction of one tier's links runs at a lower rate",
     reference: "PRIME sec. IV-A2; ARCANE sec. 4.3.2",
 };
+
+/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    Param::required("links", "The tier whose links are drawn from: `\"host\"`, `\"leaf_up\"` or `\"agg_up\"`.", "\"leaf_up\""),
+    Param::required("fraction", "The share of them degraded, `round(fraction x links)`, at least one, chosen by seed.", "0.02"),
+    Param::required("rate", "The rate they run at (at most their own).", "\"200Gbps\""),
+    super::START,
+    super::END,
+];
 
 /// `[[faults]]` parameters (the share is required: no single `link`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

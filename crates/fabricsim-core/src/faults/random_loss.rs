@@ -5,7 +5,7 @@
 use super::{hold, FaultContext, FaultKind, Source};
 use crate::error::{ensure, ScenarioError};
 use crate::faults::link::Change;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "fault",
@@ -13,6 +13,16 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "each packet on a link is lost with a probability",
     reference: "",
 };
+
+/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    super::LINK,
+    super::LINKS,
+    super::FRACTION,
+    super::START,
+    super::END,
+    Param::required("probability", "Each packet put on the link is lost with this probability, in [0, 1].", "0.01"),
+];
 
 fault_kind!(Config { probability: f64 });
 

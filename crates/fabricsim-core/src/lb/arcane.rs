@@ -37,7 +37,7 @@
 
 use super::{ev_bytes, Ev, LbContext, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, AutoOr};
@@ -50,6 +50,15 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "recycle the EVs of unmarked ACKs from an 8-entry circular buffer; freeze on failure",
     reference: "ARCANE sec. 3, Alg. 1-2",
 };
+
+/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    super::EVS,
+    Param::new("buffer_size", "Entries of the cache of EVs whose ACKs came back unmarked (recycled EVs)."),
+    Param::new("freezing_timeout", "How long freezing lasts at least. fabricsim's choice: the paper gives no value, and its Fig. 6 text (ARCANE leaves freezing once each 100 us and 200 us failure is over) puts it near 100 us; the reference simulator's is 10 ms. Under links that stay dead the choice decides whether ARCANE stalls (`arcane-appD-persistent-failures` in docs/reproduction.md)."),
+    Param::new("freezing_exit", "`\"timeout\"`: leave freezing at the first ACK or send after `freezing_timeout` (sec. 3.2's text); `\"ack\"`: only at an ACK (Alg. 1 as written, which stays frozen while every cached EV points at a dead path)."),
+    Param::new("exit_explore", "Random EVs explored when leaving freezing: `\"auto\"` = one BDP of packets (Alg. 1 line 17), or 1 to 1048576 packets (the reference simulator explores 16)."),
+];
 
 #[derive(Debug, Clone)]
 pub struct Arcane {

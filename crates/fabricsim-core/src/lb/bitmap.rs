@@ -16,7 +16,7 @@
 use super::walk::XorWalk;
 use super::{Ev, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, LbContext};
@@ -28,6 +28,14 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "scrambled round robin over the EVS, skipping EVs penalized by ECN/NACK/timeout",
     reference: "ARCANE sec. 4.1 (STrack-style bitmap)",
 };
+
+/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    Param::new("evs_size", "Distinct entropy values, a power of two up to 2^24."),
+    Param::new("p_ecn", "Penalty of an ECN-marked ACK's EV."),
+    Param::new("p_nack", "Penalty of a NACKed packet's EV."),
+    Param::new("max_penalty", "The most an EV's penalty reaches; a timeout sets it."),
+];
 
 #[derive(Debug, Clone)]
 pub struct Bitmap {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::prime::{Prime, PrimeParams, Signals};
 use super::{Algorithm, LbContext};
 use crate::engine::rng::Rng;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
@@ -15,6 +15,9 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "PRIME with congestion signals ignored (pure pseudo-random round robin)",
     reference: "PRIME sec. IV (CO-PRIME)",
 };
+
+/// It takes no `[lb]` parameters.
+pub const PARAMS: &[Param] = &[];
 
 /// No parameters (unknown keys are still errors).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -10,7 +10,7 @@
 
 use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, AutoOr, LbContext};
@@ -23,6 +23,12 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "new random EV when the gap since the flow's last packet exceeds a timeout (half RTT)",
     reference: "ARCANE sec. 4.1; Kandula et al. 2007",
 };
+
+/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    super::EVS,
+    Param::new("timeout", "A gap between packets longer than this starts a new flowlet (a new EV); `\"auto\"` = half the base RTT."),
+];
 
 #[derive(Debug, Clone)]
 pub struct Flowlet {

@@ -9,12 +9,14 @@
 //! (paper, section, parameters, defaults, state: docs/algorithms.md is generated from it),
 //! `INFO` (name, summary, reference), `Config` (its `[lb]` parameters, with [`Algorithm`]:
 //! validation, the state of a new connection, and whether it writes an MP-EV or splits
-//! messages), the state implementing [`LoadBalancer`], and its unit tests. The line goes in
-//! the `load_balancers!` list below; the scenario parser, `fabricsim list`, the docs pages
-//! and the tests that cover every algorithm pick it up from there.
+//! messages), `PARAMS` (each parameter's meaning: docs/scenario.md's table is generated from
+//! them, and a test checks they name `Config`'s fields), the state implementing
+//! [`LoadBalancer`], and its unit tests. The line goes in the `load_balancers!` list below;
+//! the scenario parser, `fabricsim list`, the docs pages and the tests that cover every
+//! algorithm pick it up from there. What several algorithms share lives in `support/`.
 
-pub mod mpev;
-pub mod walk;
+mod support;
+pub use support::{mpev, walk};
 
 use serde::{Deserialize, Serialize};
 
@@ -184,6 +186,9 @@ impl Default for EvsConfig {
         EvsConfig { evs_size: d_evs() }
     }
 }
+
+/// The `evs_size` parameter as most algorithms take it.
+pub(crate) const EVS: crate::registry::Param = crate::registry::Param::new("evs_size", "Distinct entropy values, 1 to 2^24.");
 
 /// The default EVS size of the hashed algorithms.
 pub(crate) fn d_evs() -> u32 {

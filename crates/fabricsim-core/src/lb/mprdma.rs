@@ -12,7 +12,7 @@
 //! random VP), `max_credits` ("auto" = 2 BDP of packets). State: the credit queue (one EV per
 //! outstanding credit) and a counter.
 
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use std::collections::VecDeque;
 
 use super::{ev_bytes, Ev, LoadBalancer};
@@ -28,6 +28,13 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "each unmarked ACK clocks the next packet onto its path; marked paths dropped; periodic probes",
     reference: "ARCANE sec. 4.1; MP-RDMA (NSDI 2018) sec. 3",
 };
+
+/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    super::EVS,
+    Param::new("probe_every", "One packet in this many probes a random path (0 = never)."),
+    Param::new("max_credits", "Most path credits kept; `\"auto\"` = 2 BDP of packets."),
+];
 
 #[derive(Debug, Clone)]
 pub struct Mprdma {

@@ -13,7 +13,7 @@
 //! Parameters (defaults): `subflows` (8), `evs_size` (65536). State: one EV and one window per
 //! subflow (reported: the EVs, 2 bytes each with a 16-bit EVS).
 
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use serde::{Deserialize, Serialize};
 use super::ecmp::Ecmp;
 use super::{Algorithm, LbContext};
@@ -26,6 +26,12 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "each message split into 8 subflows (QPs), each with its own ECMP path and window",
     reference: "ARCANE sec. 4.1",
 };
+
+/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    Param::new("subflows", "Connections each message is split into, each with its own ECMP path and window (the flows table keeps one row per message)."),
+    super::EVS,
+];
 
 /// Byte shares of a message split into `k` subflows: consecutive, as equal as possible.
 pub fn shares(bytes: u64, k: u32) -> Vec<u64> {

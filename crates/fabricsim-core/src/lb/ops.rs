@@ -19,7 +19,7 @@
 use super::walk::XorWalk;
 use super::{Ev, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, LbContext};
@@ -31,6 +31,12 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "oblivious packet spraying: a uniformly random EV for every packet",
     reference: "ARCANE sec. 2 and 4.1 (OPS); PRIME sec. II",
 };
+
+/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    super::EVS,
+    Param::new("order", "`\"random\"`: a random EV per packet; `\"cycle\"`: the reference simulator's sprayer, passes over the EVS that visit every EV once in a scrambled order (index XOR a random mask per pass; `evs_size` a power of two)."),
+];
 
 #[derive(Debug, Clone)]
 pub struct Ops {

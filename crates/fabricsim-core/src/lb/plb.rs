@@ -13,7 +13,7 @@
 
 use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, AutoOr, LbContext};
@@ -26,6 +26,14 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "one EV per flow, repathed after consecutive rounds with >= 5% ECN-marked ACKs or a timeout",
     reference: "ARCANE sec. 4.1; PLB (SIGCOMM 2022), FlowBender parameters",
 };
+
+/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    super::EVS,
+    Param::new("threshold", "Fraction of a round's ACKs ECN-marked that makes the round congested."),
+    Param::new("rounds", "Consecutive congested rounds before the flow moves to a new EV."),
+    Param::new("round", "Round length; `\"auto\"` = the base RTT."),
+];
 
 #[derive(Debug, Clone)]
 pub struct Plb {

@@ -59,7 +59,7 @@ use super::mpev::MpEvGenerator;
 use super::{Ev, LbContext, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, AutoOr};
@@ -71,6 +71,17 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "pseudo-random round-robin multi-part EVs; skip paths penalized by ECN/NACK, with decay",
     reference: "PRIME sec. III-C, III-D",
 };
+
+/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    Param::new("p_ecn", "Penalty of an ECN-marked ACK's path; `\"auto\"` = Kmin in packets."),
+    Param::new("p_nack", "Penalty of a NACKed (or timed-out) packet's path; `\"auto\"` = the buffer in packets; must exceed `p_ecn`."),
+    Param::new("decay", "Penalty units removed from every path per packet sent (or per packet time, with `decay_by = \"time\"`)."),
+    Param::new("penalty_bits", "Bits of each path's penalty counter (it saturates at 2^bits - 1)."),
+    Param::new("decay_by", "`\"send\"`: the decay counts packets sent; `\"time\"`: packet times at the host's line rate."),
+    Param::new("nack_over_ecn", "A NACK raises an ECN-penalized path to `p_nack`."),
+    Param::new("penalize", "The signals that penalize a path, of `\"ecn\"`, `\"nack\"`, `\"timeout\"`; `[]` behaves as `co_prime`."),
+];
 
 /// Resolved PRIME parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

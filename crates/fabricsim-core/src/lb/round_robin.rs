@@ -12,7 +12,7 @@ use super::mpev::MpEvGenerator;
 use super::{Ev, LbContext, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::Algorithm;
@@ -23,6 +23,9 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "fixed per-packet round robin over the up-ports of every tier (MP-EV, no shuffle)",
     reference: "PRIME sec. II",
 };
+
+/// It takes no `[lb]` parameters.
+pub const PARAMS: &[Param] = &[];
 
 #[derive(Debug, Clone)]
 pub struct RoundRobin {

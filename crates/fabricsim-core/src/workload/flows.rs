@@ -12,7 +12,7 @@ use super::collective::AlgorithmKind;
 use super::{Hosts, check_size, Deps, MessageSpec, Workload};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::units::{Duration, Size};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -21,6 +21,14 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "an explicit list of (src, dst, size, start) with optional dependencies, inline or from a CSV/JSON file",
     reference: "",
 };
+
+/// Its `[workload]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    Param::required("flows", "The messages (or `file`): `[{src = 0, dst = 9, size = \"1MiB\", start = \"0us\"}, ...]`, each with `src`, `dst`, `size`, and optionally `start` (`\"0ns\"`), `class` (`0`), `id` (the entry's index; unique), `after` (ids it waits for) and `delay` (after those, `\"0ns\"`).", "[{\"src\": 0, \"dst\": 1, \"size\": \"1MiB\"}]"),
+    Param::new("file", "Instead of `flows`: a file of them, relative to the scenario file: `.csv` (columns `src,dst,size` and optionally `start,class,id,after,delay`), `.json` (a list of objects), `.cm` (an htsim connection matrix), `.goal` (a GOAL schedule) or `.et` (a Chakra execution trace `x.0.et`, `x.1.et`, ...; docs/workloads.md)."),
+    Param::new("algorithm", "Chakra traces only: the algorithm that expands their collectives; absent: as for jobs."),
+    Param::new("comm_groups", "Chakra traces only: a JSON file of process groups, `{\"name\": [ranks]}` (ASTRA-sim's)."),
+];
 
 /// One message as a scenario writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{Hosts, check_size, MessageSpec, Workload};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::units::{Duration, Size};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -15,6 +15,15 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "`senders` hosts send to one `receiver`",
     reference: "ARCANE sec. 4.2",
 };
+
+/// Its `[workload]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    Param::required("senders", "How many distinct hosts, chosen by seed, send to `receiver`.", "4"),
+    Param::new("receiver", "The host they send to."),
+    super::SIZE,
+    super::START,
+    super::CLASS,
+];
 
 /// `[workload]` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

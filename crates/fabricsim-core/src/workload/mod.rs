@@ -1,10 +1,10 @@
 //! Workloads: who sends how much to whom, and when. One file per kind, each with its
-//! parameters (`Config`) and the messages it makes ([`Workload`]); one line per kind in the
-//! list below.
+//! parameters (`Config`, described in `PARAMS`) and the messages it makes ([`Workload`]); one
+//! line per kind in the list below; what they share lives in `support/`.
 
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 
@@ -12,8 +12,8 @@ use crate::units::{Duration, Size};
 pub use deps::Deps;
 
 pub mod collective;
-pub mod deps;
-pub mod job;
+mod support;
+pub use support::{deps, job};
 pub mod training;
 
 /// One message as the core runs it.
@@ -127,6 +127,11 @@ impl Default for WorkloadConfig {
         WorkloadConfig::Permutation(permutation::Config::default())
     }
 }
+
+/// The parameters several workload kinds share (each kind lists its own in `PARAMS`).
+pub(crate) const SIZE: Param = Param::new("size", "Every message's size.");
+pub(crate) const START: Param = Param::new("start", "When the messages start (a trace: when arrivals begin).");
+pub(crate) const CLASS: Param = Param::new("class", "The messages' data class, below `switch.classes`.");
 
 /// The parameters of the kinds whose messages all have the same size and start.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{Hosts, check_size, MessageSpec, Uniform, Workload};
 use crate::engine::rng::Rng;
 use crate::error::ScenarioError;
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "workload",
@@ -14,6 +14,13 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "seeded derangement: each host sends to and receives from exactly one other host",
     reference: "ARCANE sec. 4.2; PRIME sec. IV",
 };
+
+/// Its `[workload]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    super::SIZE,
+    super::START,
+    super::CLASS,
+];
 
 /// `[workload]` parameters: every message has the same size and start ([`Uniform`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::{Hosts, MessageSpec, Workload};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::AlgorithmInfo;
+use crate::registry::{AlgorithmInfo, Param};
 use crate::time::{Time, PS_PER_S};
 use crate::units::Duration;
 
@@ -24,6 +24,16 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "Poisson arrivals per host at a load, sizes from the WebSearch / FB Hadoop CDF (or a file), random destinations",
     reference: "ARCANE sec. 4.2; DCTCP; Roy et al. 2015",
 };
+
+/// Its `[workload]` parameters (docs/scenario.md's table is generated from them).
+pub const PARAMS: &[Param] = &[
+    Param::required("cdf", "The flow-size CDF: `\"websearch\"` (DCTCP, SIGCOMM 2010), `\"fb_hadoop\"` (Roy et al., SIGCOMM 2015), both shipped, or a file of `size_bytes cumulative_percent` lines, relative to the scenario file.", "\"websearch\""),
+    Param::new("points", "Written by the front end from a `cdf` file: its (size in bytes, cumulative percent) pairs; a scenario need not give it."),
+    Param::required("load", "A fraction in (0, 1] of every host link's capacity: every host starts messages as a Poisson process at `load x host link rate / (8 x mean size)`, to destinations uniform among the other hosts.", "0.5"),
+    Param::required("duration", "Arrivals fall in [start, start + duration); at most 20 000 000 messages.", "\"10us\""),
+    super::START,
+    super::CLASS,
+];
 
 const WEBSEARCH: &str = include_str!("../../data/websearch_cdf.txt");
 const FB_HADOOP: &str = include_str!("../../data/fb_hadoop_cdf.txt");

@@ -14,6 +14,7 @@ mod guard;
 mod jobs;
 mod lb;
 mod nic;
+mod params;
 mod parser_fuzz;
 mod pieces;
 mod samples;

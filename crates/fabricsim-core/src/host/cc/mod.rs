@@ -1,6 +1,6 @@
 //! Congestion control: the sender's window and, for rate-based algorithms, its pacing rate.
-//! One file per algorithm (`dctcp`, `dcqcn`, `nscc`, `none`), one line per algorithm in the
-//! list below; `[transport] cc` names one.
+//! One file per algorithm, one line per algorithm in the list below; `[transport] cc` names
+//! one.
 
 use crate::registry::named_kinds;
 use crate::time::Time;

@@ -1,6 +1,6 @@
 //! Transports: what the receiver does with an arriving packet and how the sender recovers a
-//! loss. One file per transport (`ooo`, `gbn`), one line per transport in the list below;
-//! `[transport] kind` names one.
+//! loss. One file per transport, one line per transport in the list below; `[transport] kind`
+//! names one.
 
 pub mod gbn;
 pub mod ooo;

@@ -1,5 +1,5 @@
 //! Switch next-hop rules for packets going up (going down there is one port): one file per
-//! rule (`ecmp`, `mp_ev`, `adaptive`, `spray`), one line per rule in the list below.
+//! rule, one line per rule in the list below.
 //!
 //! `routing` is one rule for every tier, or a list with one rule per switch tier that has
 //! up-ports (leaves, then aggregation switches in 3 tiers). `"auto"` picks `mp_ev` for the

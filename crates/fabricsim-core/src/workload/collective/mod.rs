@@ -10,7 +10,8 @@
 //! busbw = algbw x 2(n-1)/n for allreduce, (n-1)/n for reduce_scatter, allgather and
 //! alltoall, 1 for broadcast.
 
-pub mod expand;
+mod support;
+pub use support::expand;
 
 use serde::{Deserialize, Serialize};
 

@@ -11,7 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::link::Change;
+use crate::faults::link::Change;
 use crate::time::Time;
 
 /// How a source produces its actions, in time order.

@@ -8,8 +8,8 @@
 //! stream, so hosts do not synchronize. Without reshuffling (`round_robin`) the order is a
 //! fixed round robin.
 
-use super::Ev;
 use crate::engine::rng::Rng;
+use crate::lb::Ev;
 use crate::packet::mp_ev::MpEvLayout;
 
 #[derive(Debug, Clone)]

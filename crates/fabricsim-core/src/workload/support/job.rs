@@ -13,13 +13,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::collective::{AlgorithmKind, Builder, Op, Out, Ranks, Tag};
-use super::training::{ModelConfig, Parallel, Trainer};
-use super::{check_size, MessageSpec};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
 use crate::topology::FatTreeSpec;
 use crate::units::{Duration, Size};
+use crate::workload::collective::{AlgorithmKind, Builder, Op, Out, Ranks, Tag};
+use crate::workload::training::{ModelConfig, Parallel, Trainer};
+use crate::workload::{check_size, MessageSpec};
 
 /// How `ranks = N` are put on hosts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,7 +69,7 @@ pub struct JobConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collective: Option<Op>,
     /// A model to train (`training`): each iteration is a training step.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "super::training::model::preset_or_table")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::workload::training::model::preset_or_table")]
     pub model: Option<ModelConfig>,
     /// With `model`: the parallel layout and the GPUs' compute rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]

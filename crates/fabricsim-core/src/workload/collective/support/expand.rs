@@ -3,7 +3,7 @@
 //! entry (what its first messages wait for) left as a placeholder the importer fills in with
 //! that rank's dependencies in its trace.
 
-use super::{AlgorithmKind, Builder, Op, Out, Ranks, Tag};
+use crate::workload::collective::{AlgorithmKind, Builder, Op, Out, Ranks, Tag};
 use crate::workload::MessageSpec;
 
 /// A collective's messages, in the order the algorithm made them.

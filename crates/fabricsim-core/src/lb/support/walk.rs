@@ -3,9 +3,9 @@
 //! `index XOR mask`, and a new mask is drawn at random for each pass. Used by `bitmap` and by
 //! `ops` with `order = "cycle"`.
 
-use super::Ev;
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
+use crate::lb::Ev;
 
 /// Checks an `evs_size` a walk can cover: a power of two (the mask is XORed into the index), at
 /// most `max`; `when` says which setting needs the walk (`""` if the algorithm always does).

@@ -1,0 +1,5 @@
+//! What the workload kinds and jobs share: message dependencies and the expansion of
+//! `[[jobs]]` (the kinds are the files of `workload/`, one each).
+
+pub mod deps;
+pub mod job;

@@ -1,0 +1,79 @@
+//! Every kind's `PARAMS` (what docs/scenario.md's tables are generated from) names exactly the
+//! fields its `Config` reads, each with a meaning; a parameter marked required is (the
+//! scenario is refused without it) and its example is valid.
+
+use std::collections::BTreeSet;
+
+use fabricsim_core::faults::FaultConfig;
+use fabricsim_core::lb::LbConfig;
+use fabricsim_core::registry::{KindParams, Param};
+use fabricsim_core::workload::WorkloadConfig;
+use fabricsim_core::{check, parameters, Scenario};
+
+/// The table as a scenario writes it, with `kind` and every required parameter's example
+/// (a fault that takes a `link` hits one).
+fn table(kind: &str, params: &[Param], without: Option<&str>) -> serde_json::Value {
+    let mut t = serde_json::Map::new();
+    t.insert("kind".into(), kind.into());
+    for p in params {
+        if let Some(example) = p.example {
+            if Some(p.name) != without {
+                t.insert(p.name.into(), serde_json::from_str(example).expect("an example is JSON"));
+            }
+        }
+    }
+    serde_json::Value::Object(t)
+}
+
+fn scenario(table_name: &str, t: serde_json::Value) -> Result<(), String> {
+    let json = match table_name {
+        "faults" => serde_json::json!({ "faults": [t] }),
+        other => serde_json::json!({ other: t }),
+    };
+    let s = Scenario::from_json(&json.to_string()).map_err(|e| e.to_string())?;
+    check(&s).map_err(|e| e.to_string())
+}
+
+#[test]
+fn every_kinds_params_name_exactly_its_configs_fields() {
+    type FieldsOf = fn(&str) -> Vec<&'static str>;
+    let tables: [(&str, &[KindParams], FieldsOf); 3] = [
+        ("lb", LbConfig::PARAMS, LbConfig::fields_of),
+        ("workload", WorkloadConfig::PARAMS, WorkloadConfig::fields_of),
+        ("faults", FaultConfig::PARAMS, FaultConfig::fields_of),
+    ];
+    let mut kinds = 0;
+    for (name, table_params, fields_of) in tables {
+        for &(kind, params) in table_params {
+            kinds += 1;
+            let fields: BTreeSet<&str> = fields_of(kind).into_iter().collect();
+            let named: BTreeSet<&str> = params.iter().map(|p| p.name).collect();
+            assert_eq!(named.len(), params.len(), "{name} {kind}: a parameter listed twice");
+            assert_eq!(named, fields, "{name} {kind}: PARAMS against the fields its Config reads");
+            for p in params {
+                assert!(p.doc.len() > 10 && p.doc.ends_with('.'), "{name} {kind}.{}: a sentence saying what it means", p.name);
+            }
+        }
+    }
+    assert_eq!(kinds, 12 + 5 + 7);
+    assert_eq!(parameters().len(), tables.iter().map(|t| t.1.iter().map(|k| k.1.len()).sum::<usize>()).sum::<usize>());
+}
+
+#[test]
+fn required_parameters_are_required_and_their_examples_valid() {
+    for (name, table_params) in [("lb", LbConfig::PARAMS), ("workload", WorkloadConfig::PARAMS), ("faults", FaultConfig::PARAMS)] {
+        for &(kind, params) in table_params {
+            let mut full = table(kind, params, None);
+            if name == "faults" && params.iter().any(|p| p.name == "link") {
+                full["link"] = "leaf0:up0".into();
+            }
+            scenario(name, full.clone()).unwrap_or_else(|e| panic!("{name} {kind} with its examples: {e}"));
+            for p in params.iter().filter(|p| p.example.is_some()) {
+                let mut t = full.clone();
+                t.as_object_mut().unwrap().remove(p.name);
+                let err = scenario(name, t).expect_err(&format!("{name} {kind} without {}", p.name));
+                assert!(err.contains(p.name), "{name} {kind} without {}: {err}", p.name);
+            }
+        }
+    }
+}
