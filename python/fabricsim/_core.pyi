@@ -47,7 +47,7 @@ def columns() -> dict[str, list[tuple[str, str, str, str, str]]]:
     """The declared output columns: {table: [(name, type, unit, null_when, meaning)]}."""
 
 def warnings(scenario_json: str) -> list[str]:
-    """Legal but probably unintended settings of a valid scenario."""
+    """Legal but probably unintended settings of a scenario; raises ScenarioError where it is not valid."""
 
 def collective_messages(
     op: str,

@@ -123,8 +123,9 @@ def _check_writable(out_dir: Path) -> None:
         raise scenario_error("--out", f"cannot write to {str(out_dir)!r}: {e.strerror or e}") from None
 
 
-def _warn(scenario: Scenario, label: str = "") -> None:
-    for w in scenario.warnings():
+def _warn(scenario: Scenario, label: str = "", found: list[str] | None = None) -> None:
+    """Prints the scenario's warnings (`found`, where :meth:`Scenario.validate` gave them)."""
+    for w in scenario.warnings() if found is None else found:
         err.print(f"[yellow]warning{' (' + escape(label) + ')' if label else ''}:[/] {escape(w)}", highlight=False)
 
 
@@ -255,10 +256,10 @@ def run(
 ) -> None:
     """Run one scenario and print its summary."""
     sc = _load(scenario, set_)
-    sc.validate()
+    warnings = sc.validate()
     if out_dir is not None:
         _check_writable(out_dir)
-    _warn(sc)
+    _warn(sc, found=warnings)
     res = _run_with_bar(sc, scenario.stem, quiet, threads)
     if out_dir is not None:
         res.write(out_dir)

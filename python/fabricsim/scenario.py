@@ -13,6 +13,7 @@ import json
 import math
 import os
 import tomllib
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -197,7 +198,29 @@ class Scenario:
     def resolved(self) -> dict[str, Any]:
         """The table the core receives: a CSV flow list read in, ``stop.max_memory = "auto"``
         made half of this machine's memory."""
+        data, flows = self._resolve()
+        if flows is not None:
+            data["workload"]["flows"] = json.loads(flows)
+        return data
+
+    def _flow_csv(self, path: Path) -> str:
+        """A CSV file's flows as JSON text (:func:`_flow_csv_json`), read once while the file
+        stays the same: a run reads its scenario three times (check, warnings, run)."""
+        stat = path.stat() if path.exists() else None
+        key = (path.resolve(), stat.st_mtime_ns, stat.st_size) if stat else None
+        cached = getattr(self, "_csv_cache", None)
+        if key is None or cached is None or cached[0] != key:
+            text = _flow_csv_json(path)
+            if key is not None:
+                self._csv_cache = (key, text)
+            return text
+        return str(cached[1])
+
+    def _resolve(self) -> tuple[dict[str, Any], str | None]:
+        """:meth:`resolved`, but the flows of a CSV file as JSON text beside the table (they
+        are spliced into the core's JSON as they are)."""
         data = copy.deepcopy(self.data)
+        flows = None
         stop = data.setdefault("stop", {})
         if isinstance(stop, dict) and stop.get("max_memory", "auto") == "auto":
             stop["max_memory"] = f"{machine_memory() // 2}B"
@@ -206,6 +229,8 @@ class Scenario:
             path = self.base_dir / wl["file"]
             if not wl.get("flows") and isinstance(wl["file"], str) and wl["file"].lower().endswith(".et"):
                 wl["flows"] = self._read_chakra(path, wl)
+            elif not wl.get("flows") and path.suffix.lower() not in (".json", ".goal", ".cm"):
+                flows = self._flow_csv(path)
             elif not wl.get("flows"):
                 wl["flows"] = _read_flow_csv(path)
             elif path.exists() and not _same_flows(wl["flows"], _read_flow_csv(path)):
@@ -217,7 +242,7 @@ class Scenario:
         cdf = wl.get("cdf") if isinstance(wl, dict) and wl.get("kind") == "trace" and not wl.get("points") else None
         if isinstance(cdf, str) and cdf not in BUILTIN_CDFS:
             wl["points"] = _read_cdf(self.base_dir / cdf)
-        return data
+        return data, flows
 
     def _read_chakra(self, path: Path, wl: dict[str, Any]) -> list[dict[str, Any]]:
         """A Chakra trace's entries (:mod:`fabricsim.chakra`), its collectives laid out on the
@@ -235,9 +260,13 @@ class Scenario:
         return read_chakra(path, algorithm, None if groups is None else self.base_dir / groups, int(filled.get("nics_per_server", 1)))
 
     def to_json(self) -> str:
-        data = self.resolved()
+        data, flows = self._resolve()
         _check_values(data, "")
-        return json.dumps(data)
+        if flows is None:
+            return json.dumps(data)
+        marker = f"flows read from the file {uuid.uuid4()}"
+        data["workload"]["flows"] = marker
+        return json.dumps(data).replace(json.dumps(marker), flows, 1)
 
     def filled(self) -> dict[str, Any]:
         """The scenario with every default written out; raises ``ScenarioError`` if invalid."""
@@ -245,12 +274,14 @@ class Scenario:
         return filled
 
     def warnings(self) -> list[str]:
-        """Legal but probably unintended settings (e.g. PRIME on ECMP-hashing switches)."""
+        """Legal but probably unintended settings (e.g. PRIME on ECMP-hashing switches);
+        raises ``ScenarioError`` where the scenario is not valid."""
         return _core.warnings(self.to_json())
 
-    def validate(self) -> None:
-        """Raise ``ScenarioError`` if the core would reject this scenario."""
-        self.filled()
+    def validate(self) -> list[str]:
+        """Raise ``ScenarioError`` if the core would reject this scenario; else return its
+        warnings (:meth:`warnings`): one pass of the core for both."""
+        return _core.warnings(self.to_json())
 
     def to_toml(self) -> str:
         return tomli_w.dumps(self.data)
@@ -329,6 +360,14 @@ def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
         from .htsim import read_connection_matrix
 
         return read_connection_matrix(path)
+    flows: list[dict[str, Any]] = json.loads(_flow_csv_json(path))
+    return flows
+
+
+def _flow_csv_json(path: Path) -> str:
+    """The flows of a CSV file as the JSON text of their list, checked and built column by
+    column in polars: no Python object per row (a 2-million-row file took minutes and GBs as
+    dicts). Bad cells are refused as :func:`_read_flow_csv` says."""
     import polars as pl
 
     try:
@@ -345,25 +384,45 @@ def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
         raise scenario_error(
             "workload.file", f"{path} has unknown columns {sorted(unknown)}; allowed: src, dst, size, {', '.join(_OPTIONAL)}"
         )
-    rows = []
-    for i, row in enumerate(df.iter_rows(named=True)):
-        cells = {k: (v or "").strip() for k, v in row.items()}
-        for column in ("src", "dst", "size"):
-            if not cells[column]:
-                raise scenario_error(
-                    f"workload.file[{i}].{column}", f"an empty cell in row {i + 1} of {path}; every row needs src, dst and size"
-                )
-        flow: dict[str, Any] = {"size": cells["size"]}
-        for column in ("src", "dst", "class", "id"):
-            if cells.get(column):
-                flow[column] = _int_cell(cells[column], path, i, column)
-        for column in ("start", "delay"):
-            if cells.get(column):
-                flow[column] = cells[column]
-        if cells.get("after"):
-            flow["after"] = [_int_cell(a, path, i, "after") for a in cells["after"].replace(";", " ").split()]
-        rows.append(flow)
-    return rows
+    # stripped text, an empty cell as null
+    df = df.select(pl.col(c).str.strip_chars().replace("", None).alias(c) for c in df.columns)
+
+    def first(mask: pl.Series) -> int | None:
+        rows = mask.fill_null(False).arg_true()
+        return int(rows[0]) if len(rows) else None
+
+    for column in ("src", "dst", "size"):
+        if (i := first(df[column].is_null())) is not None:
+            raise scenario_error(
+                f"workload.file[{i}].{column}", f"an empty cell in row {i + 1} of {path}; every row needs src, dst and size"
+            )
+    parts: list[pl.Expr] = []
+    for column in ("src", "dst", "class", "id"):
+        if column not in df.columns:
+            continue
+        cells, ints = df[column], df[column].cast(pl.Int64, strict=False)
+        if (i := first(cells.is_not_null() & (ints.is_null() | (ints < 0)))) is not None:
+            _int_cell(str(cells[i]), path, i, column)  # raises, naming the cell
+        parts.append(pl.when(ints.is_not_null()).then(pl.format(f',"{column}":{{}}', ints)).otherwise(pl.lit("")))
+    for column in ("size", "start", "delay"):
+        if column not in df.columns:
+            continue
+        cells = df[column]
+        if (i := first(cells.str.contains(r"[\x00-\x1f]"))) is not None:
+            raise scenario_error(f"workload.file[{i}].{column}", f"a control character in row {i + 1} of {path}")
+        text = cells.str.replace_all("\\", "\\\\", literal=True).str.replace_all('"', '\\"', literal=True)
+        parts.append(pl.when(cells.is_not_null()).then(pl.format(f',"{column}":"{{}}"', text)).otherwise(pl.lit("")))
+    if "after" in df.columns:
+        ids = df["after"].str.replace_all(";", " ").str.split(" ").list.eval(pl.element().filter(pl.element() != ""))
+        as_ints = ids.list.eval(pl.element().cast(pl.Int64, strict=False))
+        bad = (as_ints.list.eval(pl.element().is_null() | (pl.element() < 0)).list.any()) & df["after"].is_not_null()
+        if (i := first(bad)) is not None:
+            cell = next(a for a, n in zip(ids[i], as_ints[i], strict=True) if n is None or n < 0)
+            _int_cell(str(cell), path, i, "after")  # raises, naming the cell
+        joined = as_ints.list.eval(pl.element().cast(pl.Utf8)).list.join(",")
+        parts.append(pl.when(df["after"].is_not_null()).then(pl.format(',"after":[{}]', joined)).otherwise(pl.lit("")))
+    rows = df.select(pl.concat_str(parts).str.strip_chars_start(",").alias("row"))["row"]
+    return "[" + str(("{" + rows + "}").str.join(",")[0]) + "]"
 
 
 _OPTIONAL = ("start", "class", "id", "after", "delay")

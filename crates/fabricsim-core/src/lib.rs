@@ -130,5 +130,19 @@ pub fn warnings(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
     Ok(out)
 }
 
+/// [`check`] and [`warnings`] at once, the scenario resolved and its topology built once (a
+/// front end checks a scenario and shows its warnings before the run: with millions of
+/// messages, resolving is most of the time before it).
+pub fn check_and_warn(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
+    let model = scenario.resolve()?;
+    let topo = topology::Topology::build(&model.tree);
+    faults::timeline(&scenario.faults, &topo, model.seed, model.max_time)?;
+    let mut out = model.warnings.clone();
+    if let Some(cfg) = &scenario.samples {
+        out.extend(cfg.resolve(&topo)?.warning(model.max_time));
+    }
+    Ok(out)
+}
+
 /// The crate version, recorded with every result.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -179,11 +179,12 @@ fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     Ok(scenario.filled().to_json())
 }
 
-/// Legal but probably unintended settings of a scenario (it must be valid).
+/// Legal but probably unintended settings of a scenario; raises `ScenarioError` where it is
+/// not valid (what `validate` checks, without writing the filled scenario out).
 #[pyfunction]
 fn warnings(py: Python<'_>, scenario_json: &str) -> PyResult<Vec<String>> {
     let scenario = parse(py, scenario_json)?;
-    fabricsim_core::warnings(&scenario).map_err(|e| scenario_error(py, e))
+    fabricsim_core::check_and_warn(&scenario).map_err(|e| scenario_error(py, e))
 }
 
 /// The declared output columns: {table: [(name, type, unit, null_when, meaning)]}.
