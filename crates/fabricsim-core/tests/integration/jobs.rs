@@ -20,8 +20,10 @@ fn a_lone_ring_allreduce_runs_its_steps_and_stays_near_its_ideal() {
     let (jct, ideal) = (r.jobs.opt_u64("jct_ps"), r.jobs.u64("ideal_jct_ps"));
     for it in 0..2 {
         let (jct, ideal) = (jct[it].unwrap(), ideal[it]);
-        // a rank's NIC carries its sends and the ACKs of what it receives: a little above the
-        // ideal, which counts only the data (docs/workloads.md)
+        // a rank's NIC carries its sends and the ACKs of what it receives, one 64 B ACK per
+        // 4160 B packet: the ideal counts only the data (docs/workloads.md), which the ACKs
+        // delay by 1.5 % where they queue ahead of it; with ACKs held back the job meets its
+        // ideal exactly (docs/workloads.md, "Exactness"). Bound: twice the ACKs' share
         assert!(jct >= ideal && (jct as f64) < 1.03 * ideal as f64, "iteration {it}: {jct} vs {ideal}");
     }
     // the second iteration's first messages wait for the first's, then the compute gap
@@ -293,8 +295,12 @@ fn a_long_trace_achieves_its_target_load() {
     );
     assert_eq!(r.summary.status, "complete");
     let (offered, achieved) = (r.summary.offered_load.unwrap(), r.summary.achieved_load.unwrap());
-    assert!((achieved / 0.6 - 1.0).abs() < 0.05, "achieved {achieved} for 0.6");
-    assert!((achieved / offered - 1.0).abs() < 0.05, "achieved {achieved}, offered {offered}");
+    // what Poisson arrivals of these sizes offer varies by sqrt(E[X^2]) / (E[X] sqrt(n)) of
+    // their mean; 4 such errors bound the draw, and what the fabric delivers once warm is
+    // what arrives
+    let se = sampling_error(&r);
+    assert!((offered / 0.6 - 1.0).abs() < 4.0 * se, "offered {offered} for 0.6 (error {se})");
+    assert!((achieved / offered - 1.0).abs() < 4.0 * se, "achieved {achieved}, offered {offered} (error {se})");
 }
 
 #[test]
@@ -302,15 +308,26 @@ fn a_websearch_trace_runs_and_reports_slowdown_by_size() {
     let r = run(&fabric128("[workload]\nkind = \"trace\"\ncdf = \"websearch\"\nload = 0.5\nduration = \"300us\"\n"));
     assert_eq!(r.summary.status, "complete");
     let n = r.flows.u64("bytes").len() as u64;
-    assert!(n > 400, "{n} messages");
     assert_eq!(r.buckets.u64("messages").iter().sum::<u64>(), n);
-    // 300 us of a heavy-tailed distribution: near the target, not exactly it
+    // 300 us of a heavy-tailed distribution: near the target within the draw's error (as in
+    // a_long_trace_achieves_its_target_load), not exactly it
     let offered = r.summary.offered_load.unwrap();
-    assert!((0.25..0.75).contains(&offered), "{offered}");
+    let se = sampling_error(&r);
+    assert!(n > 100 && (offered / 0.5 - 1.0).abs() < 4.0 * se, "{n} messages offer {offered} for 0.5 (error {se})");
     // 300 us is all warm-up: the second half delivers less than arrives
     assert!(r.summary.achieved_load.unwrap() < offered);
     assert!(r.buckets.opt_f64("p99_slowdown").iter().take(2).all(|s| s.is_some_and(|s| s >= 1.0)));
     // the arrivals are spread over the duration
     let last = *r.flows.u64("start_ps").iter().max().unwrap();
     assert!((270_000_000..300_000_000).contains(&last), "{last}");
+}
+
+/// The relative standard error of the load that Poisson arrivals of a run's message sizes
+/// offer: sqrt(E[X^2]) / (E[X] sqrt(n)) (a compound Poisson sum's spread over its mean).
+fn sampling_error(r: &fabricsim_core::stats::RunResult) -> f64 {
+    let bytes = r.flows.u64("bytes");
+    let n = bytes.len() as f64;
+    let mean = bytes.iter().map(|&b| b as f64).sum::<f64>() / n;
+    let square = bytes.iter().map(|&b| (b as f64) * (b as f64)).sum::<f64>() / n;
+    square.sqrt() / (mean * n.sqrt())
 }

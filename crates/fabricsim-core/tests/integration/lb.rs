@@ -64,9 +64,14 @@ fn arcane_avoids_a_slow_uplink_that_ops_keeps_using() {
     let with = |lb: &str| run(&text.replace("kind = \"arcane\"", &format!("kind = \"{lb}\"")));
     let ops = with("ops").summary.max_fct_ns.unwrap();
     let arcane = with("arcane").summary.max_fct_ns.unwrap();
-    // OPS sends 1/8 of all bytes over the 200 Gb/s link: 32 MiB at 200 Gb/s is 1342 us.
-    assert!((1_342_000.0..1_450_000.0).contains(&ops), "ops {ops}");
-    assert!((700_000.0..800_000.0).contains(&arcane), "arcane {arcane}");
+    // the model's bound: OPS sends 1/8 of all bytes over the 200 Gb/s link, 32 MiB at 200 Gb/s
+    // is 1342.177 us; ARCANE cannot beat a lone flow's ideal (32 MiB of packets at 400 Gb/s)
+    assert!(ops >= 1_342_177.28, "ops {ops}");
+    assert!(arcane >= 685_324.0, "arcane {arcane}");
+    // the paper's figures (sec. 4.3.2, read off its text), within 10 %: a different simulator
+    // and seed, not a fit
+    assert!((ops / 1_400_000.0 - 1.0).abs() < 0.1, "ops {ops} against the paper's 1400 us");
+    assert!((arcane / 756_000.0 - 1.0).abs() < 0.1, "arcane {arcane} against the paper's 756 us");
 }
 
 #[test]
@@ -105,11 +110,23 @@ fn switch_adaptive_routing_and_spraying_remove_ecmp_collisions() {
             "[switch]\nrouting = \"{routing}\"\n[lb]\nkind = \"ecmp\"\n[workload]\nkind = \"permutation\"\nsize = \"2MiB\"\n"
         ))
     };
-    let ecmp = run(&toml("ecmp")).summary.max_slowdown.unwrap();
+    let r = run(&toml("ecmp"));
+    let ecmp = r.summary.max_slowdown.unwrap();
+    // ECMP hashes whole flows (512 packets of 2 MiB): the busiest leaf uplink carries k of
+    // them (8 flows into 8 up-ports on each of 16 leaves: some port takes 3 or more unless
+    // every leaf is lucky, odds below 1e-4), and k flows sharing one link each get 1/k of it:
+    // the worst flow's slowdown is about k (at least 0.9 k: the hops before and after are
+    // not shared)
+    let names = port_column(&r, "name");
+    let data = r.ports.u64("data_packets");
+    let k = (0..names.len()).filter(|&i| names[i].starts_with("leaf") && names[i].contains(":up")).map(|i| data[i] / 512).max().unwrap();
+    assert!(k >= 3 && ecmp >= 0.9 * k as f64, "{k} flows on one uplink, max slowdown {ecmp}");
+    // adaptive routing and spraying put every flow's packets over all 8 uplinks, so no link
+    // carries more than its share: they remove at least half of ECMP's excess
     let adaptive = run(&toml("adaptive")).summary.max_slowdown.unwrap();
     let spray = run(&toml("spray")).summary.max_slowdown.unwrap();
-    assert!(ecmp > 2.5, "{ecmp}");
-    assert!(adaptive < 1.3 && spray < 1.3, "adaptive {adaptive} spray {spray}");
+    let half = 1.0 + (ecmp - 1.0) / 2.0;
+    assert!(adaptive < half && spray < half, "adaptive {adaptive} spray {spray} ecmp {ecmp}");
 }
 
 #[test]
@@ -149,9 +166,20 @@ fn mptcp_splits_each_message_into_subflows_on_their_own_paths() {
     assert_eq!(r.summary.status, "complete");
     assert_eq!(r.flows.u64("delivered_bytes"), r.flows.u64("bytes"));
     assert_eq!(r.summary.lb_state_bytes, 16, "8 subflows x one 16-bit EV");
-    // averaging 8 hashed paths per message shortens ECMP's collision tail
-    let ecmp = run(&text("ecmp")).summary.max_slowdown.unwrap();
-    assert!(r.summary.max_slowdown.unwrap() < 0.8 * ecmp, "mptcp {} ecmp {ecmp}", r.summary.max_slowdown.unwrap());
+    // averaging 8 hashed paths per message shortens ECMP's collision tail: the busiest leaf
+    // uplink carries fewer flows' worth of packets (512 a flow) than under ECMP, whose whole
+    // flows collide, and the worst flow's slowdown follows that load (at least 0.9 of it, as
+    // in switch_adaptive_routing_and_spraying_remove_ecmp_collisions)
+    let busiest = |r: &fabricsim_core::stats::RunResult| {
+        let (names, data) = (port_column(r, "name"), r.ports.u64("data_packets"));
+        (0..names.len()).filter(|&i| names[i].starts_with("leaf") && names[i].contains(":up")).map(|i| data[i]).max().unwrap() as f64
+            / 512.0
+    };
+    let e = run(&text("ecmp"));
+    let (mptcp, ecmp) = (r.summary.max_slowdown.unwrap(), e.summary.max_slowdown.unwrap());
+    let (load, ecmp_load) = (busiest(&r), busiest(&e));
+    assert!(load < ecmp_load && mptcp < ecmp, "mptcp {mptcp} on {load} flows' worth, ecmp {ecmp} on {ecmp_load}");
+    assert!(mptcp >= 0.9 * load, "mptcp {mptcp} on {load} flows' worth");
 }
 
 #[test]
@@ -164,8 +192,12 @@ fn coalesced_acks_that_report_every_ev_restore_arcane() {
     let per_packet = fct("ack_every = 1");
     let trigger = fct("ack_every = 8\nack_evs = \"trigger\"");
     let all = fct("ack_every = 8\nack_evs = \"all\"");
-    assert!(trigger > 1.2 * per_packet, "trigger {trigger} per packet {per_packet}");
-    assert!((all - per_packet).abs() < 0.05 * per_packet, "all {all} per packet {per_packet}");
+    let ops = run(&text.replace("kind = \"arcane\"", "kind = \"ops\"")).summary.max_fct_ns.unwrap();
+    // learning from one EV in 8, ARCANE moves at least a quarter of the way from its own
+    // per-packet FCT towards blind spraying's (the paper: coalescing costs it its advantage)
+    assert!(trigger > per_packet + (ops - per_packet) / 4.0, "trigger {trigger} per packet {per_packet} ops {ops}");
+    // the same EVs and marks, at most 7 packets later: it wins back at least 3/4 of that loss
+    assert!((all - per_packet).abs() < (trigger - per_packet) / 4.0, "all {all} per packet {per_packet} trigger {trigger}");
 }
 
 #[test]
@@ -192,8 +224,14 @@ fn mixed_traffic_classes_share_ports_by_priority_or_weight() {
     };
     let (strict0, strict1, strict_median1) = by_class("scheduler = \"strict\"");
     let (wrr0, _, wrr_median1) = by_class("scheduler = \"wrr\"\nweights = [1, 4]");
+    // strict priority: a class-1 flow sends on a port class 0 also uses only once class 0's
+    // data there has left (about a class-0 FCT of the same size), then needs its own time:
+    // twice or more, for its last flow and its median one
     assert!(strict1 > 2 * strict0, "strict priority starves class 1: {strict0} {strict1}");
     assert!(strict_median1 > 2.0, "under strict priority class 1 waits for class 0: median slowdown {strict_median1}");
+    // weights 1:4 give class 1 at least 4/5 of a port both use, a slowdown of 5/4 where they
+    // meet; the median pinned flow meets no other of its class (13 flows over 128 hosts),
+    // and 1.4 leaves 0.15 for spraying's queues
     assert!(wrr_median1 < 1.4, "weight 4 for class 1 lets it through: median slowdown {wrr_median1}");
     assert!(wrr0 > strict0, "at class 0's expense: {wrr0} vs {strict0}");
 }
@@ -217,20 +255,27 @@ fn slow_uplink(lb: &str, extra: &str) -> (f64, f64) {
 fn congestion_aware_balancers_move_traffic_off_a_slow_uplink() {
     // OPS sprays blindly (its 1/8 share, minus what was trimmed); bitmap penalizes the EVs
     // whose ACKs come back marked, MPRDMA clocks packets onto the EVs of unmarked ACKs, PLB
-    // repaths a flow after congested rounds: each puts clearly less on the slow link and
-    // finishes sooner (measured: shares 0.083 / 0.048 / 0.039 / 0.056; max FCT 244 / 135 /
-    // 110 / 217 us; ECMP, which puts one whole flow there, 0.125 and 345 us).
+    // repaths a flow after congested rounds. The model's best: a share in proportion to the
+    // link's rate, 100 / (7 x 400 + 100), and the 32 MiB of packets over the uplinks' 2.9
+    // Tb/s. Each congestion-aware balancer closes at least half of the gap between the
+    // blind one it refines (OPS; PLB refines ECMP, which puts one whole flow there) and that
+    // best, in share and in max FCT (measured: shares 0.083 / 0.048 / 0.039 / 0.056, ECMP
+    // 0.125; max FCT 244 / 135 / 110 / 217 us, ECMP 345 us).
+    let best_share = 100.0 / (7.0 * 400.0 + 100.0);
+    let best_fct = 8.0 * 4.0 * 1048576.0 * 4160.0 / 4096.0 * 8.0 / 2900.0; // ns
+    let halfway = |blind: f64, best: f64| best + (blind - best) / 2.0;
     let (ops_share, ops_fct) = slow_uplink("ops", "");
     let (ecmp_share, ecmp_fct) = slow_uplink("ecmp", "");
     assert!((ecmp_share - 0.125).abs() < 1e-9, "ECMP: one of the 8 flows hashed there: {ecmp_share}");
-    for (lb, share_vs_ops, fct_vs_ops) in [("bitmap", 0.7, 0.7), ("mprdma", 0.6, 0.6)] {
+    for lb in ["bitmap", "mprdma"] {
         let (share, fct) = slow_uplink(lb, "");
-        assert!(share < share_vs_ops * ops_share, "{lb}: share {share} vs ops {ops_share}");
-        assert!(fct < fct_vs_ops * ops_fct, "{lb}: max FCT {fct} vs ops {ops_fct}");
+        assert!(share < halfway(ops_share, best_share), "{lb}: share {share} vs ops {ops_share}");
+        assert!(fct < halfway(ops_fct, best_fct), "{lb}: max FCT {fct} vs ops {ops_fct}");
     }
     let (plb_share, plb_fct) = slow_uplink("plb", "");
-    assert!(plb_share < 0.6 * ecmp_share, "PLB repaths the flow off the slow link: {plb_share}");
-    assert!(plb_fct < 0.75 * ecmp_fct, "PLB {plb_fct} vs ECMP {ecmp_fct}");
+    assert!(plb_share < halfway(ecmp_share, best_share), "PLB repaths the flow off the slow link: {plb_share}");
+    // its flows wait rounds before they move: only faster than ECMP's
+    assert!(plb_fct < ecmp_fct, "PLB {plb_fct} vs ECMP {ecmp_fct}");
 }
 
 #[test]
