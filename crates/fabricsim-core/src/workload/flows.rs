@@ -134,7 +134,7 @@ impl Workload for Config {
         for (i, f) in self.flows.iter().enumerate() {
             // the field's name and the message are made only for an entry that fails (for
             // every entry, they took most of the time of reading millions of flows)
-            let refuse = |k: &str, value: u64, allowed: &str| Err(ScenarioError::new(&Self::field(i, k), value, allowed));
+            let refuse = |k: &str, value: u64, allowed: &str| Err(ScenarioError::new(Self::field(i, k), value, allowed));
             let hosts_allowed = || format!("allowed: a host id from 0 to {}", hosts.saturating_sub(1));
             if f.src >= hosts {
                 return refuse("src", f.src.into(), &hosts_allowed());
