@@ -5,6 +5,8 @@ and a run is reproducible."""
 
 from __future__ import annotations
 
+import os
+
 import fabricsim
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,6 +33,7 @@ faults = st.sampled_from(
             }
         ],
         [{"kind": "random_degrade", "links": "leaf_up", "fraction": 0.2, "rate": "200Gbps"}],
+        [{"kind": "switch_down", "switch": "spine1", "start": "3us", "end": "12us", "detection": "1us", "reconvergence": "2us"}],
     ]
 )
 
@@ -51,7 +54,7 @@ def scenarios(draw):
             "tier_link_rates": draw(st.sampled_from([["400Gbps", "400Gbps"], ["400Gbps", "200Gbps"]])),
         },
         "switch": {
-            "buffer": draw(st.sampled_from(["0.3bdp", "1bdp"])),
+            "buffer": draw(st.sampled_from(["0.3bdp", "1bdp", {"shared": "4bdp", "alpha": 1.0}])),
             "ecn": {"kmin": "0.1bdp", "kmax": "0.25bdp"},
             "overflow": draw(st.sampled_from(["trim", "drop"])),
             "routing": draw(st.sampled_from(["auto", "ecmp", "adaptive", "spray"])),
@@ -65,6 +68,7 @@ def scenarios(draw):
             "rto": "20us",
             "loss_detection": "rto" if transport == "gbn" else draw(st.sampled_from(["rto", "path_id"])),
             "reorder_buffer": draw(st.sampled_from(["0B", "16KiB", "1MiB"])) if transport == "gbn" else "0B",
+            "cc": draw(st.sampled_from(["dctcp", "nscc", "none", *(["dcqcn"] if transport == "gbn" else [])])),
         },
         "lb": {"kind": lb},
         "workload": draw(
@@ -73,6 +77,7 @@ def scenarios(draw):
                     {"kind": "permutation", "size": "96KiB"},
                     {"kind": "incast", "senders": 6, "size": "64KiB", "class": 1},
                     {"kind": "tornado", "size": "40000B"},
+                    {"kind": "trace", "cdf": "fb_hadoop", "load": 0.3, "duration": "20us"},
                 ]
             )
         ),
@@ -80,13 +85,27 @@ def scenarios(draw):
         "stop": {"max_time": "20ms"},
     }
     if draw(st.booleans()):
+        s["transport"]["rate_cap"] = "250Gbps"
+    if transport == "ooo" and draw(st.booleans()):
+        s["transport"]["reorder_limit"] = 4
+    if draw(st.booleans()):
+        # a job beside the workload: its messages follow the workload's in the flows table
+        algorithm = draw(st.sampled_from(["ring", "halving_doubling", "tree"]))
+        s["jobs"] = [{"collective": "allreduce", "algorithm": algorithm, "size": "64KiB", "ranks": 8, "placement": "spread"}]
+        if s["transport"]["cc"] != "dcqcn" and lb != "mptcp":
+            s["transport"]["connections"] = draw(st.sampled_from(["per_message", "per_pair"]))
+    if draw(st.booleans()) and s["workload"]["kind"] != "trace":
         s["mixed"] = {"share": 0.25, "class": 1}
     if draw(st.booleans()):
         s["samples"] = {"every": draw(st.sampled_from(["50ns", "333ns", "2us"])), "ports": ["host*", "leaf0:*"]}
     return s
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: Cases per run: 80 in CI; `make fuzz` runs more (FABRICSIM_PROPERTY_EXAMPLES).
+EXAMPLES = int(os.environ.get("FABRICSIM_PROPERTY_EXAMPLES", "80"))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_invariants_hold_in_any_scenario(s):
     r = fabricsim.run(s)
