@@ -75,10 +75,19 @@ def _table_rows(text: str) -> list[list[str]]:
 
 
 def test_bench_runs_a_standard_scenario():
+    """The benchmark measures the simulation it names: the same events and packets as that
+    scenario run here (the count is deterministic), with the same results."""
+    from fabricsim.bench import BENCHMARKS
+
     r = invoke("bench", "--only", "perm-128", "--json")
     assert r.exit_code == 0, r.output
     (row,) = json.loads(r.stdout)
-    assert row["status"] == "complete" and row["events"] > 1_000_000 and row["peak_rss_mb"] > 0
+    (b,) = [b for b in BENCHMARKS if b.name == row["name"]]
+    same = fabricsim.run(b.scenario, threads=1).summary
+    assert row["status"] == "complete" and (row["events"], row["data_packets"]) == (same["events"], same["data_packets"])
+    assert row["threads"] == 1 and row["wall_s"] > 0
+    assert (row["max_slowdown"], row["mean_slowdown"]) == (same["max_slowdown"], same["mean_slowdown"])
+    assert row["peak_rss_mb"] > 0
 
 
 # from the registry: a new load balancer is covered without editing this file
