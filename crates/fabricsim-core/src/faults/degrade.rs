@@ -14,14 +14,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 };
 
 /// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::LINK,
-    super::LINKS,
-    super::FRACTION,
-    super::START,
-    super::END,
-    Param::required("rate", "The rate the link runs at (at most its own).", "\"200Gbps\""),
-];
+pub const PARAMS: &[Param] = fault_params![Param::required("rate", "The rate the link runs at (at most its own).", "\"200Gbps\"")];
 
 fault_kind!(Config { rate: Rate });
 

@@ -16,14 +16,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 };
 
 /// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::LINK,
-    super::LINKS,
-    super::FRACTION,
-    super::START,
-    super::END,
-    Param::required("extra", "Propagation latency added; a wire never reorders what it carries.", "\"2us\""),
-];
+pub const PARAMS: &[Param] = fault_params![Param::required("extra", "Propagation latency added; a wire never reorders what it carries.", "\"2us\"")];
 
 fault_kind!(Config { extra: Duration });
 

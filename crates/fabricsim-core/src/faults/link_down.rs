@@ -23,15 +23,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 };
 
 /// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::LINK,
-    super::LINKS,
-    super::FRACTION,
-    super::START,
-    super::END,
-    super::DETECTION,
-    super::RECONVERGENCE,
-];
+pub const PARAMS: &[Param] = fault_params![super::DETECTION, super::RECONVERGENCE];
 
 fault_kind!(Config {
     /// Time for the switches to notice the failure.

@@ -32,6 +32,14 @@ pub struct ActivePeriod {
     pub end: Option<Duration>,
 }
 
+/// The `PARAMS` of a kind declared with `fault_kind!`: the target and window it shares
+/// (`link`, `links`, `fraction`, `start`, `end`), then its own.
+macro_rules! fault_params {
+    ($($own:expr),* $(,)?) => {
+        &[$crate::faults::LINK, $crate::faults::LINKS, $crate::faults::FRACTION, $crate::faults::START, $crate::faults::END, $($own),*]
+    };
+}
+
 /// Declares a fault kind's table: its own fields, plus the target (`link`, or `links` with
 /// `fraction`) and the window (`start`, `end`) that every kind shares. A macro because serde's
 /// `flatten` cannot be combined with `deny_unknown_fields`.

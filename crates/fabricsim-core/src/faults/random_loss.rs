@@ -15,14 +15,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 };
 
 /// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::LINK,
-    super::LINKS,
-    super::FRACTION,
-    super::START,
-    super::END,
-    Param::required("probability", "Each packet put on the link is lost with this probability, in [0, 1].", "0.01"),
-];
+pub const PARAMS: &[Param] = fault_params![Param::required("probability", "Each packet put on the link is lost with this probability, in [0, 1].", "0.01")];
 
 fault_kind!(Config { probability: f64 });
 
