@@ -36,29 +36,30 @@ def test_every_registered_name_is_documented():
         assert f"`{name}`" in docs or f'"{name}"' in docs, row
 
 
-def test_algorithms_page_is_generated_from_the_sources():
-    spec = importlib.util.spec_from_file_location("gen", ROOT / "tools" / "gen_algorithms_doc.py")
+def _tool(name: str):  # type: ignore[no-untyped-def]
+    """A script of tools/ as a module (registered, so that its dataclasses find it)."""
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     gen = importlib.util.module_from_spec(spec)
+    sys.modules[name] = gen
     spec.loader.exec_module(gen)
+    return gen
+
+
+def test_algorithms_page_is_generated_from_the_sources():
+    gen = _tool("gen_algorithms_doc")
     assert (ROOT / "docs" / "algorithms.md").read_text() == gen.render(), "run: python3 tools/gen_algorithms_doc.py > docs/algorithms.md"
 
 
 def test_outputs_section_is_generated_from_the_declared_columns():
-    spec = importlib.util.spec_from_file_location("gen_outputs", ROOT / "tools" / "gen_outputs_doc.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
+    gen = _tool("gen_outputs_doc")
     page = (ROOT / "docs" / "scenario.md").read_text()
     assert page == gen.render(page), "run: python3 tools/gen_outputs_doc.py"
 
 
 def _gen_kinds():  # type: ignore[no-untyped-def]
-    import sys
-
-    spec = importlib.util.spec_from_file_location("gen_kinds", ROOT / "tools" / "gen_kinds_doc.py")
-    gen = importlib.util.module_from_spec(spec)
-    sys.modules["gen_kinds"] = gen  # its dataclasses look their module up
-    spec.loader.exec_module(gen)
-    return gen
+    return _tool("gen_kinds_doc")
 
 
 def test_kind_tables_are_generated_from_the_registry():
@@ -135,9 +136,7 @@ def test_allowed_lists_name_every_registered_kind():
 def test_every_file_of_a_kind_folder_is_a_registered_kind():
     """Helpers live in a folder's `support/`: the generated pages read every other file of a
     kind folder as a kind."""
-    spec = importlib.util.spec_from_file_location("gen_algorithms", ROOT / "tools" / "gen_algorithms_doc.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
+    gen = _tool("gen_algorithms_doc")
     src = ROOT / "crates" / "fabricsim-core" / "src"
     folders = {
         "lb": "lb",

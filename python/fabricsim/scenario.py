@@ -229,7 +229,7 @@ class Scenario:
             path = self.base_dir / wl["file"]
             if not wl.get("flows") and isinstance(wl["file"], str) and wl["file"].lower().endswith(".et"):
                 wl["flows"] = self._read_chakra(path, wl)
-            elif not wl.get("flows") and path.suffix.lower() not in (".json", ".goal", ".cm"):
+            elif not wl.get("flows") and path.suffix.lower() not in _NOT_CSV:
                 flows = self._flow_csv(path)
             elif not wl.get("flows"):
                 wl["flows"] = _read_flow_csv(path)
@@ -281,7 +281,7 @@ class Scenario:
     def validate(self) -> list[str]:
         """Raise ``ScenarioError`` if the core would reject this scenario; else return its
         warnings (:meth:`warnings`): one pass of the core for both."""
-        return _core.warnings(self.to_json())
+        return self.warnings()
 
     def to_toml(self) -> str:
         return tomli_w.dumps(self.data)
@@ -350,18 +350,24 @@ def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
     a GOAL schedule (``.goal``, :mod:`fabricsim.goal`).
     Sizes, starts and delays are unit strings ("1MiB", "5us").
     A bad cell is refused with its row and column (``workload.file[ROW].COLUMN``)."""
-    if path.suffix.lower() == ".json":
+    suffix = path.suffix.lower()
+    if suffix not in _NOT_CSV:
+        flows: list[dict[str, Any]] = json.loads(_flow_csv_json(path))
+        return flows
+    if suffix == ".json":
         return _read_flow_json(path)
-    if path.suffix.lower() == ".goal":
+    if suffix == ".goal":
         from .goal import read_goal
 
         return read_goal(path)
-    if path.suffix.lower() == ".cm":
-        from .htsim import read_connection_matrix
+    from .htsim import read_connection_matrix
 
-        return read_connection_matrix(path)
-    flows: list[dict[str, Any]] = json.loads(_flow_csv_json(path))
-    return flows
+    return read_connection_matrix(path)
+
+
+#: Flow files that are not CSV (every other name is read as CSV): JSON, a GOAL schedule, an
+#: htsim connection matrix.
+_NOT_CSV = (".json", ".goal", ".cm")
 
 
 def _flow_csv_json(path: Path) -> str:

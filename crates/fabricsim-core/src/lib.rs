@@ -110,30 +110,14 @@ pub fn parameters() -> Vec<(&'static str, &'static str, registry::Param)> {
 /// Checks a scenario as a run would before it starts, faults and samples against the built
 /// topology included (a link or switch name that does not exist), without building the rest.
 pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
-    let model = scenario.resolve()?;
-    let topo = topology::Topology::build(&model.tree);
-    faults::timeline(&scenario.faults, &topo, model.seed, model.max_time)?;
-    if let Some(cfg) = &scenario.samples {
-        cfg.resolve(&topo)?;
-    }
-    Ok(())
+    warnings(scenario).map(drop)
 }
 
-/// Legal but probably unintended settings of a valid scenario, without building the run (the
-/// topology is built to count sampled ports).
+/// Legal but probably unintended settings of a scenario, which is first checked as [`check`]
+/// does (an invalid one is refused), the scenario resolved and its topology built once: a
+/// front end checks a scenario and shows its warnings before the run, and with millions of
+/// messages resolving is most of the time before it.
 pub fn warnings(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
-    let model = scenario.resolve()?;
-    let mut out = model.warnings.clone();
-    if let Some(cfg) = &scenario.samples {
-        out.extend(cfg.resolve(&topology::Topology::build(&model.tree))?.warning(model.max_time));
-    }
-    Ok(out)
-}
-
-/// [`check`] and [`warnings`] at once, the scenario resolved and its topology built once (a
-/// front end checks a scenario and shows its warnings before the run: with millions of
-/// messages, resolving is most of the time before it).
-pub fn check_and_warn(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
     let model = scenario.resolve()?;
     let topo = topology::Topology::build(&model.tree);
     faults::timeline(&scenario.faults, &topo, model.seed, model.max_time)?;

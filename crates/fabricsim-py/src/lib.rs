@@ -184,7 +184,7 @@ fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
 #[pyfunction]
 fn warnings(py: Python<'_>, scenario_json: &str) -> PyResult<Vec<String>> {
     let scenario = parse(py, scenario_json)?;
-    fabricsim_core::check_and_warn(&scenario).map_err(|e| scenario_error(py, e))
+    fabricsim_core::warnings(&scenario).map_err(|e| scenario_error(py, e))
 }
 
 /// The declared output columns: {table: [(name, type, unit, null_when, meaning)]}.
