@@ -318,7 +318,11 @@ impl EventQueue {
             self.current.insert(pos, e);
         } else if b < self.cur + BUCKETS as u64 {
             let slot = (b as usize) & (BUCKETS - 1);
-            self.ring[slot].push(e);
+            let bucket = &mut self.ring[slot];
+            // a full bucket: grow it to the size buckets tend to reach in one step, not
+            // through 4 and 8 (each a reallocation)
+            bucket.reserve(bucket.len().max(16));
+            bucket.push(e);
             self.occupied[slot / 64] |= 1 << (slot % 64);
             self.ring_len += 1;
         } else {

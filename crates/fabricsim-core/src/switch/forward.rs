@@ -155,32 +155,38 @@ impl Fabric {
 
     /// Puts `pkt` on `port`'s wire now: its last bit leaves after the serialization time and
     /// reaches the far end `delay` later.
-    #[inline]
+    #[inline(always)]
     pub fn transmit(&mut self, q: &mut EventQueue, now: Time, port: u32, pkt: Packet) {
         let p = &mut self.ports[port as usize];
-        debug_assert!(p.busy_until <= now);
-        let ser = serialization(pkt.size as u64, p.rate);
-        let done = now + ser;
-        p.busy_until = done;
+        if p.fault.is_some() || p.far {
+            self.transmit_other(q, now, port, pkt);
+            return;
+        }
+        // a healthy link within the piece (almost every packet): no out-of-line case here, so
+        // that this stays a short function with few registers to save
+        let done = p.serialize(now, &pkt);
+        let arrive = p.arrival(done);
+        self.wires[port as usize].carry(q, port, arrive, pkt);
+    }
+
+    /// [`Fabric::transmit`] on a link with a fault, or to another piece.
+    #[cold]
+    #[inline(never)]
+    fn transmit_other(&mut self, q: &mut EventQueue, now: Time, port: u32, pkt: Packet) {
+        let p = &mut self.ports[port as usize];
         if p.fault.as_ref().is_some_and(|f| f.down) {
             // a dead link: the port serializes into the void and the packet is lost
+            p.busy_until = now + serialization(pkt.size as u64, p.rate);
             p.lose(&pkt);
             return;
-        }
-        p.stats.bytes += pkt.size as u64;
-        p.stats.busy += ser;
-        p.stats.busy_end = done;
-        p.stats.packets += 1;
-        if pkt.kind == Kind::Data && !pkt.trimmed {
-            p.stats.data_packets += 1;
         }
         if p.fault.as_mut().is_some_and(|f| f.loses()) {
+            p.serialize(now, &pkt);
             p.lose(&pkt);
             return;
         }
-        // a wire never reorders, even when its latency drops (a `delay` fault ending)
-        let arrive = (done + p.delay).max(p.wire_last);
-        p.wire_last = arrive;
+        let done = p.serialize(now, &pkt);
+        let arrive = p.arrival(done);
         if p.far {
             self.outbox.push((port, arrive, pkt));
         } else {
@@ -293,6 +299,7 @@ impl Fabric {
 
     /// Queues `pkt` at `port` (or puts it straight on a free wire): a data packet that would
     /// overflow its class queue is trimmed to a header or dropped; ECN at enqueue if asked.
+    #[inline(always)]
     pub fn enqueue(&mut self, q: &mut EventQueue, now: Time, port: u32, mut pkt: Packet) {
         let m = &self.cfg;
         let p = &mut self.ports[port as usize];

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::faults::link::LinkFault;
 use crate::packet::{Kind, Packet};
-use crate::time::Time;
+use crate::time::{serialization, Time};
 
 /// Counters of one egress port.
 #[derive(Debug, Clone, Default)]
@@ -150,6 +150,33 @@ impl EgressPort {
             stats: PortStats::default(),
             lost: None,
         }
+    }
+
+    /// Serializes `pkt` from `now` (the port is free): the port is busy until it is done
+    /// (returned) and its counters count it.
+    #[inline]
+    pub fn serialize(&mut self, now: Time, pkt: &Packet) -> Time {
+        debug_assert!(self.busy_until <= now);
+        let ser = serialization(pkt.size as u64, self.rate);
+        let done = now + ser;
+        self.busy_until = done;
+        self.stats.bytes += pkt.size as u64;
+        self.stats.busy += ser;
+        self.stats.busy_end = done;
+        self.stats.packets += 1;
+        if pkt.kind == Kind::Data && !pkt.trimmed {
+            self.stats.data_packets += 1;
+        }
+        done
+    }
+
+    /// When a packet whose last bit leaves at `done` reaches the far end: a wire never
+    /// reorders, even when its latency drops (a `delay` fault ending).
+    #[inline]
+    pub fn arrival(&mut self, done: Time) -> Time {
+        let arrive = (done + self.delay).max(self.wire_last);
+        self.wire_last = arrive;
+        arrive
     }
 
     /// Time this port spent putting packets on a live wire up to `now` (counting the packet on
