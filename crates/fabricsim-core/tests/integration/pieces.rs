@@ -122,6 +122,22 @@ fn every_golden_scenario_gives_its_tables_on_any_threads() {
 }
 
 #[test]
+fn the_event_guard_ends_a_run_the_same_on_any_threads() {
+    // past half of the guard the run goes on in turns, in the one key order of all pieces:
+    // the events it ran before the guard stopped it do not depend on the threads
+    let text = super::fabric128("[workload]\nkind = \"permutation\"\nsize = \"8MiB\"\n[stop]\nmax_events = 300001\n");
+    let scenario = super::scenario(&text).expect("valid");
+    let one = render(&Simulation::with_threads(&scenario, 1).expect("builds").run());
+    assert!(one.contains("stop.max_events reached"));
+    for threads in [2, 3] {
+        let mut sim = Simulation::with_threads(&scenario, threads).expect("builds");
+        while sim.step(9973) == fabricsim_core::Status::Running {}
+        assert!(sim.parallel_windows().1 > 0, "{threads} threads: some windows run in parallel");
+        assert!(render(&sim.into_results()) == one, "{threads} threads differ from one");
+    }
+}
+
+#[test]
 fn the_memory_guard_counts_the_pieces_and_a_run_takes_the_threads_that_fit() {
     let base = "[topology]\nhosts = 1024\nradix = 64\n[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n";
     let one = Simulation::new(&super::scenario(base).expect("valid")).expect("builds").model().need.total();
