@@ -39,7 +39,7 @@ use crate::switch::forward::Fabric;
 use crate::switch::{EgressPort, Overflow};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
-use piece::{partition, Pause, Piece};
+use piece::{blocks, partition, Pause, Piece};
 
 /// A fabric, its workload and the clock.
 pub struct Simulation {
@@ -101,16 +101,32 @@ impl Simulation {
     /// no longer than the least latency between two pieces. The results are those of one
     /// thread, exactly. Where windows cannot pay (a link of no latency between two pieces,
     /// fewer leaves than threads), or the pieces would need more than `stop.max_memory`, the
-    /// run uses fewer threads and says why ([`Simulation::thread_note`]).
+    /// run uses fewer threads and says why ([`Simulation::thread_note`]). A large fabric is
+    /// cut into more pieces than threads where that pays (`sim/piece.rs`, `blocks`): each
+    /// thread runs its pieces one after another in each window, which keeps what a piece
+    /// touches in the cache.
     pub fn with_threads(scenario: &Scenario, threads: usize) -> Result<Simulation, ScenarioError> {
-        let mut n = threads.max(1);
+        let threads = threads.max(1);
+        let mut most = usize::MAX; // pieces at most: halved while they need too much memory
         loop {
-            match Self::in_pieces(scenario, n) {
+            let mut pieces = 1;
+            let cut = |topo: &Topology, model: &Model| {
+                let home = partition(topo, threads.max(blocks(topo, model)).min(most));
+                pieces = home.iter().max().map_or(1, |&p| usize::from(p) + 1);
+                home
+            };
+            match Self::build(scenario, cut) {
                 Ok(sim) => {
-                    let mut sim = sim.on_threads(n);
-                    // memory is the reason whenever the threads were halved (a note about n,
-                    // fewer than asked, would misquote the ask), unless no window runs at all
-                    if n < threads && sim.lookahead > 0 {
+                    let mut sim = sim.on_threads(threads);
+                    if sim.lookahead == 0 && pieces > threads {
+                        // no window can run: the blocks would only run in turns
+                        most = threads;
+                        continue;
+                    }
+                    // memory is the reason whenever the pieces were halved below the threads
+                    // (a note about that count, fewer than asked, would misquote the ask),
+                    // unless no window runs at all
+                    if most < threads && sim.lookahead > 0 {
                         let used = sim.threads;
                         sim.thread_note =
                             Some(format!("{threads} threads asked, {used} used: more pieces would need more than stop.max_memory"));
@@ -118,19 +134,20 @@ impl Simulation {
                     return Ok(sim);
                 }
                 // each piece holds a copy of the fabric and counts per message: fewer may fit
-                Err(e) if n > 1 && e.field == "stop.max_memory" => n /= 2,
+                Err(e) if pieces > 1 && e.field == "stop.max_memory" => most = pieces / 2,
                 Err(e) => return Err(e),
             }
         }
     }
 
     /// This run's pieces on `threads` threads (at most one per piece; pieces are dealt out to
-    /// the threads in turn).
+    /// the threads in turn). Pieces run in windows, even on one thread, where a window can
+    /// hold anything (the least latency between two pieces is not zero); in turns otherwise.
     pub fn on_threads(mut self, threads: usize) -> Simulation {
         let count = self.pieces.len();
         (self.threads, self.thread_note) = (1, None);
+        self.lookahead = if count > 1 { self.lookahead() } else { 0 };
         if threads > 1 {
-            self.lookahead = self.lookahead();
             self.threads = if self.lookahead == 0 { 1 } else { threads.min(count) };
             self.thread_note = if self.lookahead == 0 {
                 Some(format!("{threads} threads asked, 1 used: a link between two pieces has no latency, so no window can run them apart"))
@@ -181,9 +198,15 @@ impl Simulation {
     /// piece of each node (any cut gives the same results; the tests try random ones). A cut
     /// that does not give every node a piece is refused.
     pub fn cut_by(scenario: &Scenario, cut: impl FnOnce(&Topology) -> Vec<u16>) -> Result<Simulation, ScenarioError> {
+        Self::build(scenario, |topo, _| cut(topo))
+    }
+
+    /// [`Simulation::cut_by`], the cut chosen knowing the run's model (its messages, its
+    /// memory).
+    fn build(scenario: &Scenario, cut: impl FnOnce(&Topology, &Model) -> Vec<u16>) -> Result<Simulation, ScenarioError> {
         let mut model = scenario.resolve()?;
         let topo = Topology::build(&model.tree);
-        let home: Arc<[u16]> = cut(&topo).into();
+        let home: Arc<[u16]> = cut(&topo, &model).into();
         if home.len() != topo.nodes.len() {
             let allowed = format!("one piece for each of the {} nodes", topo.nodes.len());
             return Err(ScenarioError::new("cut", format!("{} pieces", home.len()), allowed));
@@ -314,7 +337,7 @@ impl Simulation {
         // the event guard folded into the budget
         let budget = budget.min(self.model.max_events.saturating_sub(self.events));
         let mut n = 0;
-        self.status = if self.threads > 1 {
+        self.status = if self.lookahead > 0 {
             self.windows(budget, &mut n, started)
         } else {
             self.turns(budget, &mut n, started, u128::MAX).unwrap_or(Status::Running)

@@ -11,9 +11,11 @@
 //! pieces' queues merged by key give one order whatever the cut: a run gives the same results
 //! in one piece or many.
 
+use crate::budget;
 use crate::engine::{node_unit, Event, EventQueue};
 use crate::host::nic::{Nics, Notice};
 use crate::packet::{Kind, Packet};
+use crate::scenario::Model;
 use crate::switch::forward::Fabric;
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
@@ -254,6 +256,35 @@ impl Piece {
             piece.take(mail);
         }
     }
+}
+
+/// Hosts a piece holds at least when a run is cut for the cache ([`blocks`]).
+pub const BLOCK_HOSTS: u32 = 256;
+/// Pieces a run is cut into at most for the cache.
+pub const MAX_BLOCKS: usize = 4;
+/// Messages a host sends at most, on average, in a run cut for the cache.
+pub const BLOCK_MESSAGES: usize = 64;
+
+/// The pieces a run is cut into whatever its threads. A thread runs its pieces one after
+/// another in each window, so that what it touches for a while is one piece's hosts,
+/// switches, wires and calendar: on the 1024-host permutation, 4 pieces on one thread took
+/// 0.55x the wall time of one piece, with 29 % fewer reads that miss a 1 MiB cache. What pays
+/// is a fabric busy with few large messages; so one piece per [`BLOCK_HOSTS`] hosts, at most
+/// [`MAX_BLOCKS`], where the hosts send at most [`BLOCK_MESSAGES`] messages each on average
+/// (a 1024-rank ring allreduce, 2 046 a host, runs sparse windows of about 1 700 events a
+/// microsecond and took 1.4x the wall time in 4 pieces), and fewer while the memory estimate
+/// of the pieces beyond the first ([`budget::pieces`]: each holds a copy of the fabric)
+/// exceeds a quarter of the run's. Measured in docs/performance.md, "Pieces for the cache".
+pub fn blocks(topo: &Topology, model: &Model) -> usize {
+    let hosts = topo.spec.hosts;
+    let messages = model.messages.len();
+    if messages > hosts as usize * BLOCK_MESSAGES {
+        return 1;
+    }
+    let most = ((hosts / BLOCK_HOSTS) as usize).clamp(1, MAX_BLOCKS);
+    let allowed = model.need.total() / 4;
+    let extra = |n: usize| budget::pieces(n as u64 - 1, &model.tree, messages as u64, messages as u64);
+    (1..=most).rev().find(|&n| extra(n) <= allowed).unwrap_or(1)
 }
 
 /// The piece of each node when a run is cut into `pieces` (at most one per leaf): each leaf

@@ -158,3 +158,23 @@ fn a_run_takes_at_most_one_thread_per_leaf() {
     assert_eq!(sim.threads(), 4);
     assert!(sim.thread_note().is_some_and(|n| n.contains("1000000 threads asked, 4 used")), "{:?}", sim.thread_note());
 }
+
+#[test]
+fn one_thread_runs_a_large_fabric_in_pieces_for_the_cache_with_the_same_results() {
+    // 512 hosts sending one message each: cut into 2 pieces that one thread runs window
+    // after window (`piece::blocks`), with the tables of the run in one piece
+    let fabric = "seed = 3\n[topology]\nhosts = 512\nradix = 32\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n";
+    let scenario = super::scenario(&format!("{fabric}[workload]\nkind = \"permutation\"\nsize = \"256KiB\"\n")).expect("valid");
+    let mut blocked = Simulation::with_threads(&scenario, 1).expect("builds");
+    assert_eq!((blocked.threads(), blocked.thread_note()), (1, None));
+    blocked.step(u64::MAX);
+    assert!(blocked.parallel_windows().1 > 0, "the pieces ran in windows");
+    let one = render(&Simulation::new(&scenario).expect("builds").run());
+    assert!(render(&blocked.into_results()) == one, "in pieces on one thread differs from one piece");
+    // a ring allreduce over the same hosts sends 1 022 messages a host: one piece, no windows
+    let scenario =
+        super::scenario(&format!("{fabric}[[jobs]]\ncollective = \"allreduce\"\nsize = \"1MiB\"\nranks = 512\n")).expect("valid");
+    let mut sim = Simulation::with_threads(&scenario, 1).expect("builds");
+    sim.step(200_000);
+    assert_eq!(sim.parallel_windows(), (0, 0), "a run of many messages a host stays in one piece");
+}
