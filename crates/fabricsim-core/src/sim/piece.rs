@@ -272,9 +272,10 @@ pub const BLOCK_MESSAGES: usize = 64;
 /// is a fabric busy with few large messages; so one piece per [`BLOCK_HOSTS`] hosts, at most
 /// [`MAX_BLOCKS`], where the hosts send at most [`BLOCK_MESSAGES`] messages each on average
 /// (a 1024-rank ring allreduce, 2 046 a host, runs sparse windows of about 1 700 events a
-/// microsecond and took 1.4x the wall time in 4 pieces), and fewer while the memory estimate
-/// of the pieces beyond the first ([`budget::pieces`]: each holds a copy of the fabric)
-/// exceeds a quarter of the run's. Measured in docs/performance.md, "Pieces for the cache".
+/// microsecond and took 1.2 to 1.4x the wall time in 4 pieces), and fewer while the memory
+/// estimate of the pieces beyond the first ([`budget::pieces`]: each holds a copy of the
+/// fabric) exceeds a quarter of the run's. Measured in docs/performance.md, "Pieces for the
+/// cache".
 pub fn blocks(topo: &Topology, model: &Model) -> usize {
     let hosts = topo.spec.hosts;
     let messages = model.messages.len();
