@@ -39,7 +39,7 @@ use crate::switch::forward::Fabric;
 use crate::switch::{EgressPort, Overflow};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
-use piece::{blocks, partition, Pause, Piece};
+use piece::{blocks, count, partition, Pause, Piece};
 
 /// A fabric, its workload and the clock.
 pub struct Simulation {
@@ -112,7 +112,7 @@ impl Simulation {
             let mut pieces = 1;
             let cut = |topo: &Topology, model: &Model| {
                 let home = partition(topo, threads.max(blocks(topo, model)).min(most));
-                pieces = home.iter().max().map_or(1, |&p| usize::from(p) + 1);
+                pieces = count(&home);
                 home
             };
             match Self::build(scenario, cut) {
@@ -235,7 +235,7 @@ impl Simulation {
         }
         let watchdog = Watchdog::new(model.transport.rto);
         duties.push((RECORD_UNIT, watchdog.every(), Event::Watch));
-        let count = home.iter().max().map_or(1, |&p| usize::from(p) + 1);
+        let count = count(&home);
         // the calendar's ring should cover a hop, the longest link delay plus a packet: every
         // packet event falls within it (timers go beyond). Its memory grows with its span.
         let mtu = model.transport.mtu;

@@ -288,6 +288,11 @@ pub fn blocks(topo: &Topology, model: &Model) -> usize {
     (1..=most).rev().find(|&n| extra(n) <= allowed).unwrap_or(1)
 }
 
+/// The pieces a cut makes: one more than the highest piece a node is given.
+pub fn count(home: &[u16]) -> usize {
+    home.iter().max().map_or(1, |&p| usize::from(p) + 1)
+}
+
 /// The piece of each node when a run is cut into `pieces` (at most one per leaf): each leaf
 /// with its hosts, leaves in consecutive blocks; in a 3-tier tree each pod's aggregation
 /// switches with its first leaf; the switches above dealt out in turn.
