@@ -245,7 +245,7 @@ impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, at: Time, event: Event) {
         let order = self.next_order();
-        self.insert(Entry { time: at, order, event });
+        self.insert(at, order, event);
     }
 
     /// The order key the current unit gives its next event, taken now, for an event that
@@ -262,7 +262,7 @@ impl EventQueue {
     /// ([`EventQueue::next_order`]).
     #[inline]
     pub fn schedule_ordered(&mut self, at: Time, order: u64, event: Event) {
-        self.insert(Entry { time: at, order, event });
+        self.insert(at, order, event);
     }
 
     /// Schedules the arrival of the packet at the head of a wire: numbered by the sending
@@ -272,33 +272,37 @@ impl EventQueue {
     #[inline]
     pub fn schedule_wire(&mut self, at: Time, event: Event, from_unit: u32, tag: u32) {
         let order = (u64::from(from_unit) << UNIT_SHIFT) | WIRE | u64::from(tag);
-        self.insert(Entry { time: at, order, event });
+        self.insert(at, order, event);
     }
 
-    /// Puts `e` in its bucket: a ring bucket with room (almost every event) here, the rest
-    /// out of line, so that the common path is a few instructions with no registers to save
-    /// (30 M fewer instructions on the mid run than one function for all cases).
+    /// Puts an entry in its bucket: a ring bucket with room (almost every event) here, the
+    /// rest out of line, so that the common path is a few instructions with no registers to
+    /// save (30 M fewer instructions on the mid run than one function for all cases). It takes
+    /// the entry's parts, not an `Entry`: one built by the caller went through the stack in
+    /// parts and was read back whole, a load the processor cannot forward from its pending
+    /// stores (a stall on every event; docs/performance.md, "Stalls on copies").
     #[inline(never)]
-    fn insert(&mut self, e: Entry) {
-        let b = e.time >> self.shift;
+    fn insert(&mut self, time: Time, order: u64, event: Event) {
+        let b = time >> self.shift;
         if b > self.cur && b < self.cur + BUCKETS as u64 {
             let slot = (b as usize) & (BUCKETS - 1);
             let bucket = &mut self.ring[slot];
             if bucket.len() < bucket.capacity() {
-                bucket.push(e);
+                bucket.push(Entry { time, order, event });
                 self.occupied[slot / 64] |= 1 << (slot % 64);
                 self.ring_len += 1;
                 return;
             }
         }
-        self.insert_other(e);
+        self.insert_other(time, order, event);
     }
 
     /// [`EventQueue::insert`] into the bucket being drained, a full ring bucket or the far
     /// heap.
     #[cold]
     #[inline(never)]
-    fn insert_other(&mut self, e: Entry) {
+    fn insert_other(&mut self, time: Time, order: u64, event: Event) {
+        let e = Entry { time, order, event };
         // an event in the past would break the order every result depends on: a bug, caught
         // in every build (a ring event lies after the bucket being drained, so after now)
         assert!(e.time >= self.now, "event {:?} scheduled at {} before now {}", e.event, e.time, self.now);

@@ -253,7 +253,8 @@ impl Nics {
         if !fabric.is_free(port, now) {
             return;
         }
-        if let Some(pkt) = fabric.pop_control(port) {
+        if fabric.has_control(port) {
+            let pkt = fabric.take_control(port);
             fabric.send(q, now, port, pkt);
             return;
         }

@@ -224,19 +224,27 @@ impl Fabric {
         self.ports[port as usize].push_control(pkt);
     }
 
-    /// The control packet waiting first at `port`, if any.
+    /// Whether a control packet waits at `port`.
     #[inline]
-    pub fn pop_control(&mut self, port: u32) -> Option<Packet> {
-        self.ports[port as usize].pop_control()
+    pub fn has_control(&self, port: u32) -> bool {
+        self.ports[port as usize].has_control()
+    }
+
+    /// Takes the control packet waiting first at `port`; one waits.
+    #[inline]
+    pub fn take_control(&mut self, port: u32) -> Packet {
+        self.ports[port as usize].take_control()
     }
 
     /// A free switch port starts its next packet, control class first; ECN at dequeue.
     pub fn switch_next(&mut self, q: &mut EventQueue, now: Time, port: u32) {
         let p = &mut self.ports[port as usize];
-        let pkt = if let Some(pkt) = p.pop_control() {
-            pkt
+        let pkt = if p.has_control() {
+            p.take_control()
+        } else if !p.has_data() {
+            return;
         } else {
-            let Some(mut head) = p.pop_data(now, &self.cfg.scheduler) else { return };
+            let mut head = p.take_data(now, &self.cfg.scheduler);
             if let Some(used) = self.pooled.get_mut(p.switch as usize) {
                 *used -= head.size as u64;
             }
@@ -255,13 +263,10 @@ impl Fabric {
         }
     }
 
-    /// `PipeArrive`: the head packet of `port`'s wire reaches the far end; returns it with the
-    /// node it reached.
+    /// `PipeArrive`: the head packet of `port`'s wire reaches the far end (the wire's `to`).
     #[inline]
-    pub fn arrive(&mut self, q: &mut EventQueue, port: u32) -> Option<(u32, Packet)> {
-        let w = &mut self.wires[port as usize];
-        let pkt = w.take(q, port)?;
-        Some((w.to, pkt))
+    pub fn arrive(&mut self, q: &mut EventQueue, port: u32) -> Packet {
+        self.wires[port as usize].take(q, port)
     }
 
     /// Whether `node` is a host.

@@ -210,34 +210,60 @@ impl EgressPort {
         self.control.push_back(pkt);
     }
 
+    /// Whether a control packet waits.
+    #[inline]
+    pub fn has_control(&self) -> bool {
+        !self.control.is_empty()
+    }
+
+    /// Whether a data packet waits.
+    #[inline]
+    pub fn has_data(&self) -> bool {
+        self.data_bytes > 0
+    }
+
     /// The control packet waiting first, if any (control goes before data).
     #[inline]
     pub fn pop_control(&mut self) -> Option<Packet> {
-        let pkt = self.control.pop_front()?;
+        self.has_control().then(|| self.take_control())
+    }
+
+    /// Takes the control packet waiting first; one waits ([`EgressPort::has_control`]). The
+    /// hot paths take a packet this way, copied from the head, not as an `Option` popped:
+    /// that one was tested through a flag inside the packet and copied in parts, and the
+    /// next reads of it stalled (docs/performance.md, "Stalls on copies").
+    #[inline]
+    pub fn take_control(&mut self) -> Packet {
+        let &pkt = self.control.front().expect("a control packet waits");
+        self.control.pop_front();
         self.control_bytes -= pkt.size as u64;
-        Some(pkt)
+        pkt
     }
 
     /// The next data packet by the scheduler, if any is queued.
     #[inline]
     pub fn pop_data(&mut self, now: Time, scheduler: &Scheduler) -> Option<Packet> {
-        if self.data_bytes == 0 {
-            return None;
-        }
+        self.has_data().then(|| self.take_data(now, scheduler))
+    }
+
+    /// Takes the next data packet by the scheduler; one waits ([`EgressPort::has_data`]).
+    #[inline]
+    pub fn take_data(&mut self, now: Time, scheduler: &Scheduler) -> Packet {
         let c = if self.classes.len() == 1 {
             0
         } else {
             match scheduler {
-                Scheduler::Strict => self.classes.iter().position(|c| !c.q.is_empty())?,
+                Scheduler::Strict => self.classes.iter().position(|c| !c.q.is_empty()).expect("a data packet waits"),
                 Scheduler::Drr { quanta } => self.drr_next(quanta),
             }
         };
         let class = &mut self.classes[c];
-        let p = class.q.pop_front()?;
+        let &p = class.q.front().expect("a data packet waits in its class");
+        class.q.pop_front();
         class.bytes -= p.size as u64;
         self.account(now);
         self.data_bytes -= p.size as u64;
-        Some(p)
+        p
     }
 
     /// Deficit round robin (Shreedhar and Varghese): the class to send from; charges its

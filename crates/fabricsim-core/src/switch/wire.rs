@@ -40,13 +40,18 @@ impl Wire {
     }
 
     /// `PipeArrive`: takes the head packet (it reached the far end) and schedules the next one.
+    /// A wire's arrival is pending only while it holds a packet. The packet is copied from the
+    /// head, not popped as an `Option`: that one was tested through a flag inside the packet
+    /// and copied in parts, and the next reads of it stalled (docs/performance.md, "Stalls on
+    /// copies").
     #[inline]
-    pub fn take(&mut self, q: &mut EventQueue, port: u32) -> Option<Packet> {
-        let (_, pkt) = self.packets.pop_front()?;
+    pub fn take(&mut self, q: &mut EventQueue, port: u32) -> Packet {
+        let &(_, pkt) = self.packets.front().expect("a wire's arrival has a packet at its head");
+        self.packets.pop_front();
         if let Some(&(next, _)) = self.packets.front() {
             q.schedule_wire(next, Event::PipeArrive(port), self.from_unit, port);
         }
-        Some(pkt)
+        pkt
     }
 
     /// When the head packet arrives, if any.
