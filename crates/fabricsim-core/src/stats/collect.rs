@@ -154,10 +154,19 @@ pub struct ConnColumns {
 impl ConnColumns {
     /// The connections' part of the results of `messages` messages; `losses`: by connection.
     pub fn of(messages: usize, flows: &ConnParts<'_>, losses: &BTreeMap<u32, ConnLosses>) -> ConnColumns {
+        // a column is allocated at its first count that is not zero: a run without losses
+        // keeps its loss counters empty while the connection table lives (the peak of a run
+        // of many messages), and they become zeros once it is freed (`RunResult::collect`)
         let mut counts: [Vec<u64>; 10] = Default::default();
-        for col in counts.iter_mut() {
-            *col = vec![0; messages];
-        }
+        let mut count = |col: usize, m: u32, a: u64, f: fn(u64, u64) -> u64| {
+            if a != 0 {
+                let col = &mut counts[col];
+                if col.is_empty() {
+                    *col = vec![0; messages];
+                }
+                col[m as usize] = f(col[m as usize], a);
+            }
+        };
         // reorder distance distribution, long format: one row per (flow, distance) seen; a
         // message's connections are consecutive ids
         let (mut rf, mut rd, mut rc) = (Vec::new(), Vec::new(), Vec::new());
@@ -185,10 +194,10 @@ impl ConnColumns {
                 s.discarded,
                 s.fast_nacks,
             ];
-            for (col, a) in counts.iter_mut().zip(add) {
-                col[m as usize] += a;
+            for (col, a) in add.into_iter().enumerate() {
+                count(col, m, a, |x, a| x + a);
             }
-            counts[7][m as usize] = counts[7][m as usize].max(r.max_reorder as u64);
+            count(7, m, r.max_reorder as u64, u64::max);
             flows.add_reorder(c, &mut hist);
             if c + 1 == flows.len() as u32 || flows.message_of(c + 1) != m {
                 flush(m, &mut hist);
@@ -217,8 +226,10 @@ impl RunResult {
         let (ids, m, c) = without_compute(m, c);
         let MessageColumns { src, dst, bytes, start, ready, class, pinned, scale_up, first_send, end, ideal, jobs, lb_state_bytes, .. } = m;
         let ConnColumns { counts, reorder: rt, losses } = c;
-        let [mut delivered, packets, data_packets, retransmits, timeouts, ecn_acks, cnps, max_reorder, discarded, fast_nacks] = counts;
         let n = src.len();
+        let dense = |v: Vec<u64>| if v.is_empty() { vec![0; n] } else { v };
+        let [mut delivered, packets, data_packets, retransmits, timeouts, ecn_acks, cnps, max_reorder, discarded, fast_nacks] =
+            counts.map(dense);
         let fct: Nullable<Time> = end.iter().zip(first_send.iter()).zip(&start).map(|((e, f), &s)| e.map(|e| e - f.unwrap_or(s))).collect();
         let slowdown: Nullable<f64> = fct.iter().zip(&ideal).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
         let buckets = super::buckets::table(bytes.iter().copied().zip(slowdown.iter()));
