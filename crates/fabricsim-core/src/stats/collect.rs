@@ -144,7 +144,7 @@ impl MessageColumns {
 /// subflows, are summed): their counters, the reorder table and what the fabric lost of them.
 pub struct ConnColumns {
     /// delivered_bytes, packets, data_packets, retransmits, timeouts, ecn_acks, cnps,
-    /// max_reorder, discarded, fast_nacks, in that order.
+    /// max_reorder, discarded, fast_nacks, in that order; an empty column is all zeros.
     counts: [Vec<u64>; 10],
     reorder: Table,
     /// By message; absent: nothing lost.
