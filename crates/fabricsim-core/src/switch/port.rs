@@ -222,16 +222,10 @@ impl EgressPort {
         self.data_bytes > 0
     }
 
-    /// The control packet waiting first, if any (control goes before data).
-    #[inline]
-    pub fn pop_control(&mut self) -> Option<Packet> {
-        self.has_control().then(|| self.take_control())
-    }
-
-    /// Takes the control packet waiting first; one waits ([`EgressPort::has_control`]). The
-    /// hot paths take a packet this way, copied from the head, not as an `Option` popped:
-    /// that one was tested through a flag inside the packet and copied in parts, and the
-    /// next reads of it stalled (docs/performance.md, "Stalls on copies").
+    /// Takes the control packet waiting first (control goes before data); one waits
+    /// ([`EgressPort::has_control`]). Packets are taken this way, copied from the head, not
+    /// popped as an `Option`: that one was tested through a flag inside the packet and copied
+    /// in parts, and the next reads of it stalled (docs/performance.md, "Stalls on copies").
     #[inline]
     pub fn take_control(&mut self) -> Packet {
         let &pkt = self.control.front().expect("a control packet waits");
@@ -241,7 +235,7 @@ impl EgressPort {
     }
 
     /// The next data packet by the scheduler, if any is queued.
-    #[inline]
+    #[cfg(test)]
     pub fn pop_data(&mut self, now: Time, scheduler: &Scheduler) -> Option<Packet> {
         self.has_data().then(|| self.take_data(now, scheduler))
     }
