@@ -25,12 +25,16 @@ export PIP_ROOT_USER_ACTION := ignore
 
 ## install-core: the package alone (what the demo needs), the Rust core built into it, editable;
 ## install: with the test tools and Ray (sweeps on a cluster; its tests).
+## The build runs without isolation (maturin from the same environment, no second download), so
+## maturin's build hook calls `maturin` by name: the environment's scripts directory goes first
+## on PATH for that step, since nothing has activated the environment (issue 45).
 install-core: EXTRAS :=
 install: EXTRAS := [test,ray]
 install install-core: $(VENV)
 	@echo "fabricsim: installing '.$(EXTRAS)' into $(PYTHON); the first time takes a minute or two (a release build of the Rust core)"
 	$(PIP) install --progress-bar off "maturin>=1.7,<2"
-	$(PIP) install --progress-bar off --no-build-isolation -e '.$(EXTRAS)'
+	PATH="$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$$PATH" \
+	  $(PIP) install --progress-bar off --no-build-isolation -e '.$(EXTRAS)'
 
 ## The README's demo: ECMP vs oblivious spraying on a 128-host permutation.
 demo: install-core
