@@ -264,3 +264,10 @@ def test_run_and_bench_take_a_thread_count(demo_path):
     one, two = json.loads(r.stdout)
     assert (one["threads"], two["threads"]) == (1, 2) and one["events"] == two["events"]
     assert invoke("bench", "--only", "perm-128", "--threads", "1,x").exit_code == 2
+    # auto, the default: one thread for a small run
+    for args in (["--threads", "auto"], []):
+        r = invoke("run", str(demo_path), "--set", "workload.size=64KiB", *args, "--json", "-q")
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["summary"]["threads"] == 1
+    r = invoke("run", str(demo_path), "--threads", "some", "-q")
+    assert r.exit_code == 2 and '"auto" or a count' in r.output

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import fabricsim
 import polars as pl
 import pytest
 from conftest import fabric
+from fabricsim.run import cores
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -130,7 +134,7 @@ def test_every_table_has_its_declared_columns_and_missing_values_are_null():
     assert not r.complete
     for table in ("flows", "ports", "reorder", "samples"):
         assert getattr(r, table).schema == schema(table), table
-    assert {name for name, *_ in COLUMNS["summary"]} == set(r.summary) - {"peak_rss_mb", "threads", "thread_note"}
+    assert {name for name, *_ in COLUMNS["summary"]} == set(r.summary) - {"peak_rss_mb", "threads", "thread_note", "solo_windows"}
     for name, _, _, null_when, _ in COLUMNS["flows"]:
         # every message started sending at 0 and none completed
         expected = r.flows.height if null_when == "the message did not complete" else 0
@@ -212,7 +216,7 @@ def test_arcane_freezing_parameters_decide_a_persistent_failure_and_bad_values_a
             fabricsim.Scenario({"lb": lb}).validate()
 
 
-MACHINE = {"wall_s", "peak_rss_mb", "threads", "thread_note"}
+MACHINE = {"wall_s", "peak_rss_mb", "threads", "thread_note", "solo_windows"}
 
 
 def test_threads_change_nothing_but_the_machines_figures():
@@ -231,3 +235,55 @@ def test_threads_change_nothing_but_the_machines_figures():
 def test_threads_must_be_a_positive_count(threads):
     with pytest.raises(fabricsim.ScenarioError, match="threads"):
         fabricsim.run(fabric(kind="permutation", size="64KiB"), threads=threads)
+
+
+@pytest.mark.parametrize("threads", ["auto", None])
+def test_auto_runs_a_small_run_on_one_thread(threads):
+    r = fabricsim.run(fabric(kind="permutation", size="64KiB"), threads=threads)
+    assert r.summary["threads"] == 1 and "thread_note" not in r.summary
+
+
+_AFFINITY_CHILD = """
+import json, os, sys
+import fabricsim
+from fabricsim.run import cores
+if sys.argv[1] == "one":
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+s = json.loads(sys.argv[2])
+print(json.dumps([cores(), fabricsim.run(s).summary["threads"]]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity (Linux)")
+def test_auto_uses_the_cpus_the_process_may_run_on_not_the_machines():
+    # 128 flows of 8 MiB (about 3.9 M events, above auto's threshold); the event guard keeps it short
+    s = fabric(kind="permutation", size="8MiB")
+    s["stop"] = {"max_events": 200_000}
+    got = {}
+    for how in ("one", "all"):
+        proc = subprocess.run([sys.executable, "-c", _AFFINITY_CHILD, how, json.dumps(s)], capture_output=True, text=True, check=True)
+        got[how] = json.loads(proc.stdout)
+    assert got["one"] == [1, 1], "affinity set to one CPU: auto chooses one thread"
+    assert got["all"][0] == cores()
+    assert got["all"][1] == min(cores(), 16), "every CPU available (16 leaves at most)"
+
+
+@pytest.mark.parametrize("threads", ["2", "Auto", "", 1.0, [2]])
+def test_threads_is_a_count_or_auto(threads):
+    with pytest.raises(fabricsim.ScenarioError, match='"auto" or a count'):
+        fabricsim.run(fabric(kind="permutation", size="64KiB"), threads=threads)
+
+
+def test_a_sweep_keeps_workers_times_threads_within_the_cpus(monkeypatch):
+    import importlib
+
+    from fabricsim.sweep import local_workers
+
+    monkeypatch.setattr(importlib.import_module("fabricsim.run"), "cores", lambda: 8)
+    assert local_workers(None, 1, 100) == 8
+    assert local_workers(None, 2, 100) == 4
+    assert local_workers(None, 16, 100) == 1
+    assert local_workers(None, 1, 3) == 3, "one per point at most"
+    assert local_workers(3, 2, 100) == 3
+    with pytest.warns(UserWarning, match="6 workers x 2 threads per point asked with 8 CPUs available: 4 workers run"):
+        assert local_workers(6, 2, 100) == 4

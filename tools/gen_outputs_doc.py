@@ -28,8 +28,10 @@ TITLES = {
     "steps": "**Steps** (`steps.parquet`, `Results.steps`, with `[[jobs]]`): one row per step of each job iteration.",
     "buckets": "**Buckets** (`buckets.parquet`, `Results.buckets`): FCT slowdown by message size, one row per bucket.",
     "summary": "**Summary** (`summary.json`, `Results.summary`; Python adds `peak_rss_mb`, the process's peak memory,\n"
-    "`threads`, the threads the run used, and `thread_note` where it used fewer than asked: the\n"
-    "machine's figures, like `wall_s`, which no other value depends on).",
+    "`threads`, the threads the run used, `solo_windows` where the threads were `auto` (windows run\n"
+    "on one thread after a window of few events), and `thread_note` where it used fewer than asked\n"
+    "or more than the CPUs available: the machine's figures, like `wall_s`, which no other value\n"
+    "depends on).",
 }
 
 

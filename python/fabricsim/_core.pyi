@@ -6,11 +6,15 @@ __commit__: str | None
 class Simulation:
     """A simulation being run. Raises ``fabricsim.errors.ScenarioError`` on a bad scenario."""
 
-    def __init__(self, scenario_json: str, threads: int = 1) -> None:
-        """``threads``: the parallel engine's threads (the results do not depend on them)."""
+    def __init__(self, scenario_json: str, threads: int | None = 1) -> None:
+        """``threads``: the parallel engine's threads (the results do not depend on them);
+        ``None``: chosen by the engine from the work and the CPUs available ("auto")."""
     @property
     def threads(self) -> int:
         """The threads the run uses."""
+    @property
+    def windows(self) -> tuple[int, int]:
+        """Windows run on every thread, and (an auto run) on one thread after a window with few events."""
     @property
     def thread_note(self) -> str | None:
         """Why the run uses fewer threads than asked, if it does."""

@@ -117,25 +117,75 @@ path = next(p for d in pkg for p in pathlib.Path(d).glob("_core*.so"))
 spec = importlib.util.spec_from_file_location("fabricsim._core", path)
 _core = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(_core)
-sim = _core.Simulation(sys.argv[1], int(sys.argv[2]))
+sim = _core.Simulation(sys.argv[1], None if sys.argv[2] == "auto" else int(sys.argv[2]))
 threads = sim.threads
 t = time.perf_counter()
 while sim.step(1_000_000_000) == "running":
     pass
 wall = time.perf_counter() - t
+windows = sim.windows
 s = json.loads(sim.results()["summary"])
 print(json.dumps({"status": s["status"], "events": s["events"], "data_packets": s["data_packets"],
                   "wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "threads": threads,
+                  "auto": sys.argv[2] == "auto", "windows": windows,
                   "max_slowdown": s["max_slowdown"], "mean_slowdown": s["mean_slowdown"]}))
 """
 
 
-def measure(b: Benchmark, threads: int = 1) -> dict[str, Any]:
-    """Runs ``b`` on ``threads`` threads in a fresh process: events, packets, wall time (the
-    run alone, not the build nor the results), peak memory, and the threads it used."""
-    argv = [sys.executable, "-c", _WORKER, json.dumps(b.scenario), str(threads)]
+def measure(b: Benchmark, threads: int | None = 1) -> dict[str, Any]:
+    """Runs ``b`` on ``threads`` threads (``None``: auto) in a fresh process: events, packets,
+    wall time (the run alone, not the build nor the results), peak memory, and the threads it
+    used."""
+    argv = [sys.executable, "-c", _WORKER, json.dumps(b.scenario), "auto" if threads is None else str(threads)]
     proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise InternalError(f"benchmark {b.name} failed: {proc.stderr.strip()}")
     measured: dict[str, Any] = json.loads(proc.stdout)
     return {"name": b.name, **measured}
+
+
+#: What ``fabricsim bench --contended`` runs by default: a small fabric and the 1024-host one.
+CONTENDED = ("perm-128-8MiB-ops", "perm-1024-8MiB-ops")
+
+
+def contended(benchmarks: list[Benchmark], counts: list[int | None], rounds: int = 5) -> list[dict[str, Any]]:
+    """Runs each benchmark on each thread count (``None``: auto) while busy loops hold every
+    CPU this process may use (one ``while True: pass`` process per CPU, as another job, a
+    notebook or a sweep's other points would), ``rounds`` times interleaved (round after
+    round, each benchmark on each count in turn), so that a change of the machine's load
+    falls on every count alike. Returns one row per (benchmark, count): the median wall time,
+    its ratio to the median on one thread (where one thread was measured), each round's wall
+    time, and the windows run on all threads and (auto) on one."""
+    from statistics import median
+
+    from .run import cores
+
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores())]
+    try:
+        runs: dict[tuple[str, int | None], list[dict[str, Any]]] = {}
+        for _ in range(rounds):
+            for b in benchmarks:
+                for n in counts:
+                    runs.setdefault((b.name, n), []).append(measure(b, n))
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    rows = []
+    for (name, n), got in runs.items():
+        walls = [g["wall_s"] for g in got]
+        one = runs.get((name, 1))
+        base = median(g["wall_s"] for g in one) if one else None
+        rows.append(
+            {
+                "name": name,
+                "asked": "auto" if n is None else n,
+                "threads": got[0]["threads"],
+                "median_wall_s": median(walls),
+                "vs_1_thread": median(walls) / base if base else None,
+                "walls_s": walls,
+                "windows": [g["windows"] for g in got],
+                "events": got[0]["events"],
+            }
+        )
+    return rows

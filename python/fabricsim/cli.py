@@ -26,6 +26,7 @@ from . import registry
 from .errors import ArgumentError, MissingDependency, ScenarioError, scenario_error
 from .results import Results
 from .run import Progress as RunProgress
+from .run import parse_threads
 from .run import run as run_scenario
 from .scenario import Scenario, parse_value
 from .sweep import Interrupted
@@ -57,13 +58,13 @@ SetOpt = Annotated[
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 ThreadsOpt = Annotated[
-    int | None,
+    str,
     typer.Option(
         "--threads",
         "-t",
-        min=1,
-        metavar="N",
-        help="Threads of the parallel engine (default: every core). The results are the same for any number.",
+        metavar="N|auto",
+        help="Threads of the parallel engine (default auto: one for a small run, else one per CPU available to this process; "
+        "a window after a sparse one runs on one). The results are the same for any number.",
     ),
 ]
 AllowOtherVersionOpt = Annotated[
@@ -121,6 +122,12 @@ def _check_writable(out_dir: Path) -> None:
             pass
     except OSError as e:
         raise scenario_error("--out", f"cannot write to {str(out_dir)!r}: {e.strerror or e}") from None
+
+
+def _threads_option(text: str) -> int | None:
+    """``--threads``: a count (ASCII digits) or ``auto`` (``None``)."""
+    text = text.strip()
+    return parse_threads(int(text) if text.isascii() and text.isdigit() else text, "--threads")
 
 
 def _warn(scenario: Scenario, label: str = "", found: list[str] | None = None) -> None:
@@ -252,15 +259,16 @@ def run(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print {scenario, summary} as one JSON object on stdout.")] = False,
     quiet: QuietOpt = False,
-    threads: ThreadsOpt = None,
+    threads: ThreadsOpt = "auto",
 ) -> None:
     """Run one scenario and print its summary."""
+    asked = _threads_option(threads)
     sc = _load(scenario, set_)
     warnings = sc.validate()
     if out_dir is not None:
         _check_writable(out_dir)
     _warn(sc, found=warnings)
-    res = _run_with_bar(sc, scenario.stem, quiet, threads)
+    res = _run_with_bar(sc, scenario.stem, quiet, asked)
     if out_dir is not None:
         res.write(out_dir)
     if as_json:
@@ -356,9 +364,10 @@ def compare(
     set_: SetOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object {lb: summary}.")] = False,
     quiet: QuietOpt = False,
-    threads: ThreadsOpt = None,
+    threads: ThreadsOpt = "auto",
 ) -> None:
     """Run the same scenario under several load balancers and tabulate FCTs, queues, trims, drops."""
+    asked = _threads_option(threads)
     base = _load(scenario, set_)
     names = [n.strip() for n in lb.split(",") if n.strip()]
     if not names:
@@ -372,7 +381,7 @@ def compare(
             raise scenario_error(f"--lb {name}: {e.field}", e.message) from None
         variants[name] = v
         _warn(v, name)
-    results = {name: _run_with_bar(v, name, quiet, threads) for name, v in variants.items()}
+    results = {name: _run_with_bar(v, name, quiet, asked) for name, v in variants.items()}
     if as_json:
         sys.stdout.write(json.dumps({n: r.summary for n, r in results.items()}) + "\n")
     else:
@@ -452,18 +461,30 @@ def bench(
     all_: Annotated[
         bool, typer.Option("--all", help="Also the large ones (8192 and 32768 hosts, the 1024-rank allreduce, WebSearch).")
     ] = False,
-    threads: Annotated[str, typer.Option("--threads", "-t", metavar="N,N,...", help="Thread counts to run each at (default 1).")] = "1",
+    threads: Annotated[
+        str, typer.Option("--threads", "-t", metavar="N,N,...", help="Thread counts to run each at, or auto (default 1).")
+    ] = "1",
     as_json: Annotated[bool, typer.Option("--json", help="Print the measurements as JSON.")] = False,
+    contended: Annotated[
+        bool,
+        typer.Option(
+            "--contended",
+            help="Run while busy loops hold every CPU (the 128- and 1024-host permutations on 1, 2 and auto threads "
+            "unless --only/--threads say otherwise), --rounds times interleaved: median wall and its ratio to 1 thread.",
+        ),
+    ] = False,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="With --contended: interleaved rounds (default 5).")] = 5,
 ) -> None:
     """Run the standard performance scenarios, each in a fresh process: events/s, packets/s, wall, memory."""
-    from .bench import BENCHMARKS, measure
+    from .bench import BENCHMARKS, CONTENDED, measure
 
-    try:
-        counts = [int(t) for t in threads.split(",")]
-    except ValueError:
-        counts = []
-    if not counts or min(counts) < 1:
-        raise scenario_error("--threads", f"got {threads!r}; expected thread counts such as 1,2,4")
+    if contended and threads == "1":
+        threads = "1,2,auto"
+    counts = [_threads_option(t) for t in threads.split(",")]
+    if contended:
+        picked = [b for b in BENCHMARKS if (only in b.name if only is not None else b.name in CONTENDED)]
+        _bench_contended(picked, counts, rounds, as_json)
+        return
     chosen = [(b, n) for b in BENCHMARKS if (only in b.name if only is not None else all_ or b.default) for n in counts]
     rows = []
     show = err.is_terminal or _force_progress()
@@ -471,7 +492,7 @@ def bench(
     with Progress(*columns, console=err, transient=True, disable=not show) as bar:
         task = bar.add_task("bench", total=len(chosen), name="")
         for b, n in chosen:
-            bar.update(task, name=f"{b.name} on {n}")
+            bar.update(task, name=f"{b.name} on {n or 'auto'}")
             rows.append(measure(b, n))
             bar.advance(task)
     if as_json:
@@ -483,7 +504,7 @@ def bench(
     for r in rows:
         t.add_row(
             r["name"],
-            str(r["threads"]),
+            str(r["threads"]) + (" (auto)" if r.get("auto") else ""),
             r["status"],
             f"{r['events']:,}",
             f"{r['events'] / r['wall_s'] / 1e6:.2f}",
@@ -495,12 +516,44 @@ def bench(
     out.print(t)
 
 
+def _bench_contended(picked: list[Any], counts: list[int | None], rounds: int, as_json: bool) -> None:
+    """`bench --contended`: the table (or JSON) of :func:`fabricsim.bench.contended`."""
+    from .bench import contended
+    from .run import cores
+
+    if not picked:
+        raise scenario_error("--only", "no benchmark's name contains it; `fabricsim bench --json` lists them")
+    err.print(f"fabricsim bench --contended: {cores()} busy loops hold every CPU; {rounds} rounds", highlight=False)
+    rows = contended(picked, counts, rounds)
+    if as_json:
+        sys.stdout.write(json.dumps(rows) + "\n")
+        return
+    t = Table(title=f"fabricsim bench --contended ({cores()} busy loops, median of {rounds} rounds)")
+    for col in ("benchmark", "threads", "used", "median wall s", "vs 1 thread", "walls s", "solo windows"):
+        t.add_column(col, justify="left" if col == "benchmark" else "right")
+    for r in rows:
+        ratio = "" if r["vs_1_thread"] is None else f"{r['vs_1_thread']:.2f}x"
+        solo = sum(w[1] for w in r["windows"]) / max(1, sum(w[0] + w[1] for w in r["windows"]))
+        t.add_row(
+            r["name"],
+            str(r["asked"]),
+            str(r["threads"]),
+            f"{r['median_wall_s']:.2f}",
+            ratio,
+            " ".join(f"{w:.2f}" for w in r["walls_s"]),
+            f"{solo:.0%}" if r["asked"] == "auto" else "",
+        )
+    out.print(t)
+
+
 @app.command()
 @_guard
 def sweep(
     spec: Annotated[Path, typer.Argument(metavar="SPEC.toml", help="Sweep spec: base, grid/zip axes, seeds (docs/experiments.md).")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Write points.parquet and points/<id>/ here.")],
-    workers: Annotated[int | None, typer.Option("--workers", "-j", min=1, help="Processes (default: every core).")] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", "-j", min=1, help="Processes (default: CPUs available / threads per point).")
+    ] = None,
     ray_address: Annotated[
         str | None, typer.Option("--ray", metavar="ADDRESS", help="Run on a Ray cluster: auto, ray://host:10001, or local.")
     ] = None,
@@ -511,7 +564,7 @@ def sweep(
         typer.Option("--threads-per-point", min=1, metavar="N", help="Threads of the parallel engine for each point (default 1)."),
     ] = 1,
 ) -> None:
-    """Run a scenario over a grid of field values and seeds, on every core; resumable."""
+    """Run a scenario over a grid of field values and seeds, on every CPU; resumable."""
     from rich.progress import MofNCompleteColumn, TimeRemainingColumn
 
     from .sweep import Point, Sweep, run_sweep
@@ -583,7 +636,9 @@ def reproduce(
     all_: Annotated[bool, typer.Option("--all", help="Run every experiment.")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="Scaled down: fewer seeds, smaller sizes (minutes in all).")] = False,
     out_dir: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Sweeps and claims go here.")] = Path("out/reproduce"),
-    workers: Annotated[int | None, typer.Option("--workers", "-j", min=1, help="Processes (default: every core).")] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", "-j", min=1, help="Processes (default: CPUs available / threads per point).")
+    ] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the verdicts as a Markdown table.")] = False,
     tables: Annotated[bool, typer.Option("--tables", help="Print the experiments' tables (Markdown) instead of the verdicts.")] = False,
     no_report: Annotated[

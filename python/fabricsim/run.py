@@ -7,14 +7,14 @@ import resource
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from . import _core
 from .errors import argument_error, scenario_error
 from .results import Results
 from .scenario import Scenario
 
-__all__ = ["Progress", "cores", "peak_rss_mb", "run"]
+__all__ = ["Progress", "cores", "parse_threads", "peak_rss_mb", "run"]
 
 #: Events per native call between progress updates (~20-50 ms of simulation).
 STEP_EVENTS = 200_000
@@ -40,15 +40,34 @@ def peak_rss_mb() -> float:
 
 
 def cores() -> int:
-    """The cores this process may run on."""
+    """The CPUs this process may run on: its affinity mask and, on Linux, its cgroup's CPU
+    quota (``cpu.max``), at least 1. A sweep keeps its workers x threads per point within it."""
     affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    n = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    try:
+        quota, period = open("/sys/fs/cgroup/cpu.max").read().split()[:2]  # noqa: SIM115
+        if quota != "max":
+            n = min(n, max(1, int(int(quota) // int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, n)
+
+
+def parse_threads(value: object, field: str = "threads") -> int | None:
+    """A thread count as the front ends take it: a positive count, or ``"auto"`` (returned as
+    ``None``: the engine chooses). Anything else raises :class:`fabricsim.ScenarioError`
+    naming ``field``."""
+    if value is None or value == "auto":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_THREADS:
+        raise scenario_error(field, f'got {value!r}; expected "auto" or a count of threads from 1 to {MAX_THREADS}')
+    return value
 
 
 def run(
     scenario: Scenario | dict[str, Any] | str | os.PathLike[str],
     progress: Callable[[Progress], None] | None = None,
-    threads: int | None = None,
+    threads: int | Literal["auto"] | None = "auto",
 ) -> Results:
     """Run a scenario to completion (or its stop guard) and return the results.
 
@@ -61,9 +80,13 @@ def run(
     progress
         Called between chunks of events with a :class:`Progress`.
     threads
-        Threads of the parallel engine (default: every core, :func:`cores`). The results
-        are the same for any number; ``summary["threads"]`` says how many ran, and
-        ``summary["thread_note"]`` why fewer than asked, where that happened.
+        Threads of the parallel engine, or ``"auto"`` (the default; ``None`` means the same):
+        one thread for a small run (fewer than about 2 M events expected), else one per CPU
+        available to the process (its affinity and cgroup quota) and at most one per leaf;
+        a window after one with few events runs on one thread (docs/performance.md, "Threads
+        on a busy machine"). The results are the same for any number; ``summary["threads"]``
+        says how many ran, ``summary["solo_windows"]`` how many windows an auto run ran on
+        one thread, and ``summary["thread_note"]`` why fewer than asked, where that happened.
 
     Raises
     ------
@@ -79,10 +102,7 @@ def run(
     >>> r.summary["status"], r.flows["slowdown"][0]
     ('complete', 1.0)
     """
-    if threads is None:
-        threads = cores()
-    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
-        raise scenario_error("threads", f"got {threads!r}; expected a count of threads from 1 to {MAX_THREADS}")
+    asked = parse_threads(threads)
     if progress is not None and not callable(progress):
         raise argument_error("progress", progress, "a callable taking a Progress, or None")
     if isinstance(scenario, str | os.PathLike):
@@ -91,7 +111,7 @@ def run(
         scenario = Scenario(scenario)
     elif not isinstance(scenario, Scenario):
         raise argument_error("scenario", scenario, "a Scenario, a dict in the TOML layout, or a TOML file's path")
-    sim = _core.Simulation(scenario.to_json(), threads)
+    sim = _core.Simulation(scenario.to_json(), asked)
     extra: dict[str, Any] = {"threads": sim.threads}
     if sim.thread_note is not None:
         extra["thread_note"] = sim.thread_note
@@ -100,4 +120,6 @@ def run(
             progress(Progress(sim.now_ps, sim.max_time_ps, sim.flows_done, sim.flow_count, sim.events))
     if progress is not None:
         progress(Progress(sim.now_ps, sim.max_time_ps, sim.flows_done, sim.flow_count, sim.events))
+    if asked is None:
+        extra["solo_windows"] = sim.windows[1]
     return Results.from_native(sim.results(), extra | {"peak_rss_mb": round(peak_rss_mb(), 1)})

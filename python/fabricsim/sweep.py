@@ -1,4 +1,4 @@
-"""Sweeps: one base scenario run over a grid of field values and seeds, on every core.
+"""Sweeps: one base scenario run over a grid of field values and seeds, on every CPU.
 
 A sweep spec is a TOML file::
 
@@ -46,6 +46,7 @@ import shutil
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -65,7 +66,7 @@ __all__ = ["MACHINE_COLUMNS", "Interrupted", "Point", "Sweep", "run_sweep"]
 
 #: Summary keys that depend on the machine, not the scenario: kept in each point's summary.json,
 #: left out of points.parquet.
-MACHINE_COLUMNS = ("wall_s", "peak_rss_mb", "threads", "thread_note")
+MACHINE_COLUMNS = ("wall_s", "peak_rss_mb", "threads", "thread_note", "solo_windows")
 POINTS_FILE = "points.parquet"
 SPEC_KEYS = {"base", "seeds", "grid", "zip", "set"}
 
@@ -484,7 +485,9 @@ def run_sweep(
     Parameters
     ----------
     workers
-        Processes for a local run; default every core.
+        Processes for a local run; default (and at most) as many as keep workers x
+        ``threads_per_point`` within the CPUs available to this process
+        (:func:`fabricsim.run.cores`): threads beyond them wait for a core.
     ray_address
         Run on a Ray cluster instead (``"auto"``, ``"ray://host:10001"``, or ``"local"`` for a
         fresh one here).
@@ -528,12 +531,28 @@ def run_sweep(
                     if ray_address is not None:
                         run_ray(todo, out, note, ray_address, threads_per_point)
                     else:
-                        n = workers or os.cpu_count() or 1
-                        run_local(todo, out, note, max(1, min(n, len(todo))), threads_per_point)
+                        run_local(todo, out, note, local_workers(workers, threads_per_point, len(todo)), threads_per_point)
         except _Stop as stop:
             frame = collect(out, points)
             raise Interrupted(stop.signum, frame.height, len(points), out) from None
         return collect(out, points)
+
+
+def local_workers(workers: int | None, threads_per_point: int, points: int) -> int:
+    """The processes a local sweep runs: ``workers`` (default: the CPUs available divided by
+    ``threads_per_point``), at most that many (a warning says so where ``workers`` asked for
+    more) and at most one per point."""
+    from .run import cores
+
+    fit = max(1, cores() // max(1, threads_per_point))
+    if workers is not None and workers > fit:
+        warnings.warn(
+            f"{workers} workers x {threads_per_point} threads per point asked with {cores()} CPUs available: "
+            f"{fit} workers run (threads beyond the CPUs wait for a core and make the sweep slower)",
+            stacklevel=3,
+        )
+    n = fit if workers is None else min(workers, fit)
+    return max(1, min(n, points))
 
 
 @contextmanager

@@ -53,12 +53,17 @@ fn taken() -> PyErr {
 
 #[pymethods]
 impl Simulation {
-    /// `threads`: the parallel engine's threads (the results do not depend on them).
+    /// `threads`: the parallel engine's threads (the results do not depend on them); `None`:
+    /// chosen by the engine from the work and the CPUs available (`threads = "auto"`).
     #[new]
     #[pyo3(signature = (scenario_json, threads = 1))]
-    fn new(py: Python<'_>, scenario_json: &str, threads: usize) -> PyResult<Self> {
+    fn new(py: Python<'_>, scenario_json: &str, threads: Option<usize>) -> PyResult<Self> {
         let scenario = parse(py, scenario_json)?;
-        let inner = fabricsim_core::Simulation::with_threads(&scenario, threads).map_err(|e| scenario_error(py, e))?;
+        let inner = match threads {
+            Some(n) => fabricsim_core::Simulation::with_threads(&scenario, n),
+            None => fabricsim_core::Simulation::auto(&scenario),
+        }
+        .map_err(|e| scenario_error(py, e))?;
         Ok(Simulation { inner: Some(inner) })
     }
 
@@ -66,6 +71,14 @@ impl Simulation {
     #[getter]
     fn threads(&self) -> PyResult<usize> {
         Ok(self.sim()?.threads())
+    }
+
+    /// Windows run on every thread, and (an auto run) on one thread after a window with few
+    /// events.
+    #[getter]
+    fn windows(&self) -> PyResult<(u64, u64)> {
+        let sim = self.sim()?;
+        Ok((sim.parallel_windows().0, sim.solo_windows()))
     }
 
     /// Why the run uses fewer threads than asked, if it does.

@@ -14,6 +14,7 @@
 mod parallel;
 mod piece;
 mod results;
+pub mod threads;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -39,7 +40,7 @@ use crate::switch::forward::Fabric;
 use crate::switch::{EgressPort, Overflow};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
-use piece::{blocks, count, partition, Pause, Piece};
+use piece::{count, partition, Pause, Piece};
 
 /// A fabric, its workload and the clock.
 pub struct Simulation {
@@ -55,6 +56,11 @@ pub struct Simulation {
     threads: usize,
     lookahead: Time,
     thread_note: Option<String>,
+    /// An auto run's choice, window by window, of all its threads or the driver's alone
+    /// (`None`: every window on all threads).
+    chooser: Option<threads::Chooser>,
+    /// The parallel windows' wall time, a moving average (how long a waiting thread spins).
+    window_wall: std::time::Duration,
     /// Windows run in parallel, and the events they held.
     windows: (u64, u64),
     /// When the duties of the whole run that are scheduled fall (they wait in the first
@@ -96,70 +102,6 @@ impl Simulation {
         Self::cut_by(scenario, |topo| partition(topo, pieces))
     }
 
-    /// [`Simulation::new`], run on `threads` threads (the parallel engine): the
-    /// fabric is cut into as many pieces, a leaf with its hosts in one, that run in windows
-    /// no longer than the least latency between two pieces. The results are those of one
-    /// thread, exactly. Where windows cannot pay (a link of no latency between two pieces,
-    /// fewer leaves than threads), or the pieces would need more than `stop.max_memory`, the
-    /// run uses fewer threads and says why ([`Simulation::thread_note`]). A large fabric is
-    /// cut into more pieces than threads where that pays (`sim/piece.rs`, `blocks`): each
-    /// thread runs its pieces one after another in each window, which keeps what a piece
-    /// touches in the cache.
-    pub fn with_threads(scenario: &Scenario, threads: usize) -> Result<Simulation, ScenarioError> {
-        let threads = threads.max(1);
-        let mut most = usize::MAX; // pieces at most: halved while they need too much memory
-        loop {
-            let mut pieces = 1;
-            let cut = |topo: &Topology, model: &Model| {
-                let home = partition(topo, threads.max(blocks(topo, model)).min(most));
-                pieces = count(&home);
-                home
-            };
-            match Self::build(scenario, cut) {
-                Ok(sim) => {
-                    let mut sim = sim.on_threads(threads);
-                    if sim.lookahead == 0 && pieces > threads {
-                        // no window can run: the blocks would only run in turns
-                        most = threads;
-                        continue;
-                    }
-                    // memory is the reason whenever the pieces were halved below the threads
-                    // (a note about that count, fewer than asked, would misquote the ask),
-                    // unless no window runs at all
-                    if most < threads && sim.lookahead > 0 {
-                        let used = sim.threads;
-                        sim.thread_note =
-                            Some(format!("{threads} threads asked, {used} used: more pieces would need more than stop.max_memory"));
-                    }
-                    return Ok(sim);
-                }
-                // each piece holds a copy of the fabric and counts per message: fewer may fit
-                Err(e) if pieces > 1 && e.field == "stop.max_memory" => most = pieces / 2,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    /// This run's pieces on `threads` threads (at most one per piece; pieces are dealt out to
-    /// the threads in turn). Pieces run in windows, even on one thread, where a window can
-    /// hold anything (the least latency between two pieces is not zero); in turns otherwise.
-    pub fn on_threads(mut self, threads: usize) -> Simulation {
-        let count = self.pieces.len();
-        (self.threads, self.thread_note) = (1, None);
-        self.lookahead = if count > 1 { self.lookahead() } else { 0 };
-        if threads > 1 {
-            self.threads = if self.lookahead == 0 { 1 } else { threads.min(count) };
-            self.thread_note = if self.lookahead == 0 {
-                Some(format!("{threads} threads asked, 1 used: a link between two pieces has no latency, so no window can run them apart"))
-            } else if count < threads {
-                Some(format!("{threads} threads asked, {count} used: the fabric cuts into {count} pieces"))
-            } else {
-                None
-            };
-        }
-        self
-    }
-
     /// The threads the run uses.
     pub fn threads(&self) -> usize {
         self.threads
@@ -171,7 +113,14 @@ impl Simulation {
         self.windows
     }
 
-    /// Why the run uses fewer threads than [`Simulation::with_threads`] asked, if it does.
+    /// Windows an auto run ([`Simulation::auto`]) ran on the driver's thread alone, after a
+    /// window with few events (0 for any other run).
+    pub fn solo_windows(&self) -> u64 {
+        self.chooser.as_ref().map_or(0, |c| c.counts[0])
+    }
+
+    /// Why the run uses fewer threads than [`Simulation::with_threads`] asked, if it does, and
+    /// whether it uses more than the CPUs available to the process.
     pub fn thread_note(&self) -> Option<&str> {
         self.thread_note.as_deref()
     }
@@ -287,6 +236,8 @@ impl Simulation {
             threads: 1,
             lookahead: 0,
             thread_note: None,
+            chooser: None,
+            window_wall: parallel::MAX_SPIN,
             windows: (0, 0),
             duty_times,
             faults,

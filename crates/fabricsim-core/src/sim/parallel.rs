@@ -26,50 +26,102 @@
 //!   the run goes on in turns (a window of the parallel engine would need more events than
 //!   that to overshoot it).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
 use super::piece::{Mail, Piece};
-use super::Simulation;
+use super::{threads, Simulation};
 use crate::engine::Status;
 use crate::time::Time;
 
-/// Threads meeting between windows: each waits until all have arrived. It spins a while
-/// before yielding its core (a window is often shorter than a sleeping thread's wake-up),
-/// unless there are more threads than cores (a spinning thread would hold the core that a
-/// thread still working needs).
+/// How long a thread that waits at a [`Barrier`] spins before it sleeps. A window of the
+/// parallel engine takes a few to a few hundred microseconds, and a sleeping thread's wake-up
+/// costs a few microseconds on an idle core (a futex wake and a context switch) but a
+/// scheduler quantum (milliseconds) on a busy one. So a waiting thread spins at most this
+/// long, and at most as long as the last windows took (`Barrier::spin`), then parks: it never
+/// holds a core that a thread still working needs for longer than that (issue 46; the barrier
+/// before it spun 20 000 times, then looped on `yield_now`, which on a busy machine kept the
+/// waiting thread on the core: up to 600x the one-thread wall time).
+pub(super) const MAX_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// Threads meeting between windows: each waits until all have arrived. A waiting thread
+/// spins for a bounded time ([`MAX_SPIN`], or less), then sleeps on a condition variable until
+/// the last one arrives and wakes it.
 struct Barrier {
     threads: usize,
-    spins: u32,
+    /// How long a waiting thread spins before it sleeps, in nanoseconds (set by the driver
+    /// from the windows' measured length; 0 with more threads than CPUs).
+    spin_ns: AtomicU64,
     arrived: AtomicUsize,
     /// Counts the times all arrived.
     round: AtomicUsize,
+    /// Threads asleep (or about to be) in [`Barrier::wait`]; the last to arrive takes the
+    /// lock and wakes them only where there are some, so a barrier that nobody sleeps at
+    /// costs no system call.
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    woken: Condvar,
 }
 
 impl Barrier {
     fn new(threads: usize) -> Barrier {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let spins = if threads <= cores { 20_000 } else { 0 };
-        Barrier { threads, spins, arrived: AtomicUsize::new(0), round: AtomicUsize::new(0) }
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        let spin = if threads <= cpus { MAX_SPIN.as_nanos() as u64 } else { 0 };
+        Barrier {
+            threads,
+            spin_ns: AtomicU64::new(spin),
+            arrived: AtomicUsize::new(0),
+            round: AtomicUsize::new(0),
+            sleepers: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            woken: Condvar::new(),
+        }
+    }
+
+    /// Sets how long a waiting thread spins: the windows' length `window` (a thread that waits
+    /// longer than that is waiting on one that lost its core), at most [`MAX_SPIN`].
+    fn spin(&self, window: std::time::Duration) {
+        if self.spin_ns.load(Ordering::Relaxed) > 0 {
+            self.spin_ns.store(window.min(MAX_SPIN).as_nanos().max(1) as u64, Ordering::Relaxed);
+        }
     }
 
     fn wait(&self) {
         let round = self.round.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
             self.arrived.store(0, Ordering::Relaxed);
-            self.round.fetch_add(1, Ordering::Release);
+            self.round.fetch_add(1, Ordering::SeqCst);
+            // a sleeper counted itself before it looked at `round` (both SeqCst): either it
+            // saw the new round, or it is counted here and waits under the lock taken below
+            if self.sleepers.load(Ordering::SeqCst) > 0 {
+                let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+                self.woken.notify_all();
+            }
             return;
         }
-        let mut spins = 0u32;
-        while self.round.load(Ordering::Acquire) == round {
-            if spins < self.spins {
+        let spin = self.spin_ns.load(Ordering::Relaxed);
+        if spin > 0 {
+            let started = Instant::now();
+            let mut spins = 0u32;
+            while self.round.load(Ordering::Acquire) == round {
                 std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
+                spins = spins.wrapping_add(1);
+                // the clock is read once in 64 spins (a spin is a few nanoseconds)
+                if spins.is_multiple_of(64) && started.elapsed().as_nanos() as u64 >= spin {
+                    break;
+                }
             }
         }
+        if self.round.load(Ordering::Acquire) != round {
+            return;
+        }
+        let mut guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        while self.round.load(Ordering::SeqCst) == round {
+            guard = self.woken.wait(guard).unwrap_or_else(PoisonError::into_inner);
+        }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -182,20 +234,43 @@ impl Simulation {
             for (cell, piece) in shared.cells.iter().zip(self.pieces.drain(..)) {
                 *cell.lock().unwrap_or_else(PoisonError::into_inner) = Some(piece);
             }
-            *shared.plan.lock().unwrap_or_else(PoisonError::into_inner) = Some(bound);
-            shared.start.wait();
-            shared.window(0, self.threads, bound);
-            shared.end.wait();
+            let parallel = self.chooser.as_ref().is_none_or(threads::Chooser::parallel);
+            let began = Instant::now();
+            if parallel {
+                *shared.plan.lock().unwrap_or_else(PoisonError::into_inner) = Some(bound);
+                shared.start.wait();
+                shared.window(0, self.threads, bound);
+                shared.end.wait();
+            } else {
+                // on this thread alone, every piece in turn; the others sleep at `start`
+                shared.each(0, 1, |i, piece| shared.run_and_post(i, piece, bound));
+                shared.each(0, 1, |j, piece| shared.collect(j, piece));
+            }
             self.pieces = shared.cells.iter().filter_map(|c| c.lock().unwrap_or_else(PoisonError::into_inner).take()).collect();
             if let Some(payload) = shared.panic.lock().unwrap_or_else(PoisonError::into_inner).take() {
                 std::panic::resume_unwind(payload);
             }
-            self.windows.0 += 1;
+            let took = began.elapsed();
+            let mut events = 0;
             for i in 0..self.pieces.len() {
                 let ran = std::mem::take(&mut self.pieces[i].ran);
-                (*n, self.events, self.windows.1) = (*n + ran, self.events + ran, self.windows.1 + ran);
+                (*n, self.events, events) = (*n + ran, self.events + ran, events + ran);
                 self.now = self.now.max(self.pieces[i].queue.now());
                 self.changed(i);
+            }
+            if parallel {
+                self.windows.0 += 1;
+                self.windows.1 += events;
+                // a waiting thread spins at most about as long as a window takes
+                self.window_wall = (self.window_wall * 7 + took) / 8;
+                if self.windows.0.is_multiple_of(16) {
+                    for b in [&shared.start, &shared.posted, &shared.end] {
+                        b.spin(self.window_wall);
+                    }
+                }
+            }
+            if let Some(chooser) = &mut self.chooser {
+                chooser.ran(events);
             }
             debug_assert!(self.done < self.stop_at, "no message completes in a parallel window");
         }

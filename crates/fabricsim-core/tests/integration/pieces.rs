@@ -178,3 +178,42 @@ fn one_thread_runs_a_large_fabric_in_pieces_for_the_cache_with_the_same_results(
     sim.step(200_000);
     assert_eq!(sim.parallel_windows(), (0, 0), "a run of many messages a host stays in one piece");
 }
+
+#[test]
+fn auto_runs_a_small_run_on_one_thread_and_a_large_one_on_the_cpus() {
+    use fabricsim_core::sim::threads::{available_cpus, MIN_EVENTS};
+    // 16 flows of 64 KiB: far below MIN_EVENTS
+    let small = super::scenario(&super::fabric128("[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n")).expect("valid");
+    let sim = Simulation::auto(&small).expect("builds");
+    assert_eq!((sim.threads(), sim.thread_note()), (1, None), "a small run on one thread");
+    // 128 flows of 8 MiB: about 3.9 M events, above it; as many threads as CPUs (a leaf each
+    // at most), the same results as one thread
+    let text = super::fabric128("[workload]\nkind = \"permutation\"\nsize = \"8MiB\"\n[stop]\nmax_events = 1500000\n");
+    let large = super::scenario(&text).expect("valid");
+    const { assert!(MIN_EVENTS < 3_000_000) };
+    let mut sim = Simulation::auto(&large).expect("builds");
+    assert_eq!(sim.threads(), available_cpus().min(16), "one thread per CPU available");
+    assert_eq!(sim.thread_note(), None, "the engine's own choice needs no note");
+    while sim.step(10_007) == fabricsim_core::Status::Running {}
+    if available_cpus() > 1 {
+        assert!(sim.parallel_windows().0 > 0, "windows ran on every thread");
+    }
+    let one = render(&Simulation::with_threads(&large, 1).expect("builds").run());
+    assert!(render(&sim.into_results()) == one, "auto differs from one thread");
+}
+
+#[test]
+fn an_auto_run_with_sparse_windows_runs_them_on_one_thread_with_the_same_results() {
+    // a ring allreduce of 4 KiB among 64 ranks, 20 times: enough packets for threads (an
+    // estimate above MIN_EVENTS), in windows of a few hundred events
+    let text = super::fabric128("[[jobs]]\ncollective = \"allreduce\"\nsize = \"4KiB\"\nranks = 64\niterations = 20\n");
+    let scenario = super::scenario(&text).expect("valid");
+    let one = render(&Simulation::with_threads(&scenario, 1).expect("builds").run());
+    let mut auto = Simulation::auto(&scenario).expect("builds");
+    while auto.step(u64::MAX) == fabricsim_core::Status::Running {}
+    if fabricsim_core::sim::threads::available_cpus() > 1 {
+        assert!(auto.threads() > 1, "an estimate above MIN_EVENTS");
+        assert!(auto.solo_windows() > 0, "sparse windows ran on one thread");
+    }
+    assert!(render(&auto.into_results()) == one, "auto differs from one thread");
+}

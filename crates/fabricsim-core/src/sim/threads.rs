@@ -1,0 +1,210 @@
+//! How many threads a run uses when the user leaves it to the engine (`threads = "auto"`,
+//! the front ends' default), and how such a run keeps its threads from costing more than
+//! they give (issue 46).
+//!
+//! Two decisions:
+//! - **Before the run** ([`auto`]): one thread for a small run (fewer than [`MIN_EVENTS`]
+//!   events expected: starting threads, cutting the fabric and meeting at barriers would
+//!   cost more than they could save); otherwise one thread per CPU this process may really
+//!   use ([`available_cpus`]: its affinity mask and its cgroup's CPU quota, as
+//!   `std::thread::available_parallelism` reads them, not the machine's core count), and at
+//!   most one per piece the fabric cuts into (a leaf with its hosts).
+//! - **During the run** ([`Chooser`]): a CPU this process may use is not a CPU it gets.
+//!   On a machine whose cores other work also uses, a window of the parallel engine waits
+//!   for the slowest thread, and a thread that lost its core for a scheduler quantum makes a
+//!   window of microseconds take milliseconds. So an auto run measures the wall time per
+//!   event of its windows run on all threads and of windows run on the driver's thread alone
+//!   (every piece in turn; the other threads asleep), in alternating stretches, and runs the
+//!   faster: a short probe of the other way (2 windows and 2 ms at least), then a stretch of
+//!   the faster one, at least 16 times the probe, and 4 times the last while it stays faster. The results are the same either way (a window's
+//!   events do not depend on the thread that runs them); only the wall time differs.
+//!
+//! An explicit thread count is used as asked (a scaling measurement needs it), with a
+//! warning where it exceeds the CPUs available.
+
+use super::piece::{blocks, count, partition};
+use super::Simulation;
+use crate::error::ScenarioError;
+use crate::scenario::{Model, Scenario};
+use crate::topology::Topology;
+
+/// Events expected below which an auto run uses one thread: about 0.2 s of work on one
+/// thread (5-10 M events/s on the benchmarks), less than a parallel run could gain.
+pub const MIN_EVENTS: u64 = 2_000_000;
+
+/// Events a data packet makes, about, per tier of the fabric: per hop its wire's arrival and
+/// its port's wake-up, there and back (the ACK), and the host's work at each end. Measured:
+/// 14.7 events per data packet on `perm-128-8MiB-ops` and 15.0 on `perm-1024-8MiB-ops`, both
+/// 2-tier (events / data packets of `fabricsim bench`).
+pub const EVENTS_PER_PACKET_TIER: u64 = 8;
+
+/// The CPUs this process may run on: its affinity mask and its cgroup's CPU quota (what
+/// `std::thread::available_parallelism` reads on Linux), at least 1.
+pub fn available_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// The events a run is expected to make, roughly: its data packets (each message's size in
+/// MTU payloads) times [`EVENTS_PER_PACKET_TIER`] per tier.
+pub fn expected_events(model: &Model) -> u64 {
+    let mss = model.transport.mtu.saturating_sub(model.transport.header).max(1);
+    let packets: u64 = model.messages.iter().map(|m| m.bytes.div_ceil(mss).max(1)).sum();
+    packets.saturating_mul(EVENTS_PER_PACKET_TIER * u64::from(model.tree.tiers))
+}
+
+/// The threads an auto run asks for, from its work and the CPUs available (see the module
+/// doc); the pieces it cuts into may lower it further ([`super::Simulation::on_threads`]).
+pub fn auto(topo: &Topology, model: &Model, cpus: usize) -> usize {
+    if cpus <= 1 || expected_events(model) < MIN_EVENTS {
+        return 1;
+    }
+    cpus.min(topo.spec.leaves.max(1) as usize)
+}
+
+impl Simulation {
+    /// [`Simulation::new`], run on `threads` threads (the parallel engine): the
+    /// fabric is cut into as many pieces, a leaf with its hosts in one, that run in windows
+    /// no longer than the least latency between two pieces. The results are those of one
+    /// thread, exactly. Where windows cannot pay (a link of no latency between two pieces,
+    /// fewer leaves than threads), or the pieces would need more than `stop.max_memory`, the
+    /// run uses fewer threads and says why ([`Simulation::thread_note`]). A large fabric is
+    /// cut into more pieces than threads where that pays (`sim/piece.rs`, `blocks`): each
+    /// thread runs its pieces one after another in each window, which keeps what a piece
+    /// touches in the cache.
+    pub fn with_threads(scenario: &Scenario, threads: usize) -> Result<Simulation, ScenarioError> {
+        let mut sim = Self::threaded(scenario, Some(threads.max(1)))?;
+        let cpus = available_cpus();
+        if sim.threads > cpus {
+            // a remark on this machine, not a result: the results' warnings do not depend on it
+            let more = format!(
+                "{} threads run with {cpus} CPUs available to this process: threads beyond them wait for a core (threads = \"auto\" stays within them)",
+                sim.threads
+            );
+            sim.thread_note = Some(sim.thread_note.map_or(more.clone(), |note| format!("{note}; {more}")));
+        }
+        Ok(sim)
+    }
+
+    /// [`Simulation::with_threads`] with the count chosen by the engine (`threads = "auto"`,
+    /// [`threads`](self)): one thread for a small run, else one per CPU available to the process
+    /// (at most one per piece); a window after one with few events runs on the driver's
+    /// thread alone.
+    pub fn auto(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
+        let mut sim = Self::threaded(scenario, None)?;
+        if sim.threads > 1 {
+            sim.chooser = Some(Chooser::new(sim.threads));
+        }
+        Ok(sim)
+    }
+
+    /// [`Simulation::with_threads`] (`Some`) or [`Simulation::auto`] (`None`).
+    fn threaded(scenario: &Scenario, ask: Option<usize>) -> Result<Simulation, ScenarioError> {
+        let cpus = available_cpus();
+        let mut most = usize::MAX; // pieces at most: halved while they need too much memory
+        loop {
+            let (mut pieces, mut threads) = (1, 1);
+            let cut = |topo: &Topology, model: &Model| {
+                threads = ask.unwrap_or_else(|| auto(topo, model, cpus));
+                let home = partition(topo, threads.max(blocks(topo, model)).min(most));
+                pieces = count(&home);
+                home
+            };
+            match Self::build(scenario, cut) {
+                Ok(sim) => {
+                    let mut sim = sim.on_threads(threads);
+                    if sim.lookahead == 0 && pieces > threads {
+                        // no window can run: the blocks would only run in turns
+                        most = threads;
+                        continue;
+                    }
+                    // memory is the reason whenever the pieces were halved below the threads
+                    // (a note about that count, fewer than asked, would misquote the ask),
+                    // unless no window runs at all
+                    if most < threads && sim.lookahead > 0 {
+                        let used = sim.threads;
+                        sim.thread_note =
+                            Some(format!("{threads} threads asked, {used} used: more pieces would need more than stop.max_memory"));
+                    }
+                    if ask.is_none() && sim.thread_note.is_some() {
+                        // the engine's own choice, not an ask to explain
+                        sim.thread_note = None;
+                    }
+                    return Ok(sim);
+                }
+                // each piece holds a copy of the fabric and counts per message: fewer may fit
+                Err(e) if pieces > 1 && e.field == "stop.max_memory" => most = pieces / 2,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// This run's pieces on `threads` threads (at most one per piece; pieces are dealt out to
+    /// the threads in turn). Pieces run in windows, even on one thread, where a window can
+    /// hold anything (the least latency between two pieces is not zero); in turns otherwise.
+    pub fn on_threads(mut self, threads: usize) -> Simulation {
+        let count = self.pieces.len();
+        (self.threads, self.thread_note) = (1, None);
+        self.lookahead = if count > 1 { self.lookahead() } else { 0 };
+        if threads > 1 {
+            self.threads = if self.lookahead == 0 { 1 } else { threads.min(count) };
+            self.thread_note = if self.lookahead == 0 {
+                Some(format!("{threads} threads asked, 1 used: a link between two pieces has no latency, so no window can run them apart"))
+            } else if count < threads {
+                Some(format!("{threads} threads asked, {count} used: the fabric cuts into {count} pieces"))
+            } else {
+                None
+            };
+        }
+        self
+    }
+}
+
+/// Events per thread a window must hold for an auto run to run the next one on all its
+/// threads: below it, the window's three barriers and its mail cost more than the threads
+/// save (an event takes 100-150 ns; a barrier at which a thread slept costs a wake-up,
+/// microseconds on an idle machine and more on a busy one).
+pub const SPARSE_EVENTS: u64 = 1024;
+
+/// Chooses whether an auto run's next window runs on all its threads or on the driver's
+/// alone, from the events of the last window: deterministic, since a window's events do not
+/// depend on the threads that ran it.
+#[derive(Debug, Clone)]
+pub struct Chooser {
+    threads: u64,
+    parallel: bool,
+    /// Windows run each way (solo, parallel).
+    pub counts: [u64; 2],
+}
+
+impl Chooser {
+    pub fn new(threads: usize) -> Chooser {
+        Chooser { threads: threads as u64, parallel: true, counts: [0; 2] }
+    }
+
+    /// Whether the next window runs on every thread.
+    pub fn parallel(&self) -> bool {
+        self.parallel
+    }
+
+    /// A window ran, with `events` events.
+    pub fn ran(&mut self, events: u64) {
+        self.counts[usize::from(self.parallel)] += 1;
+        self.parallel = events >= SPARSE_EVENTS * self.threads;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sparse_window_sends_the_next_to_one_thread() {
+        let mut c = Chooser::new(2);
+        assert!(c.parallel());
+        c.ran(2 * SPARSE_EVENTS - 1);
+        assert!(!c.parallel());
+        c.ran(2 * SPARSE_EVENTS);
+        assert!(c.parallel());
+        assert_eq!(c.counts, [1, 1]);
+    }
+}
