@@ -16,7 +16,7 @@ FABRICSIM := $(PYTHON) -m fabricsim
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_ROOT_USER_ACTION := ignore
 
-.PHONY: install install-core demo test test-rust test-python reproduce bench bench-core lint fuzz fuzz-core clean
+.PHONY: install install-core demo test test-rust test-python reproduce bench bench-contended bench-core lint fuzz fuzz-core clean
 
 .venv/bin/python:
 	@echo "fabricsim: creating the project's virtual environment in .venv"
@@ -57,6 +57,11 @@ reproduce: install
 ## The standard performance scenarios (docs/performance.md).
 bench: install
 	$(FABRICSIM) bench
+
+## The 128- and 1024-host permutations on 1, 2 and auto threads while busy loops hold every
+## CPU (docs/performance.md, "Threads on a busy machine").
+bench-contended: install
+	$(FABRICSIM) bench --contended
 
 ## The same 1024-host benchmark without Python.
 bench-core:

@@ -269,5 +269,11 @@ def test_run_and_bench_take_a_thread_count(demo_path):
         r = invoke("run", str(demo_path), "--set", "workload.size=64KiB", *args, "--json", "-q")
         assert r.exit_code == 0, r.output
         assert json.loads(r.stdout)["summary"]["threads"] == 1
+    # the contended benchmark: busy loops started and stopped around the runs, ratios to 1 thread
+    r = invoke("bench", "--contended", "--only", "perm-128", "--threads", "1,auto", "--rounds", "1", "--json")
+    assert r.exit_code == 0, r.output
+    rows = {row["asked"]: row for row in json.loads(r.stdout)}
+    assert rows[1]["vs_1_thread"] == 1.0 and rows["auto"]["vs_1_thread"] > 0
+    assert rows[1]["events"] == rows["auto"]["events"]
     r = invoke("run", str(demo_path), "--threads", "some", "-q")
     assert r.exit_code == 2 and '"auto" or a count' in r.output

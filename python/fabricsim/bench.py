@@ -9,6 +9,7 @@ counts asked (``--threads 1,2,4``).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -151,7 +152,7 @@ CONTENDED = ("perm-128-8MiB-ops", "perm-1024-8MiB-ops")
 def contended(benchmarks: list[Benchmark], counts: list[int | None], rounds: int = 5) -> list[dict[str, Any]]:
     """Runs each benchmark on each thread count (``None``: auto) while busy loops hold every
     CPU this process may use (one ``while True: pass`` process per CPU, as another job, a
-    notebook or a sweep's other points would), ``rounds`` times interleaved (round after
+    notebook or a sweep's other points would; each ends with this process), ``rounds`` times interleaved (round after
     round, each benchmark on each count in turn), so that a change of the machine's load
     falls on every count alike. Returns one row per (benchmark, count): the median wall time,
     its ratio to the median on one thread (where one thread was measured), each round's wall
@@ -160,7 +161,9 @@ def contended(benchmarks: list[Benchmark], counts: list[int | None], rounds: int
 
     from .run import cores
 
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores())]
+    # a busy loop that ends with this process, even if it is killed
+    hog = f"import os\nwhile os.getppid() == {os.getpid()}: pass"
+    hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(cores())]
     try:
         runs: dict[tuple[str, int | None], list[dict[str, Any]]] = {}
         for _ in range(rounds):
