@@ -13,8 +13,8 @@ from fabricsim.goal import read_goal
 
 def write_ring_allreduce(path: Path, n: int, size: int) -> None:
     """A ring allreduce of ``size`` bytes per rank on ``n`` ranks, as fabricsim's ``ring``
-    runs it: in step s rank r sends its chunk to r+1 once its send and its receive of step
-    s-1 are done (2(n-1) steps of size/n; ``size`` a multiple of n)."""
+    runs it: in step s rank r sends its chunk to r+1 once its receive of step s-1 is done
+    (NCCL's ring: not its own send; 2(n-1) steps of size/n; ``size`` a multiple of n)."""
     lines = [f"num_ranks {n}", ""]
     for r in range(n):
         lines.append(f"rank {r} {{")
@@ -22,7 +22,7 @@ def write_ring_allreduce(path: Path, n: int, size: int) -> None:
             lines.append(f"s{s}: send {size // n}b to {(r + 1) % n} tag {s}")
             lines.append(f"r{s}: recv {size // n}b from {(r - 1) % n} tag {s}")
             if s:
-                lines += [f"s{s} requires s{s - 1}", f"s{s} requires r{s - 1}"]
+                lines.append(f"s{s} requires r{s - 1}")
         lines += ["}", ""]
     path.write_text("\n".join(lines))
 

@@ -43,6 +43,32 @@ fn a_lone_ring_allreduce_runs_its_steps_and_stays_near_its_ideal() {
 }
 
 #[test]
+fn a_ring_step_waits_for_its_data_not_for_the_ack_of_its_own_send() {
+    // 4 ranks under one leaf, 8 MiB: 6 steps of 2 MiB. Each step is released the instant
+    // the rank has received the step before (no wait for the ACK of its own send, as NCCL's
+    // ring), so on an idle fabric with ACKs only at a message's end (ack_every above its
+    // packets) the iteration is 6 ideal FCTs back to back; at each of the 5 step boundaries
+    // the rank's NIC first sends the final ACK of what it just received (64 B, 1.28 ns at
+    // 400 Gb/s). Before this change each boundary also waited for the ACK of the rank's own
+    // send to fly back (2 x (1 us + 1.28 ns))
+    let r = run(&fabric128("[transport]\nack_every = 1024\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"8MiB\"\nranks = 4\n"));
+    let (ready, end, src, dst) = (r.flows.opt_u64("ready_ps"), r.flows.opt_u64("end_ps"), r.flows.u64("src"), r.flows.u64("dst"));
+    assert_eq!(ready.len(), 6 * 4);
+    for s in 1..6 {
+        for k in 0..4 {
+            let m = s * 4 + k;
+            // the message of step s - 1 that this rank received
+            let got = (0..4).map(|j| (s - 1) * 4 + j).find(|&j| dst[j] == src[m]).unwrap();
+            assert_eq!(ready[m], end[got], "step {s}, rank {}: released when its data arrived", src[m]);
+        }
+    }
+    let fct = r.flows.u64("ideal_fct_ps")[0];
+    assert!(r.flows.u64("ideal_fct_ps").iter().all(|&f| f == fct));
+    assert_eq!(r.jobs.opt_u64("jct_ps")[0], Some(6 * fct + 5 * 1_280));
+    assert_eq!(r.jobs.u64("ideal_jct_ps")[0], 6 * fct + 5 * 1_280);
+}
+
+#[test]
 fn a_jobs_connections_exist_only_while_their_messages_are_under_way() {
     // 8 ranks, 3 iterations of 14 ring steps: 336 messages, each rank with at most its send and
     // the one it awaits under way; the results are those of the full state (golden scenarios)

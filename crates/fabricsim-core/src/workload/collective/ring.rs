@@ -6,10 +6,26 @@
 //! possible). **reduce_scatter**: n-1 steps; in step s rank r sends chunk (r - s) mod n.
 //! **allgather**: n-1 steps; in step s rank r sends chunk (r + 1 - s) mod n. **allreduce**:
 //! reduce_scatter then allgather, 2(n-1) steps of size/n. A rank starts step s when its
-//! own send and its receive of step s-1 are complete. **broadcast** (rank 0 the root): the
-//! buffer is pipelined along the ring 0 -> 1 -> ... -> n-1 in 8 chunks (NCCL pipelines its
-//! broadcast along a ring in chunks); rank i forwards chunk c once it has received it and
-//! has sent chunk c-1.
+//! receive of step s-1 is complete: the data it sends (reduced with its own, or forwarded)
+//! is there. It does not wait for its own send of step s-1 to be acknowledged: NCCL's ring
+//! kernel posts a step's data as soon as its input arrived, and its proxy pipelines the
+//! sends on the peer's queue pair (`src/device/prims_simple.h`, `waitPeer`: a send waits
+//! for its data and for a free slot of the receiver's buffer, not for the previous send's
+//! completion). The steps of one rank to its successor go out one after another on their
+//! queue pair (`transport.connections = "per_pair"`, a job's default), so a step released
+//! while the one before is still being sent queues behind it. **broadcast** (rank 0 the
+//! root): the buffer is pipelined along the ring 0 -> 1 -> ... -> n-1 in 8 chunks (NCCL
+//! pipelines its broadcast along a ring in chunks); rank i forwards chunk c once it has
+//! received it.
+//!
+//! Simplified: the receiver's buffer slots (`NCCL_STEPS` = 8 per channel,
+//! `src/include/device.h`; 512 KiB each under the Simple protocol) are not modelled. A
+//! message is a whole step, while NCCL frees slots slice by slice as the receiver forwards
+//! them. In a ring each rank forwards at the rate it receives, so the slots fill only behind
+//! a hop slower than the others; there NCCL holds the upstream ranks back, where fabricsim
+//! lets them send into the slow rank's queue pair. The slow hop sets the pace either way.
+//! Also simplified: one channel (one ring, one queue pair per neighbour) and one message per
+//! step, where NCCL runs several channels and slices each step (issue 47).
 
 use super::{Algorithm, Builder, Op, Ranks};
 use crate::registry::AlgorithmInfo;
@@ -88,7 +104,8 @@ pub(crate) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, st
     for s in 0..steps {
         let prev = std::mem::take(&mut sent);
         for r in 0..n {
-            let wait = if s == 0 { after[r].clone() } else { vec![prev[r], prev[(r + n - 1) % n]] };
+            // step s needs the data received in step s - 1 (from the predecessor)
+            let wait = if s == 0 { after[r].clone() } else { vec![prev[(r + n - 1) % n]] };
             sent.push(b.send(members[r], members[(r + 1) % n], bytes(chunk(r, s)), step0 + s as u32, wait, first && s == 0));
         }
     }
@@ -105,9 +122,6 @@ fn broadcast(b: &mut Builder<'_>) -> Vec<Vec<u32>> {
             let mut after = Vec::new();
             if i > 0 {
                 after.push(ids[i - 1][c]);
-            }
-            if c > 0 {
-                after.push(ids[i][c - 1]);
             }
             let bytes = b.chunk(chunks, c);
             let id = b.send(i, i + 1, bytes, c as u32, after, c == 0);
