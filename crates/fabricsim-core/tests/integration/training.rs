@@ -136,3 +136,103 @@ fn training_runs_give_the_same_tables_in_any_pieces_and_threads() {
         assert_eq!((r.flows, r.jobs, r.steps), (one.flows.clone(), one.jobs.clone(), one.steps.clone()), "{threads} threads");
     }
 }
+
+/// Bytes each kind of traffic (tp, pp, dp, ep) puts on the wire in one iteration, summed over
+/// every GPU: the closed forms of docs/workloads.md ("Bytes per GPU"), from the shape and the
+/// layout alone. `ends(p)`: the embedding matrices stage p holds (the input embedding on the
+/// first, the output layer on the last).
+fn bytes_by_formula(text: &str) -> [u64; 5] {
+    let sc = scenario(text).expect("valid");
+    let job = &sc.jobs[0];
+    let shape = job.model.as_ref().unwrap().resolve("m").unwrap();
+    let par = job.parallel.as_ref().unwrap();
+    let l = par.resolve("jobs[0]", job.ranks.unwrap() as usize, &shape).unwrap();
+    let (tp, pp, dp, ep, m) = (l.tp as u64, l.pp as u64, l.dp as u64, l.ep as u64, l.micro_batches as u64);
+    let act = l.micro_batch_size * shape.seq * shape.hidden * 2;
+    let passes = if l.recompute == fabricsim_core::workload::training::Recompute::Full { 3 } else { 2 };
+    let moe = u64::from(shape.moe());
+    // tp: per layer and pass, two ring collectives of the activations over each group of tp
+    // (an allreduce, or an all-gather and a reduce-scatter: the same bytes), 2 (tp - 1) x act
+    // sent by the group for each
+    let tp_bytes = dp * pp * (shape.layers / pp) * m * passes * 2 * 2 * (tp - 1) * act;
+    // pp: each micro-batch's activations forward and their gradients back across each of the
+    // pp - 1 stage boundaries, each GPU its 1/tp share
+    let pp_bytes = dp * tp * m * 2 * (pp - 1) * (act / tp);
+    // dp: each stage's gradients (its layers' parameters and its embeddings, over tp) in
+    // grad_dtype, reduced by a ring over the dp replicas: an allreduce sends 2 (dp - 1) x G,
+    // the distributed optimizer (dp - 1) x (G + G as bf16); experts' over dp / ep replicas
+    let (dense, expert) = shape.layer_params();
+    let g = l.grad_bytes;
+    let ring = |group: u64, grads: u64| {
+        if l.distributed_optimizer {
+            (group - 1) * (grads + grads / g * 2)
+        } else {
+            2 * (group - 1) * grads
+        }
+    };
+    let mut dp_bytes = 0;
+    for p in 0..pp {
+        let ends = u64::from(p == 0) + u64::from(p == pp - 1);
+        let layers = shape.layers / pp;
+        let dense_g = layers * (dense / tp * g) + ends * shape.embedding_params() / tp * g;
+        let expert_g = layers * (shape.experts / ep * expert / tp * g);
+        dp_bytes += tp * ring(dp, dense_g);
+        if expert_g > 0 && dp / ep > 1 {
+            dp_bytes += tp * ep * ring(dp / ep, expert_g);
+        }
+    }
+    // ep: per MoE layer and pass two all-to-alls over each group of ep, each rank's tokens
+    // (b s top_k h x 2 B over tp), (ep - 1) x that per group
+    let a2a = l.micro_batch_size * shape.seq * shape.top_k * shape.hidden * 2 / tp;
+    let ep_bytes = moe * (dp / ep) * tp * pp * (shape.layers / pp) * m * passes * 2 * (ep - 1) * a2a;
+    [0, tp_bytes, pp_bytes, dp_bytes, ep_bytes]
+}
+
+/// The same, from the messages the generator made.
+fn bytes_generated(text: &str) -> [u64; 5] {
+    let model = scenario(text).expect("valid").resolve().expect("resolves");
+    let mut by = [0u64; 5];
+    for (m, tag) in model.messages.iter().zip(&model.tags) {
+        if m.src != m.dst {
+            by[tag.step as usize] += m.bytes;
+        }
+    }
+    by
+}
+
+#[test]
+fn each_kinds_bytes_per_gpu_equal_the_documented_formulas() {
+    let dense = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/training_dense_256.toml")).unwrap();
+    let moe = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/training_moe_256.toml")).unwrap();
+    let with = |base: &str, extra: &str| base.replace("gpu_tflops = 400", &format!("gpu_tflops = 400, {extra}"));
+    let published = |model: &str, par: &str| {
+        format!(
+            "[topology]\nhosts = 64\nradix = 16\nnics_per_server = 8\nrails = true\nscale_up_rate = \"7200Gbps\"\n\
+             [[jobs]]\nranks = 64\nmodel = {{ {model} }}\nparallel = {{ {par}, gpu_tflops = 400 }}\n"
+        )
+    };
+    let cases = [
+        dense.clone(),
+        with(&dense, "grad_dtype = \"bf16\""),
+        with(&dense, "distributed_optimizer = true"),
+        with(&dense, "sequence_parallel = true, recompute = \"full\""),
+        moe.clone(),
+        with(&moe, "distributed_optimizer = true, recompute = \"selective\""),
+        // published shapes (fewer layers, so that the test stays fast: the counts are per layer)
+        published("preset = \"llama2-70b\", layers = 8", "tp = 4, pp = 2, dp = 8, micro_batches = 2"),
+        published("preset = \"gpt3-175b\", layers = 4", "tp = 8, pp = 2, dp = 4, micro_batches = 2, distributed_optimizer = true"),
+        published("preset = \"mixtral-8x7b\", layers = 4", "tp = 2, pp = 2, dp = 16, ep = 4, micro_batches = 2"),
+    ];
+    for (i, text) in cases.iter().enumerate() {
+        assert_eq!(bytes_generated(text), bytes_by_formula(text), "case {i}: [compute, tp, pp, dp, ep] bytes");
+    }
+    // the shipped dense scenario (GPT-3 XL, tp 8, pp 4, dp 8): Megatron-LM's fp32 gradients
+    // allreduced, 309.3 MB per GPU (2 x 7/8 of 1.414 B parameters / 32 x 4 B); 154.6 MB in bf16;
+    // 232.0 MB with the distributed optimizer (7/8 x (4 + 2) B a parameter)
+    let per_gpu = |text: &str| bytes_generated(text)[3] as f64 / 256.0 / 1e6;
+    for (text, mb) in
+        [(dense.clone(), 309.3), (with(&dense, "grad_dtype = \"bf16\""), 154.6), (with(&dense, "distributed_optimizer = true"), 232.0)]
+    {
+        assert!((per_gpu(&text) - mb).abs() < 0.1, "{} MB per GPU against {mb}", per_gpu(&text));
+    }
+}

@@ -19,12 +19,24 @@
 //! all-to-all combine) and allreduces again (Megatron-LM's two allreduces per layer and pass,
 //! Shoeybi et al. 2019, sec. 3); the last stage computes the logits; then each rank sends its
 //! 1/tp share of the activations to the same rank of stage p+1 (Narayanan et al. sec. 4.1,
-//! scatter/gather). A backward pass mirrors it at twice the compute. A rank's compute tasks
-//! run one after another; its sends do not hold it. Gradients are reduced over the
-//! data-parallel group in buckets (`bucket`, PyTorch DDP's 25 MiB by default, Li et al.,
-//! "PyTorch Distributed", VLDB 2020, sec. 3.2): each bucket of layers, in backward order, is
+//! scatter/gather). A backward pass mirrors it at twice the compute. With
+//! `sequence_parallel` (Korthikanti et al., MLSys 2023, sec. 4.2.2) each of a layer's two
+//! blocks is an all-gather of the activations, the block's compute and a reduce-scatter,
+//! in both passes (the same bytes as the allreduce on a ring). With `recompute = "full"`
+//! each layer's backward first runs its forward again, its communication included;
+//! `"selective"` adds the attention's score products (`4 b s^2 h`) to the backward. A
+//! rank's compute tasks run one after another; its sends do not hold it. Gradients are
+//! reduced over the data-parallel group in buckets (`bucket`, PyTorch DDP's 25 MiB by
+//! default, Li et al., "PyTorch Distributed", VLDB 2020, sec. 3.2), in fp32 by default
+//! (`grad_dtype`: Megatron-LM under `--bf16` sets `accumulate_allreduce_grads_in_fp32`,
+//! `megatron/training/arguments.py`): each bucket of layers, in backward order, is
 //! allreduced (ring) as soon as the last micro-batch's backward pass has computed it,
-//! overlapping what is left of that pass. A rank's iteration ends with its last compute, its sends and its buckets.
+//! overlapping what is left of that pass. With `distributed_optimizer` (Megatron-LM's
+//! `--use-distributed-optimizer`, ZeRO-1 style) a bucket is reduce-scattered and then its
+//! bf16 parameters all-gathered (Megatron gathers them after the optimizer step, before the
+//! next forward unless `--overlap-param-gather`: here right after the bucket's
+//! reduce-scatter, exposed either way; the optimizer step is `compute`). A rank's iteration
+//! ends with its last compute, its sends and its buckets.
 //!
 //! Compute tasks are messages from a rank to itself with no bytes, released when their
 //! dependencies are met plus their duration (FLOPs over `gpu_tflops`), and complete then;
@@ -76,6 +88,34 @@ pub struct Parallel {
     /// Gradient bucket size of the data-parallel allreduce.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket: Option<Size>,
+    /// The gradients' type in the data-parallel reduction: "fp32" (the default: Megatron-LM
+    /// with `--bf16` accumulates and reduces gradients in fp32) or "bf16".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grad_dtype: Option<String>,
+    /// Megatron-LM's distributed optimizer: a bucket's gradients are reduce-scattered and its
+    /// updated bf16 parameters all-gathered, instead of allreduced (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distributed_optimizer: Option<bool>,
+    /// Megatron-LM's sequence parallelism: each tensor-parallel allreduce becomes an
+    /// all-gather before the block and a reduce-scatter after it (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence_parallel: Option<bool>,
+    /// Activation recomputation: "none" (the default), "selective" (the attention's core
+    /// again in the backward pass) or "full" (each layer's forward again, communication
+    /// included, before its backward).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recompute: Option<String>,
+}
+
+/// Activation recomputation (Korthikanti et al., "Reducing Activation Recomputation in Large
+/// Transformer Models", MLSys 2023, sec. 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recompute {
+    None,
+    /// The attention's score products (`4 b s^2 h` FLOPs a layer) recomputed.
+    Selective,
+    /// The whole layer's forward recomputed before its backward.
+    Full,
 }
 
 impl Layout {
@@ -102,6 +142,11 @@ pub struct Layout {
     /// FLOPs per picosecond of one GPU.
     pub flops_per_ps: f64,
     pub bucket: u64,
+    /// Bytes of a gradient value in the data-parallel reduction (4: fp32, 2: bf16).
+    pub grad_bytes: u64,
+    pub distributed_optimizer: bool,
+    pub sequence_parallel: bool,
+    pub recompute: Recompute,
 }
 
 impl Parallel {
@@ -144,6 +189,17 @@ impl Parallel {
         ensure(tflops.is_finite() && tflops > 0.0 && tflops <= 1e6, &at("gpu_tflops"), tflops, "allowed: more than 0 up to 1000000")?;
         let bucket = self.bucket.unwrap_or(Size(25 << 20)).0;
         ensure(bucket >= 1, &at("bucket"), Size(bucket), "allowed: a positive size")?;
+        let grad_bytes = match self.grad_dtype.as_deref().unwrap_or("fp32") {
+            "fp32" => 4,
+            "bf16" => 2,
+            other => return Err(ScenarioError::new(at("grad_dtype"), format!("\"{other}\""), "allowed: fp32, bf16")),
+        };
+        let recompute = match self.recompute.as_deref().unwrap_or("none") {
+            "none" => Recompute::None,
+            "selective" => Recompute::Selective,
+            "full" => Recompute::Full,
+            other => return Err(ScenarioError::new(at("recompute"), format!("\"{other}\""), "allowed: none, selective, full")),
+        };
         // what one rank sends at once, and the gradients it holds, in 128 bits: a model too
         // large to count in bytes is refused, not wrapped
         let (b, h) = (u128::from(micro_batch_size), u128::from(shape.hidden));
@@ -151,7 +207,7 @@ impl Parallel {
         let (dense, expert) = shape.layer_params();
         let grads = u128::from(shape.layers) * (u128::from(dense) + u128::from(shape.experts) * u128::from(expert))
             + 2 * u128::from(shape.embedding_params());
-        let most = (tokens * h).max(grads) * u128::from(model::VALUE_BYTES);
+        let most = (tokens * h * u128::from(model::VALUE_BYTES)).max(grads * u128::from(grad_bytes));
         ensure(
             most <= 1 << 50,
             &format!("{job}.model"),
@@ -167,6 +223,10 @@ impl Parallel {
             micro_batch_size: micro_batch_size.into(),
             flops_per_ps: tflops,
             bucket,
+            grad_bytes,
+            distributed_optimizer: self.distributed_optimizer.unwrap_or(false),
+            sequence_parallel: self.sequence_parallel.unwrap_or(false),
+            recompute,
         })
     }
 }

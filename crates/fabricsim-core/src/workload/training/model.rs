@@ -10,8 +10,15 @@
 //! in SwiGLU), times `top_k` in a mixture-of-experts layer, whose tokens each go to `top_k` of
 //! `experts` experts (Fedus et al., "Switch Transformers", JMLR 2022; Jiang et al.,
 //! "Mixtral of Experts", 2024). The logits take `2 b s h V` on the last stage. The backward
-//! pass costs twice the forward (no activation recomputation). Weights, activations and
-//! gradients are 2-byte (bf16) values.
+//! pass costs twice the forward; activation recomputation (`parallel.recompute`) adds to it.
+//!
+//! Grouped-query attention (Ainslie et al., "GQA", EMNLP 2023; Llama 2 70B, Llama 3, Mixtral):
+//! `kv_heads` of the `heads` attention heads' keys and values, so the K and V projections are
+//! `h x h kv_heads / heads` each instead of `h x h`. A layer's attention then has
+//! `2 h^2 (1 + kv_heads / heads)` parameters and takes `4 b s h^2 (1 + kv_heads / heads) +
+//! 4 b s^2 h` FLOPs forward, as Megatron-LM counts it (`num_floating_point_operations` in
+//! `megatron/training/training.py`, with `num_query_groups`). Weights and activations are
+//! 2-byte (bf16) values; gradients as `parallel.grad_dtype` says.
 
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +53,13 @@ pub struct ModelConfig {
     /// A gated MLP (SwiGLU: three weight matrices instead of two).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gated: Option<bool>,
+    /// Attention heads (default: the preset's; 1 without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heads: Option<u32>,
+    /// Key/value heads of grouped-query attention (default: the preset's, else `heads`:
+    /// multi-head attention).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_heads: Option<u32>,
 }
 
 /// Reads `model`: a preset's name, or the table.
@@ -69,24 +83,33 @@ pub struct Shape {
     pub experts: u64,
     pub top_k: u64,
     pub gated: bool,
+    /// Attention heads, and key/value heads (grouped-query attention where fewer).
+    pub heads: u64,
+    pub kv_heads: u64,
 }
 
 /// Bytes of a bf16 value.
 pub const VALUE_BYTES: u64 = 2;
 
-/// Public model shapes: name, (layers, hidden, ffn, seq, vocab, experts, top_k, gated), source.
+/// Public model shapes: name, shape, source. Heads as published (GPT-3: `d_head` 128;
+/// Llama 2 70B, Llama 3 and Mixtral: 8 key/value heads).
 pub const PRESETS: &[(&str, Shape, &str)] = &[
-    ("gpt3-1.3b", shape(24, 2048, 4 * 2048, 2048, 50257, 0, 1, false), "Brown et al. 2020, Table 2.1"),
-    ("gpt3-13b", shape(40, 5120, 4 * 5120, 2048, 50257, 0, 1, false), "Brown et al. 2020, Table 2.1"),
-    ("gpt3-175b", shape(96, 12288, 4 * 12288, 2048, 50257, 0, 1, false), "Brown et al. 2020, Table 2.1"),
-    ("llama2-70b", shape(80, 8192, 28672, 4096, 32000, 0, 1, true), "Touvron et al. 2023 (Llama 2), Table 1; its config"),
+    ("gpt3-1.3b", shape(24, 2048, 4 * 2048, 2048, 50257, (0, 1), false, (16, 16)), "Brown et al. 2020, Table 2.1"),
+    ("gpt3-13b", shape(40, 5120, 4 * 5120, 2048, 50257, (0, 1), false, (40, 40)), "Brown et al. 2020, Table 2.1"),
+    ("gpt3-175b", shape(96, 12288, 4 * 12288, 2048, 50257, (0, 1), false, (96, 96)), "Brown et al. 2020, Table 2.1"),
+    ("llama2-70b", shape(80, 8192, 28672, 4096, 32000, (0, 1), true, (64, 8)), "Touvron et al. 2023 (Llama 2), Table 1; its config"),
+    // Llama 3's context is 8 192 tokens (128 K for 3.1); its vocabulary 128 256
+    ("llama3-8b", shape(32, 4096, 14336, 8192, 128256, (0, 1), true, (32, 8)), "Llama 3 herd paper (Dubey et al. 2024), Table 3"),
+    ("llama3-70b", shape(80, 8192, 28672, 8192, 128256, (0, 1), true, (64, 8)), "Llama 3 herd paper (Dubey et al. 2024), Table 3"),
+    ("llama3-405b", shape(126, 16384, 53248, 8192, 128256, (0, 1), true, (128, 8)), "Llama 3 herd paper (Dubey et al. 2024), Table 3"),
     // Mixtral's context is 32 768 tokens; 4096 here (give `seq` to change it)
-    ("mixtral-8x7b", shape(32, 4096, 14336, 4096, 32000, 8, 2, true), "Jiang et al. 2024 (Mixtral), Table 1"),
+    ("mixtral-8x7b", shape(32, 4096, 14336, 4096, 32000, (8, 2), true, (32, 8)), "Jiang et al. 2024 (Mixtral), Table 1"),
 ];
 
+/// A shape: `(experts, top_k)` (0 experts: dense) and `(heads, kv_heads)`.
 #[allow(clippy::too_many_arguments)]
-const fn shape(layers: u64, hidden: u64, ffn: u64, seq: u64, vocab: u64, experts: u64, top_k: u64, gated: bool) -> Shape {
-    Shape { layers, hidden, ffn, seq, vocab, experts, top_k, gated }
+const fn shape(layers: u64, hidden: u64, ffn: u64, seq: u64, vocab: u64, moe: (u64, u64), gated: bool, heads: (u64, u64)) -> Shape {
+    Shape { layers, hidden, ffn, seq, vocab, experts: moe.0, top_k: moe.1, gated, heads: heads.0, kv_heads: heads.1 }
 }
 
 impl ModelConfig {
@@ -122,7 +145,18 @@ impl ModelConfig {
             format!("allowed: 1 to experts ({})", experts.max(1)),
         )?;
         let gated = self.gated.or(base.map(|b| b.gated)).unwrap_or(false);
-        Ok(Shape { layers, hidden, ffn, seq, vocab, experts, top_k, gated })
+        let heads = self.heads.map(u64::from).or(base.map(|b| b.heads)).unwrap_or(1);
+        ensure((1..=hidden).contains(&heads), &format!("{at}.heads"), heads, format!("allowed: 1 to hidden ({hidden})"))?;
+        // a preset's key/value heads go with its heads: other heads alone mean multi-head
+        let kv_default = base.filter(|b| self.heads.is_none_or(|h| u64::from(h) == b.heads)).map_or(heads, |b| b.kv_heads);
+        let kv_heads = self.kv_heads.map_or(kv_default, u64::from);
+        ensure(
+            kv_heads >= 1 && heads.is_multiple_of(kv_heads),
+            &format!("{at}.kv_heads"),
+            kv_heads,
+            format!("allowed: a divisor of heads ({heads}); heads itself for multi-head attention"),
+        )?;
+        Ok(Shape { layers, hidden, ffn, seq, vocab, experts, top_k, gated, heads, kv_heads })
     }
 }
 
@@ -135,7 +169,8 @@ impl Shape {
     pub fn layer_flops(&self, b: u64) -> (f64, f64) {
         let (b, s, h, f) = (b as f64, self.seq as f64, self.hidden as f64, self.ffn as f64);
         let mats = if self.gated { 3.0 } else { 2.0 };
-        let attention = 8.0 * b * s * h * h + 4.0 * b * s * s * h;
+        let kv = self.kv_heads as f64 / self.heads as f64;
+        let attention = 4.0 * b * s * h * h * (1.0 + kv) + 4.0 * b * s * s * h;
         let mlp = 2.0 * mats * b * s * h * f * self.top_k as f64;
         (attention, mlp)
     }
@@ -154,7 +189,8 @@ impl Shape {
     /// is in the dense part).
     pub fn layer_params(&self) -> (u64, u64) {
         let mlp = if self.gated { 3 } else { 2 } * self.hidden * self.ffn;
-        let attention = 4 * self.hidden * self.hidden;
+        // Q and the output projection h x h each; K and V h x (h kv_heads / heads) each
+        let attention = 2 * self.hidden * self.hidden + 2 * self.hidden * (self.hidden * self.kv_heads / self.heads);
         if self.moe() {
             (attention, mlp)
         } else {
@@ -187,5 +223,33 @@ mod tests {
         let e = ModelConfig { preset: Some("gpt5".into()), ..Default::default() }.resolve("jobs[0].model").unwrap_err();
         assert_eq!(e.field, "jobs[0].model.preset");
         assert_eq!(ModelConfig::default().resolve("m").unwrap_err().field, "m.layers");
+    }
+
+    #[test]
+    fn grouped_query_attention_gives_the_published_parameter_counts() {
+        let params = |name: &str| {
+            let s = ModelConfig { preset: Some(name.into()), ..Default::default() }.resolve("m").unwrap();
+            let (dense, expert) = s.layer_params();
+            (s.layers * (dense + s.experts * expert) + 2 * s.embedding_params()) as f64 / 1e9
+        };
+        // Llama 2 70B: 69.0 B (untied embeddings); Mixtral 8x7B: 46.7 B; Llama 3: 8.0, 70.6, 405.9 B
+        for (name, published) in
+            [("llama2-70b", 69.0), ("mixtral-8x7b", 46.7), ("llama3-8b", 8.0), ("llama3-70b", 70.6), ("llama3-405b", 405.9)]
+        {
+            let got = params(name);
+            assert!((got - published).abs() / published < 0.01, "{name}: {got:.2} B against {published} B");
+        }
+        // multi-head attention would give Llama 2 70B 10.7 B more (80 layers of 2 h^2 x 7/8)
+        let mha = ModelConfig { preset: Some("llama2-70b".into()), kv_heads: Some(64), ..Default::default() }.resolve("m").unwrap();
+        let gqa = ModelConfig { preset: Some("llama2-70b".into()), ..Default::default() }.resolve("m").unwrap();
+        assert_eq!(80 * (mha.layer_params().0 - gqa.layer_params().0), 80 * 2 * 8192 * 8192 * 7 / 8);
+        let (a_mha, _) = mha.layer_flops(1);
+        let (a_gqa, _) = gqa.layer_flops(1);
+        assert_eq!(a_mha - a_gqa, 4.0 * 4096.0 * 8192.0 * 8192.0 * 7.0 / 8.0);
+        // other heads alone mean multi-head attention; kv_heads must divide heads
+        let other = ModelConfig { preset: Some("llama2-70b".into()), heads: Some(32), ..Default::default() }.resolve("m").unwrap();
+        assert_eq!((other.heads, other.kv_heads), (32, 32));
+        let bad = ModelConfig { preset: Some("llama2-70b".into()), kv_heads: Some(3), ..Default::default() }.resolve("m").unwrap_err();
+        assert_eq!(bad.field, "m.kv_heads");
     }
 }

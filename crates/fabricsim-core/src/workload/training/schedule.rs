@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::model::VALUE_BYTES;
-use super::{Trainer, DP, EP, TP};
+use super::{Recompute, Trainer, DP, EP, TP};
 use crate::workload::collective::Op;
 
 /// A forward (`true`) or backward pass of a micro-batch.
@@ -93,7 +93,12 @@ impl Trainer<'_> {
         let (tp, b) = (l.tp as f64, l.micro_batch_size);
         let cost = if fwd { 1.0 } else { 2.0 };
         let (attention, mlp) = shape.layer_flops(b);
-        let (attention, mlp) = (cost * attention / tp, cost * mlp / tp);
+        let (fwd_attention, fwd_mlp) = (attention / tp, mlp / tp);
+        let (mut attention, mlp) = (cost * attention / tp, cost * mlp / tp);
+        if !fwd && l.recompute == Recompute::Selective {
+            // the attention's score products again (Korthikanti et al. sec. 5)
+            attention += 4.0 * (b * shape.seq * shape.seq * shape.hidden) as f64 / tp;
+        }
         let act = shape.activation_bytes(b);
         let a2a = b * shape.seq * shape.top_k * shape.hidden * VALUE_BYTES / l.tp as u64;
         let last = p + 1 == l.pp;
@@ -120,28 +125,21 @@ impl Trainer<'_> {
         let experts_here = shape.experts / l.ep as u64;
         let (mut dense_acc, mut expert_acc) = (0u64, 0u64);
         for _ in 0..layers {
-            let mlp_part = |s: &mut Self, at: &mut Vec<Vec<Vec<u32>>>| {
-                if shape.moe() {
-                    s.all_to_all(group, p, at, a2a);
-                    s.computes(group, p, at, mlp);
-                    s.all_to_all(group, p, at, a2a);
-                } else {
-                    s.computes(group, p, at, mlp);
-                }
-                s.tp_allreduce(group, p, at, act);
-            };
             if fwd {
-                self.computes(group, p, &mut at, attention);
-                self.tp_allreduce(group, p, &mut at, act);
-                mlp_part(self, &mut at);
+                self.block(group, p, &mut at, attention, None, act);
+                self.block(group, p, &mut at, mlp, shape.moe().then_some(a2a), act);
             } else {
-                mlp_part(self, &mut at);
-                self.computes(group, p, &mut at, attention);
-                self.tp_allreduce(group, p, &mut at, act);
+                if l.recompute == Recompute::Full {
+                    // the layer's forward again, its communication included
+                    self.block(group, p, &mut at, fwd_attention, None, act);
+                    self.block(group, p, &mut at, fwd_mlp, shape.moe().then_some(a2a), act);
+                }
+                self.block(group, p, &mut at, mlp, shape.moe().then_some(a2a), act);
+                self.block(group, p, &mut at, attention, None, act);
                 if i + 1 == l.micro_batches {
                     // this layer's gradients are complete: into the buckets
-                    dense_acc += dense / l.tp as u64 * VALUE_BYTES;
-                    expert_acc += experts_here * expert / l.tp as u64 * VALUE_BYTES;
+                    dense_acc += dense / l.tp as u64 * l.grad_bytes;
+                    expert_acc += experts_here * expert / l.tp as u64 * l.grad_bytes;
                     self.fill(group, p, &at, &mut dense_acc, &mut buckets.dense, false);
                     self.fill(group, p, &at, &mut expert_acc, &mut buckets.experts, false);
                 }
@@ -153,7 +151,7 @@ impl Trainer<'_> {
         if !fwd && i + 1 == l.micro_batches {
             // the embedding (first stage) and the output layer (last stage), then what is left
             let ends = u64::from(p == 0) + u64::from(last);
-            dense_acc += ends * shape.embedding_params() / l.tp as u64 * VALUE_BYTES;
+            dense_acc += ends * shape.embedding_params() / l.tp as u64 * l.grad_bytes;
             self.fill(group, p, &at, &mut dense_acc, &mut buckets.dense, true);
             self.fill(group, p, &at, &mut expert_acc, &mut buckets.experts, true);
         }
@@ -182,11 +180,30 @@ impl Trainer<'_> {
         }
     }
 
-    /// Each replica's tensor-parallel group allreduces `bytes`.
-    fn tp_allreduce(&mut self, group: &[usize], p: usize, at: &mut [Vec<Vec<u32>>], bytes: u64) {
+    /// One of a layer's two blocks (attention, or the MLP: with `a2a`, an MoE layer's experts
+    /// between the all-to-alls of `a2a` bytes each) on every rank of stage `p` of `group`:
+    /// its compute of `flops`, then the tensor-parallel allreduce of the activations (`act`
+    /// bytes); with sequence parallelism an all-gather before and a reduce-scatter after.
+    fn block(&mut self, group: &[usize], p: usize, at: &mut [Vec<Vec<u32>>], flops: f64, a2a: Option<u64>, act: u64) {
+        let sp = self.layout.sequence_parallel;
+        if sp {
+            self.tp_collective(Op::Allgather, group, p, at, act);
+        }
+        if let Some(bytes) = a2a {
+            self.all_to_all(group, p, at, bytes);
+            self.computes(group, p, at, flops);
+            self.all_to_all(group, p, at, bytes);
+        } else {
+            self.computes(group, p, at, flops);
+        }
+        self.tp_collective(if sp { Op::ReduceScatter } else { Op::Allreduce }, group, p, at, act);
+    }
+
+    /// Each replica's tensor-parallel group runs `op` on `bytes`.
+    fn tp_collective(&mut self, op: Op, group: &[usize], p: usize, at: &mut [Vec<Vec<u32>>], bytes: u64) {
         for (k, &d) in group.iter().enumerate() {
             let members: Vec<usize> = (0..self.layout.tp).map(|t| self.rank(t, d, p)).collect();
-            at[k] = self.collective(TP, Op::Allreduce, &members, bytes, std::mem::take(&mut at[k]));
+            at[k] = self.collective(TP, op, &members, bytes, std::mem::take(&mut at[k]));
         }
     }
 
@@ -241,12 +258,21 @@ impl Trainer<'_> {
         }
     }
 
-    /// Allreduces each bucket of `members` (the same buckets at each).
+    /// Reduces each bucket of `members` (the same buckets at each): an allreduce of its
+    /// gradients, or with the distributed optimizer a reduce-scatter of them and then an
+    /// all-gather of their bf16 parameters.
     fn buckets(&mut self, members: &[usize], of: &HashMap<usize, Vec<(Vec<u32>, u64)>>, done: &mut [Vec<u32>]) {
         let Some(first) = of.get(&members[0]) else { return };
+        let l = self.layout;
         for (k, &(_, bytes)) in first.iter().enumerate() {
             let after: Vec<Vec<u32>> = members.iter().map(|r| of[r][k].0.clone()).collect();
-            for (&r, w) in members.iter().zip(self.collective(DP, Op::Allreduce, members, bytes, after)) {
+            let ends = if l.distributed_optimizer {
+                let reduced = self.collective(DP, Op::ReduceScatter, members, bytes, after);
+                self.collective(DP, Op::Allgather, members, bytes / l.grad_bytes * VALUE_BYTES, reduced)
+            } else {
+                self.collective(DP, Op::Allreduce, members, bytes, after)
+            };
+            for (&r, w) in members.iter().zip(ends) {
                 done[r].extend(w);
             }
         }
