@@ -6,9 +6,11 @@ downloaded from elsewhere)."""
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from fabricsim import Scenario, run
 from fabricsim.chakra import read_chakra
@@ -150,6 +152,57 @@ def test_process_groups_keep_collectives_apart(tmp_path: Path):
     r = run(Scenario(flows("pg.et", comm_groups="groups.json", algorithm="ring"), tmp_path))
     assert r.complete and r.flows.height == 2 * 4 * 3
     assert all(s % 2 == d % 2 for s, d in zip(r.flows["src"], r.flows["dst"], strict=True)), "no message crosses groups"
+
+
+@pytest.mark.parametrize("n", [4, 8, 16])
+@pytest.mark.parametrize("comm", ["ALL_REDUCE", "REDUCE_SCATTER", "ALL_GATHER", "ALL_TO_ALL"])
+def test_collectives_move_the_bytes_astra_sim_moves(tmp_path: Path, comm: str, n: int):
+    # ASTRA-sim's ring (Ring.cc): an all-reduce of data_size D sends 2 (n-1) messages of D/n
+    # per rank, a reduce-scatter (n-1) of D/n, an all-gather (n-1) of D (its size is each
+    # rank's input: final_data_size = D n); its direct all-to-all (n-1) of D/n
+    size = 1 << 20
+    code = {"ALL_REDUCE": 0, "ALL_GATHER": 2, "ALL_TO_ALL": 6, "REDUCE_SCATTER": 7}[comm]
+    write_trace(tmp_path / "m", [[node(0, COLL, comm_type=code, comm_size=size)] for _ in range(n)])
+    r = run(Scenario(FABRIC | {"workload": {"kind": "flows", "file": "m.et"}}, tmp_path))
+    per_rank = {"ALL_REDUCE": 2 * (n - 1) * size // n, "REDUCE_SCATTER": (n - 1) * size // n, "ALL_GATHER": (n - 1) * size}
+    per_rank["ALL_TO_ALL"] = (n - 1) * size // n
+    sent = r.flows.group_by("src").agg(pl.col("bytes").sum())["bytes"].to_list()
+    assert r.complete and sent == [per_rank[comm]] * n, (comm, n, sent)
+
+
+def test_a_compute_node_given_by_its_flops_takes_them_at_the_gpus_rate(tmp_path: Path):
+    # ASTRA-sim's LLM generator writes compute nodes with num_ops and no duration_micros:
+    # 2.5e12 FLOPs at 500 TFLOP/s take 5 ms, before rank 0's send
+    ranks = [
+        [node(0, COMP, num_ops=2_500_000_000_000), node(1, SEND, deps=(0,), comm_dst=1, comm_size=4096, comm_tag=0)],
+        [node(0, RECV, comm_src=0, comm_size=4096, comm_tag=0)],
+    ]
+    write_trace(tmp_path / "ops", ranks)
+    r = run(Scenario(FABRIC | {"workload": {"kind": "flows", "file": "ops.et", "gpu_tflops": 500}}, tmp_path))
+    assert r.complete and r.flows["ready_ps"].to_list() == [5_000_000_000]
+    # without a rate it is refused, naming the node: never 0 us without a word
+    with pytest.raises(ScenarioError) as e:
+        run(Scenario(FABRIC | {"workload": {"kind": "flows", "file": "ops.et"}}, tmp_path))
+    assert e.value.field == "workload.file[rank 0, node 0]" and "workload.gpu_tflops" in str(e.value)
+    for bad in (0, -1, float("inf"), "fast", True):
+        with pytest.raises(ScenarioError) as e:
+            Scenario(FABRIC | {"workload": {"kind": "flows", "file": "ops.et", "gpu_tflops": bad}}, tmp_path).validate()
+        assert e.value.field == "workload.gpu_tflops"
+
+
+def test_a_group_of_one_rank_is_accepted_and_moves_nothing(tmp_path: Path):
+    # ASTRA-sim's generators write a group per dimension, of one rank where a dimension has size 1
+    ranks = [
+        [
+            node(0, COLL, comm_type=ALL_REDUCE, comm_size=1 << 16, pg_name=f"solo{r}"),
+            node(1, COLL, comm_type=ALL_REDUCE, comm_size=1 << 16, deps=(0,)),
+        ]
+        for r in range(4)
+    ]
+    write_trace(tmp_path / "g", ranks)
+    (tmp_path / "groups.json").write_text(json.dumps({f"solo{r}": [r] for r in range(4)}))
+    r = run(Scenario(flows("g.et", comm_groups="groups.json"), tmp_path))
+    assert r.complete and r.flows.height == 4 * 6, "only the 4-rank allreduce moves bytes: 6 ring steps of 4 messages"
 
 
 def _bad(tmp_path: Path, ranks: list[list[bytes]]) -> None:

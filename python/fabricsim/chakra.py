@@ -13,7 +13,11 @@ dependency) and uses these fields of a node: ``id``, ``name``, ``type``, ``ctrl_
 How nodes become fabricsim's entries:
 
 * ``COMP_NODE`` (and ``MEM_LOAD_NODE``, ``MEM_STORE_NODE``: fabricsim has no memory model) is a
-  compute task of ``duration_micros`` on its rank, released once its dependencies are done.
+  compute task of ``duration_micros`` on its rank, released once its dependencies are done. A
+  compute node that gives its FLOPs (the attribute ``num_ops``) and no ``duration_micros``, as
+  ASTRA-sim's LLM trace generator writes them, takes ``num_ops / gpu_tflops`` (``[workload]
+  gpu_tflops``, TFLOP/s); without ``gpu_tflops`` it is refused, never run in 0 us. Its
+  ``tensor_size`` (memory traffic) is not timed.
   Independent compute nodes of one rank overlap: a compute task is a delay in the DAG, not a
   GPU that runs one kernel at a time (ASTRA-sim serializes a rank's GPU nodes);
 * ``METADATA_NODE`` takes no time: it is done when its dependencies are;
@@ -21,14 +25,21 @@ How nodes become fabricsim's entries:
   ``COMM_RECV_NODE`` of the same (source, destination, tag) in file order; a send is done when
   its message has been received (its sender hears by the final ACK), a receive when its
   message has arrived and its own dependencies are done;
-* ``COMM_COLL_NODE`` (``comm_type``, ``comm_size``: the per-rank size as fabricsim's
-  collectives count it, docs/workloads.md) is one rank's part of a collective. The k-th
+* ``COMM_COLL_NODE`` (``comm_type``, ``comm_size``) is one rank's part of a collective.
+  ``comm_size`` means what it means to ASTRA-sim (``Ring.cc``: an all-reduce's and a
+  reduce-scatter's ``msg_size = data_size / nodes_in_ring``, an all-gather's
+  ``msg_size = data_size`` with ``final_data_size = data_size * nodes_in_ring``): the whole
+  buffer of an all-reduce, a reduce-scatter, an all-to-all and a broadcast, but each rank's
+  *input* of an all-gather, which fabricsim's collectives count as the gathered output
+  (nccl-tests' size), so an all-gather of ``comm_size`` on n ranks runs as fabricsim's of
+  n x ``comm_size``. The k-th
   collective node of each rank of a process group is one collective, expanded into messages
   by fabricsim's algorithm (``[workload] algorithm``, default a job's: ``ring``, ``direct``
   for all-to-all); a rank's first messages wait for its node's dependencies, and its node is
   done when its part is. Without ``pg_name`` a collective spans every rank; with one, the
   group's ranks come from ``comm_groups``, ASTRA-sim's communicator group file
-  (``{"<pg_name>": [ranks]}``, JSON). All-reduce, reduce-scatter, all-gather, all-to-all and
+  (``{"<pg_name>": [ranks]}``, JSON; a group of one rank, as ASTRA-sim's generators write for
+  a dimension of size 1, is accepted: its collectives move nothing and take no time). All-reduce, reduce-scatter, all-gather, all-to-all and
   broadcast (from the group's first rank) are supported.
 
 A file that is not such a stream, a node of an unknown or unsupported type, a dependency on a
@@ -223,18 +234,23 @@ def _groups(comm_groups: Path | None, ranks: int) -> dict[str, list[int]]:
         raise scenario_error("workload.comm_groups", f'{comm_groups} must hold an object of rank lists, as {{"1": [0, 1, 2, 3]}}')
     for name, members in raw.items():
         bad = [r for r in members if not 0 <= r < ranks]
-        if bad or len(set(members)) != len(members) or len(members) < 2:
-            why = f"rank {bad[0]} (the trace has ranks 0 to {ranks - 1})" if bad else "a rank twice or fewer than 2 ranks"
-            raise scenario_error(f"workload.comm_groups.{name}", f"got {why}; allowed: 2 or more distinct ranks of the trace")
+        if bad or len(set(members)) != len(members) or not members:
+            why = f"rank {bad[0]} (the trace has ranks 0 to {ranks - 1})" if bad else "a rank twice, or no rank"
+            raise scenario_error(f"workload.comm_groups.{name}", f"got {why}; allowed: 1 or more distinct ranks of the trace")
     return {str(k): list(v) for k, v in raw.items()}
 
 
 def read_chakra(
-    path: str | Path, algorithm: str | None = None, comm_groups: str | Path | None = None, per_server: int = 1
+    path: str | Path,
+    algorithm: str | None = None,
+    comm_groups: str | Path | None = None,
+    per_server: int = 1,
+    gpu_tflops: float | None = None,
 ) -> list[dict[str, Any]]:
     """The entries of a Chakra trace (see the module's doc) named by ``path`` (``x.et`` for
     ``x.0.et``, ``x.1.et``, ...): messages and compute tasks with their ``id`` and ``after``.
-    ``per_server``: the topology's GPUs per server (the hierarchical algorithm's layout)."""
+    ``per_server``: the topology's GPUs per server (the hierarchical algorithm's layout);
+    ``gpu_tflops``: the rate that times compute nodes given by ``num_ops`` alone."""
     path = Path(path)
     stem = path.with_suffix("")
     files: list[Path] = []
@@ -249,7 +265,7 @@ def read_chakra(
         raise scenario_error("workload.file", f"found no {stem.name}.0.et beside {str(path)!r}{hint}")
     ranks = [_read_rank(f, r) for r, f in enumerate(files)]
     groups = _groups(Path(comm_groups) if comm_groups is not None else None, len(ranks))
-    return _Convert(path, ranks, groups, algorithm, per_server).entries
+    return _Convert(path, ranks, groups, algorithm, per_server, gpu_tflops).entries
 
 
 class _Convert:
@@ -257,8 +273,17 @@ class _Convert:
     then every entry's ``after`` from those ids (ids are free numbers, so the order does not
     matter)."""
 
-    def __init__(self, path: Path, ranks: list[list[_Node]], groups: dict[str, list[int]], algorithm: str | None, per_server: int):
+    def __init__(
+        self,
+        path: Path,
+        ranks: list[list[_Node]],
+        groups: dict[str, list[int]],
+        algorithm: str | None,
+        per_server: int,
+        gpu_tflops: float | None = None,
+    ):
         self.path, self.ranks, self.groups, self.algorithm, self.per_server = path, ranks, groups, algorithm, per_server
+        self.gpu_tflops = gpu_tflops
         self.entries: list[dict[str, Any]] = []
         self.by_id: list[dict[int, _Node]] = []
         for nodes in ranks:
@@ -292,10 +317,10 @@ class _Convert:
             if after:
                 self.entries[entry]["after"] = sorted(after)
 
-    def _task(self, rank: int, delay_us: int = 0) -> int:
+    def _task(self, rank: int, delay: str = "") -> int:
         entry: dict[str, Any] = {"id": len(self.entries), "src": rank, "dst": rank, "size": "0B"}
-        if delay_us:
-            entry["delay"] = f"{delay_us}us"
+        if delay:
+            entry["delay"] = delay
         self.entries.append(entry)
         return len(self.entries) - 1
 
@@ -411,7 +436,7 @@ class _Convert:
             for n in nodes:
                 key = (n.rank, n.id)
                 if n.type in (_COMP, _MEM_LOAD, _MEM_STORE) or (n.type == _METADATA and n.deps):
-                    entry = self._task(n.rank, n.duration_us if n.type != _METADATA else 0)
+                    entry = self._task(n.rank, self._duration(n))
                     self.done[key] = entry
                     self.waits.append((entry, [n], []))
                 elif n.type == _METADATA:
@@ -426,10 +451,35 @@ class _Convert:
                     else:
                         self.done[key] = message
 
+    def _duration(self, n: _Node) -> str:
+        """A compute node's time: its ``duration_micros``, or its ``num_ops`` at ``gpu_tflops``."""
+        if n.type == _METADATA:
+            return ""
+        if n.duration_us or n.type != _COMP or n.attrs.get("num_ops") is None:
+            return f"{n.duration_us}us" if n.duration_us else ""
+        ops = n.comm("num_ops", self.path)
+        if self.gpu_tflops is None:
+            raise scenario_error(
+                n.where(),
+                f"{self.path}: a compute node of {ops} FLOPs (num_ops) and no duration_micros; "
+                "allowed with workload.gpu_tflops (what one GPU computes, TFLOP/s) to time it",
+            )
+        # FLOPs / (TFLOP/s x 1e12) seconds = FLOPs / TFLOP/s picoseconds
+        return f"{round(ops / self.gpu_tflops)}ps"
+
     def _collective(self, nodes: list[_Node]) -> None:
         first = nodes[0]
         op, size = _COLLECTIVES[first.attrs["comm_type"]], first.attrs["comm_size"]
         hosts = [n.rank for n in nodes]
+        if len(hosts) == 1:
+            # a group of one: nothing to move, done once its dependencies are
+            entry = self._task(first.rank)
+            self.done[(first.rank, first.id)] = entry
+            self.waits.append((entry, [first], []))
+            return
+        if op == "allgather":
+            # ASTRA-sim's all-gather size is each rank's input; fabricsim's the gathered output
+            size *= len(hosts)
         left = MAX_MESSAGES - len(self.entries)
         try:
             messages, after, done = _core.collective_messages(op, self.algorithm, hosts, self.per_server, size, None, max(left, 0))

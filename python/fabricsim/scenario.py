@@ -257,7 +257,12 @@ class Scenario:
             raise scenario_error("workload.algorithm", f"got {algorithm!r}; allowed: {', '.join(known)}")
         if groups is not None and not isinstance(groups, str):
             raise scenario_error("workload.comm_groups", f"got {groups!r}; allowed: the path of a JSON file")
-        return read_chakra(path, algorithm, None if groups is None else self.base_dir / groups, int(filled.get("nics_per_server", 1)))
+        tflops = wl.get("gpu_tflops")
+        ok = isinstance(tflops, int | float) and not isinstance(tflops, bool) and math.isfinite(tflops) and 0 < tflops <= 1e6
+        if tflops is not None and not ok:
+            raise scenario_error("workload.gpu_tflops", f"got {tflops!r}; allowed: more than 0 up to 1000000 (TFLOP/s)")
+        per_server = int(filled.get("nics_per_server", 1))
+        return read_chakra(path, algorithm, None if groups is None else self.base_dir / groups, per_server, tflops)
 
     def to_json(self) -> str:
         data, flows = self._resolve()

@@ -28,6 +28,7 @@ pub const PARAMS: &[Param] = &[
     Param::new("file", "Instead of `flows`: a file of them, relative to the scenario file: `.csv` (columns `src,dst,size` and optionally `start,class,id,after,delay`), `.json` (a list of objects), `.cm` (an htsim connection matrix), `.goal` (a GOAL schedule) or `.et` (a Chakra execution trace `x.0.et`, `x.1.et`, ...; docs/workloads.md)."),
     Param::new("algorithm", "Chakra traces only: the algorithm that expands their collectives; absent: as for jobs."),
     Param::new("comm_groups", "Chakra traces only: a JSON file of process groups, `{\"name\": [ranks]}` (ASTRA-sim's)."),
+    Param::new("gpu_tflops", "Chakra traces only: what one GPU computes, TFLOP/s achieved; times a compute node that gives `num_ops` and no `duration_micros` (as ASTRA-sim's generators write them) at `num_ops / gpu_tflops`. Absent: such a node is refused."),
 ];
 
 /// One message as a scenario writes it.
@@ -69,6 +70,10 @@ pub struct Config {
     /// front end; kept for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comm_groups: Option<String>,
+    /// A Chakra trace's GPU rate, TFLOP/s, for compute nodes that give only `num_ops`: read
+    /// by the front end; kept for the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_tflops: Option<f64>,
 }
 
 impl Config {
@@ -121,7 +126,11 @@ impl Workload for Config {
     fn messages(&self, at: &Hosts, _rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
         let hosts = at.count;
         let chakra = self.file.as_deref().is_some_and(|f| f.to_ascii_lowercase().ends_with(".et"));
-        for (given, name) in [(self.algorithm.is_some(), "algorithm"), (self.comm_groups.is_some(), "comm_groups")] {
+        let given = [(self.algorithm.is_some(), "algorithm"), (self.comm_groups.is_some(), "comm_groups"), (self.gpu_tflops.is_some(), "gpu_tflops")];
+        if let Some(t) = self.gpu_tflops {
+            ensure(t.is_finite() && t > 0.0 && t <= 1e6, "workload.gpu_tflops", t, "allowed: more than 0 up to 1000000")?;
+        }
+        for (given, name) in given {
             ensure(!given || chakra, &format!("workload.{name}"), "a value", "allowed: only with file = \"x.et\" (a Chakra trace)")?;
         }
         ensure(
