@@ -6,6 +6,7 @@ and a run is reproducible."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import fabricsim
 from hypothesis import HealthCheck, given, settings
@@ -121,8 +122,12 @@ def test_invariants_hold_in_any_scenario(s):
     else:
         assert r.summary["status"] == "incomplete" and done.height < r.flows.height
         assert r.summary["stop_reason"].startswith(("stop.max_", "no progress", "no events")), r.summary["stop_reason"]
-    # nothing beats its ideal, the best the idle fabric allows (docs/model.md)
+    # nothing beats its ideal, the best the idle fabric allows (docs/model.md); nor does a
+    # job's iteration (docs/workloads.md, "The ideal is a bound")
     assert (done["fct_ps"] >= done["ideal_fct_ps"]).all()
+    if "jobs" in s:
+        iters = r.jobs.filter(r.jobs["jct_ps"].is_not_null())
+        assert (iters["jct_ps"] >= iters["ideal_jct_ps"]).all()
     # no link is busier than all the time, in the whole run or in any sampled interval
     assert r.ports["utilization"].is_between(0.0, 1.0).all()
     if "samples" in s:
@@ -133,3 +138,49 @@ def test_invariants_hold_in_any_scenario(s):
         assert plain.summary["sim_time_ns"] == r.summary["sim_time_ns"]
     # reproducible
     assert fabricsim.run(s).flows.equals(r.flows)
+
+
+@st.composite
+def jobs(draw: st.DrawFn) -> dict[str, Any]:
+    """A job alone on a fabric: a collective (every algorithm that runs it) at a size, a
+    placement and a rank count, or a small training layout; with or without a rate cap, and
+    an ACK per packet, per 4 or only at a message's end."""
+    s: dict[str, Any] = {
+        "seed": draw(st.integers(1, 1000)),
+        "topology": {"hosts": 32, "radix": 8, "link_latency": draw(st.sampled_from(["1us", "300ns"])), "switch_latency": "0ns"},
+        "transport": {"ack_every": draw(st.sampled_from([1, 4, 1024]))},
+        "lb": {"kind": draw(st.sampled_from(["ecmp", "ops", "prime"]))},
+        "stop": {"max_time": "50ms"},
+    }
+    if draw(st.booleans()):
+        s["transport"]["rate_cap"] = draw(st.sampled_from(["100Gbps", "250Gbps"]))
+    if draw(st.integers(0, 4)) == 0:
+        s["topology"] |= {"nics_per_server": 4, "rails": draw(st.booleans()), "scale_up_rate": "1600Gbps"}
+        tp, pp = draw(st.sampled_from([(1, 2), (2, 2), (4, 1), (2, 1)]))
+        model = {"layers": 2 * pp, "hidden": 256, "seq": 128, "vocab": 1000, "kv_heads": 1, "heads": 4}
+        par = {"tp": tp, "pp": pp, "micro_batches": draw(st.integers(1, 3)), "gpu_tflops": 50}
+        par |= {"distributed_optimizer": draw(st.booleans()), "sequence_parallel": draw(st.booleans())}
+        s["jobs"] = [{"ranks": 16, "model": model, "parallel": par}]
+        return s
+    op = draw(st.sampled_from(["allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast"]))
+    algorithms = {"alltoall": ["direct"], "allreduce": ["ring", "halving_doubling", "tree"], "broadcast": ["ring"]}
+    algorithm = draw(st.sampled_from(algorithms.get(op, ["ring", "halving_doubling"])))
+    ranks = draw(st.sampled_from([2, 4, 8, 16]) if algorithm == "halving_doubling" else st.integers(2, 16))
+    job = {"collective": op, "algorithm": algorithm, "ranks": ranks, "iterations": draw(st.integers(1, 2))}
+    job |= {
+        "size": draw(st.sampled_from(["1KiB", "24KiB", "100KiB", "1MiB"])),
+        "placement": draw(st.sampled_from(["packed", "spread", "random"])),
+    }
+    if op == "alltoall":
+        job["max_connections"] = draw(st.integers(1, ranks - 1))
+    s["jobs"] = [job]
+    return s
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(jobs())
+def test_no_iteration_or_message_beats_its_ideal(s):
+    r = fabricsim.run(s)
+    assert r.complete
+    assert (r.flows["fct_ps"] >= r.flows["ideal_fct_ps"]).all()
+    assert (r.jobs["jct_ps"] >= r.jobs["ideal_jct_ps"]).all(), r.jobs.select("jct_ps", "ideal_jct_ps")

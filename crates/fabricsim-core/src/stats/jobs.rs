@@ -1,18 +1,25 @@
 //! The jobs' tables: per job iteration (JCT against its ideal, nccl-tests' bandwidths) and per
 //! step, from the messages' release and end times.
 //!
-//! The ideal JCT is the iteration's span on an idle fabric where every message takes its
-//! ideal FCT, each rank's NIC sends one message at a time, and a receiver's NIC sends the
-//! final ACK of each message it receives ([`crate::workload::collective::ideal_finish`]): for
-//! ring and halving-doubling, the critical path of ideal FCTs and those ACKs. A lone job meets
-//! it exactly when nothing else shares a rank's NIC; with an ACK per packet, the ACKs of what
-//! a rank receives slip between its data packets and it runs a little above (docs/workloads.md).
+//! The ideal JCT is a lower bound of the iteration's span: the larger of (1) its span on an
+//! idle fabric where every message takes its ideal FCT from its release as if alone
+//! ([`crate::workload::collective::ideal_finish`]): for ring and halving-doubling, the
+//! critical path of ideal FCTs (and, for a step that waits for its own send, the final ACK's
+//! flight); and (2) for
+//! each rank's NIC (and scale-up port), the earliest ideal release of its messages of the
+//! iteration, plus their wire times at line rate, plus the least time one of them still takes
+//! after its last byte left ([`crate::workload::collective::nic_bounds`]). Every term is at
+//! most what the run takes (docs/workloads.md, "The ideal is a bound"). A lone ring or
+//! halving-doubling job with ACKs only at a message's end meets it but for the final ACKs its
+//! ranks' NICs send between steps (1.28 ns each at 400 Gb/s); with an ACK per packet, the ACKs
+//! of what a rank receives slip between its data packets and it runs a little above.
 
 use super::collect::WorkView;
-use super::ideal::{ideal_fct, message_packets};
+use super::ideal::{ideal_fct, message_packets, releases};
 use super::{columns, ns, Column, Nullable, Table};
 use crate::time::{serialization, Time};
-use crate::workload::collective::{ideal_finish, Hearing, Lane, Tag};
+use crate::topology::Hop;
+use crate::workload::collective::{ideal_finish, nic_bounds, Hearing, Lane, Tag};
 use crate::workload::training::KINDS;
 
 /// The jobs and steps tables, and (max JCT ns, mean JCT ns, max JCT slowdown).
@@ -79,8 +86,9 @@ impl Span {
 type Schedule = Vec<(Time, Time)>;
 
 /// Per message, its ideal (release, finish) and, where the run has training jobs, its
-/// (release, finish) with every message taking no time (the compute-only schedule).
-fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>) {
+/// (release, finish) with every message taking no time (the compute-only schedule); and per
+/// (job, iteration), the bound its NICs' busy times set on its ideal end.
+fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std::collections::HashMap<(u32, u32), Time>) {
     let (rate, mtu, header) = (v.tree.tier_rates[0], v.transport.mtu, v.transport.header);
     let tree = v.tree;
     // how long each message holds its sender's NIC (its packets back to back) or its port
@@ -93,7 +101,6 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>) {
             None => message_packets(m.spec.bytes, mtu, header, m.count).iter().map(|&p| serialization(p, rate)).sum(),
         })
         .collect();
-    let group: Vec<u32> = v.tags.iter().map(|t| t.job).collect();
     let training = |i: usize| v.tags[i].job != Tag::NONE.job && v.jobs[v.tags[i].job as usize].op.is_none();
     let lanes: Vec<Lane> = (0..v.messages.len())
         .map(|i| match &v.messages[i] {
@@ -107,19 +114,54 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>) {
         None => ideal_fct(&tree.path(from, to), &[header], &[0]),
     };
     let notice = |from: u32, to: u32| tree.notice_latency(from, to);
-    let hearing = Hearing { ack_flight: &ack_flight, notice: &notice, lanes: &lanes };
-    let ideal = ideal_finish(v.messages, v.deps, ideals, &wire, serialization(header, rate), &group, &hearing);
+    let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
+    // each iteration on its own: what it waits for in another iteration is dropped, so that
+    // all its entries are released together at their starts (a bound of the run's span from
+    // the iteration's first release, whenever its ranks entered it: the schedule only gets
+    // earlier as releases do)
+    let own = |i: usize| (v.tags[i].job, v.tags[i].iteration);
+    let lists: Vec<Vec<u32>> =
+        (0..v.messages.len()).map(|i| v.deps.of(i).iter().copied().filter(|&d| own(d as usize) == own(i)).collect()).collect();
+    let deps = crate::workload::Deps::from_lists(&lists);
+    let ideal = ideal_finish(v.messages, &deps, ideals, &hearing);
+    // each (job, iteration)'s messages on one NIC or scale-up port of one host
+    let on = |i: usize| {
+        let t = v.tags[i];
+        (t.job != Tag::NONE.job && lanes[i] != Lane::Alone).then(|| (t.job, t.iteration, v.messages[i].spec.src, lanes[i] == Lane::ScaleUp))
+    };
+    let mut busy: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
+    // when a message's last bit leaves its NIC, alone, after its release: at line rate, or
+    // later under a rate cap (its packets paced `size / cap` apart); what it takes beyond that
+    // to arrive is the least it can take after the NIC has sent everything
+    let cap = v.transport.rate_cap;
+    let first_hop = [Hop { rate, latency: 0, links: 1 }];
+    let leave: Vec<Time> = v
+        .messages
+        .iter()
+        .zip(&wire)
+        .map(|(m, &w)| {
+            if cap == 0 || cap >= rate || m.on_scale_up() {
+                return w;
+            }
+            let packets = message_packets(m.spec.bytes, mtu, header, m.count);
+            ideal_fct(&first_hop, &packets, &releases(m.spec.bytes, mtu, header, m.count, cap))
+        })
+        .collect();
+    for ((job, it, _, _), b) in nic_bounds(&ideal, ideals, &wire, &leave, on) {
+        let e = busy.entry((job, it)).or_insert(0);
+        *e = (*e).max(b);
+    }
     let compute_only = v.jobs.iter().any(|j| j.op.is_none()).then(|| {
         let none = |_: u32, _: u32| 0;
-        let free = Hearing { ack_flight: &none, notice: &none, lanes: &vec![Lane::Alone; lanes.len()] };
+        let free = Hearing { ack_flight: &none, notice: &none };
         let zero = vec![0; ideals.len()];
-        ideal_finish(v.messages, v.deps, &zero, &zero, 0, &group, &free)
+        ideal_finish(v.messages, &deps, &zero, &free)
     });
-    (ideal, compute_only)
+    (ideal, compute_only, busy)
 }
 
 pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTables {
-    let (ideal, compute_only) = if v.jobs.is_empty() { (Vec::new(), None) } else { self::ideals(v, ideals) };
+    let (ideal, compute_only, busy) = if v.jobs.is_empty() { (Vec::new(), None, Default::default()) } else { self::ideals(v, ideals) };
     // spans per (job, iteration) and per (job, iteration, step), in that order
     let mut iters: std::collections::BTreeMap<(u32, u32), Span> = Default::default();
     let mut steps: std::collections::BTreeMap<(u32, u32, u32), Span> = Default::default();
@@ -141,6 +183,9 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
             span.bytes += m.spec.bytes;
             span.scale_up_bytes += if m.on_scale_up() { m.spec.bytes } else { 0 };
         }
+    }
+    for (key, span) in iters.iter_mut() {
+        span.ideal.1 = span.ideal.1.max(busy.get(key).copied().unwrap_or(0));
     }
     let mut jt = Table::new(columns::JOBS);
     let rows: Vec<(&(u32, u32), &Span)> = iters.iter().collect();

@@ -65,7 +65,9 @@ fn a_ring_step_waits_for_its_data_not_for_the_ack_of_its_own_send() {
     let fct = r.flows.u64("ideal_fct_ps")[0];
     assert!(r.flows.u64("ideal_fct_ps").iter().all(|&f| f == fct));
     assert_eq!(r.jobs.opt_u64("jct_ps")[0], Some(6 * fct + 5 * 1_280));
-    assert_eq!(r.jobs.u64("ideal_jct_ps")[0], 6 * fct + 5 * 1_280);
+    // the bound: 6 ideal FCTs (the ACKs are left out of it: the run may send one after the
+    // data released at its instant)
+    assert_eq!(r.jobs.u64("ideal_jct_ps")[0], 6 * fct);
 }
 
 #[test]
@@ -90,8 +92,12 @@ fn a_jobs_connections_exist_only_while_their_messages_are_under_way() {
 #[test]
 fn a_lone_job_meets_its_ideal_jct_to_the_picosecond_when_acks_do_not_interleave() {
     // ACKs only at a message's end (ack_every above its 64 packets): nothing shares a rank's
-    // NIC with its data but the final ACK of what it received, which the ideal counts. 8 ranks
-    // under one leaf, two iterations with a compute gap: exact, for ring and butterfly.
+    // NIC with its data but the final ACK of what it received. 8 ranks under one leaf, two
+    // iterations with a compute gap: every message at its ideal FCT, and every iteration at
+    // its bound plus those ACKs (64 B, 1.28 ns at 400 Gb/s) where they went ahead of the next
+    // step's data, to the picosecond. The bound leaves them out: the run sends such an ACK
+    // before or after data released at its instant (both happen: the check below), so a
+    // bound cannot count it.
     for alg in ["ring", "halving_doubling"] {
         let r = run(&fabric128(&format!(
             "[transport]\nack_every = 1024\n[[jobs]]\ncollective = \"allreduce\"\nalgorithm = \"{alg}\"\nsize = \"2MiB\"\nranks = 8\niterations = 2\ncompute = \"1us\"\n"
@@ -99,9 +105,13 @@ fn a_lone_job_meets_its_ideal_jct_to_the_picosecond_when_acks_do_not_interleave(
         let (fct, ideal_fct) = (r.flows.opt_u64("fct_ps"), r.flows.u64("ideal_fct_ps"));
         assert!(fct.iter().zip(ideal_fct).all(|(f, i)| f.unwrap() == *i), "{alg}: every message at its ideal FCT");
         let (jct, ideal) = (r.jobs.opt_u64("jct_ps"), r.jobs.u64("ideal_jct_ps"));
-        assert_eq!(jct.iter().map(|j| j.unwrap()).collect::<Vec<_>>(), ideal.to_vec(), "{alg}");
-        // a step released as the rank receives its last packet waits for that packet's ACK:
-        // the ideal without those ACKs is one ACK (64 B at 400 Gb/s) per step boundary short
+        // the ring's 13 step boundaries on its critical path each hold one ACK; the
+        // butterfly's 5 boundaries wait for the rank's own send (its ACK's flight is in the
+        // bound) and hold none
+        let acks = if alg == "ring" { 13 } else { 0 };
+        assert!(jct.iter().zip(ideal).all(|(j, &i)| j.unwrap() == i + acks * 1280), "{alg}: {jct:?} against {ideal:?}");
+        // a step released as the rank receives its last packet goes out at once or behind
+        // that packet's ACK
         let (ready, first) = (r.flows.opt_u64("ready_ps"), r.flows.opt_u64("first_send_ps"));
         assert!(ready.iter().zip(first).all(|(r, f)| matches!(f.unwrap() - r.unwrap(), 0 | 1280)), "{alg}");
     }
@@ -150,11 +160,12 @@ fn a_double_binary_tree_allreduce_pipelines_both_trees_near_its_ideal() {
         let (jct, ideal) = (r.jobs.opt_u64("jct_ps"), r.jobs.u64("ideal_jct_ps"));
         for it in 0..2 {
             let (jct, ideal) = (jct[it].unwrap(), ideal[it]);
-            // a rank's sends up and down share its NIC packet by packet, where the ideal sends
-            // them one after the other: 14-18 % above it (docs/workloads.md). With two
-            // messages out the ideal is a reference, not a bound, so 1.25 is that measured
-            // excess with room, not the model's bound: the test guards against a regression
-            assert!(jct >= ideal && (jct as f64) < 1.25 * ideal as f64, "n {n} iteration {it}: {jct} vs {ideal}");
+            // the ideal is a lower bound (docs/workloads.md, "The ideal is a bound"): a rank's
+            // sends up and down share its NIC packet by packet, which the bound's critical path
+            // leaves out (each piece as if alone) and its NIC term counts only in total. On
+            // this idle fabric the tree runs 1.09x (n 2), 1.46x (n 7) and 1.31-1.38x (n 16)
+            // its bound; 1.6 is that excess with room, a guard against a regression
+            assert!(jct >= ideal && (jct as f64) < 1.6 * ideal as f64, "n {n} iteration {it}: {jct} vs {ideal}");
         }
         assert_eq!(r.steps.u64("step").iter().max(), Some(&15));
     }

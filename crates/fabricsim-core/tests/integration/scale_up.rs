@@ -104,7 +104,7 @@ fn a_lone_hierarchical_allreduce_meets_its_ideal_jct_to_the_picosecond() {
     // 4 servers of 4 GPUs, rail-optimized (NIC j of every server on leaf j): the rings inside a
     // server cross its scale-up network, the ring of each rail stays under its leaf. ACKs only
     // at a message's end, as for the ring (docs/workloads.md): nothing shares a rank's NIC or
-    // port with its data, and every JCT equals its ideal
+    // port with its data, and every JCT equals its bound plus the final ACKs between steps
     for op in ["allreduce", "reduce_scatter", "allgather"] {
         let text = format!(
             "seed = 1\n[topology]\nhosts = 16\nradix = 8\nnics_per_server = 4\nrails = true\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n\
@@ -116,7 +116,12 @@ fn a_lone_hierarchical_allreduce_meets_its_ideal_jct_to_the_picosecond() {
         let (fct, ideal_fct) = (r.flows.opt_u64("fct_ps"), r.flows.u64("ideal_fct_ps"));
         assert!(fct.iter().zip(ideal_fct).all(|(f, i)| f.unwrap() == *i), "{op}: every message at its ideal FCT");
         let (jct, ideal) = (r.jobs.opt_u64("jct_ps"), r.jobs.u64("ideal_jct_ps"));
-        assert_eq!(jct.iter().map(|j| j.unwrap()).collect::<Vec<_>>(), ideal.to_vec(), "{op}");
+        // at the bound but for the final ACKs (1.28 ns at 400 Gb/s) the rail rings' step
+        // boundaries hold on the critical path (the bound leaves them out: jobs.rs)
+        for (j, &i) in jct.iter().zip(ideal) {
+            let over = j.unwrap() - i;
+            assert!(over % 1280 == 0 && over <= 8 * 1280, "{op}: {j:?} against {i}");
+        }
         // the rings inside the servers carry the 3/4 of the bytes that stay in a server; the
         // fabric carries each rank's 1/4 share across servers
         let (up, bytes) = (r.flows.bool("scale_up"), r.flows.u64("bytes"));

@@ -251,23 +251,46 @@ pub const ALGORITHMS: &[crate::registry::AlgorithmInfo] = AlgorithmKind::KINDS;
 /// simulator's rule, `host::nic::deps`): the final ACK's flight from receiver to sender
 /// (`ack_flight(from, to)`, from when its NIC sends it; for a message on a scale-up network,
 /// the network's latency from its delivery) and a third host's notice (`notice(from, to)`).
-/// `lanes[i]`: what message i holds while it is sent.
 pub struct Hearing<'a> {
     pub ack_flight: &'a dyn Fn(u32, u32) -> Time,
     pub notice: &'a dyn Fn(u32, u32) -> Time,
-    pub lanes: &'a [Lane],
 }
 
-/// What a message holds in the ideal while it is sent.
+/// What a message's bytes cross when it is sent, for the bound its sender's busy time sets
+/// ([`nic_bounds`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lane {
-    /// Its sender's NIC (one message at a time), and its receiver's for the final ACK.
+    /// Its sender's NIC.
     Nic,
     /// Its sender's port on the scale-up network.
     ScaleUp,
-    /// Nothing: it takes its ideal FCT from its release, whatever else its sender sends (a
-    /// training job's messages, whose ideal is a lower bound of the run; compute tasks).
+    /// Left out of that bound: a training job's messages (their critical path is the bound)
+    /// and compute tasks.
     Alone,
+}
+
+/// A lower bound of when the last of a set of messages of one NIC (or scale-up port) finishes:
+/// none of them is released before the earliest ideal release, the NIC sends their packets
+/// at most at line rate (`wire[i]` each: their sum), and the last byte to leave still takes at
+/// least the least of their times to arrive after their last bit left (`ideal[i] -
+/// leave[i]`, where `leave[i]` is when its last bit leaves its NIC alone: `wire[i]`, or later
+/// under a rate cap). Returns, per key of `key(i)` (messages with `None` are left out), that
+/// bound.
+pub fn nic_bounds<K: std::hash::Hash + Eq>(
+    schedule: &[(Time, Time)],
+    ideal: &[Time],
+    wire: &[Time],
+    leave: &[Time],
+    key: impl Fn(usize) -> Option<K>,
+) -> std::collections::HashMap<K, Time> {
+    let mut acc: std::collections::HashMap<K, (Time, Time, Time)> = std::collections::HashMap::new();
+    for i in 0..schedule.len() {
+        let Some(k) = key(i) else { continue };
+        let tail = ideal[i].saturating_sub(leave[i]);
+        let e = acc.entry(k).or_insert((Time::MAX, 0, Time::MAX));
+        *e = (e.0.min(schedule[i].0), e.1.saturating_add(wire[i]), e.2.min(tail));
+    }
+    acc.into_iter().map(|(k, (first, busy, tail))| (k, first.saturating_add(busy).saturating_add(tail))).collect()
 }
 
 /// When a message that waits for nothing is released: its start, after its computation for a
@@ -276,30 +299,20 @@ pub fn first_release(m: &MessageSpec) -> Time {
     m.start.saturating_add(if m.is_compute() { m.delay } else { 0 })
 }
 
-/// Ideal release and finish of every message on an idle fabric. A message is released at its
-/// start, or once it has heard of its dependencies' ideal finishes, plus its delay. Its
-/// source hears of a finish at once if it is that message's receiver, when the final ACK
-/// arrives if it is its sender, after a notice otherwise ([`Hearing`]). Its sender's
-/// NIC sends one message at a time, back to back at line rate (message i holds it for
-/// `wire[i]`), in release order (then id order); the message then takes its ideal FCT
-/// (`ideal[i]`) from the moment its NIC starts it. When a message finishes, its receiver's
-/// NIC sends the ACK of its last packet, which holds that NIC for `ack` (at the finish, before
-/// a message released at that instant). A message on a scale-up network holds its sender's
-/// port there instead of its NIC, and sends no ACK; one `Alone` holds nothing. A compute
-/// task with no dependency is released after its delay (the computation) from its start. Messages of different `group`s (jobs) never share a
-/// NIC: each group is alone on its idle fabric. With one message at a time per rank (ring,
-/// halving-doubling) this is the critical path of ideal FCTs plus the final ACKs a rank's
-/// next step waits behind; where a rank has several messages out at once (a tree's sends up
-/// and down, alltoall's peers) they queue instead of each running as if alone.
-pub fn ideal_finish<M: AsRef<MessageSpec>>(
-    messages: &[M],
-    deps: &Deps,
-    ideal: &[Time],
-    wire: &[Time],
-    ack: Time,
-    group: &[u32],
-    hearing: &Hearing<'_>,
-) -> Vec<(Time, Time)> {
+/// Ideal release and finish of every message on an idle fabric: a lower bound of each
+/// message's release and finish in the run. A message is released at its start, or once it
+/// has heard of its dependencies' ideal finishes, plus its delay. Its source hears of a finish
+/// at once if it is that message's receiver, when the final ACK arrives if it is its sender,
+/// after a notice otherwise ([`Hearing`]). The message takes its ideal FCT (`ideal[i]`) from
+/// its release, as if alone on the fabric. The final ACK a receiver's NIC sends when a
+/// message finishes (64 B) is not counted against the data that NIC sends next: the run
+/// sends it before or after a message released at that instant (both happen), so counting
+/// it would not be a bound. Messages of one NIC are not queued one after another: the run interleaves their packets,
+/// and a queue in release order is not a bound (its last message may be a far peer's where
+/// the run's is a near one's). What their NIC must carry bounds them instead: [`nic_bounds`].
+/// A compute task with no dependency is released after its delay (the computation) from its
+/// start.
+pub fn ideal_finish<M: AsRef<MessageSpec>>(messages: &[M], deps: &Deps, ideal: &[Time], hearing: &Hearing<'_>) -> Vec<(Time, Time)> {
     use std::cmp::Reverse;
     const ACK: u8 = 0;
     const SEND: u8 = 1;
@@ -310,8 +323,6 @@ pub fn ideal_finish<M: AsRef<MessageSpec>>(
     // (time, ACK before SEND, message): a message's release, or its final ACK at its finish
     let mut heap: std::collections::BinaryHeap<Reverse<(Time, u8, u32)>> =
         (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((first_release(messages[i].as_ref()), SEND, i as u32))).collect();
-    // when each (group, host, scale-up port or NIC) is free
-    let mut free: std::collections::HashMap<(u32, u32, bool), Time> = std::collections::HashMap::new();
     let mut out: Vec<(Time, Time)> = vec![(0, 0); n];
     let mut hear = |heap: &mut std::collections::BinaryHeap<Reverse<(Time, u8, u32)>>, j: usize, at: Time| {
         latest[j] = Some(latest[j].map_or(at, |t| t.max(at)));
@@ -325,16 +336,8 @@ pub fn ideal_finish<M: AsRef<MessageSpec>>(
     while let Some(Reverse((at, kind, i))) = heap.pop() {
         let i = i as usize;
         let (src, dst) = (messages[i].as_ref().src, messages[i].as_ref().dst);
-        let lane = hearing.lanes[i];
         if kind == ACK {
-            let leaves = if lane != Lane::Nic {
-                at
-            } else {
-                let nic = free.entry((group[i], dst, false)).or_insert(0);
-                let leaves = (*nic).max(at);
-                *nic = leaves + ack;
-                leaves
-            };
+            let leaves = at;
             for &j in dependents.of(i) {
                 let by = messages[j as usize].as_ref().src;
                 if by == src && by != dst {
@@ -343,15 +346,9 @@ pub fn ideal_finish<M: AsRef<MessageSpec>>(
             }
             continue;
         }
-        let start = if lane == Lane::Alone {
-            at
-        } else {
-            let nic = free.entry((group[i], src, lane == Lane::ScaleUp)).or_insert(0);
-            let start = at.max(*nic);
-            *nic = start + wire[i];
-            start
-        };
-        let finish = start + ideal[i];
+        // messages of one NIC are not queued one after another, as the run interleaves their
+        // packets: their NIC's busy time bounds them instead ([`nic_bounds`])
+        let finish = at + ideal[i];
         out[i] = (at, finish);
         heap.push(Reverse((finish, ACK, i as u32)));
         for &j in dependents.of(i) {
