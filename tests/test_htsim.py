@@ -35,6 +35,10 @@ def test_a_matrix_runs_as_the_same_flows_given_inline(tmp_path: Path):
     given = run(Scenario(base | {"workload": {"kind": "flows", "flows": inline}})).flows
     assert from_file["fct_ps"].to_list() == given["fct_ps"].to_list()
     assert from_file["start_ps"].min() == 2_500_000
+    # the same file named .tm, as the reference simulator's own scripts name it (it was read as CSV)
+    (tmp_path / "perm.tm").write_text((tmp_path / "perm.cm").read_text())
+    as_tm = run(Scenario(base | {"workload": {"kind": "flows", "file": "perm.tm"}}, tmp_path)).flows
+    assert as_tm["fct_ps"].to_list() == given["fct_ps"].to_list()
 
 
 @pytest.mark.parametrize(

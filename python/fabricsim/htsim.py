@@ -1,8 +1,9 @@
 """Traffic from htsim, the reference packet simulator: its connection-matrix files and its
 permutation generator, so a comparison runs on exactly the reference's traffic.
 
-* :func:`read_connection_matrix` reads an htsim ``.cm`` file (``[workload] kind = "flows"``,
-  ``file = "x.cm"`` reads one): a ``Nodes N`` and ``Connections C`` header, then one line per
+* :func:`read_connection_matrix` reads an htsim ``.cm`` file, or a ``.tm`` file as the
+  reference's own scripts name the same format (``[workload] kind = "flows"``, ``file =
+  "x.cm"`` reads one): a ``Nodes N`` and ``Connections C`` header, then one line per
   connection, ``SRC->DST [id N] start PS size BYTES``. Start times are picoseconds, sizes bytes.
   htsim's triggers (``trigger``, ``send_done_trigger``, ``recv_done_trigger``) and failure lines
   are refused naming the line: express dependencies with ``after`` in a CSV or JSON list.

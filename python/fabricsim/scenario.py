@@ -351,7 +351,7 @@ def _same_flows(a: list[Any], b: list[Any]) -> bool:
 def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
     """A message list from a file: CSV with columns src, dst, size and optionally start,
     class, id, after (ids separated by ';' or spaces) and delay; or JSON (``.json``), a list
-    of objects with the same keys; an htsim connection matrix (``.cm``, :mod:`fabricsim.htsim`); or
+    of objects with the same keys; an htsim connection matrix (``.cm`` or ``.tm``, :mod:`fabricsim.htsim`); or
     a GOAL schedule (``.goal``, :mod:`fabricsim.goal`).
     Sizes, starts and delays are unit strings ("1MiB", "5us").
     A bad cell is refused with its row and column (``workload.file[ROW].COLUMN``)."""
@@ -371,8 +371,8 @@ def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
 
 
 #: Flow files that are not CSV (every other name is read as CSV): JSON, a GOAL schedule, an
-#: htsim connection matrix.
-_NOT_CSV = (".json", ".goal", ".cm")
+#: htsim connection matrix (`.cm`, or `.tm` as the reference's own scripts name them).
+_NOT_CSV = (".json", ".goal", ".cm", ".tm")
 
 
 def _flow_csv_json(path: Path) -> str:

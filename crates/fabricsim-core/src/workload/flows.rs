@@ -2,7 +2,7 @@
 //! `id`, the ids it waits for (`after`) and a `delay` after them ([`super::Deps`]): the format
 //! for traces users bring. An entry from a host to itself of size 0 is a compute task: done
 //! once its `after` are and its `delay` has passed (a GOAL schedule's `calc`). The Python front
-//! end turns a CSV, JSON, htsim `.cm`, GOAL or Chakra file (`file = "x.csv"`) into this list
+//! end turns a CSV, JSON, htsim `.cm`/`.tm`, GOAL or Chakra file (`file = "x.csv"`) into this list
 //! before the run, since the core reads no files; a Chakra trace's collectives are expanded by
 //! [`super::collective::expand`].
 
@@ -25,7 +25,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 /// Its `[workload]` parameters (docs/scenario.md's table is generated from them).
 pub const PARAMS: &[Param] = &[
     Param::required("flows", "The messages (or `file`): `[{src = 0, dst = 9, size = \"1MiB\", start = \"0us\"}, ...]`, each with `src`, `dst`, `size`, and optionally `start` (`\"0ns\"`), `class` (`0`), `id` (the entry's index; unique), `after` (ids it waits for) and `delay` (after those, `\"0ns\"`).", "[{\"src\": 0, \"dst\": 1, \"size\": \"1MiB\"}]"),
-    Param::new("file", "Instead of `flows`: a file of them, relative to the scenario file: `.csv` (columns `src,dst,size` and optionally `start,class,id,after,delay`), `.json` (a list of objects), `.cm` (an htsim connection matrix), `.goal` (a GOAL schedule) or `.et` (a Chakra execution trace `x.0.et`, `x.1.et`, ...; docs/workloads.md)."),
+    Param::new("file", "Instead of `flows`: a file of them, relative to the scenario file: `.csv` (columns `src,dst,size` and optionally `start,class,id,after,delay`), `.json` (a list of objects), `.cm` or `.tm` (an htsim connection matrix), `.goal` (a GOAL schedule) or `.et` (a Chakra execution trace `x.0.et`, `x.1.et`, ...; docs/workloads.md)."),
     Param::new("algorithm", "Chakra traces only: the algorithm that expands their collectives; absent: as for jobs."),
     Param::new("comm_groups", "Chakra traces only: a JSON file of process groups, `{\"name\": [ranks]}` (ASTRA-sim's)."),
     Param::new("gpu_tflops", "Chakra traces only: what one GPU computes, TFLOP/s achieved; times a compute node that gives `num_ops` and no `duration_micros` (as ASTRA-sim's generators write them) at `num_ops / gpu_tflops`. Absent: such a node is refused."),
