@@ -9,18 +9,22 @@
 //!   use ([`available_cpus`]: its affinity mask and its cgroup's CPU quota, as
 //!   `std::thread::available_parallelism` reads them, not the machine's core count), and at
 //!   most one per piece the fabric cuts into (a leaf with its hosts).
-//! - **During the run** ([`Chooser`]): a CPU this process may use is not a CPU it gets.
-//!   On a machine whose cores other work also uses, a window of the parallel engine waits
-//!   for the slowest thread, and a thread that lost its core for a scheduler quantum makes a
-//!   window of microseconds take milliseconds. So an auto run measures the wall time per
-//!   event of its windows run on all threads and of windows run on the driver's thread alone
-//!   (every piece in turn; the other threads asleep), in alternating stretches, and runs the
-//!   faster: a short probe of the other way (2 windows and 2 ms at least), then a stretch of
-//!   the faster one, at least 16 times the probe, and 4 times the last while it stays faster. The results are the same either way (a window's
-//!   events do not depend on the thread that runs them); only the wall time differs.
+//! - **During the run** ([`Chooser`]): a window with few events (a trace's compute gap, a
+//!   run's tail) costs more in barriers than its threads save. An auto run runs a window on
+//!   the driver's thread alone (every piece in turn, the other threads asleep) where the last
+//!   window held fewer than [`SPARSE_EVENTS`] events per thread. The results are the same
+//!   either way, and so is the choice, which depends only on the events.
+//!
+//! Why not more: on a machine whose cores other work also uses, the threads of a window wait
+//! for each other, but a waiting thread parks (`parallel.rs`, `Barrier`) and gives its core
+//! to the others. Measured with `fabricsim bench --contended` (docs/performance.md, "Threads
+//! on a busy machine"), two threads then took 0.70-1.17x the one-thread time with 2 busy
+//! loops on 2 cores, and 0.92x with 12. A chooser that timed windows both ways and ran the
+//! faster was tried and dropped: a busy machine's timings are noise, and it took 1.05-1.3x
+//! the time of plain threads.
 //!
 //! An explicit thread count is used as asked (a scaling measurement needs it), with a
-//! warning where it exceeds the CPUs available.
+//! `thread_note` where it exceeds the CPUs available.
 
 use super::piece::{blocks, count, partition};
 use super::Simulation;
