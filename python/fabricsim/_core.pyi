@@ -41,6 +41,9 @@ class Simulation:
 def validate(scenario_json: str) -> str:
     """Check a scenario without running it; returns it with every default filled in (JSON)."""
 
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask and cgroup CPU quota): what threads = "auto" uses at most."""
+
 def registry() -> list[tuple[str, str, str, str]]:
     """(category, name, summary, reference) of everything a scenario can name."""
 

@@ -40,17 +40,10 @@ def peak_rss_mb() -> float:
 
 
 def cores() -> int:
-    """The CPUs this process may run on: its affinity mask and, on Linux, its cgroup's CPU
-    quota (``cpu.max``), at least 1. A sweep keeps its workers x threads per point within it."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    n = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
-    try:
-        quota, period = open("/sys/fs/cgroup/cpu.max").read().split()[:2]  # noqa: SIM115
-        if quota != "max":
-            n = min(n, max(1, int(int(quota) // int(period))))
-    except (OSError, ValueError):
-        pass
-    return max(1, n)
+    """The CPUs this process may run on: its affinity mask and its cgroup's CPU quota, at
+    least 1, as the core reads them for ``threads="auto"`` (one count for both). A sweep keeps
+    its workers x threads per point within it."""
+    return _core.available_cpus()
 
 
 def parse_threads(value: object, field: str = "threads") -> int | None:

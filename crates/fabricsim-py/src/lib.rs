@@ -218,6 +218,13 @@ fn columns<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     Ok(out)
 }
 
+/// The CPUs this process may run on (its affinity mask and cgroup CPU quota): what
+/// `threads = "auto"` uses at most.
+#[pyfunction]
+fn available_cpus() -> usize {
+    fabricsim_core::sim::threads::available_cpus()
+}
+
 /// (category, name, summary, reference) of everything a scenario can name.
 #[pyfunction]
 fn registry() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
@@ -276,6 +283,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(available_cpus, m)?)?;
     m.add_function(wrap_pyfunction!(parameters, m)?)?;
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
