@@ -314,48 +314,39 @@ pub fn first_release(m: &MessageSpec) -> Time {
 /// start.
 pub fn ideal_finish<M: AsRef<MessageSpec>>(messages: &[M], deps: &Deps, ideal: &[Time], hearing: &Hearing<'_>) -> Vec<(Time, Time)> {
     use std::cmp::Reverse;
-    const ACK: u8 = 0;
-    const SEND: u8 = 1;
     let n = messages.len();
     let dependents = deps.dependents(n);
     let mut waiting: Vec<u32> = (0..n).map(|i| deps.of(i).len() as u32).collect();
     let mut latest: Vec<Option<Time>> = vec![None; n];
-    // (time, ACK before SEND, message): a message's release, or its final ACK at its finish
-    let mut heap: std::collections::BinaryHeap<Reverse<(Time, u8, u32)>> =
-        (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((first_release(messages[i].as_ref()), SEND, i as u32))).collect();
+    // (release, message), earliest first: nothing is shared between messages (no NIC state),
+    // so a message's schedule depends only on what it waits for
+    let mut heap: std::collections::BinaryHeap<Reverse<(Time, u32)>> =
+        (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((first_release(messages[i].as_ref()), i as u32))).collect();
     let mut out: Vec<(Time, Time)> = vec![(0, 0); n];
-    let mut hear = |heap: &mut std::collections::BinaryHeap<Reverse<(Time, u8, u32)>>, j: usize, at: Time| {
+    let mut hear = |heap: &mut std::collections::BinaryHeap<Reverse<(Time, u32)>>, j: usize, at: Time| {
         latest[j] = Some(latest[j].map_or(at, |t| t.max(at)));
         waiting[j] -= 1;
         if waiting[j] == 0 {
             let m = messages[j].as_ref();
             let after = latest[j].expect("a dependency finished");
-            heap.push(Reverse((m.start.max(after.saturating_add(m.delay)), SEND, j as u32)));
+            heap.push(Reverse((m.start.max(after.saturating_add(m.delay)), j as u32)));
         }
     };
-    while let Some(Reverse((at, kind, i))) = heap.pop() {
+    while let Some(Reverse((at, i))) = heap.pop() {
         let i = i as usize;
         let (src, dst) = (messages[i].as_ref().src, messages[i].as_ref().dst);
-        if kind == ACK {
-            let leaves = at;
-            for &j in dependents.of(i) {
-                let by = messages[j as usize].as_ref().src;
-                if by == src && by != dst {
-                    hear(&mut heap, j as usize, leaves + (hearing.ack_flight)(dst, src));
-                }
-            }
-            continue;
-        }
         // messages of one NIC are not queued one after another, as the run interleaves their
         // packets: their NIC's busy time bounds them instead ([`nic_bounds`])
         let finish = at + ideal[i];
         out[i] = (at, finish);
-        heap.push(Reverse((finish, ACK, i as u32)));
         for &j in dependents.of(i) {
             let by = messages[j as usize].as_ref().src;
             if by == dst {
                 hear(&mut heap, j as usize, finish);
-            } else if by != src {
+            } else if by == src {
+                // its sender hears by the final ACK's flight
+                hear(&mut heap, j as usize, finish + (hearing.ack_flight)(dst, src));
+            } else {
                 hear(&mut heap, j as usize, finish + (hearing.notice)(dst, by));
             }
         }
