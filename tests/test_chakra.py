@@ -184,6 +184,13 @@ def test_a_compute_node_given_by_its_flops_takes_them_at_the_gpus_rate(tmp_path:
     with pytest.raises(ScenarioError) as e:
         run(Scenario(FABRIC | {"workload": {"kind": "flows", "file": "ops.et"}}, tmp_path))
     assert e.value.field == "workload.file[rank 0, node 0]" and "workload.gpu_tflops" in str(e.value)
+    # a time beyond the longest duration (100 000 s) is refused naming the node, not an
+    # overflow or an entry of the converted list: 2.5e12 FLOPs at 1e-5 TFLOP/s take 250 000 s,
+    # at 1e-300 an infinity
+    for slow in (1e-5, 1e-300):
+        with pytest.raises(ScenarioError) as e:
+            run(Scenario(FABRIC | {"workload": {"kind": "flows", "file": "ops.et", "gpu_tflops": slow}}, tmp_path))
+        assert e.value.field == "workload.file[rank 0, node 0]" and "at most 100000 s" in str(e.value), str(e.value)
     for bad in (0, -1, float("inf"), "fast", True):
         with pytest.raises(ScenarioError) as e:
             Scenario(FABRIC | {"workload": {"kind": "flows", "file": "ops.et", "gpu_tflops": bad}}, tmp_path).validate()

@@ -72,6 +72,9 @@ _COMM_NAMES += ["REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"]
 _COLLECTIVES = {0: "allreduce", 2: "allgather", 5: "broadcast", 6: "alltoall", 7: "reduce_scatter"}
 # the messages one trace may expand to (each becomes a Python entry before the run)
 MAX_MESSAGES = 10_000_000
+# the longest compute time a node's num_ops may make, in picoseconds: the core's longest
+# duration (units.rs, `Duration`: 100 000 s)
+_LONGEST_PS = 100_000 * 10**12
 
 
 class _Bad(Exception):
@@ -464,8 +467,15 @@ class _Convert:
                 f"{self.path}: a compute node of {ops} FLOPs (num_ops) and no duration_micros; "
                 "allowed with workload.gpu_tflops (what one GPU computes, TFLOP/s) to time it",
             )
-        # FLOPs / (TFLOP/s x 1e12) seconds = FLOPs / TFLOP/s picoseconds
-        return f"{round(ops / self.gpu_tflops)}ps"
+        # FLOPs / (TFLOP/s x 1e12) seconds = FLOPs / TFLOP/s picoseconds, within the clock
+        ps = ops / self.gpu_tflops
+        if not ps <= _LONGEST_PS:
+            raise scenario_error(
+                n.where(),
+                f"{self.path}: {ops} FLOPs (num_ops) at workload.gpu_tflops {self.gpu_tflops} take {ps / 1e12:.3g} s; "
+                f"allowed: at most {_LONGEST_PS // 10**12} s (the longest duration: fewer num_ops or a higher gpu_tflops)",
+            )
+        return f"{round(ps)}ps"
 
     def _collective(self, nodes: list[_Node]) -> None:
         first = nodes[0]
