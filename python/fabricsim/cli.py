@@ -462,8 +462,11 @@ def bench(
         bool, typer.Option("--all", help="Also the large ones (8192 and 32768 hosts, the 1024-rank allreduce, WebSearch).")
     ] = False,
     threads: Annotated[
-        str, typer.Option("--threads", "-t", metavar="N,N,...", help="Thread counts to run each at, or auto (default 1).")
-    ] = "1",
+        str | None,
+        typer.Option(
+            "--threads", "-t", metavar="N,N,...", help="Thread counts to run each at, or auto (default 1; with --contended 1,2,auto)."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the measurements as JSON.")] = False,
     contended: Annotated[
         bool,
@@ -478,9 +481,8 @@ def bench(
     """Run the standard performance scenarios, each in a fresh process: events/s, packets/s, wall, memory."""
     from .bench import BENCHMARKS, CONTENDED, measure
 
-    if contended and threads == "1":
-        threads = "1,2,auto"
-    counts = [_threads_option(t) for t in threads.split(",")]
+    given = threads if threads is not None else "1,2,auto" if contended else "1"
+    counts = [_threads_option(t) for t in given.split(",")]
     if contended:
         picked = [b for b in BENCHMARKS if (only in b.name if only is not None else b.name in CONTENDED)]
         _bench_contended(picked, counts, rounds, as_json)
