@@ -101,6 +101,8 @@ fn a_layout_that_does_not_fit_the_ranks_or_the_model_is_refused() {
         ("tp = 4, ep = 2, gpu_tflops = 1", "jobs[0].parallel.ep"),
         ("tp = 4", "jobs[0].parallel.gpu_tflops"),
         ("tp = 4, gpu_tflops = -1", "jobs[0].parallel.gpu_tflops"),
+        ("tp = 4, gpu_tflops = 1, grad_dtype = \"fp16\"", "jobs[0].parallel.grad_dtype"),
+        ("tp = 4, gpu_tflops = 1, recompute = \"some\"", "jobs[0].parallel.recompute"),
     ] {
         let text = cluster(16, &format!("[[jobs]]\nranks = 8\n{TINY}\nparallel = {{ {par} }}\n"));
         let e = Simulation::new(&scenario(&text).unwrap()).err().unwrap_or_else(|| panic!("{par} accepted"));
@@ -113,6 +115,14 @@ fn a_layout_that_does_not_fit_the_ranks_or_the_model_is_refused() {
     assert_eq!(Simulation::new(&scenario(&long).unwrap()).err().unwrap().field, "stop.max_memory");
     let both = cluster(16, &format!("[[jobs]]\nranks = 8\ncollective = \"allreduce\"\nsize = \"1MiB\"\n{TINY}\n"));
     assert_eq!(Simulation::new(&scenario(&both).unwrap()).err().unwrap().field, "jobs[0].model");
+    // grouped-query attention: key/value heads dividing the heads, at most hidden heads
+    for (model, field) in [
+        ("model = { layers = 4, hidden = 1024, seq = 512, vocab = 8000, heads = 8, kv_heads = 3 }", "jobs[0].model.kv_heads"),
+        ("model = { layers = 4, hidden = 1024, seq = 512, vocab = 8000, heads = 2048 }", "jobs[0].model.heads"),
+    ] {
+        let text = cluster(16, &format!("[[jobs]]\nranks = 8\n{model}\nparallel = {{ tp = 4, gpu_tflops = 1 }}\n"));
+        assert_eq!(Simulation::new(&scenario(&text).unwrap()).err().unwrap().field, field, "{model}");
+    }
     // a preset's name alone stands for the table with that preset
     let named = cluster(16, "[[jobs]]\nranks = 8\nmodel = \"gpt5\"\nparallel = { gpu_tflops = 1 }\n");
     assert_eq!(Simulation::new(&scenario(&named).unwrap()).err().unwrap().field, "jobs[0].model.preset");
