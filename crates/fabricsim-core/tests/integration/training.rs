@@ -192,8 +192,10 @@ fn bytes_by_formula(text: &str) -> [u64; 5] {
         }
     }
     // ep: per MoE layer and pass two all-to-alls over each group of ep, each rank's tokens
-    // (b s top_k h x 2 B over tp), (ep - 1) x that per group
-    let a2a = l.micro_batch_size * shape.seq * shape.top_k * shape.hidden * 2 / tp;
+    // (b s top_k h x 2 B over tp, times the experts' load c: 1 dropless, min(c, 1) with a
+    // capacity factor c, c padded to capacity), (ep - 1) x that per group
+    let even = l.micro_batch_size * shape.seq * shape.top_k * shape.hidden * 2 / tp;
+    let a2a = (u128::from(even) * u128::from(shape.load_ppm) / 1_000_000) as u64;
     let ep_bytes = moe * (dp / ep) * tp * pp * (shape.layers / pp) * m * passes * 2 * (ep - 1) * a2a;
     [0, tp_bytes, pp_bytes, dp_bytes, ep_bytes]
 }
@@ -232,6 +234,11 @@ fn each_kinds_bytes_per_gpu_equal_the_documented_formulas() {
         published("preset = \"llama2-70b\", layers = 8", "tp = 4, pp = 2, dp = 8, micro_batches = 2"),
         published("preset = \"gpt3-175b\", layers = 4", "tp = 8, pp = 2, dp = 4, micro_batches = 2, distributed_optimizer = true"),
         published("preset = \"mixtral-8x7b\", layers = 4", "tp = 2, pp = 2, dp = 16, ep = 4, micro_batches = 2"),
+        published(
+            "preset = \"mixtral-8x7b\", layers = 4, capacity_factor = 1.5, pad_to_capacity = true",
+            "tp = 2, pp = 2, dp = 16, ep = 4, micro_batches = 2",
+        ),
+        published("preset = \"mixtral-8x7b\", layers = 4, capacity_factor = 0.75", "tp = 2, pp = 2, dp = 16, ep = 4, micro_batches = 2"),
     ];
     for (i, text) in cases.iter().enumerate() {
         assert_eq!(bytes_generated(text), bytes_by_formula(text), "case {i}: [compute, tp, pp, dp, ep] bytes");

@@ -207,7 +207,8 @@ impl Parallel {
         let (dense, expert) = shape.layer_params();
         let grads = u128::from(shape.layers) * (u128::from(dense) + u128::from(shape.experts) * u128::from(expert))
             + 2 * u128::from(shape.embedding_params());
-        let most = (tokens * h * u128::from(model::VALUE_BYTES)).max(grads * u128::from(grad_bytes));
+        let routed = tokens * h * u128::from(model::VALUE_BYTES) * u128::from(shape.load_ppm.max(model::EVEN)) / u128::from(model::EVEN);
+        let most = routed.max(grads * u128::from(grad_bytes));
         ensure(
             most <= 1 << 50,
             &format!("{job}.model"),

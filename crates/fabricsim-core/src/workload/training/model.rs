@@ -19,6 +19,14 @@
 //! 4 b s^2 h` FLOPs forward, as Megatron-LM counts it (`num_floating_point_operations` in
 //! `megatron/training/training.py`, with `num_query_groups`). Weights and activations are
 //! 2-byte (bf16) values; gradients as `parallel.grad_dtype` says.
+//!
+//! An MoE layer's tokens are routed evenly (each expert gets its share, `b s top_k / experts`
+//! of a micro-batch's tokens: the load balancing loss's aim, not what a real router reaches).
+//! With a `capacity_factor` `c` (Megatron-LM's `moe_expert_capacity_factor`) an expert takes at
+//! most `c` times its share: below 1 the rest are dropped, so the dispatch and combine
+//! all-to-alls and the experts' FLOPs carry `c` of the tokens; with `pad_to_capacity` each
+//! expert's input is padded to its capacity, `c` times its share, above 1 as well (GShard's
+//! fixed-size expert buffers). Without it the layer is dropless (Megatron-LM's default).
 
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +68,14 @@ pub struct ModelConfig {
     /// multi-head attention).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_heads: Option<u32>,
+    /// An MoE layer's expert capacity, as a multiple of its even share of the tokens
+    /// (Megatron-LM's `moe_expert_capacity_factor`; absent: dropless, every token routed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_factor: Option<f64>,
+    /// Each expert's input padded to its capacity (Megatron-LM's
+    /// `moe_pad_expert_input_to_capacity`, GShard's fixed-size expert buffers; default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pad_to_capacity: Option<bool>,
 }
 
 /// Reads `model`: a preset's name, or the table.
@@ -86,7 +102,12 @@ pub struct Shape {
     /// Attention heads, and key/value heads (grouped-query attention where fewer).
     pub heads: u64,
     pub kv_heads: u64,
+    /// The tokens an expert takes, in millionths of its even share ([`Shape::routed`]).
+    pub load_ppm: u64,
 }
+
+/// [`Shape::load_ppm`] of a dropless MoE layer (and of a dense model): every token once.
+pub const EVEN: u64 = 1_000_000;
 
 /// Bytes of a bf16 value.
 pub const VALUE_BYTES: u64 = 2;
@@ -109,7 +130,7 @@ pub const PRESETS: &[(&str, Shape, &str)] = &[
 /// A shape: `(experts, top_k)` (0 experts: dense) and `(heads, kv_heads)`.
 #[allow(clippy::too_many_arguments)]
 const fn shape(layers: u64, hidden: u64, ffn: u64, seq: u64, vocab: u64, moe: (u64, u64), gated: bool, heads: (u64, u64)) -> Shape {
-    Shape { layers, hidden, ffn, seq, vocab, experts: moe.0, top_k: moe.1, gated, heads: heads.0, kv_heads: heads.1 }
+    Shape { layers, hidden, ffn, seq, vocab, experts: moe.0, top_k: moe.1, gated, heads: heads.0, kv_heads: heads.1, load_ppm: EVEN }
 }
 
 impl ModelConfig {
@@ -156,7 +177,23 @@ impl ModelConfig {
             kv_heads,
             format!("allowed: a divisor of heads ({heads}); heads itself for multi-head attention"),
         )?;
-        Ok(Shape { layers, hidden, ffn, seq, vocab, experts, top_k, gated, heads, kv_heads })
+        let load_ppm = match self.capacity_factor {
+            None => {
+                ensure(self.pad_to_capacity != Some(true), &format!("{at}.pad_to_capacity"), "true", "allowed: with a capacity_factor")?;
+                EVEN
+            }
+            Some(c) => {
+                ensure(experts > 0, &format!("{at}.capacity_factor"), c, "allowed: only in an MoE model (experts > 0)")?;
+                ensure(c.is_finite() && c > 0.0 && c <= 64.0, &format!("{at}.capacity_factor"), c, "allowed: above 0, at most 64")?;
+                let ppm = (c * EVEN as f64).round().max(1.0) as u64;
+                if self.pad_to_capacity.unwrap_or(false) {
+                    ppm
+                } else {
+                    ppm.min(EVEN)
+                }
+            }
+        };
+        Ok(Shape { layers, hidden, ffn, seq, vocab, experts, top_k, gated, heads, kv_heads, load_ppm })
     }
 }
 
@@ -171,13 +208,26 @@ impl Shape {
         let mats = if self.gated { 3.0 } else { 2.0 };
         let kv = self.kv_heads as f64 / self.heads as f64;
         let attention = 4.0 * b * s * h * h * (1.0 + kv) + 4.0 * b * s * s * h;
-        let mlp = 2.0 * mats * b * s * h * f * self.top_k as f64;
+        let mlp = 2.0 * mats * b * s * h * f * self.top_k as f64 * self.load_ppm as f64 / EVEN as f64;
         (attention, mlp)
     }
 
     /// Forward FLOPs of the logits over `b` sequences (last stage).
     pub fn logits_flops(&self, b: u64) -> f64 {
         2.0 * (b * self.seq) as f64 * (self.hidden * self.vocab) as f64
+    }
+
+    /// Bytes one rank of a tensor-parallel group of `tp` sends into an MoE layer's dispatch
+    /// (and its combine) all-to-all over `b` sequences: its share of the `b s top_k` routed
+    /// tokens, times the experts' load. Under the even routing assumed here an expert gets
+    /// its share of the tokens; a capacity factor `c` below 1 drops the rest (`c` of them
+    /// routed), and with `pad_to_capacity` every expert's input is padded to `c` times its
+    /// share (Megatron-LM's `topk_softmax_with_capacity` in `megatron/core/transformer/moe/
+    /// moe_utils.py`; Lepikhin et al., "GShard", ICLR 2021, sec. 2.2; Fedus et al., "Switch
+    /// Transformers", sec. 2.2).
+    pub fn routed(&self, b: u64, tp: u64) -> u64 {
+        let even = b * self.seq * self.top_k * self.hidden * VALUE_BYTES / tp;
+        (u128::from(even) * u128::from(self.load_ppm) / u128::from(EVEN)) as u64
     }
 
     /// Bytes of one micro-batch's activations at a layer's boundary (`b` sequences).
@@ -207,6 +257,30 @@ impl Shape {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capacity_factor_scales_the_routed_tokens_only_where_it_drops_or_pads() {
+        let moe = |extra: &str| {
+            let c: ModelConfig = serde_json::from_str(&format!("{{\"preset\": \"mixtral-8x7b\"{extra}}}")).unwrap();
+            c.resolve("m")
+        };
+        let even = moe("").unwrap();
+        assert_eq!(even.load_ppm, EVEN);
+        assert_eq!(moe(", \"capacity_factor\": 1.25").unwrap().load_ppm, EVEN, "nothing dropped, nothing padded");
+        let padded = moe(", \"capacity_factor\": 1.25, \"pad_to_capacity\": true").unwrap();
+        assert_eq!(padded.routed(1, 2), even.routed(1, 2) * 5 / 4);
+        assert!((padded.layer_flops(1).1 / even.layer_flops(1).1 - 1.25).abs() < 1e-12);
+        let dropping = moe(", \"capacity_factor\": 0.5").unwrap();
+        assert_eq!(dropping.routed(1, 2), even.routed(1, 2) / 2);
+        for (extra, field) in [
+            (", \"pad_to_capacity\": true", "m.pad_to_capacity"),
+            (", \"capacity_factor\": 0", "m.capacity_factor"),
+            (", \"capacity_factor\": 65", "m.capacity_factor"),
+            (", \"experts\": 0, \"top_k\": 1, \"capacity_factor\": 1", "m.capacity_factor"),
+        ] {
+            assert_eq!(moe(extra).unwrap_err().field, field, "{extra}");
+        }
+    }
 
     #[test]
     fn megatrons_counts_and_presets() {

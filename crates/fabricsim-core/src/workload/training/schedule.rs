@@ -100,7 +100,7 @@ impl Trainer<'_> {
             attention += 4.0 * (b * shape.seq * shape.seq * shape.hidden) as f64 / tp;
         }
         let act = shape.activation_bytes(b);
-        let a2a = b * shape.seq * shape.top_k * shape.hidden * VALUE_BYTES / l.tp as u64;
+        let a2a = shape.routed(b, l.tp as u64);
         let last = p + 1 == l.pp;
         // per (replica index in group, tp rank): what the pass's next step waits for
         let mut at: Vec<Vec<Vec<u32>>> = group
