@@ -64,7 +64,7 @@ def test_calc_is_a_compute_task_between_messages(tmp_path: Path):
     )
     entries = read_goal(tmp_path / "chain.goal")
     assert [e["size"] for e in entries] == ["4096B", "4096B", "0B"]
-    assert entries[2] == {"id": 2, "src": 0, "dst": 0, "size": "0B", "delay": "5000ns", "after": [0]}
+    assert entries[2] == {"id": 2, "src": 0, "dst": 0, "size": "0B", "delay": "5000ns", "cpu": 0, "after": [0]}
     r = run(Scenario(FABRIC | {"workload": {"kind": "flows", "file": "chain.goal"}}, tmp_path))
     assert r.flows.height == 2, "the compute task is not a row"
     ready, end = r.flows["ready_ps"].to_list(), r.flows["end_ps"].to_list()
@@ -74,10 +74,56 @@ def test_calc_is_a_compute_task_between_messages(tmp_path: Path):
     assert ready[1] == end[0] + ack + 5_000_000
 
 
+def test_operations_on_one_cpu_run_one_at_a_time_as_loggopsim_runs_them(tmp_path: Path):
+    # LogGOPSim's probe: two independent 10 us calcs on rank 0's CPU 0, then a send that
+    # requires the second. LogGOPSim runs the calcs back to back and sends at 20 us; on two
+    # CPUs they overlap and the send leaves at 10 us
+    def probe(second_cpu: int) -> int:
+        (tmp_path / "probe.goal").write_text(
+            "num_ranks 2\n"
+            "rank 0 {\n"
+            "a: calc 10000\n"
+            f"b: calc 10000 cpu {second_cpu}\n"
+            f"s: send 4096b to 1 cpu {second_cpu}\n"
+            "s requires b\n"
+            "}\n"
+            "rank 1 {\n"
+            "r: recv 4096b from 0\n"
+            "}\n"
+        )
+        r = run(Scenario(FABRIC | {"workload": {"kind": "flows", "file": "probe.goal"}}, tmp_path))
+        assert r.complete
+        return int(r.flows["ready_ps"][0])
+
+    assert probe(0) == 20_000_000
+    assert probe(1) == 10_000_000
+    # a message arriving while its receiver's CPU computes completes its recv when the CPU
+    # frees: rank 1 computes 50 us from 0 and a send that requires the recv leaves after it
+    (tmp_path / "absorb.goal").write_text(
+        "num_ranks 3\n"
+        "rank 0 {\n"
+        "send 4096b to 1\n"
+        "}\n"
+        "rank 1 {\n"
+        "c: calc 50000\n"
+        "r: recv 4096b from 0\n"
+        "s: send 4096b to 2\n"
+        "s requires r\n"
+        "}\n"
+        "rank 2 {\n"
+        "recv 4096b from 1\n"
+        "}\n"
+    )
+    r = run(Scenario(FABRIC | {"workload": {"kind": "flows", "file": "absorb.goal"}}, tmp_path))
+    ready, end = r.flows["ready_ps"].to_list(), r.flows["end_ps"].to_list()
+    assert end[0] < 50_000_000 and ready[1] == 50_000_000
+
+
 @pytest.mark.parametrize(
     "text, field, message",
     [
         ("num_ranks 2\nrank 0 {\nsend 8b to 1\n}\nrank 1 {\n}\n", "workload.file[line 3]", "send without a matching recv"),
+        ("num_ranks 1\nrank 0 {\ncalc 5 cpu 65536\n}\n", "workload.file[line 3]", "allowed: 0 to 65535"),
         ("num_ranks 2\nrank 0 {\na: send 8b to 1\na requires b\n}\nrank 1 {\nrecv 8b from 0\n}\n", "workload.file[line 4]", "label b"),
         ("num_ranks 2\nrank 0 {\nsend 8b to 1 tag -1\n}\n", "workload.file[line 3]", "wildcard"),
         ("num_ranks 2\nrank 0 {\nsend 8b to 5\n}\n", "workload.file[line 3]", "0 to num_ranks - 1"),

@@ -32,6 +32,17 @@ How they become fabricsim's entries (GOAL rank r is host r):
 * ``A irequires B`` makes A wait for what B waits for (B's start); a send is done when its
   message has been received, which its sender hears by the final ACK.
 
+A rank's operations on one CPU (``cpu C``, default 0) run one at a time, as LogGOPSim runs them
+(its ``nexto`` per host and CPU in ``LogGOPSim.cpp``: an operation whose CPU is busy is queued
+again for when it frees): a ``calc`` holds its CPU for its time; a ``send`` waits for its CPU to
+be free and holds it for no time, as does a message's arrival at its receiver (LogGOPSim's
+``o`` and ``O``, the CPU's per-message overheads, are 0 here: the NIC and the fabric are
+simulated instead). So two calcs on one CPU run back to back, and a send that requires the
+second leaves after both. Where a rank has no ``calc`` on a CPU its operations never wait for
+it, and none is written (``cpu`` on the entries: docs/scenario.md). Simplified: LogGOPSim
+charges a message's arrival to the CPU numbered as the sender's operation; here the
+``recv``'s own ``cpu`` (both 0 unless a schedule says otherwise).
+
 A malformed line, an undefined label, an unmatched send or receive, a wildcard (``-1``) source
 or tag, and a dependency cycle are refused as ``workload.file[line N]`` or naming the rank.
 """
@@ -56,6 +67,7 @@ _OP = re.compile(
 )
 _DEP = re.compile(r"^(?P<a>[A-Za-z][A-Za-z0-9_]*)\s+(?P<how>requires|irequires)\s+(?P<b>[A-Za-z][A-Za-z0-9_]*)\s*$")
 _OPT = re.compile(r"(tag|cpu|nic)\s+(-?\d+)")
+_MAX_CPU = 65535
 
 
 @dataclass
@@ -67,6 +79,7 @@ class _Op:
     peer: int = 0
     tag: int = 0
     time: int = 0
+    cpu: int = 0
     requires: list[tuple[str, int]] = field(default_factory=list)  # (label, line)
     irequires: list[tuple[str, int]] = field(default_factory=list)
 
@@ -104,8 +117,11 @@ def _parse(path: Path, text: str) -> tuple[int, list[_Op], list[dict[str, _Op]]]
             continue
         if m := _OP.match(line):
             opts = {k: int(v) for k, v in _OPT.findall(m.group("opts") or "")}
+            cpu = opts.get("cpu", 0)
+            if not 0 <= cpu <= _MAX_CPU:
+                raise scenario_error(where, f"got cpu {cpu} in {path}; allowed: 0 to {_MAX_CPU}")
             if m.group("time") is not None:
-                op = _Op(rank, number, "calc", time=int(m.group("time")))
+                op = _Op(rank, number, "calc", time=int(m.group("time")), cpu=cpu)
             else:
                 peer, tag = int(m.group("peer")), opts.get("tag", 0)
                 if peer < 0 or tag < 0:
@@ -114,7 +130,7 @@ def _parse(path: Path, text: str) -> tuple[int, list[_Op], list[dict[str, _Op]]]
                     raise scenario_error(where, f"got peer {peer} in {path}; allowed: 0 to num_ranks - 1 ({ranks - 1})")
                 if peer == rank:
                     raise scenario_error(where, f"got rank {rank} sending to itself in {path}; allowed: another rank")
-                op = _Op(rank, number, m.group("kind"), size=int(m.group("size")), peer=peer, tag=tag)
+                op = _Op(rank, number, m.group("kind"), size=int(m.group("size")), peer=peer, tag=tag, cpu=cpu)
             ops.append(op)
             if label := m.group("label"):
                 if label in labels[rank]:
@@ -171,11 +187,15 @@ def read_goal(path: str | Path) -> list[dict[str, Any]]:
             raise scenario_error(f"workload.file[line {line}]", f"{undefined}; allowed: a label of this rank")
         return target
 
+    # the CPUs a calc holds: the only ones an operation can find busy
+    busy = {(op.rank, op.cpu) for op in ops if op.kind == "calc"}
     # every send's message first (a recv's completion needs its send's, on another rank)
     for op in ops:
         if op.kind == "send":
             node[id(op)] = len(entries)
             entries.append({"id": len(entries), "src": op.rank, "dst": op.peer, "size": f"{max(op.size, 1)}B"})
+            if (op.rank, op.cpu) in busy:
+                entries[-1]["cpu"] = op.cpu
     for op in _topological(ops, label, path):
         after: list[int] = [node[id(label(op, n, ln))] for n, ln in op.requires]
         for n, ln in op.irequires:
@@ -187,6 +207,10 @@ def read_goal(path: str | Path) -> list[dict[str, Any]]:
             continue
         if op.kind == "recv":
             message = node[id(matched[id(op)])]
+            if (op.rank, op.cpu) in busy:
+                # the message's arrival waits for the receiving CPU, whatever the recv waits for
+                entries.append({"id": len(entries), "src": op.rank, "dst": op.rank, "size": "0B", "cpu": op.cpu, "after": [message]})
+                message = len(entries) - 1
             if not after:
                 node[id(op)] = message
                 continue
@@ -194,6 +218,7 @@ def read_goal(path: str | Path) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"id": len(entries), "src": op.rank, "dst": op.rank, "size": "0B"}
         if op.kind == "calc":
             entry["delay"] = f"{op.time}ns"
+            entry["cpu"] = op.cpu
         if after:
             entry["after"] = sorted(set(after))
         node[id(op)] = len(entries)

@@ -408,7 +408,7 @@ def _flow_csv_json(path: Path) -> str:
                 f"workload.file[{i}].{column}", f"an empty cell in row {i + 1} of {path}; every row needs src, dst and size"
             )
     parts: list[pl.Expr] = []
-    for column in ("src", "dst", "class", "id"):
+    for column in ("src", "dst", "class", "id", "cpu"):
         if column not in df.columns:
             continue
         cells, ints = df[column], df[column].cast(pl.Int64, strict=False)
@@ -436,7 +436,7 @@ def _flow_csv_json(path: Path) -> str:
     return "[" + str(("{" + rows + "}").str.join(",")[0]) + "]"
 
 
-_OPTIONAL = ("start", "class", "id", "after", "delay")
+_OPTIONAL = ("start", "class", "id", "after", "delay", "cpu")
 
 #: Flow-size distributions the core ships (``[workload] kind = "trace"``, ``cdf``).
 BUILTIN_CDFS = ("websearch", "fb_hadoop")

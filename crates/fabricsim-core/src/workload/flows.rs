@@ -24,8 +24,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// Its `[workload]` parameters (docs/scenario.md's table is generated from them).
 pub const PARAMS: &[Param] = &[
-    Param::required("flows", "The messages (or `file`): `[{src = 0, dst = 9, size = \"1MiB\", start = \"0us\"}, ...]`, each with `src`, `dst`, `size`, and optionally `start` (`\"0ns\"`), `class` (`0`), `id` (the entry's index; unique), `after` (ids it waits for) and `delay` (after those, `\"0ns\"`).", "[{\"src\": 0, \"dst\": 1, \"size\": \"1MiB\"}]"),
-    Param::new("file", "Instead of `flows`: a file of them, relative to the scenario file: `.csv` (columns `src,dst,size` and optionally `start,class,id,after,delay`), `.json` (a list of objects), `.cm` or `.tm` (an htsim connection matrix), `.goal` (a GOAL schedule) or `.et` (a Chakra execution trace `x.0.et`, `x.1.et`, ...; docs/workloads.md)."),
+    Param::required("flows", "The messages (or `file`): `[{src = 0, dst = 9, size = \"1MiB\", start = \"0us\"}, ...]`, each with `src`, `dst`, `size`, and optionally `start` (`\"0ns\"`), `class` (`0`), `id` (the entry's index; unique), `after` (ids it waits for), `delay` (after those, `\"0ns\"`) and `cpu` (a CPU of `src`, 0 to 65535, that runs the entry's `delay` one entry at a time, in the order they get ready: the entry begins once its `after` are done and the CPU is free, and is released at the end of its `delay`, with or without `after`; `start` must be 0; absent: delays overlap).", "[{\"src\": 0, \"dst\": 1, \"size\": \"1MiB\"}]"),
+    Param::new("file", "Instead of `flows`: a file of them, relative to the scenario file: `.csv` (columns `src,dst,size` and optionally `start,class,id,after,delay,cpu`), `.json` (a list of objects), `.cm` or `.tm` (an htsim connection matrix), `.goal` (a GOAL schedule) or `.et` (a Chakra execution trace `x.0.et`, `x.1.et`, ...; docs/workloads.md)."),
     Param::new("algorithm", "Chakra traces only: the algorithm that expands their collectives; absent: as for jobs."),
     Param::new("comm_groups", "Chakra traces only: a JSON file of process groups, `{\"name\": [ranks]}` (ASTRA-sim's)."),
     Param::new("gpu_tflops", "Chakra traces only: what one GPU computes, TFLOP/s achieved; times a compute node that gives `num_ops` and no `duration_micros` (as ASTRA-sim's generators write them) at `num_ops / gpu_tflops`. Absent: such a node is refused."),
@@ -51,6 +51,11 @@ pub struct FlowEntry {
     /// Time between the last of `after` completing and the release (compute time).
     #[serde(default, skip_serializing_if = "Duration::is_zero")]
     pub delay: Duration,
+    /// A CPU of `src` that runs the entry's `delay` one task at a time: the entry begins once
+    /// its `after` are done and the CPU is free, holds the CPU for its `delay`, and is
+    /// released (a compute task: done) at the end (LogGOPSim's `cpu`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<u16>,
 }
 
 /// `[workload]` parameters.
@@ -157,7 +162,16 @@ impl Workload for Config {
                 return refuse("dst", f.dst.into(), "allowed: a host other than src (or src itself with size 0: a compute task)");
             }
             let bytes = if compute || f.size.0 > 0 { f.size.0 } else { check_size(&Self::field(i, "size"), f.size)? };
-            out.push(MessageSpec { delay: f.delay.0, ..MessageSpec::new(f.src, f.dst, bytes, f.start.0, f.class) });
+            if f.cpu.is_some() && f.start.0 != 0 {
+                // a CPU is claimed when an entry is ready, in the order entries get ready: a
+                // later start would hold its CPU from the beginning of the run
+                return Err(ScenarioError::new(
+                    Self::field(i, "start"),
+                    f.start,
+                    "allowed: 0 with cpu (an entry on a CPU waits for its `after`, not a time)",
+                ));
+            }
+            out.push(MessageSpec { delay: f.delay.0, cpu: f.cpu, ..MessageSpec::new(f.src, f.dst, bytes, f.start.0, f.class) });
         }
         Ok(out)
     }

@@ -30,6 +30,9 @@ pub struct MessageSpec {
     /// With dependencies ([`Deps`]): the time between the last of them completing and this
     /// message's release (compute time).
     pub delay: Time,
+    /// The CPU of its source host its `delay` runs on, one task at a time (a GOAL schedule's
+    /// `cpu N`, [`crate::host::nic`]'s `claim`); `None`: its delay overlaps anything.
+    pub cpu: Option<u16>,
 }
 
 impl AsRef<MessageSpec> for MessageSpec {
@@ -48,7 +51,7 @@ impl MessageSpec {
 
     /// A message with no delay, not pinned.
     pub fn new(src: u32, dst: u32, bytes: u64, start: Time, class: u8) -> MessageSpec {
-        MessageSpec { src, dst, bytes, start, class, pinned: false, delay: 0 }
+        MessageSpec { src, dst, bytes, start, class, pinned: false, delay: 0, cpu: None }
     }
 }
 
@@ -205,6 +208,7 @@ mod tests {
                 id: None,
                 after: vec![],
                 delay: Duration(0),
+                cpu: None,
             }],
             ..Default::default()
         });

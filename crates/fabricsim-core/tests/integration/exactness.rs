@@ -175,3 +175,38 @@ fn a_rate_capped_lone_flow_is_exactly_its_paced_ideal() {
         assert!(fct >= at_cap && fct > uncapped, "{cap} {lb}: {fct} vs {at_cap} at the cap, {uncapped} uncapped");
     }
 }
+
+#[test]
+fn entries_on_one_cpu_run_one_at_a_time_in_the_order_they_get_ready() {
+    // host 5: two 10 us compute tasks on CPU 0 (ids 0, 1) and one on CPU 1 (id 2), all ready at
+    // 0; then messages waiting for them. CPU 0 runs 0 then 1 (done at 10 and 20 us); CPU 1 runs
+    // 2 beside them (done at 10 us). A message on CPU 0 ready at 10 us waits for the CPU until
+    // 20 us; without a CPU it leaves at 10 us; one with 3 us of work on CPU 0, ready at 20 us,
+    // leaves at 23 us (LogGOPSim's per-CPU `nexto`).
+    let us = 1_000_000u64;
+    let r = run(&super::fabric128(
+        "[workload]\nkind = \"flows\"\nflows = [\n\
+         {src = 5, dst = 5, size = \"0B\", delay = \"10us\", cpu = 0},\n\
+         {src = 5, dst = 5, size = \"0B\", delay = \"10us\", cpu = 0},\n\
+         {src = 5, dst = 5, size = \"0B\", delay = \"10us\", cpu = 1},\n\
+         {src = 5, dst = 9, size = \"64KiB\", after = [0], cpu = 0},\n\
+         {src = 5, dst = 9, size = \"64KiB\", after = [0]},\n\
+         {src = 5, dst = 10, size = \"64KiB\", after = [2], cpu = 1},\n\
+         {src = 5, dst = 11, size = \"64KiB\", after = [1], delay = \"3us\", cpu = 0},\n]\n",
+    ));
+    assert_eq!(r.summary.status, "complete");
+    let ready = r.flows.opt_u64("ready_ps");
+    assert_eq!(ready, vec![Some(20 * us), Some(10 * us), Some(10 * us), Some(23 * us)]);
+    // without `cpu` the same tasks overlap: every message ready at 10 us (13 us with its delay)
+    let free = run(&super::fabric128(
+        "[workload]\nkind = \"flows\"\nflows = [\n\
+         {src = 5, dst = 5, size = \"0B\", delay = \"10us\"},\n\
+         {src = 5, dst = 5, size = \"0B\", delay = \"10us\"},\n\
+         {src = 5, dst = 9, size = \"64KiB\", after = [0]},\n\
+         {src = 5, dst = 11, size = \"64KiB\", after = [1], delay = \"3us\"},\n]\n",
+    ));
+    assert_eq!(free.flows.opt_u64("ready_ps"), vec![Some(10 * us), Some(13 * us)]);
+    let text = super::fabric128("[workload]\nkind = \"flows\"\nflows = [{src = 5, dst = 9, size = \"1KiB\", start = \"1us\", cpu = 0}]\n");
+    let refused = fabricsim_core::Simulation::new(&super::scenario(&text).unwrap()).err().expect("refused");
+    assert_eq!(refused.field, "workload.flows[0].start");
+}

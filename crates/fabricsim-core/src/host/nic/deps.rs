@@ -14,7 +14,11 @@
 //!
 //! No host learns of another's completion sooner than a packet could tell it, so a run cut
 //! into pieces sees every influence between hosts take time. A message is released when it
-//! has heard of the last of its dependencies, after its own delay and not before its start.
+//! has heard of the last of its dependencies, after its own delay and not before its start;
+//! one whose delay runs on a CPU of its host (`MessageSpec::cpu`) claims the CPU then and
+//! begins its delay when the CPU is free (LogGOPSim's `nexto` per CPU: Hoefler et al.,
+//! "LogGOPSim", LSAP 2010, sec. 3; its `LogGOPSim.cpp`, where an operation whose CPU is busy
+//! is queued again at the time it frees).
 
 use std::sync::Arc;
 
@@ -50,7 +54,11 @@ impl Nics {
             self.waiting[self.conns.msg_at(m, End::Tx)] = waits;
             if waits == 0 {
                 q.set_origin(node_unit(spec.src));
-                self.release(q, m, first_release(&spec));
+                let at = match spec.cpu {
+                    Some(cpu) => self.hosts[spec.src as usize].claim(cpu, spec.start, spec.delay),
+                    None => first_release(&spec),
+                };
+                self.release(q, m, at);
             }
         }
     }
@@ -117,7 +125,11 @@ impl Nics {
         self.waiting[at] -= 1;
         if self.waiting[at] == 0 {
             let spec = self.messages[d].spec;
-            self.release(q, d, spec.start.max(now.saturating_add(spec.delay)));
+            let at = match spec.cpu {
+                Some(cpu) => self.hosts[spec.src as usize].claim(cpu, spec.start.max(now), spec.delay),
+                None => spec.start.max(now.saturating_add(spec.delay)),
+            };
+            self.release(q, d, at);
         }
     }
 }

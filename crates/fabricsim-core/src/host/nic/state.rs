@@ -35,6 +35,9 @@ pub(super) struct HostState {
     /// Messages it started on the scale-up network, and those it received there.
     pub(super) up_sent: u64,
     pub(super) up_done: u64,
+    /// Its CPUs that entries claimed (`MessageSpec::cpu`): each one's number and when it is
+    /// free (empty unless a workload names a CPU).
+    pub(super) cpus: Vec<(u16, Time)>,
 }
 
 impl HostState {
@@ -55,6 +58,24 @@ impl HostState {
             notices_taken: 0,
             up_sent: 0,
             up_done: 0,
+            cpus: Vec::new(),
         }
+    }
+}
+
+impl HostState {
+    /// An entry ready at `ready` takes CPU `cpu` for `work`: it begins when the CPU is free,
+    /// in the order entries claim it; returns when it ends.
+    pub(super) fn claim(&mut self, cpu: u16, ready: Time, work: Time) -> Time {
+        let at = match self.cpus.iter().position(|c| c.0 == cpu) {
+            Some(i) => i,
+            None => {
+                self.cpus.push((cpu, 0));
+                self.cpus.len() - 1
+            }
+        };
+        let end = ready.max(self.cpus[at].1).saturating_add(work);
+        self.cpus[at].1 = end;
+        end
     }
 }
