@@ -41,17 +41,48 @@ def test_a_matrix_runs_as_the_same_flows_given_inline(tmp_path: Path):
     assert as_tm["fct_ps"].to_list() == given["fct_ps"].to_list()
 
 
+# two connections, the second started by trigger 1, which the first's receipt activates
+_TWO = "Nodes 4\nTriggers 1\nConnections 2\n0->1 start 0 size 65536 recv_done_trigger 1\n1->2 size 65536 trigger 1\n"
+
+
+def test_triggers_and_messages_are_read_as_htsim_reads_them(tmp_path: Path):
+    base = {"seed": 1, "topology": {"hosts": 128, "radix": 16, "link_latency": "1us", "switch_latency": "0ns"}}
+    (tmp_path / "chain.cm").write_text(_TWO + "trigger id 1 oneshot\n")
+    assert read_connection_matrix(tmp_path / "chain.cm")[1] == {"src": 1, "dst": 2, "size": "65536B", "start": "0ps", "after": [0]}
+    r = run(Scenario(base | {"workload": {"kind": "flows", "file": "chain.cm"}}, tmp_path))
+    # host 1 received the first: its trigger fires the second at once
+    assert r.flows["ready_ps"][1] == r.flows["end_ps"][0]
+    # a barrier fires once every connection activating it was received
+    (tmp_path / "barrier.cm").write_text(
+        "Nodes 4\nTriggers 1\nConnections 3\n0->1 start 0 size 100 recv_done_trigger 7\n2->1 start 0 size 100 recv_done_trigger 7\n"
+        "1->3 size 100 trigger 7\ntrigger id 7 barrier count 2\n"
+    )
+    assert read_connection_matrix(tmp_path / "barrier.cm")[2]["after"] == [0, 1]
+    # `msg` (with or without its number): a file for htsim's -conn_reuse, whose starts are whole
+    # microseconds; the connections' ids name htsim's connections, not fabricsim's entries
+    (tmp_path / "reuse.cm").write_text("Nodes 4\nConnections 2\n0->1 id 1 msg 1 start 5 size 100\n0->1 id 1 msg start 7.9 size 100\n")
+    assert read_connection_matrix(tmp_path / "reuse.cm") == [
+        {"src": 0, "dst": 1, "size": "100B", "start": "5000000ps"},
+        {"src": 0, "dst": 1, "size": "100B", "start": "7000000ps"},
+    ]
+
+
 @pytest.mark.parametrize(
     "text, field, message",
     [
-        ("Nodes 4\nConnections 1\n0->1 id 1 start 0 size 100 trigger 3\n", "workload.file[line 3].trigger", "triggers are not read"),
-        ("Nodes 4\nConnections 1\n0->1 start 0 size 100 prio 2\n", "workload.file[line 3].prio", "allowed: id, start, size"),
+        ("Nodes 4\nConnections 1\n0->1 id 1 size 100 trigger 3\n", "workload.file[line 3]", "trigger 3 is not declared"),
+        ("Nodes 4\nConnections 1\n0->1 start 0 size 100 prio 2\n", "workload.file[line 3].prio", "sender priority"),
+        ("Nodes 4\nConnections 1\n0->1 start 0 size 100 send_done_trigger 2\n", "workload.file[line 3].send_done_trigger", "allowed: recv"),
+        ("Nodes 4\nConnections 1\n0->1 start 0 size 100 rate 2\n", "workload.file[line 3].rate", "allowed: id, msg, start"),
+        (f"{_TWO}trigger id 1 multishot\n", "workload.file[line 6]", "multishot"),
+        (f"{_TWO}trigger id 1 barrier count 2\n", "workload.file[line 6]", "1 connection(s) activate it"),
+        ("Nodes 4\nTriggers 1\nConnections 1\n0->1 size 1 start 0 trigger 1\ntrigger id 1 oneshot\n", "workload.file[line 4]", "both"),
         ("Nodes 4\nConnections 2\n0->1 start 0 size 100\n", "workload.file", "declares Connections 2 but lists 1"),
         ("Nodes 4\nConnections 1\n0->9 start 0 size 100\n", "workload.file[line 3].dst", "below Nodes 4"),
         ("Nodes 4\nConnections 1\n0->1 start 0\n", "workload.file[line 3]", "no size"),
         ("Nodes 4\nConnections 1\n0->1 start -5 size 100\n", "workload.file[line 3].start", "picoseconds >= 0"),
         ("Nodes 4\nConnections 1\n0->1 start 0 size 1e3\n", "workload.file[line 3].size", "a whole number"),
-        ("Nodes 4\nTriggers 1\nConnections 0\n", "workload.file[line 2]", "declares htsim triggers"),
+        ("Nodes 4\nTriggers 1\nConnections 1\n0->1 start 0 size 100\n", "workload.file", "declares Triggers 1 but lists 0"),
         ("Nodes 4\nConnections 1\nflow 0 1\n", "workload.file[line 3]", "allowed: Nodes, Connections"),
         ("# nothing\n", "workload.file", "lists no connections"),
     ],

@@ -5,8 +5,10 @@ permutation generator, so a comparison runs on exactly the reference's traffic.
   reference's own scripts name the same format (``[workload] kind = "flows"``, ``file =
   "x.cm"`` reads one): a ``Nodes N`` and ``Connections C`` header, then one line per
   connection, ``SRC->DST [id N] start PS size BYTES``. Start times are picoseconds, sizes bytes.
-  htsim's triggers (``trigger``, ``send_done_trigger``, ``recv_done_trigger``) and failure lines
-  are refused naming the line: express dependencies with ``after`` in a CSV or JSON list.
+  Triggers (``trigger id T oneshot|barrier [count N]``, a connection's ``trigger T`` and
+  ``recv_done_trigger T``) become ``after`` where htsim's firing does not depend on the order of
+  events; ``msg`` marks a file for htsim's ``-conn_reuse``, whose starts are whole microseconds
+  (docs/workloads.md, "Traffic from htsim", says what is refused and why).
 * :func:`permutation` is the permutation of htsim's ``gen_permutation.py`` (sources and
   destinations shuffled by Python's ``random`` seeded with ``seed``, then a host that drew itself
   swaps destinations with the next one): the same seed gives the reference's matrix, pair for pair.
@@ -24,8 +26,7 @@ from .errors import scenario_error
 __all__ = ["permutation", "read_connection_matrix", "write_connection_matrix"]
 
 _HEADERS = ("Nodes", "Connections", "Triggers", "Failures")
-_UNSUPPORTED = ("trigger", "send_done_trigger", "recv_done_trigger")
-_NOT_READ = "not read; give dependencies as `after` in a CSV or JSON list, faults in [[faults]]"
+_NOT_READ = "not read; give faults in [[faults]]"
 
 
 def permutation(nodes: int, seed: int) -> list[tuple[int, int]]:
@@ -62,59 +63,168 @@ def write_connection_matrix(path: str | Path, nodes: int, pairs: list[tuple[int,
 
 def read_connection_matrix(path: str | Path) -> list[dict[str, Any]]:
     """The messages of an htsim connection matrix, as ``[workload] flows`` entries (``src``,
-    ``dst``, ``size``, ``start``, and ``id`` where the file gives one). A malformed line is
-    refused as ``workload.file[LINE]`` with what is allowed."""
+    ``dst``, ``size``, ``start``, and ``id`` where the file gives one and uses no triggers or
+    ``msg``; with triggers, ``after``). A malformed line is refused as ``workload.file[LINE]``
+    with what is allowed."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise scenario_error("workload.file", f"cannot read {str(path)!r}: {e}") from None
     header: dict[str, int] = {}
-    flows: list[dict[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        tokens = line.split()
+    conns: list[_Conn] = []
+    triggers: dict[int, _Trigger] = {}
+    lines = [(number, line.split()) for number, line in enumerate(text.splitlines(), start=1)]
+    # htsim takes `msg` only with -conn_reuse, which reads every line's start in microseconds
+    reuse = any("msg" in tokens[1:] for _, tokens in lines if tokens and "->" in tokens[0])
+    for number, tokens in lines:
         if not tokens or tokens[0].startswith("#"):
             continue
         where = f"workload.file[line {number}]"
         if tokens[0] in _HEADERS:
             header[tokens[0]] = _whole(tokens[1] if len(tokens) > 1 else "", where, tokens[0], path)
-            if tokens[0] not in ("Nodes", "Connections") and header[tokens[0]]:
-                raise scenario_error(where, f"{path} declares htsim {tokens[0].lower()}: {_NOT_READ}")
+            if tokens[0] == "Failures" and header[tokens[0]]:
+                raise scenario_error(where, f"{path} declares htsim failures: {_NOT_READ}")
             continue
-        if tokens[0] == "failure" or tokens[0] in _UNSUPPORTED:
-            raise scenario_error(where, f"{path}: htsim {tokens[0]} lines are {_NOT_READ}")
+        if tokens[0] == "failure":
+            raise scenario_error(where, f"{path}: htsim failure lines are {_NOT_READ}")
+        if tokens[0] == "trigger":
+            trigger = _read_trigger(tokens[1:], number, path)
+            if trigger.id in triggers:
+                raise scenario_error(f"{where}.id", f"got trigger {trigger.id} again in {path}; allowed: each trigger once")
+            triggers[trigger.id] = trigger
+            continue
         if "->" not in tokens[0]:
-            raise scenario_error(where, f"got {tokens[0]!r} in {path}; allowed: Nodes, Connections or a connection SRC->DST ...")
-        src, _, dst = tokens[0].partition("->")
-        flow: dict[str, Any] = {"src": _whole(src, where, "src", path), "dst": _whole(dst, where, "dst", path)}
-        fields = tokens[1:]
-        if len(fields) % 2:
-            raise scenario_error(where, f"{path}: {fields[-1]!r} has no value; a connection is SRC->DST [id N] start PS size BYTES")
-        for key, value in zip(fields[::2], fields[1::2], strict=True):
-            if key == "size":
-                flow["size"] = f"{_whole(value, where, 'size', path)}B"
-            elif key == "start":
-                flow["start"] = f"{_picoseconds(value, where, path)}ps"
-            elif key == "id":
-                flow["id"] = _whole(value, where, "id", path)
-            elif key in _UNSUPPORTED:
-                raise scenario_error(f"{where}.{key}", f"{path}: htsim triggers are {_NOT_READ}")
-            else:
-                raise scenario_error(f"{where}.{key}", f"unknown key in {path}; allowed: id, start, size")
-        for key in ("size", "start"):
-            if key not in flow:
-                raise scenario_error(where, f"{path}: the connection has no {key}; a connection is SRC->DST [id N] start PS size BYTES")
-        nodes = header.get("Nodes")
-        for end in ("src", "dst"):
-            if nodes is not None and flow[end] >= nodes:
-                raise scenario_error(f"{where}.{end}", f"got {flow[end]} in {path}; allowed: below Nodes {nodes}")
-        flows.append(flow)
+            raise scenario_error(where, f"got {tokens[0]!r} in {path}; allowed: Nodes, Connections, Triggers, trigger or SRC->DST ...")
+        conns.append(_read_connection(tokens, number, where, path, reuse, header.get("Nodes")))
     declared = header.get("Connections")
-    if declared is not None and declared != len(flows):
-        raise scenario_error("workload.file", f"{path} declares Connections {declared} but lists {len(flows)}")
-    if not flows:
+    if declared is not None and declared != len(conns):
+        raise scenario_error("workload.file", f"{path} declares Connections {declared} but lists {len(conns)}")
+    if header.get("Triggers", 0) != len(triggers):
+        raise scenario_error("workload.file", f"{path} declares Triggers {header.get('Triggers', 0)} but lists {len(triggers)}")
+    if not conns:
         raise scenario_error("workload.file", f"{path} lists no connections")
-    return flows
+    return _entries(conns, triggers, path, keep_ids=not triggers and not reuse)
+
+
+_TRIGGERED = -1  # a connection's start: when its trigger fires
+
+
+class _Conn:
+    def __init__(self, line: int, src: int, dst: int) -> None:
+        self.line, self.src, self.dst = line, src, dst
+        self.size: int | None = None
+        self.start: int | None = None
+        self.id: int | None = None
+        self.trigger = 0  # fires this connection
+        self.done_trigger = 0  # this connection's receipt activates it
+
+
+class _Trigger:
+    def __init__(self, line: int, id: int, kind: str, count: int) -> None:
+        self.line, self.id, self.kind, self.count = line, id, kind, count
+
+
+def _read_trigger(fields: list[str], line: int, path: Path) -> _Trigger:
+    """``trigger id T oneshot|multishot|barrier [count N]`` (htsim's ``connection_matrix.cpp``)."""
+    where = f"workload.file[line {line}]"
+    tid, kind, count, i = 0, "", 0, 0
+    while i < len(fields):
+        key = fields[i]
+        if key in ("id", "count"):
+            if i + 1 >= len(fields):
+                raise scenario_error(f"{where}.{key}", f"{path}: {key} has no value")
+            value = _whole(fields[i + 1], where, key, path)
+            tid, count = (value, count) if key == "id" else (tid, value)
+            i += 2
+            continue
+        if key not in ("oneshot", "multishot", "barrier") or kind:
+            raise scenario_error(where, f"got {key!r} in {path}; a trigger is: trigger id T oneshot|barrier [count N]")
+        kind, i = key, i + 1
+    if not tid or not kind:
+        raise scenario_error(where, f"{path}: a trigger needs an id above 0 and a type; trigger id T oneshot|barrier [count N]")
+    return _Trigger(line, tid, kind, count)
+
+
+def _read_connection(tokens: list[str], line: int, where: str, path: Path, reuse: bool, nodes: int | None) -> _Conn:
+    src, _, dst = tokens[0].partition("->")
+    conn = _Conn(line, _whole(src, where, "src", path), _whole(dst, where, "dst", path))
+    fields, i = tokens[1:], 0
+    shape = "a connection is SRC->DST [id N] [msg [N]] start PS|trigger T size BYTES [recv_done_trigger T]"
+    while i < len(fields):
+        key = fields[i]
+        if key == "msg":
+            # a message on connection `id` (htsim's -conn_reuse); its number is optional
+            i += 2 if i + 1 < len(fields) and fields[i + 1].isascii() and fields[i + 1].isdigit() else 1
+            continue
+        if key not in ("size", "start", "id", "trigger", "recv_done_trigger", "send_done_trigger", "prio"):
+            raise scenario_error(f"{where}.{key}", f"unknown key in {path}; allowed: id, msg, start, size, trigger, recv_done_trigger")
+        if i + 1 >= len(fields):
+            raise scenario_error(where, f"{path}: {key!r} has no value; {shape}")
+        value = fields[i + 1]
+        i += 2
+        if key == "size":
+            conn.size = _whole(value, where, "size", path)
+        elif key == "start":
+            # htsim: picoseconds; with -conn_reuse (the only way it takes `msg`) whole microseconds
+            conn.start = _picoseconds(value, where, path, unit_ps=1_000_000 if reuse else 1)
+        elif key == "id":
+            conn.id = _whole(value, where, "id", path)
+        elif key == "trigger":
+            conn.trigger = _whole(value, where, "trigger", path)
+        elif key == "recv_done_trigger":
+            conn.done_trigger = _whole(value, where, "recv_done_trigger", path)
+        else:
+            why = {
+                "send_done_trigger": "fires when a flow's last packet leaves, which fabricsim does not signal; allowed: recv_done_trigger",
+                "prio": "is a sender priority fabricsim does not model",
+            }[key]
+            raise scenario_error(f"{where}.{key}", f"{path}: htsim's {key} {why}")
+    if conn.size is None:
+        raise scenario_error(where, f"{path}: the connection has no size; {shape}")
+    if conn.trigger and conn.start is not None:
+        raise scenario_error(where, f"{path}: both a start and a trigger (htsim refuses it); {shape}")
+    if not conn.trigger and conn.start is None:
+        raise scenario_error(where, f"{path}: the connection has no start; {shape}")
+    for end in ("src", "dst"):
+        if nodes is not None and getattr(conn, end) >= nodes:
+            raise scenario_error(f"{where}.{end}", f"got {getattr(conn, end)} in {path}; allowed: below Nodes {nodes}")
+    return conn
+
+
+def _entries(conns: list[_Conn], triggers: dict[int, _Trigger], path: Path, keep_ids: bool) -> list[dict[str, Any]]:
+    """The flows entries; a triggered connection waits (``after``) for the connections whose
+    receipt activates its trigger, when that is what htsim does whatever the order of events: a
+    oneshot trigger activated by one connection, a barrier of ``count`` activated by ``count``."""
+    activators: dict[int, list[int]] = {}
+    targets: dict[int, list[int]] = {}
+    for k, c in enumerate(conns):
+        for tid, into in ((c.trigger, targets), (c.done_trigger, activators)):
+            if not tid:
+                continue
+            if tid not in triggers:
+                undeclared = f"{path}: trigger {tid} is not declared"
+                raise scenario_error(f"workload.file[line {c.line}]", f"{undeclared}; add: trigger id {tid} oneshot")
+            into.setdefault(tid, []).append(k)
+    for tid, t in triggers.items():
+        where, got, wait = f"workload.file[line {t.line}]", len(activators.get(tid, [])), targets.get(tid, [])
+        need = {"oneshot": 1, "barrier": t.count}.get(t.kind)
+        if need is None:
+            why = "starts its targets one per activation, in the order activations come; allowed: oneshot or barrier"
+            raise scenario_error(where, f"{path}: htsim's multishot trigger {tid} {why}")
+        if got != need or (got and not wait) or (wait and not got):
+            what = f"{got} connection(s) activate it (recv_done_trigger {tid}) and {len(wait)} wait for it"
+            allowed = f"{need} activating it and at least one waiting, as htsim fires a {t.kind} trigger"
+            raise scenario_error(where, f"{path}: trigger {tid} ({t.kind}): {what}; allowed: {allowed}")
+    entries: list[dict[str, Any]] = []
+    for c in conns:
+        entry: dict[str, Any] = {"src": c.src, "dst": c.dst, "size": f"{c.size}B", "start": f"{c.start or 0}ps"}
+        if keep_ids and c.id is not None:
+            entry["id"] = c.id
+        if c.trigger:
+            entry["after"] = activators[c.trigger]  # row numbers: the entries' default ids
+        entries.append(entry)
+    return entries
 
 
 def _whole(text: str, where: str, what: str, path: Path) -> int:
@@ -123,11 +233,14 @@ def _whole(text: str, where: str, what: str, path: Path) -> int:
     return int(text)
 
 
-def _picoseconds(text: str, where: str, path: Path) -> int:
+def _picoseconds(text: str, where: str, path: Path, unit_ps: int = 1) -> int:
+    """A start in picoseconds (``unit_ps`` 1, rounded) or in whole units of ``unit_ps``
+    (truncated, as htsim's ``timeFromUs((uint32_t)start)`` under -conn_reuse)."""
     try:
         value = float(text)
     except ValueError:
         value = -1.0
     if not value >= 0 or value == float("inf"):
-        raise scenario_error(f"{where}.start", f"got {text!r} in {path}; allowed: picoseconds >= 0")
-    return round(value)
+        unit = "picoseconds" if unit_ps == 1 else "microseconds (htsim's -conn_reuse files)"
+        raise scenario_error(f"{where}.start", f"got {text!r} in {path}; allowed: {unit} >= 0")
+    return round(value) if unit_ps == 1 else int(value) * unit_ps
