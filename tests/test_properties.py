@@ -154,6 +154,26 @@ def jobs(draw: st.DrawFn) -> dict[str, Any]:
     }
     if draw(st.booleans()):
         s["transport"]["rate_cap"] = draw(st.sampled_from(["100Gbps", "250Gbps"]))
+    if draw(st.integers(0, 5)) == 0:
+        # a trace: a random DAG of messages and compute tasks, some on CPUs (a GOAL schedule's)
+        n = draw(st.integers(2, 24))
+        flows = []
+        for i in range(n):
+            src = draw(st.integers(0, 31))
+            after = sorted(set(draw(st.lists(st.integers(0, i - 1), max_size=3)))) if i else []
+            entry: dict[str, Any] = {"src": src, "after": after}
+            if draw(st.integers(0, 3)) == 0:
+                entry |= {"dst": src, "size": "0B", "delay": f"{draw(st.integers(0, 20))}us"}
+            else:
+                dst = draw(st.integers(0, 30))
+                entry |= {"dst": dst + (dst >= src), "size": draw(st.sampled_from(["1KiB", "64KiB", "1MiB"]))}
+            if draw(st.booleans()):
+                entry["cpu"] = draw(st.integers(0, 1))
+            flows.append(entry)
+        if all(not f["after"] for f in flows):
+            flows[-1]["after"] = [0]
+        s["workload"] = {"kind": "flows", "flows": flows}
+        return s
     if draw(st.integers(0, 4)) == 0:
         s["topology"] |= {"nics_per_server": 4, "rails": draw(st.booleans()), "scale_up_rate": "1600Gbps"}
         tp, pp = draw(st.sampled_from([(1, 2), (2, 2), (4, 1), (2, 1)]))
@@ -184,3 +204,5 @@ def test_no_iteration_or_message_beats_its_ideal(s):
     assert r.complete
     assert (r.flows["fct_ps"] >= r.flows["ideal_fct_ps"]).all()
     assert (r.jobs["jct_ps"] >= r.jobs["ideal_jct_ps"]).all(), r.jobs.select("jct_ps", "ideal_jct_ps")
+    # and no step, nor a trace's rank, ends before its ideal end
+    assert (r.steps["end_ps"] >= r.steps["ideal_end_ps"]).all(), r.steps.select("end_ps", "ideal_end_ps")

@@ -329,12 +329,30 @@ def _print_summary(res: Results) -> None:
         for row in jobs.iter_rows(named=True):
             t.add_row(*(Text("-" if row[key] is None else fmt(row[key])) for _, key, fmt in JOB_COLUMNS))
         out.print(t)
+        _print_trace_ranks(res)
     keys = sorted(res.summary, key=lambda k: not (jobs.height and "jct" in k))
     t = Table(title="summary", show_header=False)
     for k in keys:
         v = res.summary[k]
         t.add_row(Text(k), Text("; ".join(v) if isinstance(v, list) else _num(v)))
     out.print(t)
+
+
+def _print_trace_ranks(res: Results) -> None:
+    """A trace's ranks (the steps table's `rank` rows): the slowest against its ideal end."""
+    import polars as pl
+    if res.steps is None:
+        return
+    ranks = res.steps.filter((pl.col("kind") == "rank") & pl.col("end_ps").is_not_null())
+    for (job,), rows in ranks.group_by(["job"], maintain_order=True):
+        rows = rows.with_columns((pl.col("end_ps") / pl.col("ideal_end_ps").clip(lower_bound=1)).alias("slowdown"))
+        worst = rows.sort(["slowdown", "step"], descending=[True, False]).row(0, named=True)
+        median = rows.select(pl.col("slowdown").median()).item()
+        out.print(
+            f"trace job {job}: {rows.height} ranks done; slowest rank {worst['step']} ended at {worst['end_ps'] / 1e6:,.1f} us, "
+            f"its ideal {worst['ideal_end_ps'] / 1e6:,.1f} us (slowdown {worst['slowdown']:.3f}; median rank {median:.3f}); "
+            "per rank: the steps table's rank rows"
+        )
 
 
 COMPARE_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [

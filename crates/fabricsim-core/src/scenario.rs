@@ -314,6 +314,13 @@ impl Scenario {
             max_memory / budget::message_floor(),
             &mut Rng::stream(self.seed, Stream::Workload, 1),
         )?;
+        let mut jobs = plan.jobs;
+        let file = match &workload {
+            Some(WorkloadConfig::Flows(f)) => f.file.as_deref(),
+            _ => None,
+        };
+        jobs.extend(job::trace(&messages, &lists, file, jobs.len() as u32, &mut tags));
+        let workload_messages = messages.len();
         messages.extend(plan.messages);
         lists.extend(plan.deps);
         tags.extend(plan.tags);
@@ -321,7 +328,7 @@ impl Scenario {
         drop(lists);
         // where a message's size and class were written, for errors
         let field_of = |i: usize, k: &str| match (tags[i].job, &workload) {
-            (j, _) if j != u32::MAX => format!("jobs[{j}].{k}"),
+            (j, _) if i >= workload_messages => format!("jobs[{j}].{k}"),
             (_, Some(w)) if k == "size" => w.size_field(i),
             _ => format!("workload.flows[{i}].{k}"),
         };
@@ -376,7 +383,7 @@ impl Scenario {
             messages,
             deps,
             tags,
-            jobs: plan.jobs,
+            jobs,
             warnings,
             max_time: self.stop.max_time.0,
             max_events: self.stop.max_events,

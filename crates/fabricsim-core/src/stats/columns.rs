@@ -169,12 +169,12 @@ const NOT_DONE: &str = "a message of it did not complete";
 
 /// One row per job iteration (`[[jobs]]`).
 pub const JOBS: &[ColumnSpec] = &[
-    col("job", Ty::U64, "", "job index in [[jobs]]"),
+    col("job", Ty::U64, "", "job index in [[jobs]]; a trace (the [workload]'s messages, where any waits for another) comes after them"),
     col("name", Ty::Str, "", "job name"),
-    col("collective", Ty::Str, "", "allreduce, reduce_scatter, allgather, alltoall, broadcast, or training (a `model` job)"),
+    col("collective", Ty::Str, "", "allreduce, reduce_scatter, allgather, alltoall, broadcast, training (a `model` job) or trace"),
     col("iteration", Ty::U64, "", "iteration, from 0"),
     col("ranks", Ty::U64, "", "ranks of the job"),
-    col("size_bytes", Ty::U64, "bytes", "per-rank buffer (nccl-tests' size); 0 for training"),
+    col("size_bytes", Ty::U64, "bytes", "per-rank buffer (nccl-tests' size); 0 for training; a trace: all its bytes"),
     opt(
         "start_ps",
         Ty::U64,
@@ -184,7 +184,12 @@ pub const JOBS: &[ColumnSpec] = &[
     ),
     opt("end_ps", Ty::U64, "ps", NOT_DONE, "last message of the iteration received (training: or its last compute done)"),
     opt("jct_ps", Ty::U64, "ps", NOT_DONE, "iteration completion time: end_ps - start_ps"),
-    col("ideal_jct_ps", Ty::U64, "ps", "the same on an idle fabric: the critical path with every message at its ideal FCT"),
+    col(
+        "ideal_jct_ps",
+        Ty::U64,
+        "ps",
+        "a lower bound of jct_ps: the larger of the critical path with every message at its ideal FCT and each NIC's busy time",
+    ),
     opt("slowdown", Ty::F64, "", NOT_DONE, "jct_ps / ideal_jct_ps"),
     opt("algbw_gbps", Ty::F64, "Gb/s", "the iteration did not complete, or a training job", "size / jct (nccl-tests' algorithm bandwidth)"),
     opt(
@@ -214,13 +219,29 @@ pub const JOBS: &[ColumnSpec] = &[
 pub const STEPS: &[ColumnSpec] = &[
     col("job", Ty::U64, "", "job index in [[jobs]]"),
     col("iteration", Ty::U64, "", "iteration, from 0"),
-    col("step", Ty::U64, "", "step of the algorithm (alltoall: wave of max_connections sends); training: the kind's index"),
-    col("kind", Ty::Str, "", "`step` for a collective; training: compute, tp, pp, dp or ep (the work of that kind in the iteration)"),
-    col("messages", Ty::U64, "", "messages in the step (training compute: tasks)"),
+    col(
+        "step",
+        Ty::U64,
+        "",
+        "step of the algorithm (alltoall: wave of max_connections sends); training: the kind's index; a trace: the rank (host)",
+    ),
+    col(
+        "kind",
+        Ty::Str,
+        "",
+        "`step` for a collective; training: compute, tp, pp, dp or ep (the work of that kind in the iteration); `rank` for a trace",
+    ),
+    col("messages", Ty::U64, "", "messages in the step (training compute: tasks; a trace: those the rank sends, compute tasks included)"),
     col("bytes", Ty::U64, "bytes", "their bytes"),
     col("scale_up_bytes", Ty::U64, "bytes", "of which on a scale-up network"),
     opt("start_ps", Ty::U64, "ps", "none of its messages was released", "first release of a message of the step"),
-    opt("end_ps", Ty::U64, "ps", NOT_DONE, "last message of the step received"),
+    opt("end_ps", Ty::U64, "ps", NOT_DONE, "last message of the step received (a trace's rank: of those it sends or receives)"),
+    col(
+        "ideal_end_ps",
+        Ty::U64,
+        "ps",
+        "a lower bound of end_ps: the latest ideal finish of those messages (a trace's rank: end_ps / ideal_end_ps is its slowdown)",
+    ),
 ];
 
 /// FCT slowdown by message size, in the papers' buckets (KB = 1000 bytes).

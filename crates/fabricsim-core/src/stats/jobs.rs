@@ -101,10 +101,11 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
             None => message_packets(m.spec.bytes, mtu, header, m.count).iter().map(|&p| serialization(p, rate)).sum(),
         })
         .collect();
-    let training = |i: usize| v.tags[i].job != Tag::NONE.job && v.jobs[v.tags[i].job as usize].op.is_none();
+    let training = |i: usize| v.tags[i].job != Tag::NONE.job && v.jobs[v.tags[i].job as usize].training();
     let lanes: Vec<Lane> = (0..v.messages.len())
         .map(|i| match &v.messages[i] {
             _ if training(i) => Lane::Alone,
+            m if m.spec.is_compute() => Lane::Alone,
             m if m.on_scale_up() => Lane::ScaleUp,
             _ => Lane::Nic,
         })
@@ -151,7 +152,7 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
         let e = busy.entry((job, it)).or_insert(0);
         *e = (*e).max(b);
     }
-    let compute_only = v.jobs.iter().any(|j| j.op.is_none()).then(|| {
+    let compute_only = v.jobs.iter().any(|j| j.training()).then(|| {
         let none = |_: u32, _: u32| 0;
         let free = Hearing { ack_flight: &none, notice: &none };
         let zero = vec![0; ideals.len()];
@@ -183,6 +184,15 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
             span.bytes += m.spec.bytes;
             span.scale_up_bytes += if m.on_scale_up() { m.spec.bytes } else { 0 };
         }
+        if v.jobs[t.job as usize].trace && m.spec.dst != m.spec.src {
+            // a trace's rank is done once what it receives is, too
+            let row = steps.entry((t.job, t.iteration, v.tree.host(m.spec.dst))).or_insert_with(Span::new);
+            row.ideal.1 = row.ideal.1.max(ideal.1);
+            match end.get(i) {
+                Some(e) => row.end = Some(row.end.map_or(e, |x| x.max(e))),
+                None => row.unfinished = true,
+            }
+        }
     }
     for (key, span) in iters.iter_mut() {
         span.ideal.1 = span.ideal.1.max(busy.get(key).copied().unwrap_or(0));
@@ -200,11 +210,11 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
         .collect();
     // training: what the iteration would take if communication took no time, and what it
     // exposes beyond that
-    let free: Vec<Option<Time>> = rows.iter().map(|((j, _), s)| info(*j).op.is_none().then(|| s.free.1 - s.free.0)).collect();
+    let free: Vec<Option<Time>> = rows.iter().map(|((j, _), s)| info(*j).training().then(|| s.free.1 - s.free.0)).collect();
     let exposed: Vec<Option<Time>> = jct.iter().zip(&free).map(|(j, f)| j.zip(*f).map(|(j, f)| j.saturating_sub(f))).collect();
     jt.add("job", Column::U64(rows.iter().map(|((j, _), _)| *j as u64).collect()));
     jt.add("name", Column::Str(rows.iter().map(|((j, _), _)| info(*j).name.clone()).collect()));
-    jt.add("collective", Column::Str(rows.iter().map(|((j, _), _)| info(*j).op.map_or("training", |o| o.name()).to_string()).collect()));
+    jt.add("collective", Column::Str(rows.iter().map(|((j, _), _)| info(*j).kind().to_string()).collect()));
     jt.add("iteration", Column::U64(rows.iter().map(|((_, it), _)| *it as u64).collect()));
     jt.add("ranks", Column::U64(rows.iter().map(|((j, _), _)| info(*j).ranks as u64).collect()));
     jt.add("size_bytes", Column::U64(rows.iter().map(|((j, _), _)| info(*j).size).collect()));
@@ -224,13 +234,18 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
     stt.add("job", Column::U64(steps.keys().map(|k| k.0 as u64).collect()));
     stt.add("iteration", Column::U64(steps.keys().map(|k| k.1 as u64).collect()));
     stt.add("step", Column::U64(steps.keys().map(|k| k.2 as u64).collect()));
-    let kind = |(j, _, step): &(u32, u32, u32)| if info(*j).op.is_some() { "step" } else { KINDS[*step as usize] };
+    let kind = |(j, _, step): &(u32, u32, u32)| match info(*j) {
+        i if i.op.is_some() => "step",
+        i if i.trace => "rank",
+        _ => KINDS[*step as usize],
+    };
     stt.add("kind", Column::Str(steps.keys().map(|k| kind(k).to_string()).collect()));
     stt.add("messages", Column::U64(steps.values().map(|s| s.count).collect()));
     stt.add("bytes", Column::U64(steps.values().map(|s| s.bytes).collect()));
     stt.add("scale_up_bytes", Column::U64(steps.values().map(|s| s.scale_up_bytes).collect()));
     stt.add("start_ps", Column::OptU64(steps.values().map(|s| s.start).collect()));
     stt.add("end_ps", Column::OptU64(steps.values().map(|s| s.end()).collect()));
+    stt.add("ideal_end_ps", Column::U64(steps.values().map(|s| s.ideal.1).collect()));
 
     let done: Vec<f64> = jct.iter().flatten().map(|&j| ns(j)).collect();
     JobTables {

@@ -31,7 +31,7 @@ pub struct MessageSpec {
     /// message's release (compute time).
     pub delay: Time,
     /// The CPU of its source host its `delay` runs on, one task at a time (a GOAL schedule's
-    /// `cpu N`, [`crate::host::nic`]'s `claim`); `None`: its delay overlaps anything.
+    /// `cpu N`; the host NIC's `claim` keeps the CPU's time); `None`: its delay overlaps anything.
     pub cpu: Option<u16>,
 }
 

@@ -154,6 +154,24 @@ fn a_dependent_message_is_released_when_its_dependencies_complete_plus_its_delay
     for i in 0..4 {
         assert_eq!(fct[i], Some(ideal[i]), "message {i} alone on the fabric");
     }
+    // a flows list with dependencies is a trace: one more row in the jobs table, its span from
+    // the first release to the last end, at its ideal on the idle fabric, and a steps row per
+    // rank (what it sends or receives)
+    assert_eq!((r.jobs.str("collective"), r.jobs.str("name")), (&["trace".to_string()][..], &["workload".to_string()][..]));
+    let last_end = end.iter().map(|e| e.unwrap()).max().unwrap();
+    assert_eq!(r.jobs.opt_u64("start_ps")[0], Some(0));
+    assert_eq!(r.jobs.opt_u64("jct_ps")[0], Some(last_end));
+    assert_eq!(r.jobs.u64("ideal_jct_ps")[0], last_end, "each message at its ideal: the trace at its bound");
+    assert_eq!(r.jobs.u64("size_bytes")[0], (64 + 256 + 128 + 4) << 10);
+    assert_eq!(r.jobs.u64("ranks")[0], 6);
+    let (rank, kind, count) = (r.steps.u64("step"), r.steps.str("kind"), r.steps.u64("messages"));
+    assert_eq!(rank, &[0, 9, 20, 30, 40, 41]);
+    assert!(kind.iter().all(|k| k == "rank"));
+    assert_eq!(count, &[1, 1, 1, 0, 1, 0], "the messages each rank sends");
+    let (rank_end, rank_ideal) = (r.steps.opt_u64("end_ps"), r.steps.u64("ideal_end_ps"));
+    // rank 9 received 0 -> 9 and then sent 9 -> 40; rank 30 only received
+    assert_eq!(rank_end, vec![end[0], end[2], end[1], end[1], end[3], end[3]]);
+    assert_eq!(rank_end.iter().map(|e| e.unwrap()).collect::<Vec<_>>(), rank_ideal);
 }
 
 #[test]

@@ -140,11 +140,30 @@ impl From<HostList> for serde_json::Value {
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobInfo {
     pub name: String,
-    /// Its collective; `None` for training.
+    /// Its collective; `None` for training and for a trace.
     pub op: Option<Op>,
     pub ranks: u32,
     pub size: u64,
     pub iterations: u32,
+    /// The `[workload]`'s dependent messages (a trace: a GOAL, Chakra or htsim file, or a
+    /// flows list with `after`), reported as one iteration of a job.
+    pub trace: bool,
+}
+
+impl JobInfo {
+    /// A training job's.
+    pub fn training(&self) -> bool {
+        self.op.is_none() && !self.trace
+    }
+
+    /// What the jobs table's `collective` column says.
+    pub fn kind(&self) -> &'static str {
+        match self.op {
+            Some(op) => op.name(),
+            None if self.trace => "trace",
+            None => "training",
+        }
+    }
 }
 
 /// Jobs' messages, appended after the `[workload]`'s.
@@ -191,6 +210,29 @@ impl JobConfig {
     }
 }
 
+/// The `[workload]`'s messages (`messages`, waiting for `lists`) as job number `job` where
+/// any waits for another (a trace), tagging them (`tags`): one iteration, a step per rank (its
+/// source host); named after `file`.
+pub fn trace(messages: &[MessageSpec], lists: &[Vec<u32>], file: Option<&str>, job: u32, tags: &mut [Tag]) -> Option<JobInfo> {
+    if lists.iter().all(|l| l.is_empty()) {
+        return None;
+    }
+    let mut ranks: Vec<u32> = messages.iter().flat_map(|m| [m.src, m.dst]).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    for (t, m) in tags.iter_mut().zip(messages) {
+        *t = Tag { job, iteration: 0, step: m.src };
+    }
+    Some(JobInfo {
+        name: file.unwrap_or("workload").to_string(),
+        op: None,
+        ranks: ranks.len() as u32,
+        size: messages.iter().map(|m| m.bytes).sum(),
+        iterations: 1,
+        trace: true,
+    })
+}
+
 /// Expands the jobs into dependent messages, numbered from `base` (the `[workload]`'s come
 /// first); refuses, before making any, more than `max_messages` in all (the memory budget).
 pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u64, rng: &mut Rng) -> Result<JobPlan, ScenarioError> {
@@ -227,7 +269,7 @@ pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u
                 *x += base as u32;
             }
         }
-        p.jobs.push(JobInfo { name, op, ranks: n as u32, size, iterations: job.iterations });
+        p.jobs.push(JobInfo { name, op, ranks: n as u32, size, iterations: job.iterations, trace: false });
     }
     Ok(p)
 }
