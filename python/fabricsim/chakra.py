@@ -320,10 +320,12 @@ class _Convert:
             if after:
                 self.entries[entry]["after"] = sorted(after)
 
-    def _task(self, rank: int, delay: str = "") -> int:
+    def _task(self, rank: int, delay: str = "", cpu: int | None = None) -> int:
         entry: dict[str, Any] = {"id": len(self.entries), "src": rank, "dst": rank, "size": "0B"}
         if delay:
             entry["delay"] = delay
+        if cpu is not None:
+            entry["cpu"] = cpu
         self.entries.append(entry)
         return len(self.entries) - 1
 
@@ -439,7 +441,10 @@ class _Convert:
             for n in nodes:
                 key = (n.rank, n.id)
                 if n.type in (_COMP, _MEM_LOAD, _MEM_STORE) or (n.type == _METADATA and n.deps):
-                    entry = self._task(n.rank, self._duration(n))
+                    # ASTRA-sim's HardwareResource runs one GPU compute node (and one CPU
+                    # node, `is_cpu_op`) of a rank at a time: CPU 0 and 1 of its host here
+                    cpu = (1 if n.attrs.get("is_cpu_op") else 0) if n.type == _COMP else None
+                    entry = self._task(n.rank, self._duration(n), cpu)
                     self.done[key] = entry
                     self.waits.append((entry, [n], []))
                 elif n.type == _METADATA:
