@@ -120,6 +120,26 @@ def test_compute_nodes_are_delays_around_the_collective(tmp_path: Path):
     assert len(optimizers) == 4 and all(len(e["after"]) == 1 for e in optimizers)
 
 
+def test_a_ranks_compute_nodes_run_one_at_a_time_as_in_astra_sim(tmp_path: Path):
+    # two independent 10 us GPU compute nodes, and a send after the second: ASTRA-sim's
+    # HardwareResource runs one GPU compute node at a time, so the send leaves at 20 us; a CPU
+    # node (is_cpu_op) runs beside them
+    def send_after(second: dict[str, Any]) -> int:
+        write_trace(
+            tmp_path / "hw",
+            [
+                [node(0, COMP, us=10), node(1, COMP, us=10, **second), node(2, SEND, (1,), comm_dst=1, comm_size=4096)],
+                [node(0, RECV, comm_src=0, comm_size=4096)],
+            ],
+        )
+        r = run(Scenario(flows("hw.et"), tmp_path))
+        assert r.complete
+        return int(r.flows["ready_ps"][0])
+
+    assert send_after({}) == 20_000_000
+    assert send_after({"is_cpu_op": True}) == 10_000_000
+
+
 def test_sends_and_receives_are_matched_messages(tmp_path: Path):
     write_trace(
         tmp_path / "p2p",
