@@ -341,6 +341,7 @@ def _print_summary(res: Results) -> None:
 def _print_trace_ranks(res: Results) -> None:
     """A trace's ranks (the steps table's `rank` rows): the slowest against its ideal end."""
     import polars as pl
+
     if res.steps is None:
         return
     ranks = res.steps.filter((pl.col("kind") == "rank") & pl.col("end_ps").is_not_null())
