@@ -103,3 +103,44 @@ def test_where_a_rank_has_one_message_out_the_ideal_jct_is_a_lower_bound(collect
                 r = fabricsim.run({"topology": {"hosts": hosts, "radix": radix, "tiers": tiers}, "jobs": [job]})
                 low = r.jobs.filter(pl.col("jct_ps") < pl.col("ideal_jct_ps"))
                 assert r.jobs.height == 1 and low.height == 0, (hosts, tiers, size, placement, r.jobs)
+
+
+def test_the_nonblocking_reference_is_the_same_run_on_one_switch():
+    from fabricsim import _core
+    from fabricsim.reference import reference_scenario
+
+    def job(placement: str, topo: dict) -> dict:
+        return {
+            "seed": 3,
+            "topology": topo | {"link_latency": "1us", "switch_latency": "0ns"},
+            "lb": {"kind": "ecmp"},
+            "jobs": [{"collective": "allreduce", "size": "1MiB", "ranks": 8, "placement": placement}],
+        }
+
+    two_tier = {"hosts": 64, "radix": 16}
+    # a job under one leaf crosses one switch on either fabric: it costs nothing
+    packed = fabricsim.run(job("packed", two_tier), reference="nonblocking")
+    assert packed.jobs["fabric_cost"].to_list() == [1.0] and packed.summary["max_fabric_cost"] == 1.0
+    # spread over the leaves its messages cross three switches and collide under ECMP
+    spread = fabricsim.run(job("spread", two_tier), reference="nonblocking")
+    assert spread.summary["max_fabric_cost"] > 1.0 and spread.summary["reference"] == "nonblocking"
+    # the reference is the same scenario on one switch: its hosts, jobs on the same hosts, the
+    # scenario's own BDP in bytes (buffers and windows are not sized by the shorter path)
+    sim = _core.Simulation(fabricsim.Scenario(job("spread", two_tier)).to_json(), 1)
+    ref = reference_scenario(sim, Path.cwd()).data
+    assert ref["topology"]["radix"] == 65 and ref["topology"]["oversubscription"] == 64
+    assert ref["jobs"][0]["hosts"] == sim.job_hosts[0] and "faults" not in ref
+    assert ref["switch"]["buffer"] == f"{sim.bdp_bytes}B"
+    assert ref["transport"]["init_cwnd"] == f"{sim.bdp_bytes}B"
+    # a fabric that is already one leaf is its own reference, to the picosecond
+    one_leaf = fabricsim.run(job("spread", {"hosts": 8, "radix": 16}), reference="nonblocking")
+    assert one_leaf.jobs["jct_ps"].to_list() == one_leaf.jobs["nonblocking_jct_ps"].to_list()
+    # refused: an unknown reference, and a run without jobs
+    with pytest.raises(fabricsim.ScenarioError) as e:
+        fabricsim.run(job("packed", two_tier), reference="fat")
+    assert e.value.field == "reference"
+    with pytest.raises(fabricsim.ScenarioError) as e:
+        fabricsim.run({"topology": two_tier, "workload": {"kind": "permutation", "size": "4KiB"}}, reference="nonblocking")
+    assert e.value.field == "reference"
+    result = CliRunner().invoke(app, ["compare", str(ROOT / "scenarios" / "allreduce_ring_128.toml"), "--lb", "ecmp,ops", "-q"])
+    assert result.exit_code == 0 and "non-bloc" not in result.output

@@ -24,8 +24,12 @@ TITLES = {
     "ports": "**Ports** (`ports.parquet`, `Results.ports`): one row per egress port (a link direction).",
     "reorder": "**Reorder** (`reorder.parquet`, `Results.reorder`): one row per (message, reorder distance) seen.",
     "samples": "**Samples** (`samples.parquet`, `Results.samples`, with `[samples]`): one row per sampled port per interval.",
-    "jobs": "**Jobs** (`jobs.parquet`, `Results.jobs`, with `[[jobs]]`): one row per job iteration.",
-    "steps": "**Steps** (`steps.parquet`, `Results.steps`, with `[[jobs]]`): one row per step of each job iteration.",
+    "jobs": "**Jobs** (`jobs.parquet`, `Results.jobs`, with `[[jobs]]` or a trace): one row per job iteration. With\n"
+    '`--reference nonblocking` (`run(..., reference="nonblocking")`) Python adds `nonblocking_jct_ps`, the same\n'
+    'iteration\'s JCT on one non-blocking switch (docs/workloads.md, "The cost of the fabric"), and\n'
+    "`fabric_cost` = `jct_ps / nonblocking_jct_ps`; the summary gets `reference` and `max_fabric_cost`.",
+    "steps": "**Steps** (`steps.parquet`, `Results.steps`, with `[[jobs]]` or a trace): one row per step of each job\n"
+    "iteration (a trace: per rank).",
     "buckets": "**Buckets** (`buckets.parquet`, `Results.buckets`): FCT slowdown by message size, one row per bucket.",
     "summary": "**Summary** (`summary.json`, `Results.summary`; Python adds `peak_rss_mb`, the process's peak memory,\n"
     "`threads`, the threads the run used, `solo_windows` where the threads were `auto` (windows run\n"

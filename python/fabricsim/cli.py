@@ -57,6 +57,15 @@ SetOpt = Annotated[
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+ReferenceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reference",
+        metavar="nonblocking",
+        help="Also run the scenario on one non-blocking switch (same hosts, NICs, transport, placement; no faults) "
+        "and report each job's JCT over it (fabric_cost).",
+    ),
+]
 ThreadsOpt = Annotated[
     str,
     typer.Option(
@@ -144,6 +153,25 @@ def _run_with_bar(scenario: Scenario, label: str, quiet: bool, threads: int | No
     if "thread_note" in res.summary and not quiet:
         err.print(f"[yellow]note{' (' + escape(label) + ')' if label else ''}:[/] {escape(res.summary['thread_note'])}", highlight=False)
     return res
+
+
+def _reference_of(scenario: Scenario, reference: str | None) -> Scenario | None:
+    """The reference scenario ``--reference`` asks for (checked before anything runs)."""
+    from . import _core
+    from . import reference as reference_module
+
+    if reference_module.check(reference) is None:
+        return None
+    return reference_module.reference_scenario(_core.Simulation(scenario.to_json(), 1), scenario.base_dir)
+
+
+def _attach_reference(results: dict[str, Results], ref: Scenario, quiet: bool, threads: int | None) -> None:
+    """Runs the reference once and adds its JCTs to every result."""
+    from . import reference as reference_module
+
+    theirs = _run_with_bar(ref, "non-blocking reference", quiet, threads)
+    for res in results.values():
+        reference_module.attach(res, theirs)
 
 
 def _run_quietly_or_not(scenario: Scenario, label: str, quiet: bool, threads: int | None) -> Results:
@@ -260,15 +288,19 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print {scenario, summary} as one JSON object on stdout.")] = False,
     quiet: QuietOpt = False,
     threads: ThreadsOpt = "auto",
+    reference: ReferenceOpt = None,
 ) -> None:
     """Run one scenario and print its summary."""
     asked = _threads_option(threads)
     sc = _load(scenario, set_)
     warnings = sc.validate()
+    ref = _reference_of(sc, reference)
     if out_dir is not None:
         _check_writable(out_dir)
     _warn(sc, found=warnings)
     res = _run_with_bar(sc, scenario.stem, quiet, asked)
+    if ref is not None:
+        _attach_reference({scenario.stem: res}, ref, quiet, asked)
     if out_dir is not None:
         res.write(out_dir)
     if as_json:
@@ -308,6 +340,7 @@ JOB_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("slowdown", "slowdown", lambda v: _num(v)),
     ("busbw Gb/s", "busbw_gbps", lambda v: _num(v, 1)),
     ("exposed comm us", "exposed_comm_ns", _us),
+    ("vs non-blocking", "fabric_cost", lambda v: _num(v)),
 ]
 
 
@@ -324,10 +357,11 @@ def _print_summary(res: Results) -> None:
     jobs = res.job_table()
     if jobs.height:
         t = Table(title="jobs (mean over completed iterations)")
-        for head, *_ in JOB_COLUMNS:
+        columns = [c for c in JOB_COLUMNS if c[1] in jobs.columns]
+        for head, *_ in columns:
             t.add_column(head, justify="left" if head in ("job", "collective") else "right")
         for row in jobs.iter_rows(named=True):
-            t.add_row(*(Text("-" if row[key] is None else fmt(row[key])) for _, key, fmt in JOB_COLUMNS))
+            t.add_row(*(Text("-" if row[key] is None else fmt(row[key])) for _, key, fmt in columns))
         out.print(t)
         _print_trace_ranks(res)
     keys = sorted(res.summary, key=lambda k: not (jobs.height and "jct" in k))
@@ -372,6 +406,7 @@ COMPARE_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
 COMPARE_JOB_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("max JCT us", "max_jct_ns", _us),
     ("max JCT slowdown", "max_jct_slowdown", lambda v: f"{v:.3f}"),
+    ("max JCT / non-blocking", "max_fabric_cost", lambda v: f"{v:.3f}"),
 ]
 
 
@@ -384,6 +419,7 @@ def compare(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object {lb: summary}.")] = False,
     quiet: QuietOpt = False,
     threads: ThreadsOpt = "auto",
+    reference: ReferenceOpt = None,
 ) -> None:
     """Run the same scenario under several load balancers and tabulate FCTs, queues, trims, drops."""
     asked = _threads_option(threads)
@@ -400,7 +436,11 @@ def compare(
             raise scenario_error(f"--lb {name}: {e.field}", e.message) from None
         variants[name] = v
         _warn(v, name)
+    # one reference for all: on one switch the load balancer has no choice to make
+    ref = _reference_of(next(iter(variants.values())), reference)
     results = {name: _run_with_bar(v, name, quiet, asked) for name, v in variants.items()}
+    if ref is not None:
+        _attach_reference(results, ref, quiet, asked)
     if as_json:
         sys.stdout.write(json.dumps({n: r.summary for n, r in results.items()}) + "\n")
     else:
@@ -426,7 +466,8 @@ def _print_compare(results: dict[str, Results]) -> None:
     table gives each job's slowdown under each load balancer."""
     first = next(iter(results.values())).scenario
     topo, wl, jobs = first["topology"], first.get("workload"), first.get("jobs", [])
-    n_flows = next(iter(results.values())).summary["flows"]
+    first_summary = next(iter(results.values())).summary
+    n_flows = first_summary["flows"]
     faults = first.get("faults", [])
     parts = [f"{wl['kind']} {wl['size']}" if "size" in wl else f"{n_flows} {wl['kind']}"] if wl else []
     parts += [f"{j.get('name', f'job{i}')}: {_job_words(j)}" for i, j in enumerate(jobs)]
@@ -441,10 +482,11 @@ def _print_compare(results: dict[str, Results]) -> None:
         columns = [COMPARE_COLUMNS[0], *COMPARE_JOB_COLUMNS, *message[1:]]
     else:
         columns = COMPARE_COLUMNS
+    columns = [c for c in columns if c[1] in first_summary]
     for head, _, _ in columns:
         t.add_column(head, justify="right")
     for name, r in results.items():
-        t.add_row(name, *("-" if r.summary[key] is None else fmt(r.summary[key]) for _, key, fmt in columns))
+        t.add_row(name, *("-" if r.summary.get(key) is None else fmt(r.summary[key]) for _, key, fmt in columns))
     out.print(t)
     if len(jobs) > 1:
         tables = {name: r.job_table() for name, r in results.items()}

@@ -84,8 +84,9 @@ JOB_METRICS = ("jct_ns", "slowdown", "busbw_gbps")
 def job_table(jobs: pl.DataFrame | None) -> pl.DataFrame:
     """One row per job (in ``[[jobs]]`` order): ``name``, ``collective``, ``ranks``,
     ``size_bytes``, ``iterations`` (completed / run), and over its completed iterations the mean
-    ``jct_ns``, ``ideal_jct_ns``, ``slowdown``, ``busbw_gbps`` and (training) ``exposed_comm_ns``
-    (null when none completed, or not a training job).
+    ``jct_ns``, ``ideal_jct_ns``, ``slowdown``, ``busbw_gbps``, (training) ``exposed_comm_ns``
+    (null when none completed, or not a training job) and, from a run with a reference,
+    ``fabric_cost`` (JCT over the non-blocking reference's: :mod:`fabricsim.reference`).
 
     A job's slowdown is the answer to "how much did the fabric slow my job": a message's
     slowdown (the summary's ``max_slowdown``) can be large for a message that waits behind its
@@ -104,6 +105,7 @@ def job_table(jobs: pl.DataFrame | None) -> pl.DataFrame:
             pl.col("slowdown").mean(),
             pl.col("busbw_gbps").mean(),
             (pl.col("exposed_comm_ps").mean() / 1e3).alias("exposed_comm_ns"),
+            *([pl.col("fabric_cost").mean()] if "fabric_cost" in jobs.columns else []),
         )
         .sort("job")
         .drop("job")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from . import _core
+from . import reference as reference_module
 from .errors import argument_error, scenario_error
 from .results import Results
 from .scenario import Scenario
@@ -61,6 +62,7 @@ def run(
     scenario: Scenario | dict[str, Any] | str | os.PathLike[str],
     progress: Callable[[Progress], None] | None = None,
     threads: int | Literal["auto"] | None = "auto",
+    reference: Literal["nonblocking"] | None = None,
 ) -> Results:
     """Run a scenario to completion (or its stop guard) and return the results.
 
@@ -80,6 +82,11 @@ def run(
         on a busy machine"). The results are the same for any number; ``summary["threads"]``
         says how many ran, ``summary["solo_windows"]`` how many windows an auto run ran on
         one thread, and ``summary["thread_note"]`` why fewer than asked, where that happened.
+    reference
+        ``"nonblocking"``: run the scenario again on one non-blocking switch (the same hosts,
+        NICs, transport and job placement, no faults: :mod:`fabricsim.reference`) and add each
+        job iteration's ``nonblocking_jct_ps`` and ``fabric_cost`` (JCT over it) to ``jobs``,
+        and ``max_fabric_cost`` to the summary. Needs ``[[jobs]]`` or a trace.
 
     Raises
     ------
@@ -96,6 +103,7 @@ def run(
     ('complete', 1.0)
     """
     asked = parse_threads(threads)
+    wanted = reference_module.check(reference)
     if progress is not None and not callable(progress):
         raise argument_error("progress", progress, "a callable taking a Progress, or None")
     if isinstance(scenario, str | os.PathLike):
@@ -105,6 +113,7 @@ def run(
     elif not isinstance(scenario, Scenario):
         raise argument_error("scenario", scenario, "a Scenario, a dict in the TOML layout, or a TOML file's path")
     sim = _core.Simulation(scenario.to_json(), asked)
+    ref = None if wanted is None else reference_module.reference_scenario(sim, scenario.base_dir)
     extra: dict[str, Any] = {"threads": sim.threads}
     if sim.thread_note is not None:
         extra["thread_note"] = sim.thread_note
@@ -115,4 +124,8 @@ def run(
         progress(Progress(sim.now_ps, sim.max_time_ps, sim.flows_done, sim.flow_count, sim.events))
     if asked is None:
         extra["solo_windows"] = sim.windows[1]
-    return Results.from_native(sim.results(), extra | {"peak_rss_mb": round(peak_rss_mb(), 1)})
+    res = Results.from_native(sim.results(), extra | {"peak_rss_mb": round(peak_rss_mb(), 1)})
+    if ref is not None:
+        reference_module.attach(res, run(ref, threads=threads))
+        res.summary["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return res

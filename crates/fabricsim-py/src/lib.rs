@@ -114,6 +114,17 @@ impl Simulation {
     fn max_time_ps(&self) -> PyResult<u64> {
         Ok(self.sim()?.model().max_time)
     }
+    /// The fabric's bandwidth-delay product, bytes (what `"1bdp"` stands for).
+    #[getter]
+    fn bdp_bytes(&self) -> PyResult<u64> {
+        Ok(self.sim()?.model().bdp_bytes)
+    }
+
+    /// Each `[[jobs]]` entry's hosts, in rank order (a trace's last: the hosts it touches).
+    #[getter]
+    fn job_hosts(&self) -> PyResult<Vec<Vec<u32>>> {
+        Ok(self.sim()?.model().jobs.iter().map(|j| j.hosts.clone()).collect())
+    }
     #[getter]
     fn status(&self) -> PyResult<&'static str> {
         Ok(self.sim()?.status().label())

@@ -174,7 +174,8 @@ pub struct Hop {
 impl FatTreeSpec {
     pub fn new(t: &TopologyConfig) -> Result<FatTreeSpec, ScenarioError> {
         ensure(t.tiers == 2 || t.tiers == 3, "topology.tiers", t.tiers, "allowed: 2 or 3")?;
-        ensure(t.radix >= 2 && t.radix <= 1024, "topology.radix", t.radix, "allowed: 2 to 1024 ports")?;
+        // up to a whole cluster on one switch: the non-blocking reference (`--reference`) is one
+        ensure(t.radix >= 2 && t.radix <= 1 << 20, "topology.radix", t.radix, "allowed: 2 to 1048576 ports")?;
         ensure(t.oversubscription >= 1, "topology.oversubscription", t.oversubscription, "allowed: 1 or more (down:up ratio)")?;
         let k = t.radix;
         ensure(

@@ -148,6 +148,9 @@ pub struct JobInfo {
     /// The `[workload]`'s dependent messages (a trace: a GOAL, Chakra or htsim file, or a
     /// flows list with `after`), reported as one iteration of a job.
     pub trace: bool,
+    /// Its ranks' hosts, in rank order (a trace: the hosts its messages touch), as the
+    /// scenario numbers them.
+    pub hosts: Vec<u32>,
 }
 
 impl JobInfo {
@@ -230,6 +233,7 @@ pub fn trace(messages: &[MessageSpec], lists: &[Vec<u32>], file: Option<&str>, j
         size: messages.iter().map(|m| m.bytes).sum(),
         iterations: 1,
         trace: true,
+        hosts: ranks,
     })
 }
 
@@ -269,7 +273,7 @@ pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u
                 *x += base as u32;
             }
         }
-        p.jobs.push(JobInfo { name, op, ranks: n as u32, size, iterations: job.iterations, trace: false });
+        p.jobs.push(JobInfo { name, op, ranks: n as u32, size, iterations: job.iterations, trace: false, hosts: ranks });
     }
     Ok(p)
 }

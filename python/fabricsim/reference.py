@@ -1,0 +1,123 @@
+"""A perfect-fabric reference for a run's jobs: the same scenario on one non-blocking switch.
+
+``fabricsim.run(s, reference="nonblocking")`` (``fabricsim run --reference nonblocking``) runs
+the scenario as given, then again on one switch that every host hangs from (a 2-tier tree of one
+leaf whose radix is the host count plus one: no link is shared by two hosts' traffic but the
+hosts' own), with the same hosts, NICs, host links, switch latency, scale-up network, transport,
+buffers and workload, every job's ranks on the same hosts, and no faults. Sizes given as BDP
+fractions and the ``"auto"`` windows are written out in bytes from the scenario's own fabric
+first, so that the reference's NICs and buffers are the scenario's, not sized by its shorter
+round trip. Each job iteration's JCT over the reference's is ``fabric_cost``: what this fabric,
+its load balancer and its faults cost the job, beside ``slowdown`` (JCT over the ideal, a lower
+bound where every message runs alone). The reference's shorter paths (one switch, not three
+or five) are part of that cost.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .errors import scenario_error
+from .scenario import Scenario
+
+__all__ = ["REFERENCES", "attach", "nonblocking", "reference_scenario"]
+
+#: The references a run can ask for.
+REFERENCES = ("nonblocking",)
+
+_BDP = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*bdp\s*$", re.IGNORECASE)
+
+
+def nonblocking(filled: dict[str, Any], job_hosts: list[list[int]], bdp_bytes: int) -> dict[str, Any]:
+    """The reference scenario of ``filled`` (a scenario with every default, as a run reports
+    it), whose jobs took ``job_hosts`` and whose fabric's BDP is ``bdp_bytes``."""
+    topo = filled["topology"]
+    hosts = int(topo["hosts"])
+    ref_topo = {
+        "tiers": 2,
+        "hosts": hosts,
+        "radix": hosts + 1,
+        "oversubscription": hosts,
+        "link_rate": topo["tier_link_rates"][0],
+        "link_latency": topo["tier_link_latencies"][0],
+        "switch_latency": topo["switch_latency"],
+        "nics_per_server": topo["nics_per_server"],
+    }
+    for key in ("scale_up_rate", "scale_up_latency"):
+        if key in topo:
+            ref_topo[key] = topo[key]
+    mtu = _bytes(filled["transport"]["mtu"])
+    packets = bdp_bytes // mtu
+    ref = {k: v for k, v in filled.items() if k not in ("topology", "faults", "jobs")}
+    ref["topology"] = ref_topo
+    for table in ("switch", "transport", "lb"):
+        if table in ref:
+            ref[table] = _in_bytes(ref[table], packets, mtu)
+    transport = ref["transport"]
+    for key in ("init_cwnd", "max_cwnd"):
+        if transport.get(key) == "auto":
+            transport[key] = f"{(packets + int(transport['ack_every']) - 1) * mtu}B"
+    jobs = []
+    for job, placed in zip(filled.get("jobs", []), job_hosts, strict=False):
+        job = {k: v for k, v in job.items() if k not in ("ranks", "placement")}
+        job["hosts"] = placed
+        jobs.append(job)
+    if jobs:
+        ref["jobs"] = jobs
+    return ref
+
+
+def reference_scenario(sim: Any, base_dir: Path) -> Scenario:
+    """The reference of the scenario a built, not yet run ``_core.Simulation`` holds (its
+    scenario as filled, its jobs' hosts, its BDP); refused for a run without jobs."""
+    if not sim.job_hosts:
+        raise scenario_error("reference", "a run without jobs; allowed: with [[jobs]] or a trace (messages with after)")
+    return Scenario(nonblocking(json.loads(sim.scenario_json()), sim.job_hosts, sim.bdp_bytes), base_dir)
+
+
+def attach(res: Any, ref: Any) -> None:
+    """Adds the reference's JCT to ``res.jobs`` (``nonblocking_jct_ps``, and ``fabric_cost`` =
+    ``jct_ps / nonblocking_jct_ps``) and ``reference`` and ``max_fabric_cost`` to its summary."""
+    if res.jobs is None or res.jobs.height == 0:
+        return
+    theirs = ref.jobs.select("job", "iteration", pl.col("jct_ps").alias("nonblocking_jct_ps"))
+    jobs = res.jobs.join(theirs, on=["job", "iteration"], how="left", maintain_order="left")
+    res.jobs = jobs.with_columns((pl.col("jct_ps") / pl.col("nonblocking_jct_ps")).alias("fabric_cost"))
+    cost = res.jobs["fabric_cost"].max()
+    res.summary["reference"] = "nonblocking"
+    res.summary["max_fabric_cost"] = None if cost is None else float(cost)
+
+
+def check(reference: object) -> str | None:
+    """``reference`` as :func:`fabricsim.run` takes it: ``None`` or one of :data:`REFERENCES`."""
+    if reference is None:
+        return None
+    if isinstance(reference, str) and reference in REFERENCES:
+        return reference
+    raise scenario_error("reference", f"got {reference!r}; allowed: {', '.join(REFERENCES)}, or none")
+
+
+def _bytes(text: str) -> int:
+    m = re.fullmatch(r"\s*([0-9]+)\s*B\s*", str(text))
+    if m is None:
+        raise scenario_error("transport.mtu", f"got {text!r}; allowed: bytes as the run reports them")
+    return int(m.group(1))
+
+
+def _in_bytes(value: Any, packets: int, mtu: int) -> Any:
+    """``value`` with every BDP fraction written as bytes: the fraction of ``packets`` rounded
+    up to whole packets of ``mtu`` (the core's ``SizeOrBdp::resolve``)."""
+    if isinstance(value, dict):
+        return {k: _in_bytes(v, packets, mtu) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_in_bytes(v, packets, mtu) for v in value]
+    if isinstance(value, str) and (m := _BDP.match(value)):
+        whole = -(-Fraction(m.group(1)) * packets // 1)
+        return f"{int(whole) * mtu}B"
+    return value
