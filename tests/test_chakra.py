@@ -17,7 +17,7 @@ from fabricsim.chakra import read_chakra
 from fabricsim.errors import ScenarioError
 
 # NodeType and CollectiveCommType of Chakra's et_def.proto
-METADATA, COMP, SEND, RECV, COLL = 1, 4, 5, 6, 7
+METADATA, MEM_LOAD, COMP, SEND, RECV, COLL = 1, 2, 4, 5, 6, 7
 ALL_REDUCE, ALL_GATHER, ALL_TO_ALL, BARRIER = 0, 2, 6, 9
 
 
@@ -215,6 +215,29 @@ def test_a_compute_node_given_by_its_flops_takes_them_at_the_gpus_rate(tmp_path:
         with pytest.raises(ScenarioError) as e:
             Scenario(FABRIC | {"workload": {"kind": "flows", "file": "ops.et", "gpu_tflops": bad}}, tmp_path).validate()
         assert e.value.field == "workload.gpu_tflops"
+
+
+def test_tensor_size_is_timed_at_the_memory_bandwidth_as_astra_sims_roofline(tmp_path: Path):
+    # 1e12 FLOPs at 500 TFLOP/s take 2 ms; moving 10 GB at 3.35 TB/s takes 2.985 ms: the
+    # roofline takes the longer. Without a bandwidth, tensor_size is not timed
+    ranks = [
+        [
+            node(0, COMP, num_ops=10**12, tensor_size=10 * 10**9),
+            node(1, MEM_LOAD, tensor_size=335 * 10**7),
+            node(2, SEND, deps=(0, 1), comm_dst=1, comm_size=4096, comm_tag=0),
+        ],
+        [node(0, RECV, comm_src=0, comm_size=4096, comm_tag=0)],
+    ]
+    write_trace(tmp_path / "roof", ranks)
+    wl = {"kind": "flows", "file": "roof.et", "gpu_tflops": 500}
+    r = run(Scenario(FABRIC | {"workload": wl | {"gpu_memory_tb_per_s": 3.35}}, tmp_path))
+    assert r.complete and r.flows["ready_ps"].to_list() == [round(10 * 10**9 / 3.35)]
+    r = run(Scenario(FABRIC | {"workload": wl}, tmp_path))
+    assert r.flows["ready_ps"].to_list() == [2 * 10**9]
+    for bad in (0, -1, float("nan"), "fast"):
+        with pytest.raises(ScenarioError) as e:
+            Scenario(FABRIC | {"workload": wl | {"gpu_memory_tb_per_s": bad}}, tmp_path).validate()
+        assert e.value.field == "workload.gpu_memory_tb_per_s"
 
 
 def test_a_group_of_one_rank_is_accepted_and_moves_nothing(tmp_path: Path):

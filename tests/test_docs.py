@@ -129,7 +129,7 @@ def test_allowed_lists_name_every_registered_kind():
     assert names(cell("[transport]", "cc", 1)) == registered["cc"]
     assert names(cell("[transport]", "loss_detection", 1)) == registered["loss_detection"] | {"rto"}
     assert names(cell("[topology]", "kind", 1)) == registered["topology"]
-    assert names(cell("[[jobs]]", "algorithm", 1)) == registered["collective"]
+    assert names(cell("[[jobs]]", "algorithm", 1)) == registered["collective"] | {"auto"}
     assert registered["routing"] <= names(cell("[switch]", "routing", 3))
 
 

@@ -193,6 +193,13 @@ def jobs(draw: st.DrawFn) -> dict[str, Any]:
     }
     if op == "alltoall":
         job["max_connections"] = draw(st.integers(1, ranks - 1))
+    # NCCL's channels and slices, and its tuner's choice
+    if draw(st.booleans()):
+        job["channels"] = draw(st.integers(1, 3))
+    if algorithm == "ring" and op != "broadcast" and draw(st.booleans()):
+        job["slice"] = draw(st.sampled_from(["1KiB", "16KiB", "64KiB"]))
+    if op == "allreduce" and draw(st.integers(0, 3)) == 0:
+        job["algorithm"] = "auto"
     s["jobs"] = [job]
     return s
 

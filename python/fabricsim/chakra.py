@@ -16,10 +16,13 @@ How nodes become fabricsim's entries:
   compute task of ``duration_micros`` on its rank, released once its dependencies are done. A
   compute node that gives its FLOPs (the attribute ``num_ops``) and no ``duration_micros``, as
   ASTRA-sim's LLM trace generator writes them, takes ``num_ops / gpu_tflops`` (``[workload]
-  gpu_tflops``, TFLOP/s); without ``gpu_tflops`` it is refused, never run in 0 us. Its
-  ``tensor_size`` (memory traffic) is not timed.
-  Independent compute nodes of one rank overlap: a compute task is a delay in the DAG, not a
-  GPU that runs one kernel at a time (ASTRA-sim serializes a rank's GPU nodes);
+  gpu_tflops``, TFLOP/s); without ``gpu_tflops`` it is refused, never run in 0 us. With
+  ``[workload] gpu_memory_tb_per_s`` (TB/s) its ``tensor_size`` (the bytes it moves to and from
+  memory) is timed too, as ASTRA-sim's roofline times it (``Roofline::get_perf``: ``min(peak,
+  bandwidth x num_ops / tensor_size)``): ``max(num_ops / gpu_tflops, tensor_size / bandwidth)``;
+  a memory node without a duration takes ``tensor_size / bandwidth``. A rank's compute nodes
+  run one at a time, as ASTRA-sim's ``HardwareResource`` runs them (GPU nodes on CPU 0 of the
+  host, ``is_cpu_op`` nodes on CPU 1);
 * ``METADATA_NODE`` takes no time: it is done when its dependencies are;
 * ``COMM_SEND_NODE`` (``comm_dst``, ``comm_size``, ``comm_tag``) is a message, matched with the
   ``COMM_RECV_NODE`` of the same (source, destination, tag) in file order; a send is done when
@@ -249,11 +252,13 @@ def read_chakra(
     comm_groups: str | Path | None = None,
     per_server: int = 1,
     gpu_tflops: float | None = None,
+    gpu_memory_tb_per_s: float | None = None,
 ) -> list[dict[str, Any]]:
     """The entries of a Chakra trace (see the module's doc) named by ``path`` (``x.et`` for
     ``x.0.et``, ``x.1.et``, ...): messages and compute tasks with their ``id`` and ``after``.
     ``per_server``: the topology's GPUs per server (the hierarchical algorithm's layout);
-    ``gpu_tflops``: the rate that times compute nodes given by ``num_ops`` alone."""
+    ``gpu_tflops``: the rate that times compute nodes given by ``num_ops`` alone;
+    ``gpu_memory_tb_per_s``: the memory bandwidth that times their ``tensor_size``."""
     path = Path(path)
     stem = path.with_suffix("")
     files: list[Path] = []
@@ -268,7 +273,7 @@ def read_chakra(
         raise scenario_error("workload.file", f"found no {stem.name}.0.et beside {str(path)!r}{hint}")
     ranks = [_read_rank(f, r) for r, f in enumerate(files)]
     groups = _groups(Path(comm_groups) if comm_groups is not None else None, len(ranks))
-    return _Convert(path, ranks, groups, algorithm, per_server, gpu_tflops).entries
+    return _Convert(path, ranks, groups, algorithm, per_server, gpu_tflops, gpu_memory_tb_per_s).entries
 
 
 class _Convert:
@@ -284,9 +289,10 @@ class _Convert:
         algorithm: str | None,
         per_server: int,
         gpu_tflops: float | None = None,
+        gpu_memory_tb_per_s: float | None = None,
     ):
         self.path, self.ranks, self.groups, self.algorithm, self.per_server = path, ranks, groups, algorithm, per_server
-        self.gpu_tflops = gpu_tflops
+        self.gpu_tflops, self.memory = gpu_tflops, gpu_memory_tb_per_s
         self.entries: list[dict[str, Any]] = []
         self.by_id: list[dict[int, _Node]] = []
         for nodes in ranks:
@@ -460,25 +466,37 @@ class _Convert:
                         self.done[key] = message
 
     def _duration(self, n: _Node) -> str:
-        """A compute node's time: its ``duration_micros``, or its ``num_ops`` at ``gpu_tflops``."""
-        if n.type == _METADATA:
-            return ""
-        if n.duration_us or n.type != _COMP or n.attrs.get("num_ops") is None:
+        """A compute or memory node's time: its ``duration_micros``, or its ``num_ops`` at
+        ``gpu_tflops`` and its ``tensor_size`` at the memory bandwidth, the longer (ASTRA-sim's
+        roofline)."""
+        if n.type == _METADATA or n.duration_us:
             return f"{n.duration_us}us" if n.duration_us else ""
-        ops = n.comm("num_ops", self.path)
-        if self.gpu_tflops is None:
-            raise scenario_error(
-                n.where(),
-                f"{self.path}: a compute node of {ops} FLOPs (num_ops) and no duration_micros; "
-                "allowed with workload.gpu_tflops (what one GPU computes, TFLOP/s) to time it",
-            )
-        # FLOPs / (TFLOP/s x 1e12) seconds = FLOPs / TFLOP/s picoseconds, within the clock
-        ps = ops / self.gpu_tflops
+        times: list[float] = []  # picoseconds
+        what: list[str] = []
+        if n.type == _COMP and n.attrs.get("num_ops") is not None:
+            ops = n.comm("num_ops", self.path)
+            if self.gpu_tflops is None:
+                raise scenario_error(
+                    n.where(),
+                    f"{self.path}: a compute node of {ops} FLOPs (num_ops) and no duration_micros; "
+                    "allowed with workload.gpu_tflops (what one GPU computes, TFLOP/s) to time it",
+                )
+            # FLOPs / (TFLOP/s x 1e12) seconds = FLOPs / TFLOP/s picoseconds
+            times.append(ops / self.gpu_tflops)
+            what.append(f"{ops} FLOPs (num_ops) at workload.gpu_tflops {self.gpu_tflops}")
+        if self.memory is not None and n.attrs.get("tensor_size") is not None:
+            size = n.comm("tensor_size", self.path)
+            # bytes / (TB/s x 1e12) seconds = bytes / (TB/s) picoseconds
+            times.append(size / self.memory)
+            what.append(f"{size} B (tensor_size) at workload.gpu_memory_tb_per_s {self.memory}")
+        if not times:
+            return ""
+        ps = max(times)
         if not ps <= _LONGEST_PS:
             raise scenario_error(
                 n.where(),
-                f"{self.path}: {ops} FLOPs (num_ops) at workload.gpu_tflops {self.gpu_tflops} take {ps / 1e12:.3g} s; "
-                f"allowed: at most {_LONGEST_PS // 10**12} s (the longest duration: fewer num_ops or a higher gpu_tflops)",
+                f"{self.path}: {' and '.join(what)} take {ps / 1e12:.3g} s; "
+                f"allowed: at most {_LONGEST_PS // 10**12} s (the longest duration: a smaller node or a faster GPU)",
             )
         return f"{round(ps)}ps"
 

@@ -261,8 +261,12 @@ class Scenario:
         ok = isinstance(tflops, int | float) and not isinstance(tflops, bool) and math.isfinite(tflops) and 0 < tflops <= 1e6
         if tflops is not None and not ok:
             raise scenario_error("workload.gpu_tflops", f"got {tflops!r}; allowed: more than 0 up to 1000000 (TFLOP/s)")
+        memory = wl.get("gpu_memory_tb_per_s")
+        ok = isinstance(memory, int | float) and not isinstance(memory, bool) and math.isfinite(memory) and 0 < memory <= 1000
+        if memory is not None and not ok:
+            raise scenario_error("workload.gpu_memory_tb_per_s", f"got {memory!r}; allowed: more than 0 up to 1000 (TB/s)")
         per_server = int(filled.get("nics_per_server", 1))
-        return read_chakra(path, algorithm, None if groups is None else self.base_dir / groups, per_server, tflops)
+        return read_chakra(path, algorithm, None if groups is None else self.base_dir / groups, per_server, tflops, memory)
 
     def to_json(self) -> str:
         data, flows = self._resolve()

@@ -29,6 +29,7 @@ pub const PARAMS: &[Param] = &[
     Param::new("algorithm", "Chakra traces only: the algorithm that expands their collectives; absent: as for jobs."),
     Param::new("comm_groups", "Chakra traces only: a JSON file of process groups, `{\"name\": [ranks]}` (ASTRA-sim's)."),
     Param::new("gpu_tflops", "Chakra traces only: what one GPU computes, TFLOP/s achieved; times a compute node that gives `num_ops` and no `duration_micros` (as ASTRA-sim's generators write them) at `num_ops / gpu_tflops`. Absent: such a node is refused."),
+    Param::new("gpu_memory_tb_per_s", "Chakra traces only: a GPU's memory bandwidth, TB/s (ASTRA-sim's `local-mem-bw`); times a node's `tensor_size` where it gives no `duration_micros`: a compute node takes `max(num_ops / gpu_tflops, tensor_size / bandwidth)` (ASTRA-sim's roofline), a memory node `tensor_size / bandwidth`. Absent: `tensor_size` is not timed."),
 ];
 
 /// One message as a scenario writes it.
@@ -79,6 +80,10 @@ pub struct Config {
     /// by the front end; kept for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_tflops: Option<f64>,
+    /// A Chakra trace's GPU memory bandwidth, TB/s, for nodes' `tensor_size`: read by the
+    /// front end; kept for the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_tb_per_s: Option<f64>,
 }
 
 impl Config {
@@ -131,9 +136,17 @@ impl Workload for Config {
     fn messages(&self, at: &Hosts, _rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
         let hosts = at.count;
         let chakra = self.file.as_deref().is_some_and(|f| f.to_ascii_lowercase().ends_with(".et"));
-        let given = [(self.algorithm.is_some(), "algorithm"), (self.comm_groups.is_some(), "comm_groups"), (self.gpu_tflops.is_some(), "gpu_tflops")];
+        let given = [
+            (self.algorithm.is_some(), "algorithm"),
+            (self.comm_groups.is_some(), "comm_groups"),
+            (self.gpu_tflops.is_some(), "gpu_tflops"),
+            (self.gpu_memory_tb_per_s.is_some(), "gpu_memory_tb_per_s"),
+        ];
         if let Some(t) = self.gpu_tflops {
             ensure(t.is_finite() && t > 0.0 && t <= 1e6, "workload.gpu_tflops", t, "allowed: more than 0 up to 1000000")?;
+        }
+        if let Some(m) = self.gpu_memory_tb_per_s {
+            ensure(m.is_finite() && m > 0.0 && m <= 1e3, "workload.gpu_memory_tb_per_s", m, "allowed: more than 0 up to 1000")?;
         }
         for (given, name) in given {
             ensure(!given || chakra, &format!("workload.{name}"), "a value", "allowed: only with file = \"x.et\" (a Chakra trace)")?;

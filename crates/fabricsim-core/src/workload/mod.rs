@@ -33,6 +33,10 @@ pub struct MessageSpec {
     /// The CPU of its source host its `delay` runs on, one task at a time (a GOAL schedule's
     /// `cpu N`; the host NIC's `claim` keeps the CPU's time); `None`: its delay overlaps anything.
     pub cpu: Option<u16>,
+    /// The queue pair of its (source, destination, class) it goes on under
+    /// `transport.connections = "per_pair"`: a collective's channel (NCCL runs each channel
+    /// on its own queue pairs).
+    pub qp: u8,
 }
 
 impl AsRef<MessageSpec> for MessageSpec {
@@ -51,7 +55,7 @@ impl MessageSpec {
 
     /// A message with no delay, not pinned.
     pub fn new(src: u32, dst: u32, bytes: u64, start: Time, class: u8) -> MessageSpec {
-        MessageSpec { src, dst, bytes, start, class, pinned: false, delay: 0, cpu: None }
+        MessageSpec { src, dst, bytes, start, class, pinned: false, delay: 0, cpu: None, qp: 0 }
     }
 }
 

@@ -372,3 +372,60 @@ fn sampling_error(r: &fabricsim_core::stats::RunResult) -> f64 {
     let square = bytes.iter().map(|&b| (b as f64) * (b as f64)).sum::<f64>() / n;
     square.sqrt() / (mean * n.sqrt())
 }
+
+#[test]
+fn slices_pipeline_a_ring_and_channels_split_it_over_their_own_queue_pairs() {
+    // 4 ranks under one leaf, 8 MiB, ACKs at a message's end. Whole steps: 6 ideal FCTs of
+    // 2 MiB back to back, and between two steps each NIC idles while the step's last packet
+    // crosses the fabric. In 256 KiB slices a rank forwards each slice as it arrives, so its
+    // NIC never idles: the iteration is its 48 slices' wire time plus one slice's flight
+    let base = "[transport]\nack_every = 1024\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"8MiB\"\nranks = 4\n";
+    let whole = run(&fabric128(base));
+    let sliced = run(&fabric128(&format!("{base}slice = \"256KiB\"\n")));
+    let (w, s) = (whole.jobs.opt_u64("jct_ps")[0].unwrap(), sliced.jobs.opt_u64("jct_ps")[0].unwrap());
+    assert_eq!(sliced.flows.u64("bytes").len(), 8 * 6 * 4, "8 slices a step");
+    assert_eq!(sliced.flows.u64("bytes").iter().sum::<u64>(), whole.flows.u64("bytes").iter().sum::<u64>());
+    let fct = whole.flows.u64("ideal_fct_ps")[0];
+    assert_eq!(w, 6 * fct + 5 * 1_280);
+    // a slice: 64 packets of 4160 B at 400 Gb/s on the wire
+    let wire = 64 * 4160 * 8 * 1000 / 400;
+    let slice_fct = sliced.flows.u64("ideal_fct_ps")[0];
+    assert!(s >= 48 * wire && s <= 47 * wire + slice_fct + 48 * 1_280, "sliced {s}: 48 x {wire} + one slice's {slice_fct}");
+    assert!(w - s > 4 * (slice_fct - wire), "whole {w} vs sliced {s}: the 5 idle step boundaries");
+    assert!(s >= sliced.jobs.u64("ideal_jct_ps")[0]);
+    // two channels: half the buffer each, on queue pairs of their own, the same bytes in all
+    let two = run(&fabric128(&format!("{base}channels = 2\n")));
+    assert_eq!(two.flows.u64("bytes").len(), 2 * 6 * 4);
+    assert!(two.flows.u64("bytes").iter().all(|&b| b == 1 << 20));
+    assert_eq!(two.summary.status, "complete");
+    let model = scenario(&fabric128(&format!("{base}channels = 2\n"))).unwrap().resolve().unwrap();
+    let qps: std::collections::BTreeSet<u8> = model.messages.iter().map(|m| m.qp).collect();
+    assert_eq!(qps.into_iter().collect::<Vec<_>>(), vec![0, 1]);
+    // refused: channels out of range, a slice of nothing or for an algorithm without steps
+    for (extra, field) in [
+        ("channels = 0", "jobs[0].channels"),
+        ("channels = 65", "jobs[0].channels"),
+        ("slice = \"0B\"", "jobs[0].slice"),
+        ("slice = \"1MiB\"\nalgorithm = \"tree\"", "jobs[0].slice"),
+    ] {
+        let err = Simulation::new(&scenario(&fabric128(&format!("{base}{extra}\n"))).unwrap()).err().expect(extra);
+        assert_eq!(err.field, field, "{extra}");
+    }
+}
+
+#[test]
+fn auto_picks_the_algorithm_nccls_tuner_picks() {
+    // 8 ranks: a small allreduce on the tree (latency), a large one on the ring (bandwidth);
+    // the messages made say which ran (the ring: 2 x 7 steps of 8 messages; the double binary
+    // tree: 2 trees x 7 edges, up and down, in 8 pieces)
+    let made = |size: &str, algorithm: &str| {
+        let text = fabric128(&format!("[[jobs]]\ncollective = \"allreduce\"\nsize = \"{size}\"\nranks = 8\nalgorithm = \"{algorithm}\"\n"));
+        scenario(&text).unwrap().resolve().unwrap().messages.len()
+    };
+    assert_eq!((made("1GiB", "ring"), made("4KiB", "tree")), (2 * 7 * 8, 2 * 7 * 2 * 8));
+    assert_eq!(made("1GiB", "auto"), made("1GiB", "ring"));
+    assert_eq!(made("4KiB", "auto"), made("4KiB", "tree"));
+    let err =
+        scenario(&fabric128("[[jobs]]\ncollective = \"allreduce\"\nsize = \"4KiB\"\nranks = 8\nalgorithm = \"fastest\"\n")).err().unwrap();
+    assert!(err.to_string().contains("allowed: auto, ring"), "{err}");
+}

@@ -76,13 +76,14 @@ pub enum Source {
 #[derive(Default)]
 pub struct Pairs {
     on: bool,
-    /// Keyed by (source, destination, class), hashed with FxHash: std's SipHash was half of
-    /// what the pairs cost a ring allreduce (a lookup per message start, post and finish).
-    map: FxHashMap<(u32, u32, u8), Pair>,
+    /// Keyed by (source, destination, class, queue pair), hashed with FxHash: std's SipHash
+    /// was half of what the pairs cost a ring allreduce (a lookup per message start, post and
+    /// finish).
+    map: FxHashMap<(u32, u32, u8, u8), Pair>,
 }
 
-fn key(spec: &MessageSpec) -> (u32, u32, u8) {
-    (spec.src, spec.dst, spec.class)
+fn key(spec: &MessageSpec) -> (u32, u32, u8, u8) {
+    (spec.src, spec.dst, spec.class, spec.qp)
 }
 
 impl Pairs {

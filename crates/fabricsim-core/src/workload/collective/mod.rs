@@ -11,7 +11,7 @@
 //! alltoall, 1 for broadcast.
 
 mod support;
-pub use support::expand;
+pub use support::{expand, tuner};
 
 use serde::{Deserialize, Serialize};
 
@@ -112,6 +112,8 @@ pub struct Out<'a> {
     pub start: Time,
     pub class: u8,
     pub tag: Tag,
+    /// Their queue pair (a channel's: [`MessageSpec::qp`]).
+    pub qp: u8,
 }
 
 impl Out<'_> {
@@ -119,7 +121,7 @@ impl Out<'_> {
     /// task), released `delay` after `after` are done, in step `step`; its id.
     pub fn push(&mut self, src: u32, dst: u32, bytes: u64, delay: Time, after: Vec<u32>, step: u32) -> u32 {
         let id = self.messages.len() as u32;
-        self.messages.push(MessageSpec { delay, ..MessageSpec::new(src, dst, bytes, self.start, self.class) });
+        self.messages.push(MessageSpec { delay, qp: self.qp, ..MessageSpec::new(src, dst, bytes, self.start, self.class) });
         self.deps.push(after);
         self.tags.push(Tag { step, ..self.tag });
         id
@@ -127,7 +129,7 @@ impl Out<'_> {
 
     /// The same sink, borrowed again (for a builder of part of the iteration).
     pub fn reborrow(&mut self) -> Out<'_> {
-        Out { messages: self.messages, deps: self.deps, tags: self.tags, start: self.start, class: self.class, tag: self.tag }
+        Out { messages: self.messages, deps: self.deps, tags: self.tags, start: self.start, class: self.class, tag: self.tag, qp: self.qp }
     }
 
     /// Messages so far.
@@ -154,6 +156,9 @@ pub struct Builder<'a> {
     pub max_connections: usize,
     /// The gap between a rank's part of the previous iteration and its first message.
     pub compute: Time,
+    /// A ring step's message cut into slices of at most this many bytes, each forwarded as
+    /// it arrives (0: a step is one message).
+    pub slice: u64,
     pub out: Out<'a>,
 }
 

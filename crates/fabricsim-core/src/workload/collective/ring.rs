@@ -24,8 +24,15 @@
 //! them. In a ring each rank forwards at the rate it receives, so the slots fill only behind
 //! a hop slower than the others; there NCCL holds the upstream ranks back, where fabricsim
 //! lets them send into the slow rank's queue pair. The slow hop sets the pace either way.
-//! Also simplified: one channel (one ring, one queue pair per neighbour) and one message per
-//! step, where NCCL runs several channels and slices each step (issue 47).
+//!
+//! **Channels and slices.** A job's `channels` (NCCL's channels) cut its buffer into as many
+//! parts, each run as its own ring on its own queue pairs at once; a job's `slice` cuts each
+//! step's message into pieces of at most that size, and a rank forwards piece j of a step as
+//! soon as it received piece j of the step before (NCCL's slices: its Simple protocol moves a
+//! step's chunk through the ring in slices of `SLICESTEPS` buffer slots, `prims_simple.h`), so
+//! a step pipelines across the ring instead of waiting for the whole chunk. By default one
+//! channel and whole steps (NCCL runs two or more channels per NIC and slices of 256-512 KiB
+//! under Simple; set them to match). A GPU's several NICs are not modelled (a rank is one NIC).
 
 use super::{Algorithm, Builder, Op, Ranks};
 use crate::registry::AlgorithmInfo;
@@ -100,16 +107,25 @@ pub(crate) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, st
         _ => (r + 1 + n - (s - (n - 1))) % n,
     };
     let bytes = |c: usize| size / n as u64 + u64::from((c as u64) < size % n as u64);
+    // with slices, each step's message is cut into `k` near-equal pieces, as many for every
+    // step (those of the largest chunk), and piece j of a step waits only for piece j of the
+    // step before
+    let k = if b.slice == 0 { 1 } else { size.div_ceil(n as u64).div_ceil(b.slice).max(1) as usize };
+    let piece = |bytes: u64, j: usize| bytes / k as u64 + u64::from((j as u64) < bytes % k as u64);
+    // sent[r * k + j]: rank r's piece j of the step before
     let mut sent: Vec<u32> = Vec::new();
     for s in 0..steps {
         let prev = std::mem::take(&mut sent);
         for r in 0..n {
-            // step s needs the data received in step s - 1 (from the predecessor)
-            let wait = if s == 0 { after[r].clone() } else { vec![prev[(r + n - 1) % n]] };
-            sent.push(b.send(members[r], members[(r + 1) % n], bytes(chunk(r, s)), step0 + s as u32, wait, first && s == 0));
+            let total = bytes(chunk(r, s));
+            for j in 0..k {
+                // step s needs the data received in step s - 1 (from the predecessor)
+                let wait = if s == 0 { after[r].clone() } else { vec![prev[(r + n - 1) % n * k + j]] };
+                sent.push(b.send(members[r], members[(r + 1) % n], piece(total, j), step0 + s as u32, wait, first && s == 0));
+            }
         }
     }
-    (0..n).map(|r| vec![sent[r], sent[(r + n - 1) % n]]).collect()
+    (0..n).map(|r| sent[r * k..(r + 1) * k].iter().chain(&sent[(r + n - 1) % n * k..((r + n - 1) % n + 1) * k]).copied().collect()).collect()
 }
 
 fn broadcast(b: &mut Builder<'_>) -> Vec<Vec<u32>> {

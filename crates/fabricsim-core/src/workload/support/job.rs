@@ -17,7 +17,7 @@ use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
 use crate::topology::FatTreeSpec;
 use crate::units::{Duration, Size};
-use crate::workload::collective::{AlgorithmKind, Builder, Op, Out, Ranks, Tag};
+use crate::workload::collective::{tuner, AlgorithmKind, Builder, Op, Out, Ranks, Tag};
 use crate::workload::training::{ModelConfig, Parallel, Trainer};
 use crate::workload::{check_size, MessageSpec};
 
@@ -74,9 +74,18 @@ pub struct JobConfig {
     /// With `model`: the parallel layout and the GPUs' compute rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<Parallel>,
-    /// Default: `ring`, or `direct` for alltoall.
+    /// An algorithm, or `"auto"` (NCCL's tuner's choice, [`tuner`]); default: `ring`, or
+    /// `direct` for alltoall.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub algorithm: Option<AlgorithmKind>,
+    pub algorithm: Option<AlgorithmChoice>,
+    /// NCCL's channels: the buffer cut into this many parts, each run by the algorithm on its
+    /// own queue pairs at once (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<u32>,
+    /// A ring step's message cut into slices of at most this size, each forwarded as soon as it
+    /// arrives (NCCL's slices; default: a step is one message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice: Option<Size>,
     /// Per-rank buffer as nccl-tests counts it (collectives).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<Size>,
@@ -103,6 +112,45 @@ pub struct JobConfig {
 }
 fn d_iterations() -> u32 {
     1
+}
+
+/// `[[jobs]] algorithm`: one of the algorithms, or `"auto"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlgorithmChoice {
+    Auto,
+    Kind(AlgorithmKind),
+}
+
+impl AlgorithmChoice {
+    /// The algorithm that runs `op` on `n` ranks of `bytes` each over NICs of `rate_bps` in
+    /// `channels`.
+    pub fn resolve(self, op: Op, n: usize, bytes: u64, rate_bps: u64, channels: u32) -> AlgorithmKind {
+        match self {
+            AlgorithmChoice::Kind(k) => k,
+            AlgorithmChoice::Auto => tuner::choose(op, n, bytes, rate_bps, channels),
+        }
+    }
+}
+
+impl Serialize for AlgorithmChoice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            AlgorithmChoice::Auto => s.serialize_str("auto"),
+            AlgorithmChoice::Kind(k) => k.serialize(s),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for AlgorithmChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = crate::registry::name_of(d)?;
+        if name == "auto" {
+            return Ok(AlgorithmChoice::Auto);
+        }
+        AlgorithmKind::from_name(&name).map(AlgorithmChoice::Kind).ok_or_else(|| {
+            let names: Vec<&str> = AlgorithmKind::KINDS.iter().map(|a| a.name).collect();
+            serde::de::Error::custom(format!("unknown {name:?}; allowed: auto, {}", names.join(", ")))
+        })
+    }
 }
 
 /// `hosts`: a list of host ids or a range string.
@@ -282,7 +330,7 @@ impl JobPlan {
     /// Where iteration `it` of job `i` puts its messages.
     fn out(&mut self, job: &JobConfig, i: usize, it: u32) -> Out<'_> {
         let tag = Tag { job: i as u32, iteration: it, step: 0 };
-        Out { messages: &mut self.messages, deps: &mut self.deps, tags: &mut self.tags, start: job.start.0, class: job.class, tag }
+        Out { messages: &mut self.messages, deps: &mut self.deps, tags: &mut self.tags, start: job.start.0, class: job.class, tag, qp: 0 }
     }
 }
 
@@ -310,7 +358,9 @@ fn collective(
     ensure(job.parallel.is_none(), &at("parallel"), "a table", "allowed: only with model (a training job)")?;
     let n = ranks.len();
     let size = check_size(&at("size"), job.size.unwrap_or(Size(0)))?;
-    let algorithm = job.algorithm.unwrap_or_else(|| AlgorithmKind::default_for(op));
+    let channels = job.channels.unwrap_or(1);
+    ensure((1..=64).contains(&channels), &at("channels"), channels, "allowed: 1 to 64 (NCCL's MAXCHANNELS)")?;
+    let algorithm = job.algorithm.map_or_else(|| AlgorithmKind::default_for(op), |a| a.resolve(op, n, size, tree.tier_rates[0], channels));
     let layout = Ranks { hosts: ranks, per_server: tree.nics };
     algorithm
         .supports(op, &layout)
@@ -319,7 +369,30 @@ fn collective(
         ensure(op == Op::Alltoall, &at("max_connections"), k, "allowed: only for collective = \"alltoall\"")?;
         ensure(k >= 1, &at("max_connections"), k, "allowed: 1 or more")?;
     }
-    let count = algorithm.count(op, &layout).saturating_mul(job.iterations as u64);
+    let slice = match job.slice {
+        None => 0,
+        Some(s) => {
+            ensure(s.0 >= 1, &at("slice"), s, "allowed: a positive size")?;
+            let ring = algorithm == AlgorithmKind::Ring && op != Op::Broadcast;
+            let auto = job.algorithm == Some(AlgorithmChoice::Auto);
+            ensure(
+                ring || auto,
+                &at("slice"),
+                s,
+                "allowed: with algorithm = \"ring\" (or \"auto\") for allreduce, reduce_scatter or allgather",
+            )?;
+            if ring {
+                s.0
+            } else {
+                0
+            }
+        }
+    };
+    // each channel's part, and the slices of its largest step
+    let part = |c: u32| size / u64::from(channels) + u64::from(u64::from(c) < size % u64::from(channels));
+    let pieces = if slice == 0 { 1 } else { part(0).div_ceil(n as u64).div_ceil(slice).max(1) };
+    let count =
+        algorithm.count(op, &layout).saturating_mul(pieces).saturating_mul(u64::from(channels)).saturating_mul(job.iterations as u64);
     let total = (p.messages.len() as u64).saturating_add(count);
     let max = max_messages.min(u32::MAX as u64 / 2);
     if total > max {
@@ -327,16 +400,26 @@ fn collective(
     }
     let mut entry: Vec<Vec<u32>> = vec![Vec::new(); n];
     for it in 0..job.iterations {
-        let mut b = Builder {
-            ranks,
-            per_server: tree.nics,
-            size,
-            entry: &entry,
-            max_connections: job.max_connections.map_or(n - 1, |k| k as usize),
-            compute: job.compute.0,
-            out: p.out(job, i, it),
-        };
-        entry = algorithm.iteration(op, &mut b);
+        // the channels run at once; a rank's next iteration waits for its part of all of them
+        let mut done: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for c in 0..channels {
+            let mut out = p.out(job, i, it);
+            out.qp = c as u8;
+            let mut b = Builder {
+                ranks,
+                per_server: tree.nics,
+                size: part(c),
+                entry: &entry,
+                max_connections: job.max_connections.map_or(n - 1, |k| k as usize),
+                compute: job.compute.0,
+                slice,
+                out,
+            };
+            for (r, d) in algorithm.iteration(op, &mut b).into_iter().enumerate() {
+                done[r].extend(d);
+            }
+        }
+        entry = done;
     }
     Ok(())
 }

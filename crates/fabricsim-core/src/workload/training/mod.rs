@@ -277,6 +277,7 @@ impl Trainer<'_> {
             entry: &after,
             max_connections: n - 1,
             compute: 0,
+            slice: 0,
             out: self.out.reborrow(),
         };
         let done = match op {

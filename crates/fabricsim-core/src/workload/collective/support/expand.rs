@@ -60,7 +60,8 @@ pub fn expand(
         entry: &entry,
         max_connections: max_connections.unwrap_or(n - 1).max(1),
         compute: 0,
-        out: Out { messages: &mut messages, deps: &mut deps, tags: &mut tags, start: 0, class: 0, tag: Tag::NONE },
+        slice: 0,
+        out: Out { messages: &mut messages, deps: &mut deps, tags: &mut tags, start: 0, class: 0, tag: Tag::NONE, qp: 0 },
     };
     let done = algorithm.iteration(op, &mut b);
     let made = messages.len() as u32;

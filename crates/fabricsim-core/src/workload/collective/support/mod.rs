@@ -1,4 +1,6 @@
 //! What the collective algorithms serve besides jobs: one collective expanded for a trace
-//! importer (the algorithms are the files of `collective/`, one each).
+//! importer, and NCCL's tuner for `algorithm = "auto"` (the algorithms are the files of
+//! `collective/`, one each).
 
 pub mod expand;
+pub mod tuner;

@@ -1,0 +1,74 @@
+"""An nccl-tests-style allreduce sweep: sizes from 8 B up, on 16, 128 and 1024 ranks, each under
+ring, tree and ``auto`` (NCCL's tuner's pick), with the time and bus bandwidth nccl-tests prints
+(``all_reduce_perf``: ``time`` in us, ``busbw`` = algbw x 2(n-1)/n). Prints a markdown table
+for docs/workloads.md ("Collectives as NCCL runs them"); the figures there are its output.
+
+    python3 tools/nccl_tests_sweep.py            # the documented sweep (about 10 minutes)
+    python3 tools/nccl_tests_sweep.py --quick    # 16 ranks only
+
+One rank per host on a 2-tier fabric of exactly the ranks (16 hosts: radix 8; 128: radix 16;
+1024: radix 64), 400 Gb/s links, the default transport, OPS spraying (so that ECMP's
+collisions do not enter the latency and bandwidth regimes), two channels and 512 KiB slices
+(NCCL's Simple protocol over one NIC). Sizes stop where a point would take minutes on two
+cores: the largest per rank count is given in ``LARGEST``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import fabricsim
+
+SIZES = [8, 64, 1 << 10, 8 << 10, 64 << 10, 512 << 10, 4 << 20, 32 << 20, 256 << 20, 1 << 30, 4 << 30]
+RADIX = {16: 8, 128: 16, 1024: 64}
+LARGEST = {16: 4 << 30, 128: 256 << 20, 1024: 4 << 20}
+
+
+def point(ranks: int, size: int, algorithm: str) -> tuple[float, float, str]:
+    """(time us, busbw GB/s, the algorithm that ran) of one allreduce."""
+    job = {"collective": "allreduce", "size": f"{size}B", "ranks": ranks, "algorithm": algorithm, "channels": 2}
+    if algorithm in ("ring", "auto"):
+        job["slice"] = "512KiB"
+    s = {"seed": 1, "topology": {"hosts": ranks, "radix": RADIX[ranks]}, "lb": {"kind": "ops"}, "jobs": [job], "stop": {"max_time": "10s"}}
+    r = fabricsim.run(s)
+    if not r.complete:
+        raise SystemExit(f"{ranks} ranks, {size} B, {algorithm}: {r.summary['stop_reason']}")
+    jct_us = r.jobs["jct_ps"][0] / 1e6
+    busbw = r.jobs["busbw_gbps"][0] / 8  # GB/s, as nccl-tests prints it
+    ran = algorithm
+    if algorithm == "auto":
+        # the messages made say which: a ring's 2(n-1) steps of n messages per channel
+        ran = "ring" if r.steps.height == 2 * (ranks - 1) else "tree"
+    return jct_us, busbw, ran
+
+
+def _size(v: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if v >= scale:
+            return f"{v // scale} {unit}"
+    return f"{v} B"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="16 ranks only")
+    args = p.parse_args()
+    head = "| ranks | size | ring time us | ring busbw GB/s | tree time us | tree busbw GB/s | auto picks |"
+    rows = [head, "|---|---|---|---|---|---|---|"]
+    started = time.perf_counter()
+    for ranks in [16] if args.quick else [16, 128, 1024]:
+        for size in (s for s in SIZES if s <= LARGEST[ranks]):
+            cells = []
+            for algorithm in ("ring", "tree"):
+                t, bw, _ = point(ranks, size, algorithm)
+                cells += [f"{t:,.1f}", f"{bw:.2f}"]
+            _, _, picked = point(ranks, size, "auto")
+            rows.append(f"| {ranks} | {_size(size)} | " + " | ".join(cells) + f" | {picked} |")
+            sys.stderr.write(f"{ranks} ranks {_size(size)}: {time.perf_counter() - started:.0f} s\n")
+    sys.stdout.write("\n".join(rows) + "\n")
+
+
+if __name__ == "__main__":
+    main()
