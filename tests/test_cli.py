@@ -277,3 +277,20 @@ def test_run_and_bench_take_a_thread_count(demo_path):
     assert rows[1]["events"] == rows["auto"]["events"]
     r = invoke("run", str(demo_path), "--threads", "some", "-q")
     assert r.exit_code == 2 and '"auto" or a count' in r.output
+
+
+def test_topology_prints_the_fabric_as_a_graph(demo_path):
+    # the 128-host fabric: 16 leaves of 8 hosts, 8 spines, 400 Gb/s; half the hosts reach the
+    # other half at their full 25.6 Tb/s, 4 links apart at most
+    r = invoke("topology", str(demo_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["hosts"] == 128 and s["switches"] == [["leaf", 16], ["spine", 8]] and s["links"] == [128, 128]
+    assert s["diameter"] == 4 and s["bisection_bps"] == s["injection_bps"] == 64 * 400 * 10**9
+    # 3:1 oversubscribed leaves keep a third of it
+    r = invoke("topology", str(demo_path), "--set", "topology.hosts=96", "--set", "topology.oversubscription=3", "--json")
+    s = json.loads(r.stdout)
+    assert s["bisection_bps"] * 3 == s["injection_bps"]
+    assert "bisection" in invoke("topology", str(demo_path)).output
+    r = invoke("topology", str(demo_path), "--set", "topology.tiers=4")
+    assert r.exit_code == 2 and "topology.tiers" in r.output

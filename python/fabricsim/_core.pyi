@@ -46,6 +46,9 @@ class Simulation:
 def validate(scenario_json: str) -> str:
     """Check a scenario without running it; returns it with every default filled in (JSON)."""
 
+def topology_summary(scenario_json: str) -> str:
+    """The scenario's fabric read as a graph (hosts, switches, links, diameter, bisection), JSON."""
+
 def available_cpus() -> int:
     """The CPUs this process may run on (its affinity mask and cgroup CPU quota): what threads = "auto" uses at most."""
 

@@ -499,6 +499,39 @@ def _print_compare(results: dict[str, Results]) -> None:
         out.print(t)
 
 
+@app.command()
+@_guard
+def topology(
+    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario TOML file (its [topology] is read).")],
+    set_: SetOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+) -> None:
+    """Print the scenario's fabric read as a graph: switches, links, diameter, bisection, tables."""
+    from . import _core
+
+    sc = _load(scenario, set_)
+    summary = json.loads(_core.topology_summary(json.dumps(sc.data | {"workload": {"kind": "permutation", "size": "1B"}})))
+    if as_json:
+        sys.stdout.write(json.dumps(summary) + "\n")
+        return
+    t = Table(title=f"{escape(str(scenario))}: the fabric as a graph", show_header=False)
+    t.add_row("hosts", f"{summary['hosts']:,}")
+    for name, count in summary["switches"]:
+        t.add_row(f"{name} switches", f"{count:,}")
+    for tier, count in enumerate(summary["links"]):
+        t.add_row(f"links, tier {tier}", f"{count:,}" + (" (host to leaf)" if tier == 0 else ""))
+    diameter = summary["diameter"]
+    t.add_row("diameter", "some hosts are cut off" if diameter is None else f"{diameter} links between the farthest hosts")
+    bisection, injection = summary["bisection_bps"], summary["injection_bps"]
+    t.add_row(
+        "bisection",
+        f"{bisection / 1e12:,.1f} Tb/s from the first half of the hosts to the second "
+        f"({bisection / injection:.3f} of their {injection / 1e12:,.1f} Tb/s)",
+    )
+    t.add_row("forwarding tables", f"{summary['table_entries']:,} entries (switch, destination leaf), {summary['table_ports']:,} ports")
+    out.print(t)
+
+
 @app.command("list")
 def list_(
     as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON: [{category, name, summary, reference}].")] = False,

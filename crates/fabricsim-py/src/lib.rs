@@ -231,6 +231,15 @@ fn columns<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
 
 /// The CPUs this process may run on (its affinity mask and cgroup CPU quota): what
 /// `threads = "auto"` uses at most.
+/// The fabric of a scenario's `[topology]` read as a graph (`fabricsim topology`), as JSON.
+#[pyfunction]
+fn topology_summary(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+    let scenario = parse(py, scenario_json)?;
+    let spec = fabricsim_core::topology::FatTreeSpec::new(&scenario.topology).map_err(|e| scenario_error(py, e))?;
+    let topo = fabricsim_core::topology::Topology::build(&spec);
+    Ok(serde_json::to_string(&fabricsim_core::topology::graph::summary(&topo)).unwrap_or_default())
+}
+
 #[pyfunction]
 fn available_cpus() -> usize {
     fabricsim_core::sim::threads::available_cpus()
@@ -295,6 +304,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(available_cpus, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_summary, m)?)?;
     m.add_function(wrap_pyfunction!(parameters, m)?)?;
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;

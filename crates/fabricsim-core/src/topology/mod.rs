@@ -18,6 +18,7 @@
 //! 2 = aggregation-core.
 
 mod build;
+pub mod graph;
 
 use serde::{Deserialize, Serialize};
 
