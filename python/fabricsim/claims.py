@@ -17,9 +17,8 @@ effect": ``|(value - 1) / (number - 1) - 1|``, so 15 % on 1.38 means 1.32 to 1.4
 it is (``tolerance_why``).
 
 **Directions.** ``expect = "above" | "below"`` compares the value (a ratio against 1, or the value
-against ``baseline``) with the pivot. It **matches** only when the difference exceeds the spread
-of the value across seeds; inside the spread it is **inconclusive**. A direction on a simulation
-needs at least two seeds; models run three seeds unless the spec names one.
+against ``baseline``) with the pivot, seed by seed. A direction on a simulation needs at least two
+seeds; models run three seeds unless the spec names one.
 
 **Several points on one side.** ``over`` may list several selectors: the claim is then over
 the smallest of them, seed by seed ("ARCANE against the best of the others", for a time or a
@@ -31,10 +30,21 @@ OPS at 32 MiB over the same ratio at 2 MiB).
 ratio is the mean of ``of`` over the mean of ``over``; its spread is that of the per-seed
 ratios (the same seed on both sides).
 
-Verdicts: **matches** (within the tolerance), **inconclusive** (the source's number lies inside
-the seeds' spread but the mean is outside the tolerance, or a direction within the spread),
-**same direction, different size** (on the same side of the pivot as the source, beyond the
-spread) and **differs**.
+**Verdicts, seed by seed** (one rule for every claim; the seeds' values are the smallest and the
+largest seed's, ``lo`` and ``hi``, and every seed lies between them):
+
+- a number: **matches** when every seed is within the tolerance of the source's number (or the
+  mean is, and the seeds' spread is no wider than the tolerance band); **differs** when every seed
+  is outside the band on one side, or **same direction, different size** when moreover every seed
+  is on the source's side of the pivot; **inconclusive** otherwise: some seeds inside the band and
+  some outside, or seeds on both sides of it;
+- a direction: **matches** when every seed is on the expected side of the pivot, **differs** when
+  none is (a seed at the pivot is not on either side: "identical" contradicts "faster"), and
+  **inconclusive** when the seeds are on both sides.
+
+A claim that cannot fail (true by construction in fabricsim, or the source's arithmetic) has
+``counted = false`` and says why (``not_counted_why``): its row is shown, marked, and left out of
+the headline's counts.
 """
 
 from __future__ import annotations
@@ -103,6 +113,9 @@ class Claim:
     theory: dict[str, Any] | None = None
     theory_over: dict[str, Any] | None = None
     model: dict[str, Any] | None = None
+    #: false for a claim that cannot fail (``not_counted_why`` says why): shown, not counted.
+    counted: bool = True
+    not_counted_why: str = ""
 
     @property
     def ratio(self) -> bool:
@@ -112,6 +125,10 @@ class Claim:
         """Refuse a claim that cannot be judged as its kind requires."""
         if self.kind not in KINDS:
             raise spec_error(f"{what}: kind", f"got {self.kind!r}; allowed: {', '.join(KINDS)}")
+        if not isinstance(self.counted, bool):
+            raise spec_error(f"{what}: counted", f"got {self.counted!r}; allowed: true or false")
+        if self.counted == bool(self.not_counted_why.strip()):
+            raise spec_error(what, "a claim that cannot fail has counted = false and says why (not_counted_why); only such a claim")
         if self.kind == "paper" and not (self.quote.strip() and self.at.strip()):
             raise spec_error(what, "a paper claim quotes the document (quote) and says where (at)")
         if self.kind == "reference" and not self.quote.strip():
@@ -182,22 +199,30 @@ class Claim:
 
 def judge(c: Claim, value: float, lo: float, hi: float, ref: float | None) -> str:
     """The verdict of a claim whose value is ``value`` (mean over seeds, seeds within
-    ``lo``..``hi``) against the source's ``ref`` (None for a direction)."""
-    spread = hi - lo
+    ``lo``..``hi``) against the source's ``ref`` (None for a direction), seed by seed (see the
+    module: every seed lies between ``lo`` and ``hi``, and each scale is linear in the value)."""
     pivot = c.pivot()
     if ref is None:
         assert pivot is not None
-        d = (value - pivot) * (1 if c.expect == "above" else -1)
-        if abs(d) <= spread:  # equal (d = 0) is no direction either
-            return INCONCLUSIVE
-        return MATCHES if d > 0 else DIFFERS
-    if abs(c.error(value, ref)) <= c.tolerance:
-        return MATCHES
-    if lo <= ref <= hi:
+        sign = 1 if c.expect == "above" else -1
+        worst, best = sorted(((lo - pivot) * sign, (hi - pivot) * sign))
+        if worst > 0:
+            return MATCHES  # every seed on the expected side
+        if best <= 0:
+            return DIFFERS  # none is (at the pivot is on neither side)
         return INCONCLUSIVE
-    if pivot is not None and (value - pivot) * (ref - pivot) > 0:
-        return DIRECTION if abs(value - pivot) > spread else INCONCLUSIVE
-    return DIFFERS
+    tol = c.tolerance
+    low, high = sorted((c.error(lo, ref), c.error(hi, ref)))
+    if -tol <= low and high <= tol:
+        return MATCHES  # every seed within the tolerance
+    if abs(c.error(value, ref)) <= tol and high - low <= 2 * tol:
+        return MATCHES  # the mean within it, the seeds' spread no wider than the band
+    if low > tol or high < -tol:
+        # every seed outside the band, on one side
+        if pivot is not None and (lo - pivot) * (ref - pivot) > 0 and (hi - pivot) * (ref - pivot) > 0:
+            return DIRECTION
+        return DIFFERS
+    return INCONCLUSIVE
 
 
 # ---- metrics ---------------------------------------------------------------------------------

@@ -736,6 +736,9 @@ def reproduce(
         int | None, typer.Option("--workers", "-j", min=1, help="Processes (default: CPUs available / threads per point).")
     ] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the verdicts as a Markdown table.")] = False,
+    headline_only: Annotated[
+        bool, typer.Option("--headline", help="Print only the verdicts' counts (the headline, Markdown), as the README quotes them.")
+    ] = False,
     tables: Annotated[bool, typer.Option("--tables", help="Print the experiments' tables (Markdown) instead of the verdicts.")] = False,
     no_report: Annotated[
         bool, typer.Option("--no-report", help="Skip the plots (DIR/NAME/plots) and the HTML report (DIR/report.html).")
@@ -789,6 +792,9 @@ def reproduce(
             if (d / "points.parquet").exists():
                 parts.append(markdown_tables(experiment_tables(exp, pl.read_parquet(d / "points.parquet"), d)))
         sys.stdout.write("\n\n".join(p for p in parts if p) + "\n")
+        return
+    if headline_only:
+        sys.stdout.write(f"**{headline(claims)}.**\n")
         return
     if markdown:
         sys.stdout.write(markdown_claims(claims))

@@ -294,9 +294,10 @@ def evaluate(exp: Experiment, points: pl.DataFrame | None, sweep_dir: Path | Non
                 "max": round(hi, 4),
                 "seeds": n,
                 "verdict": judge(c, value, lo, hi, ref),
+                "counted": c.counted,
                 "at": c.at,
                 "quote": c.quote,
-                "note": c.note,
+                "note": c.note if c.counted else f"Not counted: {c.not_counted_why} {c.note}".strip(),
             }
         )
     return pl.DataFrame(rows)
@@ -304,11 +305,14 @@ def evaluate(exp: Experiment, points: pl.DataFrame | None, sweep_dir: Path | Non
 
 def headline(claims: pl.DataFrame) -> str:
     """The paper claims by verdict, then the other kinds' counts: the suite's one-line summary."""
-    paper = claims.filter(pl.col("kind") == "paper")
+    counted = pl.col("counted") if "counted" in claims.columns else pl.lit(True)
+    paper = claims.filter((pl.col("kind") == "paper") & counted)
+    shown = claims.filter((pl.col("kind") == "paper") & ~counted).height
     counts = dict(paper["verdict"].value_counts().iter_rows())
     parts = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v))
     others = ", ".join(f"{claims.filter(pl.col('kind') == k).height} {k}" for k in KINDS if k != "paper")
-    return f"{paper.height} paper claims: {parts or 'none'}; besides them {others} claims (not counted above)"
+    cannot = f" ({shown} more that cannot fail are shown, not counted)" if shown else ""
+    return f"{paper.height} paper claims that can fail: {parts or 'none'}{cannot}; besides them {others} claims (not counted above)"
 
 
 def _num(v: float) -> str:
@@ -348,7 +352,8 @@ def markdown_claims(claims: pl.DataFrame) -> str:
         lines = [f"### {kind.capitalize()} claims ({rows.height}): {meaning}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in rows.iter_rows(named=True):
             said = [f'"{_esc(r["quote"])}" ({_esc(r["at"])})' if kind == "paper" else _esc(r["quote"])] if quoted else []
-            cells = [r["experiment"], _esc(r["claim"]), *said, _esc(r["source"]), fabricsim_cell(r), r["verdict"], _esc(r["note"])]
+            verdict = r["verdict"] if r.get("counted", True) else f"({r['verdict']}, not counted)"
+            cells = [r["experiment"], _esc(r["claim"]), *said, _esc(r["source"]), fabricsim_cell(r), verdict, _esc(r["note"])]
             lines.append("| " + " | ".join(cells) + " |")
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
