@@ -132,3 +132,28 @@ def test_a_flows_file_and_a_different_flows_list_are_refused(tmp_path: Path):
     (tmp_path / "same.toml").write_text(base + 'flows = [{src = 0, dst = 1, size = "1KiB", start = "0ps", class = 0}]\n')
     r = run(str(tmp_path / "same.toml"), "-q")
     assert r.exit_code == 0, r.output
+
+
+def test_the_importers_and_scenario_edits_raise_the_packages_errors(tmp_path: Path):
+    # the Python calls of issue 50's hostile list that raised builtins: each now a
+    # FabricsimError naming what was wrong (an ArgumentError is also a TypeError)
+    from fabricsim import Scenario
+    from fabricsim.chakra import read_chakra
+    from fabricsim.errors import ArgumentError, ScenarioError
+    from fabricsim.goal import read_goal
+    from fabricsim.htsim import permutation, read_connection_matrix
+
+    for call, kind, words in [
+        (lambda: read_goal(None), ArgumentError, "a GOAL file's path"),  # type: ignore[arg-type]
+        (lambda: read_chakra(5), ArgumentError, "a Chakra trace's path"),  # type: ignore[arg-type]
+        (lambda: read_connection_matrix(None), ArgumentError, "connection matrix's path"),  # type: ignore[arg-type]
+        (lambda: Scenario({}).set(5, 1), ArgumentError, "dotted field path"),  # type: ignore[arg-type]
+        (lambda: Scenario.load("a\x00b.toml"), ScenarioError, "NUL"),
+        (lambda: permutation(10**12, 1), ScenarioError, "2 to 16777216"),
+    ]:
+        with pytest.raises(kind, match=words):
+            call()
+    # a GOAL size in other scripts' digits is refused, not read as 10
+    (tmp_path / "u.goal").write_text("num_ranks 2\nrank 0 {\nsend \u0661\u0660b to 1\n}\nrank 1 {\nrecv 10b from 0\n}\n")
+    with pytest.raises(ScenarioError, match=r"line 3"):
+        read_goal(tmp_path / "u.goal")

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,7 +63,7 @@ from typing import Any
 
 from . import _core
 from ._schedules import match_in_order, topological
-from .errors import scenario_error
+from .errors import argument_error, scenario_error
 
 __all__ = ["read_chakra"]
 
@@ -259,6 +260,8 @@ def read_chakra(
     ``per_server``: the topology's GPUs per server (the hierarchical algorithm's layout);
     ``gpu_tflops``: the rate that times compute nodes given by ``num_ops`` alone;
     ``gpu_memory_tb_per_s``: the memory bandwidth that times their ``tensor_size``."""
+    if not isinstance(path, str | os.PathLike):
+        raise argument_error("path", path, "a Chakra trace's path (x.et for x.0.et, x.1.et, ...)")
     path = Path(path)
     stem = path.with_suffix("")
     files: list[Path] = []

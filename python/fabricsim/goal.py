@@ -49,13 +49,14 @@ or tag, and a dependency cycle are refused as ``workload.file[line N]`` or namin
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._schedules import match_in_order, topological
-from .errors import scenario_error
+from .errors import argument_error, scenario_error
 
 __all__ = ["read_goal"]
 
@@ -63,10 +64,11 @@ _OP = re.compile(
     r"^(?:(?P<label>[A-Za-z][A-Za-z0-9_]*)\s*:\s*)?"
     r"(?:(?P<kind>send|recv)\s+(?P<size>\d+)b\s+(?P<dir>to|from)\s+(?P<peer>-?\d+)"
     r"|calc\s+(?P<time>\d+))"
-    r"(?P<opts>(?:\s+(?:tag|cpu|nic)\s+-?\d+)*)\s*$"
+    r"(?P<opts>(?:\s+(?:tag|cpu|nic)\s+-?\d+)*)\s*$",
+    re.ASCII,  # digits 0-9 only: \d would take other scripts' digits, which int() reads
 )
 _DEP = re.compile(r"^(?P<a>[A-Za-z][A-Za-z0-9_]*)\s+(?P<how>requires|irequires)\s+(?P<b>[A-Za-z][A-Za-z0-9_]*)\s*$")
-_OPT = re.compile(r"(tag|cpu|nic)\s+(-?\d+)")
+_OPT = re.compile(r"(tag|cpu|nic)\s+(-?\d+)", re.ASCII)
 _MAX_CPU = 65535
 
 
@@ -100,10 +102,10 @@ def _parse(path: Path, text: str) -> tuple[int, list[_Op], list[dict[str, _Op]]]
         if not line:
             continue
         if rank is None:
-            if m := re.fullmatch(r"num_ranks\s+(\d+)", line):
+            if m := re.fullmatch(r"num_ranks\s+(\d+)", line, re.ASCII):
                 ranks = int(m.group(1))
                 labels = [{} for _ in range(ranks)]
-            elif m := re.fullmatch(r"rank\s+(\d+)\s*\{", line):
+            elif m := re.fullmatch(r"rank\s+(\d+)\s*\{", line, re.ASCII):
                 if ranks is None:
                     raise scenario_error(where, f"{path}: a rank before num_ranks; allowed: num_ranks N first")
                 rank = int(m.group(1))
@@ -155,6 +157,8 @@ def _parse(path: Path, text: str) -> tuple[int, list[_Op], list[dict[str, _Op]]]
 def read_goal(path: str | Path) -> list[dict[str, Any]]:
     """The entries of a GOAL schedule (see the module's doc): messages and compute tasks with
     their ``id`` and ``after``."""
+    if not isinstance(path, str | os.PathLike):
+        raise argument_error("path", path, "a GOAL file's path")
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")

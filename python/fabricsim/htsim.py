@@ -17,15 +17,18 @@ permutation generator, so a comparison runs on exactly the reference's traffic.
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 from typing import Any
 
-from .errors import scenario_error
+from .errors import argument_error, scenario_error
 
 __all__ = ["permutation", "read_connection_matrix", "write_connection_matrix"]
 
 _HEADERS = ("Nodes", "Connections", "Triggers", "Failures")
+#: The most hosts a permutation is drawn for (two lists of them are held).
+MAX_NODES = 1 << 24
 _NOT_READ = "not read; give faults in [[faults]]"
 
 
@@ -38,8 +41,8 @@ def permutation(nodes: int, seed: int) -> list[tuple[int, int]]:
     >>> sorted(d for _, d in permutation(16, 1)) == list(range(16))
     True
     """
-    if not isinstance(nodes, int) or nodes < 2:
-        raise scenario_error("htsim.permutation: nodes", f"got {nodes!r}; allowed: an integer >= 2")
+    if not isinstance(nodes, int) or isinstance(nodes, bool) or not 2 <= nodes <= MAX_NODES:
+        raise scenario_error("htsim.permutation: nodes", f"got {nodes!r}; allowed: an integer from 2 to {MAX_NODES}")
     if not isinstance(seed, int) or seed < 0:
         raise scenario_error("htsim.permutation: seed", f"got {seed!r}; allowed: an integer >= 0")
     srcs = list(range(nodes))
@@ -66,10 +69,12 @@ def read_connection_matrix(path: str | Path) -> list[dict[str, Any]]:
     ``dst``, ``size``, ``start``, and ``id`` where the file gives one and uses no triggers or
     ``msg``; with triggers, ``after``). A malformed line is refused as ``workload.file[LINE]``
     with what is allowed."""
+    if not isinstance(path, str | os.PathLike):
+        raise argument_error("path", path, "an htsim connection matrix's path")
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+    except (OSError, UnicodeDecodeError, ValueError) as e:
         raise scenario_error("workload.file", f"cannot read {str(path)!r}: {e}") from None
     header: dict[str, int] = {}
     conns: list[_Conn] = []

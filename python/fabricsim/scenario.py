@@ -53,6 +53,8 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
     directory, not UTF-8, not TOML, nested too deeply. The one loader of every such file.
     """
     where = str(path)
+    if "\x00" in where:
+        raise scenario_error(where.replace("\x00", "\\x00"), f"a path with a NUL character; expected {what} file (TOML)")
     if path.is_dir():
         raise scenario_error(where, f"is a directory; expected {what} file (TOML)")
     try:
@@ -138,6 +140,8 @@ class Scenario:
         ...     print(e)
         jobs[2].size: jobs has 2 entries; allowed: an index in 0..2 or *
         """
+        if not isinstance(dotted, str):
+            raise argument_error("dotted", dotted, 'a dotted field path such as "jobs[0].size"')
         out = self.copy()
         nodes: list[dict[str, Any]] = [out.data]
         keys = dotted.split(".")
