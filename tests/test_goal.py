@@ -124,6 +124,7 @@ def test_operations_on_one_cpu_run_one_at_a_time_as_loggopsim_runs_them(tmp_path
     [
         ("num_ranks 2\nrank 0 {\nsend 8b to 1\n}\nrank 1 {\n}\n", "workload.file[line 3]", "send without a matching recv"),
         ("num_ranks 1\nrank 0 {\ncalc 5 cpu 65536\n}\n", "workload.file[line 3]", "allowed: 0 to 65535"),
+        ("num_ranks 1000000000000\n", "workload.file[line 1]", "allowed: 1 to 16777216"),
         ("num_ranks 2\nrank 0 {\na: send 8b to 1\na requires b\n}\nrank 1 {\nrecv 8b from 0\n}\n", "workload.file[line 4]", "label b"),
         ("num_ranks 2\nrank 0 {\nsend 8b to 1 tag -1\n}\n", "workload.file[line 3]", "wildcard"),
         ("num_ranks 2\nrank 0 {\nsend 8b to 5\n}\n", "workload.file[line 3]", "0 to num_ranks - 1"),

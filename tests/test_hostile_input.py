@@ -157,3 +157,33 @@ def test_the_importers_and_scenario_edits_raise_the_packages_errors(tmp_path: Pa
     (tmp_path / "u.goal").write_text("num_ranks 2\nrank 0 {\nsend \u0661\u0660b to 1\n}\nrank 1 {\nrecv 10b from 0\n}\n")
     with pytest.raises(ScenarioError, match=r"line 3"):
         read_goal(tmp_path / "u.goal")
+
+
+def test_inputs_that_would_take_the_machine_are_refused_before_they_are_read(tmp_path: Path):
+    import gzip
+    import os
+
+    from fabricsim import Scenario
+    from fabricsim.errors import ScenarioError
+    from fabricsim.files import read_input
+
+    # a device never ends, a FIFO blocks the read forever: both refused as not files
+    with pytest.raises(ScenarioError, match="a device"):
+        Scenario.load("/dev/zero")
+    os.mkfifo(tmp_path / "pipe.csv")
+    for name in ("pipe.csv",):
+        with pytest.raises(ScenarioError, match="a FIFO"):
+            Scenario({"workload": {"kind": "flows", "file": name}}, tmp_path).validate()
+    (tmp_path / "zero.goal").symlink_to("/dev/zero")
+    with pytest.raises(ScenarioError, match="a device"):
+        Scenario({"workload": {"kind": "flows", "file": "zero.goal"}}, tmp_path).validate()
+    # a small gzip that inflates beyond the limit, and a file over it
+    (tmp_path / "bomb.gz").write_bytes(gzip.compress(bytes(2 << 20)))
+    with pytest.raises(ScenarioError, match="inflates to more than 1,048,576 bytes"):
+        read_input(tmp_path / "bomb.gz", "workload.file", "a test file", limit=1 << 20, gzip=True)
+    assert len(read_input(tmp_path / "bomb.gz", "workload.file", "a test file", limit=4 << 20, gzip=True)) == 2 << 20
+    with pytest.raises(ScenarioError, match="allowed: at most 1,000 for a test file"):
+        read_input(tmp_path / "bomb.gz", "workload.file", "a test file", limit=1000)
+    # two gzip members, one after the other, are one file
+    (tmp_path / "two.gz").write_bytes(gzip.compress(b"ab") + gzip.compress(b"cd"))
+    assert read_input(tmp_path / "two.gz", "workload.file", "a test file", gzip=True) == b"abcd"

@@ -53,10 +53,8 @@ and node: ``workload.file[rank 3, node 17]``.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +62,7 @@ from typing import Any
 from . import _core
 from ._schedules import match_in_order, topological
 from .errors import argument_error, scenario_error
+from .files import read_input
 
 __all__ = ["read_chakra"]
 
@@ -200,12 +199,7 @@ def _node(rank: int, buf: bytes) -> _Node:
 
 
 def _read_rank(path: Path, rank: int) -> list[_Node]:
-    try:
-        data = path.read_bytes()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as e:
-        raise scenario_error(f"workload.file[rank {rank}]", f"cannot read {str(path)!r}: {e}") from None
+    data = read_input(path, f"workload.file[rank {rank}]", "a Chakra trace's rank file", gzip=True)
     nodes: list[_Node] = []
     pos, first = 0, True
     while pos < len(data):
@@ -232,9 +226,10 @@ def _read_rank(path: Path, rank: int) -> list[_Node]:
 def _groups(comm_groups: Path | None, ranks: int) -> dict[str, list[int]]:
     if comm_groups is None:
         return {}
+    text = read_input(comm_groups, "workload.comm_groups", "a communicator group file (JSON)")
     try:
-        raw = json.loads(comm_groups.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raw = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise scenario_error("workload.comm_groups", f"cannot read {str(comm_groups)!r} as JSON: {e}") from None
     ok = isinstance(raw, dict) and all(isinstance(v, list) and all(type(r) is int for r in v) for v in raw.values())
     if not ok:

@@ -57,6 +57,7 @@ from typing import Any
 
 from ._schedules import match_in_order, topological
 from .errors import argument_error, scenario_error
+from .files import read_input
 
 __all__ = ["read_goal"]
 
@@ -70,6 +71,8 @@ _OP = re.compile(
 _DEP = re.compile(r"^(?P<a>[A-Za-z][A-Za-z0-9_]*)\s+(?P<how>requires|irequires)\s+(?P<b>[A-Za-z][A-Za-z0-9_]*)\s*$")
 _OPT = re.compile(r"(tag|cpu|nic)\s+(-?\d+)", re.ASCII)
 _MAX_CPU = 65535
+#: The most ranks a schedule may declare (a list of labels is kept per rank).
+_MAX_RANKS = 1 << 24
 
 
 @dataclass
@@ -103,7 +106,9 @@ def _parse(path: Path, text: str) -> tuple[int, list[_Op], list[dict[str, _Op]]]
             continue
         if rank is None:
             if m := re.fullmatch(r"num_ranks\s+(\d+)", line, re.ASCII):
-                ranks = int(m.group(1))
+                ranks = int(m.group(1)) if len(m.group(1)) <= 9 else _MAX_RANKS + 1
+                if not 1 <= ranks <= _MAX_RANKS:
+                    raise scenario_error(where, f"got num_ranks {m.group(1)[:20]} in {path}; allowed: 1 to {_MAX_RANKS}")
                 labels = [{} for _ in range(ranks)]
             elif m := re.fullmatch(r"rank\s+(\d+)\s*\{", line, re.ASCII):
                 if ranks is None:
@@ -161,8 +166,8 @@ def read_goal(path: str | Path) -> list[dict[str, Any]]:
         raise argument_error("path", path, "a GOAL file's path")
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_input(path, "workload.file", "a GOAL schedule").decode("utf-8")
+    except UnicodeDecodeError as e:
         raise scenario_error("workload.file", f"cannot read {str(path)!r}: {e}") from None
     _, ops, labels = _parse(path, text)
     # match sends and receives per (source, destination, tag), in order

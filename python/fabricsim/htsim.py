@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import argument_error, scenario_error
+from .files import read_input
 
 __all__ = ["permutation", "read_connection_matrix", "write_connection_matrix"]
 
@@ -73,8 +74,8 @@ def read_connection_matrix(path: str | Path) -> list[dict[str, Any]]:
         raise argument_error("path", path, "an htsim connection matrix's path")
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, ValueError) as e:
+        text = read_input(path, "workload.file", "an htsim connection matrix").decode("utf-8")
+    except UnicodeDecodeError as e:
         raise scenario_error("workload.file", f"cannot read {str(path)!r}: {e}") from None
     header: dict[str, int] = {}
     conns: list[_Conn] = []

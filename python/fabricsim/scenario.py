@@ -21,6 +21,7 @@ import tomli_w
 
 from . import _core
 from .errors import argument_error, scenario_error
+from .files import MAX_TEXT_BYTES, check_input, read_input
 
 __all__ = ["Scenario", "parse_value"]
 
@@ -57,10 +58,7 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
         raise scenario_error(where.replace("\x00", "\\x00"), f"a path with a NUL character; expected {what} file (TOML)")
     if path.is_dir():
         raise scenario_error(where, f"is a directory; expected {what} file (TOML)")
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise scenario_error(where, f"cannot read it: {e.strerror or e}") from None
+    raw = read_input(path, where, f"{what} file (TOML)", limit=MAX_TEXT_BYTES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -389,6 +387,7 @@ def _flow_csv_json(path: Path) -> str:
     dicts). Bad cells are refused as :func:`_read_flow_csv` says."""
     import polars as pl
 
+    check_input(path, "workload.file", "a flows file (CSV)")
     try:
         df = pl.read_csv(path, infer_schema_length=0)  # every column as text: units stay intact
     except (OSError, pl.exceptions.PolarsError) as e:
@@ -453,8 +452,8 @@ BUILTIN_CDFS = ("websearch", "fb_hadoop")
 def _read_cdf(path: Path) -> list[list[float]]:
     """A flow-size CDF file: ``size_bytes cumulative_percent`` per line (``#`` comments)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_input(path, "workload.cdf", "a flow-size CDF file").decode("utf-8")
+    except UnicodeDecodeError as e:
         raise scenario_error("workload.cdf", f"got {str(path)!r}: not websearch or fb_hadoop, and not a readable file ({e})") from None
     points = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -484,9 +483,10 @@ def _int_cell(text: str, path: Path, row: int, column: str) -> int:
 
 
 def _read_flow_json(path: Path) -> list[dict[str, Any]]:
+    text = read_input(path, "workload.file", "a flows file (JSON)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:  # ValueError: bad JSON, or an integer of thousands of digits
+        data = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:  # ValueError: bad JSON, or an integer of thousands of digits
         raise scenario_error("workload.file", f"cannot read {str(path)!r} as JSON: {e}") from None
     except RecursionError:
         raise scenario_error("workload.file", f"{path} is nested too deeply to be a list of flows") from None
