@@ -184,6 +184,13 @@ def test_inputs_that_would_take_the_machine_are_refused_before_they_are_read(tmp
     assert len(read_input(tmp_path / "bomb.gz", "workload.file", "a test file", limit=4 << 20, gzip=True)) == 2 << 20
     with pytest.raises(ScenarioError, match="allowed: at most 1,000 for a test file"):
         read_input(tmp_path / "bomb.gz", "workload.file", "a test file", limit=1000)
+    # a Chakra rank file of zero bytes (a gzip of them is tiny) is refused at its first empty
+    # message, not parsed into an object per byte
+    from fabricsim.chakra import read_chakra
+
+    (tmp_path / "z.0.et").write_bytes(gzip.compress(b"\x02\x08\x01" + bytes(8 << 20)))
+    with pytest.raises(ScenarioError, match="an empty message at byte 3"):
+        read_chakra(tmp_path / "z.et")
     # two gzip members, one after the other, are one file
     (tmp_path / "two.gz").write_bytes(gzip.compress(b"ab") + gzip.compress(b"cd"))
     assert read_input(tmp_path / "two.gz", "workload.file", "a test file", gzip=True) == b"abcd"

@@ -78,6 +78,8 @@ MAX_MESSAGES = 10_000_000
 # the longest compute time a node's num_ops may make, in picoseconds: the core's longest
 # duration (units.rs, `Duration`: 100 000 s)
 _LONGEST_PS = 100_000 * 10**12
+#: The most nodes one rank's file may hold (each becomes Python objects and entries).
+_MAX_NODES = 1 << 24
 
 
 class _Bad(Exception):
@@ -210,6 +212,12 @@ def _read_rank(path: Path, rank: int) -> list[_Node]:
             message = data[body : body + length]
             if first:
                 _fields(message)  # GlobalMetadata: checked, not used
+            elif length == 0:
+                # a node has at least its type: an empty message is none (a run of zero bytes,
+                # say, which would make one object per byte)
+                raise _Bad(f"an empty message at byte {pos}, where a node is expected")
+            elif len(nodes) >= _MAX_NODES:
+                raise _Bad(f"more than {_MAX_NODES:,} nodes in one rank's file; allowed: at most {_MAX_NODES:,}")
             else:
                 nodes.append(_node(rank, message))
         except _Bad as e:
