@@ -294,3 +294,22 @@ def test_topology_prints_the_fabric_as_a_graph(demo_path):
     assert "bisection" in invoke("topology", str(demo_path)).output
     r = invoke("topology", str(demo_path), "--set", "topology.tiers=4")
     assert r.exit_code == 2 and "topology.tiers" in r.output
+
+
+def test_every_shipped_scenarios_header_command_names_load_balancers_compare_takes():
+    # the training scenarios' headers once named "adaptive", which compare refused
+    import re
+    from pathlib import Path
+
+    from fabricsim import Scenario
+
+    root = Path(__file__).resolve().parent.parent / "scenarios"
+    seen = 0
+    for path in sorted(root.glob("*.toml")):
+        for m in re.finditer(r"^# fabricsim compare \S+ --lb (\S+)", path.read_text(), re.M):
+            for name in m.group(1).split(","):
+                Scenario.load(path).with_lb(name).validate()
+                seen += 1
+    assert seen > 0
+    r = invoke("compare", str(root / "permutation_128.toml"), "--lb", "ecmp,foo")
+    assert r.exit_code == 2 and "switch-ar" in r.output

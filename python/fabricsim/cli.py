@@ -433,7 +433,8 @@ def compare(
         try:
             v.validate()
         except ScenarioError as e:
-            raise scenario_error(f"--lb {name}: {e.field}", e.message) from None
+            also = ", or switch-ar (ECMP hosts, adaptive switches)" if e.field == "lb.kind" else ""
+            raise scenario_error(f"--lb {name}: {e.field}", e.message + also) from None
         variants[name] = v
         _warn(v, name)
     # one reference for all: on one switch the load balancer has no choice to make
