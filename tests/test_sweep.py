@@ -323,3 +323,20 @@ def test_results_say_which_build_computed_them_and_a_sweep_never_mixes_builds_si
     second = run_sweep(Sweep.from_dict(spec), tmp_path, workers=1, allow_other_version=True)
     assert set(first["point"]).isdisjoint(second["point"])
     assert second["fabricsim"].to_list() == ["9.9.9"] * 2 and second["fabricsim_commit"].to_list() == ["0123456789abcdef"] * 2
+
+
+def test_a_script_without_a_main_guard_sweeps_on_several_workers(tmp_path):
+    # spawned workers used to import the script again and start a second sweep each
+    # ("another sweep is running in this directory", then BrokenProcessPool)
+    import subprocess
+    import sys
+
+    script = tmp_path / "sweep_script.py"
+    script.write_text(
+        "from fabricsim.sweep import Sweep, run_sweep\n"
+        "spec = {'base': {'topology': {'hosts': 16, 'radix': 8}, 'workload': {'kind': 'permutation', 'size': '16KiB'}},\n"
+        "        'grid': {'lb.kind': ['ecmp', 'ops']}, 'seeds': [1, 2]}\n"
+        f"print('points', run_sweep(Sweep.from_dict(spec), {str(tmp_path / 'out')!r}, workers=2).height)\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0 and "points 4" in done.stdout, done.stderr[-2000:]

@@ -38,12 +38,14 @@ before it writes the new ``sweep.toml``, so the two always agree.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
 import os
 import shutil
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -346,21 +348,47 @@ def run_local(points: list[Point], out_dir: Path, finished: Callable[[Point], No
             run_point(p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id), threads)
             finished(p)
         return
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),))
+    with _main_not_imported():
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),))
+        try:
+            pending: dict[Future[dict[str, Any]], Point] = {
+                pool.submit(run_point, p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id), threads): p
+                for p in points
+            }
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    p = pending.pop(f)
+                    f.result()
+                    finished(p)
+        except BaseException:
+            _terminate(pool)
+            raise
+        pool.shutdown()
+
+
+@contextlib.contextmanager
+def _main_not_imported() -> Iterator[None]:
+    """While the pool starts its workers: the caller's script is not theirs to import. A
+    spawned worker imports the parent's ``__main__`` (by its ``__spec__`` or its ``__file__``,
+    ``multiprocessing.spawn.get_preparation_data``), which runs a script's top level again: a
+    script that calls ``fabricsim.sweep`` without an ``if __name__ == "__main__":`` guard then
+    started a second sweep in every worker ("another sweep is running in this directory",
+    then ``BrokenProcessPool``). The workers run only fabricsim's own functions, so they need
+    nothing of it; hidden while they start, restored after."""
+    main = sys.modules.get("__main__")
+    missing = object()
+    saved = {k: getattr(main, k, missing) for k in ("__spec__", "__file__")} if main is not None else {}
     try:
-        pending: dict[Future[dict[str, Any]], Point] = {
-            pool.submit(run_point, p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id), threads): p for p in points
-        }
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for f in done:
-                p = pending.pop(f)
-                f.result()
-                finished(p)
-    except BaseException:
-        _terminate(pool)
-        raise
-    pool.shutdown()
+        if main is not None:
+            main.__spec__ = None
+            if saved["__file__"] is not missing:
+                del main.__file__
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is not missing:
+                setattr(main, k, v)
 
 
 def _terminate(pool: ProcessPoolExecutor) -> None:
