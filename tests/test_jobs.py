@@ -144,3 +144,17 @@ def test_the_nonblocking_reference_is_the_same_run_on_one_switch():
     assert e.value.field == "reference"
     result = CliRunner().invoke(app, ["compare", str(ROOT / "scenarios" / "allreduce_ring_128.toml"), "--lb", "ecmp,ops", "-q"])
     assert result.exit_code == 0 and "non-bloc" not in result.output
+
+
+def test_a_written_run_reads_back_whole(tmp_path):
+    r = fabricsim.run(SMALL)
+    r.write(tmp_path / "run")
+    back = fabricsim.Results.read(tmp_path / "run")
+    for name in ("flows", "ports", "reorder", "jobs", "steps", "buckets"):
+        assert getattr(back, name).equals(getattr(r, name)), name
+    # a table with no rows was not written: it comes back empty, with its columns
+    assert back.samples is not None and back.samples.height == 0 and back.samples.columns == r.samples.columns
+    assert back.summary == r.summary and back.accounting == r.accounting and back.scenario == r.scenario
+    assert back.job_table().equals(r.job_table())
+    with pytest.raises(fabricsim.ScenarioError, match=r"holds no summary\.json"):
+        fabricsim.Results.read(tmp_path)

@@ -183,6 +183,38 @@ class Results:
             buckets=_frame(raw, "buckets"),
         )
 
+    @classmethod
+    def read(cls, out_dir: str | Path) -> Results:
+        """A run that :meth:`write` (or ``fabricsim run --out``) wrote, read back: every table,
+        the summary, the accounting, the scenario and the provenance. A table the run wrote no
+        file for (it had no rows) comes back empty with its columns. A directory without
+        ``summary.json`` (not a run, or one still being written) is refused naming it."""
+        import tomllib
+
+        from .errors import scenario_error
+
+        d = Path(out_dir)
+        if not (d / "summary.json").is_file():
+            raise scenario_error(
+                str(d), "holds no summary.json: not a run written by `fabricsim run --out` or Results.write (or one being written)"
+            )
+        try:
+            doc = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+            scenario = tomllib.loads((d / "scenario.toml").read_text(encoding="utf-8"))
+            frames = {
+                name: pl.read_parquet(d / f"{name}.parquet") if (d / f"{name}.parquet").exists() else pl.DataFrame(schema=schema(name))
+                for name in ("flows", "ports", "reorder", "samples", "jobs", "steps", "buckets")
+            }
+        except (OSError, ValueError, tomllib.TOMLDecodeError, pl.exceptions.PolarsError) as e:
+            raise scenario_error(str(d), f"cannot read the run written there: {e}") from None
+        return cls(
+            summary=doc["summary"],
+            accounting=doc["accounting"],
+            scenario=scenario,
+            provenance=doc.get("provenance", {}),
+            **frames,
+        )
+
     def job_table(self) -> pl.DataFrame:
         """One row per job: JCT, slowdown and bus bandwidth over its iterations (:func:`job_table`)."""
         return job_table(self.jobs)
