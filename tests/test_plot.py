@@ -91,3 +91,11 @@ def test_figures_read_as_a_person_expects(tmp_path):
         warnings.simplefilter("error")
         check(plot_dir(tmp_path / "run", tmp_path / "p1"), ["fct_cdf", "jct", "reorder"])
         plot_dir(tmp_path / "sw", tmp_path / "p2", x="lb.kind", line="workload.size")
+
+
+def test_a_job_named_like_tex_is_plotted_as_text(tmp_path):
+    # matplotlib parsed "$...$" in labels as TeX and failed on a job named "$\frac{$"
+    sc = fabricsim.Scenario(fabric(kind="permutation", size="64KiB"))
+    sc = sc.set("jobs", [{"name": "$\\frac{$", "collective": "allreduce", "size": "256KiB", "ranks": 4, "iterations": 2}])
+    fabricsim.run(sc).write(tmp_path / "run")
+    check(plot_dir(tmp_path / "run", tmp_path / "plots"), ["fct_cdf", "jct", "reorder"])

@@ -17,6 +17,8 @@ def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
+    # labels are the user's names (a job called "$\\frac{$"): text, never TeX to parse
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
     return plt
