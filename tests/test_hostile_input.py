@@ -28,6 +28,7 @@ CASES = {
     "nan": (b"seed = nan\n", "seed: got nan; allowed: a finite number"),
     "inf": (b'[lb]\nkind = "ops"\nevs_size = inf\n', "lb.evs_size: got inf"),
     "deep table": (b"[a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r]\nx = 1\n", "nested more than 16 levels"),
+    "5001 digits": (b"seed = " + b"9" * 5001 + b"\n", "allowed: at most 4300 digits"),
     "routing": (b'[switch]\nrouting = "magic"\n', 'switch.routing: unknown "magic"; allowed: ecmp'),
     "zero rate": (b'[topology]\nlink_rate = "0Gbps"\n', "topology.link_rate"),
     "missing field": (b'[workload]\nkind = "incast"\n', "workload.senders: missing"),
@@ -194,3 +195,8 @@ def test_inputs_that_would_take_the_machine_are_refused_before_they_are_read(tmp
     # two gzip members, one after the other, are one file
     (tmp_path / "two.gz").write_bytes(gzip.compress(b"ab") + gzip.compress(b"cd"))
     assert read_input(tmp_path / "two.gz", "workload.file", "a test file", gzip=True) == b"abcd"
+
+
+def test_a_set_number_of_thousands_of_digits_is_refused(demo_path: Path):
+    r = run(str(demo_path), "--set", "workload.size=" + "9" * 5001, "-q")
+    assert r.exit_code == 2 and "at most 4300 digits" in r.output

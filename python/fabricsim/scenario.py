@@ -44,6 +44,8 @@ def parse_value(text: str) -> Any:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except ValueError:  # an integer of thousands of digits: Python refuses to read it
+        raise scenario_error("--set", f"got a number of {len(text)} characters; allowed: a number of at most 4300 digits") from None
     except RecursionError:
         raise scenario_error("--set", f"got a value nested too deeply ({text[:20]}...); a --set value is one value") from None
 
@@ -67,6 +69,8 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise scenario_error(where, f"not valid TOML: {e}") from None
+    except ValueError as e:  # an integer of thousands of digits: Python refuses to read it
+        raise scenario_error(where, f"holds a number Python cannot read ({e}); allowed: at most 4300 digits") from None
     except RecursionError:
         raise scenario_error(where, f"nested too deeply to be {what}") from None
 
