@@ -153,3 +153,40 @@ def test_every_file_of_a_kind_folder_is_a_registered_kind():
         assert files
         for path in files:
             assert gen.registered_name(path) in names, f"{folder}/{path.name} is not a registered {category}: move it to support/"
+
+
+def _compare_blocks(page: str) -> list[tuple[str, list[str]]]:
+    """The ``fabricsim compare`` blocks of a page, as tools/refresh_doc_blocks.py finds them:
+    (command, the lines the page shows)."""
+    import re
+
+    lines, out = page.split("\n"), []
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("```"):
+            end = lines.index("```", i + 1)
+            body = lines[i + 1 : end]
+            named = re.search(r"`(fabricsim compare [^`]+)` \(real output\):", lines[i - 2] if i >= 2 else "")
+            if body and body[0].startswith("$ fabricsim compare "):
+                out.append((body[0][2:], body[1:]))
+            elif named:
+                out.append((named.group(1), body))
+            i = end + 1
+            continue
+        i += 1
+    return out
+
+
+def test_the_pages_compare_outputs_are_what_compare_prints():
+    # every "real output" of `fabricsim compare` in the README and docs/workloads.md, re-run:
+    # the same table but for the wall-time column (the machine's), so no number on those
+    # pages can drift from the runs it shows (tools/refresh_doc_blocks.py pastes them)
+    import re
+
+    refresh = _tool("refresh_doc_blocks")
+    wall = re.compile(r"│\s*[0-9.]+ │$")
+    blocks = [b for page in ("README.md", "docs/workloads.md") for b in _compare_blocks((ROOT / page).read_text())]
+    assert len(blocks) >= 5
+    for command, shown in blocks:
+        printed = refresh.run(command).split("\n")
+        assert [wall.sub("│ wall │", s) for s in printed] == [wall.sub("│ wall │", s) for s in shown], command
