@@ -99,3 +99,21 @@ def test_a_job_named_like_tex_is_plotted_as_text(tmp_path):
     sc = sc.set("jobs", [{"name": "$\\frac{$", "collective": "allreduce", "size": "256KiB", "ranks": 4, "iterations": 2}])
     fabricsim.run(sc).write(tmp_path / "run")
     check(plot_dir(tmp_path / "run", tmp_path / "plots"), ["fct_cdf", "jct", "reorder"])
+
+
+def test_an_interrupted_sweep_is_refused_not_plotted_as_whole(tmp_path):
+    # a sweep stopped early keeps the points it finished (to resume); plot and report used to
+    # draw them with no word that the others were missing
+    import polars as pl
+    from fabricsim.cli import app
+    from typer.testing import CliRunner
+
+    spec = {"base": fabric(kind="permutation", size="16KiB"), "grid": {"lb.kind": ["ecmp", "ops"]}, "seeds": [1, 2]}
+    run_sweep(Sweep.from_dict(spec), tmp_path / "sw", workers=1)
+    assert plot_dir(tmp_path / "sw")
+    pl.read_parquet(tmp_path / "sw" / "points.parquet").head(3).write_parquet(tmp_path / "sw" / "points.parquet")
+    with pytest.raises(ScenarioError, match="3 of its 4 points done"):
+        plot_dir(tmp_path / "sw")
+    for command in (["plot", str(tmp_path / "sw")], ["report", str(tmp_path / "sw"), "-o", str(tmp_path / "r.html")]):
+        r = CliRunner().invoke(app, command)
+        assert r.exit_code == 2 and "3 of its 4 points done" in r.output, (command, r.output)

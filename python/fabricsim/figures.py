@@ -153,6 +153,7 @@ def check_result_dir(d: Path) -> str:
     """``"sweep"`` or ``"run"``; anything else (nothing there, a run or sweep cut short) is refused
     with what to do."""
     if is_sweep(d):
+        _check_whole(d)
         return "sweep"
     if is_run(d):
         return "run"
@@ -163,6 +164,26 @@ def check_result_dir(d: Path) -> str:
     if (d / "flows.parquet").exists() or (d / "scenario.toml").exists():
         raise spec_error(str(d), "a run that did not finish (no summary.json): its tables are not whole; run it again")
     raise spec_error(str(d), "neither a run directory (flows.parquet) nor a sweep directory (points.parquet)")
+
+
+def _check_whole(d: Path) -> None:
+    """Refuses a sweep directory whose ``points.parquet`` lacks points of its ``sweep.toml``: a
+    sweep that was interrupted keeps the points it finished (so that a rerun resumes it), and a
+    figure of them would pool fewer seeds or leave out values without a word."""
+    from .sweep import POINTS_FILE, Sweep
+
+    spec = d / "sweep.toml"
+    if not spec.exists():
+        return
+    expected = {p.id for p in Sweep.load(spec).points()}
+    done = set(pl.read_parquet(d / POINTS_FILE, columns=["point"])["point"].to_list())
+    missing = expected - done
+    if missing:
+        raise spec_error(
+            str(d),
+            f"a sweep with {len(expected) - len(missing)} of its {len(expected)} points done (it was stopped before the rest); "
+            "run the same `fabricsim sweep ... --out` again to finish it",
+        )
 
 
 def _by_bucket(flows: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
