@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .errors import scenario_error
 
-__all__ = ["MAX_INPUT_BYTES", "MAX_TEXT_BYTES", "check_input", "read_input"]
+__all__ = ["MAX_INPUT_BYTES", "MAX_TEXT_BYTES", "check_input", "read_input", "read_text"]
 
 #: The most bytes of a flow list, a trace rank's file (inflated) or any other data file: about
 #: 8 M rows of a flows CSV, several times what a 32 768-host permutation takes. What is read is
@@ -70,3 +70,11 @@ def read_input(path: Path, field: str, what: str, limit: int = MAX_INPUT_BYTES, 
             raise scenario_error(field, f"{where!r} inflates to more than {limit:,} bytes; allowed: at most {limit:,} for {what}")
         data = b"".join(parts)
     return data
+
+
+def read_text(path: Path, field: str, what: str, limit: int = MAX_INPUT_BYTES) -> str:
+    """The text of ``path`` (:func:`read_input`), refused naming the field unless it is UTF-8."""
+    try:
+        return read_input(path, field, what, limit).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise scenario_error(field, f"cannot read {str(path)!r}: not UTF-8 text ({e})") from None

@@ -57,7 +57,7 @@ from typing import Any
 
 from ._schedules import match_in_order, topological
 from .errors import argument_error, scenario_error
-from .files import read_input
+from .files import read_text
 
 __all__ = ["read_goal"]
 
@@ -165,10 +165,7 @@ def read_goal(path: str | Path) -> list[dict[str, Any]]:
     if not isinstance(path, str | os.PathLike):
         raise argument_error("path", path, "a GOAL file's path")
     path = Path(path)
-    try:
-        text = read_input(path, "workload.file", "a GOAL schedule").decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise scenario_error("workload.file", f"cannot read {str(path)!r}: {e}") from None
+    text = read_text(path, "workload.file", "a GOAL schedule")
     _, ops, labels = _parse(path, text)
     # match sends and receives per (source, destination, tag), in order
     sends: dict[tuple[int, int, int], list[_Op]] = {}

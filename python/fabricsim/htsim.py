@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import argument_error, scenario_error
-from .files import read_input
+from .files import read_text
 
 __all__ = ["permutation", "read_connection_matrix", "write_connection_matrix"]
 
@@ -73,10 +73,7 @@ def read_connection_matrix(path: str | Path) -> list[dict[str, Any]]:
     if not isinstance(path, str | os.PathLike):
         raise argument_error("path", path, "an htsim connection matrix's path")
     path = Path(path)
-    try:
-        text = read_input(path, "workload.file", "an htsim connection matrix").decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise scenario_error("workload.file", f"cannot read {str(path)!r}: {e}") from None
+    text = read_text(path, "workload.file", "an htsim connection matrix")
     header: dict[str, int] = {}
     conns: list[_Conn] = []
     triggers: dict[int, _Trigger] = {}

@@ -66,12 +66,17 @@ impl Span {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        self.close(end, ideal.1);
+        self.count += 1;
+        self.ideal.0 = self.ideal.0.min(ideal.0);
+    }
+    /// One of its messages ends at `end` (`None`: did not), at the earliest at `ideal_end`.
+    fn close(&mut self, end: Option<Time>, ideal_end: Time) {
         match end {
             Some(e) => self.end = Some(self.end.map_or(e, |x| x.max(e))),
             None => self.unfinished = true,
         }
-        self.count += 1;
-        self.ideal = (self.ideal.0.min(ideal.0), self.ideal.1.max(ideal.1));
+        self.ideal.1 = self.ideal.1.max(ideal_end);
     }
     fn end(&self) -> Option<Time> {
         if self.unfinished {
@@ -186,12 +191,7 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
         }
         if v.jobs[t.job as usize].trace && m.spec.dst != m.spec.src {
             // a trace's rank is done once what it receives is, too
-            let row = steps.entry((t.job, t.iteration, v.tree.host(m.spec.dst))).or_insert_with(Span::new);
-            row.ideal.1 = row.ideal.1.max(ideal.1);
-            match end.get(i) {
-                Some(e) => row.end = Some(row.end.map_or(e, |x| x.max(e))),
-                None => row.unfinished = true,
-            }
+            steps.entry((t.job, t.iteration, v.tree.host(m.spec.dst))).or_insert_with(Span::new).close(end.get(i), ideal.1);
         }
     }
     for (key, span) in iters.iter_mut() {
@@ -216,7 +216,7 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
     jt.add("name", Column::Str(rows.iter().map(|((j, _), _)| info(*j).name.clone()).collect()));
     jt.add("collective", Column::Str(rows.iter().map(|((j, _), _)| info(*j).kind().to_string()).collect()));
     jt.add("iteration", Column::U64(rows.iter().map(|((_, it), _)| *it as u64).collect()));
-    jt.add("ranks", Column::U64(rows.iter().map(|((j, _), _)| info(*j).ranks as u64).collect()));
+    jt.add("ranks", Column::U64(rows.iter().map(|((j, _), _)| info(*j).ranks() as u64).collect()));
     jt.add("size_bytes", Column::U64(rows.iter().map(|((j, _), _)| info(*j).size).collect()));
     jt.add("start_ps", Column::OptU64(rows.iter().map(|(_, s)| s.start).collect()));
     jt.add("end_ps", Column::OptU64(rows.iter().map(|(_, s)| s.end()).collect()));
@@ -225,7 +225,7 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
     jt.add("slowdown", Column::OptF64(slowdown.iter().copied().collect()));
     jt.add("algbw_gbps", Column::OptF64(algbw.iter().copied().collect()));
     let busbw =
-        algbw.iter().zip(&rows).map(|(a, ((j, _), _))| a.zip(info(*j).op).map(|(a, op)| a * op.bus_factor(info(*j).ranks))).collect();
+        algbw.iter().zip(&rows).map(|(a, ((j, _), _))| a.zip(info(*j).op).map(|(a, op)| a * op.bus_factor(info(*j).ranks()))).collect();
     jt.add("busbw_gbps", Column::OptF64(busbw));
     jt.add("compute_only_ps", Column::OptU64(free.into_iter().collect()));
     jt.add("exposed_comm_ps", Column::OptU64(exposed.into_iter().collect()));

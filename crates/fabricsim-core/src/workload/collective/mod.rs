@@ -182,9 +182,14 @@ impl Builder<'_> {
 
     /// The bytes of chunk `c` of the buffer cut into `parts` as evenly as possible.
     pub fn chunk(&self, parts: usize, c: usize) -> u64 {
-        let (parts, c) = (parts as u64, c as u64);
-        self.size / parts + u64::from(c < self.size % parts)
+        share(self.size, parts as u64, c as u64)
     }
+}
+
+/// Part `i` of `total` bytes cut into `parts` as evenly as possible: the first `total mod
+/// parts` parts take one byte more.
+pub(crate) fn share(total: u64, parts: u64, i: u64) -> u64 {
+    total / parts + u64::from(i < total % parts)
 }
 
 /// What an algorithm provides.

@@ -34,7 +34,7 @@
 //! channel and whole steps (NCCL runs two or more channels per NIC and slices of 256-512 KiB
 //! under Simple; set them to match). A GPU's several NICs are not modelled (a rank is one NIC).
 
-use super::{Algorithm, Builder, Op, Ranks};
+use super::{share, Algorithm, Builder, Op, Ranks};
 use crate::registry::AlgorithmInfo;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -106,12 +106,11 @@ pub(crate) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, st
         _ if s < n - 1 => (r + n - s) % n,
         _ => (r + 1 + n - (s - (n - 1))) % n,
     };
-    let bytes = |c: usize| size / n as u64 + u64::from((c as u64) < size % n as u64);
+    let bytes = |c: usize| share(size, n as u64, c as u64);
     // with slices, each step's message is cut into `k` near-equal pieces, as many for every
     // step (those of the largest chunk), and piece j of a step waits only for piece j of the
     // step before
-    let k = if b.slice == 0 { 1 } else { size.div_ceil(n as u64).div_ceil(b.slice).max(1) as usize };
-    let piece = |bytes: u64, j: usize| bytes / k as u64 + u64::from((j as u64) < bytes % k as u64);
+    let k = slices(size, n, b.slice) as usize;
     // sent[r * k + j]: rank r's piece j of the step before
     let mut sent: Vec<u32> = Vec::new();
     for s in 0..steps {
@@ -121,11 +120,21 @@ pub(crate) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, st
             for j in 0..k {
                 // step s needs the data received in step s - 1 (from the predecessor)
                 let wait = if s == 0 { after[r].clone() } else { vec![prev[(r + n - 1) % n * k + j]] };
-                sent.push(b.send(members[r], members[(r + 1) % n], piece(total, j), step0 + s as u32, wait, first && s == 0));
+                sent.push(b.send(members[r], members[(r + 1) % n], share(total, k as u64, j as u64), step0 + s as u32, wait, first && s == 0));
             }
         }
     }
     (0..n).map(|r| sent[r * k..(r + 1) * k].iter().chain(&sent[(r + n - 1) % n * k..((r + n - 1) % n + 1) * k]).copied().collect()).collect()
+}
+
+/// The pieces of each step of a ring over `n` members on `size` bytes in slices of at most
+/// `slice` bytes (0: whole steps, one piece), as many for every step: those of the largest.
+pub(crate) fn slices(size: u64, n: usize, slice: u64) -> u64 {
+    if slice == 0 {
+        1
+    } else {
+        size.div_ceil(n as u64).div_ceil(slice).max(1)
+    }
 }
 
 fn broadcast(b: &mut Builder<'_>) -> Vec<Vec<u32>> {

@@ -17,7 +17,7 @@ use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
 use crate::topology::FatTreeSpec;
 use crate::units::{Duration, Size};
-use crate::workload::collective::{tuner, AlgorithmKind, Builder, Op, Out, Ranks, Tag};
+use crate::workload::collective::{ring, share, tuner, AlgorithmKind, Builder, Op, Out, Ranks, Tag};
 use crate::workload::training::{ModelConfig, Parallel, Trainer};
 use crate::workload::{check_size, MessageSpec};
 
@@ -190,7 +190,6 @@ pub struct JobInfo {
     pub name: String,
     /// Its collective; `None` for training and for a trace.
     pub op: Option<Op>,
-    pub ranks: u32,
     pub size: u64,
     pub iterations: u32,
     /// The `[workload]`'s dependent messages (a trace: a GOAL, Chakra or htsim file, or a
@@ -202,6 +201,11 @@ pub struct JobInfo {
 }
 
 impl JobInfo {
+    /// Its ranks (one per host).
+    pub fn ranks(&self) -> u32 {
+        self.hosts.len() as u32
+    }
+
     /// A training job's.
     pub fn training(&self) -> bool {
         self.op.is_none() && !self.trace
@@ -277,7 +281,6 @@ pub fn trace(messages: &[MessageSpec], lists: &[Vec<u32>], file: Option<&str>, j
     Some(JobInfo {
         name: file.unwrap_or("workload").to_string(),
         op: None,
-        ranks: ranks.len() as u32,
         size: messages.iter().map(|m| m.bytes).sum(),
         iterations: 1,
         trace: true,
@@ -296,7 +299,6 @@ pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u
         for &h in &ranks {
             held[h as usize] = true;
         }
-        let n = ranks.len();
         let name = job.name.clone().unwrap_or_else(|| format!("job{i}"));
         ensure((1..=1_000_000).contains(&job.iterations), &at("iterations"), job.iterations, "allowed: 1 to 1000000")?;
         let first = p.messages.len();
@@ -321,7 +323,7 @@ pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u
                 *x += base as u32;
             }
         }
-        p.jobs.push(JobInfo { name, op, ranks: n as u32, size, iterations: job.iterations, trace: false, hosts: ranks });
+        p.jobs.push(JobInfo { name, op, size, iterations: job.iterations, trace: false, hosts: ranks });
     }
     Ok(p)
 }
@@ -389,8 +391,8 @@ fn collective(
         }
     };
     // each channel's part, and the slices of its largest step
-    let part = |c: u32| size / u64::from(channels) + u64::from(u64::from(c) < size % u64::from(channels));
-    let pieces = if slice == 0 { 1 } else { part(0).div_ceil(n as u64).div_ceil(slice).max(1) };
+    let part = |c: u32| share(size, u64::from(channels), u64::from(c));
+    let pieces = ring::slices(part(0), n, slice);
     let count =
         algorithm.count(op, &layout).saturating_mul(pieces).saturating_mul(u64::from(channels)).saturating_mul(job.iterations as u64);
     let total = (p.messages.len() as u64).saturating_add(count);
