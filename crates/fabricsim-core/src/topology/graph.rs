@@ -29,8 +29,8 @@ pub struct Tables {
     /// reaches it.
     entries: Vec<(u32, u32)>,
     pool: Vec<u32>,
-    /// Per edge index, per node: links (hops) to the edge switch; `u32::MAX`: unreachable.
-    dist: Vec<Vec<u32>>,
+    /// The most links between two hosts on shortest paths; `None`: some pair is cut off.
+    diameter: Option<u32>,
 }
 
 impl Tables {
@@ -58,7 +58,8 @@ impl Tables {
         let switches = n - hosts as usize;
         let mut entries = vec![(0u32, 0u32); switches * edges.len()];
         let mut pool = Vec::new();
-        let mut dist = Vec::with_capacity(edges.len());
+        // found search by search, so that no per-edge distances are kept (edges x nodes of them)
+        let mut diameter = Some(if edge_node.len() > 1 { 2 } else { 0 });
         for (e, &edge) in edges.iter().enumerate() {
             // breadth first from the edge switch over live ports, backwards; hosts relay nothing
             let mut d = vec![u32::MAX; n];
@@ -93,9 +94,11 @@ impl Tables {
                 }));
                 entries[(s - hosts) as usize * edges.len() + e] = (offset, pool.len() as u32 - offset);
             }
-            dist.push(d);
+            for &other in &edges {
+                diameter = diameter.zip(d[other as usize].checked_add(2)).map(|(a, b)| a.max(b));
+            }
         }
-        Tables { hosts, edge_of, edges, entries, pool, dist }
+        Tables { hosts, edge_of, edges, entries, pool, diameter }
     }
 
     /// The ports switch `switch` (a node id) may send a packet for host node `dst` on: at the
@@ -112,17 +115,7 @@ impl Tables {
 
     /// The most links between two hosts on shortest paths (`None`: some pair is cut off).
     pub fn diameter(&self) -> Option<u32> {
-        let mut most = if self.edge_of.len() > 1 { 2 } else { 0 };
-        for d in &self.dist {
-            for &other in &self.edges {
-                let hops = d[other as usize];
-                if hops == u32::MAX {
-                    return None;
-                }
-                most = most.max(hops + 2);
-            }
-        }
-        Some(most)
+        self.diameter
     }
 
     /// Entries in all tables, and the ports they hold.
