@@ -521,15 +521,17 @@ def topology(
         t.add_row(f"{name} switches", f"{count:,}")
     for tier, count in enumerate(summary["links"]):
         t.add_row(f"links, tier {tier}", f"{count:,}" + (" (host to leaf)" if tier == 0 else ""))
-    diameter = summary["diameter"]
-    t.add_row("diameter", "some hosts are cut off" if diameter is None else f"{diameter} links between the farthest hosts")
+    t.add_row("diameter", f"{summary['diameter']} links between the farthest hosts")
     bisection, injection = summary["bisection_bps"], summary["injection_bps"]
     t.add_row(
         "bisection",
         f"{bisection / 1e12:,.1f} Tb/s from the first half of the hosts to the second "
         f"({bisection / injection:.3f} of their {injection / 1e12:,.1f} Tb/s)",
     )
-    t.add_row("forwarding tables", f"{summary['table_entries']:,} entries (switch, destination leaf), {summary['table_ports']:,} ports")
+    t.add_row(
+        "forwarding tables",
+        f"{summary['table_entries']:,} entries (switch, destination leaf); {summary['table_ports']:,} ports in their distinct groups",
+    )
     out.print(t)
 
 

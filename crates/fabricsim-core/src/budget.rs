@@ -55,13 +55,30 @@ pub fn port_count(t: &FatTreeSpec) -> u64 {
     2 * links
 }
 
-/// The memory of the fabric: its ports, their queues and wires, and each host's NIC.
+/// Bytes of the forwarding tables (`topology::tables`, shared by the pieces): an entry per
+/// (switch, leaf), and per host its class and its two ports.
+pub fn tables(t: &FatTreeSpec) -> u64 {
+    switch_count(t).saturating_mul(u64::from(t.leaves) * 4).saturating_add(u64::from(t.hosts) * 12)
+}
+
+/// Switches of a fat tree, without building it.
+pub fn switch_count(t: &FatTreeSpec) -> u64 {
+    let (leaves, up0) = (u64::from(t.leaves), u64::from(t.up0));
+    if t.tiers == 2 {
+        leaves + up0
+    } else {
+        leaves + u64::from(t.pods) * up0 + up0 * u64::from(t.radix - t.leaves_per_pod)
+    }
+}
+
+/// The memory of the fabric: its ports, their queues and wires, each host's NIC, and the
+/// forwarding tables.
 pub fn fabric(tree: &FatTreeSpec, switch: &SwitchModel, mtu: u64, bdp_packets: u64) -> u64 {
     let packet = std::mem::size_of::<Packet>() as u64 + 8; // a queue or pipe entry
                                                            // queues at their data buffers, wires holding a BDP; names, counters and results rows
     let queued = switch.classes as u64 * switch.buffer.div_ceil(mtu) + bdp_packets;
     let per_port = std::mem::size_of::<EgressPort>() as u64 + 96 + queued * packet;
-    port_count(tree).saturating_mul(per_port).saturating_add(tree.hosts as u64 * 128)
+    port_count(tree).saturating_mul(per_port).saturating_add(tree.hosts as u64 * 128).saturating_add(tables(tree))
 }
 
 /// Bytes of one connection's state (both halves), before its per-packet state.
@@ -185,11 +202,14 @@ mod tests {
     use crate::topology::{Topology, TopologyConfig};
 
     #[test]
-    fn port_count_matches_the_built_tree() {
+    fn port_and_switch_counts_match_the_built_tree() {
         for (tiers, hosts, radix, oversub) in [(2, 128, 16, 1), (2, 96, 16, 3), (3, 128, 8, 1), (3, 48, 8, 3), (3, 16, 4, 1)] {
             let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, ..Default::default() };
             let spec = FatTreeSpec::new(&cfg).unwrap();
-            assert_eq!(port_count(&spec), Topology::build(&spec).ports.len() as u64, "{tiers} tiers, {hosts} hosts");
+            let t = Topology::build(&spec).unwrap();
+            assert_eq!(port_count(&spec), t.ports.len() as u64, "{tiers} tiers, {hosts} hosts");
+            assert_eq!(switch_count(&spec), t.switches() as u64, "{tiers} tiers, {hosts} hosts");
+            assert_eq!(switch_count(&spec) * u64::from(spec.leaves), t.tables.size().0 as u64);
         }
     }
 }

@@ -119,7 +119,7 @@ pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
 /// messages resolving is most of the time before it.
 pub fn warnings(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
     let model = scenario.resolve()?;
-    let topo = topology::Topology::build(&model.tree);
+    let topo = topology::Topology::build(&model.tree)?;
     faults::timeline(&scenario.faults, &topo, model.seed, model.max_time)?;
     let mut out = model.warnings.clone();
     if let Some(cfg) = &scenario.samples {

@@ -229,17 +229,17 @@ fn columns<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     Ok(out)
 }
 
-/// The CPUs this process may run on (its affinity mask and cgroup CPU quota): what
-/// `threads = "auto"` uses at most.
 /// The fabric of a scenario's `[topology]` read as a graph (`fabricsim topology`), as JSON.
 #[pyfunction]
 fn topology_summary(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     let scenario = parse(py, scenario_json)?;
     let spec = fabricsim_core::topology::FatTreeSpec::new(&scenario.topology).map_err(|e| scenario_error(py, e))?;
-    let topo = fabricsim_core::topology::Topology::build(&spec);
+    let topo = fabricsim_core::topology::Topology::build(&spec).map_err(|e| scenario_error(py, e))?;
     Ok(serde_json::to_string(&fabricsim_core::topology::graph::summary(&topo)).unwrap_or_default())
 }
 
+/// The CPUs this process may run on (its affinity mask and cgroup CPU quota): what
+/// `threads = "auto"` uses at most.
 #[pyfunction]
 fn available_cpus() -> usize {
     fabricsim_core::sim::threads::available_cpus()

@@ -154,7 +154,7 @@ impl Simulation {
     /// memory).
     fn build(scenario: &Scenario, cut: impl FnOnce(&Topology, &Model) -> Vec<u16>) -> Result<Simulation, ScenarioError> {
         let mut model = scenario.resolve()?;
-        let topo = Topology::build(&model.tree);
+        let topo = Topology::build(&model.tree)?;
         let home: Arc<[u16]> = cut(&topo, &model).into();
         if home.len() != topo.nodes.len() {
             let allowed = format!("one piece for each of the {} nodes", topo.nodes.len());

@@ -203,8 +203,7 @@ impl Piece {
             if missing == 0 {
                 continue;
             }
-            let leaf = topo.ports[topo.nodes[host as usize].reach.first_port as usize].to;
-            let Some(down) = topo.nodes[leaf as usize].reach.down_port(host) else { continue };
+            let down = topo.tables.into_host(host);
             let on_wire: u64 =
                 self.fabric.wires()[down as usize].packets().filter(|(_, p)| p.kind == Kind::Data).map(|(_, p)| u64::from(p.size)).sum();
             if missing > on_wire {
@@ -315,7 +314,7 @@ pub fn partition(topo: &Topology, pieces: usize) -> Vec<u16> {
         *h = ((k - hosts - leaves - aggs) % pieces) as u16;
     }
     for host in 0..hosts {
-        let leaf = topo.ports[topo.nodes[host].reach.first_port as usize].to;
+        let leaf = topo.ports[topo.tables.out_of_host(host as u32) as usize].to;
         home[host] = home[leaf as usize];
     }
     home

@@ -5,23 +5,25 @@
 //! routing has excluded after a failure. It puts a packet on a wire ([`Fabric::transmit`]):
 //! its last bit leaves after the serialization time and reaches the far end `delay` later;
 //! the sending port hands it to the wire, and only the wire's head has an event pending
-//! (`PipeArrive`). At a switch it picks the egress port ([`Fabric::forward`]: down by
-//! arithmetic, up by the tier's rule among the ports routing still allows) and queues the
+//! (`PipeArrive`). At a switch it picks the egress port ([`Fabric::forward`]: the switch's
+//! forwarding table names one port or a group, of which the tier's rule picks one among the
+//! ports routing still allows) and queues the
 //! packet ([`Fabric::enqueue`]: trim, drop or ECN-mark). A port that frees while packets wait
 //! is woken once (`PortFree`). Each port counts what it loses, per connection too (summed when
 //! read); the fabric never looks inside a host: a packet that reaches a host is handed back to the caller.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::engine::rng::{Rng, Stream};
 use crate::engine::{Event, EventQueue};
 use crate::faults::link::{Change, LinkFault};
 use crate::packet::{Kind, Packet};
-use crate::switch::routing::{choose_up, usable, PortLoads, Route, Rule};
+use crate::switch::routing::{choose_up, PortLoads, Route, Rule};
 use crate::switch::wire::Wire;
 use crate::switch::{red_mark, EcnMark, EgressPort, Overflow, SwitchModel};
 use crate::time::{serialization, Time};
-use crate::topology::Topology;
+use crate::topology::{Next, Restriction, Tables, Topology};
 
 pub use crate::switch::port::ConnLosses;
 
@@ -40,16 +42,19 @@ pub struct Fabric {
     ports: Vec<EgressPort>,
     /// What each port put on its wire, held by the far end.
     wires: Vec<Wire>,
+    /// Every switch's forwarding table (shared by the pieces).
+    tables: Arc<Tables>,
+    /// Per switch (node - hosts): its rule, tier and hash salt.
     routes: Vec<Route>,
     /// One stream per switch (ECN draws, spraying, adaptive tie-breaks).
     rng: Vec<Rng>,
     hosts: u32,
     cfg: SwitchModel,
     seed: u64,
-    /// Ports routing has excluded, and the resulting usable up-ports per (switch, leaf);
-    /// empty while nothing is excluded.
+    /// Ports routing has excluded, and what each table entry's group may still use
+    /// (`Tables::restrict`); empty while nothing is excluded.
     excluded: Vec<bool>,
-    restricted: Vec<Option<Box<[u32]>>>,
+    restricted: Restriction,
     /// With a shared buffer: the data bytes queued at each switch (empty otherwise).
     pooled: Vec<u64>,
     /// Adaptive routing's last sample of each port's load (empty while loads are exact).
@@ -70,21 +75,20 @@ impl Fabric {
             .collect();
         let wires = topo.ports.iter().map(|p| Wire::new(p.from, p.to)).collect();
         let salt = |i: u64| Rng::stream(seed, Stream::Salt, i).next_u64();
-        let routes = topo
-            .nodes
+        let routes = topo.nodes[hosts as usize..]
             .iter()
-            .enumerate()
-            .map(|(i, n)| Route {
+            .zip(hosts as u64..)
+            .map(|(n, i)| Route {
                 tier: n.tier.unwrap_or(0) as u8,
                 rule: n.tier.and_then(|t| cfg.rules.get(t as usize)).copied().unwrap_or(Rule::Ecmp),
-                reach: n.reach,
-                salt: salt(i as u64),
+                salt: salt(i),
             })
             .collect();
         let rng = (0..topo.switches()).map(|i| Rng::stream(seed, Stream::Switch, i as u64)).collect();
         let pooled = if cfg.shared.is_some() { vec![0; topo.switches()] } else { Vec::new() };
         let samples = if cfg.sense.is_exact() { Vec::new() } else { vec![(0, 0); ports.len()] };
         Fabric {
+            tables: topo.tables.clone(),
             topo,
             ports,
             wires,
@@ -94,7 +98,7 @@ impl Fabric {
             cfg,
             seed,
             excluded: Vec::new(),
-            restricted: Vec::new(),
+            restricted: Restriction::default(),
             pooled,
             samples,
             outbox: Vec::new(),
@@ -131,7 +135,7 @@ impl Fabric {
     /// The NIC port of `host` (its link to the leaf).
     #[inline]
     pub fn nic_port(&self, host: u32) -> u32 {
-        self.routes[host as usize].reach.first_port
+        self.tables.out_of_host(host)
     }
 
     /// The host whose NIC `port` is, if it is one.
@@ -278,28 +282,28 @@ impl Fabric {
     /// A packet reached switch `node`: route it to its egress port and queue it there.
     #[inline]
     pub fn forward(&mut self, q: &mut EventQueue, now: Time, node: u32, mut pkt: Packet) {
-        let out = self.next_hop(now, node, &pkt);
-        let r = &self.routes[node as usize].reach;
-        if out >= r.first_up() {
-            // going up: the switch stamps its choice into the path id (mixed radix)
-            pkt.path = pkt.path.wrapping_mul(r.n_up as u16).wrapping_add((out - r.first_up()) as u16);
-        }
+        let out = self.next_hop(now, node, &mut pkt);
         self.enqueue(q, now, out, pkt);
     }
 
-    /// Down is deterministic; up follows the switch tier's rule (`switch::routing`), among
-    /// the up-ports routing still allows towards the destination's leaf.
+    /// The port the switch's table names, or the member of the group it names that the switch
+    /// tier's rule picks (`switch::routing`) among those routing still allows; the switch
+    /// stamps a group's choice into the packet's path id (mixed radix).
     #[inline]
-    fn next_hop(&mut self, now: Time, node: u32, pkt: &Packet) -> u32 {
-        let r = &self.routes[node as usize];
-        if let Some(port) = r.reach.down_port(pkt.dst) {
-            return port;
+    fn next_hop(&mut self, now: Time, node: u32, pkt: &mut Packet) -> u32 {
+        let key = self.tables.key(node, pkt.dst);
+        match self.tables.next(key, pkt.dst) {
+            Next::Deliver(port) | Next::Port(port) => port,
+            Next::Group(g) => {
+                let sw = (node - self.hosts) as usize;
+                let group = self.tables.group(g);
+                let set = self.restricted.usable(key);
+                let mut loads = PortLoads { ports: &self.ports, sense: &self.cfg.sense, now, samples: &mut self.samples };
+                let i = choose_up(&self.routes[sw], group, pkt, set, Some(&mut self.rng[sw]), &mut loads, &self.cfg.mp_ev).unwrap_or(0);
+                pkt.path = pkt.path.wrapping_mul(group.len() as u16).wrapping_add(i as u16);
+                group[i as usize]
+            }
         }
-        let sw = (node - self.hosts) as usize;
-        let set = usable(&self.restricted, &self.topo.spec, sw, pkt.dst);
-        let mut loads = PortLoads { ports: &self.ports, sense: &self.cfg.sense, now, samples: &mut self.samples };
-        let i = choose_up(r, pkt, set, Some(&mut self.rng[sw]), &mut loads, &self.cfg.mp_ev);
-        r.reach.first_up() + i.unwrap_or(0)
     }
 
     /// Queues `pkt` at `port` (or puts it straight on a free wire): a data packet that would
@@ -374,7 +378,11 @@ impl Fabric {
             }
         }
         if change == Change::Converge {
-            self.restricted = if self.excluded.iter().any(|&x| x) { self.topo.usable_up_ports(&self.excluded) } else { Vec::new() };
+            self.restricted = if self.excluded.iter().any(|&x| x) {
+                self.tables.restrict(&self.topo.ports, &self.excluded)
+            } else {
+                Restriction::default()
+            };
         }
     }
 
@@ -385,14 +393,15 @@ impl Fabric {
         let mut path = vec![port];
         let mut node = self.topo.ports[port as usize].to;
         while node != probe.dst {
-            let r = self.routes[node as usize];
-            port = match r.reach.down_port(probe.dst) {
-                Some(port) => port,
-                None => {
-                    let set = usable(&self.restricted, &self.topo.spec, (node - self.hosts) as usize, probe.dst);
+            let key = self.tables.key(node, probe.dst);
+            port = match self.tables.next(key, probe.dst) {
+                Next::Deliver(port) | Next::Port(port) => port,
+                Next::Group(g) => {
+                    let group = self.tables.group(g);
                     // a rule that reads loads decides at random among equals: never inspected
                     let mut loads = PortLoads { ports: &self.ports, sense: &self.cfg.sense, now: 0, samples: &mut [] };
-                    r.reach.first_up() + choose_up(&r, probe, set, None, &mut loads, &self.cfg.mp_ev)?
+                    let r = &self.routes[(node - self.hosts) as usize];
+                    group[choose_up(r, group, probe, self.restricted.usable(key), None, &mut loads, &self.cfg.mp_ev)? as usize]
                 }
             };
             path.push(port);

@@ -1,42 +1,19 @@
-//! Building the nodes and ports of a fat tree, and what routing can still reach after
-//! links are excluded.
+//! The fat tree generator: the nodes and ports of a 2- or 3-tier tree; routing is the
+//! forwarding tables built from them (`topology::tables`).
 
+use std::sync::Arc;
+
+use super::tables::Tables;
 use super::FatTreeSpec;
+use crate::error::ScenarioError;
 use crate::time::Time;
 
-/// A node: a host, or a switch with its routing range.
+/// A node: a host or a switch.
 #[derive(Debug, Clone)]
 pub struct Node {
     pub name: String,
     /// Switch tier (0 = leaf); `None` for a host.
     pub tier: Option<u32>,
-    pub reach: Reach,
-}
-
-/// Where a node's ports lead: hosts `lo..hi` lie below it, `span` behind each of its `n_down`
-/// down ports (ports `first_port..`), followed by its `n_up` up ports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reach {
-    pub lo: u32,
-    pub hi: u32,
-    pub span: u32,
-    pub first_port: u32,
-    pub n_down: u32,
-    pub n_up: u32,
-}
-
-impl Reach {
-    /// The down port towards `host`, if `host` lies below: routing down is arithmetic.
-    #[inline]
-    pub fn down_port(&self, host: u32) -> Option<u32> {
-        (self.lo..self.hi).contains(&host).then(|| self.first_port + (host - self.lo) / self.span)
-    }
-
-    /// The first up port (up-port offsets count from it).
-    #[inline]
-    pub fn first_up(&self) -> u32 {
-        self.first_port + self.n_down
-    }
 }
 
 /// One direction of a link: its sender side owns an egress queue.
@@ -54,16 +31,31 @@ pub struct PortInfo {
     pub delay: Time,
 }
 
-/// The built fabric.
+/// The built fabric: its graph and every switch's forwarding table (shared by the pieces of
+/// a run).
 #[derive(Debug, Clone)]
 pub struct Topology {
     pub spec: FatTreeSpec,
     pub nodes: Vec<Node>,
     pub ports: Vec<PortInfo>,
+    pub tables: Arc<Tables>,
 }
 
 impl Topology {
-    pub fn build(spec: &FatTreeSpec) -> Topology {
+    /// The fat tree of `spec`, with its tables.
+    pub fn build(spec: &FatTreeSpec) -> Result<Topology, ScenarioError> {
+        let (nodes, ports) = Self::tree(spec);
+        Topology::from_graph(spec.clone(), nodes, ports)
+    }
+
+    /// A topology of these nodes (hosts first) and ports, routed by shortest paths.
+    pub fn from_graph(spec: FatTreeSpec, nodes: Vec<Node>, ports: Vec<PortInfo>) -> Result<Topology, ScenarioError> {
+        let tables = Tables::shortest_paths(spec.hosts, &nodes, &ports)
+            .map_err(|why| ScenarioError::new("topology", why, "allowed: a connected fabric, every host on one link"))?;
+        Ok(Topology { spec, nodes, ports, tables: Arc::new(tables) })
+    }
+
+    fn tree(spec: &FatTreeSpec) -> (Vec<Node>, Vec<PortInfo>) {
         let s = spec;
         let h = s.hosts;
         let k = s.radix;
@@ -76,25 +68,23 @@ impl Topology {
         let mid0 = leaf0 + leaves;
         let top0 = mid0 + mid_count;
 
-        let mut topo = Topology { spec: s.clone(), nodes: Vec::new(), ports: Vec::new() };
-        // Each entry: (name, tier, lo, hi, span, down neighbours, up neighbours).
-        let add = |topo: &mut Topology, name: String, tier: Option<u32>, range: (u32, u32, u32), down: Vec<u32>, up: Vec<u32>| {
-            let id = topo.nodes.len() as u32;
-            let first_port = topo.ports.len() as u32;
-            let (n_down, n_up) = (down.len() as u32, up.len() as u32);
+        let mut topo = (Vec::new(), Vec::new());
+        // each node's ports: down (towards hosts), then up, in neighbour order
+        let add = |(nodes, ports): &mut (Vec<Node>, Vec<PortInfo>), name: String, tier: Option<u32>, down: Vec<u32>, up: Vec<u32>| {
+            let id = nodes.len() as u32;
             let link_tier_up = tier.map_or(0, |t| t + 1);
             let link_tier_down = tier.unwrap_or(0);
             for (i, to) in down.into_iter().enumerate() {
-                topo.ports.push(port(s, format!("{name}:down{i}"), id, to, link_tier_down, false, h));
+                ports.push(port(s, format!("{name}:down{i}"), id, to, link_tier_down, false, h));
             }
             for (i, to) in up.into_iter().enumerate() {
-                topo.ports.push(port(s, format!("{name}:up{i}"), id, to, link_tier_up, true, h));
+                ports.push(port(s, format!("{name}:up{i}"), id, to, link_tier_up, true, h));
             }
-            topo.nodes.push(Node { name, tier, reach: Reach { lo: range.0, hi: range.1, span: range.2, first_port, n_down, n_up } });
+            nodes.push(Node { name, tier });
         };
         // host nodes are leaf slots, named by the host the scenario numbers there
         for slot in 0..h {
-            add(&mut topo, format!("host{}", s.host(slot)), None, (slot, slot + 1, 1), vec![], vec![leaf0 + slot / s.down0]);
+            add(&mut topo, format!("host{}", s.host(slot)), None, vec![], vec![leaf0 + slot / s.down0]);
         }
         for l in 0..leaves {
             let lo = l * s.down0;
@@ -104,24 +94,23 @@ impl Topology {
             } else {
                 (0..u).map(|j| mid0 + j).collect()
             };
-            add(&mut topo, format!("leaf{l}"), Some(0), (lo, lo + s.down0, 1), (lo..lo + s.down0).collect(), up);
+            add(&mut topo, format!("leaf{l}"), Some(0), (lo..lo + s.down0).collect(), up);
         }
         if three {
-            let hp = s.hosts_per_pod();
             for a in 0..aggs {
                 let (pod, g) = (a / u, a % u);
                 let down = (0..s.leaves_per_pod).map(|i| leaf0 + pod * s.leaves_per_pod + i).collect();
                 let up = (0..agg_up).map(|j| top0 + g * agg_up + j).collect();
-                add(&mut topo, format!("agg{a}"), Some(1), (pod * hp, (pod + 1) * hp, s.down0), down, up);
+                add(&mut topo, format!("agg{a}"), Some(1), down, up);
             }
             for c in 0..top_count {
                 let g = c / agg_up;
                 let down = (0..s.pods).map(|p| mid0 + p * u + g).collect();
-                add(&mut topo, format!("core{c}"), Some(2), (0, h, hp), down, vec![]);
+                add(&mut topo, format!("core{c}"), Some(2), down, vec![]);
             }
         } else {
             for sp in 0..u {
-                add(&mut topo, format!("spine{sp}"), Some(1), (0, h, s.down0), (0..leaves).map(|l| leaf0 + l).collect(), vec![]);
+                add(&mut topo, format!("spine{sp}"), Some(1), (0..leaves).map(|l| leaf0 + l).collect(), vec![]);
             }
         }
         topo
@@ -133,65 +122,6 @@ impl Topology {
 
     pub fn switches(&self) -> usize {
         self.nodes.len() - self.spec.hosts as usize
-    }
-
-    /// After routing has excluded some links (`excluded[port]`), the up-ports each switch may
-    /// still use towards each leaf: `out[(switch - hosts) * leaves + leaf]` is `Some(offsets
-    /// among the switch's up-ports)` where some up-ports lead nowhere useful, `None` where all
-    /// do (or none does: then nothing helps and the full group stays, packets are lost).
-    pub fn usable_up_ports(&self, excluded: &[bool]) -> Vec<Option<Box<[u32]>>> {
-        let hosts = self.hosts();
-        let leaves = self.spec.leaves as usize;
-        let switches = self.nodes.len() - hosts as usize;
-        let mut memo = vec![0u8; switches * leaves];
-        let mut out = vec![None; switches * leaves];
-        for node in hosts..self.nodes.len() as u32 {
-            let n = &self.nodes[node as usize];
-            if n.reach.n_up == 0 {
-                continue;
-            }
-            let up = n.reach.first_port + n.reach.n_down;
-            for leaf in 0..leaves as u32 {
-                if n.reach.down_port(leaf * self.spec.down0).is_some() {
-                    continue; // below this switch: routed down
-                }
-                let usable: Vec<u32> = (0..n.reach.n_up)
-                    .filter(|&i| {
-                        let p = (up + i) as usize;
-                        !excluded[p] && self.reaches(self.ports[p].to, leaf, excluded, &mut memo)
-                    })
-                    .collect();
-                if !usable.is_empty() && usable.len() < n.reach.n_up as usize {
-                    out[(node - hosts) as usize * leaves + leaf as usize] = Some(usable.into_boxed_slice());
-                }
-            }
-        }
-        out
-    }
-
-    /// Whether `node` can still deliver to `leaf` over links routing has not excluded.
-    fn reaches(&self, node: u32, leaf: u32, excluded: &[bool], memo: &mut [u8]) -> bool {
-        let hosts = self.hosts();
-        if node == hosts + leaf {
-            return true;
-        }
-        let idx = (node - hosts) as usize * self.spec.leaves as usize + leaf as usize;
-        if memo[idx] != 0 {
-            return memo[idx] == 1;
-        }
-        let n = &self.nodes[node as usize];
-        let host = leaf * self.spec.down0;
-        let ok = if let Some(p) = n.reach.down_port(host) {
-            let p = p as usize;
-            !excluded[p] && self.reaches(self.ports[p].to, leaf, excluded, memo)
-        } else {
-            (0..n.reach.n_up).any(|i| {
-                let p = (n.reach.first_port + n.reach.n_down + i) as usize;
-                !excluded[p] && self.reaches(self.ports[p].to, leaf, excluded, memo)
-            })
-        };
-        memo[idx] = if ok { 1 } else { 2 };
-        ok
     }
 
     /// Looks a port up by its stable name.
@@ -214,7 +144,7 @@ mod tests {
 
     fn build(tiers: u32, hosts: u32, radix: u32, oversub: u32) -> Result<Topology, ScenarioError> {
         let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, ..Default::default() };
-        Ok(Topology::build(&FatTreeSpec::new(&cfg)?))
+        Topology::build(&FatTreeSpec::new(&cfg)?)
     }
 
     #[test]
@@ -222,8 +152,8 @@ mod tests {
         // 2 tiers, radix 8: 4 hosts per leaf; 4 NICs per server: a rail group is 4 servers
         let cfg = TopologyConfig { hosts: 32, radix: 8, nics_per_server: 4, rails: true, ..Default::default() };
         let spec = FatTreeSpec::new(&cfg).unwrap();
-        let t = Topology::build(&spec);
-        let leaf_of = |host: u32| t.nodes[spec.slot(host) as usize].reach.lo / spec.down0;
+        let t = Topology::build(&spec).unwrap();
+        let leaf_of = |host: u32| t.ports[t.tables.out_of_host(spec.slot(host)) as usize].to - 32;
         for server in 0..8 {
             for nic in 0..4 {
                 let h = server * 4 + nic;
@@ -264,8 +194,8 @@ mod tests {
             assert_eq!(count(&t, if tiers == 2 { "spine" } else { "agg" }), mid);
             assert_eq!(count(&t, "core"), top);
             // Every switch uses at most `radix` ports; links are full duplex.
-            for n in &t.nodes[hosts as usize..] {
-                assert!(n.reach.n_down + n.reach.n_up <= radix, "{}", n.name);
+            for (i, n) in t.nodes.iter().enumerate().skip(hosts as usize) {
+                assert!(t.ports.iter().filter(|p| p.from as usize == i).count() <= radix as usize, "{}", n.name);
             }
             let mut pairs: Vec<(u32, u32)> = t.ports.iter().map(|p| (p.from.min(p.to), p.from.max(p.to))).collect();
             pairs.sort();
@@ -276,22 +206,22 @@ mod tests {
     #[test]
     fn oversubscription_splits_leaf_ports() {
         let t = build(2, 96, 16, 3).unwrap();
-        let leaf = &t.nodes[96];
-        assert_eq!((leaf.reach.n_down, leaf.reach.n_up), (12, 4));
+        let ports = |up: bool| t.ports.iter().filter(|p| p.from == 96 && p.up == up).count();
+        assert_eq!((ports(false), ports(true)), (12, 4));
         assert_eq!(count(&t, "spine"), 4);
     }
 
     #[test]
-    fn down_routing_reaches_every_host() {
+    fn the_tables_lead_from_the_top_down_to_every_host() {
         for (tiers, hosts, radix) in [(2, 128, 16), (3, 128, 8)] {
             let t = build(tiers, hosts, radix, 1).unwrap();
             for dst in 0..hosts {
-                // Start at the top-most switch that covers everything and walk down.
+                // from the last (top) switch: one next hop at every switch down to dst
                 let mut node = t.nodes.len() as u32 - 1;
                 while node >= hosts {
-                    let n = &t.nodes[node as usize];
-                    let p = n.reach.down_port(dst).expect("the top switch covers every host, and each one below covers dst");
-                    node = t.ports[p as usize].to;
+                    let next = t.tables.next_hops(node, dst);
+                    assert_eq!(next.len(), 1, "{tiers} tiers: below a top switch there is one path");
+                    node = t.ports[next[0] as usize].to;
                 }
                 assert_eq!(node, dst);
             }
@@ -305,24 +235,6 @@ mod tests {
         let t3 = build(3, 128, 8, 1).unwrap().spec;
         // 4 hosts per leaf, 16 per pod; 4 aggregation uplinks per leaf, 4 core uplinks per agg
         assert_eq!((t3.path_count(0, 1), t3.path_count(0, 5), t3.path_count(0, 100)), (1, 4, 16));
-    }
-
-    #[test]
-    fn a_dead_spine_link_is_avoided_for_that_leaf_only() {
-        let t = build(2, 128, 16, 1).unwrap();
-        let mut excluded = vec![false; t.ports.len()];
-        let dead = t.port_by_name("leaf0:up3").unwrap() as usize;
-        let back = t.port_by_name("spine3:down0").unwrap() as usize;
-        excluded[dead] = true;
-        excluded[back] = true;
-        let sets = t.usable_up_ports(&excluded);
-        let leaves = 16;
-        // leaf 5 must not go via spine 3 to reach leaf 0, but may for leaf 1
-        let leaf5 = 5;
-        assert_eq!(sets[leaf5 * leaves].as_deref(), Some(&[0, 1, 2, 4, 5, 6, 7][..]));
-        assert_eq!(sets[leaf5 * leaves + 1], None);
-        // leaf 0 itself avoids its dead uplink for every destination
-        assert_eq!(sets[2].as_deref(), Some(&[0, 1, 2, 4, 5, 6, 7][..]));
     }
 
     #[test]

@@ -1,128 +1,8 @@
-//! The fabric read as a graph, without its shape: forwarding tables by shortest paths, the
-//! diameter and a bisection estimate (issue 48's first step: the model any topology can use).
-//!
-//! A node is a host or a switch and each port is one direction of a link (`PortInfo`: from,
-//! to, rate). A switch's **forwarding table** holds, per destination, the ports that start a
-//! shortest path there over the ports routing has not excluded, as htsim's route tables hold
-//! next hops per destination (`routetable.h`, `Switch::getNextHop`). Hosts forward nothing: a
-//! path crosses switches only. A host hangs from one switch (its edge switch), so every host of
-//! an edge switch has the same entry at every other switch: the table is kept per (switch,
-//! edge switch), and at its own edge switch a host is the port to it.
-//!
-//! On a fat tree the shortest paths are the up-down paths: a switch below the destination has
-//! one port towards it, any other every up-port that still reaches the destination's leaf
-//! (`Topology::usable_up_ports`); the tests check the tables against that arithmetic on every
-//! shape, with and without dead links. The switches still route by the arithmetic; the tables
-//! are what they will read (docs/model.md, "Topology").
+//! The fabric read as a graph, without its shape: the summary `fabricsim topology` prints
+//! (switches, links, the diameter and table sizes from the forwarding tables, a bisection
+//! estimate by maximum flow).
 
 use super::Topology;
-
-/// A switch's ports towards every destination, on shortest paths.
-#[derive(Debug, Clone)]
-pub struct Tables {
-    hosts: u32,
-    /// Per host node: its edge switch's index among `edges`.
-    edge_of: Vec<u32>,
-    /// The edge switches (node ids).
-    edges: Vec<u32>,
-    /// Per (switch - hosts, edge index): (offset into `pool`, ports); (0, 0) where nothing
-    /// reaches it.
-    entries: Vec<(u32, u32)>,
-    pool: Vec<u32>,
-    /// The most links between two hosts on shortest paths; `None`: some pair is cut off.
-    diameter: Option<u32>,
-}
-
-impl Tables {
-    /// The tables of `topo` over the ports not `excluded` (empty: none is).
-    pub fn shortest_paths(topo: &Topology, excluded: &[bool]) -> Tables {
-        let hosts = topo.hosts();
-        let n = topo.nodes.len();
-        let live = |p: usize| excluded.get(p).is_none_or(|&x| !x);
-        // every host's one link: its edge switch
-        let mut edge_node = vec![u32::MAX; hosts as usize];
-        for p in &topo.ports {
-            if p.from < hosts {
-                edge_node[p.from as usize] = p.to;
-            }
-        }
-        let mut edges: Vec<u32> = edge_node.clone();
-        edges.sort_unstable();
-        edges.dedup();
-        let edge_of = edge_node.iter().map(|e| edges.binary_search(e).unwrap_or(0) as u32).collect();
-        // the ports into each node, for the searches back from a destination
-        let mut into: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (i, p) in topo.ports.iter().enumerate() {
-            into[p.to as usize].push(i as u32);
-        }
-        let switches = n - hosts as usize;
-        let mut entries = vec![(0u32, 0u32); switches * edges.len()];
-        let mut pool = Vec::new();
-        // found search by search, so that no per-edge distances are kept (edges x nodes of them)
-        let mut diameter = Some(if edge_node.len() > 1 { 2 } else { 0 });
-        for (e, &edge) in edges.iter().enumerate() {
-            // breadth first from the edge switch over live ports, backwards; hosts relay nothing
-            let mut d = vec![u32::MAX; n];
-            d[edge as usize] = 0;
-            let mut frontier = vec![edge];
-            while !frontier.is_empty() {
-                let mut next = Vec::new();
-                for &w in &frontier {
-                    for &p in &into[w as usize] {
-                        let v = topo.ports[p as usize].from;
-                        if live(p as usize) && d[v as usize] == u32::MAX {
-                            d[v as usize] = d[w as usize] + 1;
-                            if v >= hosts {
-                                next.push(v);
-                            }
-                        }
-                    }
-                }
-                frontier = next;
-            }
-            for s in hosts..n as u32 {
-                let node = &topo.nodes[s as usize];
-                if d[s as usize] == u32::MAX || s == edge {
-                    continue;
-                }
-                let first = node.reach.first_port;
-                let ports = first..first + node.reach.n_down + node.reach.n_up;
-                let offset = pool.len() as u32;
-                pool.extend(ports.filter(|&p| {
-                    let to = topo.ports[p as usize].to;
-                    live(p as usize) && to >= hosts && d[to as usize] == d[s as usize] - 1
-                }));
-                entries[(s - hosts) as usize * edges.len() + e] = (offset, pool.len() as u32 - offset);
-            }
-            for &other in &edges {
-                diameter = diameter.zip(d[other as usize].checked_add(2)).map(|(a, b)| a.max(b));
-            }
-        }
-        Tables { hosts, edge_of, edges, entries, pool, diameter }
-    }
-
-    /// The ports switch `switch` (a node id) may send a packet for host node `dst` on: at the
-    /// host's edge switch its port, elsewhere the table's entry (empty: nothing reaches it).
-    pub fn next_hops<'a>(&'a self, topo: &Topology, switch: u32, dst: u32) -> std::borrow::Cow<'a, [u32]> {
-        let e = self.edge_of[dst as usize] as usize;
-        if self.edges[e] == switch {
-            let port = topo.ports.iter().position(|p| p.from == switch && p.to == dst).map(|p| p as u32);
-            return std::borrow::Cow::Owned(port.into_iter().collect());
-        }
-        let (offset, len) = self.entries[(switch - self.hosts) as usize * self.edges.len() + e];
-        std::borrow::Cow::Borrowed(&self.pool[offset as usize..(offset + len) as usize])
-    }
-
-    /// The most links between two hosts on shortest paths (`None`: some pair is cut off).
-    pub fn diameter(&self) -> Option<u32> {
-        self.diameter
-    }
-
-    /// Entries in all tables, and the ports they hold.
-    pub fn size(&self) -> (usize, usize) {
-        (self.entries.iter().filter(|e| e.1 > 0).count(), self.pool.len())
-    }
-}
 
 /// What `fabricsim topology` prints of a fabric.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -132,13 +12,13 @@ pub struct Summary {
     pub switches: Vec<(String, u32)>,
     /// Links (both directions of one count once), per link tier.
     pub links: Vec<u32>,
-    /// The most links between two hosts on shortest paths; `None`: some pair is cut off.
-    pub diameter: Option<u32>,
+    /// The most links between two hosts on shortest paths.
+    pub diameter: u32,
     /// The maximum flow from the first half of the hosts (by id) to the second, bits/s.
     pub bisection_bps: u64,
     /// The same if every host sent at line rate: the hosts' half times their link rate.
     pub injection_bps: u64,
-    /// Forwarding table entries and the ports they hold.
+    /// Forwarding table entries, and the ports of their distinct groups.
     pub table_entries: usize,
     pub table_ports: usize,
 }
@@ -158,7 +38,7 @@ pub fn summary(topo: &Topology) -> Summary {
     for p in topo.ports.iter().filter(|p| p.up) {
         links[p.tier as usize] += 1;
     }
-    let tables = Tables::shortest_paths(topo, &[]);
+    let tables = &topo.tables;
     let (table_entries, table_ports) = tables.size();
     let half = hosts / 2;
     let a: Vec<u32> = (0..half).map(|h| topo.spec.slot(h)).collect();
@@ -271,69 +151,7 @@ mod tests {
     fn tree(tiers: u32, hosts: u32, radix: u32, oversub: u32, rails: bool) -> Topology {
         let nics = if rails { 4 } else { 1 };
         let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, nics_per_server: nics, rails, ..Default::default() };
-        Topology::build(&FatTreeSpec::new(&cfg).unwrap())
-    }
-
-    /// The arithmetic's ports at `switch` towards host node `dst`: down where it lies below,
-    /// else the up-ports (those `usable` leaves, where it restricts them).
-    fn arithmetic(t: &Topology, usable: &[Option<Box<[u32]>>], switch: u32, dst: u32) -> Vec<u32> {
-        let r = t.nodes[switch as usize].reach;
-        if let Some(p) = r.down_port(dst) {
-            return vec![p];
-        }
-        let leaf = (dst / t.spec.down0) as usize;
-        match usable.get((switch - t.hosts()) as usize * t.spec.leaves as usize + leaf).and_then(|u| u.as_deref()) {
-            Some(set) => set.iter().map(|&i| r.first_up() + i).collect(),
-            None => (r.first_up()..r.first_up() + r.n_up).collect(),
-        }
-    }
-
-    #[test]
-    fn on_fat_trees_the_shortest_paths_are_the_up_down_arithmetic() {
-        for (tiers, hosts, radix, oversub, rails) in
-            [(2, 128, 16, 1, false), (2, 96, 16, 3, false), (3, 128, 8, 1, false), (3, 1024, 16, 1, false), (2, 128, 16, 1, true)]
-        {
-            let t = tree(tiers, hosts, radix, oversub, rails);
-            let tables = Tables::shortest_paths(&t, &[]);
-            for s in hosts..t.nodes.len() as u32 {
-                for dst in 0..hosts {
-                    assert_eq!(
-                        tables.next_hops(&t, s, dst).to_vec(),
-                        arithmetic(&t, &[], s, dst),
-                        "{tiers}-tier {hosts}: switch {s} to host {dst}"
-                    );
-                }
-            }
-            assert_eq!(tables.diameter(), Some(2 * tiers), "{tiers}-tier {hosts}");
-        }
-    }
-
-    #[test]
-    fn dead_links_leave_the_up_ports_that_still_reach_the_leaf() {
-        for (tiers, hosts, radix, dead) in [(2, 128, 16, vec!["leaf0:up3", "spine3:down0"]), (3, 128, 8, vec!["agg0:up1", "core1:down0"])] {
-            let t = tree(tiers, hosts, radix, 1, false);
-            let mut excluded = vec![false; t.ports.len()];
-            for name in dead {
-                excluded[t.port_by_name(name).unwrap() as usize] = true;
-            }
-            let usable = t.usable_up_ports(&excluded);
-            let tables = Tables::shortest_paths(&t, &excluded);
-            let mut restricted = 0;
-            for s in t.spec.hosts..t.nodes.len() as u32 {
-                for dst in 0..hosts {
-                    let want = arithmetic(&t, &usable, s, dst);
-                    let got = tables.next_hops(&t, s, dst).to_vec();
-                    // where the arithmetic keeps a dead port (nothing better exists) the
-                    // shortest paths go round it, a longer way; elsewhere they agree
-                    if want.iter().all(|&p| !excluded[p as usize]) {
-                        assert_eq!(got, want, "{tiers}-tier: switch {s} to host {dst}");
-                        let r = t.nodes[s as usize].reach;
-                        restricted += usize::from(r.down_port(dst).is_none() && (want.len() as u32) < r.n_up);
-                    }
-                }
-            }
-            assert!(restricted > 0, "{tiers}-tier: some switch routes round the dead link");
-        }
+        Topology::build(&FatTreeSpec::new(&cfg).unwrap()).unwrap()
     }
 
     #[test]

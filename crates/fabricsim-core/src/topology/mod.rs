@@ -9,23 +9,25 @@
 //!   of every pod links to the k/2 cores of core group g; a core has one port per pod, so at
 //!   most k pods. 1024 hosts with k = 16 is the full k^3/4 tree.
 //!
-//! Numbering: hosts `0..H`, then switches tier by tier. Each node's ports are contiguous:
-//! down ports first (towards hosts), then up ports, so routing is arithmetic: every switch
-//! covers a contiguous host range `lo..hi`, and a packet for a host in it goes down port
-//! `(dst - lo) / span`; anything else goes up. Host nodes are leaf slots: with
+//! The tree is one generator of the model's graph (nodes and ports, [`Topology`]); switches
+//! route by the forwarding tables built from that graph ([`tables`]), not by the tree's shape.
+//! Numbering: hosts `0..H`, then switches tier by tier; each node's ports are contiguous, down
+//! ports first (towards hosts), then up ports. Host nodes are leaf slots: with
 //! `nics_per_server` and `rails`, the scenario's host ids are mapped to slots once, when the
 //! model is built, and back in the results ([`FatTreeSpec::slot`]). Link tiers: 0 = host-leaf, 1 = leaf-up,
 //! 2 = aggregation-core.
 
 mod build;
 pub mod graph;
+pub mod tables;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ensure, ScenarioError};
 use crate::time::Time;
 use crate::units::{Duration, Rate};
-pub use build::{Node, PortInfo, Reach, Topology};
+pub use build::{Node, PortInfo, Topology};
+pub use tables::{Next, Restriction, Tables};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,4 +1,4 @@
-//! `adaptive`: the up-port whose egress queue holds the fewest bytes, ties broken uniformly at
+//! `adaptive`: the group's port whose egress queue holds the fewest bytes, ties broken uniformly at
 //! random (NVIDIA Spectrum adaptive routing, the "adaptive RoCE" baseline of ARCANE sec. 4.1;
 //! PRIME sec. IV "AR"). A local decision: it cannot see congestion beyond the next hop.
 //!
@@ -78,15 +78,14 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// The least-loaded up-port; `None` without a random stream (path inspection).
 #[inline]
-pub fn choose(r: &Route, _pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
+pub fn choose(_r: &Route, group: &[u32], _pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
     let rng = rng?;
-    let n = set.map_or(r.reach.n_up, |s| s.len() as u32);
+    let n = set.map_or(group.len() as u32, |s| s.len() as u32);
     let at = |i: u32| set.map_or(i, |s| s[i as usize]);
-    let up = r.reach.first_up();
     // among equals, each is kept with probability 1/k (reservoir sampling)
     let (mut best, mut best_load, mut ties) = (0, u64::MAX, 0u64);
     for i in 0..n {
-        let load = loads.load((up + at(i)) as usize);
+        let load = loads.load(group[at(i) as usize] as usize);
         if load < best_load {
             (best, best_load, ties) = (at(i), load, 1);
         } else if load == best_load {

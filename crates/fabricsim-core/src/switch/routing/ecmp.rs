@@ -21,8 +21,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// The up-port offset: a hash over the group (or the ports routing still allows).
 #[inline]
-pub fn choose(r: &Route, pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
-    let n = set.map_or(r.reach.n_up, |s| s.len() as u32);
+pub fn choose(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
+    let n = set.map_or(group.len() as u32, |s| s.len() as u32);
     let i = ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, n);
     Some(set.map_or(i, |s| s[i as usize]))
 }

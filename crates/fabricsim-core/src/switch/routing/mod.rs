@@ -1,8 +1,9 @@
-//! Switch next-hop rules for packets going up (going down there is one port): one file per
-//! rule, one line per rule in the list below.
+//! Switch next-hop rules: which port of a forwarding table's group (`topology::tables`: two or
+//! more next hops on shortest paths, a fat tree's up-ports) a packet takes; a single next hop
+//! needs no rule. One file per rule, one line per rule in the list below.
 //!
 //! `routing` is one rule for every tier, or a list with one rule per switch tier that has
-//! up-ports (leaves, then aggregation switches in 3 tiers). `"auto"` picks `mp_ev` for the
+//! groups (leaves, then aggregation switches in 3 tiers). `"auto"` picks `mp_ev` for the
 //! load balancers that write an MP-EV (`prime`, `co_prime`, `round_robin`) and `ecmp`
 //! otherwise.
 
@@ -12,11 +13,10 @@ use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
 use crate::packet::Packet;
 use crate::registry::{named_kinds, AlgorithmInfo};
-use crate::topology::{FatTreeSpec, Reach};
 pub use adaptive::{LoadSense, PortLoads};
 
 /// Declares the rules, one line each (`Variant => module`): each module has `INFO` and
-/// `choose`, the up-port a switch of that rule picks.
+/// `choose`, the member of a group a switch of that rule picks.
 macro_rules! rules {
     ($($Variant:ident => $module:ident),+ $(,)?) => {
         $(pub mod $module;)+
@@ -26,13 +26,13 @@ macro_rules! rules {
             Rule, $($Variant => $module),+
         }
 
-        /// The up-port offset a switch picks by its rule, among `set` (offsets) if routing
-        /// restricts it. `None` for the rules that need randomness when no `rng` is given
-        /// (path inspection).
+        /// The position in `group` (its ports) a switch picks by its rule, among `set`
+        /// (positions) if routing restricts it. `None` for the rules that need randomness
+        /// when no `rng` is given (path inspection).
         #[inline(always)]
-        pub fn choose_up(r: &Route, pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
+        pub fn choose_up(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
             match r.rule {
-                $(Rule::$Variant => $module::choose(r, pkt, set, rng, loads, layout)),+
+                $(Rule::$Variant => $module::choose(r, group, pkt, set, rng, loads, layout)),+
             }
         }
     };
@@ -121,26 +121,14 @@ impl RoutingConfig {
     }
 }
 
-/// A compact copy of a node's routing fields (hot path).
+/// A switch's routing fields (hot path).
 #[derive(Debug, Clone, Copy)]
 pub struct Route {
-    /// The switch tier (index into the per-tier rules); unused for hosts and top switches.
+    /// The switch tier (index into the per-tier rules); unused for top switches.
     pub tier: u8,
     pub rule: Rule,
-    pub reach: Reach,
     /// Per-switch ECMP hash salt.
     pub salt: u64,
-}
-
-/// The up-ports switch `sw` (index among switches) may use towards `dst` after routing
-/// excluded links; `None` while nothing restricts it.
-#[inline]
-pub fn usable<'a>(restricted: &'a [Option<Box<[u32]>>], tree: &FatTreeSpec, sw: usize, dst: u32) -> Option<&'a [u32]> {
-    if restricted.is_empty() {
-        return None;
-    }
-    let leaf = (dst / tree.down0) as usize;
-    restricted[sw * tree.leaves as usize + leaf].as_deref()
 }
 
 #[cfg(test)]

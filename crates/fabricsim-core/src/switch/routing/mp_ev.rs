@@ -22,7 +22,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// The up-port offset the packet's MP-EV names for this tier.
 #[inline]
-pub fn choose(r: &Route, pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
+pub fn choose(r: &Route, _group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
     let part = layout.part(pkt.ev, r.tier as usize);
     Some(match set {
         Some(s) if !s.contains(&part) => s[ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, s.len() as u32) as usize],

@@ -16,8 +16,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// A random up-port; `None` without a random stream (path inspection).
 #[inline]
-pub fn choose(r: &Route, _pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
-    let n = set.map_or(r.reach.n_up, |s| s.len() as u32);
+pub fn choose(_r: &Route, group: &[u32], _pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
+    let n = set.map_or(group.len() as u32, |s| s.len() as u32);
     let i = rng?.below(n as u64) as u32;
     Some(set.map_or(i, |s| s[i as usize]))
 }

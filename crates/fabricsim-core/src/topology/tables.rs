@@ -1,0 +1,450 @@
+//! Forwarding tables: what a switch holds to route a packet, built from the graph of nodes and
+//! ports alone (no topology's shape), in the form of the reference simulator's route tables
+//! (htsim `routetable.h`: per destination, the next hops; `Switch::getNextHop` picks one).
+//!
+//! A node is a host or a switch and each port is one direction of a link (`PortInfo`: from,
+//! to, rate). Every host hangs from one switch, its **edge switch**; the hosts of one edge
+//! switch are one destination **class**: every other switch treats them alike. A switch's
+//! entry for a class is one of:
+//! - **deliver**: the class's own edge switch, which sends the packet down the port into the
+//!   destination host;
+//! - **a port**: the one next hop on a shortest path (a fat tree's switch above the
+//!   destination: routing down is deterministic);
+//! - **a group**: two or more ports that each start a shortest path. The switch's routing rule
+//!   (`switch::routing`: ECMP hashing, spraying, adaptive, the packet's MP-EV) picks one, and
+//!   the packet's path id records which (its position in the group).
+//!
+//! Tables are built by breadth-first search back from each class's edge switch over the
+//! intact graph; hosts relay nothing. On a fat tree the shortest paths are exactly the up-down
+//! (valley-free) paths: a switch below the destination has its one down port, any other all
+//! its up-ports in port order; the tests check this against the tree's arithmetic on every
+//! shape.
+//!
+//! **Reconvergence** ([`Tables::restrict`]): when routing learns that links are down, each
+//! group keeps the ports whose far end still reaches the class over live links along the
+//! tables' own next hops. A group none of whose ports still reaches the class keeps them all
+//! (nothing better exists: its packets are lost where the path is cut), and single next hops
+//! stay: a switch does not detour by a longer, non-shortest path (up-down routing never goes
+//! down and up again).
+
+use super::{Node, PortInfo};
+
+/// An entry's code: a port id, [`GROUP`] | group index, or [`DELIVER`].
+const GROUP: u32 = 1 << 31;
+const DELIVER: u32 = u32::MAX;
+
+/// Where a switch sends a packet, by its table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// The port into the destination host: this is its edge switch.
+    Deliver(u32),
+    /// The one next hop.
+    Port(u32),
+    /// A group of next hops (its index): the switch's rule picks one.
+    Group(u32),
+}
+
+/// Every switch's forwarding table.
+#[derive(Debug, Clone)]
+pub struct Tables {
+    hosts: u32,
+    /// Per host node: its class (the index of its edge switch among `edges`).
+    class_of: Vec<u32>,
+    /// The edge switches (node ids), one per class.
+    edges: Vec<u32>,
+    /// Per host node: the port out of it (to its edge switch), and the port into it.
+    out_of_host: Vec<u32>,
+    into_host: Vec<u32>,
+    /// Per (switch - hosts) * classes + class: the entry's code.
+    entries: Vec<u32>,
+    /// The groups: (offset into `pool`, ports), each distinct set once.
+    groups: Vec<(u32, u32)>,
+    pool: Vec<u32>,
+    /// The most links between two hosts on shortest paths.
+    diameter: u32,
+}
+
+impl Tables {
+    /// The shortest-path tables of a graph (`hosts` first among the `nodes`); an error names a
+    /// host without exactly one link, or a switch that cannot reach some host.
+    pub fn shortest_paths(hosts: u32, nodes: &[Node], ports: &[PortInfo]) -> Result<Tables, String> {
+        let n = nodes.len();
+        let mut out_of_host = vec![u32::MAX; hosts as usize];
+        let mut into_host = vec![u32::MAX; hosts as usize];
+        // the switch-to-switch ports out of each switch, with their far ends, in port order (a
+        // group lists its ports so), and the near ends of those into each, for the searches
+        // back from a destination
+        let mut out: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+        let mut into: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (i, p) in ports.iter().enumerate() {
+            let i = i as u32;
+            if p.from < hosts {
+                if out_of_host[p.from as usize] != u32::MAX {
+                    return Err(format!("{} has more than one link", nodes[p.from as usize].name));
+                }
+                out_of_host[p.from as usize] = i;
+            } else if p.to < hosts {
+                into_host[p.to as usize] = i;
+            } else {
+                into[p.to as usize].push(p.from);
+                out[p.from as usize].push((i, p.to));
+            }
+        }
+        if let Some(h) = out_of_host.iter().position(|&p| p == u32::MAX) {
+            return Err(format!("{} has no link", nodes[h].name));
+        }
+        if i64::try_from(ports.len()).unwrap_or(i64::MAX) >= i64::from(GROUP) {
+            return Err(format!("{} ports; allowed: fewer than 2^31", ports.len()));
+        }
+        let edge_node: Vec<u32> = out_of_host.iter().map(|&p| ports[p as usize].to).collect();
+        let mut edges = edge_node.clone();
+        edges.sort_unstable();
+        edges.dedup();
+        let class_of: Vec<u32> = edge_node.iter().map(|e| edges.binary_search(e).unwrap_or(0) as u32).collect();
+        let (switches, classes) = (n - hosts as usize, edges.len());
+        let mut entries = vec![DELIVER; switches * classes];
+        let mut interned: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
+        let (mut groups, mut pool) = (Vec::new(), Vec::new());
+        // the group each switch named last: most switches name one group for many classes
+        let mut last: Vec<u32> = vec![u32::MAX; switches];
+        let mut diameter = if hosts > 1 { 2 } else { 0 };
+        let mut d = vec![u32::MAX; n];
+        let (mut frontier, mut further, mut next) = (Vec::new(), Vec::new(), Vec::new());
+        for (c, &edge) in edges.iter().enumerate() {
+            // breadth first from the edge switch, backwards over switch-to-switch ports
+            d.fill(u32::MAX);
+            d[edge as usize] = 0;
+            frontier.clear();
+            frontier.push(edge);
+            while !frontier.is_empty() {
+                further.clear();
+                for &w in &frontier {
+                    for &v in &into[w as usize] {
+                        if d[v as usize] == u32::MAX {
+                            d[v as usize] = d[w as usize] + 1;
+                            further.push(v);
+                        }
+                    }
+                }
+                std::mem::swap(&mut frontier, &mut further);
+            }
+            for s in hosts..n as u32 {
+                let ds = d[s as usize];
+                if ds == u32::MAX {
+                    let far = nodes[edge as usize].name.as_str();
+                    return Err(format!("{} cannot reach {far}: the fabric is not connected", nodes[s as usize].name));
+                }
+                if ds == 0 {
+                    continue; // the edge switch delivers
+                }
+                next.clear();
+                next.extend(out[s as usize].iter().filter(|&&(_, to)| d[to as usize] == ds - 1).map(|&(p, _)| p));
+                let sw = (s - hosts) as usize;
+                entries[sw * classes + c] = match next[..] {
+                    [port] => port,
+                    _ => {
+                        let same = last[sw] != u32::MAX && {
+                            let (offset, len) = groups[last[sw] as usize];
+                            pool[offset as usize..(offset + len) as usize] == next[..]
+                        };
+                        if !same {
+                            last[sw] = match interned.get(&next) {
+                                Some(&id) => id,
+                                None => {
+                                    groups.push((pool.len() as u32, next.len() as u32));
+                                    pool.extend_from_slice(&next);
+                                    interned.insert(next.clone(), groups.len() as u32 - 1);
+                                    groups.len() as u32 - 1
+                                }
+                            };
+                        }
+                        GROUP | last[sw]
+                    }
+                };
+            }
+            if let Some(far) = edges.iter().map(|&e| d[e as usize]).max() {
+                diameter = diameter.max(far + 2);
+            }
+        }
+        Ok(Tables { hosts, class_of, edges, out_of_host, into_host, entries, groups, pool, diameter })
+    }
+
+    /// Destination classes (edge switches).
+    pub fn classes(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// The index of switch node `switch`'s entry for host node `dst` (the key of
+    /// [`Tables::restrict`]'s sets).
+    #[inline(always)]
+    pub fn key(&self, switch: u32, dst: u32) -> usize {
+        (switch - self.hosts) as usize * self.edges.len() + self.class_of[dst as usize] as usize
+    }
+
+    /// The entry at `key` for host node `dst`.
+    #[inline(always)]
+    pub fn next(&self, key: usize, dst: u32) -> Next {
+        match self.entries[key] {
+            DELIVER => Next::Deliver(self.into_host[dst as usize]),
+            code if code & GROUP != 0 => Next::Group(code & !GROUP),
+            port => Next::Port(port),
+        }
+    }
+
+    /// The ports of group `id`, in port order.
+    #[inline(always)]
+    pub fn group(&self, id: u32) -> &[u32] {
+        let (offset, len) = self.groups[id as usize];
+        &self.pool[offset as usize..(offset + len) as usize]
+    }
+
+    /// Host node `host`'s port to its edge switch.
+    #[inline]
+    pub fn out_of_host(&self, host: u32) -> u32 {
+        self.out_of_host[host as usize]
+    }
+
+    /// The port from host node `host`'s edge switch into it.
+    #[inline]
+    pub fn into_host(&self, host: u32) -> u32 {
+        self.into_host[host as usize]
+    }
+
+    /// The ports switch node `switch` may send a packet for host node `dst` on.
+    pub fn next_hops(&self, switch: u32, dst: u32) -> Vec<u32> {
+        match self.next(self.key(switch, dst), dst) {
+            Next::Deliver(p) | Next::Port(p) => vec![p],
+            Next::Group(g) => self.group(g).to_vec(),
+        }
+    }
+
+    /// The most links between two hosts on shortest paths.
+    pub fn diameter(&self) -> u32 {
+        self.diameter
+    }
+
+    /// Entries in all tables (the edge switches' own classes included), and the distinct
+    /// groups' ports.
+    pub fn size(&self) -> (usize, usize) {
+        (self.entries.len(), self.pool.len())
+    }
+
+    /// After routing has excluded the ports `excluded[port]`, what each group may still use:
+    /// the positions in the group of the ports that still reach the class, where some no
+    /// longer do; a group none of whose ports does keeps them all (nothing better exists: its
+    /// packets are lost where the path is cut).
+    pub fn restrict(&self, ports: &[PortInfo], excluded: &[bool]) -> Restriction {
+        let classes = self.classes();
+        let to: Vec<u32> = ports.iter().map(|p| p.to).collect();
+        let mut memo = vec![0u8; self.entries.len()];
+        let mut r = Restriction { of_entry: vec![u32::MAX; self.entries.len()], sets: Vec::new() };
+        let mut interned: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
+        let mut usable = Vec::new();
+        for key in 0..self.entries.len() {
+            let code = self.entries[key];
+            if code == DELIVER || code & GROUP == 0 {
+                continue;
+            }
+            let group = self.group(code & !GROUP);
+            let class = key % classes;
+            usable.clear();
+            for (i, &p) in group.iter().enumerate() {
+                if !excluded[p as usize] && self.reaches(&to, to[p as usize], class, excluded, &mut memo) {
+                    usable.push(i as u32);
+                }
+            }
+            if !usable.is_empty() && usable.len() < group.len() {
+                r.of_entry[key] = *interned.entry(usable.clone()).or_insert_with_key(|set| {
+                    r.sets.push(set.clone().into_boxed_slice());
+                    r.sets.len() as u32 - 1
+                });
+            }
+        }
+        r
+    }
+
+    /// Whether switch node `node` still delivers to `class` over live ports along the tables
+    /// (`to`: each port's far end).
+    fn reaches(&self, to: &[u32], node: u32, class: usize, excluded: &[bool], memo: &mut [u8]) -> bool {
+        let key = (node - self.hosts) as usize * self.classes() + class;
+        if memo[key] != 0 {
+            return memo[key] == 1;
+        }
+        let mut live = |p: u32| !excluded[p as usize] && self.reaches(to, to[p as usize], class, excluded, memo);
+        let ok = match self.entries[key] {
+            DELIVER => true,
+            code if code & GROUP != 0 => self.group(code & !GROUP).iter().any(|&p| live(p)),
+            port => live(port),
+        };
+        memo[key] = if ok { 1 } else { 2 };
+        ok
+    }
+}
+
+/// What routing still allows after it excluded links ([`Tables::restrict`]).
+#[derive(Debug, Clone, Default)]
+pub struct Restriction {
+    /// Per table entry: the index of its set in `sets`, or `u32::MAX` where nothing restricts
+    /// the group (or it is no group).
+    of_entry: Vec<u32>,
+    /// The distinct sets of positions.
+    sets: Vec<Box<[u32]>>,
+}
+
+impl Restriction {
+    /// The positions of its group that entry `key` may still use; `None` where all may.
+    #[inline]
+    pub fn usable(&self, key: usize) -> Option<&[u32]> {
+        let set = *self.of_entry.get(key)?;
+        self.sets.get(set as usize).map(|s| &s[..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{FatTreeSpec, Topology, TopologyConfig};
+
+    fn tree(tiers: u32, hosts: u32, radix: u32, oversub: u32, rails: bool) -> Topology {
+        let nics = if rails { 4 } else { 1 };
+        let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, nics_per_server: nics, rails, ..Default::default() };
+        Topology::build(&FatTreeSpec::new(&cfg).unwrap()).unwrap()
+    }
+
+    /// The tree's shape as the generator laid it out: each node's down and up ports, and the
+    /// hosts below each node (nodes are numbered bottom up: a down port leads to a lower id).
+    struct Shape {
+        down: Vec<Vec<u32>>,
+        up: Vec<Vec<u32>>,
+        under: Vec<Vec<bool>>,
+    }
+
+    fn shape(t: &Topology) -> Shape {
+        let (n, hosts) = (t.nodes.len(), t.hosts() as usize);
+        let (mut down, mut up) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+        for (i, p) in t.ports.iter().enumerate() {
+            let side = if p.up { &mut up } else { &mut down };
+            side[p.from as usize].push(i as u32);
+        }
+        let mut under = vec![vec![false; hosts]; n];
+        for node in 0..n {
+            if node < hosts {
+                under[node][node] = true;
+            }
+            for &p in &down[node] {
+                let below = under[t.ports[p as usize].to as usize].clone();
+                under[node].iter_mut().zip(below).for_each(|(a, b)| *a |= b);
+            }
+        }
+        Shape { down, up, under }
+    }
+
+    /// The up-down rule, from the tree's shape: down the one port towards `dst` where it lies
+    /// below, else every up-port that is not excluded and leads to a switch that still
+    /// delivers, or all of them if none does.
+    fn up_down(t: &Topology, f: &Shape, excluded: &[bool], switch: u32, dst: u32) -> Vec<u32> {
+        let to = |p: u32| t.ports[p as usize].to as usize;
+        if let Some(&down) = f.down[switch as usize].iter().find(|&&p| f.under[to(p)][dst as usize]) {
+            return vec![down];
+        }
+        let all = f.up[switch as usize].clone();
+        let live: Vec<u32> =
+            all.iter().copied().filter(|&p| !excluded[p as usize] && delivers(t, f, excluded, to(p) as u32, dst)).collect();
+        if live.is_empty() {
+            all
+        } else {
+            live
+        }
+    }
+
+    fn delivers(t: &Topology, f: &Shape, excluded: &[bool], node: u32, dst: u32) -> bool {
+        let to = |p: u32| t.ports[p as usize].to;
+        if f.under[node as usize][dst as usize] {
+            // below: the one way down, which must be live to the host's edge switch
+            let mut n = node;
+            while n != t.ports[t.tables.into_host(dst) as usize].from {
+                let Some(&p) = f.down[n as usize].iter().find(|&&p| f.under[to(p) as usize][dst as usize]) else { return false };
+                if excluded[p as usize] {
+                    return false;
+                }
+                n = to(p);
+            }
+            return true;
+        }
+        f.up[node as usize].iter().any(|&p| !excluded[p as usize] && delivers(t, f, excluded, to(p), dst))
+    }
+
+    fn restricted(t: &Topology, sets: &Restriction, switch: u32, dst: u32) -> Vec<u32> {
+        let all = t.tables.next_hops(switch, dst);
+        match sets.usable(t.tables.key(switch, dst)) {
+            Some(offsets) => offsets.iter().map(|&i| all[i as usize]).collect(),
+            None => all,
+        }
+    }
+
+    #[test]
+    fn on_fat_trees_the_shortest_paths_are_the_up_down_paths() {
+        for (tiers, hosts, radix, oversub, rails) in
+            [(2, 128, 16, 1, false), (2, 96, 16, 3, false), (3, 128, 8, 1, false), (3, 1024, 16, 1, false), (2, 128, 16, 1, true)]
+        {
+            let t = tree(tiers, hosts, radix, oversub, rails);
+            let (none, f) = (vec![false; t.ports.len()], shape(&t));
+            for s in hosts..t.nodes.len() as u32 {
+                for dst in 0..hosts {
+                    assert_eq!(
+                        t.tables.next_hops(s, dst),
+                        up_down(&t, &f, &none, s, dst),
+                        "{tiers}-tier {hosts}: switch {s} to host {dst}"
+                    );
+                }
+            }
+            assert_eq!(t.tables.diameter(), 2 * tiers, "{tiers}-tier {hosts}");
+            // a leaf's one group serves every other leaf
+            assert_eq!(t.tables.size().1, t.ports.iter().filter(|p| p.up && p.from >= hosts).count());
+        }
+    }
+
+    #[test]
+    fn reconvergence_keeps_the_group_members_that_still_reach_the_destination() {
+        for (tiers, hosts, radix, dead) in [(2, 128, 16, ["leaf0:up3", "spine3:down0"]), (3, 128, 8, ["agg0:up1", "core1:down0"])] {
+            let t = tree(tiers, hosts, radix, 1, false);
+            let mut excluded = vec![false; t.ports.len()];
+            for name in dead {
+                excluded[t.port_by_name(name).unwrap() as usize] = true;
+            }
+            let sets = t.tables.restrict(&t.ports, &excluded);
+            let f = shape(&t);
+            let mut narrowed = 0;
+            for s in hosts..t.nodes.len() as u32 {
+                for dst in 0..hosts {
+                    let got = restricted(&t, &sets, s, dst);
+                    assert_eq!(got, up_down(&t, &f, &excluded, s, dst), "{tiers}-tier: switch {s} to host {dst}");
+                    narrowed += usize::from(got.len() < t.tables.next_hops(s, dst).len());
+                }
+            }
+            assert!(narrowed > 0, "{tiers}-tier: some switch routes round the dead link");
+        }
+        // leaf 5 must not go via spine 3 to reach leaf 0, but may for leaf 1; leaf 0 avoids
+        // its dead uplink for every destination
+        let t = tree(2, 128, 16, 1, false);
+        let mut excluded = vec![false; t.ports.len()];
+        excluded[t.port_by_name("leaf0:up3").unwrap() as usize] = true;
+        excluded[t.port_by_name("spine3:down0").unwrap() as usize] = true;
+        let sets = t.tables.restrict(&t.ports, &excluded);
+        let (leaf0, leaf5) = (128, 128 + 5);
+        assert_eq!(sets.usable(t.tables.key(leaf5, 0)), Some(&[0, 1, 2, 4, 5, 6, 7][..]));
+        assert_eq!(sets.usable(t.tables.key(leaf5, 8)), None);
+        assert_eq!(sets.usable(t.tables.key(leaf0, 16)), Some(&[0, 1, 2, 4, 5, 6, 7][..]));
+    }
+
+    #[test]
+    fn a_host_without_a_link_or_a_cut_fabric_is_refused() {
+        let t = tree(2, 32, 8, 1, false);
+        let lone: Vec<PortInfo> = t.ports.iter().filter(|p| p.from != 3 && p.to != 3).cloned().collect();
+        assert_eq!(Tables::shortest_paths(32, &t.nodes, &lone).unwrap_err(), "host3 has no link");
+        // leaf 0 without its uplinks: the spines cannot reach it
+        let cut: Vec<PortInfo> = t.ports.iter().filter(|p| !(p.from == 32 && p.up || p.to == 32 && !p.up)).cloned().collect();
+        let e = Tables::shortest_paths(32, &t.nodes, &cut).unwrap_err();
+        assert!(e.contains("cannot reach leaf0"), "{e}");
+    }
+}
