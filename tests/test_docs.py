@@ -190,3 +190,13 @@ def test_the_pages_compare_outputs_are_what_compare_prints():
     for command, shown in blocks:
         printed = refresh.run(command).split("\n")
         assert [wall.sub("│ wall │", s) for s in printed] == [wall.sub("│ wall │", s) for s in shown], command
+
+
+def test_the_readmes_counts_are_the_repositorys():
+    """The numbers the README's layout states: the golden scenarios it says the test guards."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    goldens = len(list((ROOT / "crates" / "fabricsim-core" / "tests" / "golden").glob("*.toml")))
+    stated = re.search(r"golden results of (\d+) fixed scenarios", readme)
+    assert stated is not None and int(stated.group(1)) == goldens, (stated and stated.group(0), goldens)

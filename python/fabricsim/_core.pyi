@@ -40,8 +40,11 @@ class Simulation:
     def scenario_json(self) -> str: ...
     def results(self) -> dict[str, object]:
         """Take the results (once: the run's state is freed as they are built; a second call,
-        or any other call afterwards, raises RuntimeError):
-        {"flows": {col: list}, "ports": {col: list}, "summary": str, "accounting": str, "scenario": str}"""
+        or any other call afterwards, raises RuntimeError): {"flows", "ports", "reorder", "samples",
+        "jobs", "steps", "buckets": {col: column}, "summary", "accounting", "scenario": JSON str}.
+        A column is little-endian bytes, 8 per row (u64 or f64 as the declared type says), bytes of
+        0/1 per row for a bool, a list for a string column, and (values, validity bytes) for one
+        that may be null (``fabricsim.columns()`` declares each)."""
 
 def validate(scenario_json: str) -> str:
     """Check a scenario without running it; returns it with every default filled in (JSON)."""

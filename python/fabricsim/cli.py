@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import registry
-from .errors import ArgumentError, MissingDependency, ScenarioError, scenario_error
+from .errors import ArgumentError, InterruptedAfterWrite, MissingDependency, ScenarioError, scenario_error
 from .results import Results
 from .run import Progress as RunProgress
 from .run import parse_threads
@@ -252,6 +253,9 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
         except Interrupted as e:
             err.print(f"[bold yellow]stopped[/] by {escape(str(e))}; the same command resumes it", highlight=False)
             raise typer.Exit(e.exit_code) from None
+        except InterruptedAfterWrite as e:
+            err.print(f"[bold yellow]stopped[/] by {escape(str(e))}", highlight=False)
+            raise typer.Exit(e.exit_code) from None
         except KeyboardInterrupt:
             err.print("[bold yellow]stopped[/] by SIGINT; nothing was written", highlight=False)
             raise typer.Exit(130) from None
@@ -303,10 +307,15 @@ def run(
         _attach_reference({scenario.stem: res}, ref, quiet, asked)
     if out_dir is not None:
         res.write(out_dir)
-    if as_json:
-        sys.stdout.write(json.dumps(res.to_json()) + "\n")
-    else:
-        _print_summary(res)
+    try:
+        if as_json:
+            sys.stdout.write(json.dumps(res.to_json()) + "\n")
+        else:
+            _print_summary(res)
+    except KeyboardInterrupt:
+        if out_dir is None:
+            raise
+        raise InterruptedAfterWrite(signal.SIGINT, out_dir) from None
     if not res.complete:
         done = f"{res.summary['completed']}/{res.summary['flows']} flows completed"
         err.print(f"[yellow]incomplete:[/] {escape(res.summary['stop_reason'])}; {done}")

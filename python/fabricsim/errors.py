@@ -21,6 +21,8 @@ for a missing dependency, 1 for an internal error; any other exception is an int
 
 from __future__ import annotations
 
+import signal
+
 __all__ = [
     "ArgumentError",
     "FabricsimError",
@@ -72,6 +74,19 @@ class InternalError(FabricsimError, RuntimeError):
     """fabricsim's own fault, or a spent object used again."""
 
     exit_code = 1
+
+
+class InterruptedAfterWrite(KeyboardInterrupt):
+    """A signal that came while a run's results were being moved into place: they were, whole,
+    into ``out_dir`` (a KeyboardInterrupt, so ``except Exception`` does not swallow it)."""
+
+    def __init__(self, signum: int, out_dir: object) -> None:
+        self.signum, self.out_dir = signum, out_dir
+        super().__init__(f"{signal.Signals(signum).name} after the results were written to {out_dir}")
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
 
 
 def scenario_error(field: str, message: str) -> ScenarioError:

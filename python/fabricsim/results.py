@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,7 @@ import polars as pl
 import tomli_w
 
 from . import _core
-from .errors import InternalError
+from .errors import InternalError, InterruptedAfterWrite
 
 __all__ = ["COLUMNS", "JOB_METRICS", "OUTPUT_FILES", "PROVENANCE", "Results", "job_table", "schema"]
 
@@ -244,14 +247,37 @@ class Results:
             doc = {"summary": self.summary, "accounting": self.accounting, "provenance": self.provenance}
             (tmp / "summary.json").write_text(json.dumps(doc, indent=2) + "\n")
             # files of an earlier run there would read as this run's (a samples table it did not
-            # make); its summary.json goes first, the new one comes in last
-            for name in sorted(OUTPUT_FILES, key=lambda n: n != "summary.json"):
-                (out / name).unlink(missing_ok=True)
-            for name in sorted(os.listdir(tmp), key=lambda n: n == "summary.json"):
-                os.replace(tmp / name, out / name)
+            # make); its summary.json goes first, the new one comes in last. A Ctrl-C or SIGTERM
+            # meanwhile waits until the new run is whole on disk, then stops the program
+            with _signals_deferred() as caught:
+                for name in sorted(OUTPUT_FILES, key=lambda n: n != "summary.json"):
+                    (out / name).unlink(missing_ok=True)
+                for name in sorted(os.listdir(tmp), key=lambda n: n == "summary.json"):
+                    os.replace(tmp / name, out / name)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+        if caught:
+            raise InterruptedAfterWrite(caught[0], out)
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "summary": self.summary}
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[list[int]]:
+    """SIGINT and SIGTERM are recorded, not acted on, inside the block (in the main thread; the
+    list yielded holds what arrived); the handlers before it come back after it."""
+    import threading
+
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    kinds = (signal.SIGINT, signal.SIGTERM)
+    before = {s: signal.signal(s, lambda signum, _frame: caught.append(signum)) for s in kinds}
+    try:
+        yield caught
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
