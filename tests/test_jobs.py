@@ -158,3 +158,31 @@ def test_a_written_run_reads_back_whole(tmp_path):
     assert back.job_table().equals(r.job_table())
     with pytest.raises(fabricsim.ScenarioError, match=r"holds no summary\.json"):
         fabricsim.Results.read(tmp_path)
+
+
+def test_the_flows_table_tells_each_job_and_the_background_apart():
+    """Each message's job, iteration and kind of traffic, and whether its path climbs above the
+    leaf: the background's rows have no job; a training job's are tp, pp or dp; the traffic
+    table's sums are the flows table's."""
+    s = dict(SMALL, workload={"kind": "permutation", "size": "64KiB"})
+    r = fabricsim.run(s)
+    f = r.flows
+    back, job = f.filter(pl.col("job").is_null()), f.filter(pl.col("job").is_not_null())
+    assert back.height == 32 and set(back["traffic"]) == {"background"} and back["iteration"].null_count() == 32
+    assert set(job["traffic"]) == {"allreduce"} and set(job["job"]) == {0} and set(job["iteration"]) == {0, 1}
+    # 4 hosts per leaf: a pair under one leaf crosses 2 links, any other 4
+    same_leaf = (pl.col("src") // 4) == (pl.col("dst") // 4)
+    assert (f.filter(same_leaf)["path_links"] == 2).all() and (f.filter(~same_leaf)["path_links"] == 4).all()
+    t = r.traffic_table()
+    assert t["traffic"].to_list() == ["background", "allreduce"] and t["job"].to_list() == [None, 0]
+    assert t["messages"].sum() == f.height and t["bytes"].sum() == f["bytes"].sum()
+    for row in t.iter_rows(named=True):
+        rows = f.filter(pl.col("traffic") == row["traffic"])
+        climbed = rows.filter(pl.col("path_links") >= 4)["bytes"].sum()
+        assert row["above_leaf_share"] == pytest.approx(climbed / rows["bytes"].sum())
+    # a training job's messages by kind; its GPUs of a server talk over the scale-up network
+    train = fabricsim.load(ROOT / "scenarios" / "training_dense_256.toml")
+    train = train.set("jobs[0].parallel.micro_batches", 1).set("jobs[0].model.layers", 4).set("jobs[0].iterations", 1)
+    tf = fabricsim.run(train).flows
+    assert set(tf["traffic"]) == {"tp", "pp", "dp"}
+    assert (tf.filter(pl.col("scale_up"))["path_links"] == 0).all() and (tf.filter(~pl.col("scale_up"))["path_links"] >= 2).all()

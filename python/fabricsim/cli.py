@@ -373,12 +373,40 @@ def _print_summary(res: Results) -> None:
             t.add_row(*(Text("-" if row[key] is None else fmt(row[key])) for _, key, fmt in columns))
         out.print(t)
         _print_trace_ranks(res)
+        _print_traffic(res)
     keys = sorted(res.summary, key=lambda k: not (jobs.height and "jct" in k))
     t = Table(title="summary", show_header=False)
     for k in keys:
         v = res.summary[k]
         t.add_row(Text(k), Text("; ".join(v) if isinstance(v, list) else _num(v)))
     out.print(t)
+
+
+def _print_traffic(res: Results) -> None:
+    """With jobs: each source of traffic apart (:meth:`Results.traffic_table`)."""
+    t = Table(title="traffic by source (completed messages' slowdown)")
+    for head in ("job", "traffic", "messages", "bytes", "above the leaf", "mean slowdown", "p99 slowdown"):
+        t.add_column(head, justify="left" if head in ("job", "traffic") else "right")
+    names = dict(res.jobs.select("job", "name").iter_rows()) if res.jobs is not None else {}
+    for row in res.traffic_table().iter_rows(named=True):
+        slow = ("-", "-") if row["mean_slowdown"] is None else (f"{row['mean_slowdown']:.3f}", f"{row['p99_slowdown']:.3f}")
+        t.add_row(
+            "-" if row["job"] is None else escape(str(names.get(row["job"], row["job"]))),
+            row["traffic"],
+            f"{row['messages']:,}",
+            _bytes(row["bytes"]),
+            f"{row['above_leaf_share']:.1%}",
+            *slow,
+        )
+    out.print(t)
+
+
+def _bytes(n: int) -> str:
+    """A byte count in the largest binary unit it fills: 4.0 GiB."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:,.1f} {unit}"
+    return f"{n} B"
 
 
 def _print_trace_ranks(res: Results) -> None:

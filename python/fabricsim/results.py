@@ -222,6 +222,27 @@ class Results:
         """One row per job: JCT, slowdown and bus bandwidth over its iterations (:func:`job_table`)."""
         return job_table(self.jobs)
 
+    def traffic_table(self) -> pl.DataFrame:
+        """One row per source of traffic: the background (``job`` null) and each job's kind of
+        messages (its collective, or a training job's tp, pp, dp and ep): messages, bytes, the
+        share of the bytes whose path climbs above the leaf (``path_links`` of 4 or more: a
+        spine, aggregation or core switch; what a load balancer can act on), and the slowdown
+        of the completed ones. Messages on a scale-up network count, on no fabric path."""
+        f = self.flows
+        climbs = pl.when(pl.col("path_links") >= 4).then(pl.col("bytes")).otherwise(0)
+        return (
+            f.group_by(["job", "traffic"])
+            .agg(
+                pl.len().alias("messages"),
+                pl.col("bytes").sum().alias("bytes"),
+                (climbs.sum() / pl.col("bytes").sum().clip(lower_bound=1)).alias("above_leaf_share"),
+                pl.col("completed").sum().alias("completed"),
+                pl.col("slowdown").mean().alias("mean_slowdown"),
+                pl.col("slowdown").quantile(0.99, "nearest").alias("p99_slowdown"),
+            )
+            .sort(["job", "traffic"], nulls_last=False)
+        )
+
     @property
     def complete(self) -> bool:
         return bool(self.summary["status"] == "complete")

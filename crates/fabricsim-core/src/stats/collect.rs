@@ -41,6 +41,30 @@ pub struct WorkView<'a> {
     pub jobs: &'a [JobInfo],
 }
 
+/// Whose each message is and how far it climbs: the flows table's `job`, `iteration`,
+/// `traffic` and `path_links`.
+struct Source {
+    job: Nullable<u64>,
+    iteration: Nullable<u64>,
+    traffic: Vec<&'static str>,
+    path_links: Vec<u64>,
+}
+
+impl Source {
+    fn of(w: &WorkView<'_>) -> Source {
+        let of_job = |f: &dyn Fn(&Tag) -> u32| w.tags.iter().map(|t| (t.job != Tag::NONE.job).then(|| u64::from(f(t)))).collect();
+        // compute tasks and scale-up messages cross no fabric link
+        let links =
+            |m: &Message| if m.on_scale_up() || m.spec.is_compute() { 0 } else { w.tree.link_tiers(m.spec.src, m.spec.dst).len() as u64 };
+        Source {
+            job: of_job(&|t| t.job),
+            iteration: of_job(&|t| t.iteration),
+            traffic: (0..w.messages.len()).map(|i| super::jobs::traffic(w, i)).collect(),
+            path_links: w.messages.iter().map(links).collect(),
+        }
+    }
+}
+
 /// What the tables read of the messages: their columns of the flows table, the jobs and
 /// steps tables, and the load balancers' state size.
 pub struct MessageColumns {
@@ -52,6 +76,7 @@ pub struct MessageColumns {
     class: Vec<u64>,
     pinned: Vec<bool>,
     scale_up: Vec<bool>,
+    source: Source,
     /// Compute tasks (training jobs): not rows of the flows table.
     compute: Vec<bool>,
     first_send: Nullable<Time>,
@@ -129,6 +154,7 @@ impl MessageColumns {
             class: spec(&|m| m.spec.class as u64),
             pinned: messages.iter().map(|m| m.spec.pinned).collect(),
             scale_up: messages.iter().map(Message::on_scale_up).collect(),
+            source: Source::of(w),
             compute,
             first_send,
             end,
@@ -224,7 +250,23 @@ impl RunResult {
         let (topo, ports) = (v.topo, v.ports);
         let (now, wall_s, status, tree, transport) = (v.now, v.wall_s, v.status, v.tree, v.transport);
         let (ids, m, c) = without_compute(m, c);
-        let MessageColumns { src, dst, bytes, start, ready, class, pinned, scale_up, first_send, end, ideal, jobs, lb_state_bytes, .. } = m;
+        let MessageColumns {
+            src,
+            dst,
+            bytes,
+            start,
+            ready,
+            class,
+            pinned,
+            scale_up,
+            source,
+            first_send,
+            end,
+            ideal,
+            jobs,
+            lb_state_bytes,
+            ..
+        } = m;
         let ConnColumns { counts, reorder: rt, losses } = c;
         let n = src.len();
         let dense = |v: Vec<u64>| if v.is_empty() { vec![0; n] } else { v };
@@ -259,6 +301,10 @@ impl RunResult {
         ft.add("class", Column::U64(class));
         ft.add("pinned", Column::Bool(pinned));
         ft.add("scale_up", Column::Bool(scale_up));
+        ft.add("job", Column::OptU64(source.job));
+        ft.add("iteration", Column::OptU64(source.iteration));
+        ft.add("traffic", Column::Str(source.traffic.into_iter().map(str::to_string).collect()));
+        ft.add("path_links", Column::U64(source.path_links));
         ft.add("first_send_ps", Column::OptU64(first_send));
         ft.add("end_ps", Column::OptU64(end));
         ft.add("fct_ps", Column::OptU64(fct));
@@ -374,13 +420,14 @@ fn without_compute(mut m: MessageColumns, mut c: ConnColumns) -> (Vec<u64>, Mess
         only(&mut v.values, keep);
         only(&mut v.valid, keep);
     }
-    for v in [&mut m.src, &mut m.dst, &mut m.bytes, &mut m.start, &mut m.class, &mut m.ideal] {
+    for v in [&mut m.src, &mut m.dst, &mut m.bytes, &mut m.start, &mut m.class, &mut m.ideal, &mut m.source.path_links] {
         only(v, &keep);
     }
+    only(&mut m.source.traffic, &keep);
     for v in [&mut m.pinned, &mut m.scale_up, &mut m.compute] {
         only(v, &keep);
     }
-    for v in [&mut m.ready, &mut m.first_send, &mut m.end] {
+    for v in [&mut m.ready, &mut m.first_send, &mut m.end, &mut m.source.job, &mut m.source.iteration] {
         nullable(v, &keep);
     }
     for v in &mut c.counts {

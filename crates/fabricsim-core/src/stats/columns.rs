@@ -44,6 +44,9 @@ const fn opt(name: &'static str, ty: Ty, unit: &'static str, null_when: &'static
 const UNFINISHED: &str = "the message did not complete";
 
 /// One row per message of the workload (under `mptcp`, its subflows summed).
+/// Why a flows row has no job.
+const BACKGROUND: &str = "background: a message of the `[workload]`, not of a job";
+
 pub const FLOWS: &[ColumnSpec] = &[
     col("flow", Ty::U64, "", "message id, in workload order"),
     col("src", Ty::U64, "", "sending host"),
@@ -60,6 +63,20 @@ pub const FLOWS: &[ColumnSpec] = &[
     col("class", Ty::U64, "", "data class at the switches"),
     col("pinned", Ty::Bool, "", "pinned to one ECMP path by `[mixed]`"),
     col("scale_up", Ty::Bool, "", "carried by its server's scale-up network (`topology.scale_up_rate`), not the fabric"),
+    opt("job", Ty::U64, "", BACKGROUND, "the `[[jobs]]` entry it belongs to (its index)"),
+    opt("iteration", Ty::U64, "", BACKGROUND, "its job's iteration"),
+    col(
+        "traffic",
+        Ty::Str,
+        "",
+        "what it is: background (the `[workload]`), a job's collective (allreduce, ...), a training job's tp, pp, dp or ep, or trace",
+    ),
+    col(
+        "path_links",
+        Ty::U64,
+        "",
+        "links on its shortest path through the fabric: 2 under one leaf, 4 through a spine or aggregation switch, 6 through a core; 0 on a scale-up network",
+    ),
     opt("first_send_ps", Ty::U64, "ps", "nothing was sent", "when its first packet left the NIC (on a scale-up network: its first bit)"),
     opt("end_ps", Ty::U64, "ps", UNFINISHED, "when its last byte was received"),
     opt("fct_ps", Ty::U64, "ps", UNFINISHED, "flow completion time: first bit sent to last bit received"),

@@ -166,6 +166,19 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
     (ideal, compute_only, busy)
 }
 
+/// What message `i` is (the flows table's `traffic`): background, its job's collective, a
+/// training job's kind of work (tp, pp, dp, ep), or trace.
+pub fn traffic(v: &WorkView<'_>, i: usize) -> &'static str {
+    let t = v.tags[i];
+    if t.job == Tag::NONE.job {
+        return "background";
+    }
+    match &v.jobs[t.job as usize] {
+        j if j.training() => KINDS[t.step as usize],
+        j => j.kind(),
+    }
+}
+
 pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTables {
     let (ideal, compute_only, busy) = if v.jobs.is_empty() { (Vec::new(), None, Default::default()) } else { self::ideals(v, ideals) };
     // spans per (job, iteration) and per (job, iteration, step), in that order
