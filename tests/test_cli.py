@@ -348,3 +348,36 @@ def test_every_shipped_scenarios_header_command_names_load_balancers_compare_tak
     assert seen > 0
     r = invoke("compare", str(root / "permutation_128.toml"), "--lb", "ecmp,foo")
     assert r.exit_code == 2 and "switch-ar" in r.output
+
+
+def test_a_run_says_what_it_will_take_before_it_starts_and_where_it_is_meanwhile(demo_path, monkeypatch):
+    import fabricsim.cli as cli
+    from fabricsim.run import Progress
+
+    # a small run: the estimate line first, then (stderr is no terminal here) a line per report
+    monkeypatch.setattr(cli, "LINE_EVERY_S", 0.0)
+    r = invoke("run", str(demo_path), "--set", "workload.size=1MiB")
+    assert r.exit_code == 0, r.output
+    first = next(line for line in r.output.splitlines() if line.startswith("permutation_128:"))
+    assert "M events" in first and "on one thread" in first and "of memory" in first and "max_wall" not in first, first
+    lines = [line for line in r.output.splitlines() if line.startswith("permutation_128:") and "us simulated" in line]
+    assert lines and lines[-1].startswith("permutation_128: 100%:"), lines[-3:]
+    # a long one is told of stop.max_wall, unless it set one
+    long = Progress(0, 1, 0, 128, 0, expected_events=20_000_000_000, memory_estimate=1 << 30)
+    assert "stop.max_wall" in cli._estimate("big", long, max_wall=False)
+    assert "stop.max_wall" not in cli._estimate("big", long, max_wall=True) and "1.0 GiB" in cli._estimate("big", long, True)
+
+
+def test_the_expected_events_are_close_to_what_a_run_makes(demo_path):
+    """The estimate the progress and the time estimate read: within 0.7 to 1.0 of the events
+    made, on a permutation and on a training step (scale-up and rail-local traffic count less)."""
+    from conftest import ROOT
+
+    seen = []
+    train = fabricsim.load(ROOT / "scenarios" / "training_dense_256.toml").set("jobs[0].parallel.micro_batches", 1)
+    for s in (fabricsim.load(demo_path).set("workload.size", "1MiB"), train.set("jobs[0].model.layers", 4)):
+        fabricsim.run(s, progress=seen.append, threads=1)
+        first, last = seen[0], seen[-1]
+        assert first.events == 0 and first.expected_events == last.expected_events > 0 and first.memory_estimate > 0
+        assert 0.7 <= last.events / last.expected_events <= 1.0, (last.events, last.expected_events)
+        seen.clear()

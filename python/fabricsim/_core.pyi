@@ -33,6 +33,12 @@ class Simulation:
     @property
     def bdp_bytes(self) -> int: ...
     @property
+    def expected_events(self) -> int:
+        """The events the run is expected to make, roughly (data packets x 8 per tier)."""
+    @property
+    def memory_estimate(self) -> int:
+        """The memory the run is estimated to need, bytes (checked against stop.max_memory)."""
+    @property
     def job_hosts(self) -> list[list[int]]:
         """Each job's hosts in rank order (a trace's last: the hosts it touches)."""
     @property

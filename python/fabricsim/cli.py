@@ -175,32 +175,86 @@ def _attach_reference(results: dict[str, Results], ref: Scenario, quiet: bool, t
         reference_module.attach(res, theirs)
 
 
+#: Events a second on one thread on the benchmarks (docs/performance.md, "How long a run
+#: takes"): the range a run's time is estimated with, before it starts.
+EVENTS_PER_S = (5e6, 15e6)
+#: A run estimated to take longer than this may take up to this long, s: the estimate suggests
+#: stop.max_wall.
+LONG_RUN_S = 600.0
+#: Seconds between progress lines when stderr is not a terminal.
+LINE_EVERY_S = 30.0
+
+
+def _estimate(label: str, p: RunProgress, max_wall: bool) -> str:
+    """What a run will take, said before it starts: its events, a range of wall time on one
+    thread, its memory; and stop.max_wall where it may be long and none is set."""
+    fast, slow = (p.expected_events / rate for rate in reversed(EVENTS_PER_S))
+    text = (
+        f"{escape(label)}: about {p.expected_events / 1e6:,.1f} M events, {_seconds(fast)} to {_seconds(slow)} on one thread; "
+        f"about {_bytes(p.memory_estimate)} of memory"
+    )
+    if slow > LONG_RUN_S and not max_wall:
+        text += "; stop.max_wall bounds it (--set stop.max_wall=600s: the run stops there, incomplete, with what it has)"
+    return text
+
+
+def _seconds(s: float) -> str:
+    """0.3 s, 42 s, 12 min, 3.1 h."""
+    if s < 10:
+        return f"{s:.1f} s"
+    if s < 600:
+        return f"{s:.0f} s"
+    return f"{s / 60:.0f} min" if s < 3 * 3600 else f"{s / 3600:.1f} h"
+
+
+def _where(p: RunProgress, elapsed: float) -> tuple[float, str]:
+    """How far a run is, by its events against the expected ones (at most 0.99 until it ends:
+    the estimate is rough) or its flows, whichever is further; and the words for it."""
+    share = max(p.flows_done / max(p.flow_count, 1), min(p.events / max(p.expected_events, 1), 0.99))
+    words = (
+        f"{p.now_ps / 1e6:,.1f} us simulated, {p.events / 1e6:,.1f} of about {p.expected_events / 1e6:,.1f} M events, "
+        f"flows {p.flows_done:,}/{p.flow_count:,}, {p.events / max(elapsed, 1e-9) / 1e6:.2f} M events/s"
+    )
+    return share, words
+
+
 def _run_quietly_or_not(scenario: Scenario, label: str, quiet: bool, threads: int | None) -> Results:
-    if quiet or (not err.is_terminal and not _force_progress()):
+    """The run, with its estimate said first; then a bar on a terminal, or a line every
+    LINE_EVERY_S seconds otherwise (nohup, CI, a batch job)."""
+    if quiet:
         return run_scenario(scenario, threads=threads)
     import time
 
-    columns = (
-        TextColumn(f"[bold]{label}"),
-        BarColumn(),
-        TextColumn("flows {task.fields[done]}"),
-        TextColumn("{task.fields[sim]}"),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-    )
     started = time.perf_counter()
+    max_wall = "max_wall" in scenario.data.get("stop", {})
+    said = [False]
+
+    def say_estimate(p: RunProgress) -> None:
+        if not said[0]:
+            said[0] = True
+            err.print(_estimate(label, p, max_wall), highlight=False, soft_wrap=True)
+
+    if not err.is_terminal and not _force_progress():
+        last = [started]
+
+        def line(p: RunProgress) -> None:
+            say_estimate(p)
+            now = time.perf_counter()
+            if now - last[0] >= LINE_EVERY_S:
+                last[0] = now
+                share, words = _where(p, now - started)
+                err.print(f"{escape(label)}: {share:.0%}: {words}, {now - started:,.0f} s", highlight=False, soft_wrap=True)
+
+        return run_scenario(scenario, progress=line, threads=threads)
+
+    columns = (TextColumn(f"[bold]{escape(label)}"), BarColumn(), TextColumn("{task.fields[words]}"), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as bar:
-        task = bar.add_task(label, total=1.0, sim="", done="", rate="")
+        task = bar.add_task(label, total=1.0, words="")
 
         def update(p: RunProgress) -> None:
-            elapsed = max(time.perf_counter() - started, 1e-9)
-            bar.update(
-                task,
-                completed=p.flows_done / max(p.flow_count, 1),
-                done=f"{p.flows_done:,}/{p.flow_count:,}",
-                sim=f"{p.now_ps / 1e6:,.1f} us simulated",
-                rate=f"{p.events / elapsed / 1e6:.2f} M events/s",
-            )
+            say_estimate(p)
+            share, words = _where(p, time.perf_counter() - started)
+            bar.update(task, completed=share, words=words)
 
         return run_scenario(scenario, progress=update, threads=threads)
 

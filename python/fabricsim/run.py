@@ -25,13 +25,19 @@ MAX_THREADS = 4096
 
 @dataclass(frozen=True)
 class Progress:
-    """Where a run stands, passed to a progress callback."""
+    """Where a run stands, passed to a progress callback: once before the first event, then
+    every few hundred thousand events, and once at the end."""
 
     now_ps: int
     max_time_ps: int
     flows_done: int
     flow_count: int
     events: int
+    #: The events the run is expected to make, roughly (they made 0.76 to 0.97 of it on the
+    #: shipped scenarios; docs/performance.md, "How long a run takes").
+    expected_events: int = 0
+    #: The memory the run is estimated to need, bytes (what ``stop.max_memory`` is checked against).
+    memory_estimate: int = 0
 
 
 def peak_rss_mb() -> float:
@@ -117,11 +123,17 @@ def run(
     extra: dict[str, Any] = {"threads": sim.threads}
     if sim.thread_note is not None:
         extra["thread_note"] = sim.thread_note
-    while sim.step(STEP_EVENTS) == "running":
+
+    def report() -> None:
         if progress is not None:
-            progress(Progress(sim.now_ps, sim.max_time_ps, sim.flows_done, sim.flow_count, sim.events))
-    if progress is not None:
-        progress(Progress(sim.now_ps, sim.max_time_ps, sim.flows_done, sim.flow_count, sim.events))
+            progress(
+                Progress(sim.now_ps, sim.max_time_ps, sim.flows_done, sim.flow_count, sim.events, sim.expected_events, sim.memory_estimate)
+            )
+
+    report()
+    while sim.step(STEP_EVENTS) == "running":
+        report()
+    report()
     if asked is None:
         extra["solo_windows"] = sim.windows[1]
     res = Results.from_native(sim.results(), extra | {"peak_rss_mb": round(peak_rss_mb(), 1)})

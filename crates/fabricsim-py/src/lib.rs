@@ -114,6 +114,16 @@ impl Simulation {
     fn max_time_ps(&self) -> PyResult<u64> {
         Ok(self.sim()?.model().max_time)
     }
+    /// The events the run is expected to make, roughly (`sim::threads::expected_events`).
+    #[getter]
+    fn expected_events(&self) -> PyResult<u64> {
+        Ok(self.sim()?.expected_events())
+    }
+    /// The memory the run is estimated to need, bytes (what `stop.max_memory` is checked against).
+    #[getter]
+    fn memory_estimate(&self) -> PyResult<u64> {
+        Ok(self.sim()?.model().need.total())
+    }
     /// The fabric's bandwidth-delay product, bytes (what `"1bdp"` stands for).
     #[getter]
     fn bdp_bytes(&self) -> PyResult<u64> {

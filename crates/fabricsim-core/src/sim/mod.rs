@@ -63,6 +63,8 @@ pub struct Simulation {
     window_wall: std::time::Duration,
     /// Windows run in parallel, and the events they held.
     windows: (u64, u64),
+    /// The events the run was expected to make, from its messages ([`threads::expected_events`]).
+    expected_events: u64,
     /// When the duties of the whole run that are scheduled fall (they wait in the first
     /// piece's queue; a window of the parallel engine ends at the next).
     duty_times: BinaryHeap<Reverse<Time>>,
@@ -192,6 +194,7 @@ impl Simulation {
         let factory = Self::factory(&model);
         // the pieces share the messages and their connections' catalog from here on (the
         // model's copy would double them); each holds the rows of its hosts' connections
+        let expected_events = threads::expected_events(&model);
         let specs = std::mem::take(&mut model.messages);
         let mut rngs: Vec<Rng> = (0..topo.hosts()).map(|h| Rng::stream(model.seed, Stream::Host, h.into())).collect();
         let layout = ConnCatalog::build(&factory, &specs, &mut rngs, (count > 1).then_some((&home[..], count)));
@@ -239,6 +242,7 @@ impl Simulation {
             chooser: None,
             window_wall: parallel::MAX_SPIN,
             windows: (0, 0),
+            expected_events,
             duty_times,
             faults,
             sampler,

@@ -30,6 +30,11 @@ impl Simulation {
     pub fn events(&self) -> u64 {
         self.events
     }
+    /// The events the run was expected to make, roughly (what a progress bar and a time
+    /// estimate read).
+    pub fn expected_events(&self) -> u64 {
+        self.expected_events
+    }
     /// Messages completed so far.
     pub fn flows_done(&self) -> u32 {
         self.pieces.iter().map(|p| p.nics.messages_done()).sum()

@@ -204,9 +204,9 @@ fn auto_runs_a_small_run_on_one_thread_and_a_large_one_on_the_cpus() {
 
 #[test]
 fn an_auto_run_with_sparse_windows_runs_them_on_one_thread_with_the_same_results() {
-    // a ring allreduce of 4 KiB among 64 ranks, 20 times: enough packets for threads (an
+    // a ring allreduce of 4 KiB among 64 ranks, 30 times: enough packets for threads (an
     // estimate above MIN_EVENTS), in windows of a few hundred events
-    let text = super::fabric128("[[jobs]]\ncollective = \"allreduce\"\nsize = \"4KiB\"\nranks = 64\niterations = 20\n");
+    let text = super::fabric128("[[jobs]]\ncollective = \"allreduce\"\nsize = \"4KiB\"\nranks = 64\niterations = 30\n");
     let scenario = super::scenario(&text).expect("valid");
     let one = render(&Simulation::with_threads(&scenario, 1).expect("builds").run());
     let mut auto = Simulation::auto(&scenario).expect("builds");
