@@ -381,3 +381,14 @@ def test_the_expected_events_are_close_to_what_a_run_makes(demo_path):
         assert first.events == 0 and first.expected_events == last.expected_events > 0 and first.memory_estimate > 0
         assert 0.7 <= last.events / last.expected_events <= 1.0, (last.events, last.expected_events)
         seen.clear()
+
+
+def test_compare_out_writes_each_load_balancers_run(demo_path, tmp_path):
+    r = invoke(
+        "compare", str(demo_path), "--lb", "ecmp,ops", "--set", "workload.size=64KiB", "--out", str(tmp_path / "cmp"), "-q", "--json"
+    )
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    for lb in ("ecmp", "ops"):
+        written = fabricsim.Results.read(tmp_path / "cmp" / lb)
+        assert written.summary == got[lb] and written.scenario["lb"]["kind"] == lb

@@ -511,9 +511,15 @@ def compare(
     quiet: QuietOpt = False,
     threads: ThreadsOpt = "auto",
     reference: ReferenceOpt = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", metavar="DIR", help="Write each load balancer's run into DIR/LB/, as run --out writes one."),
+    ] = None,
 ) -> None:
     """Run the same scenario under several load balancers and tabulate FCTs, queues, trims, drops."""
     asked = _threads_option(threads)
+    if out_dir is not None:
+        _check_writable(out_dir)
     base = _load(scenario, set_)
     names = [n.strip() for n in lb.split(",") if n.strip()]
     if not names:
@@ -533,6 +539,9 @@ def compare(
     results = {name: _run_with_bar(v, name, quiet, asked) for name, v in variants.items()}
     if ref is not None:
         _attach_reference(results, ref, quiet, asked)
+    if out_dir is not None:
+        for name, res in results.items():
+            res.write(out_dir / name)
     if as_json:
         sys.stdout.write(json.dumps({n: r.summary for n, r in results.items()}) + "\n")
     else:
