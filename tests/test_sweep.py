@@ -227,7 +227,16 @@ def test_the_cli_reports_points_and_refuses_a_bad_spec(tmp_path):
     runner = CliRunner()
     r = runner.invoke(app, ["sweep", str(spec(tmp_path)), "--out", str(tmp_path / "o"), "-j", "1", "-q"])
     assert r.exit_code == 0, r.output
-    assert "4 points" in r.output
+    assert "4 points" in r.output and "M events" not in r.output, "quiet: no estimate"
+    # not quiet: what the points left will take, said first (none left on a second run)
+    r = runner.invoke(app, ["sweep", str(spec(tmp_path)), "--out", str(tmp_path / "o3"), "-j", "1"])
+    assert r.exit_code == 0, r.output
+    said = r.output.splitlines()[0]
+    assert said.startswith("sweep: 4 points to run, about ") and "on 1 worker;" in said and "of memory at once" in said, said
+    events = sum(p.scenario.estimate()[0] for p in Sweep.load(spec(tmp_path)).validate())
+    assert f"{events / 1e6:,.1f} M events" in said
+    r = runner.invoke(app, ["sweep", str(spec(tmp_path)), "--out", str(tmp_path / "o3"), "-j", "1"])
+    assert r.exit_code == 0 and "to run" not in r.output, r.output
     bad = tmp_path / "bad.toml"
     bad.write_text('base = "nope.toml"\n')
     r = runner.invoke(app, ["sweep", str(bad), "--out", str(tmp_path / "o2")])

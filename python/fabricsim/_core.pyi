@@ -52,6 +52,9 @@ class Simulation:
         0/1 per row for a bool, a list for a string column, and (values, validity bytes) for one
         that may be null (``fabricsim.columns()`` declares each)."""
 
+def estimate(scenario_json: str) -> tuple[int, int]:
+    """What a scenario's run will take: (expected events, memory estimate in bytes)."""
+
 def validate(scenario_json: str) -> str:
     """Check a scenario without running it; returns it with every default filled in (JSON)."""
 

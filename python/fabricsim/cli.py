@@ -259,6 +259,28 @@ def _run_quietly_or_not(scenario: Scenario, label: str, quiet: bool, threads: in
         return run_scenario(scenario, progress=update, threads=threads)
 
 
+def _say_sweep_estimate(todo: list[Any], workers: int | None, threads: int) -> None:
+    """What the points left to run will take, said before they start: their events, and a range
+    of wall time on the workers (as many as the sweep runs, :func:`sweep.local_workers`; each
+    point at 5 to 15 M events/s), the largest point's memory times the workers at once."""
+    from .run import cores
+
+    if not todo:
+        return
+    estimates = [p.scenario.estimate() for p in todo]
+    events = sum(e for e, _ in estimates)
+    fit = max(1, cores() // threads)
+    at_once = max(1, min(len(todo), fit if workers is None else min(workers, fit)))
+    fast, slow = (events / rate / at_once for rate in reversed(EVENTS_PER_S))
+    memory = max(m for _, m in estimates) * at_once
+    err.print(
+        f"sweep: {len(todo)} points to run, about {events / 1e6:,.1f} M events: {_seconds(fast)} to {_seconds(slow)} "
+        f"on {at_once} worker{'s' if at_once > 1 else ''}; up to about {_bytes(memory)} of memory at once",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
 class _ProgressLines:
     """Progress as plain lines on stderr when it is not a terminal (nohup, CI, a batch job):
     at most one every 10 s, and the last."""
@@ -774,7 +796,10 @@ def sweep(
     show = not quiet and (err.is_terminal or _force_progress())
     columns = (TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True, disable=not show) as bar:
-        done_before = sum((out_dir / "points" / p.id / "summary.json").exists() for p in points)
+        todo = [p for p in points if not (out_dir / "points" / p.id / "summary.json").exists()]
+        done_before = len(points) - len(todo)
+        if not quiet:
+            _say_sweep_estimate(todo, workers, threads_per_point)
         task = bar.add_task("sweep", total=len(points), completed=done_before)
 
         lines = _ProgressLines("sweep", len(points), done_before, enabled=not quiet and not show)

@@ -113,6 +113,13 @@ pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
     warnings(scenario).map(drop)
 }
 
+/// What a scenario's run will take, before it is built: the events it is expected to make
+/// ([`sim::threads::expected_events`]) and the memory it is estimated to need, bytes.
+pub fn estimate(scenario: &Scenario) -> Result<(u64, u64), ScenarioError> {
+    let model = scenario.resolve()?;
+    Ok((sim::threads::expected_events(&model), model.need.total()))
+}
+
 /// Legal but probably unintended settings of a scenario, which is first checked as [`check`]
 /// does (an invalid one is refused), the scenario resolved and its topology built once: a
 /// front end checks a scenario and shows its warnings before the run, and with millions of

@@ -205,6 +205,13 @@ fn table(py: Python<'_>, t: Table) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// What a scenario's run will take: (expected events, memory estimate in bytes).
+#[pyfunction]
+fn estimate(py: Python<'_>, scenario_json: &str) -> PyResult<(u64, u64)> {
+    let scenario = parse(py, scenario_json)?;
+    fabricsim_core::estimate(&scenario).map_err(|e| scenario_error(py, e))
+}
+
 /// Checks a scenario without running it; returns it with every default filled in (JSON).
 #[pyfunction]
 fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
@@ -312,6 +319,7 @@ fn collective_messages(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(available_cpus, m)?)?;
     m.add_function(wrap_pyfunction!(topology_summary, m)?)?;
