@@ -358,6 +358,14 @@ impl SendHalf {
         self.tx.acked == self.n_pkts
     }
 
+    /// The send records still in flight on any of the paths `evs`, oldest first; they stay in
+    /// the log (stale once declared lost).
+    pub fn in_flight_on(&self, evs: &[Ev], out: &mut Vec<SendRecord>) {
+        let tx = &self.tx;
+        let live = |r: &SendRecord| tx.state[r.psn as usize] == PsnState::InFlight && tx.tx_count[r.psn as usize] == r.tx;
+        out.extend(tx.send_log.iter().filter(|r| evs.contains(&r.ev) && live(r)));
+    }
+
     /// Pops the send records that timed out by `now` (and stale ones); returns them.
     pub fn expired(&mut self, now: Time, rto: Time, out: &mut Vec<SendRecord>) {
         while let Some(&r) = self.tx.send_log.front() {

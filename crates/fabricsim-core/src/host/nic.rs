@@ -67,6 +67,8 @@ pub struct Nics {
     /// The hosts' ports on their servers' scale-up networks.
     pub up: UpPorts,
     scratch: Vec<SendRecord>,
+    /// Scratch: the paths (EVs) of the packets an RTO expiry declared lost.
+    evs: Vec<crate::packet::Ev>,
     scratch_psn: Vec<u32>,
     scratch_acked: Vec<(u32, bool)>,
 }
@@ -91,6 +93,7 @@ impl Nics {
             notices: Vec::new(),
             up: UpPorts::default(),
             scratch: Vec::new(),
+            evs: Vec::new(),
             scratch_psn: Vec::new(),
             scratch_acked: Vec::new(),
         }

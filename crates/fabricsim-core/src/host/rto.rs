@@ -6,10 +6,12 @@
 //! RTO = SRTT + 4 RTTVAR (the clock granularity G is 0 here), never below `rto_min` (sec.
 //! 2.4) nor above 60 s (sec. 2.5). Samples come only from packets sent once (Karn's
 //! algorithm, sec. 3). Each time the timer expires with a loss the RTO doubles (sec. 5.5),
-//! until the next sample recomputes it, and every packet still in flight is declared lost
-//! with the expired ones (the NIC, `host/nic.rs`: loss recovery after a timeout as RFC 6675
-//! sec. 5.1 and Linux do it; otherwise a back-off per expired packet would hold the resends
-//! behind packets that died with a link, and the RTO would outgrow the run). Before any sample the RTO is `rto_min` (sec. 2.1
+//! once per episode (not again for packets sent before the last back-off), until the next
+//! sample recomputes it, and every packet still in flight on the expired packets' paths (their
+//! EVs) is declared lost with them (the NIC, `host/nic/timers.rs`: loss recovery after a
+//! timeout as RFC 6675 sec. 5.1 and Linux do it, for the paths the evidence covers; otherwise a
+//! back-off per expired packet would hold the resends behind packets that died with a link,
+//! and the RTO would outgrow the run). Before any sample the RTO is `rto_min` (sec. 2.1
 //! says 1 s, which is for the Internet; `rto_min` defaults to the papers' fixed 70 us).
 
 use crate::time::Time;
@@ -31,6 +33,8 @@ struct Estimator {
     srtt: Time,
     rttvar: Time,
     sampled: bool,
+    /// When the timer last backed off.
+    backed_off: Option<Time>,
 }
 
 impl RtoTimer {
@@ -41,7 +45,7 @@ impl RtoTimer {
 
     /// An RTO estimated from RTT samples, starting at and never below `min`.
     pub fn adaptive(min: Time) -> RtoTimer {
-        RtoTimer { rto: min, estimator: Some(Box::new(Estimator { min, srtt: 0, rttvar: 0, sampled: false })) }
+        RtoTimer { rto: min, estimator: Some(Box::new(Estimator { min, srtt: 0, rttvar: 0, sampled: false, backed_off: None })) }
     }
 
     /// An RTT sample `r`, from a packet sent once (Karn's algorithm: the sender gives no
@@ -65,10 +69,14 @@ impl RtoTimer {
         self.estimator.is_some()
     }
 
-    /// The timer expired and something was declared lost: back off (sec. 5.5).
-    pub fn on_timeout(&mut self) {
-        if self.estimator.is_some() {
-            self.rto = (self.rto * 2).min(RTO_MAX);
+    /// The timer expired at `now` and declared lost packets sent as late as `sent`: back off
+    /// (sec. 5.5), once per episode: not for packets all sent before the last back-off.
+    pub fn on_timeout(&mut self, now: Time, sent: Time) {
+        if let Some(e) = self.estimator.as_mut() {
+            if e.backed_off.is_none_or(|at| sent >= at) {
+                e.backed_off = Some(now);
+                self.rto = (self.rto * 2).min(RTO_MAX);
+            }
         }
     }
 }
@@ -81,7 +89,7 @@ mod tests {
     fn a_fixed_rto_never_moves() {
         let mut t = RtoTimer::fixed(70);
         t.on_sample(500);
-        t.on_timeout();
+        t.on_timeout(600, 0);
         assert_eq!(t.rto, 70);
     }
 
@@ -93,8 +101,12 @@ mod tests {
         assert_eq!(t.rto, 300);
         t.on_sample(200); // R = 200: RTTVAR = (150 + 100) / 4 = 62, SRTT = (700 + 200) / 8 = 112
         assert_eq!(t.rto, 112 + 4 * 62);
-        t.on_timeout();
+        t.on_timeout(1_000, 200);
         assert_eq!(t.rto, 720, "backed off");
+        t.on_timeout(1_100, 900);
+        assert_eq!(t.rto, 720, "a packet sent before the last back-off: the same episode");
+        t.on_timeout(2_000, 1_000);
+        assert_eq!(t.rto, 1_440, "one sent after it: a new one");
         // equal samples shrink RTTVAR towards 0; the RTO never goes below rto_min
         let mut s = RtoTimer::adaptive(1000);
         for _ in 0..50 {
@@ -106,8 +118,8 @@ mod tests {
     #[test]
     fn back_off_stops_at_sixty_seconds() {
         let mut t = RtoTimer::adaptive(RTO_MAX / 3);
-        t.on_timeout();
-        t.on_timeout();
+        t.on_timeout(1, 0);
+        t.on_timeout(2, 1);
         assert_eq!(t.rto, RTO_MAX);
     }
 }

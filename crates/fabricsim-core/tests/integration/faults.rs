@@ -201,3 +201,20 @@ fn an_estimated_rto_recovers_every_flow_after_a_switch_dies() {
         assert!(r.summary.max_fct_ns.unwrap() < 200_000.0, "{lb}: {:?}", r.summary.max_fct_ns);
     }
 }
+
+#[test]
+fn an_estimated_rto_on_a_sprayed_flow_resends_only_what_its_late_path_carried() {
+    // one 16 MiB flow sprayed over 8 spines, one uplink 100 us slower: its packets there
+    // outlast the estimated RTO, and an expiry declares lost what is in flight on that path
+    // (its EVs), not the packets on the 7 healthy ones (5.5 % of the data packets were resent
+    // under OPS, 6.0 % under REPS, when an expiry declared everything in flight lost)
+    for lb in ["ops", "reps"] {
+        let r = run(&format!(
+            "seed = 1\n[topology]\nhosts = 128\nradix = 16\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n[transport]\nrto = \"adaptive\"\n[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"flows\"\nflows = [{{src = 0, dst = 127, size = \"16MiB\"}}]\n[[faults]]\nkind = \"delay\"\nlink = \"leaf0:up3\"\nextra = \"100us\"\nstart = \"0us\"\n"
+        ));
+        assert_eq!(r.summary.status, "complete", "{lb}");
+        let (retx, data) = (r.flows.u64("retransmits")[0], r.flows.u64("data_packets")[0]);
+        assert!(r.flows.u64("timeouts")[0] > 0, "{lb}: the late path's packets time out");
+        assert!(retx * 100 < data, "{lb}: {retx} of {data} data packets resent");
+    }
+}

@@ -65,19 +65,29 @@ impl Nics {
             }
         }
         if any && conn.tx.rto.is_adaptive() {
-            // RFC 6298 sec. 5.4-5.5 with loss recovery as RFC 6675 and Linux do it: an expired
-            // estimated timer means the path failed, so what is still in flight counts as lost
-            // (resent as the window allows, not held back behind packets that will never be
-            // acknowledged), and the timer backs off once. The load balancer hears only of the
-            // packets that timed out themselves.
+            // RFC 6298 sec. 5.4-5.5 with loss recovery as RFC 6675 (sec. 5.1) and Linux do it,
+            // for the paths the evidence covers: an expired estimated timer means the path of
+            // the expired packets failed, so what is still in flight on those paths (their EVs)
+            // counts as lost, resent as the window allows, not held back behind packets that will
+            // never be acknowledged. On one path (ECMP) that is everything in flight; a sprayed
+            // connection's packets on other paths are no evidence of loss and wait for their own
+            // timer. The timer backs off once per episode: not again for a packet sent before
+            // the last back-off, whose loss that back-off answered (else every path through a
+            // dead switch would double it). The load balancer hears only of the packets that
+            // timed out themselves.
+            let latest = self.scratch.iter().map(|r| r.at).max().unwrap_or(0);
+            self.evs.clear();
+            self.evs.extend(self.scratch.iter().map(|r| r.ev));
+            self.evs.sort_unstable();
+            self.evs.dedup();
             self.scratch.clear();
-            conn.expired(Time::MAX, 0, &mut self.scratch);
+            conn.in_flight_on(&self.evs, &mut self.scratch);
             for r in &self.scratch {
                 if self.cfg.kind.on_timeout(conn, r) {
                     conn.stats.timeouts += 1;
                 }
             }
-            conn.tx.rto.on_timeout();
+            conn.tx.rto.on_timeout(now, latest);
         }
         let (spec, shared) = (conn.spec, conn.tx.shared);
         if let Some(front) = conn.tx.send_log.front() {
