@@ -78,6 +78,7 @@ pub fn registry() -> Vec<AlgorithmInfo> {
     let mut v: Vec<AlgorithmInfo> = lb::ALGORITHMS.to_vec();
     v.extend_from_slice(workload::WORKLOADS);
     v.extend_from_slice(workload::collective::ALGORITHMS);
+    v.push(workload::collective::tuner::INFO);
     v.extend_from_slice(switch::routing::RULES);
     v.extend_from_slice(faults::FAULTS);
     v.extend_from_slice(host::CcKind::KINDS);

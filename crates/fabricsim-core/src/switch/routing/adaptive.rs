@@ -72,7 +72,7 @@ impl PortLoads<'_> {
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "routing",
     name: "adaptive",
-    summary: "least-loaded egress queue among the up-ports, random tie-break",
+    summary: "least-loaded egress queue in the group, random tie-break",
     reference: "NVIDIA Spectrum AR; ARCANE sec. 4.1; PRIME sec. IV",
 };
 

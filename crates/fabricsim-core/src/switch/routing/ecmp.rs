@@ -15,7 +15,7 @@ use crate::packet::Ev;
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "routing",
     name: "ecmp",
-    summary: "hash of (5-tuple, EV) with a per-switch salt over the up-ports",
+    summary: "hash of (5-tuple, EV) with a per-switch salt over the group's ports (a fat tree's up-ports)",
     reference: "RFC 2992; ARCANE sec. 2",
 };
 

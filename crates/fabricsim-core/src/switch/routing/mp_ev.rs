@@ -16,7 +16,7 @@ use super::ecmp::ecmp_index;
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "routing",
     name: "mp_ev",
-    summary: "the tier's part of the multi-part EV is the up-port index",
+    summary: "the tier's part of the multi-part EV is the position in the group (the up-port index)",
     reference: "PRIME sec. III-C, III-D",
 };
 

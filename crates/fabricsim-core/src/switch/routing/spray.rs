@@ -1,4 +1,4 @@
-//! `spray`: a uniformly random up-port per packet (switch-based spraying).
+//! `spray`: a uniformly random port of the group per packet (switch-based spraying).
 
 use super::adaptive::PortLoads;
 use super::Route;
@@ -10,7 +10,7 @@ use crate::registry::AlgorithmInfo;
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "routing",
     name: "spray",
-    summary: "uniformly random up-port per packet",
+    summary: "uniformly random port of the group per packet",
     reference: "switch-based spraying",
 };
 

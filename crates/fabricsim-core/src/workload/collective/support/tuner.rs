@@ -22,6 +22,15 @@
 //! would win or where a server holds several ranks.
 
 use super::super::{AlgorithmKind, Op};
+use crate::registry::AlgorithmInfo;
+
+/// `algorithm = "auto"`, as `fabricsim list` and the registry show it.
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    category: "collective",
+    name: "auto",
+    summary: "what NCCL's tuner runs: an allreduce on the ring or the tree by its cost model (Simple protocol, one GPU per node); alltoall direct; the rest on the ring",
+    reference: "NCCL src/graph/tuning.cc (ncclTopoTuneModel, ncclTopoGetAlgoTime)",
+};
 
 /// Simple's base latency, us (`baseLatencies`, Tree and Ring).
 const BASE_LATENCY: f64 = 8.4;
