@@ -149,15 +149,16 @@ impl Simulation {
     /// piece of each node (any cut gives the same results; the tests try random ones). A cut
     /// that does not give every node a piece is refused.
     pub fn cut_by(scenario: &Scenario, cut: impl FnOnce(&Topology) -> Vec<u16>) -> Result<Simulation, ScenarioError> {
-        Self::build(scenario, |topo, _| cut(topo))
+        Self::build(scenario, |topo, _, _| cut(topo))
     }
 
     /// [`Simulation::cut_by`], the cut chosen knowing the run's model (its messages, its
-    /// memory).
-    fn build(scenario: &Scenario, cut: impl FnOnce(&Topology, &Model) -> Vec<u16>) -> Result<Simulation, ScenarioError> {
+    /// memory) and the events it is expected to make.
+    fn build(scenario: &Scenario, cut: impl FnOnce(&Topology, &Model, u64) -> Vec<u16>) -> Result<Simulation, ScenarioError> {
         let mut model = scenario.resolve()?;
         let topo = Topology::build(&model.tree)?;
-        let home: Arc<[u16]> = cut(&topo, &model).into();
+        let expected_events = threads::expected_events(&model);
+        let home: Arc<[u16]> = cut(&topo, &model, expected_events).into();
         if home.len() != topo.nodes.len() {
             let allowed = format!("one piece for each of the {} nodes", topo.nodes.len());
             return Err(ScenarioError::new("cut", format!("{} pieces", home.len()), allowed));
@@ -194,7 +195,6 @@ impl Simulation {
         let factory = Self::factory(&model);
         // the pieces share the messages and their connections' catalog from here on (the
         // model's copy would double them); each holds the rows of its hosts' connections
-        let expected_events = threads::expected_events(&model);
         let specs = std::mem::take(&mut model.messages);
         let mut rngs: Vec<Rng> = (0..topo.hosts()).map(|h| Rng::stream(model.seed, Stream::Host, h.into())).collect();
         let layout = ConnCatalog::build(&factory, &specs, &mut rngs, (count > 1).then_some((&home[..], count)));

@@ -66,10 +66,10 @@ pub fn expected_events(model: &Model) -> u64 {
     model.messages.iter().map(events).fold(0, u64::saturating_add)
 }
 
-/// The threads an auto run asks for, from its work and the CPUs available (see the module
+/// The threads an auto run asks for, from its work (`events`, [`expected_events`]) and the CPUs available (see the module
 /// doc); the pieces it cuts into may lower it further ([`super::Simulation::on_threads`]).
-pub fn auto(topo: &Topology, model: &Model, cpus: usize) -> usize {
-    if cpus <= 1 || expected_events(model) < MIN_EVENTS {
+pub fn auto(topo: &Topology, events: u64, cpus: usize) -> usize {
+    if cpus <= 1 || events < MIN_EVENTS {
         return 1;
     }
     cpus.min(topo.spec.leaves.max(1) as usize)
@@ -117,8 +117,8 @@ impl Simulation {
         let mut most = usize::MAX; // pieces at most: halved while they need too much memory
         loop {
             let (mut pieces, mut threads) = (1, 1);
-            let cut = |topo: &Topology, model: &Model| {
-                threads = ask.unwrap_or_else(|| auto(topo, model, cpus));
+            let cut = |topo: &Topology, model: &Model, events: u64| {
+                threads = ask.unwrap_or_else(|| auto(topo, events, cpus));
                 let home = partition(topo, threads.max(blocks(topo, model)).min(most));
                 pieces = count(&home);
                 home

@@ -13,7 +13,6 @@
 //! read); the fabric never looks inside a host: a packet that reaches a host is handed back to the caller.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use crate::engine::rng::{Rng, Stream};
 use crate::engine::{Event, EventQueue};
@@ -23,7 +22,7 @@ use crate::switch::routing::{choose_up, PortLoads, Route, Rule};
 use crate::switch::wire::Wire;
 use crate::switch::{red_mark, EcnMark, EgressPort, Overflow, SwitchModel};
 use crate::time::{serialization, Time};
-use crate::topology::{Next, Restriction, Tables, Topology};
+use crate::topology::{Next, Restriction, Topology};
 
 pub use crate::switch::port::ConnLosses;
 
@@ -42,8 +41,6 @@ pub struct Fabric {
     ports: Vec<EgressPort>,
     /// What each port put on its wire, held by the far end.
     wires: Vec<Wire>,
-    /// Every switch's forwarding table (shared by the pieces).
-    tables: Arc<Tables>,
     /// Per switch (node - hosts): its rule, tier and hash salt.
     routes: Vec<Route>,
     /// One stream per switch (ECN draws, spraying, adaptive tie-breaks).
@@ -88,7 +85,6 @@ impl Fabric {
         let pooled = if cfg.shared.is_some() { vec![0; topo.switches()] } else { Vec::new() };
         let samples = if cfg.sense.is_exact() { Vec::new() } else { vec![(0, 0); ports.len()] };
         Fabric {
-            tables: topo.tables.clone(),
             topo,
             ports,
             wires,
@@ -135,7 +131,7 @@ impl Fabric {
     /// The NIC port of `host` (its link to the leaf).
     #[inline]
     pub fn nic_port(&self, host: u32) -> u32 {
-        self.tables.out_of_host(host)
+        self.topo.tables.out_of_host(host)
     }
 
     /// The host whose NIC `port` is, if it is one.
@@ -291,12 +287,12 @@ impl Fabric {
     /// stamps a group's choice into the packet's path id (mixed radix).
     #[inline]
     fn next_hop(&mut self, now: Time, node: u32, pkt: &mut Packet) -> u32 {
-        let key = self.tables.key(node, pkt.dst);
-        match self.tables.next(key, pkt.dst) {
+        let key = self.topo.tables.key(node, pkt.dst);
+        match self.topo.tables.next(key, pkt.dst) {
             Next::Deliver(port) | Next::Port(port) => port,
             Next::Group(g) => {
                 let sw = (node - self.hosts) as usize;
-                let group = self.tables.group(g);
+                let group = self.topo.tables.group(g);
                 let set = self.restricted.usable(key);
                 let mut loads = PortLoads { ports: &self.ports, sense: &self.cfg.sense, now, samples: &mut self.samples };
                 let i = choose_up(&self.routes[sw], group, pkt, set, Some(&mut self.rng[sw]), &mut loads, &self.cfg.mp_ev).unwrap_or(0);
@@ -379,7 +375,7 @@ impl Fabric {
         }
         if change == Change::Converge {
             self.restricted = if self.excluded.iter().any(|&x| x) {
-                self.tables.restrict(&self.topo.ports, &self.excluded)
+                self.topo.tables.restrict(&self.topo.ports, &self.excluded)
             } else {
                 Restriction::default()
             };
@@ -393,11 +389,11 @@ impl Fabric {
         let mut path = vec![port];
         let mut node = self.topo.ports[port as usize].to;
         while node != probe.dst {
-            let key = self.tables.key(node, probe.dst);
-            port = match self.tables.next(key, probe.dst) {
+            let key = self.topo.tables.key(node, probe.dst);
+            port = match self.topo.tables.next(key, probe.dst) {
                 Next::Deliver(port) | Next::Port(port) => port,
                 Next::Group(g) => {
-                    let group = self.tables.group(g);
+                    let group = self.topo.tables.group(g);
                     // a rule that reads loads decides at random among equals: never inspected
                     let mut loads = PortLoads { ports: &self.ports, sense: &self.cfg.sense, now: 0, samples: &mut [] };
                     let r = &self.routes[(node - self.hosts) as usize];

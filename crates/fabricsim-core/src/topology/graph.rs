@@ -146,13 +146,7 @@ pub fn max_flow_bps(topo: &Topology, a: &[u32], b: &[u32]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{FatTreeSpec, TopologyConfig};
-
-    fn tree(tiers: u32, hosts: u32, radix: u32, oversub: u32, rails: bool) -> Topology {
-        let nics = if rails { 4 } else { 1 };
-        let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, nics_per_server: nics, rails, ..Default::default() };
-        Topology::build(&FatTreeSpec::new(&cfg).unwrap()).unwrap()
-    }
+    use crate::topology::tree;
 
     #[test]
     fn the_bisection_of_a_fat_tree_is_its_spine_capacity() {

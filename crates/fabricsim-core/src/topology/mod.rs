@@ -407,3 +407,11 @@ impl FatTreeSpec {
         self.hops(if self.tiers == 2 { &[0, 1, 1, 0] } else { &[0, 1, 2, 2, 1, 0] })
     }
 }
+
+/// A built fat tree for the tests: `rails` with 4 NICs per server.
+#[cfg(test)]
+pub(crate) fn tree(tiers: u32, hosts: u32, radix: u32, oversub: u32, rails: bool) -> Topology {
+    let nics = if rails { 4 } else { 1 };
+    let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, nics_per_server: nics, rails, ..Default::default() };
+    Topology::build(&FatTreeSpec::new(&cfg).expect("a valid tree")).expect("a connected tree")
+}

@@ -303,13 +303,7 @@ impl Restriction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{FatTreeSpec, Topology, TopologyConfig};
-
-    fn tree(tiers: u32, hosts: u32, radix: u32, oversub: u32, rails: bool) -> Topology {
-        let nics = if rails { 4 } else { 1 };
-        let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, nics_per_server: nics, rails, ..Default::default() };
-        Topology::build(&FatTreeSpec::new(&cfg).unwrap()).unwrap()
-    }
+    use crate::topology::{tree, Topology};
 
     /// The tree's shape as the generator laid it out: each node's down and up ports, and the
     /// hosts below each node (nodes are numbered bottom up: a down port leads to a lower id).
