@@ -263,14 +263,17 @@ def _say_sweep_estimate(todo: list[Any], workers: int | None, threads: int) -> N
     """What the points left to run will take, said before they start: their events, and a range
     of wall time on the workers (as many as the sweep runs, :func:`sweep.local_workers`; each
     point at 5 to 15 M events/s), the largest point's memory times the workers at once."""
-    from .run import cores
+    import warnings
+
+    from .sweep import local_workers
 
     if not todo:
         return
     estimates = [p.scenario.estimate() for p in todo]
     events = sum(e for e, _ in estimates)
-    fit = max(1, cores() // threads)
-    at_once = max(1, min(len(todo), fit if workers is None else min(workers, fit)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the sweep itself warns of workers beyond the CPUs
+        at_once = local_workers(workers, threads, len(todo))
     fast, slow = (events / rate / at_once for rate in reversed(EVENTS_PER_S))
     memory = max(m for _, m in estimates) * at_once
     err.print(
@@ -429,8 +432,13 @@ JOB_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
 ]
 
 
+#: Binary byte units, largest first.
+BYTE_UNITS = (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+
+
 def _size(v: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+    """A byte count as a scenario writes it, in the largest unit it is a whole number of: 16MiB."""
+    for unit, scale in BYTE_UNITS:
         if v >= scale and v % scale == 0:
             return f"{v // scale}{unit}"
     return f"{v}B"
@@ -478,8 +486,8 @@ def _print_traffic(res: Results) -> None:
 
 
 def _bytes(n: int) -> str:
-    """A byte count in the largest binary unit it fills: 4.0 GiB."""
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+    """A byte count in the largest binary unit it fills, rounded: 4.0 GiB."""
+    for unit, size in BYTE_UNITS:
         if n >= size:
             return f"{n / size:,.1f} {unit}"
     return f"{n} B"

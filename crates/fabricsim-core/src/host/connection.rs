@@ -361,15 +361,19 @@ impl SendHalf {
     /// The send records still in flight on any of the paths `evs`, oldest first; they stay in
     /// the log (stale once declared lost).
     pub fn in_flight_on(&self, evs: &[Ev], out: &mut Vec<SendRecord>) {
-        let tx = &self.tx;
-        let live = |r: &SendRecord| tx.state[r.psn as usize] == PsnState::InFlight && tx.tx_count[r.psn as usize] == r.tx;
-        out.extend(tx.send_log.iter().filter(|r| evs.contains(&r.ev) && live(r)));
+        out.extend(self.tx.send_log.iter().filter(|r| evs.contains(&r.ev) && self.is_live(r)));
+    }
+
+    /// Whether a send record is the packet's last sending and the packet is still in flight.
+    #[inline]
+    fn is_live(&self, r: &SendRecord) -> bool {
+        self.tx.state[r.psn as usize] == PsnState::InFlight && self.tx.tx_count[r.psn as usize] == r.tx
     }
 
     /// Pops the send records that timed out by `now` (and stale ones); returns them.
     pub fn expired(&mut self, now: Time, rto: Time, out: &mut Vec<SendRecord>) {
         while let Some(&r) = self.tx.send_log.front() {
-            let live = self.tx.state[r.psn as usize] == PsnState::InFlight && self.tx.tx_count[r.psn as usize] == r.tx;
+            let live = self.is_live(&r);
             if live && r.at + rto > now {
                 break;
             }
