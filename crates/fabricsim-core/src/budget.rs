@@ -19,7 +19,7 @@ use crate::host::table::STORED_ROW_BYTES;
 use crate::host::TransportModel;
 use crate::packet::Packet;
 use crate::switch::{EgressPort, SwitchModel};
-use crate::topology::FatTreeSpec;
+use crate::topology::GraphSize;
 use crate::workload::{Deps, MessageSpec};
 
 /// Bytes of one row of the port time series: its four 8-byte values, and one more while the
@@ -43,42 +43,29 @@ impl Estimate {
     }
 }
 
-/// Egress ports of a fat tree (both directions of every link), without building it.
-pub fn port_count(t: &FatTreeSpec) -> u64 {
-    let (hosts, leaves, up0) = (t.hosts as u64, t.leaves as u64, t.up0 as u64);
-    let links = if t.tiers == 2 {
-        hosts + leaves * up0
-    } else {
-        let aggs = t.pods as u64 * up0;
-        hosts + leaves * up0 + aggs * (t.radix - t.leaves_per_pod) as u64
-    };
-    2 * links
-}
-
 /// Bytes of the forwarding tables (`topology::tables`, shared by the pieces): an entry per
-/// (switch, leaf), and per host its class and its two ports.
-pub fn tables(t: &FatTreeSpec) -> u64 {
-    switch_count(t).saturating_mul(u64::from(t.leaves) * 4).saturating_add(u64::from(t.hosts) * 12)
+/// (switch, destination class), and per host its class and its two ports.
+fn tables(g: &GraphSize) -> u64 {
+    g.switches.saturating_mul(g.classes * 4).saturating_add(g.hosts * 12)
 }
 
-/// Switches of a fat tree, without building it.
-pub fn switch_count(t: &FatTreeSpec) -> u64 {
-    let (leaves, up0) = (u64::from(t.leaves), u64::from(t.up0));
-    if t.tiers == 2 {
-        leaves + up0
-    } else {
-        leaves + u64::from(t.pods) * up0 + up0 * u64::from(t.radix - t.leaves_per_pod)
-    }
+/// Bytes per port of what a port always holds: its state, name, counters and results rows.
+fn port_fixed() -> u64 {
+    std::mem::size_of::<EgressPort>() as u64 + 96
 }
 
-/// The memory of the fabric: its ports, their queues and wires, each host's NIC, and the
-/// forwarding tables.
-pub fn fabric(tree: &FatTreeSpec, switch: &SwitchModel, mtu: u64, bdp_packets: u64) -> u64 {
+/// The memory of a fabric's graph before any packet: its ports, its hosts and its forwarding
+/// tables (checked before the fabric is built).
+pub fn graph(g: &GraphSize) -> u64 {
+    g.ports.saturating_mul(port_fixed()).saturating_add(g.hosts * 128).saturating_add(tables(g))
+}
+
+/// The memory of the fabric: [`graph`], and each port's queues filled to the data buffer and
+/// its wire holding a BDP.
+pub fn fabric(g: &GraphSize, switch: &SwitchModel, mtu: u64, bdp_packets: u64) -> u64 {
     let packet = std::mem::size_of::<Packet>() as u64 + 8; // a queue or pipe entry
-                                                           // queues at their data buffers, wires holding a BDP; names, counters and results rows
     let queued = switch.classes as u64 * switch.buffer.div_ceil(mtu) + bdp_packets;
-    let per_port = std::mem::size_of::<EgressPort>() as u64 + 96 + queued * packet;
-    port_count(tree).saturating_mul(per_port).saturating_add(tree.hosts as u64 * 128).saturating_add(tables(tree))
+    g.ports.saturating_mul(queued.saturating_mul(packet)).saturating_add(graph(g))
 }
 
 /// Bytes of one connection's state (both halves), before its per-packet state.
@@ -180,12 +167,12 @@ pub fn check(e: &Estimate, limit: u64) -> Result<(), ScenarioError> {
 /// owning piece's, counted once in [`fabric`]) and its calendar; and, all pieces together, a
 /// second copy of what the ends count of each message whose ends lie in two pieces (`MsgState`
 /// and a dependency count) and of each such connection's row.
-pub fn pieces(extra: u64, tree: &FatTreeSpec, messages: u64, conns: u64) -> u64 {
+pub fn pieces(extra: u64, g: &GraphSize, messages: u64, conns: u64) -> u64 {
     if extra == 0 {
         return 0;
     }
-    let ports = port_count(tree) * (std::mem::size_of::<EgressPort>() as u64 + 64 + 96);
-    let per_piece = ports + tree.hosts as u64 * 160 + (8192 * 24 + 16 * 8192);
+    let ports = g.ports * (port_fixed() + 64);
+    let per_piece = ports + g.hosts * 160 + (8192 * 24 + 16 * 8192);
     let second_ends = messages.saturating_mul(20).saturating_add(conns.saturating_mul(STORED_ROW_BYTES + 8));
     extra.saturating_mul(per_piece).saturating_add(second_ends)
 }
@@ -194,22 +181,4 @@ pub fn pieces(extra: u64, tree: &FatTreeSpec, messages: u64, conns: u64) -> u64 
 pub fn with_samples(mut e: Estimate, rows: u64) -> Estimate {
     e.samples = rows.saturating_mul(SAMPLE_ROW);
     e
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::topology::{Topology, TopologyConfig};
-
-    #[test]
-    fn port_and_switch_counts_match_the_built_tree() {
-        for (tiers, hosts, radix, oversub) in [(2, 128, 16, 1), (2, 96, 16, 3), (3, 128, 8, 1), (3, 48, 8, 3), (3, 16, 4, 1)] {
-            let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, ..Default::default() };
-            let spec = FatTreeSpec::new(&cfg).unwrap();
-            let t = Topology::build(&spec).unwrap();
-            assert_eq!(port_count(&spec), t.ports.len() as u64, "{tiers} tiers, {hosts} hosts");
-            assert_eq!(switch_count(&spec), t.switches() as u64, "{tiers} tiers, {hosts} hosts");
-            assert_eq!(switch_count(&spec) * u64::from(spec.leaves), t.tables.size().0 as u64);
-        }
-    }
 }

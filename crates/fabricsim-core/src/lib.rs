@@ -127,11 +127,11 @@ pub fn estimate(scenario: &Scenario) -> Result<(u64, u64), ScenarioError> {
 /// messages resolving is most of the time before it.
 pub fn warnings(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
     let model = scenario.resolve()?;
-    let topo = topology::Topology::build(&model.tree)?;
-    faults::timeline(&scenario.faults, &topo, model.seed, model.max_time)?;
+    let topo = &model.topo;
+    faults::timeline(&scenario.faults, topo, model.seed, model.max_time)?;
     let mut out = model.warnings.clone();
     if let Some(cfg) = &scenario.samples {
-        out.extend(cfg.resolve(&topo)?.warning(model.max_time));
+        out.extend(cfg.resolve(topo)?.warning(model.max_time));
     }
     Ok(out)
 }

@@ -11,6 +11,8 @@
 //! integers in picoseconds, bytes and bits per second. The filled-in scenario (every default
 //! written out) is recorded with the results.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{self, Estimate};
@@ -24,7 +26,7 @@ use crate::stats::sampler::SamplesConfig;
 use crate::switch::routing::Rule;
 use crate::switch::{SwitchConfig, SwitchContext, SwitchModel};
 use crate::time::{serialization, Time};
-use crate::topology::{FatTreeSpec, TopologyConfig};
+use crate::topology::{FatTreeSpec, Topology, TopologyConfig};
 use crate::units::{AutoOr, Duration, Size};
 use crate::workload::collective::Tag;
 use crate::workload::job::{self, JobConfig, JobInfo};
@@ -126,7 +128,8 @@ impl Default for StopConfig {
 #[derive(Debug, Clone)]
 pub struct Model {
     pub seed: u64,
-    pub tree: FatTreeSpec,
+    /// The fabric, built once and shared by every piece of a run.
+    pub topo: Arc<Topology>,
     pub switch: SwitchModel,
     pub transport: TransportModel,
     pub lb: LbConfig,
@@ -190,7 +193,7 @@ impl Scenario {
     /// spans several: the BDP that buffers and windows are measured in, the switch rule the
     /// load balancer needs, the classes flows use.
     pub fn resolve(&self) -> Result<Model, ScenarioError> {
-        let tree = FatTreeSpec::new(&self.topology)?;
+        let spec = FatTreeSpec::new(&self.topology)?;
         let (mtu, header) = self.transport.packet_sizes()?;
         ensure(self.stop.max_time.0 > 0, "stop.max_time", self.stop.max_time, "allowed: a positive duration")?;
         ensure(self.stop.max_events > 0, "stop.max_events", self.stop.max_events, "allowed: a positive count")?;
@@ -198,11 +201,17 @@ impl Scenario {
             ensure(w.0 >= 1_000, "stop.max_wall", w, "allowed: at least 1ns")?;
         }
 
+        // refuse a fabric that cannot fit before building it (a 268M-host tree): its graph and
+        // tables first, its queues once the BDP that sizes them is known
+        let max_memory = self.stop.max_memory.or(Size(DEFAULT_MAX_MEMORY)).0;
+        budget::check(&Estimate { fabric: budget::graph(&spec.size()), ..Estimate::default() }, max_memory)?;
+        let topo = Arc::new(Topology::build(&spec)?);
+
         // Base RTT: a full data packet over the diameter path and its ACK back.
-        let path = tree.diameter_path();
+        let path = topo.diameter_route().hops;
         let one_way = |bytes: u64| -> Time { path.iter().map(|h| serialization(bytes, h.rate) + h.latency).sum::<Time>() };
         let base_rtt = one_way(mtu) + one_way(header);
-        let host_rate = tree.tier_rates[0];
+        let host_rate = topo.host_rate();
         let bdp_bits = host_rate as u128 * base_rtt as u128;
         let bdp_packets = bdp_bits.div_ceil(8 * crate::time::PS_PER_S as u128 * mtu as u128) as u64;
         let bdp_bytes = bdp_packets * mtu;
@@ -215,7 +224,7 @@ impl Scenario {
             "allowed: \"per_message\" with lb = \"mptcp\" (its subflows are connections of their own)",
         )?;
         self.lb.validate()?;
-        let up_ports = tree.up_ports_per_tier();
+        let up_ports = topo.choices_per_tier();
         let writes_mp_ev = self.lb.writes_mp_ev();
         let switch = self.switch.resolve(&SwitchContext { bdp_packets, mtu, header, up_ports: &up_ports, writes_mp_ev })?;
         let mut warnings = Vec::new();
@@ -234,7 +243,7 @@ impl Scenario {
         // a fixed RTO below the base RTT resends every packet before its ACK can return: the
         // run would spend its whole budget on spurious retransmits (often a unit slip in
         // link_latency, "1ms" for "1us"); an estimated RTO backs off and recovers
-        let longest = tree.tier_latencies.iter().copied().max().unwrap_or(0);
+        let longest = spec.tier_latencies.iter().copied().max().unwrap_or(0);
         let slip = if longest >= 100 * crate::time::PS_PER_US {
             format!(", or a shorter topology.link_latency ({} per link: a datacenter link is about 1us)", Duration(longest))
         } else {
@@ -283,14 +292,13 @@ impl Scenario {
             buffer_packets: switch.buffer.div_ceil(mtu),
             packet_time: serialization(mtu, host_rate),
         };
-        // refuse what cannot fit before building anything: the fabric before any workload is
-        // generated (a 268M-host tree), then the messages
-        let max_memory = self.stop.max_memory.or(Size(DEFAULT_MAX_MEMORY)).0;
-        let mut need = Estimate { fabric: budget::fabric(&tree, &switch, mtu, bdp_packets), ..Estimate::default() };
+        // refuse what cannot fit before making anything more: the fabric before any workload
+        // is generated, then the messages
+        let mut need = Estimate { fabric: budget::fabric(&topo.size(), &switch, mtu, bdp_packets), ..Estimate::default() };
         budget::check(&need, max_memory)?;
         let workload = self.workload();
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
-        let hosts = Hosts { count: tree.hosts, rate: tree.tier_rates[0] };
+        let hosts = Hosts { count: topo.hosts(), rate: host_rate };
         let (mut messages, mut lists) = match &workload {
             Some(w) => {
                 let m = w.messages(&hosts, &mut rng)?;
@@ -310,7 +318,7 @@ impl Scenario {
         let plan = job::plan(
             &self.jobs,
             messages.len(),
-            &tree,
+            &topo,
             max_memory / budget::message_floor(),
             &mut Rng::stream(self.seed, Stream::Workload, 1),
         )?;
@@ -367,15 +375,15 @@ impl Scenario {
             ));
         }
         // the engine numbers hosts by leaf slot: the same ids, unless topology.rails
-        if tree.rails {
+        if spec.rails {
             for m in &mut messages {
-                (m.src, m.dst) = (tree.slot(m.src), tree.slot(m.dst));
+                (m.src, m.dst) = (topo.slot(m.src), topo.slot(m.dst));
             }
         }
 
         Ok(Model {
             seed: self.seed,
-            tree,
+            topo,
             switch,
             transport,
             lb: self.lb.clone(),
@@ -455,43 +463,4 @@ fn located(path: String, message: String) -> ScenarioError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(toml_text: &str) -> Result<Model, ScenarioError> {
-        let value: toml::Table = toml::from_str(toml_text).expect("test TOML parses");
-        Scenario::from_deserializer(value)?.resolve()
-    }
-
-    #[test]
-    fn design_md_bdp_example() {
-        // DESIGN.md: 400 Gb/s, 1 us links, 0 switch latency, 4160 B packets, 64 B ACKs, 2 tiers:
-        // base RTT 8.338 us, 1 BDP = 101 packets = 420 160 B.
-        let m =
-            parse("[topology]\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n")
-                .unwrap();
-        assert_eq!(m.base_rtt, 8_337_920);
-        assert_eq!(m.bdp_packets, 101);
-        assert_eq!(m.bdp_bytes, 420_160);
-        assert_eq!(m.switch.buffer, 420_160);
-        assert_eq!(m.switch.ecn, Some((21 * 4160, 81 * 4160, crate::switch::EcnMark::Dequeue)));
-    }
-
-    #[test]
-    fn errors_name_field_value_and_allowed() {
-        let e = parse("[switch.ecn]\nkmin = \"0.9bdp\"\nkmax = \"0.5bdp\"\n").unwrap_err();
-        assert_eq!(e.field, "switch.ecn.kmin");
-        assert!(e.message.contains("0.9bdp") && e.message.contains("at most kmax"), "{e}");
-
-        let e = parse("[topology]\nlink_rate = 400\n").unwrap_err();
-        assert_eq!(e.field, "topology.link_rate");
-        assert!(e.message.contains("unit-less"), "{e}");
-
-        let e = parse("[topology]\nhostz = 4\n").unwrap_err();
-        assert_eq!(e.field, "topology.hostz");
-        assert!(e.message.contains("hostz"), "{e}");
-
-        let e = parse("[transport]\nheader = \"5000B\"\n").unwrap_err();
-        assert_eq!(e.field, "transport.header");
-    }
-}
+mod tests;

@@ -15,7 +15,7 @@ use crate::host::connection::{RecvHalf, SendHalf};
 use crate::host::TransportModel;
 use crate::lb::{ecmp, mptcp, HostLb, LbConfig, LbContext, MAX_EVS};
 use crate::time::Time;
-use crate::topology::FatTreeSpec;
+use crate::topology::Routes;
 use crate::workload::MessageSpec;
 
 /// What building a connection needs to know of the scenario.
@@ -25,13 +25,13 @@ pub struct ConnFactory {
     lb: LbConfig,
     lb_ctx: LbContext,
     cc: CcContext,
-    tree: FatTreeSpec,
+    routes: Routes,
 }
 
 impl ConnFactory {
     /// `cc` is the window's context for a lone connection (subflows split its initial window).
-    pub fn new(transport: TransportModel, lb: LbConfig, lb_ctx: LbContext, cc: CcContext, tree: FatTreeSpec) -> ConnFactory {
-        ConnFactory { transport, lb, lb_ctx, cc, tree }
+    pub fn new(transport: TransportModel, lb: LbConfig, lb_ctx: LbContext, cc: CcContext, routes: Routes) -> ConnFactory {
+        ConnFactory { transport, lb, lb_ctx, cc, routes }
     }
 
     /// The bytes each connection of a message of `bytes` carries (one, or the subflows' shares).
@@ -57,15 +57,15 @@ impl ConnFactory {
     }
 
     /// How long a notification from host `from` takes to reach host `to`
-    /// ([`FatTreeSpec::notice_latency`]).
+    /// ([`Routes::notice_latency`]).
     pub fn notify_latency(&self, from: u32, to: u32) -> Time {
-        self.tree.notice_latency(from, to)
+        self.routes.notice_latency(from, to)
     }
 
     /// Whether `spec`'s message crosses its server's scale-up network (its two ends are GPUs
     /// of one server that has one): it then has no connection.
     pub fn on_scale_up(&self, spec: &MessageSpec) -> bool {
-        self.tree.scale_up_between(spec.src, spec.dst).is_some()
+        self.routes.topology().scale_up_between(spec.src, spec.dst).is_some()
     }
 
     /// The transport every connection runs.
@@ -81,7 +81,7 @@ impl ConnFactory {
     /// The receiving half of a connection of `spec`'s message carrying `bytes`.
     pub fn receiver(&self, spec: &MessageSpec, bytes: u64) -> RecvHalf {
         let t = &self.transport;
-        RecvHalf::new(bytes, t.mtu - t.header, self.tree.path_count(spec.src, spec.dst), t.ack_policy)
+        RecvHalf::new(bytes, t.mtu - t.header, usize::try_from(self.routes.paths(spec.src, spec.dst)).unwrap_or(usize::MAX), t.ack_policy)
     }
 
     /// The sending halves of a message's connections, their load balancers drawn from `rng`.

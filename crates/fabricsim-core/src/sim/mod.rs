@@ -39,7 +39,7 @@ use crate::stats::RunResult;
 use crate::switch::forward::Fabric;
 use crate::switch::{EgressPort, Overflow};
 use crate::time::{serialization, Time};
-use crate::topology::Topology;
+use crate::topology::{Routes, Topology};
 use piece::{count, partition, Pause, Piece};
 
 /// A fabric, its workload and the clock.
@@ -135,14 +135,13 @@ impl Simulation {
         let topo = self.topology();
         let far = topo.ports.iter().filter(|p| self.home[p.from as usize] != self.home[p.to as usize]);
         let links = far.map(|p| p.delay).min().unwrap_or(Time::MAX);
-        let tree = &self.model.tree;
         let split = |up: crate::topology::ScaleUp| {
             // a server whose GPUs are in different pieces
-            let n = tree.nics;
-            let piece = |h: u32| self.home[tree.slot(h) as usize];
-            (0..tree.hosts).any(|h| h % n != 0 && piece(h) != piece(h - h % n)).then_some(up.latency)
+            let n = topo.nics();
+            let piece = |h: u32| self.home[topo.slot(h) as usize];
+            (0..topo.hosts()).any(|h| h % n != 0 && piece(h) != piece(h - h % n)).then_some(up.latency)
         };
-        links.min(tree.scale_up.and_then(split).unwrap_or(Time::MAX))
+        links.min(topo.scale_up().and_then(split).unwrap_or(Time::MAX))
     }
 
     /// [`Simulation::in_pieces`] with the cut given by hand: `cut(topology)[node]` is the
@@ -156,7 +155,7 @@ impl Simulation {
     /// memory) and the events it is expected to make.
     fn build(scenario: &Scenario, cut: impl FnOnce(&Topology, &Model, u64) -> Vec<u16>) -> Result<Simulation, ScenarioError> {
         let mut model = scenario.resolve()?;
-        let topo = Topology::build(&model.tree)?;
+        let topo = model.topo.clone();
         let expected_events = threads::expected_events(&model);
         let home: Arc<[u16]> = cut(&topo, &model, expected_events).into();
         if home.len() != topo.nodes.len() {
@@ -203,7 +202,7 @@ impl Simulation {
         drop(specs);
         if count > 1 {
             need.pieces =
-                budget::pieces(count as u64 - 1, &model.tree, messages.len() as u64, layout.ids.last().map_or(0, |r| r.end.into()));
+                budget::pieces(count as u64 - 1, &topo.size(), messages.len() as u64, layout.ids.last().map_or(0, |r| r.end.into()));
             budget::check(&need, model.max_memory)?;
         }
         let dependents = Arc::new(model.deps.dependents(messages.len()));
@@ -219,7 +218,7 @@ impl Simulation {
             let conns =
                 ConnTable::new(factory.clone(), model.transport.cc.sends_cnps(), layout.catalog.clone(), me as u16, &layout.bytes[me]);
             let mut nics = Nics::new(model.transport.clone(), conns, messages.clone(), &rngs, &layout.incoming, layout.messages[me]);
-            nics.up = UpPorts::new(model.tree.scale_up, rngs.len());
+            nics.up = UpPorts::new(model.topo.scale_up(), rngs.len());
             let mut fabric = Fabric::new(topo.clone(), model.switch.clone(), model.seed);
             if count > 1 {
                 nics.cut(home.clone(), me as u16);
@@ -269,10 +268,10 @@ impl Simulation {
             mtu: t.mtu,
             mss: t.mtu - t.header,
             base_rtt: model.base_rtt,
-            rate: model.tree.tier_rates[0],
+            rate: model.topo.host_rate(),
             trimming: model.switch.overflow == Overflow::Trim,
         };
-        ConnFactory::new(t.clone(), model.lb.clone(), model.lb_ctx.clone(), cc, model.tree.clone())
+        ConnFactory::new(t.clone(), model.lb.clone(), model.lb_ctx.clone(), cc, Routes::new(model.topo.clone()))
     }
 
     /// Runs to the end and returns the results.

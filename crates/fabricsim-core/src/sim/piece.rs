@@ -1,7 +1,7 @@
 //! A piece of a run: some hosts and switches (units), their state and their event queue.
 //!
-//! A run is cut into pieces by node ([`partition`]): a leaf with its hosts, the switches above
-//! spread over the pieces. A piece runs only its own units' events, in its own queue; what one
+//! A run is cut into pieces by node ([`partition`]): an edge switch (a leaf) with its hosts,
+//! the switches above with the pieces below them or spread over the pieces. A piece runs only its own units' events, in its own queue; what one
 //! piece's unit does to another's reaches it only by a link (a packet put on a wire whose far
 //! end is elsewhere waits in the fabric's outbox) or by a release notice (the NICs' outbox),
 //! which the driver hands over ([`Piece::hand_over`]). Each piece holds the whole run's index
@@ -278,14 +278,14 @@ pub const BLOCK_MESSAGES: usize = 64;
 /// fabric) exceeds a quarter of the run's. Measured in docs/performance.md, "Pieces for the
 /// cache".
 pub fn blocks(topo: &Topology, model: &Model) -> usize {
-    let hosts = topo.spec.hosts;
+    let hosts = topo.hosts();
     let messages = model.messages.len();
     if messages > hosts as usize * BLOCK_MESSAGES {
         return 1;
     }
     let most = ((hosts / BLOCK_HOSTS) as usize).clamp(1, MAX_BLOCKS);
     let allowed = model.need.total() / 4;
-    let extra = |n: usize| budget::pieces(n as u64 - 1, &model.tree, messages as u64, messages as u64);
+    let extra = |n: usize| budget::pieces(n as u64 - 1, &topo.size(), messages as u64, messages as u64);
     (1..=most).rev().find(|&n| extra(n) <= allowed).unwrap_or(1)
 }
 
@@ -294,28 +294,44 @@ pub fn count(home: &[u16]) -> usize {
     home.iter().max().map_or(1, |&p| usize::from(p) + 1)
 }
 
-/// The piece of each node when a run is cut into `pieces` (at most one per leaf): each leaf
-/// with its hosts, leaves in consecutive blocks; in a 3-tier tree each pod's aggregation
-/// switches with its first leaf; the switches above dealt out in turn.
+/// The piece of each node when a run is cut into `pieces` (at most one per edge switch): each
+/// edge switch (a leaf) with its hosts, edge switches in consecutive blocks; then, tier by
+/// tier, a switch all of whose neighbours below it are in one piece joins it (a 3-tier tree's
+/// aggregation switches, with their pod), and the others (spines, cores) are dealt out in
+/// turn. Any cut gives the same results; this one keeps most packets within a piece.
 pub fn partition(topo: &Topology, pieces: usize) -> Vec<u16> {
-    let spec = &topo.spec;
-    let (hosts, leaves) = (spec.hosts as usize, spec.leaves as usize);
-    let pieces = pieces.clamp(1, leaves.clamp(1, usize::from(u16::MAX)));
-    let aggs = if spec.tiers == 3 { (spec.pods * spec.up0) as usize } else { 0 };
-    let mut home = vec![0u16; topo.nodes.len()];
-    for (j, h) in home.iter_mut().enumerate().skip(hosts).take(leaves) {
-        *h = ((j - hosts) * pieces / leaves.max(1)) as u16;
+    let t = &topo.tables;
+    let (hosts, classes) = (topo.hosts() as usize, t.classes());
+    let pieces = pieces.clamp(1, classes.clamp(1, usize::from(u16::MAX)));
+    const NONE: u16 = u16::MAX;
+    let mut home = vec![NONE; topo.nodes.len()];
+    for c in 0..classes {
+        home[t.edge(c as u32) as usize] = (c * pieces / classes) as u16;
     }
-    for a in 0..aggs {
-        let first_leaf = hosts + a / spec.up0 as usize * spec.leaves_per_pod as usize;
-        home[hosts + leaves + a] = home[first_leaf];
+    let tier = |n: usize| topo.nodes[n].tier.unwrap_or(0);
+    let mut below: Vec<Vec<u32>> = vec![Vec::new(); topo.nodes.len()];
+    for p in topo.ports.iter().filter(|p| p.from as usize >= hosts && p.to as usize >= hosts) {
+        if tier(p.to as usize) < tier(p.from as usize) {
+            below[p.from as usize].push(p.to);
+        }
     }
-    for (k, h) in home.iter_mut().enumerate().skip(hosts + leaves + aggs) {
-        *h = ((k - hosts - leaves - aggs) % pieces) as u16;
+    let mut rest: Vec<usize> = (hosts..topo.nodes.len()).filter(|&n| home[n] == NONE).collect();
+    rest.sort_by_key(|&n| tier(n)); // stable: by id within a tier
+    let mut dealt = 0;
+    for n in rest {
+        let mut pieces_below = below[n].iter().map(|&b| home[b as usize]);
+        let first = pieces_below.next();
+        home[n] = match first {
+            Some(p) if p != NONE && pieces_below.all(|q| q == p) => p,
+            _ => {
+                dealt += 1;
+                ((dealt - 1) % pieces) as u16
+            }
+        };
     }
     for host in 0..hosts {
-        let leaf = topo.ports[topo.tables.out_of_host(host as u32) as usize].to;
-        home[host] = home[leaf as usize];
+        let edge = topo.ports[t.out_of_host(host as u32) as usize].to;
+        home[host] = home[edge as usize];
     }
     home
 }

@@ -18,7 +18,7 @@ use crate::stats::{Accounting, RunResult, RunView};
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
 use crate::time::Time;
-use crate::topology::Topology;
+use crate::topology::{Routes, Topology};
 
 impl Simulation {
     pub fn status(&self) -> Status {
@@ -250,7 +250,16 @@ impl Simulation {
     fn work<'a>(&'a self, states: &'a [MsgState], up: &'a BTreeMap<u32, [Time; 2]>) -> WorkView<'a> {
         let m = &self.model;
         let messages = self.pieces[0].nics.messages();
-        WorkView { tree: &m.tree, transport: &m.transport, messages, states, up, deps: &m.deps, tags: &m.tags, jobs: &m.jobs }
+        WorkView {
+            routes: Routes::new(m.topo.clone()),
+            transport: &m.transport,
+            messages,
+            states,
+            up,
+            deps: &m.deps,
+            tags: &m.tags,
+            jobs: &m.jobs,
+        }
     }
 
     /// What the tables are made from.
@@ -264,7 +273,6 @@ impl Simulation {
     ) -> RunView<'a> {
         let m = &self.model;
         RunView {
-            tree: &m.tree,
             transport: &m.transport,
             base_rtt: m.base_rtt,
             bdp_bytes: m.bdp_bytes,

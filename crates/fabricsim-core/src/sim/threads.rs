@@ -30,7 +30,7 @@ use super::piece::{blocks, count, partition};
 use super::Simulation;
 use crate::error::ScenarioError;
 use crate::scenario::{Model, Scenario};
-use crate::topology::Topology;
+use crate::topology::{Routes, Topology};
 
 /// Events expected below which an auto run uses one thread: about 0.2 s of work on one
 /// thread (5-10 M events/s on the benchmarks), less than a parallel run could gain.
@@ -55,12 +55,12 @@ pub fn available_cpus() -> usize {
 /// to 0.97 of it (docs/performance.md, "How long a run takes").
 pub fn expected_events(model: &Model) -> u64 {
     let mss = model.transport.mtu.saturating_sub(model.transport.header).max(1);
-    let tree = &model.tree;
+    let routes = Routes::new(model.topo.clone());
     let events = |m: &crate::workload::MessageSpec| {
-        if m.is_compute() || tree.scale_up_between(m.src, m.dst).is_some() {
+        if m.is_compute() || model.topo.scale_up_between(m.src, m.dst).is_some() {
             return EVENTS_PER_PACKET_TIER;
         }
-        let tiers = (tree.link_tiers(m.src, m.dst).len() / 2) as u64;
+        let tiers = (routes.links(m.src, m.dst) / 2) as u64;
         m.bytes.div_ceil(mss).max(1).saturating_mul(EVENTS_PER_PACKET_TIER * tiers)
     };
     model.messages.iter().map(events).fold(0, u64::saturating_add)
@@ -72,7 +72,7 @@ pub fn auto(topo: &Topology, events: u64, cpus: usize) -> usize {
     if cpus <= 1 || events < MIN_EVENTS {
         return 1;
     }
-    cpus.min(topo.spec.leaves.max(1) as usize)
+    cpus.min(topo.tables.classes().max(1))
 }
 
 impl Simulation {

@@ -21,14 +21,15 @@ use crate::host::TransportModel;
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
 use crate::time::{serialization, Time};
-use crate::topology::FatTreeSpec;
+use crate::topology::Routes;
 use crate::workload::collective::Tag;
 use crate::workload::job::JobInfo;
 use crate::workload::Deps;
 
 /// The workload as the run kept it: what the first stage reads.
 pub struct WorkView<'a> {
-    pub tree: &'a FatTreeSpec,
+    /// The routes between hosts (and through them the fabric).
+    pub routes: Routes,
     pub transport: &'a TransportModel,
     pub messages: &'a [Message],
     /// What the messages' ends counted of them (one per message).
@@ -54,8 +55,7 @@ impl Source {
     fn of(w: &WorkView<'_>) -> Source {
         let of_job = |f: &dyn Fn(&Tag) -> u32| w.tags.iter().map(|t| (t.job != Tag::NONE.job).then(|| u64::from(f(t)))).collect();
         // compute tasks and scale-up messages cross no fabric link
-        let links =
-            |m: &Message| if m.on_scale_up() || m.spec.is_compute() { 0 } else { w.tree.link_tiers(m.spec.src, m.spec.dst).len() as u64 };
+        let links = |m: &Message| if m.on_scale_up() || m.spec.is_compute() { 0 } else { w.routes.links(m.spec.src, m.spec.dst) as u64 };
         Source {
             job: of_job(&|t| t.job),
             iteration: of_job(&|t| t.iteration),
@@ -98,9 +98,10 @@ impl MessageColumns {
 
     /// The messages' part of the results; `flows` gives their connections' first send and end.
     pub fn of(w: &WorkView<'_>, flows: &ConnParts<'_>) -> MessageColumns {
-        let (messages, tree, transport) = (w.messages, w.tree, w.transport);
-        // the ideal depends only on the path's tiers, the size and the connections: computed
-        // once per (tiers, size, connections)
+        let (messages, transport) = (w.messages, w.transport);
+        let topo = w.routes.topology();
+        // the ideal depends only on the route, the size and the connections: computed once
+        // per (route, size, connections)
         let mut ideal_cache = std::collections::HashMap::new();
         let ideal: Vec<Time> = messages
             .iter()
@@ -109,15 +110,15 @@ impl MessageColumns {
                 if spec.is_compute() {
                     return 0;
                 }
-                if let Some(up) = tree.scale_up_between(spec.src, spec.dst) {
+                if let Some(up) = topo.scale_up_between(spec.src, spec.dst) {
                     // alone on its server's scale-up network (`host::nic::scale_up`)
                     return up.latency + serialization(spec.bytes, up.rate);
                 }
-                let tiers = tree.link_tiers(spec.src, spec.dst);
-                *ideal_cache.entry((tiers.len(), spec.bytes, m.count)).or_insert_with(|| {
+                let route = w.routes.route(spec.src, spec.dst);
+                *ideal_cache.entry((route.hops, spec.bytes, m.count)).or_insert_with_key(|(hops, ..)| {
                     let (mtu, header) = (transport.mtu, transport.header);
                     let packets = message_packets(spec.bytes, mtu, header, m.count);
-                    ideal_fct(&tree.path(spec.src, spec.dst), &packets, &releases(spec.bytes, mtu, header, m.count, transport.rate_cap))
+                    ideal_fct(hops, &packets, &releases(spec.bytes, mtu, header, m.count, transport.rate_cap))
                 })
             })
             .collect();
@@ -146,8 +147,8 @@ impl MessageColumns {
         let spec = |f: &dyn Fn(&Message) -> u64| messages.iter().map(f).collect::<Vec<u64>>();
         MessageColumns {
             // the engine's host ids are leaf slots; the table speaks the scenario's host ids
-            src: spec(&|m| tree.host(m.spec.src) as u64),
-            dst: spec(&|m| tree.host(m.spec.dst) as u64),
+            src: spec(&|m| topo.host(m.spec.src) as u64),
+            dst: spec(&|m| topo.host(m.spec.dst) as u64),
             bytes: spec(&|m| m.spec.bytes),
             start: spec(&|m| m.spec.start),
             ready: w.states.iter().map(MsgState::ready).collect(),
@@ -248,7 +249,7 @@ impl RunResult {
     /// and of the connections (`c`).
     pub fn collect(v: RunView<'_>, m: MessageColumns, c: ConnColumns) -> RunResult {
         let (topo, ports) = (v.topo, v.ports);
-        let (now, wall_s, status, tree, transport) = (v.now, v.wall_s, v.status, v.tree, v.transport);
+        let (now, wall_s, status, transport) = (v.now, v.wall_s, v.status, v.transport);
         let (ids, m, c) = without_compute(m, c);
         let MessageColumns {
             src,
@@ -380,7 +381,7 @@ impl RunResult {
             offered_load: v.offered_load,
             achieved_load: v.achieved_load,
             payload_efficiency: (transport.mtu - transport.header) as f64 / transport.mtu as f64,
-            line_goodput_gbps: tree.tier_rates[0] as f64 / 1e9 * (transport.mtu - transport.header) as f64 / transport.mtu as f64,
+            line_goodput_gbps: v.topo.host_rate() as f64 / 1e9 * (transport.mtu - transport.header) as f64 / transport.mtu as f64,
             warnings: v.warnings.clone(),
         };
         let mut st = Table::new(columns::SAMPLES);

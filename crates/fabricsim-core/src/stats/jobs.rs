@@ -94,14 +94,14 @@ type Schedule = Vec<(Time, Time)>;
 /// (release, finish) with every message taking no time (the compute-only schedule); and per
 /// (job, iteration), the bound its NICs' busy times set on its ideal end.
 fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std::collections::HashMap<(u32, u32), Time>) {
-    let (rate, mtu, header) = (v.tree.tier_rates[0], v.transport.mtu, v.transport.header);
-    let tree = v.tree;
+    let topo = v.routes.topology();
+    let (rate, mtu, header) = (topo.host_rate(), v.transport.mtu, v.transport.header);
     // how long each message holds its sender's NIC (its packets back to back) or its port
     // on the scale-up network
     let wire: Vec<Time> = v
         .messages
         .iter()
-        .map(|m| match tree.scale_up_between(m.spec.src, m.spec.dst) {
+        .map(|m| match topo.scale_up_between(m.spec.src, m.spec.dst) {
             Some(up) => serialization(m.spec.bytes, up.rate),
             None => message_packets(m.spec.bytes, mtu, header, m.count).iter().map(|&p| serialization(p, rate)).sum(),
         })
@@ -115,11 +115,11 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
             _ => Lane::Nic,
         })
         .collect();
-    let ack_flight = |from: u32, to: u32| match tree.scale_up_between(from, to) {
+    let ack_flight = |from: u32, to: u32| match topo.scale_up_between(from, to) {
         Some(up) => up.latency,
-        None => ideal_fct(&tree.path(from, to), &[header], &[0]),
+        None => ideal_fct(&v.routes.route(from, to).hops, &[header], &[0]),
     };
-    let notice = |from: u32, to: u32| tree.notice_latency(from, to);
+    let notice = |from: u32, to: u32| v.routes.notice_latency(from, to);
     let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
     // each iteration on its own: what it waits for in another iteration is dropped, so that
     // all its entries are released together at their starts (a bound of the run's span from
@@ -204,7 +204,7 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
         }
         if v.jobs[t.job as usize].trace && m.spec.dst != m.spec.src {
             // a trace's rank is done once what it receives is, too
-            steps.entry((t.job, t.iteration, v.tree.host(m.spec.dst))).or_insert_with(Span::new).close(end.get(i), ideal.1);
+            steps.entry((t.job, t.iteration, v.routes.topology().host(m.spec.dst))).or_insert_with(Span::new).close(end.get(i), ideal.1);
         }
     }
     for (key, span) in iters.iter_mut() {

@@ -16,14 +16,13 @@ use crate::engine::Status;
 use crate::host::TransportModel;
 use crate::switch::EgressPort;
 use crate::time::Time;
-use crate::topology::{FatTreeSpec, Topology};
+use crate::topology::Topology;
 use columns::{ColumnSpec, Ty};
 pub use ideal::{ideal_fct, message_packets};
 use sampler::SampleRows;
 
 /// What the last stage of the tables reads (see [`collect`]): the components' state, read-only.
 pub struct RunView<'a> {
-    pub tree: &'a FatTreeSpec,
     pub transport: &'a TransportModel,
     pub base_rtt: Time,
     pub bdp_bytes: u64,

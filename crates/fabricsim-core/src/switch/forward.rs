@@ -13,6 +13,7 @@
 //! read); the fabric never looks inside a host: a packet that reaches a host is handed back to the caller.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::engine::rng::{Rng, Stream};
 use crate::engine::{Event, EventQueue};
@@ -37,7 +38,7 @@ pub struct Losses {
 
 /// The switches and links of a run.
 pub struct Fabric {
-    topo: Topology,
+    topo: Arc<Topology>,
     ports: Vec<EgressPort>,
     /// What each port put on its wire, held by the far end.
     wires: Vec<Wire>,
@@ -63,7 +64,7 @@ pub struct Fabric {
 
 impl Fabric {
     /// The fabric of `topo`, switches configured by `cfg`.
-    pub fn new(topo: Topology, cfg: SwitchModel, seed: u64) -> Fabric {
+    pub fn new(topo: Arc<Topology>, cfg: SwitchModel, seed: u64) -> Fabric {
         let hosts = topo.hosts();
         let ports: Vec<EgressPort> = topo
             .ports

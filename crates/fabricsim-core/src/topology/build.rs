@@ -1,58 +1,19 @@
 //! The fat tree generator: the nodes and ports of a 2- or 3-tier tree; routing is the
 //! forwarding tables built from them (`topology::tables`).
 
-use std::sync::Arc;
-
-use super::tables::Tables;
-use super::FatTreeSpec;
+use super::{FatTreeSpec, HostMap, Node, PortInfo, Topology};
 use crate::error::ScenarioError;
-use crate::time::Time;
-
-/// A node: a host or a switch.
-#[derive(Debug, Clone)]
-pub struct Node {
-    pub name: String,
-    /// Switch tier (0 = leaf); `None` for a host.
-    pub tier: Option<u32>,
-}
-
-/// One direction of a link: its sender side owns an egress queue.
-#[derive(Debug, Clone)]
-pub struct PortInfo {
-    /// Stable name, `"leaf3:up2"`, `"spine0:down5"`, `"host7:up0"`.
-    pub name: String,
-    pub from: u32,
-    pub to: u32,
-    /// Link tier (0 = host-leaf).
-    pub tier: u32,
-    pub up: bool,
-    pub rate: u64,
-    /// Propagation latency, plus the switch traversal latency when `to` is a switch.
-    pub delay: Time,
-}
-
-/// The built fabric: its graph and every switch's forwarding table (shared by the pieces of
-/// a run).
-#[derive(Debug, Clone)]
-pub struct Topology {
-    pub spec: FatTreeSpec,
-    pub nodes: Vec<Node>,
-    pub ports: Vec<PortInfo>,
-    pub tables: Arc<Tables>,
-}
 
 impl Topology {
     /// The fat tree of `spec`, with its tables.
     pub fn build(spec: &FatTreeSpec) -> Result<Topology, ScenarioError> {
         let (nodes, ports) = Self::tree(spec);
-        Topology::from_graph(spec.clone(), nodes, ports)
-    }
-
-    /// A topology of these nodes (hosts first) and ports, routed by shortest paths.
-    pub fn from_graph(spec: FatTreeSpec, nodes: Vec<Node>, ports: Vec<PortInfo>) -> Result<Topology, ScenarioError> {
-        let tables = Tables::shortest_paths(spec.hosts, &nodes, &ports)
-            .map_err(|why| ScenarioError::new("topology", why, "allowed: a connected fabric, every host on one link"))?;
-        Ok(Topology { spec, nodes, ports, tables: Arc::new(tables) })
+        let mut hosts = HostMap::new(spec.hosts, spec.nics, spec.scale_up);
+        if spec.rails {
+            hosts.node_of = (0..spec.hosts).map(|h| spec.slot(h)).collect();
+            hosts.host_at = (0..spec.hosts).map(|s| spec.host(s)).collect();
+        }
+        Topology::from_graph(hosts, nodes, ports)
     }
 
     fn tree(spec: &FatTreeSpec) -> (Vec<Node>, Vec<PortInfo>) {
@@ -114,19 +75,6 @@ impl Topology {
             }
         }
         topo
-    }
-
-    pub fn hosts(&self) -> u32 {
-        self.spec.hosts
-    }
-
-    pub fn switches(&self) -> usize {
-        self.nodes.len() - self.spec.hosts as usize
-    }
-
-    /// Looks a port up by its stable name.
-    pub fn port_by_name(&self, name: &str) -> Option<u32> {
-        self.ports.iter().position(|p| p.name == name).map(|i| i as u32)
     }
 }
 
@@ -229,12 +177,14 @@ mod tests {
     }
 
     #[test]
-    fn path_counts() {
-        let t2 = build(2, 128, 16, 1).unwrap().spec;
-        assert_eq!((t2.path_count(0, 1), t2.path_count(0, 100)), (1, 8));
-        let t3 = build(3, 128, 8, 1).unwrap().spec;
-        // 4 hosts per leaf, 16 per pod; 4 aggregation uplinks per leaf, 4 core uplinks per agg
-        assert_eq!((t3.path_count(0, 1), t3.path_count(0, 5), t3.path_count(0, 100)), (1, 4, 16));
+    fn the_size_a_tree_states_before_it_is_built_is_its_size() {
+        for (tiers, hosts, radix, oversub) in [(2, 128, 16, 1), (2, 96, 16, 3), (3, 128, 8, 1), (3, 48, 8, 3), (3, 16, 4, 1)] {
+            let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, ..Default::default() };
+            let spec = FatTreeSpec::new(&cfg).unwrap();
+            let t = Topology::build(&spec).unwrap();
+            assert_eq!(spec.size(), t.size(), "{tiers} tiers, {hosts} hosts");
+            assert_eq!(t.size().switches * t.size().classes, t.tables.size().0 as u64);
+        }
     }
 
     #[test]

@@ -34,22 +34,22 @@ pub fn summary(topo: &Topology) -> Summary {
             None => switches.push((prefix, 1)),
         }
     }
-    let mut links = vec![0u32; topo.spec.tier_rates.len()];
+    let mut links = vec![0u32; topo.ports.iter().map(|p| p.tier as usize + 1).max().unwrap_or(0)];
     for p in topo.ports.iter().filter(|p| p.up) {
         links[p.tier as usize] += 1;
     }
     let tables = &topo.tables;
     let (table_entries, table_ports) = tables.size();
     let half = hosts / 2;
-    let a: Vec<u32> = (0..half).map(|h| topo.spec.slot(h)).collect();
-    let b: Vec<u32> = (half..hosts).map(|h| topo.spec.slot(h)).collect();
+    let a: Vec<u32> = (0..half).map(|h| topo.slot(h)).collect();
+    let b: Vec<u32> = (half..hosts).map(|h| topo.slot(h)).collect();
     Summary {
         hosts,
         switches,
         links,
         diameter: tables.diameter(),
         bisection_bps: max_flow_bps(topo, &a, &b),
-        injection_bps: u64::from(half) * topo.spec.tier_rates[0],
+        injection_bps: u64::from(half) * topo.host_rate(),
         table_entries,
         table_ports,
     }

@@ -19,6 +19,8 @@
 
 mod build;
 pub mod graph;
+mod model;
+pub mod paths;
 pub mod tables;
 
 use serde::{Deserialize, Serialize};
@@ -26,7 +28,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ensure, ScenarioError};
 use crate::time::Time;
 use crate::units::{Duration, Rate};
-pub use build::{Node, PortInfo, Topology};
+pub use model::{HostMap, Node, PortInfo, Topology};
+pub use paths::{Hop, Route, Routes};
 pub use tables::{Next, Restriction, Tables};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,23 +158,24 @@ pub struct FatTreeSpec {
     pub scale_up: Option<ScaleUp>,
 }
 
+/// How big a fabric's graph is: what its memory estimate counts. A generator states it before
+/// the graph is built, so that a fabric too large for the machine is refused first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphSize {
+    pub hosts: u64,
+    pub switches: u64,
+    /// Ports (both directions of every link).
+    pub ports: u64,
+    /// Destination classes: the edge switches.
+    pub classes: u64,
+}
+
 /// A server's scale-up network: a non-blocking switch joining its GPUs (one per NIC), each
 /// with a port of `rate` bit/s, `latency` from one GPU to another (docs/model.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScaleUp {
     pub rate: u64,
     pub latency: Time,
-}
-
-/// One hop of a path: a link of this rate, then this much delay until the next node handles
-/// the packet (propagation plus, at a switch, its traversal latency).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Hop {
-    pub rate: u64,
-    pub latency: Time,
-    /// Distinct links at this position over all shortest paths between the two hosts (1 for
-    /// the host links, the up-port choices so far above them).
-    pub links: u64,
 }
 
 impl FatTreeSpec {
@@ -328,83 +332,16 @@ impl FatTreeSpec {
         ((leaf / n) * d + p) * n + leaf % n
     }
 
-    /// The scale-up network between two leaf slots, if they are GPUs of one server with one.
-    #[inline]
-    pub fn scale_up_between(&self, a: u32, b: u32) -> Option<ScaleUp> {
-        self.scale_up.filter(|_| a != b && self.host(a) / self.nics == self.host(b) / self.nics)
-    }
-
-    /// How long a notification from leaf slot `from` takes to reach `to`: an empty packet's
-    /// one-way latency over a shortest path (every link's latency and every switch's
-    /// traversal latency, no serialization, no queueing), or over their server's scale-up
-    /// network where that is shorter.
-    pub fn notice_latency(&self, from: u32, to: u32) -> Time {
-        let fabric = self.path(from, to).iter().map(|h| h.latency).sum();
-        self.scale_up_between(from, to).map_or(fabric, |up| up.latency.min(fabric))
-    }
-
-    /// Servers (hosts / NICs per server).
-    pub fn servers(&self) -> u32 {
-        self.hosts / self.nics
-    }
-
-    /// Link tiers crossed between two leaf slots (see [`FatTreeSpec::slot`]; the engine's
-    /// host ids are slots): [0, 0] under one leaf, [0, 1, 1, 0] within a
-    /// pod (or any pair of a 2-tier tree), [0, 1, 2, 2, 1, 0] across pods.
-    pub fn link_tiers(&self, src: u32, dst: u32) -> &'static [usize] {
-        if src / self.down0 == dst / self.down0 {
-            &[0, 0]
-        } else if self.tiers == 2 || src / self.hosts_per_pod() == dst / self.hosts_per_pod() {
-            &[0, 1, 1, 0]
+    /// The size of the tree's graph, without building it.
+    pub fn size(&self) -> GraphSize {
+        let (hosts, leaves, up0) = (u64::from(self.hosts), u64::from(self.leaves), u64::from(self.up0));
+        let (switches, links) = if self.tiers == 2 {
+            (leaves + up0, hosts + leaves * up0)
         } else {
-            &[0, 1, 2, 2, 1, 0]
-        }
-    }
-
-    /// Up-ports of a switch at each tier that has them: leaves, then (3 tiers) aggregation.
-    pub fn up_ports_per_tier(&self) -> Vec<u32> {
-        if self.tiers == 2 {
-            vec![self.up0]
-        } else {
-            vec![self.up0, self.radix - self.leaves_per_pod]
-        }
-    }
-
-    /// Distinct shortest paths between two hosts: the up-port choices on the way up.
-    pub fn path_count(&self, src: u32, dst: u32) -> usize {
-        let ups = self.up_ports_per_tier();
-        let climbs = self.link_tiers(src, dst).len() / 2 - 1; // switch tiers that choose an up-port
-        ups.iter().take(climbs).map(|&n| n as usize).product()
-    }
-
-    pub fn hosts_per_pod(&self) -> u32 {
-        self.down0 * self.leaves_per_pod
-    }
-
-    fn hops(&self, tiers: &[usize]) -> Vec<Hop> {
-        let last = tiers.len() - 1;
-        let ups = self.up_ports_per_tier();
-        // links at link tier t: the product of the up-port choices of the switch tiers below it
-        let links = |t: usize| ups.iter().take(t).map(|&n| n as u64).product::<u64>();
-        tiers
-            .iter()
-            .enumerate()
-            .map(|(i, &t)| Hop {
-                rate: self.tier_rates[t],
-                latency: self.tier_latencies[t] + if i < last { self.switch_latency } else { 0 },
-                links: links(t),
-            })
-            .collect()
-    }
-
-    /// The hops of any shortest path from `src` to `dst` (all such paths look alike).
-    pub fn path(&self, src: u32, dst: u32) -> Vec<Hop> {
-        self.hops(self.link_tiers(src, dst))
-    }
-
-    /// The hops of the longest shortest path (the fabric's diameter).
-    pub fn diameter_path(&self) -> Vec<Hop> {
-        self.hops(if self.tiers == 2 { &[0, 1, 1, 0] } else { &[0, 1, 2, 2, 1, 0] })
+            let (aggs, agg_up) = (u64::from(self.pods) * up0, u64::from(self.radix - self.leaves_per_pod));
+            (leaves + aggs + up0 * agg_up, hosts + leaves * up0 + aggs * agg_up)
+        };
+        GraphSize { hosts, switches, ports: 2 * links, classes: leaves }
     }
 }
 

@@ -60,8 +60,9 @@ pub struct Tables {
     /// The groups: (offset into `pool`, ports), each distinct set once.
     groups: Vec<(u32, u32)>,
     pool: Vec<u32>,
-    /// The most links between two hosts on shortest paths.
+    /// The most links between two hosts on shortest paths, and two hosts that far apart.
     diameter: u32,
+    farthest: (u32, u32),
 }
 
 impl Tables {
@@ -108,6 +109,11 @@ impl Tables {
         // the group each switch named last: most switches name one group for many classes
         let mut last: Vec<u32> = vec![u32::MAX; switches];
         let mut diameter = if hosts > 1 { 2 } else { 0 };
+        let mut farthest = (0, hosts.saturating_sub(1).min(1));
+        let mut a_host = vec![u32::MAX; classes];
+        for (h, &c) in class_of.iter().enumerate().rev() {
+            a_host[c as usize] = h as u32;
+        }
         let mut d = vec![u32::MAX; n];
         let (mut frontier, mut further, mut next) = (Vec::new(), Vec::new(), Vec::new());
         for (c, &edge) in edges.iter().enumerate() {
@@ -162,16 +168,30 @@ impl Tables {
                     }
                 };
             }
-            if let Some(far) = edges.iter().map(|&e| d[e as usize]).max() {
-                diameter = diameter.max(far + 2);
+            for (from, &e) in edges.iter().enumerate() {
+                if d[e as usize] + 2 > diameter {
+                    diameter = d[e as usize] + 2;
+                    farthest = (a_host[from], a_host[c]);
+                }
             }
         }
-        Ok(Tables { hosts, class_of, edges, out_of_host, into_host, entries, groups, pool, diameter })
+        Ok(Tables { hosts, class_of, edges, out_of_host, into_host, entries, groups, pool, diameter, farthest })
     }
 
     /// Destination classes (edge switches).
     pub fn classes(&self) -> usize {
         self.edges.len()
+    }
+
+    /// The destination class of host node `host`.
+    #[inline]
+    pub fn class(&self, host: u32) -> u32 {
+        self.class_of[host as usize]
+    }
+
+    /// The edge switch (node id) of class `class`.
+    pub fn edge(&self, class: u32) -> u32 {
+        self.edges[class as usize]
     }
 
     /// The index of switch node `switch`'s entry for host node `dst` (the key of
@@ -221,6 +241,23 @@ impl Tables {
     /// The most links between two hosts on shortest paths.
     pub fn diameter(&self) -> u32 {
         self.diameter
+    }
+
+    /// The most next hops switch node `switch`'s table offers for any destination (1 where
+    /// it never chooses).
+    pub fn most_choices(&self, switch: u32) -> u32 {
+        let c = self.classes();
+        let row = &self.entries[(switch - self.hosts) as usize * c..][..c];
+        row.iter()
+            .filter(|&&code| code != DELIVER && code & GROUP != 0)
+            .map(|&code| self.groups[(code & !GROUP) as usize].1)
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// Two host nodes [`Tables::diameter`] links apart, the first such pair found.
+    pub fn farthest(&self) -> (u32, u32) {
+        self.farthest
     }
 
     /// Entries in all tables (the edge switches' own classes included), and the distinct

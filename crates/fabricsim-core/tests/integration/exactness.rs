@@ -27,7 +27,7 @@ fn lone_flow(topology: &str, transport: &str, lb: &str, src: u32, dst: u32, size
 /// The store-and-forward tandem of one path: what a single-path flow takes alone.
 fn one_path(topology: &str, transport: &str, src: u32, dst: u32, size: &str) -> u64 {
     let m = scenario(&toml(topology, transport, "ecmp", src, dst, size)).unwrap().resolve().unwrap();
-    let path: Vec<Hop> = m.tree.path(src, dst).into_iter().map(|h| Hop { links: 1, ..h }).collect();
+    let path: Vec<Hop> = m.topo.route(src, dst).hops.into_iter().map(|h| Hop { links: 1, ..h }).collect();
     ideal_fct(&path, &message_packets(m.messages[0].bytes, m.transport.mtu, m.transport.header, 1), &[])
 }
 

@@ -9,7 +9,7 @@ fn fabric(switch: &str) -> (Fabric, EventQueue, u32) {
     let text = format!("[topology]\nhosts = 16\nradix = 8\n[switch]\n{switch}");
     let value: toml::Table = toml::from_str(&text).expect("test TOML");
     let model = Scenario::from_deserializer(value).expect("valid").resolve().expect("resolves");
-    let f = Fabric::new(Topology::build(&model.tree).unwrap(), model.switch.clone(), 1);
+    let f = Fabric::new(model.topo.clone(), model.switch.clone(), 1);
     let port = f.topology().ports.iter().position(|p| p.name == "leaf0:up0").expect("leaf0:up0") as u32;
     (f, EventQueue::with_horizon(1_000_000), port)
 }

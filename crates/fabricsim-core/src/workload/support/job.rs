@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
-use crate::topology::FatTreeSpec;
+use crate::topology::Topology;
 use crate::units::{Duration, Size};
 use crate::workload::collective::{ring, share, tuner, AlgorithmKind, Builder, Op, Out, Ranks, Tag};
 use crate::workload::training::{ModelConfig, Parallel, Trainer};
@@ -34,19 +34,16 @@ pub enum Placement {
 
 impl Placement {
     /// Every host, in the order this placement takes them (a job takes the first free ones).
-    fn order(self, tree: &FatTreeSpec, rng: &mut Rng) -> Vec<u32> {
-        let hosts = tree.hosts;
+    fn order(self, topo: &Topology, rng: &mut Rng) -> Vec<u32> {
+        let hosts = topo.hosts();
         match self {
             // by host id: a server's NICs, then the next server's
             Placement::Packed => (0..hosts).collect(),
-            // position p of leaf 0, of leaf 1, ..., then position p + 1: round-robin over leaves
-            Placement::Spread => {
-                let (d, leaves) = (tree.down0, tree.leaves);
-                (0..hosts).map(|r| tree.host((r % leaves) * d + r / leaves)).collect()
-            }
+            // the first host of each leaf (edge switch), then the second of each, ...
+            Placement::Spread => topo.spread_order(),
             // NIC 0 of every server, then NIC 1 of every server, ...
             Placement::Rail => {
-                let (n, servers) = (tree.nics, tree.servers());
+                let (n, servers) = (topo.nics(), topo.servers());
                 (0..hosts).map(|r| (r % servers) * n + r / servers).collect()
             }
             Placement::Random => {
@@ -232,9 +229,9 @@ pub struct JobPlan {
 impl JobConfig {
     /// The hosts of the ranks, in rank order. Placed ranks take hosts no earlier job holds;
     /// listed hosts are taken as given (and held from later placed jobs).
-    fn hosts(&self, i: usize, tree: &FatTreeSpec, held: &[bool], rng: &mut Rng) -> Result<Vec<u32>, ScenarioError> {
+    fn hosts(&self, i: usize, topo: &Topology, held: &[bool], rng: &mut Rng) -> Result<Vec<u32>, ScenarioError> {
         let at = |k: &str| format!("jobs[{i}].{k}");
-        let hosts = tree.hosts;
+        let hosts = topo.hosts();
         let list = match (&self.hosts, self.ranks) {
             (Some(_), Some(_)) => {
                 return Err(ScenarioError { field: at("ranks"), message: "got both ranks and hosts; allowed: one of them".into() })
@@ -246,13 +243,13 @@ impl JobConfig {
                 ensure(n >= 2 && n <= free, &at("ranks"), n, format!("allowed: 2 to {free} (the hosts no earlier job holds, of {hosts})"))?;
                 if self.placement == Placement::Rail {
                     ensure(
-                        tree.nics > 1,
+                        topo.nics() > 1,
                         &at("placement"),
                         "\"rail\"",
                         "allowed: only with topology.nics_per_server of 2 or more (else use \"packed\")",
                     )?;
                 }
-                self.placement.order(tree, rng).into_iter().filter(|&h| !held[h as usize]).take(n as usize).collect()
+                self.placement.order(topo, rng).into_iter().filter(|&h| !held[h as usize]).take(n as usize).collect()
             }
         };
         ensure(list.len() >= 2, &at("hosts"), format!("{} hosts", list.len()), "allowed: at least 2")?;
@@ -290,12 +287,12 @@ pub fn trace(messages: &[MessageSpec], lists: &[Vec<u32>], file: Option<&str>, j
 
 /// Expands the jobs into dependent messages, numbered from `base` (the `[workload]`'s come
 /// first); refuses, before making any, more than `max_messages` in all (the memory budget).
-pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u64, rng: &mut Rng) -> Result<JobPlan, ScenarioError> {
+pub fn plan(jobs: &[JobConfig], base: usize, topo: &Topology, max_messages: u64, rng: &mut Rng) -> Result<JobPlan, ScenarioError> {
     let mut p = JobPlan { messages: Vec::new(), deps: Vec::new(), tags: Vec::new(), jobs: Vec::new() };
-    let mut held = vec![false; tree.hosts as usize];
+    let mut held = vec![false; topo.hosts() as usize];
     for (i, job) in jobs.iter().enumerate() {
         let at = |k: &str| format!("jobs[{i}].{k}");
-        let ranks = job.hosts(i, tree, &held, rng)?;
+        let ranks = job.hosts(i, topo, &held, rng)?;
         for &h in &ranks {
             held[h as usize] = true;
         }
@@ -310,11 +307,11 @@ pub fn plan(jobs: &[JobConfig], base: usize, tree: &FatTreeSpec, max_messages: u
                 return Err(ScenarioError { field: at("collective"), message: "missing; give a collective, or a model to train".into() })
             }
             (Some(op), None) => {
-                collective(job, i, op, &ranks, tree, max_messages, &mut p)?;
+                collective(job, i, op, &ranks, topo, max_messages, &mut p)?;
                 (Some(op), check_size(&at("size"), job.size.unwrap_or(Size(0)))?)
             }
             (None, Some(model)) => {
-                training(job, i, model, &ranks, tree, max_messages, &mut p)?;
+                training(job, i, model, &ranks, topo, max_messages, &mut p)?;
                 (None, 0)
             }
         };
@@ -352,7 +349,7 @@ fn collective(
     i: usize,
     op: Op,
     ranks: &[u32],
-    tree: &FatTreeSpec,
+    topo: &Topology,
     max_messages: u64,
     p: &mut JobPlan,
 ) -> Result<(), ScenarioError> {
@@ -362,8 +359,8 @@ fn collective(
     let size = check_size(&at("size"), job.size.unwrap_or(Size(0)))?;
     let channels = job.channels.unwrap_or(1);
     ensure((1..=64).contains(&channels), &at("channels"), channels, "allowed: 1 to 64 (NCCL's MAXCHANNELS)")?;
-    let algorithm = job.algorithm.map_or_else(|| AlgorithmKind::default_for(op), |a| a.resolve(op, n, size, tree.tier_rates[0], channels));
-    let layout = Ranks { hosts: ranks, per_server: tree.nics };
+    let algorithm = job.algorithm.map_or_else(|| AlgorithmKind::default_for(op), |a| a.resolve(op, n, size, topo.host_rate(), channels));
+    let layout = Ranks { hosts: ranks, per_server: topo.nics() };
     algorithm
         .supports(op, &layout)
         .map_err(|m| ScenarioError { field: at("algorithm"), message: format!("got {}: {m}", algorithm.name()) })?;
@@ -409,7 +406,7 @@ fn collective(
             out.qp = c as u8;
             let mut b = Builder {
                 ranks,
-                per_server: tree.nics,
+                per_server: topo.nics(),
                 size: part(c),
                 entry: &entry,
                 max_connections: job.max_connections.map_or(n - 1, |k| k as usize),
@@ -432,7 +429,7 @@ fn training(
     i: usize,
     model: &ModelConfig,
     ranks: &[u32],
-    tree: &FatTreeSpec,
+    topo: &Topology,
     max_messages: u64,
     p: &mut JobPlan,
 ) -> Result<(), ScenarioError> {
@@ -453,7 +450,7 @@ fn training(
     }
     let mut entry: Vec<Vec<u32>> = vec![Vec::new(); ranks.len()];
     for it in 0..job.iterations {
-        let mut t = Trainer { shape, layout, hosts: ranks, per_server: tree.nics, gap: job.compute.0, out: p.out(job, i, it) };
+        let mut t = Trainer { shape, layout, hosts: ranks, per_server: topo.nics(), gap: job.compute.0, out: p.out(job, i, it) };
         entry = t.iteration(&entry, max).map_err(|made| too_many(i, made as u64, made as u64, max_messages))?;
     }
     Ok(())

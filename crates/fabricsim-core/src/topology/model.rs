@@ -1,0 +1,170 @@
+//! The model of a fabric, whatever generated it: nodes (hosts first, then switches), the ports
+//! that are each one direction of a link, and every switch's forwarding table built from them
+//! ([`super::tables`]). What the rest of the simulator asks of a fabric it asks here: the hosts
+//! and their servers, the routes between hosts ([`super::paths`]), how many next hops the
+//! switches of each tier choose among (PRIME's multi-part EV), how hosts spread over edge
+//! switches.
+
+use std::sync::Arc;
+
+use super::tables::Tables;
+use super::{GraphSize, ScaleUp};
+use crate::error::ScenarioError;
+use crate::time::Time;
+
+/// A node: a host or a switch.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub name: String,
+    /// Switch tier (0 = leaf); `None` for a host.
+    pub tier: Option<u32>,
+}
+
+/// One direction of a link: its sender side owns an egress queue.
+#[derive(Debug, Clone)]
+pub struct PortInfo {
+    /// Stable name, `"leaf3:up2"`, `"spine0:down5"`, `"host7:up0"`.
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
+    /// Link tier (0 = host-leaf).
+    pub tier: u32,
+    pub up: bool,
+    pub rate: u64,
+    /// Propagation latency, plus the switch traversal latency when `to` is a switch.
+    pub delay: Time,
+}
+
+/// The hosts as the scenario numbers them: their servers, their scale-up network, and the
+/// host node each one is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostMap {
+    pub count: u32,
+    /// NICs (GPUs) per server: host `h` is NIC `h % nics` of server `h / nics`.
+    pub nics: u32,
+    /// The servers' scale-up network, if they have one.
+    pub scale_up: Option<ScaleUp>,
+    /// Per scenario host its host node, and per host node its scenario host; both empty
+    /// where they are the same (every fabric but a rail-optimized tree).
+    pub node_of: Vec<u32>,
+    pub host_at: Vec<u32>,
+}
+
+impl HostMap {
+    /// `count` hosts, each its own node, `nics` per server.
+    pub fn new(count: u32, nics: u32, scale_up: Option<ScaleUp>) -> HostMap {
+        HostMap { count, nics, scale_up, ..HostMap::default() }
+    }
+}
+
+/// The built fabric: its graph and every switch's forwarding table (shared by the pieces of
+/// a run).
+#[derive(Debug, Clone)]
+pub struct Topology {
+    pub hosts: HostMap,
+    pub nodes: Vec<Node>,
+    pub ports: Vec<PortInfo>,
+    pub tables: Arc<Tables>,
+    /// The fastest host link.
+    host_rate: u64,
+}
+
+impl Topology {
+    /// A topology of these hosts, nodes (the host nodes first) and ports, routed by shortest
+    /// paths.
+    pub fn from_graph(hosts: HostMap, nodes: Vec<Node>, ports: Vec<PortInfo>) -> Result<Topology, ScenarioError> {
+        let tables = Tables::shortest_paths(hosts.count, &nodes, &ports)
+            .map_err(|why| ScenarioError::new("topology", why, "allowed: a connected fabric, every host on one link"))?;
+        let host_rate = (0..hosts.count).map(|h| ports[tables.out_of_host(h) as usize].rate).max().unwrap_or(0);
+        Ok(Topology { hosts, nodes, ports, tables: Arc::new(tables), host_rate })
+    }
+
+    pub fn hosts(&self) -> u32 {
+        self.hosts.count
+    }
+
+    pub fn switches(&self) -> usize {
+        self.nodes.len() - self.hosts.count as usize
+    }
+
+    /// Looks a port up by its stable name.
+    pub fn port_by_name(&self, name: &str) -> Option<u32> {
+        self.ports.iter().position(|p| p.name == name).map(|i| i as u32)
+    }
+
+    /// The size of the graph.
+    pub fn size(&self) -> GraphSize {
+        let hosts = u64::from(self.hosts());
+        GraphSize { hosts, switches: self.switches() as u64, ports: self.ports.len() as u64, classes: self.tables.classes() as u64 }
+    }
+
+    /// The fastest host link's rate (bit/s): a host's line rate.
+    pub fn host_rate(&self) -> u64 {
+        self.host_rate
+    }
+
+    /// NICs (hosts) per server.
+    pub fn nics(&self) -> u32 {
+        self.hosts.nics
+    }
+
+    /// Servers (hosts / NICs per server).
+    pub fn servers(&self) -> u32 {
+        self.hosts.count / self.hosts.nics
+    }
+
+    /// The host node of scenario host `host` (a leaf slot on a fat tree).
+    #[inline]
+    pub fn slot(&self, host: u32) -> u32 {
+        self.hosts.node_of.get(host as usize).copied().unwrap_or(host)
+    }
+
+    /// The scenario host at host node `slot`.
+    #[inline]
+    pub fn host(&self, slot: u32) -> u32 {
+        self.hosts.host_at.get(slot as usize).copied().unwrap_or(slot)
+    }
+
+    /// The servers' scale-up network, if they have one.
+    pub fn scale_up(&self) -> Option<ScaleUp> {
+        self.hosts.scale_up
+    }
+
+    /// The scale-up network between two host nodes, if they are GPUs of one server with one.
+    #[inline]
+    pub fn scale_up_between(&self, a: u32, b: u32) -> Option<ScaleUp> {
+        let n = self.hosts.nics;
+        self.hosts.scale_up.filter(|_| a != b && self.host(a) / n == self.host(b) / n)
+    }
+
+    /// How many next hops the switches of each tier choose among (the largest group their
+    /// tables name), up to the highest tier that chooses: the width of each part of PRIME's
+    /// multi-part EV. A fat tree's: the leaves' up-ports, then (3 tiers) the aggregation
+    /// switches'.
+    pub fn choices_per_tier(&self) -> Vec<u32> {
+        let mut most: Vec<u32> = Vec::new();
+        for (s, node) in self.nodes.iter().enumerate().skip(self.hosts() as usize) {
+            let choices = self.tables.most_choices(s as u32);
+            let tier = node.tier.unwrap_or(0) as usize;
+            if choices > 1 {
+                if most.len() <= tier {
+                    most.resize(tier + 1, 1);
+                }
+                most[tier] = most[tier].max(choices);
+            }
+        }
+        most
+    }
+
+    /// Every scenario host, round-robin over the edge switches: the first host of each, in
+    /// switch order, then the second of each, and so on (a job placed "spread").
+    pub fn spread_order(&self) -> Vec<u32> {
+        let t = &self.tables;
+        let mut of_class: Vec<Vec<u32>> = vec![Vec::new(); t.classes()];
+        for slot in 0..self.hosts() {
+            of_class[t.class(slot) as usize].push(self.host(slot));
+        }
+        let most = of_class.iter().map(Vec::len).max().unwrap_or(0);
+        (0..most).flat_map(|i| of_class.iter().filter_map(move |c| c.get(i).copied())).collect()
+    }
+}
