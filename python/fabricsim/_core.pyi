@@ -61,6 +61,9 @@ def validate(scenario_json: str) -> str:
 def topology_summary(scenario_json: str) -> str:
     """The scenario's fabric read as a graph (hosts, switches, links, diameter, bisection), JSON."""
 
+def topology_graph(scenario_json: str) -> str:
+    """The scenario's fabric written as a graph (``topology.graph``: hosts, switches, links), JSON."""
+
 def available_cpus() -> int:
     """The CPUs this process may run on (its affinity mask and cgroup CPU quota): what threads = "auto" uses at most."""
 

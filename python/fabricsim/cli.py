@@ -106,7 +106,10 @@ def _sweep_options(path: Path, x: str | None, line: str | None, metric: str | No
 def _load(path: Path, sets: list[str] | None) -> Scenario:
     if not path.exists():
         raise scenario_error("SCENARIO", f"no such file {str(path)!r}")
-    scenario = Scenario.load(path)
+    return _with_sets(Scenario.load(path), sets)
+
+
+def _with_sets(scenario: Scenario, sets: list[str] | None) -> Scenario:
     for item in sets or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -603,7 +606,11 @@ def _print_compare(results: dict[str, Results]) -> None:
     parts = [f"{wl['kind']} {wl['size']}" if "size" in wl else f"{n_flows} {wl['kind']}"] if wl else []
     parts += [f"{j.get('name', f'job{i}')}: {_job_words(j)}" for i, j in enumerate(jobs)]
     workload = " + ".join(parts)
-    title = f"{topo['hosts']} hosts, {topo['tiers']}-tier, {topo['link_rate']}, {workload}"
+    if topo.get("kind") == "graph":
+        fabric = f"{len(topo['graph']['hosts'])} hosts, graph {topo.get('file', '')}".rstrip()
+    else:
+        fabric = f"{topo['hosts']} hosts, {topo['tiers']}-tier, {topo['link_rate']}"
+    title = f"{fabric}, {workload}"
     title += f", {len(faults)} fault{'s' * (len(faults) != 1)}" if faults else ""
     title += f", seed {first['seed']}"
     t = Table(title=Text(title))
@@ -633,15 +640,38 @@ def _print_compare(results: dict[str, Results]) -> None:
 @app.command()
 @_guard
 def topology(
-    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario TOML file (its [topology] is read).")],
+    scenario: Annotated[
+        Path,
+        typer.Argument(
+            metavar="FILE",
+            help="A scenario TOML file (its [topology] is read) or a topology file (.toml/.json graph, .graphml, .edgelist).",
+        ),
+    ],
     set_: SetOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+    export: Annotated[
+        Path | None,
+        typer.Option("--export", metavar="PATH", help='Also write the fabric as a graph (.toml or .json) that kind = "graph" reads.'),
+    ] = None,
+    draw: Annotated[
+        Path | None, typer.Option("--draw", metavar="PATH", help="Also draw the fabric, tier by tier (.png, .svg or .pdf).")
+    ] = None,
 ) -> None:
-    """Print the scenario's fabric read as a graph: switches, links, diameter, bisection, tables."""
+    """Print the fabric read as a graph: switches, links, diameter, bisection, tables."""
     from . import _core
+    from .topology_file import draw_fabric, is_topology_file, write_topology
 
-    sc = _load(scenario, set_)
-    summary = json.loads(_core.topology_summary(json.dumps(sc.data | {"workload": {"kind": "permutation", "size": "1B"}})))
+    if is_topology_file(scenario):
+        sc = _with_sets(Scenario({"topology": {"kind": "graph", "file": scenario.name}}, base_dir=scenario.parent), set_)
+    else:
+        sc = _load(scenario, set_)
+    text = Scenario(sc.data | {"workload": {"kind": "permutation", "size": "1B"}}, sc.base_dir).to_json()
+    summary = json.loads(_core.topology_summary(text))
+    graph = json.loads(_core.topology_graph(text)) if export or draw else None
+    if export and graph is not None:
+        write_topology(graph, export)
+    if draw and graph is not None:
+        draw_fabric(graph, draw)
     if as_json:
         sys.stdout.write(json.dumps(summary) + "\n")
         return
@@ -650,7 +680,7 @@ def topology(
     for name, count in summary["switches"]:
         t.add_row(f"{name} switches", f"{count:,}")
     for tier, count in enumerate(summary["links"]):
-        t.add_row(f"links, tier {tier}", f"{count:,}" + (" (host to leaf)" if tier == 0 else ""))
+        t.add_row(f"links, tier {tier}", f"{count:,}" + (" (host to switch)" if tier == 0 else ""))
     t.add_row("diameter", f"{summary['diameter']} links between the farthest hosts")
     bisection, injection = summary["bisection_bps"], summary["injection_bps"]
     t.add_row(
@@ -660,8 +690,12 @@ def topology(
     )
     t.add_row(
         "forwarding tables",
-        f"{summary['table_entries']:,} entries (switch, destination leaf); {summary['table_ports']:,} ports in their distinct groups",
+        f"{summary['table_entries']:,} entries (switch, destination edge switch); "
+        f"{summary['table_ports']:,} ports in their distinct groups",
     )
+    for what, path in (("written to", export), ("drawn in", draw)):
+        if path is not None:
+            t.add_row(what, escape(str(path)))
     out.print(t)
 
 

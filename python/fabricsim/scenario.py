@@ -230,11 +230,20 @@ class Scenario:
         stop = data.setdefault("stop", {})
         if isinstance(stop, dict) and stop.get("max_memory", "auto") == "auto":
             stop["max_memory"] = f"{machine_memory() // 2}B"
+        topo = data.get("topology")
+        if isinstance(topo, dict) and "file" in topo and "graph" not in topo:
+            # a fabric from a file: the core reads its graph (topology_file)
+            from .topology_file import read_topology
+
+            if not isinstance(topo["file"], str):
+                raise scenario_error("topology.file", f"got {topo['file']!r}; allowed: the path of a topology file")
+            topo["graph"] = read_topology(self.base_dir / topo["file"])
+            topo.setdefault("kind", "graph")
         wl = data.get("workload", {})
         if isinstance(wl, dict) and wl.get("kind") == "flows" and "file" in wl:
             path = self.base_dir / wl["file"]
             if not wl.get("flows") and isinstance(wl["file"], str) and wl["file"].lower().endswith(".et"):
-                wl["flows"] = self._read_chakra(path, wl)
+                wl["flows"] = self._read_chakra(path, wl, data.get("topology", {}))
             elif not wl.get("flows") and path.suffix.lower() not in _NOT_CSV:
                 flows = self._flow_csv(path)
             elif not wl.get("flows"):
@@ -250,12 +259,11 @@ class Scenario:
             wl["points"] = _read_cdf(self.base_dir / cdf)
         return data, flows
 
-    def _read_chakra(self, path: Path, wl: dict[str, Any]) -> list[dict[str, Any]]:
+    def _read_chakra(self, path: Path, wl: dict[str, Any], topology: Any) -> list[dict[str, Any]]:
         """A Chakra trace's entries (:mod:`fabricsim.chakra`), its collectives laid out on the
         topology's servers."""
         from .chakra import read_chakra
 
-        topology = self.data.get("topology", {})
         filled = json.loads(_core.validate(json.dumps({"topology": topology})))["topology"]
         algorithm, groups = wl.get("algorithm"), wl.get("comm_groups")
         known = [name for category, name, _, _ in _core.registry() if category == "collective"]

@@ -15,8 +15,9 @@
 //!   component's configuration enum and dispatch from its list of files.
 //! - [`engine`]: the calendar event queue ordered by (time, unit, sequence within the unit),
 //!   the run [`Status`], the seeded RNG streams, the no-progress guard.
-//! - [`topology`]: 2- and 3-tier fat trees (`[topology]`), ports named `leaf3:up2`, arithmetic
-//!   routing down.
+//! - [`topology`]: the fabric as a graph (`[topology]`: the fat tree generator, or a graph
+//!   given), ports named `leaf3:up2`, the forwarding tables built from it and the routes read
+//!   from them.
 //! - [`lb`]: host load balancers, one file each, behind one trait (`[lb]`).
 //! - [`workload`]: permutation, tornado, incast, explicit lists, one file each (`[workload]`).
 //! - [`faults`]: the fault kinds, one file each (`[[faults]]`), their timeline, and what a
@@ -84,12 +85,7 @@ pub fn registry() -> Vec<AlgorithmInfo> {
     v.extend_from_slice(host::CcKind::KINDS);
     v.extend_from_slice(host::TransportKind::KINDS);
     v.extend_from_slice(host::LOSS_DETECTIONS);
-    v.extend_from_slice(&[AlgorithmInfo {
-        category: "topology",
-        name: "fat_tree",
-        summary: "2-tier leaf-spine or 3-tier k-ary fat tree, tier-0 oversubscription",
-        reference: "PRIME Table I",
-    }]);
+    v.extend_from_slice(topology::KINDS);
     v
 }
 

@@ -26,7 +26,7 @@ use crate::stats::sampler::SamplesConfig;
 use crate::switch::routing::Rule;
 use crate::switch::{SwitchConfig, SwitchContext, SwitchModel};
 use crate::time::{serialization, Time};
-use crate::topology::{FatTreeSpec, Topology, TopologyConfig};
+use crate::topology::{Topology, TopologyConfig};
 use crate::units::{AutoOr, Duration, Size};
 use crate::workload::collective::Tag;
 use crate::workload::job::{self, JobConfig, JobInfo};
@@ -193,7 +193,6 @@ impl Scenario {
     /// spans several: the BDP that buffers and windows are measured in, the switch rule the
     /// load balancer needs, the classes flows use.
     pub fn resolve(&self) -> Result<Model, ScenarioError> {
-        let spec = FatTreeSpec::new(&self.topology)?;
         let (mtu, header) = self.transport.packet_sizes()?;
         ensure(self.stop.max_time.0 > 0, "stop.max_time", self.stop.max_time, "allowed: a positive duration")?;
         ensure(self.stop.max_events > 0, "stop.max_events", self.stop.max_events, "allowed: a positive count")?;
@@ -204,8 +203,7 @@ impl Scenario {
         // refuse a fabric that cannot fit before building it (a 268M-host tree): its graph and
         // tables first, its queues once the BDP that sizes them is known
         let max_memory = self.stop.max_memory.or(Size(DEFAULT_MAX_MEMORY)).0;
-        budget::check(&Estimate { fabric: budget::graph(&spec.size()), ..Estimate::default() }, max_memory)?;
-        let topo = Arc::new(Topology::build(&spec)?);
+        let topo = Arc::new(build_topology(&self.topology, max_memory)?);
 
         // Base RTT: a full data packet over the diameter path and its ACK back.
         let path = topo.diameter_route().hops;
@@ -243,7 +241,8 @@ impl Scenario {
         // a fixed RTO below the base RTT resends every packet before its ACK can return: the
         // run would spend its whole budget on spurious retransmits (often a unit slip in
         // link_latency, "1ms" for "1us"); an estimated RTO backs off and recovers
-        let longest = spec.tier_latencies.iter().copied().max().unwrap_or(0);
+        let switch_latency = |p: &crate::topology::PortInfo| if p.to >= topo.hosts() { self.topology.switch_latency.0 } else { 0 };
+        let longest = topo.ports.iter().map(|p| p.delay - switch_latency(p)).max().unwrap_or(0);
         let slip = if longest >= 100 * crate::time::PS_PER_US {
             format!(", or a shorter topology.link_latency ({} per link: a datacenter link is about 1us)", Duration(longest))
         } else {
@@ -375,7 +374,7 @@ impl Scenario {
             ));
         }
         // the engine numbers hosts by leaf slot: the same ids, unless topology.rails
-        if spec.rails {
+        if !topo.hosts.node_of.is_empty() {
             for m in &mut messages {
                 (m.src, m.dst) = (topo.slot(m.src), topo.slot(m.dst));
             }
@@ -424,7 +423,7 @@ impl Scenario {
         s.transport.connections = Some(s.connections());
         s.switch.fill();
         s.workload = s.workload();
-        let tiers = s.topology.tiers as usize;
+        let tiers = if s.topology.kind == crate::topology::TopologyKind::FatTree { s.topology.tiers as usize } else { 0 };
         if s.topology.tier_link_rates.is_empty() {
             s.topology.tier_link_rates = vec![s.topology.link_rate; tiers];
         }
@@ -433,6 +432,12 @@ impl Scenario {
         }
         s
     }
+}
+
+/// The fabric of `config`, refused before it is built where its graph alone would need more
+/// than `max_memory` bytes (`budget::graph`: a 268M-host tree fails in milliseconds).
+pub fn build_topology(config: &TopologyConfig, max_memory: u64) -> Result<Topology, ScenarioError> {
+    config.build(|size| budget::check(&Estimate { fabric: budget::graph(&size), ..Estimate::default() }, max_memory))
 }
 
 fn clean(msg: String) -> String {

@@ -246,13 +246,29 @@ fn columns<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     Ok(out)
 }
 
+/// The fabric of a scenario's `[topology]`, built (refused where its graph alone would not fit
+/// `stop.max_memory`).
+fn fabric(py: Python<'_>, scenario_json: &str) -> PyResult<(fabricsim_core::Scenario, fabricsim_core::topology::Topology)> {
+    let scenario = parse(py, scenario_json)?;
+    let memory = scenario.stop.max_memory.or(fabricsim_core::units::Size(fabricsim_core::scenario::DEFAULT_MAX_MEMORY)).0;
+    let topo = fabricsim_core::scenario::build_topology(&scenario.topology, memory).map_err(|e| scenario_error(py, e))?;
+    Ok((scenario, topo))
+}
+
 /// The fabric of a scenario's `[topology]` read as a graph (`fabricsim topology`), as JSON.
 #[pyfunction]
 fn topology_summary(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
-    let scenario = parse(py, scenario_json)?;
-    let spec = fabricsim_core::topology::FatTreeSpec::new(&scenario.topology).map_err(|e| scenario_error(py, e))?;
-    let topo = fabricsim_core::topology::Topology::build(&spec).map_err(|e| scenario_error(py, e))?;
+    let (_, topo) = fabric(py, scenario_json)?;
     Ok(serde_json::to_string(&fabricsim_core::topology::graph::summary(&topo)).unwrap_or_default())
+}
+
+/// The fabric of a scenario's `[topology]` written as a graph (`topology.graph`: hosts,
+/// switches, links), as JSON: what `fabricsim topology --export` writes.
+#[pyfunction]
+fn topology_graph(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+    let (scenario, topo) = fabric(py, scenario_json)?;
+    let graph = fabricsim_core::topology::file::GraphConfig::of(&topo, scenario.topology.switch_latency.0);
+    Ok(serde_json::to_string(&graph).unwrap_or_default())
 }
 
 /// The CPUs this process may run on (its affinity mask and cgroup CPU quota): what
@@ -323,6 +339,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(available_cpus, m)?)?;
     m.add_function(wrap_pyfunction!(topology_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_graph, m)?)?;
     m.add_function(wrap_pyfunction!(parameters, m)?)?;
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;

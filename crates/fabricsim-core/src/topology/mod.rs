@@ -18,6 +18,7 @@
 //! 2 = aggregation-core.
 
 mod build;
+pub mod file;
 pub mod graph;
 mod model;
 pub mod paths;
@@ -32,10 +33,29 @@ pub use model::{HostMap, Node, PortInfo, Topology};
 pub use paths::{Hop, Route, Routes};
 pub use tables::{Next, Restriction, Tables};
 
+/// The topology kinds, for the registry (`fabricsim list`).
+pub const KINDS: &[crate::registry::AlgorithmInfo] = &[
+    crate::registry::AlgorithmInfo {
+        category: "topology",
+        name: "fat_tree",
+        summary: "2-tier leaf-spine or 3-tier k-ary fat tree, tier-0 oversubscription, optionally rail-optimized",
+        reference: "PRIME Table I",
+    },
+    crate::registry::AlgorithmInfo {
+        category: "topology",
+        name: "graph",
+        summary:
+            "any fabric given as hosts, switches and links (inline, or a TOML/JSON, edge list or GraphML file), routed by shortest paths",
+        reference: "htsim routetable.h",
+    },
+];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyKind {
     FatTree,
+    /// The graph in `topology.graph` (docs/topologies.md).
+    Graph,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,6 +100,12 @@ pub struct TopologyConfig {
     /// (default 300 ns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_up_latency: Option<Duration>,
+    /// With `kind = "graph"`: the fabric's hosts, switches and links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<file::GraphConfig>,
+    /// With `kind = "graph"`: the file the front end read `graph` from, kept for the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 fn d_kind() -> TopologyKind {
@@ -127,6 +153,8 @@ impl Default for TopologyConfig {
             rails: false,
             scale_up_rate: None,
             scale_up_latency: None,
+            graph: None,
+            file: None,
         }
     }
 }
@@ -266,27 +294,14 @@ impl FatTreeSpec {
                 ),
             )?;
         }
-        let scale_up = match t.scale_up_rate {
-            None => None,
-            Some(r) => {
-                ensure(r.0 > 0, "topology.scale_up_rate", r, "allowed: a positive rate like \"7200Gbps\" (leave it out for none)")?;
-                ensure(
-                    m >= 2,
-                    "topology.scale_up_rate",
-                    r,
-                    "allowed: only with topology.nics_per_server of 2 or more (the GPUs of a server, one NIC each)",
-                )?;
-                let latency = t.scale_up_latency.unwrap_or_else(d_scale_up_latency);
-                ensure(latency.0 > 0, "topology.scale_up_latency", latency, "allowed: a positive duration like \"300ns\"")?;
-                Some(ScaleUp { rate: r.0, latency: latency.0 })
-            }
-        };
-        if let (None, Some(l)) = (t.scale_up_rate, t.scale_up_latency) {
-            return Err(ScenarioError::new(
-                "topology.scale_up_latency",
-                l,
-                "allowed: only with topology.scale_up_rate (a server's scale-up network)",
-            ));
+        let scale_up = scale_up(t)?;
+        if let Some(r) = t.scale_up_rate {
+            ensure(
+                m >= 2,
+                "topology.scale_up_rate",
+                r,
+                "allowed: only with topology.nics_per_server of 2 or more (the GPUs of a server, one NIC each)",
+            )?;
         }
         Ok(FatTreeSpec {
             tiers: t.tiers,
@@ -343,6 +358,70 @@ impl FatTreeSpec {
         };
         GraphSize { hosts, switches, ports: 2 * links, classes: leaves }
     }
+}
+
+impl TopologyConfig {
+    /// The fabric this describes; `fits` may refuse its graph's size before it is built (the
+    /// scenario's memory budget).
+    pub fn build(&self, fits: impl Fn(GraphSize) -> Result<(), ScenarioError>) -> Result<Topology, ScenarioError> {
+        match (self.kind, &self.graph) {
+            (TopologyKind::FatTree, None) => {
+                let spec = FatTreeSpec::new(self)?;
+                fits(spec.size())?;
+                Topology::build(&spec)
+            }
+            (TopologyKind::Graph, Some(graph)) => {
+                ensure(
+                    !self.rails,
+                    "topology.rails",
+                    true,
+                    "allowed: only with kind = \"fat_tree\" (a graph's hosts are where its links put them)",
+                )?;
+                ensure(self.link_rate.0 > 0, "topology.link_rate", self.link_rate, "allowed: a positive rate")?;
+                ensure(self.nics_per_server >= 1, "topology.nics_per_server", self.nics_per_server, "allowed: 1 or more")?;
+                fits(graph.size())?;
+                let defaults = file::Defaults {
+                    rate: self.link_rate,
+                    latency: self.link_latency,
+                    switch_latency: self.switch_latency.0,
+                    nics: self.nics_per_server,
+                    scale_up: scale_up(self)?,
+                };
+                graph.build(&defaults)
+            }
+            (TopologyKind::FatTree, Some(_)) => Err(ScenarioError::new(
+                "topology.graph",
+                "a graph",
+                "allowed: only with kind = \"graph\" (a fat tree is built from tiers, hosts and radix)",
+            )),
+            (TopologyKind::Graph, None) => Err(ScenarioError::new(
+                "topology.graph",
+                "missing",
+                "allowed: the fabric's hosts, switches and links, inline or `file` read by the Python front end (docs/topologies.md)",
+            )),
+        }
+    }
+}
+
+/// The servers' scale-up network of `[topology]`, checked.
+fn scale_up(t: &TopologyConfig) -> Result<Option<ScaleUp>, ScenarioError> {
+    let scale_up = match t.scale_up_rate {
+        None => None,
+        Some(r) => {
+            ensure(r.0 > 0, "topology.scale_up_rate", r, "allowed: a positive rate like \"7200Gbps\" (leave it out for none)")?;
+            let latency = t.scale_up_latency.unwrap_or_else(d_scale_up_latency);
+            ensure(latency.0 > 0, "topology.scale_up_latency", latency, "allowed: a positive duration like \"300ns\"")?;
+            Some(ScaleUp { rate: r.0, latency: latency.0 })
+        }
+    };
+    if let (None, Some(l)) = (t.scale_up_rate, t.scale_up_latency) {
+        return Err(ScenarioError::new(
+            "topology.scale_up_latency",
+            l,
+            "allowed: only with topology.scale_up_rate (a server's scale-up network)",
+        ));
+    }
+    Ok(scale_up)
 }
 
 /// A built fat tree for the tests: `rails` with 4 NICs per server.

@@ -10,6 +10,7 @@ mod errors;
 mod exactness;
 mod faults;
 mod golden;
+mod graph;
 mod guard;
 mod jobs;
 mod lb;

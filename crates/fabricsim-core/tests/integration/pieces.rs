@@ -11,7 +11,7 @@ use fabricsim_core::Simulation;
 
 use super::golden::render;
 
-fn golden_scenarios() -> Vec<(PathBuf, String)> {
+pub(super) fn golden_scenarios() -> Vec<(PathBuf, String)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("tests/golden")

@@ -1,0 +1,404 @@
+//! A fabric given as a graph (`[topology] kind = "graph"`): its hosts, its switches and the
+//! links between them, each link with its own rate and latency, inline as `topology.graph` or
+//! in a file (TOML, JSON, a NetworkX-style edge list or GraphML) that the Python front end reads
+//! into it (docs/topologies.md). The switches route by shortest paths over it, as on any
+//! fabric ([`super::tables`]).
+//!
+//! The graph becomes nodes and ports as the fat tree generator lays them out: the hosts first
+//! (a host's id is its place in `hosts`), then the switches in order; each node's ports
+//! contiguous, those towards a lower tier ("down") first, then those to its own tier ("peer"),
+//! then those towards a higher tier ("up"), each in the order of `links`, named
+//! `"{node}:down{i}"`, `"{node}:peer{i}"`, `"{node}:up{i}"`. A switch's tier is given or
+//! found: 0 for a switch with hosts, else one more than the lowest tier among its neighbours
+//! (the hops from the nearest switch with hosts). A link's tier is 0 from a host, else one
+//! more than its lower end's: a fat tree written so (`fabricsim topology --export`) is the
+//! generator's fabric, port for port.
+
+use serde::{Deserialize, Serialize};
+
+use super::{GraphSize, HostMap, Node, PortInfo, ScaleUp, Topology};
+use crate::error::{ensure, ScenarioError};
+use crate::time::Time;
+use crate::units::{Duration, Rate};
+
+/// The graph of a fabric.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphConfig {
+    pub hosts: Vec<GraphHost>,
+    pub switches: Vec<GraphSwitch>,
+    pub links: Vec<GraphLink>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphHost {
+    pub name: String,
+    /// The scenario's id for it (`src`, `dst`, a job's `hosts`); default its place in `hosts`.
+    /// Given for one host, given for all: each id once, 0 to hosts - 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u32>,
+    /// The server it is a NIC (GPU) of: servers are hosts of consecutive ids, all of one size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphSwitch {
+    pub name: String,
+    /// 0 for a switch with hosts; found from the graph where left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<u32>,
+}
+
+/// A full-duplex link: a port each way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphLink {
+    pub a: String,
+    pub b: String,
+    /// Default `topology.link_rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// Propagation latency; default `topology.link_latency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Duration>,
+}
+
+/// What the graph's links take from `[topology]` where they say nothing.
+pub struct Defaults {
+    pub rate: Rate,
+    pub latency: Duration,
+    pub switch_latency: Time,
+    pub nics: u32,
+    pub scale_up: Option<ScaleUp>,
+}
+
+const FIELD: &str = "topology.graph";
+
+impl GraphConfig {
+    /// The size of the graph, for the memory check before it is built.
+    pub fn size(&self) -> GraphSize {
+        let hosts = self.hosts.len() as u64;
+        GraphSize {
+            hosts,
+            switches: self.switches.len() as u64,
+            ports: 2 * self.links.len() as u64,
+            classes: hosts.min(self.switches.len() as u64),
+        }
+    }
+
+    /// The fabric of this graph; an error names the entry at fault.
+    pub fn build(&self, d: &Defaults) -> Result<Topology, ScenarioError> {
+        let (h, n) = (self.hosts.len(), self.hosts.len() + self.switches.len());
+        ensure(h >= 2, &format!("{FIELD}.hosts"), format!("{h} hosts"), "allowed: at least 2")?;
+        ensure(!self.switches.is_empty(), &format!("{FIELD}.switches"), "none", "allowed: at least one switch")?;
+        ensure(n < 1 << 31, FIELD, format!("{n} nodes"), "allowed: fewer than 2^31")?;
+        let names: Vec<&str> = self.hosts.iter().map(|x| x.name.as_str()).chain(self.switches.iter().map(|x| x.name.as_str())).collect();
+        let entry = |i: usize| if i < h { format!("{FIELD}.hosts[{i}]") } else { format!("{FIELD}.switches[{}]", i - h) };
+        let mut id: std::collections::HashMap<&str, u32> = std::collections::HashMap::with_capacity(n);
+        for (i, name) in names.iter().enumerate() {
+            ensure(
+                !name.is_empty() && !name.contains(':'),
+                &format!("{}.name", entry(i)),
+                format!("{name:?}"),
+                "allowed: a name without ':'",
+            )?;
+            if let Some(&first) = id.get(name) {
+                return Err(ScenarioError::new(
+                    format!("{}.name", entry(i)),
+                    format!("{name:?}"),
+                    format!("allowed: a name no other node has ({} has it)", entry(first as usize)),
+                ));
+            }
+            id.insert(name, i as u32);
+        }
+        // the links' ends, checked
+        let mut ends: Vec<(u32, u32)> = Vec::with_capacity(self.links.len());
+        let mut host_links = vec![0u32; h];
+        for (i, l) in self.links.iter().enumerate() {
+            let at = |k: &str| format!("{FIELD}.links[{i}].{k}");
+            let end = |k: &str, name: &str| {
+                id.get(name)
+                    .copied()
+                    .ok_or_else(|| ScenarioError::new(at(k), format!("{name:?}"), "allowed: the name of a host or switch of the graph"))
+            };
+            let (a, b) = (end("a", &l.a)?, end("b", &l.b)?);
+            ensure(a != b, &at("b"), format!("{:?}", l.b), "allowed: another node than `a` (a link joins two nodes)")?;
+            ensure(
+                (a as usize) >= h || (b as usize) >= h,
+                &at("b"),
+                format!("{:?}", l.b),
+                "allowed: a switch (two hosts are joined through a switch, or a server's scale-up network)",
+            )?;
+            ensure(l.rate.is_none_or(|r| r.0 > 0), &at("rate"), "0", "allowed: a positive rate like \"400Gbps\"")?;
+            for x in [a, b] {
+                if (x as usize) < h {
+                    host_links[x as usize] += 1;
+                }
+            }
+            ends.push((a, b));
+        }
+        if let Some(x) = host_links.iter().position(|&c| c != 1) {
+            let why = if host_links[x] == 0 { "no link" } else { "more than one link" };
+            return Err(ScenarioError::new(entry(x), format!("{:?} has {why}", names[x]), "allowed: exactly one link, to a switch"));
+        }
+        let tiers = self.tiers(h, n, &ends)?;
+        let hosts = self.hosts(d)?;
+        let nodes: Vec<Node> =
+            names.iter().enumerate().map(|(i, name)| Node { name: name.to_string(), tier: (i >= h).then(|| tiers[i]) }).collect();
+        let ports = self.ports(h, &names, &tiers, &ends, d);
+        Topology::from_graph(hosts, nodes, ports).map_err(|e| ScenarioError { field: FIELD.into(), ..e })
+    }
+
+    /// Each node's tier (0 for hosts too): given, or the hops from the nearest switch with
+    /// hosts.
+    fn tiers(&self, h: usize, n: usize, ends: &[(u32, u32)]) -> Result<Vec<u32>, ScenarioError> {
+        let mut near: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for &(a, b) in ends {
+            near[a as usize].push(b);
+            near[b as usize].push(a);
+        }
+        let mut tier = vec![u32::MAX; n];
+        let mut frontier: Vec<u32> = Vec::new();
+        for s in h..n {
+            if near[s].iter().any(|&x| (x as usize) < h) {
+                tier[s] = 0;
+                frontier.push(s as u32);
+            }
+        }
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for &s in &frontier {
+                for &x in &near[s as usize] {
+                    if x as usize >= h && tier[x as usize] == u32::MAX {
+                        tier[x as usize] = tier[s as usize] + 1;
+                        next.push(x);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        for (i, s) in self.switches.iter().enumerate() {
+            match s.tier {
+                Some(t) => tier[h + i] = t,
+                None if tier[h + i] == u32::MAX => {
+                    return Err(ScenarioError::new(
+                        format!("{FIELD}.switches[{i}]"),
+                        format!("{:?} reaches no host", s.name),
+                        "allowed: a connected fabric",
+                    ))
+                }
+                None => {}
+            }
+        }
+        tier[..h].fill(0);
+        Ok(tier)
+    }
+
+    /// The hosts' ids and servers: `id` and `server` where given (a server's hosts of
+    /// consecutive ids, every server as large), else their places and `topology.nics_per_server`.
+    fn hosts(&self, d: &Defaults) -> Result<HostMap, ScenarioError> {
+        let h = self.hosts.len() as u32;
+        let at = |i: usize, k: &str| format!("{FIELD}.hosts[{i}].{k}");
+        // per id, the host's place
+        let mut node_of = vec![u32::MAX; h as usize];
+        let given = self.hosts[0].id.is_some();
+        for (i, x) in self.hosts.iter().enumerate() {
+            let id = x.id.unwrap_or(i as u32);
+            let shown = x.id.map_or("none".to_string(), |v| v.to_string());
+            ensure(x.id.is_some() == given, &at(i, "id"), &shown, "allowed: an id on every host or on none")?;
+            ensure(id < h, &at(i, "id"), &shown, format!("allowed: 0 to {}", h - 1))?;
+            ensure(node_of[id as usize] == u32::MAX, &at(i, "id"), &shown, "allowed: an id no other host has")?;
+            node_of[id as usize] = i as u32;
+        }
+        let server_of = |id: u32| self.hosts[node_of[id as usize] as usize].server;
+        let nics = match server_of(0) {
+            None => d.nics,
+            Some(first) => (0..h).take_while(|&id| server_of(id) == Some(first)).count() as u32,
+        };
+        ensure(
+            h.is_multiple_of(nics),
+            &format!("{FIELD}.hosts"),
+            format!("{h} hosts"),
+            format!("allowed: a multiple of the {nics} NICs per server"),
+        )?;
+        for id in 0..h {
+            let i = node_of[id as usize] as usize;
+            let want = server_of(0).map(|first| first + id / nics);
+            ensure(
+                server_of(id) == want,
+                &at(i, "server"),
+                server_of(id).map_or("none".to_string(), |s| s.to_string()),
+                format!(
+                    "allowed: servers of {nics} hosts of consecutive ids, numbered in order, on every host or on none (this host's: {})",
+                    want.map_or("none".to_string(), |w| w.to_string())
+                ),
+            )?;
+        }
+        ensure(d.scale_up.is_none() || nics >= 2, "topology.scale_up_rate", "a rate", "allowed: only with servers of 2 or more hosts")?;
+        let mut map = HostMap::new(h, nics, d.scale_up);
+        if given {
+            map.host_at = self.hosts.iter().map(|x| x.id.unwrap_or(0)).collect();
+            map.node_of = node_of;
+        }
+        Ok(map)
+    }
+
+    /// The ports, each node's contiguous: down, peer, then up, each in link order.
+    fn ports(&self, h: usize, names: &[&str], tiers: &[u32], ends: &[(u32, u32)], d: &Defaults) -> Vec<PortInfo> {
+        let n = names.len();
+        // per node, its links' far ends: (side: 0 down, 1 peer, 2 up; link)
+        let mut out: Vec<Vec<(u8, usize, u32)>> = vec![Vec::new(); n];
+        let level = |x: u32| if (x as usize) < h { -1 } else { i64::from(tiers[x as usize]) };
+        for (i, &(a, b)) in ends.iter().enumerate() {
+            for (from, to) in [(a, b), (b, a)] {
+                let side = match level(to).cmp(&level(from)) {
+                    std::cmp::Ordering::Less => 0,
+                    std::cmp::Ordering::Equal => 1,
+                    std::cmp::Ordering::Greater => 2,
+                };
+                out[from as usize].push((side, i, to));
+            }
+        }
+        let mut ports = Vec::with_capacity(2 * ends.len());
+        for (from, links) in out.iter_mut().enumerate() {
+            links.sort_by_key(|&(side, i, _)| (side, i));
+            let mut count = [0u32; 3];
+            for &(side, i, to) in links.iter() {
+                let l = &self.links[i];
+                let (a, b) = ends[i];
+                let tier = if (a as usize) < h || (b as usize) < h { 0 } else { 1 + tiers[a as usize].min(tiers[b as usize]) };
+                let latency = l.latency.unwrap_or(d.latency).0;
+                let kind = ["down", "peer", "up"][side as usize];
+                ports.push(PortInfo {
+                    name: format!("{}:{kind}{}", names[from], count[side as usize]),
+                    from: from as u32,
+                    to,
+                    tier,
+                    up: side == 2 || side == 1 && (from as u32) < to,
+                    rate: l.rate.unwrap_or(d.rate).0,
+                    delay: latency + if to as usize >= h { d.switch_latency } else { 0 },
+                });
+                count[side as usize] += 1;
+            }
+        }
+        ports
+    }
+
+    /// The graph of a built fabric whose switches take `switch_latency` (the part of a
+    /// port's delay that is not its link's): what `fabricsim topology --export` writes.
+    pub fn of(topo: &Topology, switch_latency: Time) -> GraphConfig {
+        let h = topo.hosts() as usize;
+        let renumbered = !topo.hosts.host_at.is_empty();
+        let hosts = (0..h as u32)
+            .map(|x| GraphHost {
+                name: topo.nodes[x as usize].name.clone(),
+                id: renumbered.then(|| topo.host(x)),
+                server: (topo.nics() > 1).then(|| topo.host(x) / topo.nics()),
+            })
+            .collect();
+        let switches = topo.nodes[h..].iter().map(|s| GraphSwitch { name: s.name.clone(), tier: s.tier }).collect();
+        // one link per pair of ports: the one leaving the lower node (a host, a lower tier)
+        let mut links = Vec::with_capacity(topo.ports.len() / 2);
+        for p in topo.ports.iter().filter(|p| p.up) {
+            let latency = p.delay - if p.to as usize >= h { switch_latency } else { 0 };
+            links.push(GraphLink {
+                a: topo.nodes[p.from as usize].name.clone(),
+                b: topo.nodes[p.to as usize].name.clone(),
+                rate: Some(Rate(p.rate)),
+                latency: Some(Duration(latency)),
+            });
+        }
+        GraphConfig { hosts, switches, links }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{TopologyConfig, TopologyKind};
+    use crate::units::Rate;
+
+    fn graph_config(g: GraphConfig) -> TopologyConfig {
+        TopologyConfig { kind: TopologyKind::Graph, graph: Some(g), ..Default::default() }
+    }
+
+    #[test]
+    fn a_fat_tree_written_as_a_graph_is_the_generators_fabric_port_for_port() {
+        let gbps = |g: u64| Rate(g * 1_000_000_000);
+        for cfg in [
+            TopologyConfig { tiers: 2, hosts: 32, radix: 8, ..Default::default() },
+            TopologyConfig { tiers: 2, hosts: 48, radix: 16, oversubscription: 3, switch_latency: Duration(0), ..Default::default() },
+            TopologyConfig { tiers: 3, hosts: 64, radix: 8, tier_link_rates: vec![gbps(100), gbps(200), gbps(400)], ..Default::default() },
+            TopologyConfig {
+                tiers: 2,
+                hosts: 64,
+                radix: 16,
+                nics_per_server: 4,
+                rails: true,
+                scale_up_rate: Some(gbps(3600)),
+                ..Default::default()
+            },
+        ] {
+            let tree = cfg.build(|_| Ok(())).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+            let g = GraphConfig::of(&tree, cfg.switch_latency.0);
+            // the other fields say nothing the links do not
+            let read = TopologyConfig { switch_latency: cfg.switch_latency, scale_up_rate: cfg.scale_up_rate, ..graph_config(g.clone()) };
+            let back = read.build(|_| Ok(())).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+            assert_eq!(back.hosts, tree.hosts, "{cfg:?}");
+            let node = |n: &Node| (n.name.clone(), n.tier);
+            assert_eq!(back.nodes.iter().map(node).collect::<Vec<_>>(), tree.nodes.iter().map(node).collect::<Vec<_>>());
+            let port = |p: &PortInfo| (p.name.clone(), p.from, p.to, p.tier, p.up, p.rate, p.delay);
+            assert_eq!(back.ports.iter().map(port).collect::<Vec<_>>(), tree.ports.iter().map(port).collect::<Vec<_>>());
+            // found tiers are the given ones
+            let untiered = GraphConfig { switches: g.switches.iter().map(|s| GraphSwitch { tier: None, ..s.clone() }).collect(), ..g };
+            let found = TopologyConfig { scale_up_rate: cfg.scale_up_rate, ..graph_config(untiered) }.build(|_| Ok(())).unwrap();
+            assert!(found.nodes.iter().zip(&tree.nodes).all(|(a, b)| a.tier == b.tier));
+        }
+    }
+
+    fn small() -> GraphConfig {
+        let host = |n: &str| GraphHost { name: n.into(), id: None, server: None };
+        let switch = |n: &str| GraphSwitch { name: n.into(), tier: None };
+        let link = |a: &str, b: &str| GraphLink { a: a.into(), b: b.into(), rate: None, latency: None };
+        GraphConfig {
+            hosts: vec![host("h0"), host("h1"), host("h2")],
+            switches: vec![switch("s0"), switch("s1")],
+            links: vec![link("h0", "s0"), link("h1", "s0"), link("h2", "s1"), link("s0", "s1")],
+        }
+    }
+
+    #[test]
+    fn a_bad_graph_is_refused_naming_the_entry() {
+        assert!(graph_config(small()).build(|_| Ok(())).is_ok());
+        type Change = Box<dyn Fn(&mut GraphConfig)>;
+        let cases: Vec<(Change, &str, &str)> = vec![
+            (Box::new(|g| g.links[1].b = "s9".into()), "topology.graph.links[1].b", "\"s9\""),
+            (Box::new(|g| g.switches[1].name = "h1".into()), "topology.graph.switches[1].name", "hosts[1]"),
+            (Box::new(|g| g.links.remove(2).a.clear()), "topology.graph.hosts[2]", "no link"),
+            (Box::new(|g| g.links.push(GraphLink { b: "s1".into(), ..g.links[0].clone() })), "topology.graph.hosts[0]", "more than one"),
+            (Box::new(|g| g.links[3].b = "s0".into()), "topology.graph.links[3].b", "another node"),
+            (Box::new(|g| g.links[0].b = "h1".into()), "topology.graph.links[0].b", "a switch"),
+            (Box::new(|g| g.hosts[1].id = Some(1)), "topology.graph.hosts[1].id", "every host or on none"),
+            (Box::new(|g| g.hosts[2].server = Some(1)), "topology.graph.hosts[2].server", "on every host or on none"),
+        ];
+        for (change, field, says) in cases {
+            let mut g = small();
+            change(&mut g);
+            let e = graph_config(g).build(|_| Ok(())).unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+            assert!(e.to_string().contains(says), "{e}");
+        }
+        // a switch on its own; two islands, which the tables cannot route between
+        let mut g = small();
+        g.switches.push(GraphSwitch { name: "s2".into(), tier: None });
+        let e = graph_config(g).build(|_| Ok(())).unwrap_err();
+        assert!(e.field == "topology.graph.switches[2]" && e.to_string().contains("reaches no host"), "{e}");
+        let mut g = small();
+        g.links.pop();
+        let e = graph_config(g).build(|_| Ok(())).unwrap_err();
+        assert!(e.field == "topology.graph" && e.to_string().contains("cannot reach"), "{e}");
+    }
+}

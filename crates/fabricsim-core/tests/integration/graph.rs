@@ -1,0 +1,92 @@
+//! A fabric given as a graph (`kind = "graph"`) is the fabric it describes: every golden
+//! scenario, its fat tree written out as a graph (`GraphConfig::of`, what
+//! `fabricsim topology --export` writes) and read back, renders exactly its golden tables
+//! (oversubscribed, 3 tiers, rails with a scale-up network, faults named by port and by tier).
+
+use fabricsim_core::topology::file::GraphConfig;
+use fabricsim_core::topology::{TopologyConfig, TopologyKind};
+use fabricsim_core::Simulation;
+
+use super::golden::render;
+use super::pieces::golden_scenarios;
+
+#[test]
+fn every_golden_scenario_on_its_fat_tree_written_as_a_graph_gives_its_tables() {
+    let mut failures = Vec::new();
+    for (path, text) in golden_scenarios() {
+        let mut scenario = super::scenario(&text).expect("valid scenario");
+        let t = &scenario.topology;
+        let graph = GraphConfig::of(&scenario.resolve().expect("resolves").topo, t.switch_latency.0);
+        scenario.topology = TopologyConfig {
+            kind: TopologyKind::Graph,
+            graph: Some(graph),
+            switch_latency: t.switch_latency,
+            scale_up_rate: t.scale_up_rate,
+            scale_up_latency: t.scale_up_latency,
+            ..TopologyConfig::default()
+        };
+        let mut sim = Simulation::new(&scenario).expect("the graph builds");
+        sim.step(u64::MAX);
+        let expected = std::fs::read_to_string(path.with_extension("out")).expect("golden output");
+        let actual = render(&sim.into_results());
+        if actual != expected {
+            let line = expected.lines().zip(actual.lines()).position(|(a, b)| a != b).unwrap_or(0);
+            let show = |s: &str| s.lines().nth(line).unwrap_or("<end>").to_string();
+            let file = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            failures.push(format!("{file}, line {}:\n  tree:  {}\n  graph: {}", line + 1, show(&expected), show(&actual)));
+        }
+    }
+    assert!(failures.is_empty(), "a fabric read as a graph differs from the tree:\n{}", failures.join("\n"));
+}
+
+/// A ring of four switches (s0-s1-s2-s3-s0) with a chord s0-s2, two hosts on each: links of
+/// three rates and two latencies, paths of 2, 3 and 4 links, one or two of them.
+fn ring(rates: [&str; 3]) -> String {
+    let [host, ring, chord] = rates;
+    let mut links: Vec<String> = (0..8).map(|h| format!("{{ a = \"h{h}\", b = \"s{}\", rate = \"{host}\" }}", h / 2)).collect();
+    for (a, b, rate, latency) in [(0, 1, ring, "1us"), (1, 2, ring, "1us"), (2, 3, ring, "1us"), (3, 0, ring, "1us"), (0, 2, chord, "2us")]
+    {
+        links.push(format!("{{ a = \"s{a}\", b = \"s{b}\", rate = \"{rate}\", latency = \"{latency}\" }}"));
+    }
+    let hosts: Vec<String> = (0..8).map(|h| format!("{{ name = \"h{h}\" }}")).collect();
+    let switches: Vec<String> = (0..4).map(|s| format!("{{ name = \"s{s}\" }}")).collect();
+    format!(
+        "[topology]\nkind = \"graph\"\nswitch_latency = \"300ns\"\ngraph.hosts = [{}]\ngraph.switches = [{}]\ngraph.links = [{}]\n",
+        hosts.join(", "),
+        switches.join(", "),
+        links.join(", ")
+    )
+}
+
+#[test]
+fn a_lone_flow_on_a_graph_meets_its_ideal_exactly_and_never_beats_it() {
+    let mut exact = 0;
+    for rates in [["400Gbps", "400Gbps", "400Gbps"], ["100Gbps", "400Gbps", "200Gbps"], ["800Gbps", "200Gbps", "400Gbps"]] {
+        for (src, dst) in [(0, 1), (0, 3), (0, 5), (2, 7), (3, 6)] {
+            for (lb, size) in [("ops", "4096B"), ("ops", "1MiB"), ("ecmp", "1MiB"), ("reps", "256KiB")] {
+                let flows = format!(
+                    "[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"flows\"\nflows = [{{src = {src}, dst = {dst}, size = \"{size}\"}}]\n"
+                );
+                let r = super::run(&format!("{}{flows}", ring(rates)));
+                assert_eq!(r.summary.status, "complete");
+                let (fct, ideal) = (r.flows.opt_u64("fct_ps")[0].unwrap(), r.flows.u64("ideal_fct_ps")[0]);
+                // s1 to s3 has two paths (via s0, via s2); every other pair one shortest path
+                let two_paths = (src / 2, dst / 2) == (1, 3);
+                assert!(fct >= ideal, "{rates:?} {lb} {src}->{dst} {size}: {fct} < ideal {ideal}");
+                if !two_paths {
+                    assert_eq!(fct, ideal, "{rates:?} {lb} {src}->{dst} {size}");
+                    exact += 1;
+                }
+                let links = if src / 2 == dst / 2 {
+                    2
+                } else if two_paths {
+                    4
+                } else {
+                    3
+                };
+                assert_eq!(r.flows.u64("path_links")[0], links, "{src}->{dst}");
+            }
+        }
+    }
+    assert_eq!(exact, 3 * 3 * 4);
+}

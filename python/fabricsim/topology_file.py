@@ -1,0 +1,208 @@
+"""Topology files: a fabric's hosts, switches and links, read into a scenario's
+``topology.graph`` (``[topology] kind = "graph"``, ``file = "fabric.toml"``) and written from a
+built fabric (``fabricsim topology --export``). The core reads no files; it checks the graph
+and names the entry at fault (docs/topologies.md).
+
+Formats, by the file's suffix:
+
+- ``.toml``, ``.json``: the graph as the core reads it: ``hosts`` (``name``, optional ``id``
+  and ``server``), ``switches`` (``name``, optional ``tier``) and ``links`` (``a``, ``b``,
+  optional ``rate`` and ``latency``);
+- ``.edgelist``, ``.edges``, ``.txt``: NetworkX's edge list (``networkx.write_edgelist``): a
+  link per line, ``a b`` or ``a b {'rate': '400Gbps', 'latency': '1us'}``, ``#`` comments;
+- ``.graphml``: GraphML (``networkx.write_graphml``): nodes, and edges whose ``rate`` and
+  ``latency`` data become the link's.
+
+An edge list or GraphML file says which nodes are hosts by a node attribute ``kind`` (or
+``type``) of ``"host"`` or ``"switch"`` (GraphML), or else by shape: a node with one link is a
+host, any other a switch. Nodes keep the order in which the file first names them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import tomllib
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from .errors import scenario_error
+
+FIELD = "topology.file"
+EDGE_LISTS = (".edgelist", ".edges", ".txt")
+LINK_KEYS = ("rate", "latency")
+
+
+def is_topology_file(path: Path) -> bool:
+    """Whether ``path`` is a topology file rather than a scenario: a GraphML file or an edge
+    list, or a TOML/JSON file with ``links`` at its top."""
+    suffix = path.suffix.lower()
+    if suffix in EDGE_LISTS or suffix == ".graphml":
+        return True
+    if suffix in (".toml", ".json"):
+        try:
+            data = _read_structured(path)
+        except ValueError:
+            return False
+        return isinstance(data, dict) and "links" in data and "topology" not in data
+    return False
+
+
+def read_topology(path: Path) -> dict[str, Any]:
+    """The graph in ``path`` as ``topology.graph`` takes it; a file that cannot be read raises
+    ``ScenarioError`` naming the file and the line or node."""
+    suffix = path.suffix.lower()
+    if not path.is_file():
+        raise scenario_error(FIELD, f"{str(path)!r} is not a file; allowed: a topology file ({_formats()})")
+    if suffix in (".toml", ".json"):
+        try:
+            data = _read_structured(path)
+        except ValueError as e:
+            raise scenario_error(FIELD, f"{path}: {e}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("links"), list):
+            raise scenario_error(FIELD, f"{path}: no list of links; allowed: hosts, switches and links (docs/topologies.md)")
+        return {k: data.get(k, []) for k in ("hosts", "switches", "links")}
+    if suffix in EDGE_LISTS:
+        return _graph(_edge_list(path), {})
+    if suffix == ".graphml":
+        return _graphml(path)
+    raise scenario_error(FIELD, f"{str(path)!r}; allowed: {_formats()}")
+
+
+def write_topology(graph: dict[str, Any], path: Path) -> None:
+    """Writes ``graph`` to ``path`` as TOML or JSON (by its suffix)."""
+    if path.suffix.lower() == ".json":
+        path.write_text(json.dumps(graph, indent=1) + "\n")
+    elif path.suffix.lower() == ".toml":
+        path.write_text(tomli_w.dumps(graph))
+    else:
+        raise scenario_error("--export", f"{str(path)!r}; allowed: a .toml or .json file")
+
+
+def _formats() -> str:
+    return ".toml or .json (the graph), .edgelist/.edges/.txt (NetworkX edge list) or .graphml"
+
+
+def _read_structured(path: Path) -> Any:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        return json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(str(e)) from None
+
+
+Edge = tuple[str, str, dict[str, Any]]
+
+
+def _edge_list(path: Path) -> list[Edge]:
+    edges: list[Edge] = []
+    for n, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split(maxsplit=2)
+        if len(parts) < 2:
+            raise scenario_error(FIELD, f"{path}:{n}: {raw.strip()!r}; allowed: 'a b' or 'a b {{attributes}}'")
+        attrs: dict[str, Any] = {}
+        if len(parts) == 3:
+            try:
+                value = ast.literal_eval(parts[2])
+            except (ValueError, SyntaxError):
+                value = None
+            if not isinstance(value, dict):
+                raise scenario_error(FIELD, f"{path}:{n}: {parts[2]!r}; allowed: a dict of attributes like {{'rate': '400Gbps'}}")
+            attrs = value
+        edges.append((parts[0], parts[1], attrs))
+    if not edges:
+        raise scenario_error(FIELD, f"{path}: no links")
+    return edges
+
+
+def _graphml(path: Path) -> dict[str, Any]:
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        raise scenario_error(FIELD, f"{path}: not GraphML ({e})") from None
+    ns = root.tag.split("}")[0] + "}" if root.tag.startswith("{") else ""
+    names = {k.get("id", ""): k.get("attr.name", k.get("id", "")) for k in root.iter(f"{ns}key")}
+
+    def data(element: ET.Element) -> dict[str, Any]:
+        keys = (d.get("key", "") for d in element.findall(f"{ns}data"))
+        return {names.get(k, k): (d.text or "").strip() for k, d in zip(keys, element.findall(f"{ns}data"), strict=True)}
+
+    kinds: dict[str, str] = {}
+    order: list[str] = []
+    for node in root.iter(f"{ns}node"):
+        name = node.get("id")
+        if not name:
+            raise scenario_error(FIELD, f"{path}: a node without an id")
+        order.append(name)
+        attrs = data(node)
+        kind = attrs.get("kind", attrs.get("type"))
+        if kind is not None:
+            if kind not in ("host", "switch"):
+                raise scenario_error(FIELD, f"{path}: node {name!r} has kind {kind!r}; allowed: 'host' or 'switch'")
+            kinds[name] = kind
+    edges: list[Edge] = []
+    for i, edge in enumerate(root.iter(f"{ns}edge")):
+        a, b = edge.get("source"), edge.get("target")
+        if not a or not b:
+            raise scenario_error(FIELD, f"{path}: edge {i} lacks a source or target")
+        edges.append((a, b, data(edge)))
+    return _graph(edges, kinds, order)
+
+
+def _graph(edges: list[Edge], kinds: dict[str, str], order: list[str] | None = None) -> dict[str, Any]:
+    """Hosts, switches and links of ``edges``: a node is a host where ``kinds`` says so, or
+    where it has one link and ``kinds`` says nothing of it."""
+    degree: dict[str, int] = {name: 0 for name in order or []}
+    for a, b, _ in edges:
+        degree[a] = degree.get(a, 0) + 1
+        degree[b] = degree.get(b, 0) + 1
+    host = {n: kinds.get(n, "host" if d == 1 else "switch") == "host" for n, d in degree.items()}
+    links = []
+    for a, b, attrs in edges:
+        link: dict[str, Any] = {"a": a, "b": b}
+        link.update({k: str(attrs[k]) for k in LINK_KEYS if attrs.get(k) not in (None, "")})
+        links.append(link)
+    return {
+        "hosts": [{"name": n} for n in degree if host[n]],
+        "switches": [{"name": n} for n in degree if not host[n]],
+        "links": links,
+    }
+
+
+#: The most nodes ``draw_fabric`` draws: beyond, a drawing is a grey smear.
+MAX_DRAWN = 3000
+
+
+def draw_fabric(graph: dict[str, Any], path: Path) -> None:
+    """Draws ``graph`` (as :func:`read_topology` returns it, switches with their tiers) into
+    ``path``: hosts along the bottom, each switch tier a row above, every link a line."""
+    from .plot import _pyplot
+
+    hosts, switches = graph["hosts"], graph["switches"]
+    if len(hosts) + len(switches) > MAX_DRAWN:
+        raise scenario_error("--draw", f"{len(hosts) + len(switches)} nodes; allowed: at most {MAX_DRAWN} to draw")
+    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise scenario_error("--draw", f"{str(path)!r}; allowed: a .png, .svg or .pdf file")
+    rows: dict[int, list[str]] = {-1: [h["name"] for h in hosts]}
+    for s in switches:
+        rows.setdefault(int(s.get("tier") or 0), []).append(s["name"])
+    where = {name: ((i + 0.5) / len(names), tier + 1) for tier, names in rows.items() for i, name in enumerate(names)}
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(12, 1.5 + 1.5 * len(rows)))
+    for link in graph["links"]:
+        (x0, y0), (x1, y1) = where[link["a"]], where[link["b"]]
+        ax.plot([x0, x1], [y0, y1], color="0.6", linewidth=0.4, zorder=1)
+    for tier, names in rows.items():
+        xs = [where[n][0] for n in names]
+        ax.scatter(xs, [tier + 1] * len(xs), s=12 if tier < 0 else 30, marker="o" if tier < 0 else "s", zorder=2)
+        label = "hosts" if tier < 0 else f"tier {tier} switches"
+        ax.annotate(f"{label} ({len(names)})", (0, tier + 1), xytext=(-8, 0), textcoords="offset points", ha="right", va="center")
+    ax.set_axis_off()
+    fig.savefig(path, dpi=120, bbox_inches="tight", metadata={"Date": None} if path.suffix.lower() == ".svg" else None)
+    plt.close(fig)
