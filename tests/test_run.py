@@ -289,3 +289,22 @@ def test_a_sweep_keeps_workers_times_threads_within_the_cpus(monkeypatch):
     assert local_workers(3, 2, 100) == 3
     with pytest.warns(UserWarning, match="6 workers x 2 threads per point asked with 8 CPUs available: 4 workers run"):
         assert local_workers(6, 2, 100) == 4
+
+
+def test_a_prepared_run_is_built_once_and_runs_once_as_the_scenario_does():
+    s = fabricsim.Scenario(
+        {
+            "topology": {"hosts": 16, "radix": 8},
+            "workload": {"kind": "permutation", "size": "64KiB"},
+            "lb": {"kind": "prime"},
+            "switch": {"routing": "ecmp"},
+        }
+    )
+    prepared = fabricsim.prepare(s, threads=1)
+    # PRIME on ECMP-hashing switches: the warning Scenario.warnings gives, from the same build
+    assert prepared.warnings == s.warnings() and prepared.warnings
+    assert fabricsim.run(prepared).flows.equals(fabricsim.run(s, threads=1).flows)
+    with pytest.raises(fabricsim.ArgumentError):
+        fabricsim.run(prepared)
+    with pytest.raises(fabricsim.ScenarioError):
+        fabricsim.prepare(s.set("topology.hosts", 17))

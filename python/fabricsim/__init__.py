@@ -13,7 +13,7 @@ queues, trims and drops on a fat tree, from one command or a few lines of Python
 from . import _core
 from .errors import ArgumentError, FabricsimError, InternalError, MissingDependency, ScenarioError, SpecError
 from .results import Results
-from .run import Progress, run
+from .run import Prepared, Progress, prepare, run
 from .scenario import Scenario
 
 __version__ = _core.__version__
@@ -23,6 +23,7 @@ __all__ = [
     "FabricsimError",
     "InternalError",
     "MissingDependency",
+    "Prepared",
     "Progress",
     "Results",
     "Scenario",
@@ -30,6 +31,7 @@ __all__ = [
     "SpecError",
     "__version__",
     "load",
+    "prepare",
     "registry",
     "run",
 ]

@@ -33,6 +33,8 @@ class Simulation:
     @property
     def bdp_bytes(self) -> int: ...
     @property
+    def warnings(self) -> list[str]: ...
+    @property
     def expected_events(self) -> int:
         """The events the run is expected to make, roughly (data packets x 8 per tier)."""
     @property

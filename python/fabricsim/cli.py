@@ -26,8 +26,8 @@ from rich.text import Text
 from . import registry
 from .errors import ArgumentError, InterruptedAfterWrite, MissingDependency, ScenarioError, scenario_error
 from .results import Results
+from .run import Prepared, parse_threads, prepare
 from .run import Progress as RunProgress
-from .run import parse_threads
 from .run import run as run_scenario
 from .scenario import Scenario, parse_value
 from .sweep import Interrupted
@@ -149,7 +149,7 @@ def _warn(scenario: Scenario, label: str = "", found: list[str] | None = None) -
         err.print(f"[yellow]warning{' (' + escape(label) + ')' if label else ''}:[/] {escape(w)}", highlight=False)
 
 
-def _run_with_bar(scenario: Scenario, label: str, quiet: bool, threads: int | None = None) -> Results:
+def _run_with_bar(scenario: Scenario | Prepared, label: str, quiet: bool, threads: int | None = None) -> Results:
     """Run one scenario on `threads` threads; progress on stderr: flows completed (the bar),
     simulated time and events per second (a run whose flows finish together shows its pace
     there). Says so where the run used fewer threads than asked."""
@@ -159,13 +159,16 @@ def _run_with_bar(scenario: Scenario, label: str, quiet: bool, threads: int | No
     return res
 
 
-def _reference_of(scenario: Scenario, reference: str | None) -> Scenario | None:
-    """The reference scenario ``--reference`` asks for (checked before anything runs)."""
+def _reference_of(scenario: Scenario | Prepared, reference: str | None) -> Scenario | None:
+    """The reference scenario ``--reference`` asks for (checked before anything runs), from
+    the prepared run where there is one."""
     from . import _core
     from . import reference as reference_module
 
     if reference_module.check(reference) is None:
         return None
+    if isinstance(scenario, Prepared):
+        return reference_module.reference_scenario(scenario._sim, scenario.scenario.base_dir)
     return reference_module.reference_scenario(_core.Simulation(scenario.to_json(), 1), scenario.base_dir)
 
 
@@ -221,7 +224,7 @@ def _where(p: RunProgress, elapsed: float) -> tuple[float, str]:
     return share, words
 
 
-def _run_quietly_or_not(scenario: Scenario, label: str, quiet: bool, threads: int | None) -> Results:
+def _run_quietly_or_not(scenario: Scenario | Prepared, label: str, quiet: bool, threads: int | None) -> Results:
     """The run, with its estimate said first; then a bar on a terminal, or a line every
     LINE_EVERY_S seconds otherwise (nohup, CI, a batch job)."""
     if quiet:
@@ -229,7 +232,8 @@ def _run_quietly_or_not(scenario: Scenario, label: str, quiet: bool, threads: in
     import time
 
     started = time.perf_counter()
-    max_wall = "max_wall" in scenario.data.get("stop", {})
+    data = scenario.scenario.data if isinstance(scenario, Prepared) else scenario.data
+    max_wall = "max_wall" in data.get("stop", {})
     said = [False]
 
     def say_estimate(p: RunProgress) -> None:
@@ -379,12 +383,13 @@ def run(
     """Run one scenario and print its summary."""
     asked = _threads_option(threads)
     sc = _load(scenario, set_)
-    warnings = sc.validate()
-    ref = _reference_of(sc, reference)
+    # checked and built once, for its warnings, its reference and its run
+    prepared = prepare(sc, "auto" if asked is None else asked)
+    ref = _reference_of(prepared, reference)
     if out_dir is not None:
         _check_writable(out_dir)
-    _warn(sc, found=warnings)
-    res = _run_with_bar(sc, scenario.stem, quiet, asked)
+    _warn(sc, found=prepared.warnings)
+    res = _run_with_bar(prepared, scenario.stem, quiet, asked)
     if ref is not None:
         _attach_reference({scenario.stem: res}, ref, quiet, asked)
     if out_dir is not None:

@@ -15,7 +15,7 @@ from .errors import argument_error, scenario_error
 from .results import Results
 from .scenario import Scenario
 
-__all__ = ["Progress", "cores", "parse_threads", "peak_rss_mb", "run"]
+__all__ = ["Prepared", "Progress", "cores", "parse_threads", "peak_rss_mb", "prepare", "run"]
 
 #: Events per native call between progress updates (~20-50 ms of simulation).
 STEP_EVENTS = 200_000
@@ -38,6 +38,51 @@ class Progress:
     expected_events: int = 0
     #: The memory the run is estimated to need, bytes (what ``stop.max_memory`` is checked against).
     memory_estimate: int = 0
+
+
+class Prepared:
+    """A scenario checked and built, not yet run (:func:`prepare`): what a front end shows
+    before the run (its warnings, its jobs' hosts) from the one build the run then uses.
+    :func:`run` takes it in place of a scenario, once."""
+
+    def __init__(self, scenario: Scenario, sim: Any, threads: int | None) -> None:
+        self.scenario = scenario
+        self.threads = threads
+        self._sim: Any = sim
+
+    @property
+    def warnings(self) -> list[str]:
+        """Legal but probably unintended settings (what :meth:`Scenario.warnings` says)."""
+        return list(self._sim.warnings)
+
+    def take(self) -> Any:
+        """The built run, once: a second run of the same preparation is refused."""
+        sim, self._sim = self._sim, None
+        if sim is None:
+            raise argument_error("scenario", self, "a Prepared not yet run (prepare the scenario again)")
+        return sim
+
+    def __repr__(self) -> str:
+        return f"Prepared({self.scenario!r})"
+
+
+def _scenario(scenario: Scenario | dict[str, Any] | str | os.PathLike[str]) -> Scenario:
+    if isinstance(scenario, str | os.PathLike):
+        return Scenario.load(scenario)
+    if isinstance(scenario, dict):
+        return Scenario(scenario)
+    if not isinstance(scenario, Scenario):
+        raise argument_error("scenario", scenario, "a Scenario, a dict in the TOML layout, or a TOML file's path")
+    return scenario
+
+
+def prepare(scenario: Scenario | dict[str, Any] | str | os.PathLike[str], threads: int | Literal["auto"] | None = "auto") -> Prepared:
+    """Checks and builds ``scenario``'s run on ``threads`` without running it: raises
+    ``ScenarioError`` where :func:`run` would, and resolves the scenario once for both (a
+    large fabric's tables or a trace of millions of messages are built once)."""
+    asked = parse_threads(threads)
+    sc = _scenario(scenario)
+    return Prepared(sc, _core.Simulation(sc.to_json(), asked), asked)
 
 
 def peak_rss_mb() -> float:
@@ -65,7 +110,7 @@ def parse_threads(value: object, field: str = "threads") -> int | None:
 
 
 def run(
-    scenario: Scenario | dict[str, Any] | str | os.PathLike[str],
+    scenario: Scenario | dict[str, Any] | str | os.PathLike[str] | Prepared,
     progress: Callable[[Progress], None] | None = None,
     threads: int | Literal["auto"] | None = "auto",
     reference: Literal["nonblocking"] | None = None,
@@ -75,7 +120,8 @@ def run(
     Parameters
     ----------
     scenario
-        A :class:`Scenario`, a dict in the TOML layout, or a TOML file's path. Anything else
+        A :class:`Scenario`, a dict in the TOML layout, or a TOML file's path; or a
+        :class:`Prepared` run (:func:`prepare`, which fixed its ``threads``). Anything else
         raises :class:`fabricsim.ArgumentError` (a ``TypeError``); a scenario that cannot run,
         :class:`fabricsim.ScenarioError` (a ``ValueError``).
     progress
@@ -108,17 +154,15 @@ def run(
     >>> r.summary["status"], r.flows["slowdown"][0]
     ('complete', 1.0)
     """
-    asked = parse_threads(threads)
     wanted = reference_module.check(reference)
     if progress is not None and not callable(progress):
         raise argument_error("progress", progress, "a callable taking a Progress, or None")
-    if isinstance(scenario, str | os.PathLike):
-        scenario = Scenario.load(scenario)
-    elif isinstance(scenario, dict):
-        scenario = Scenario(scenario)
-    elif not isinstance(scenario, Scenario):
-        raise argument_error("scenario", scenario, "a Scenario, a dict in the TOML layout, or a TOML file's path")
-    sim = _core.Simulation(scenario.to_json(), asked)
+    if isinstance(scenario, Prepared):
+        asked, sim, scenario = scenario.threads, scenario.take(), scenario.scenario
+    else:
+        asked = parse_threads(threads)
+        scenario = _scenario(scenario)
+        sim = _core.Simulation(scenario.to_json(), asked)
     ref = None if wanted is None else reference_module.reference_scenario(sim, scenario.base_dir)
     extra: dict[str, Any] = {"threads": sim.threads}
     if sim.thread_note is not None:

@@ -125,6 +125,12 @@ impl Simulation {
         Ok(self.sim()?.model().need.total())
     }
     /// The fabric's bandwidth-delay product, bytes (what `"1bdp"` stands for).
+    /// Legal but probably unintended settings of the scenario, found while building the run.
+    #[getter]
+    fn warnings(&self) -> PyResult<Vec<String>> {
+        Ok(self.sim()?.warnings().to_vec())
+    }
+
     #[getter]
     fn bdp_bytes(&self) -> PyResult<u64> {
         Ok(self.sim()?.model().bdp_bytes)
