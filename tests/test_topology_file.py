@@ -86,3 +86,13 @@ def test_the_topology_command_reads_a_topology_file_and_draws_it(tmp_path):
     summary = json.loads(r.output)
     assert summary["hosts"] == 8 and summary["diameter"] == 4 and summary["links"] == [8, 8]
     assert (tmp_path / "f.png").stat().st_size > 1000
+
+
+def test_a_fifo_or_a_device_is_refused_before_it_is_read(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "f.edgelist")
+    for name in ("f.edgelist", "/dev/zero"):
+        with pytest.raises(ScenarioError) as e:
+            fabricsim.Scenario({"topology": {"file": name}}, base_dir=tmp_path).filled()
+        assert e.value.field == "topology.file" and ("is a FIFO" in str(e.value) or "is a device" in str(e.value))

@@ -29,7 +29,8 @@ from typing import Any
 
 import tomli_w
 
-from .errors import scenario_error
+from .errors import ScenarioError, scenario_error
+from .files import check_input, read_text
 
 FIELD = "topology.file"
 EDGE_LISTS = (".edgelist", ".edges", ".txt")
@@ -45,18 +46,24 @@ def is_topology_file(path: Path) -> bool:
     if suffix in (".toml", ".json"):
         try:
             data = _read_structured(path)
-        except ValueError:
+        except (ValueError, ScenarioError):  # not readable as one: read as a scenario, refused so
             return False
         return isinstance(data, dict) and "links" in data and "topology" not in data
     return False
+
+
+WHAT = "a topology file"
+
+
+def _text(path: Path) -> str:
+    return read_text(path, FIELD, WHAT)
 
 
 def read_topology(path: Path) -> dict[str, Any]:
     """The graph in ``path`` as ``topology.graph`` takes it; a file that cannot be read raises
     ``ScenarioError`` naming the file and the line or node."""
     suffix = path.suffix.lower()
-    if not path.is_file():
-        raise scenario_error(FIELD, f"{str(path)!r} is not a file; allowed: a topology file ({_formats()})")
+    check_input(path, FIELD, WHAT)
     if suffix in (".toml", ".json"):
         try:
             data = _read_structured(path)
@@ -87,7 +94,7 @@ def _formats() -> str:
 
 
 def _read_structured(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = _text(path)
     try:
         return json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
@@ -99,7 +106,7 @@ Edge = tuple[str, str, dict[str, Any]]
 
 def _edge_list(path: Path) -> list[Edge]:
     edges: list[Edge] = []
-    for n, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+    for n, raw in enumerate(_text(path).splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
@@ -123,7 +130,7 @@ def _edge_list(path: Path) -> list[Edge]:
 
 def _graphml(path: Path) -> dict[str, Any]:
     try:
-        root = ET.parse(path).getroot()
+        root = ET.fromstring(_text(path))
     except ET.ParseError as e:
         raise scenario_error(FIELD, f"{path}: not GraphML ({e})") from None
     ns = root.tag.split("}")[0] + "}" if root.tag.startswith("{") else ""
