@@ -155,3 +155,26 @@ def test_csv_with_a_bad_row_is_a_scenario_error(tmp_path):
     (tmp_path / "s.toml").write_text('[workload]\nkind = "flows"\nfile = "flows.csv"\n')
     with pytest.raises(ScenarioError, match="size"):
         fabricsim.load(tmp_path / "s.toml").validate()
+
+
+def test_a_scenario_is_resolved_once_for_its_warnings_its_estimate_and_its_checks(monkeypatch):
+    import fabricsim.scenario as scenario_module
+    from fabricsim import _core
+
+    calls = []
+    real = _core.survey
+
+    def counted(text: str):  # type: ignore[no-untyped-def]
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(_core, "survey", counted)
+    monkeypatch.setattr(scenario_module, "_SURVEYS", {})
+    s = Scenario({"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}})
+    s.validate()
+    s.copy().warnings()
+    events, memory = s.estimate()
+    assert len(calls) == 1 and events > 0 and memory > 0
+    # another scenario is resolved for itself
+    s.set("workload.size", "128KiB").estimate()
+    assert len(calls) == 2

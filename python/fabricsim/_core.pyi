@@ -54,14 +54,15 @@ class Simulation:
         0/1 per row for a bool, a list for a string column, and (values, validity bytes) for one
         that may be null (``fabricsim.columns()`` declares each)."""
 
-def estimate(scenario_json: str) -> tuple[int, int]:
-    """What a scenario's run will take: (expected events, memory estimate in bytes)."""
 
 def validate(scenario_json: str) -> str:
     """Check a scenario without running it; returns it with every default filled in (JSON)."""
 
 def topology_summary(scenario_json: str) -> str:
     """The scenario's fabric read as a graph (hosts, switches, links, diameter, bisection), JSON."""
+
+def survey(scenario_json: str) -> tuple[list[str], int, int]:
+    """The scenario's warnings, expected events and memory estimate (bytes) from one resolve."""
 
 def topology_graph(scenario_json: str) -> str:
     """The scenario's fabric written as a graph (``topology.graph``: hosts, switches, links), JSON."""
@@ -78,8 +79,6 @@ def parameters() -> list[tuple[str, str, str, str, str | None]]:
 def columns() -> dict[str, list[tuple[str, str, str, str, str]]]:
     """The declared output columns: {table: [(name, type, unit, null_when, meaning)]}."""
 
-def warnings(scenario_json: str) -> list[str]:
-    """Legal but probably unintended settings of a scenario; raises ScenarioError where it is not valid."""
 
 def collective_messages(
     op: str,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import hashlib
 import json
 import math
 import os
@@ -299,13 +300,28 @@ class Scenario:
     def warnings(self) -> list[str]:
         """Legal but probably unintended settings (e.g. PRIME on ECMP-hashing switches);
         raises ``ScenarioError`` where the scenario is not valid."""
-        return _core.warnings(self.to_json())
+        return list(self._survey()[0])
 
     def estimate(self) -> tuple[int, int]:
         """What a run of this scenario will take, before it is built: the events it is expected
         to make (the shipped scenarios make 0.76 to 0.97 of them) and the memory it is estimated
         to need, bytes; raises ``ScenarioError`` where the scenario is not valid."""
-        return _core.estimate(self.to_json())
+        return self._survey()[1]
+
+    def _survey(self) -> tuple[tuple[str, ...], tuple[int, int]]:
+        """The core's warnings and estimate of this scenario, from one resolve, kept per scenario
+        text (by its digest) for the last :data:`SURVEYS_KEPT`: a sweep checks its points twice
+        and estimates them, and resolving builds the fabric's tables."""
+        text = self.to_json()
+        key = hashlib.sha256(text.encode()).digest()
+        found = _SURVEYS.pop(key, None)
+        if found is None:
+            warnings, events, memory = _core.survey(text)
+            found = (tuple(warnings), (events, memory))
+        _SURVEYS[key] = found  # most recent last
+        while len(_SURVEYS) > SURVEYS_KEPT:
+            del _SURVEYS[next(iter(_SURVEYS))]
+        return found
 
     def validate(self) -> list[str]:
         """Raise ``ScenarioError`` if the core would reject this scenario; else return its
@@ -317,6 +333,11 @@ class Scenario:
 
     def __repr__(self) -> str:
         return f"Scenario({self.data!r})"
+
+
+#: Scenarios whose warnings and estimate :meth:`Scenario._survey` keeps (a few hundred bytes each).
+SURVEYS_KEPT = 4096
+_SURVEYS: dict[bytes, tuple[tuple[str, ...], tuple[int, int]]] = {}
 
 
 def machine_memory() -> int:

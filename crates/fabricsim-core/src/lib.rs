@@ -122,7 +122,11 @@ pub fn estimate(scenario: &Scenario) -> Result<(u64, u64), ScenarioError> {
 /// front end checks a scenario and shows its warnings before the run, and with millions of
 /// messages resolving is most of the time before it.
 pub fn warnings(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
-    let model = scenario.resolve()?;
+    warnings_of(scenario, &scenario.resolve()?)
+}
+
+/// [`warnings`] of a scenario resolved as `model`.
+fn warnings_of(scenario: &Scenario, model: &scenario::Model) -> Result<Vec<String>, ScenarioError> {
     let topo = &model.topo;
     faults::timeline(&scenario.faults, topo, model.seed, model.max_time)?;
     let mut out = model.warnings.clone();
@@ -130,6 +134,14 @@ pub fn warnings(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
         out.extend(cfg.resolve(topo)?.warning(model.max_time));
     }
     Ok(out)
+}
+
+/// [`warnings`] and [`estimate`] from one resolve: what a front end checks and says before a
+/// run (a sweep's points are checked and estimated at once).
+pub fn survey(scenario: &Scenario) -> Result<(Vec<String>, u64, u64), ScenarioError> {
+    let model = scenario.resolve()?;
+    let warnings = warnings_of(scenario, &model)?;
+    Ok((warnings, sim::threads::expected_events(&model), model.need.total()))
 }
 
 /// The crate version, recorded with every result.

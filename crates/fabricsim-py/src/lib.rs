@@ -211,13 +211,6 @@ fn table(py: Python<'_>, t: Table) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
-/// What a scenario's run will take: (expected events, memory estimate in bytes).
-#[pyfunction]
-fn estimate(py: Python<'_>, scenario_json: &str) -> PyResult<(u64, u64)> {
-    let scenario = parse(py, scenario_json)?;
-    fabricsim_core::estimate(&scenario).map_err(|e| scenario_error(py, e))
-}
-
 /// Checks a scenario without running it; returns it with every default filled in (JSON).
 #[pyfunction]
 fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
@@ -226,12 +219,12 @@ fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     Ok(scenario.filled().to_json())
 }
 
-/// Legal but probably unintended settings of a scenario; raises `ScenarioError` where it is
-/// not valid (what `validate` checks, without writing the filled scenario out).
+/// A scenario's warnings, expected events and memory estimate from one resolve; raises
+/// `ScenarioError` where it is not valid.
 #[pyfunction]
-fn warnings(py: Python<'_>, scenario_json: &str) -> PyResult<Vec<String>> {
+fn survey(py: Python<'_>, scenario_json: &str) -> PyResult<(Vec<String>, u64, u64)> {
     let scenario = parse(py, scenario_json)?;
-    fabricsim_core::warnings(&scenario).map_err(|e| scenario_error(py, e))
+    fabricsim_core::survey(&scenario).map_err(|e| scenario_error(py, e))
 }
 
 /// The declared output columns: {table: [(name, type, unit, null_when, meaning)]}.
@@ -341,13 +334,12 @@ fn collective_messages(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
-    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(available_cpus, m)?)?;
     m.add_function(wrap_pyfunction!(topology_summary, m)?)?;
     m.add_function(wrap_pyfunction!(topology_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(survey, m)?)?;
     m.add_function(wrap_pyfunction!(parameters, m)?)?;
-    m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(collective_messages, m)?)?;
     m.add("__version__", fabricsim_core::VERSION)?;
