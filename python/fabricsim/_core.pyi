@@ -54,7 +54,6 @@ class Simulation:
         0/1 per row for a bool, a list for a string column, and (values, validity bytes) for one
         that may be null (``fabricsim.columns()`` declares each)."""
 
-
 def validate(scenario_json: str) -> str:
     """Check a scenario without running it; returns it with every default filled in (JSON)."""
 
@@ -78,7 +77,6 @@ def parameters() -> list[tuple[str, str, str, str, str | None]]:
 
 def columns() -> dict[str, list[tuple[str, str, str, str, str]]]:
     """The declared output columns: {table: [(name, type, unit, null_when, meaning)]}."""
-
 
 def collective_messages(
     op: str,
