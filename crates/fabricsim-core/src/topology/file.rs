@@ -76,6 +76,8 @@ pub struct Defaults {
 }
 
 const FIELD: &str = "topology.graph";
+/// The highest tier a switch may be given (a fabric of more tiers is no datacenter's).
+pub const MAX_TIER: u32 = 63;
 
 impl GraphConfig {
     /// The size of the graph, for the memory check before it is built.
@@ -182,6 +184,9 @@ impl GraphConfig {
         }
         for (i, s) in self.switches.iter().enumerate() {
             match s.tier {
+                Some(t) if t > MAX_TIER => {
+                    return Err(ScenarioError::new(format!("{FIELD}.switches[{i}].tier"), t, format!("allowed: 0 to {MAX_TIER}")))
+                }
                 Some(t) => tier[h + i] = t,
                 None if tier[h + i] == u32::MAX => {
                     return Err(ScenarioError::new(
@@ -383,6 +388,7 @@ mod tests {
             (Box::new(|g| g.links[0].b = "h1".into()), "topology.graph.links[0].b", "a switch"),
             (Box::new(|g| g.hosts[1].id = Some(1)), "topology.graph.hosts[1].id", "every host or on none"),
             (Box::new(|g| g.hosts[2].server = Some(1)), "topology.graph.hosts[2].server", "on every host or on none"),
+            (Box::new(|g| g.switches[0].tier = Some(u32::MAX)), "topology.graph.switches[0].tier", "0 to 63"),
         ];
         for (change, field, says) in cases {
             let mut g = small();
