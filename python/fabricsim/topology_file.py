@@ -53,17 +53,20 @@ def is_topology_file(path: Path) -> bool:
 
 
 WHAT = "a topology file"
+#: The most bytes of a topology file: about 2 M links as an edge list (a 65 536-host 3-tier fat
+#: tree has 200 000); each link becomes a few hundred bytes of Python objects before the core.
+MAX_TOPOLOGY_BYTES = 64 << 20
 
 
 def _text(path: Path) -> str:
-    return read_text(path, FIELD, WHAT)
+    return read_text(path, FIELD, WHAT, MAX_TOPOLOGY_BYTES)
 
 
 def read_topology(path: Path) -> dict[str, Any]:
     """The graph in ``path`` as ``topology.graph`` takes it; a file that cannot be read raises
     ``ScenarioError`` naming the file and the line or node."""
     suffix = path.suffix.lower()
-    check_input(path, FIELD, WHAT)
+    check_input(path, FIELD, WHAT, MAX_TOPOLOGY_BYTES)
     if suffix in (".toml", ".json"):
         try:
             data = _read_structured(path)
