@@ -105,7 +105,7 @@ impl GraphConfig {
                 !name.is_empty() && !name.contains(':'),
                 &format!("{}.name", entry(i)),
                 format!("{name:?}"),
-                "allowed: a name without ':'",
+                "allowed: a non-empty name without ':'",
             )?;
             if let Some(&first) = id.get(name) {
                 return Err(ScenarioError::new(
