@@ -96,3 +96,13 @@ def test_a_fifo_or_a_device_is_refused_before_it_is_read(tmp_path):
         with pytest.raises(ScenarioError) as e:
             fabricsim.Scenario({"topology": {"file": name}}, base_dir=tmp_path).filled()
         assert e.value.field == "topology.file" and ("is a FIFO" in str(e.value) or "is a device" in str(e.value))
+
+
+def test_a_graph_whose_hosts_name_their_servers_fills_nics_per_server(tmp_path):
+    rails = {"topology": {"hosts": 64, "radix": 16, "nics_per_server": 4, "rails": True}, "workload": WORKLOAD}
+    r = CliRunner().invoke(app, ["topology", str(write(tmp_path / "rails.toml", rails)), "--export", str(tmp_path / "g.json")])
+    assert r.exit_code == 0, r.output
+    graph = fabricsim.Scenario({"topology": {"file": "g.json"}, "workload": WORKLOAD}, base_dir=tmp_path)
+    assert graph.filled()["topology"]["nics_per_server"] == 4
+    # the same run: host ids and servers kept through the file
+    assert fabricsim.run(graph).flows.equals(fabricsim.run(rails).flows)

@@ -424,6 +424,10 @@ impl Scenario {
         s.switch.fill();
         s.workload = s.workload();
         let tiers = if s.topology.kind == crate::topology::TopologyKind::FatTree { s.topology.tiers as usize } else { 0 };
+        // a graph whose hosts name their servers: its NICs per server, as the run reads them
+        if let Some(n) = s.topology.graph.as_ref().and_then(|g| g.nics_per_server()) {
+            s.topology.nics_per_server = n;
+        }
         if s.topology.tier_link_rates.is_empty() {
             s.topology.tier_link_rates = vec![s.topology.link_rate; tiers];
         }

@@ -91,6 +91,13 @@ impl GraphConfig {
         }
     }
 
+    /// The hosts of the first host's server, where the hosts name their servers (ids aside:
+    /// the count is what a valid graph's servers all have).
+    pub fn nics_per_server(&self) -> Option<u32> {
+        let first = self.hosts.first()?.server?;
+        Some(self.hosts.iter().filter(|x| x.server == Some(first)).count() as u32)
+    }
+
     /// The fabric of this graph; an error names the entry at fault.
     pub fn build(&self, d: &Defaults) -> Result<Topology, ScenarioError> {
         let (h, n) = (self.hosts.len(), self.hosts.len() + self.switches.len());
