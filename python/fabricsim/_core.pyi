@@ -57,14 +57,12 @@ class Simulation:
 def validate(scenario_json: str) -> str:
     """Check a scenario without running it; returns it with every default filled in (JSON)."""
 
-def topology_summary(scenario_json: str) -> str:
-    """The scenario's fabric read as a graph (hosts, switches, links, diameter, bisection), JSON."""
+def topology(scenario_json: str, graph: bool) -> tuple[str, str | None]:
+    """The scenario's fabric built once: its summary as a graph (hosts, switches, links,
+    diameter, bisection) and, with ``graph``, the fabric written as ``topology.graph``; JSON."""
 
 def survey(scenario_json: str) -> tuple[list[str], int, int]:
     """The scenario's warnings, expected events and memory estimate (bytes) from one resolve."""
-
-def topology_graph(scenario_json: str) -> str:
-    """The scenario's fabric written as a graph (``topology.graph``: hosts, switches, links), JSON."""
 
 def available_cpus() -> int:
     """The CPUs this process may run on (its affinity mask and cgroup CPU quota): what threads = "auto" uses at most."""

@@ -168,7 +168,7 @@ def _reference_of(scenario: Scenario | Prepared, reference: str | None) -> Scena
     if reference_module.check(reference) is None:
         return None
     if isinstance(scenario, Prepared):
-        return reference_module.reference_scenario(scenario._sim, scenario.scenario.base_dir)
+        return scenario.reference()
     return reference_module.reference_scenario(_core.Simulation(scenario.to_json(), 1), scenario.base_dir)
 
 
@@ -671,8 +671,9 @@ def topology(
     else:
         sc = _load(scenario, set_)
     text = Scenario(sc.data | {"workload": {"kind": "permutation", "size": "1B"}}, sc.base_dir).to_json()
-    summary = json.loads(_core.topology_summary(text))
-    graph = json.loads(_core.topology_graph(text)) if export or draw else None
+    summary_json, graph_json = _core.topology(text, bool(export or draw))
+    summary = json.loads(summary_json)
+    graph = None if graph_json is None else json.loads(graph_json)
     if export and graph is not None:
         write_topology(graph, export)
     if draw and graph is not None:

@@ -34,24 +34,22 @@ REFERENCES = ("nonblocking",)
 _BDP = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*bdp\s*$", re.IGNORECASE)
 
 
-def _hosts(topo: dict[str, Any]) -> tuple[int, str, str, int]:
-    """A fabric's hosts, their links' rate and latency, and its NICs per server: a graph's
-    from its first host's link and its hosts' servers (docs/topologies.md)."""
+def _hosts(topo: dict[str, Any]) -> tuple[int, str, str]:
+    """A fabric's hosts and their links' rate and latency: a graph's from its first host's
+    link (docs/topologies.md)."""
     if topo.get("kind") != "graph":
-        return int(topo["hosts"]), topo["tier_link_rates"][0], topo["tier_link_latencies"][0], int(topo["nics_per_server"])
+        return int(topo["hosts"]), topo["tier_link_rates"][0], topo["tier_link_latencies"][0]
     graph = topo["graph"]
     names = {h["name"] for h in graph["hosts"]}
     link = next(link for link in graph["links"] if link["a"] in names or link["b"] in names)
-    first = graph["hosts"][0].get("server")
-    nics = sum(1 for h in graph["hosts"] if h.get("server") == first) if first is not None else int(topo["nics_per_server"])
-    return len(graph["hosts"]), link.get("rate", topo["link_rate"]), link.get("latency", topo["link_latency"]), nics
+    return len(graph["hosts"]), link.get("rate", topo["link_rate"]), link.get("latency", topo["link_latency"])
 
 
 def nonblocking(filled: dict[str, Any], job_hosts: list[list[int]], bdp_bytes: int) -> dict[str, Any]:
     """The reference scenario of ``filled`` (a scenario with every default, as a run reports
     it), whose jobs took ``job_hosts`` and whose fabric's BDP is ``bdp_bytes``."""
     topo = filled["topology"]
-    hosts, rate, latency, nics = _hosts(topo)
+    hosts, rate, latency = _hosts(topo)
     ref_topo = {
         "tiers": 2,
         "hosts": hosts,
@@ -60,7 +58,7 @@ def nonblocking(filled: dict[str, Any], job_hosts: list[list[int]], bdp_bytes: i
         "link_rate": rate,
         "link_latency": latency,
         "switch_latency": topo["switch_latency"],
-        "nics_per_server": nics,
+        "nics_per_server": topo["nics_per_server"],
     }
     for key in ("scale_up_rate", "scale_up_latency"):
         if key in topo:

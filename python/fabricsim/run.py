@@ -50,16 +50,24 @@ class Prepared:
         self.threads = threads
         self._sim: Any = sim
 
+    def _built(self) -> Any:
+        if self._sim is None:
+            raise argument_error("scenario", self, "a Prepared not yet run (prepare the scenario again)")
+        return self._sim
+
     @property
     def warnings(self) -> list[str]:
         """Legal but probably unintended settings (what :meth:`Scenario.warnings` says)."""
-        return list(self._sim.warnings)
+        return list(self._built().warnings)
+
+    def reference(self) -> Scenario:
+        """The non-blocking reference of this run (:mod:`fabricsim.reference`), read from its
+        build: its filled scenario, its jobs' hosts, its BDP."""
+        return reference_module.reference_scenario(self._built(), self.scenario.base_dir)
 
     def take(self) -> Any:
         """The built run, once: a second run of the same preparation is refused."""
-        sim, self._sim = self._sim, None
-        if sim is None:
-            raise argument_error("scenario", self, "a Prepared not yet run (prepare the scenario again)")
+        sim, self._sim = self._built(), None
         return sim
 
     def __repr__(self) -> str:

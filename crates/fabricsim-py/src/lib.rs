@@ -245,29 +245,21 @@ fn columns<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     Ok(out)
 }
 
-/// The fabric of a scenario's `[topology]`, built (refused where its graph alone would not fit
-/// `stop.max_memory`).
-fn fabric(py: Python<'_>, scenario_json: &str) -> PyResult<(fabricsim_core::Scenario, fabricsim_core::topology::Topology)> {
+/// The fabric of a scenario's `[topology]`, built once (refused where its graph alone would not
+/// fit `stop.max_memory`): its summary read as a graph (`fabricsim topology`), and with `graph`
+/// the fabric written as one (`topology.graph`: hosts, switches, links; what `--export` writes),
+/// both as JSON.
+#[pyfunction]
+fn topology(py: Python<'_>, scenario_json: &str, graph: bool) -> PyResult<(String, Option<String>)> {
     let scenario = parse(py, scenario_json)?;
     let memory = scenario.stop.max_memory.or(fabricsim_core::units::Size(fabricsim_core::scenario::DEFAULT_MAX_MEMORY)).0;
     let topo = fabricsim_core::scenario::build_topology(&scenario.topology, memory).map_err(|e| scenario_error(py, e))?;
-    Ok((scenario, topo))
-}
-
-/// The fabric of a scenario's `[topology]` read as a graph (`fabricsim topology`), as JSON.
-#[pyfunction]
-fn topology_summary(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
-    let (_, topo) = fabric(py, scenario_json)?;
-    Ok(serde_json::to_string(&fabricsim_core::topology::graph::summary(&topo)).unwrap_or_default())
-}
-
-/// The fabric of a scenario's `[topology]` written as a graph (`topology.graph`: hosts,
-/// switches, links), as JSON: what `fabricsim topology --export` writes.
-#[pyfunction]
-fn topology_graph(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
-    let (scenario, topo) = fabric(py, scenario_json)?;
-    let graph = fabricsim_core::topology::file::GraphConfig::of(&topo, scenario.topology.switch_latency.0);
-    Ok(serde_json::to_string(&graph).unwrap_or_default())
+    let summary = serde_json::to_string(&fabricsim_core::topology::graph::summary(&topo)).unwrap_or_default();
+    let written = graph.then(|| {
+        let g = fabricsim_core::topology::file::GraphConfig::of(&topo, scenario.topology.switch_latency.0);
+        serde_json::to_string(&g).unwrap_or_default()
+    });
+    Ok((summary, written))
 }
 
 /// The CPUs this process may run on (its affinity mask and cgroup CPU quota): what
@@ -336,8 +328,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(available_cpus, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_summary, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(topology, m)?)?;
     m.add_function(wrap_pyfunction!(survey, m)?)?;
     m.add_function(wrap_pyfunction!(parameters, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;

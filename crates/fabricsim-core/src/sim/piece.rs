@@ -1,13 +1,13 @@
 //! A piece of a run: some hosts and switches (units), their state and their event queue.
 //!
 //! A run is cut into pieces by node ([`partition`]): an edge switch (a leaf) with its hosts,
-//! the switches above with the pieces below them or spread over the pieces. A piece runs only its own units' events, in its own queue; what one
-//! piece's unit does to another's reaches it only by a link (a packet put on a wire whose far
-//! end is elsewhere waits in the fabric's outbox) or by a release notice (the NICs' outbox),
-//! which the driver hands over ([`Piece::hand_over`]). Each piece holds the whole run's index
-//! space (every port, host and connection id) but touches only its units' entries; what the
-//! results read is summed or merged over the pieces, where each unit's entries are those of
-//! the piece it belongs to. Event keys are (time, unit, sequence within the unit), so the
+//! the switches above with the pieces below them or spread over the pieces. A piece runs only
+//! its own units' events, in its own queue; what one piece's unit does to another's reaches it
+//! only by a link (a packet put on a wire whose far end is elsewhere waits in the fabric's
+//! outbox) or by a release notice (the NICs' outbox), which the driver hands over
+//! ([`Piece::hand_over`]). Each piece holds the whole run's index space (every port, host and
+//! connection id) but touches only its units' entries; what the results read is summed or
+//! merged over the pieces, where each unit's entries are those of the piece it belongs to. Event keys are (time, unit, sequence within the unit), so the
 //! pieces' queues merged by key give one order whatever the cut: a run gives the same results
 //! in one piece or many.
 

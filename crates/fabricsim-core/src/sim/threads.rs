@@ -30,7 +30,7 @@ use super::piece::{blocks, count, partition};
 use super::Simulation;
 use crate::error::ScenarioError;
 use crate::scenario::{Model, Scenario};
-use crate::topology::{Routes, Topology};
+use crate::topology::Topology;
 
 /// Events expected below which an auto run uses one thread: about 0.2 s of work on one
 /// thread (5-10 M events/s on the benchmarks), less than a parallel run could gain.
@@ -55,12 +55,11 @@ pub fn available_cpus() -> usize {
 /// to 0.97 of it (docs/performance.md, "How long a run takes").
 pub fn expected_events(model: &Model) -> u64 {
     let mss = model.transport.mtu.saturating_sub(model.transport.header).max(1);
-    let routes = Routes::new(model.topo.clone());
     let events = |m: &crate::workload::MessageSpec| {
         if m.is_compute() || model.topo.scale_up_between(m.src, m.dst).is_some() {
             return EVENTS_PER_PACKET_TIER;
         }
-        let tiers = (routes.links(m.src, m.dst) / 2) as u64;
+        let tiers = (model.topo.links(m.src, m.dst) / 2) as u64;
         m.bytes.div_ceil(mss).max(1).saturating_mul(EVENTS_PER_PACKET_TIER * tiers)
     };
     model.messages.iter().map(events).fold(0, u64::saturating_add)

@@ -55,7 +55,8 @@ impl Source {
     fn of(w: &WorkView<'_>) -> Source {
         let of_job = |f: &dyn Fn(&Tag) -> u32| w.tags.iter().map(|t| (t.job != Tag::NONE.job).then(|| u64::from(f(t)))).collect();
         // compute tasks and scale-up messages cross no fabric link
-        let links = |m: &Message| if m.on_scale_up() || m.spec.is_compute() { 0 } else { w.routes.links(m.spec.src, m.spec.dst) as u64 };
+        let links =
+            |m: &Message| if m.on_scale_up() || m.spec.is_compute() { 0 } else { w.routes.topology().links(m.spec.src, m.spec.dst) as u64 };
         Source {
             job: of_job(&|t| t.job),
             iteration: of_job(&|t| t.iteration),

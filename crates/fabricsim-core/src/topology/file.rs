@@ -226,10 +226,7 @@ impl GraphConfig {
             node_of[id as usize] = i as u32;
         }
         let server_of = |id: u32| self.hosts[node_of[id as usize] as usize].server;
-        let nics = match server_of(0) {
-            None => d.nics,
-            Some(first) => (0..h).take_while(|&id| server_of(id) == Some(first)).count() as u32,
-        };
+        let nics = self.nics_per_server().unwrap_or(d.nics);
         ensure(
             h.is_multiple_of(nics),
             &format!("{FIELD}.hosts"),

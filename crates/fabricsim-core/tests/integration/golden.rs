@@ -75,6 +75,15 @@ pub fn render(r: &RunResult) -> String {
     out
 }
 
+/// Where two renderings first differ: the line (from 1) and each one's text there (`<end>`
+/// past its last line).
+pub fn first_difference(expected: &str, actual: &str) -> (usize, String, String) {
+    let first =
+        expected.lines().zip(actual.lines()).position(|(a, b)| a != b).unwrap_or(expected.lines().count().min(actual.lines().count()));
+    let show = |s: &str| s.lines().nth(first).unwrap_or("<end>").to_string();
+    (first + 1, show(expected), show(actual))
+}
+
 #[test]
 fn golden_results_are_unchanged() {
     let bless = std::env::var("FABRICSIM_BLESS").is_ok_and(|v| v == "1");
@@ -100,18 +109,10 @@ fn golden_results_are_unchanged() {
         }
         let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
         if expected != actual {
-            let first = expected
-                .lines()
-                .zip(actual.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(expected.lines().count().min(actual.lines().count()));
-            let show = |s: &str| s.lines().nth(first).unwrap_or("<end>").to_string();
+            let (line, want, got) = first_difference(&expected, &actual);
             failures.push(format!(
-                "{}: first difference at line {}:\n  expected: {}\n  actual:   {}",
-                path.file_name().unwrap_or_default().to_string_lossy(),
-                first + 1,
-                show(&expected),
-                show(&actual)
+                "{}: first difference at line {line}:\n  expected: {want}\n  actual:   {got}",
+                path.file_name().unwrap_or_default().to_string_lossy()
             ));
         }
     }

@@ -7,7 +7,7 @@ use fabricsim_core::topology::file::GraphConfig;
 use fabricsim_core::topology::{TopologyConfig, TopologyKind};
 use fabricsim_core::Simulation;
 
-use super::golden::render;
+use super::golden::{first_difference, render};
 use super::pieces::golden_scenarios;
 
 #[test]
@@ -30,10 +30,9 @@ fn every_golden_scenario_on_its_fat_tree_written_as_a_graph_gives_its_tables() {
         let expected = std::fs::read_to_string(path.with_extension("out")).expect("golden output");
         let actual = render(&sim.into_results());
         if actual != expected {
-            let line = expected.lines().zip(actual.lines()).position(|(a, b)| a != b).unwrap_or(0);
-            let show = |s: &str| s.lines().nth(line).unwrap_or("<end>").to_string();
+            let (line, tree, graph) = first_difference(&expected, &actual);
             let file = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
-            failures.push(format!("{file}, line {}:\n  tree:  {}\n  graph: {}", line + 1, show(&expected), show(&actual)));
+            failures.push(format!("{file}, line {line}:\n  tree:  {tree}\n  graph: {graph}"));
         }
     }
     assert!(failures.is_empty(), "a fabric read as a graph differs from the tree:\n{}", failures.join("\n"));

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use fabricsim_core::Simulation;
 
-use super::golden::render;
+use super::golden::{first_difference, render};
 
 pub(super) fn golden_scenarios() -> Vec<(PathBuf, String)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden");
@@ -57,14 +57,8 @@ fn every_golden_scenario_gives_its_tables_in_any_pieces() {
                 failures.push(format!("{file} in {name}: results() and into_results() differ"));
             }
             if end != expected {
-                let line = expected.lines().zip(end.lines()).position(|(a, b)| a != b).unwrap_or(0);
-                let show = |s: &str| s.lines().nth(line).unwrap_or("<end>").to_string();
-                failures.push(format!(
-                    "{file} in {name}, line {}:\n  one piece: {}\n  cut:       {}",
-                    line + 1,
-                    show(&expected),
-                    show(&end)
-                ));
+                let (line, one, cut) = first_difference(&expected, &end);
+                failures.push(format!("{file} in {name}, line {line}:\n  one piece: {one}\n  cut:       {cut}"));
             }
         }
     }
@@ -111,10 +105,9 @@ fn every_golden_scenario_gives_its_tables_on_any_threads() {
             assert!(sim.parallel_windows().1 > 0, "{name}: some windows run in parallel");
             let end = render(&sim.into_results());
             if end != expected {
-                let line = expected.lines().zip(end.lines()).position(|(a, b)| a != b).unwrap_or(0);
-                let show = |s: &str| s.lines().nth(line).unwrap_or("<end>").to_string();
+                let (line, one, cut) = first_difference(&expected, &end);
                 let file = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
-                failures.push(format!("{file} on {name}, line {}:\n  one: {}\n  cut: {}", line + 1, show(&expected), show(&end)));
+                failures.push(format!("{file} on {name}, line {line}:\n  one: {one}\n  cut: {cut}"));
             }
         }
     }
