@@ -167,7 +167,7 @@ def _compare_blocks(page: str) -> list[tuple[str, list[str]]]:
             end = lines.index("```", i + 1)
             body = lines[i + 1 : end]
             named = re.search(r"`(fabricsim compare [^`]+)` \(real output\):", lines[i - 2] if i >= 2 else "")
-            if body and body[0].startswith("$ fabricsim compare "):
+            if body and body[0].startswith(("$ fabricsim compare ", "$ fabricsim topology ")):
                 out.append((body[0][2:], body[1:]))
             elif named:
                 out.append((named.group(1), body))
@@ -185,7 +185,8 @@ def test_the_pages_compare_outputs_are_what_compare_prints():
 
     refresh = _tool("refresh_doc_blocks")
     wall = re.compile(r"│\s*[0-9.]+ │$")
-    blocks = [b for page in ("README.md", "docs/workloads.md") for b in _compare_blocks((ROOT / page).read_text())]
+    pages = ("README.md", "docs/workloads.md", "docs/topologies.md")
+    blocks = [b for page in pages for b in _compare_blocks((ROOT / page).read_text())]
     assert len(blocks) >= 5
     for command, shown in blocks:
         printed = refresh.run(command).split("\n")

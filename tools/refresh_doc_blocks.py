@@ -3,7 +3,8 @@ paste their real output.
 
 Usage: python3 tools/refresh_doc_blocks.py docs/workloads.md README.md
 
-Every fenced block whose first line is ``$ fabricsim compare ...`` is re-run (with
+Every fenced block whose first line is ``$ fabricsim compare ...`` or ``$ fabricsim topology ...``
+is re-run (with
 COLUMNS=160) and its output replaces the block's body. A fence preceded by a line naming the
 command in backquotes (``\\`fabricsim compare ...\\` (real output):``) is re-run likewise.
 Between ``<!-- fabricsim reproduce ... -->`` and ``<!-- end -->`` goes the Markdown that
@@ -19,6 +20,8 @@ import subprocess
 import sys
 
 FENCE = "```"
+#: The commands whose blocks are re-run.
+RERUN = ("$ fabricsim compare ", "$ fabricsim topology ")
 END = "<!-- end -->"
 
 
@@ -47,7 +50,7 @@ def refresh(text: str) -> str:
             end = lines.index(FENCE, i + 1)
             body = lines[i + 1 : end]
             named = re.search(r"`(fabricsim compare [^`]+)` \(real output\):", lines[i - 2] if i >= 2 else "")
-            if line == FENCE and body and body[0].startswith("$ fabricsim compare "):
+            if line == FENCE and body and body[0].startswith(RERUN):
                 out.extend([body[0], *run(body[0][2:]).split("\n")])
             elif line == FENCE and named:
                 out.extend(run(named.group(1)).split("\n"))
