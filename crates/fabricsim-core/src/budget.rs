@@ -19,7 +19,7 @@ use crate::host::table::STORED_ROW_BYTES;
 use crate::host::TransportModel;
 use crate::packet::Packet;
 use crate::switch::{EgressPort, SwitchModel};
-use crate::topology::GraphSize;
+use crate::topology::{Cut, GraphSize};
 use crate::workload::{Deps, MessageSpec};
 
 /// Bytes of one row of the port time series: its four 8-byte values, and one more while the
@@ -163,18 +163,19 @@ pub fn check(e: &Estimate, limit: u64) -> Result<(), ScenarioError> {
 }
 
 /// What `extra` pieces beyond the first hold of a run of `messages` messages and `conns`
-/// connections: each its own copy of the fabric's ports, wires and hosts (their queues are the
-/// owning piece's, counted once in [`fabric`]) and its calendar; and, all pieces together, a
-/// second copy of what the ends count of each message whose ends lie in two pieces (`MsgState`
-/// and a dependency count) and of each such connection's row.
+/// connections, beyond what one piece would: each its calendar; the run's maps from ids to
+/// where the pieces keep them (`topology::Cut`, shared); and, all pieces together, a second
+/// copy of what the ends count of each message whose ends lie in two pieces (`MsgState` and a
+/// dependency count) and of each such connection's row. The ports, wires and hosts are split
+/// among the pieces, not copied.
 pub fn pieces(extra: u64, g: &GraphSize, messages: u64, conns: u64) -> u64 {
     if extra == 0 {
         return 0;
     }
-    let ports = g.ports * (port_fixed() + 64);
-    let per_piece = ports + g.hosts * 160 + (8192 * 24 + 16 * 8192);
+    let per_piece = 8192 * 24 + 16 * 8192;
+    let maps = (g.hosts + g.switches) * Cut::BYTES_PER_NODE + g.ports * Cut::BYTES_PER_PORT;
     let second_ends = messages.saturating_mul(20).saturating_add(conns.saturating_mul(STORED_ROW_BYTES + 8));
-    extra.saturating_mul(per_piece).saturating_add(second_ends)
+    extra.saturating_mul(per_piece).saturating_add(maps).saturating_add(second_ends)
 }
 
 /// The sample part of the estimate.

@@ -12,97 +12,20 @@
 //! events"). Scheduling in the past is a bug. The queue is a calendar queue (see
 //! [`EventQueue`]).
 
+mod event;
 pub mod rng;
 mod sort;
 pub mod watchdog;
+
+pub use event::{Event, Status};
 
 use sort::{sort_bucket, Scratch};
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap; // the far-future part of the calendar
+use std::sync::Arc;
 
 use crate::time::Time;
-
-/// What can happen. Each carries a small index; components own their state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    /// An egress port finished serializing its packet and has more waiting (or is a NIC).
-    PortFree(u32),
-    /// The head packet of a link's pipe reaches the far end.
-    PipeArrive(u32),
-    /// A connection becomes ready to send.
-    ConnStart(u32),
-    /// A message's source host learns that one of the messages it waits for, received by
-    /// another host, completed (a notification across the fabric).
-    Release(u32),
-    /// A connection's retransmission timer.
-    Rto(u32),
-    /// A host's NIC may send again: a connection's pacing gap passed.
-    NicWake(u32),
-    /// A connection's congestion-control timer (DCQCN's rate increase).
-    CcTimer(u32),
-    /// A connection's receiver ends a CNP window (DCQCN).
-    CnpTimer(u32),
-    /// A message between two GPUs of one server is released at its source: it takes its
-    /// turn on the source's port of the scale-up network (`host::nic::scale_up`).
-    UpSend(u32),
-    /// Its first bit reaches its destination's port of the scale-up network.
-    UpArrive(u32),
-    /// Its last bit reaches its destination.
-    UpDone(u32),
-    /// Its source hears that it was received (its next step may wait for that).
-    UpAck(u32),
-    /// A compute task (a training job's) is done: its host computed for its delay.
-    Computed(u32),
-    /// The fault timeline's next actions take effect (one such event is pending at a time).
-    Faults,
-    /// The no-progress guard looks at the run ([`watchdog`]).
-    Watch,
-    /// Record the sampled ports.
-    Sample,
-    /// A trace's window ends: record what its messages have delivered.
-    Window,
-}
-
-/// Where a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Running,
-    /// Every message completed.
-    Complete,
-    /// The next event lies beyond `stop.max_time`.
-    TimeLimit,
-    /// `stop.max_events` events were processed.
-    EventLimit,
-    /// `stop.max_wall` of wall-clock time went by.
-    WallLimit,
-    /// Nothing left to do but messages are unfinished (a bug guard; should not happen).
-    Stalled,
-    /// Nothing new delivered for 1000 RTOs with nothing pending that could change it
-    /// ([`watchdog`]).
-    NoProgress,
-}
-
-impl Status {
-    pub fn label(self) -> &'static str {
-        match self {
-            Status::Running => "running",
-            Status::Complete => "complete",
-            _ => "incomplete",
-        }
-    }
-    pub fn reason(self) -> &'static str {
-        match self {
-            Status::Running => "running",
-            Status::Complete => "all flows completed",
-            Status::TimeLimit => "stop.max_time reached",
-            Status::EventLimit => "stop.max_events reached",
-            Status::WallLimit => "stop.max_wall reached",
-            Status::Stalled => "no events left",
-            Status::NoProgress => "no progress: nothing delivered for 1000 RTOs and no fault or message start pending",
-        }
-    }
-}
 
 /// The unit of the fault timeline: first at any instant.
 pub const FAULT_UNIT: u32 = 0;
@@ -186,7 +109,12 @@ pub struct EventQueue {
     far: BinaryHeap<Entry>,
     /// Each unit's count of events it scheduled.
     seqs: Vec<u64>,
+    /// Per unit, the index of its counter in `seqs` (a queue holds the counters of its own
+    /// units only: `topology::Cut`).
+    units: Arc<[u32]>,
     origin: u32,
+    /// The current unit's counter.
+    at: usize,
     now: Time,
 }
 
@@ -216,15 +144,26 @@ impl EventQueue {
             ring_len: 0,
             far: BinaryHeap::new(),
             seqs: vec![0; 2],
+            units: Arc::new([0, 1]),
             origin: FAULT_UNIT,
+            at: FAULT_UNIT as usize,
             now: 0,
         }
     }
 
-    /// Makes room for the units of `nodes` nodes (hosts and switches).
-    pub fn with_nodes(mut self, nodes: usize) -> Self {
-        assert!(nodes + 2 <= MAX_UNITS, "{nodes} nodes: at most {} can be ordered", MAX_UNITS - 2);
-        self.seqs.resize(nodes + 2, 0);
+    /// Makes room for the units of `nodes` nodes (hosts and switches), each counter at its
+    /// unit's number.
+    pub fn with_nodes(self, nodes: usize) -> Self {
+        let units: Arc<[u32]> = (0..nodes as u32 + 2).collect();
+        self.with_units(units, nodes + 2)
+    }
+
+    /// Makes room for `count` units' counters, unit `u`'s at `units[u]` (the units of one
+    /// piece of a run; the others' entries are not read).
+    pub fn with_units(mut self, units: Arc<[u32]>, count: usize) -> Self {
+        assert!(units.len() <= MAX_UNITS, "{} units: at most {MAX_UNITS} can be ordered", units.len());
+        self.seqs.resize(count, 0);
+        self.units = units;
         self
     }
 
@@ -233,6 +172,16 @@ impl EventQueue {
     #[inline]
     pub fn set_origin(&mut self, unit: u32) {
         self.origin = unit;
+        self.at = self.units[unit as usize] as usize;
+    }
+
+    /// [`EventQueue::set_origin`] where the caller knows the unit's counter (`at`: its index
+    /// among this queue's units, `topology::Cut`): a wire knows its receiving node's.
+    #[inline]
+    pub fn set_origin_at(&mut self, unit: u32, at: u32) {
+        debug_assert_eq!(self.units[unit as usize], at);
+        self.origin = unit;
+        self.at = at as usize;
     }
 
     /// The time of the event being processed (or last processed).
@@ -252,7 +201,7 @@ impl EventQueue {
     /// another queue holds (a notice to a host of another piece, [`EventQueue::schedule_ordered`]).
     #[inline]
     pub fn next_order(&mut self) -> u64 {
-        let seq = &mut self.seqs[self.origin as usize];
+        let seq = &mut self.seqs[self.at];
         *seq += 1;
         debug_assert!(*seq < WIRE, "a unit scheduled 2^39 events");
         (u64::from(self.origin) << UNIT_SHIFT) | *seq

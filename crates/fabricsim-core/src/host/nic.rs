@@ -10,6 +10,7 @@
 
 mod deps;
 mod late;
+mod read;
 mod scale_up;
 mod state;
 mod timers;
@@ -17,7 +18,6 @@ mod timers;
 use std::sync::Arc;
 
 use crate::engine::rng::Rng;
-use crate::engine::watchdog::Activity;
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::{AckSignal, CongestionControl};
 use crate::host::connection::SendRecord;
@@ -25,11 +25,11 @@ use crate::host::message::{Message, MsgState};
 use crate::host::table::{ConnTable, End};
 use crate::host::{LossDetection, TransportKind, TransportModel};
 use crate::lb::LoadBalancer;
-use crate::packet::{Ev, Kind, Packet};
+use crate::packet::{Kind, Packet};
 use crate::switch::forward::Fabric;
 use crate::time::Time;
+use crate::topology::{Cut, Slots};
 use crate::workload::Deps;
-use crate::workload::MessageSpec;
 pub use deps::Notice;
 pub use scale_up::UpPorts;
 use state::HostState;
@@ -43,8 +43,8 @@ pub struct NicCounts {
     pub headers_delivered: u64,
 }
 
-/// Every host's NIC (in a run cut into pieces: the NICs of a piece's hosts; the others'
-/// entries are unused).
+/// Every host's NIC (in a run cut into pieces: the NICs of a piece's hosts, at the indices
+/// the cut gives them).
 pub struct Nics {
     hosts: Vec<HostState>,
     conns: ConnTable,
@@ -59,10 +59,12 @@ pub struct Nics {
     dependents: Arc<Deps>,
     waiting: Vec<u32>,
     cfg: TransportModel,
-    /// The piece each node belongs to (empty: one piece), and this one's: only its hosts'
-    /// events run here; a notice to another piece's host waits in `notices`.
-    home: Arc<[u16]>,
+    /// The piece each node belongs to, where it keeps its hosts, and which piece this is:
+    /// only its hosts' events run here; a notice to another piece's host waits in `notices`.
+    cut: Arc<Cut>,
     me: u16,
+    /// Where this piece keeps each of its hosts (the cut's map, read on every packet).
+    slot: Slots,
     pub notices: Vec<Notice>,
     /// The hosts' ports on their servers' scale-up networks.
     pub up: UpPorts,
@@ -74,13 +76,21 @@ pub struct Nics {
 }
 
 impl Nics {
-    /// The NICs of the hosts whose random streams `rngs` are (as the messages' load balancers
-    /// left them: [`crate::host::table::ConnCatalog::build`]), with the messages and their
-    /// connections (`conns`), the bytes sent to each host (`incoming`), and the number of
-    /// messages one of whose ends they hold (`held`).
-    pub fn new(cfg: TransportModel, conns: ConnTable, messages: Arc<[Message]>, rngs: &[Rng], incoming: &[u64], held: usize) -> Nics {
+    /// The NICs of piece `me`'s hosts (every host's, `rngs` their random streams as the
+    /// messages' load balancers left them: [`crate::host::table::ConnCatalog::build`]), with
+    /// the messages and their connections (`conns`), the bytes sent to each host (`incoming`),
+    /// and the number of messages one of whose ends they hold (`held`).
+    pub fn new(
+        cfg: TransportModel,
+        conns: ConnTable,
+        messages: Arc<[Message]>,
+        (rngs, incoming): (&[Rng], &[u64]),
+        held: usize,
+        (cut, me): (Arc<Cut>, u16),
+    ) -> Nics {
+        let mine = (0u32..).zip(rngs.iter().zip(incoming)).filter(|&(h, _)| cut.home(h) == me);
         Nics {
-            hosts: rngs.iter().zip(incoming).map(|(rng, &incoming)| HostState::new(rng.clone(), incoming)).collect(),
+            hosts: mine.map(|(_, (rng, &incoming))| HostState::new(rng.clone(), incoming)).collect(),
             conns,
             states: vec![MsgState::default(); held],
             messages,
@@ -88,8 +98,9 @@ impl Nics {
             dependents: Arc::default(),
             waiting: Vec::new(),
             cfg,
-            home: Arc::new([]),
-            me: 0,
+            slot: cut.nodes().clone(),
+            cut,
+            me,
             notices: Vec::new(),
             up: UpPorts::default(),
             scratch: Vec::new(),
@@ -99,51 +110,16 @@ impl Nics {
         }
     }
 
-    /// Makes these NICs piece `me` of a run whose nodes belong to the pieces `home` gives:
-    /// only its hosts' events run here.
-    pub fn cut(&mut self, home: Arc<[u16]>, me: u16) {
-        (self.home, self.me) = (home, me);
-    }
-
     /// Whether `node` (a host, or a switch) belongs to this piece.
     #[inline]
     pub fn is_home(&self, node: u32) -> bool {
-        self.home.get(node as usize).is_none_or(|&p| p == self.me)
+        self.cut.home(node) == self.me
     }
 
-    pub fn messages(&self) -> &[Message] {
-        &self.messages
-    }
-
-    /// What this piece's hosts counted of the messages they send or receive (indexed by
-    /// [`ConnTable::msg_at`]).
-    pub fn states(&self) -> &[MsgState] {
-        &self.states
-    }
-
-    pub fn connections(&self) -> &ConnTable {
-        &self.conns
-    }
-
-    /// Frees what only a running simulation needs and no result reads: the hosts' schedulers,
-    /// the dependency lists and the messages' copies of their streams.
-    pub fn free_schedule(&mut self) {
-        self.conns.free_streams();
-        self.dependents = Arc::default();
-        self.waiting = Vec::new();
-        for h in &mut self.hosts {
-            h.active = Vec::new();
-        }
-    }
-
-    /// Lets go of the messages, once the results have read them.
-    pub fn free_messages(&mut self) {
-        (self.messages, self.states) = (Arc::new([]), Vec::new());
-    }
-
-    /// Frees every connection's state and row, once the results have read them.
-    pub fn free_connections(&mut self) {
-        self.conns.free_all();
+    /// Where this piece keeps `host` (one of its own).
+    #[inline]
+    fn at(&self, host: u32) -> usize {
+        self.slot.of(host)
     }
 
     /// The message connection `c` carries (part of).
@@ -152,83 +128,13 @@ impl Nics {
         &self.messages[self.conns.message_of(c) as usize]
     }
 
-    /// The source and destination hosts of connection `c`.
-    #[inline]
-    pub fn ends(&self, c: u32) -> (u32, u32) {
-        let spec = &self.message_of(c).spec;
-        (spec.src, spec.dst)
-    }
-
-    /// The message spec of the message connection `c` carries (part of), if it exists.
-    pub fn conn_spec(&self, c: u32) -> Option<MessageSpec> {
-        ((c as usize) < self.conns.len()).then(|| self.message_of(c).spec)
-    }
-
-    /// The EV every packet of connection `c` gets, for load balancers that use one (`None`
-    /// also for an id beyond the run's connections).
-    pub fn fixed_ev(&self, c: u32) -> Option<Ev> {
-        if c as usize >= self.conns.len() {
-            return None;
-        }
-        let msg = self.message_of(c);
-        self.conns.fixed_ev(c, msg.first, &msg.spec)
-    }
-
-    /// The queue pair connection `c` travels on (`Packet::flow`): itself, or under `per_pair`
-    /// its pair's first connection (as far as this piece, its source's, knows).
-    pub fn flow_of(&self, c: u32) -> u32 {
-        let msg = self.message_of(c);
-        self.conns.flow_of(c, &msg.spec)
-    }
-
-    /// Messages completed: the hosts' counts, summed.
-    pub fn messages_done(&self) -> u32 {
-        self.hosts.iter().map(|h| h.done).sum()
-    }
-
-    /// Completions the hosts reported so far (equal to [`Nics::messages_done`]; one read per
-    /// event for the driver's stop test).
-    #[inline]
-    pub fn reported(&self) -> u32 {
-        self.reported
-    }
-
-    /// Bytes on the wire of the data packets `host` has not received yet (each once): it cannot
-    /// complete its last message before they crossed its link.
-    pub fn missing(&self, host: u32) -> u64 {
-        let h = &self.hosts[host as usize];
-        h.incoming - h.progress_bytes
-    }
-
-    /// What the no-progress guard reads, summed over the hosts.
-    pub fn activity(&self) -> Activity {
-        let of = |h: &HostState| Activity {
-            progress: h.progress,
-            starts: h.pending.into(),
-            notices_sent: h.notices_sent,
-            notices_taken: h.notices_taken,
-            up_sent: h.up_sent,
-            up_done: h.up_done,
-        };
-        self.hosts.iter().map(of).fold(Activity::default(), |a, b| a + b)
-    }
-
-    /// Data packets by fate at the hosts, summed over them.
-    pub fn counts(&self) -> NicCounts {
-        self.hosts.iter().fold(NicCounts::default(), |a, h| NicCounts {
-            data_sent: a.data_sent + h.counts.data_sent,
-            data_delivered: a.data_delivered + h.counts.data_delivered,
-            headers_delivered: a.headers_delivered + h.counts.headers_delivered,
-        })
-    }
-
     /// `ConnStart`: the connection may send.
     pub fn start(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, conn: u32) {
         // the fields apart, not `message_of`: `conns` is borrowed mutably next to the message
         let msg = self.messages[self.conns.message_of(conn) as usize];
         let started = self.conns.start(msg.first..msg.first + msg.count, &msg.spec);
         let src = msg.spec.src;
-        let hs = &mut self.hosts[src as usize];
+        let hs = &mut self.hosts[self.slot.of(src)];
         hs.pending -= 1;
         if !started {
             return; // it waits for its pair's message before it (`per_pair`)
@@ -244,15 +150,21 @@ impl Nics {
         let spec = self.message_of(c).spec;
         if let Some(next) = self.conns.posted(&spec, c) {
             q.schedule(now, Event::ConnStart(next));
-            self.hosts[host as usize].pending += 1;
+            self.hosts[self.slot.of(host)].pending += 1;
         }
     }
 
     /// If the host's NIC is free, start its next packet: control first, then data pulled
     /// round-robin from the connections whose window allows. A NIC that sends wakes up when
     /// the packet is out to pull the next one (line-rate pacing, no NIC queue).
+    #[inline]
     pub fn kick(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32) {
-        let port = fabric.nic_port(host);
+        self.kick_on(q, fabric, now, host, fabric.nic_port(host));
+    }
+
+    /// [`Nics::kick`] where the caller knows where the fabric keeps the host's NIC port
+    /// (`port`: its `PortFree`).
+    pub fn kick_on(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, port: u32) {
         if !fabric.is_free(port, now) {
             return;
         }
@@ -261,7 +173,7 @@ impl Nics {
             fabric.send(q, now, port, pkt);
             return;
         }
-        let hs = &mut self.hosts[host as usize];
+        let hs = &mut self.hosts[self.slot.of(host)];
         let n = hs.active.len();
         let cap = self.cfg.rate_cap;
         let mut held = Time::MAX;
@@ -317,7 +229,7 @@ impl Nics {
 
     /// `NicWake`: a connection's pacing gap has passed.
     pub fn wake(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32) {
-        let hs = &mut self.hosts[host as usize];
+        let hs = &mut self.hosts[self.slot.of(host)];
         if now >= hs.wake {
             hs.wake = Time::MAX;
         }
@@ -353,14 +265,14 @@ impl Nics {
         let transport = self.cfg.kind;
         let reply = |kind: Kind| packet.reply(kind, host, header);
         if packet.trimmed {
-            self.hosts[host as usize].counts.headers_delivered += 1;
+            self.hosts[self.slot.of(host)].counts.headers_delivered += 1;
             if let Some(psn) = transport.on_trimmed(&mut half.rx, packet.psn) {
                 let nack = Packet { psn, ..reply(Kind::Nack) };
                 self.send_control(q, fabric, now, host, nack);
             }
             return;
         }
-        self.hosts[host as usize].counts.data_delivered += 1;
+        self.hosts[self.slot.of(host)].counts.data_delivered += 1;
         if packet.ecn && self.cfg.cc.sends_cnps() {
             if let Some(window_end) = half.rx.cnp.on_marked(now) {
                 half.stats.cnps += 1;
@@ -373,7 +285,7 @@ impl Nics {
         let before = half.rx.delivered_bytes;
         let arrival = transport.on_data(&mut half.rx, now, packet.psn, payload, packet.ecn);
         let new = u64::from(half.rx.delivered_bytes != before);
-        let hs = &mut self.hosts[host as usize];
+        let hs = &mut self.hosts[self.slot.of(host)];
         (hs.progress, hs.progress_bytes) = (hs.progress + new, hs.progress_bytes + new * u64::from(packet.size));
         if arrival.discarded {
             half.stats.discarded += 1;
@@ -396,7 +308,7 @@ impl Nics {
             let m = &mut self.states[self.conns.msg_at(mi, End::Rx)];
             m.done += 1;
             if m.done == self.messages[mi].count {
-                self.hosts[host as usize].done += 1;
+                self.hosts[self.slot.of(host)].done += 1;
                 self.reported += 1;
                 if !self.dependents.is_empty() {
                     self.completed(q, now, host, mi);
@@ -453,11 +365,11 @@ impl Nics {
                 }
                 let shared = conn.tx.shared;
                 if conn.sender_done() {
-                    self.hosts[host as usize].active.retain(|&x| x != c);
+                    self.hosts[self.slot.of(host)].active.retain(|&x| x != c);
                     if let Some(next) = self.conns.finish_sender(c) {
                         // the pair's next message, which waited for this one (`per_pair`)
                         q.schedule(now, Event::ConnStart(next));
-                        self.hosts[host as usize].pending += 1;
+                        self.hosts[self.slot.of(host)].pending += 1;
                     }
                     let mi = self.conns.message_of(c) as usize;
                     let m = &mut self.states[self.conns.msg_at(mi, End::Tx)];

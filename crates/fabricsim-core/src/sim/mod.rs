@@ -27,6 +27,7 @@ use crate::engine::watchdog::Activity;
 use crate::engine::watchdog::Watchdog;
 use crate::engine::{Event, EventQueue, Status, FAULT_UNIT, RECORD_UNIT};
 use crate::error::ScenarioError;
+use crate::faults::link::Change;
 use crate::faults::{self, Timeline};
 use crate::host::cc::CcContext;
 use crate::host::factory::ConnFactory;
@@ -39,8 +40,8 @@ use crate::stats::RunResult;
 use crate::switch::forward::Fabric;
 use crate::switch::{EgressPort, Overflow};
 use crate::time::{serialization, Time};
-use crate::topology::{Routes, Topology};
-use piece::{count, partition, Pause, Piece};
+use crate::topology::{Cut, Restriction, Routes, Topology};
+use piece::{partition, Pause, Piece};
 
 /// A fabric, its workload and the clock.
 pub struct Simulation {
@@ -50,6 +51,9 @@ pub struct Simulation {
     /// the piece of each node.
     pieces: Vec<Piece>,
     home: Arc<[u16]>,
+    cut: Arc<Cut>,
+    /// The ports routing has excluded (empty until a fault converges).
+    excluded: Vec<bool>,
     /// The threads the pieces run on (1 runs them in turns), the least latency
     /// of anything between two pieces (a link, a release notice), and why the run uses fewer
     /// threads than asked, if it does.
@@ -186,7 +190,8 @@ impl Simulation {
         }
         let watchdog = Watchdog::new(model.transport.rto);
         duties.push((RECORD_UNIT, watchdog.every(), Event::Watch));
-        let count = count(&home);
+        let cut = Arc::new(Cut::new(&topo, home.clone()));
+        let count = cut.pieces();
         // the calendar's ring should cover a hop, the longest link delay plus a packet: every
         // packet event falls within it (timers go beyond). Its memory grows with its span.
         let mtu = model.transport.mtu;
@@ -208,7 +213,9 @@ impl Simulation {
         let dependents = Arc::new(model.deps.dependents(messages.len()));
         let mut built = Vec::with_capacity(count);
         for me in 0..count {
-            let mut queue = EventQueue::with_horizon(hop + hop / 8).with_nodes(topo.nodes.len());
+            let share = cut.share(me as u16);
+            let units = 2 + (share.hosts + share.switches) as usize;
+            let mut queue = EventQueue::with_horizon(hop + hop / 8).with_units(cut.units().clone(), units);
             if me == 0 {
                 for &(unit, at, event) in &duties {
                     queue.set_origin(unit);
@@ -217,13 +224,11 @@ impl Simulation {
             }
             let conns =
                 ConnTable::new(factory.clone(), model.transport.cc.sends_cnps(), layout.catalog.clone(), me as u16, &layout.bytes[me]);
-            let mut nics = Nics::new(model.transport.clone(), conns, messages.clone(), &rngs, &layout.incoming, layout.messages[me]);
-            nics.up = UpPorts::new(model.topo.scale_up(), rngs.len());
-            let mut fabric = Fabric::new(topo.clone(), model.switch.clone(), model.seed);
-            if count > 1 {
-                nics.cut(home.clone(), me as u16);
-                fabric.cut(&home, me as u16);
-            }
+            let fabric = Fabric::piece(topo.clone(), model.switch.clone(), model.seed, cut.clone(), me as u16);
+            let hosts = (&rngs[..], &layout.incoming[..]);
+            let piece = (cut.clone(), me as u16);
+            let mut nics = Nics::new(model.transport.clone(), conns, messages.clone(), hosts, layout.messages[me], piece);
+            nics.up = UpPorts::new(model.topo.scale_up(), share.hosts as usize);
             nics.schedule_starts(&mut queue, &model.deps, dependents.clone());
             let hosts = (0..topo.hosts()).filter(|&h| nics.is_home(h)).collect();
             built.push(Piece { queue, fabric, nics, counted: 0, ran: 0, hosts });
@@ -235,6 +240,8 @@ impl Simulation {
             model,
             pieces: built,
             home,
+            cut,
+            excluded: Vec::new(),
             threads: 1,
             lookahead: 0,
             thread_note: None,
@@ -397,16 +404,30 @@ impl Simulation {
                 }
             }
             Event::Faults => {
-                let pieces = &mut self.pieces;
-                self.faults.fire(now, |ports, change| pieces.iter_mut().for_each(|p| p.fabric.apply(ports, change)));
+                let (pieces, cut, excluded) = (&mut self.pieces, &self.cut, &mut self.excluded);
+                let mut converged = false;
+                self.faults.fire(now, |ports, change| {
+                    pieces.iter_mut().for_each(|p| p.fabric.apply(ports, change));
+                    if change == Change::Converge {
+                        // routing adopts the link's state of this moment
+                        excluded.resize(pieces[0].fabric.topology().ports.len(), false);
+                        converged = true;
+                        for port in ports {
+                            excluded[port as usize] = port_of(pieces, cut, port).fault.as_ref().is_some_and(|f| f.down);
+                        }
+                    }
+                });
+                if converged {
+                    self.restrict();
+                }
                 if let Some(at) = self.faults.next_time() {
                     self.schedule_duty(at, Event::Faults);
                 }
             }
             Event::Sample => {
                 if let Some(s) = self.sampler.as_mut() {
-                    let (pieces, home) = (&self.pieces, &self.home);
-                    s.sample(now, |port| port_of(pieces, home, port));
+                    let (pieces, cut) = (&self.pieces, &self.cut);
+                    s.sample(now, |port| port_of(pieces, cut, port));
                     let at = now + s.every;
                     self.schedule_duty(at, Event::Sample);
                 }
@@ -418,6 +439,17 @@ impl Simulation {
             _ => unreachable!("{event:?} is a host's or a switch's"),
         }
         debug_assert_eq!(by, if event == Event::Faults { FAULT_UNIT } else { RECORD_UNIT }, "{event:?}");
+    }
+
+    /// Routing adopts the links it excludes now: what each table entry's group may still use,
+    /// computed once for the run and shared by the pieces.
+    fn restrict(&mut self) {
+        let topo = &self.model.topo;
+        let r = if self.excluded.iter().any(|&x| x) { topo.tables.restrict(&topo.ports, &self.excluded) } else { Restriction::default() };
+        let r = Arc::new(r);
+        for p in &mut self.pieces {
+            p.fabric.restrict(r.clone());
+        }
     }
 
     /// Schedules a duty of the whole run at `at`, numbered by the duty being run.
@@ -447,7 +479,7 @@ impl Simulation {
 }
 
 /// Egress port `port` as the piece of its sending node holds it.
-fn port_of<'a>(pieces: &'a [Piece], home: &[u16], port: u32) -> &'a EgressPort {
-    let from = pieces[0].fabric.ports()[port as usize].from;
-    &pieces[usize::from(home[from as usize])].fabric.ports()[port as usize]
+fn port_of<'a>(pieces: &'a [Piece], cut: &Cut, port: u32) -> &'a EgressPort {
+    let from = pieces[0].fabric.topology().ports[port as usize].from;
+    pieces[usize::from(cut.home(from))].fabric.port(port)
 }

@@ -5,9 +5,11 @@
 //! its own units' events, in its own queue; what one piece's unit does to another's reaches it
 //! only by a link (a packet put on a wire whose far end is elsewhere waits in the fabric's
 //! outbox) or by a release notice (the NICs' outbox), which the driver hands over
-//! ([`Piece::hand_over`]). Each piece holds the whole run's index space (every port, host and
-//! connection id) but touches only its units' entries; what the results read is summed or
-//! merged over the pieces, where each unit's entries are those of the piece it belongs to. Event keys are (time, unit, sequence within the unit), so the
+//! ([`Piece::hand_over`]). Each piece holds only its own units, at local indices
+//! ([`crate::topology::Cut`]): its hosts' NICs and connections, its switches, the ports its
+//! nodes send on and the wires into them, and the counters of its units' events; ids stay
+//! global between pieces and in the results, which read each unit in the piece it belongs to
+//! or sum over the pieces. Event keys are (time, unit, sequence within the unit), so the
 //! pieces' queues merged by key give one order whatever the cut: a run gives the same results
 //! in one piece or many.
 
@@ -81,8 +83,10 @@ impl Piece {
             }
             // start loading what the next event reads so that its cache miss overlaps this
             // event's work: the large runs are memory-bound
-            if let Some(Event::PipeArrive(p) | Event::PortFree(p)) = self.queue.peek_drained() {
-                self.fabric.prefetch(p);
+            match self.queue.peek_drained() {
+                Some(Event::PipeArrive(p)) => self.fabric.prefetch(p),
+                Some(Event::PortFree(p)) => self.fabric.prefetch_out(p),
+                _ => {}
             }
             debug_assert_eq!(self.unit_of(event, by), self.owner_of(event), "{event:?} scheduled by unit {by}");
             debug_assert!(self.nics.is_home(self.unit_of(event, by) - 2), "{event:?} runs in its unit's piece");
@@ -103,7 +107,7 @@ impl Piece {
     #[inline]
     pub fn unit_of(&self, event: Event, by: u32) -> u32 {
         match event {
-            Event::PipeArrive(p) => node_unit(self.fabric.wires()[p as usize].to),
+            Event::PipeArrive(w) => node_unit(self.fabric.wire_at(w).to),
             Event::Release(m) | Event::UpAck(m) => node_unit(self.nics.messages()[m as usize].spec.src),
             Event::UpArrive(m) => node_unit(self.nics.messages()[m as usize].spec.dst),
             _ => by,
@@ -113,8 +117,8 @@ impl Piece {
     /// The unit that owns `event`'s state, found the long way (for the debug check).
     pub fn owner_of(&self, event: Event) -> u32 {
         match event {
-            Event::PortFree(p) => node_unit(self.fabric.ports()[p as usize].from),
-            Event::PipeArrive(p) => node_unit(self.fabric.ports()[p as usize].to),
+            Event::PortFree(at) => node_unit(self.fabric.topology().ports[self.fabric.port_at(at).id as usize].from),
+            Event::PipeArrive(w) => node_unit(self.fabric.topology().ports[self.fabric.wire_at(w).id() as usize].to),
             Event::ConnStart(c) | Event::Rto(c) | Event::CcTimer(c) => node_unit(self.nics.ends(c).0),
             Event::CnpTimer(c) => node_unit(self.nics.ends(c).1),
             Event::Release(m) | Event::UpSend(m) | Event::UpAck(m) | Event::Computed(m) => {
@@ -138,13 +142,24 @@ impl Piece {
         if let Event::PipeArrive(p) = event {
             // the node and the packet apart: an `Option<(node, packet)>` was copied through
             // the stack at an offset of 4 bytes, and the next reads of it stalled
-            let node = self.fabric.wires()[p as usize].to;
+            let w = self.fabric.wire_at(p);
+            let (node, at) = (w.to, w.to_at);
             let pkt = self.fabric.arrive(q, p);
-            q.set_origin(node_unit(node));
+            q.set_origin_at(node_unit(node), at);
             if self.fabric.is_host(node) {
                 self.nics.receive(q, &mut self.fabric, now, node, pkt);
             } else {
-                self.fabric.forward(q, now, node, pkt);
+                self.fabric.forward(q, now, node, at, pkt);
+            }
+            return;
+        }
+        // the next most common (its port knows its node's counter)
+        if let Event::PortFree(p) = event {
+            q.set_origin_at(by, self.fabric.port_at(p).from_at);
+            self.fabric.on_port_free(p);
+            match self.fabric.nic_of(p) {
+                Some(host) => self.nics.kick_on(q, &mut self.fabric, now, host, p),
+                None => self.fabric.switch_next(q, now, p),
             }
             return;
         }
@@ -154,13 +169,6 @@ impl Piece {
             _ => by,
         });
         match event {
-            Event::PortFree(p) => {
-                self.fabric.on_port_free(p);
-                match self.fabric.nic_of(p) {
-                    Some(host) => self.nics.kick(q, &mut self.fabric, now, host),
-                    None => self.fabric.switch_next(q, now, p),
-                }
-            }
             Event::ConnStart(c) => self.nics.start(q, &mut self.fabric, now, c),
             Event::Release(m) => self.nics.on_release(q, now, m),
             Event::NicWake(h) => self.nics.wake(q, &mut self.fabric, now, h),
@@ -172,7 +180,7 @@ impl Piece {
             Event::UpDone(m) => self.nics.up_done(q, now, m),
             Event::UpAck(m) => self.nics.up_ack(q, now, m),
             Event::Computed(m) => self.nics.computed(q, now, m),
-            Event::PipeArrive(_) => unreachable!("taken above"),
+            Event::PipeArrive(_) | Event::PortFree(_) => unreachable!("taken above"),
             Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
         }
     }
@@ -198,14 +206,13 @@ impl Piece {
         let topo = self.fabric.topology();
         let mut bound = now;
         for &host in &self.hosts {
-            bound = bound.max(self.nics.up.bound(host));
+            bound = bound.max(self.nics.up_bound(host));
             let missing = self.nics.missing(host);
             if missing == 0 {
                 continue;
             }
             let down = topo.tables.into_host(host);
-            let on_wire: u64 =
-                self.fabric.wires()[down as usize].packets().filter(|(_, p)| p.kind == Kind::Data).map(|(_, p)| u64::from(p.size)).sum();
+            let on_wire: u64 = self.fabric.wire(down).packets().filter(|(_, p)| p.kind == Kind::Data).map(|(_, p)| u64::from(p.size)).sum();
             if missing > on_wire {
                 let link = &topo.ports[down as usize];
                 bound = bound.max(now + serialization(missing - on_wire, link.rate) + link.delay);
@@ -226,7 +233,8 @@ impl Piece {
     pub fn post<M: std::ops::DerefMut<Target = Mail>>(&mut self, home: &[u16], mail: &mut [M]) {
         let mut packets = std::mem::take(&mut self.fabric.outbox);
         for (port, at, pkt) in packets.drain(..) {
-            mail[usize::from(home[self.fabric.wires()[port as usize].to as usize])].packets.push((port, at, pkt));
+            let to = self.fabric.topology().ports[port as usize].to;
+            mail[usize::from(home[to as usize])].packets.push((port, at, pkt));
         }
         self.fabric.outbox = packets;
         let mut notices = std::mem::take(&mut self.nics.notices);
@@ -274,8 +282,8 @@ pub const BLOCK_MESSAGES: usize = 64;
 /// [`MAX_BLOCKS`], where the hosts send at most [`BLOCK_MESSAGES`] messages each on average
 /// (a 1024-rank ring allreduce, 2 046 a host, runs sparse windows of about 1 700 events a
 /// microsecond and took 1.2 to 1.4x the wall time in 4 pieces), and fewer while the memory
-/// estimate of the pieces beyond the first ([`budget::pieces`]: each holds a copy of the
-/// fabric) exceeds a quarter of the run's. Measured in docs/performance.md, "Pieces for the
+/// estimate of the pieces beyond the first ([`budget::pieces`]: each its calendar, and a
+/// second count of what crosses between pieces) exceeds a quarter of the run's. Measured in docs/performance.md, "Pieces for the
 /// cache".
 pub fn blocks(topo: &Topology, model: &Model) -> usize {
     let hosts = topo.hosts();
@@ -334,4 +342,33 @@ pub fn partition(topo: &Topology, pieces: usize) -> Vec<u16> {
         home[host] = home[edge as usize];
     }
     home
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::topology::Cut;
+    use crate::{Scenario, Simulation};
+
+    #[test]
+    fn a_piece_holds_only_its_own_units() {
+        let json = r#"{"topology": {"hosts": 128, "radix": 16}, "workload": {"kind": "permutation", "size": "64KiB"}}"#;
+        let scenario = Scenario::from_json(json).expect("valid");
+        for pieces in [1u16, 3, 8] {
+            // a cut that splits servers, leaves and spines alike
+            let sim =
+                Simulation::cut_by(&scenario, |t| (0..t.nodes.len()).map(|n| (n * 5 % pieces as usize) as u16).collect()).expect("builds");
+            let topo = sim.topology();
+            let cut = Cut::new(topo, sim.home.clone());
+            let mut all = (0, 0, 0, 0);
+            for (me, piece) in sim.pieces.iter().enumerate() {
+                let share = cut.share(me as u16);
+                let (ports, wires, switches) = piece.fabric.held();
+                assert_eq!((ports, wires, switches), (share.ports as usize, share.wires as usize, share.switches as usize));
+                assert_eq!(piece.nics.held(), share.hosts as usize);
+                assert_eq!(piece.hosts.len(), share.hosts as usize);
+                all = (all.0 + ports, all.1 + wires, all.2 + switches, all.3 + piece.nics.held());
+            }
+            assert_eq!(all, (topo.ports.len(), topo.ports.len(), topo.switches(), topo.hosts() as usize), "{pieces} pieces");
+        }
+    }
 }

@@ -114,8 +114,17 @@ impl Simulation {
             cum: 0,
             sack: 0,
         };
-        // every piece holds the routing (each applies the fault timeline)
-        self.pieces[0].fabric.path_of(&probe)
+        // each switch's choice in the piece that holds it
+        let topo = self.topology();
+        let mut port = topo.tables.out_of_host(spec.src);
+        let mut path = vec![port];
+        let mut node = topo.ports[port as usize].to;
+        while node != spec.dst {
+            port = self.pieces[usize::from(self.home[node as usize])].fabric.hop_of(node, &probe)?;
+            path.push(port);
+            node = topo.ports[port as usize].to;
+        }
+        Some(path)
     }
 
     /// The one path of a connection whose load balancer uses a single EV (`ecmp`); `None`
@@ -222,7 +231,7 @@ impl Simulation {
     fn ports(&self) -> Cow<'_, [EgressPort]> {
         match &self.pieces[..] {
             [one] => Cow::Borrowed(one.fabric.ports()),
-            all => Cow::Owned((0..all[0].fabric.ports().len() as u32).map(|p| port_of(all, &self.home, p).clone()).collect()),
+            all => Cow::Owned((0..self.topology().ports.len() as u32).map(|p| port_of(all, &self.cut, p).clone()).collect()),
         }
     }
 

@@ -144,7 +144,7 @@ impl Simulation {
                     }
                     return Ok(sim);
                 }
-                // each piece holds a copy of the fabric and counts per message: fewer may fit
+                // each piece holds its calendar, and counts per message crossing pieces: fewer may fit
                 Err(e) if pieces > 1 && e.field == "stop.max_memory" => most = pieces / 2,
                 Err(e) => return Err(e),
             }

@@ -69,10 +69,14 @@ pub enum Scheduler {
 /// Queues and counters of one link direction, at its sending end.
 #[derive(Debug, Clone)]
 pub struct EgressPort {
-    /// Sending and receiving node.
+    /// Its id (the topology's), and its sending and receiving node.
+    pub id: u32,
     pub from: u32,
+    /// The counter of the sending node's unit in its piece's queue (`topology::Cut::units`).
+    pub from_at: u32,
     pub to: u32,
-    /// Index of the sending switch among switches (its RNG stream); 0 for hosts.
+    /// Where its piece keeps the sending switch (its random stream, its shared buffer); 0 for
+    /// hosts.
     pub switch: u32,
     pub rate: u64,
     /// Propagation latency, plus the traversal latency of the switch at the far end.
@@ -96,15 +100,19 @@ pub struct EgressPort {
     /// When the last packet this port put on its wire reaches the far end (a wire never
     /// reorders).
     pub wire_last: Time,
-    /// The far end belongs to another piece of the run: what this port puts on its wire is
-    /// handed over through the piece's outbox.
-    pub far: bool,
+    /// Where this piece keeps the port's wire, or [`EgressPort::FAR`]: the far end belongs to
+    /// another piece of the run, and what this port puts on its wire is handed over through
+    /// the piece's outbox.
+    pub wire: u32,
     pub stats: PortStats,
     /// What it lost; `None` until it loses something.
     pub lost: Option<Box<PortLosses>>,
 }
 
 impl EgressPort {
+    /// [`EgressPort::wire`] of a port whose far end is in another piece.
+    pub const FAR: u32 = u32::MAX;
+
     /// Loses `pkt` (a full queue, a dead or lossy link), counted by its kind: a data packet
     /// against its connection, a trimmed header not again (its packet was counted when
     /// trimmed), an ACK or NACK only in `stats.drops`.
@@ -131,7 +139,9 @@ impl EgressPort {
 
     pub fn new(from: u32, to: u32, switch: u32, rate: u64, delay: Time, classes: usize) -> Self {
         EgressPort {
+            id: 0,
             from,
+            from_at: 0,
             to,
             switch,
             rate,
@@ -146,7 +156,7 @@ impl EgressPort {
             drr_at: 0,
             drr_fresh: true,
             wire_last: 0,
-            far: false,
+            wire: EgressPort::FAR,
             stats: PortStats::default(),
             lost: None,
         }

@@ -17,25 +17,31 @@ use crate::time::Time;
 /// The packets in flight on one link direction, at its far end.
 #[derive(Debug, Clone)]
 pub struct Wire {
-    /// The sending node's unit (it numbers the head's event) and the receiving node.
+    /// The sending node's unit and the port's id (they number the head's event), and the
+    /// receiving node.
     from_unit: u32,
+    id: u32,
     pub to: u32,
+    /// The counter of the receiving node's unit in its piece's queue (`topology::Cut::units`).
+    pub to_at: u32,
     packets: VecDeque<(Time, Packet)>,
 }
 
 impl Wire {
-    pub fn new(from: u32, to: u32) -> Wire {
-        Wire { from_unit: node_unit(from), to, packets: VecDeque::new() }
+    /// The wire of port `id`, from node `from` to node `to`.
+    pub fn new(id: u32, from: u32, to: u32, to_at: u32) -> Wire {
+        Wire { from_unit: node_unit(from), id, to, to_at, packets: VecDeque::new() }
     }
 
-    /// `pkt`, put on wire `port` by the sending end, arrives at `at` (no earlier than the
-    /// packets ahead of it); the head's arrival is scheduled when the wire was empty.
+    /// `pkt`, put on this wire (kept at `w` by its piece) by the sending end, arrives at `at`
+    /// (no earlier than the packets ahead of it); the head's arrival is scheduled when the
+    /// wire was empty.
     #[inline]
-    pub fn carry(&mut self, q: &mut EventQueue, port: u32, at: Time, pkt: Packet) {
+    pub fn carry(&mut self, q: &mut EventQueue, w: u32, at: Time, pkt: Packet) {
         debug_assert!(self.packets.back().is_none_or(|&(t, _)| t <= at), "a wire never reorders");
         self.packets.push_back((at, pkt));
         if self.packets.len() == 1 {
-            q.schedule_wire(at, Event::PipeArrive(port), self.from_unit, port);
+            q.schedule_wire(at, Event::PipeArrive(w), self.from_unit, self.id);
         }
     }
 
@@ -45,13 +51,18 @@ impl Wire {
     /// and copied in parts, and the next reads of it stalled (docs/performance.md, "Stalls on
     /// copies").
     #[inline]
-    pub fn take(&mut self, q: &mut EventQueue, port: u32) -> Packet {
+    pub fn take(&mut self, q: &mut EventQueue, w: u32) -> Packet {
         let &(_, pkt) = self.packets.front().expect("a wire's arrival has a packet at its head");
         self.packets.pop_front();
         if let Some(&(next, _)) = self.packets.front() {
-            q.schedule_wire(next, Event::PipeArrive(port), self.from_unit, port);
+            q.schedule_wire(next, Event::PipeArrive(w), self.from_unit, self.id);
         }
         pkt
+    }
+
+    /// The id of the port whose wire this is.
+    pub fn id(&self) -> u32 {
+        self.id
     }
 
     /// When the head packet arrives, if any.

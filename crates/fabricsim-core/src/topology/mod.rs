@@ -18,6 +18,7 @@
 //! 2 = aggregation-core.
 
 mod build;
+pub mod cut;
 pub mod file;
 pub mod graph;
 mod model;
@@ -29,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ensure, ScenarioError};
 use crate::time::Time;
 use crate::units::{Duration, Rate};
+pub use cut::{Cut, Share, Slots};
 pub use model::{HostMap, Node, PortInfo, Topology};
 pub use paths::{Hop, Route, Routes};
 pub use tables::{Next, Restriction, Tables};

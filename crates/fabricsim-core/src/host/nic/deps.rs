@@ -55,7 +55,7 @@ impl Nics {
             if waits == 0 {
                 q.set_origin(node_unit(spec.src));
                 let at = match spec.cpu {
-                    Some(cpu) => self.hosts[spec.src as usize].claim(cpu, spec.start, spec.delay),
+                    Some(cpu) => self.hosts[self.slot.of(spec.src)].claim(cpu, spec.start, spec.delay),
                     None => first_release(&spec),
                 };
                 self.release(q, m, at);
@@ -70,13 +70,13 @@ impl Nics {
         if msg.count == 0 {
             let event = if msg.spec.is_compute() { Event::Computed(m as u32) } else { Event::UpSend(m as u32) };
             q.schedule(at, event);
-            self.hosts[msg.spec.src as usize].pending += 1;
+            self.hosts[self.slot.of(msg.spec.src)].pending += 1;
             return;
         }
         for c in msg.connections() {
             q.schedule(at, Event::ConnStart(c as u32));
         }
-        self.hosts[msg.spec.src as usize].pending += msg.count;
+        self.hosts[self.slot.of(msg.spec.src)].pending += msg.count;
     }
 
     /// Message `m` completed at `now` at its receiver `host`: each message waiting for it
@@ -91,7 +91,7 @@ impl Nics {
             if src == host {
                 self.heard(q, now, d);
             } else if src != sender {
-                self.hosts[host as usize].notices_sent += 1;
+                self.hosts[self.slot.of(host)].notices_sent += 1;
                 let at = now + self.conns.notify_latency(host, src);
                 self.tell(q, at, Event::Release(d as u32), src);
             }
@@ -114,7 +114,7 @@ impl Nics {
     /// `Release`: message `d`'s source host learns that one of the messages it waits for
     /// completed.
     pub fn on_release(&mut self, q: &mut EventQueue, now: Time, d: u32) {
-        self.hosts[self.messages[d as usize].spec.src as usize].notices_taken += 1;
+        self.hosts[self.slot.of(self.messages[d as usize].spec.src)].notices_taken += 1;
         self.heard(q, now, d as usize);
     }
 
@@ -126,7 +126,7 @@ impl Nics {
         if self.waiting[at] == 0 {
             let spec = self.messages[d].spec;
             let at = match spec.cpu {
-                Some(cpu) => self.hosts[spec.src as usize].claim(cpu, spec.start.max(now), spec.delay),
+                Some(cpu) => self.hosts[self.slot.of(spec.src)].claim(cpu, spec.start.max(now), spec.delay),
                 None => spec.start.max(now.saturating_add(spec.delay)),
             };
             self.release(q, d, at);

@@ -30,7 +30,7 @@ impl Nics {
         let gbn = self.cfg.kind == TransportKind::Gbn;
         if packet.trimmed {
             let psn = if gbn { self.conns.nak_end_once(c).then(|| self.conns.stored_packets(c)) } else { Some(packet.psn) };
-            self.hosts[host as usize].counts.headers_delivered += 1;
+            self.hosts[self.slot.of(host)].counts.headers_delivered += 1;
             if let Some(psn) = psn {
                 self.send_control(q, fabric, now, host, Packet { psn, ..reply(Kind::Nack) });
             }
@@ -41,7 +41,7 @@ impl Nics {
         if window_end.is_some() {
             self.conns.count_late(c, End::Rx, |s| s.cnps += 1);
         }
-        self.hosts[host as usize].counts.data_delivered += 1;
+        self.hosts[self.slot.of(host)].counts.data_delivered += 1;
         if let Some(at) = window_end {
             q.schedule(at, Event::CnpTimer(c));
             self.send_control(q, fabric, now, host, reply(Kind::Cnp));

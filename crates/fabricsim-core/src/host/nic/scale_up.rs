@@ -32,7 +32,8 @@ use crate::topology::ScaleUp;
 #[derive(Debug, Clone, Default)]
 pub struct UpPorts {
     pub net: Option<ScaleUp>,
-    /// Per host: when its sending port and its receiving port are free.
+    /// Per host of the piece (at its index there): when its sending port and its receiving
+    /// port are free.
     out_free: Vec<Time>,
     in_free: Vec<Time>,
     /// Per message this piece's hosts sent or received on it: when its source's port started
@@ -42,20 +43,21 @@ pub struct UpPorts {
 }
 
 impl UpPorts {
+    /// The scale-up ports of `hosts` hosts (a piece's).
     pub fn new(net: Option<ScaleUp>, hosts: usize) -> UpPorts {
         let n = if net.is_some() { hosts } else { 0 };
         UpPorts { net, out_free: vec![0; n], in_free: vec![0; n], times: BTreeMap::new() }
     }
 
-    /// A time before which `host` cannot have received every message sent to it on the
-    /// scale-up network: the end of the last one its port has taken, and of the last its own
-    /// port has sent, `L` on (no message ends earlier than either; both are in the past once
-    /// it has).
-    pub fn bound(&self, host: u32) -> Time {
+    /// A time before which the host its piece keeps at `at` cannot have received every
+    /// message sent to it on the scale-up network: the end of the last one its port has taken,
+    /// and of the last its own port has sent, `L` on (no message ends earlier than either; both
+    /// are in the past once it has).
+    fn bound(&self, at: usize) -> Time {
         match self.net {
             Some(net) => {
-                let sent = self.out_free[host as usize];
-                self.in_free[host as usize].max(if sent == 0 { 0 } else { sent + net.latency })
+                let sent = self.out_free[at];
+                self.in_free[at].max(if sent == 0 { 0 } else { sent + net.latency })
             }
             None => 0,
         }
@@ -67,6 +69,12 @@ impl UpPorts {
 }
 
 impl Nics {
+    /// When `host` (one of this piece's) can have received every message sent to it on the
+    /// scale-up network, at the earliest (`UpPorts::bound`).
+    pub fn up_bound(&self, host: u32) -> Time {
+        self.up.bound(self.at(host))
+    }
+
     /// Schedules `event` for `host` at `at`, numbered by the current unit: in this piece's
     /// queue, or in the outbox when `host` belongs to another piece.
     pub(super) fn tell(&mut self, q: &mut EventQueue, at: Time, event: Event, host: u32) {
@@ -82,10 +90,10 @@ impl Nics {
     pub fn up_send(&mut self, q: &mut EventQueue, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
         let net = self.up.net.expect("a scale-up message needs a scale-up network");
-        let h = &mut self.hosts[spec.src as usize];
+        let h = &mut self.hosts[self.slot.of(spec.src)];
         h.pending -= 1;
         h.up_sent += 1;
-        let port = &mut self.up.out_free[spec.src as usize];
+        let port = &mut self.up.out_free[self.slot.of(spec.src)];
         let start = now.max(*port);
         *port = start + serialization(spec.bytes, net.rate);
         self.up.time(m, 0, start);
@@ -97,7 +105,7 @@ impl Nics {
     pub fn up_arrive(&mut self, q: &mut EventQueue, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
         let net = self.up.net.expect("a scale-up message needs a scale-up network");
-        let port = &mut self.up.in_free[spec.dst as usize];
+        let port = &mut self.up.in_free[self.slot.of(spec.dst)];
         *port = now.max(*port) + serialization(spec.bytes, net.rate);
         q.schedule(*port, Event::UpDone(m));
     }
@@ -106,7 +114,7 @@ impl Nics {
     /// for it hear of it (its source `L` later, `UpAck`).
     pub fn up_done(&mut self, q: &mut EventQueue, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
-        let h = &mut self.hosts[spec.dst as usize];
+        let h = &mut self.hosts[self.slot.of(spec.dst)];
         (h.done, h.up_done, h.progress) = (h.done + 1, h.up_done + 1, h.progress + 1);
         self.reported += 1;
         self.up.time(m, 1, now);
@@ -116,7 +124,7 @@ impl Nics {
         self.completed(q, now, spec.dst, m as usize);
         if self.dependents.of(m as usize).iter().any(|&d| self.messages[d as usize].spec.src == spec.src) {
             let latency = self.up.net.map_or(0, |n| n.latency);
-            self.hosts[spec.dst as usize].notices_sent += 1;
+            self.hosts[self.slot.of(spec.dst)].notices_sent += 1;
             self.tell(q, now + latency, Event::UpAck(m), spec.src);
         }
     }
@@ -125,7 +133,7 @@ impl Nics {
     /// computation): its host counts it, the tasks and messages waiting for it hear of it.
     pub fn computed(&mut self, q: &mut EventQueue, now: Time, m: u32) {
         let host = self.messages[m as usize].spec.src;
-        let h = &mut self.hosts[host as usize];
+        let h = &mut self.hosts[self.slot.of(host)];
         (h.pending, h.done, h.progress) = (h.pending - 1, h.done + 1, h.progress + 1);
         self.reported += 1;
         self.up.time(m, 1, now);
@@ -137,7 +145,7 @@ impl Nics {
     /// `UpAck`: message `m`'s source hears that it was delivered.
     pub fn up_ack(&mut self, q: &mut EventQueue, now: Time, m: u32) {
         let src = self.messages[m as usize].spec.src;
-        self.hosts[src as usize].notices_taken += 1;
+        self.hosts[self.slot.of(src)].notices_taken += 1;
         self.acknowledged(q, now, src, m as usize);
     }
 }

@@ -2,6 +2,7 @@
 //! enqueue and at dequeue.
 
 use super::*;
+use crate::packet::Kind;
 use crate::scenario::Scenario;
 
 /// A 16-host fabric with `switch` settings, and the index of port `leaf0:up0`.
@@ -40,7 +41,7 @@ fn a_full_queue_trims_into_the_control_queue_which_leaves_first() {
     // when the wire frees, the header goes before the data queued ahead of it
     let free = p.busy_until;
     f.switch_next(&mut q, free, port);
-    let (_, sent) = f.wires()[port as usize].packets().last().copied().expect("on the wire");
+    let (_, sent) = f.wire(port).packets().last().copied().expect("on the wire");
     assert!(sent.trimmed && sent.psn == 3);
 }
 
@@ -67,7 +68,7 @@ fn ecn_at_enqueue_marks_the_late_packet_at_dequeue_the_early_one() {
             let free = f.ports()[port as usize].busy_until;
             f.switch_next(&mut q, free, port);
         }
-        f.wires()[port as usize].packets().map(|(_, p)| (p.psn, p.ecn)).collect()
+        f.wire(port).packets().map(|(_, p)| (p.psn, p.ecn)).collect()
     };
     // psn 0 never queued; psn 2 found psn 1 ahead (enqueue); psn 1 left psn 2 behind (dequeue)
     assert_eq!(marks("enqueue"), vec![(0, false), (1, false), (2, true)]);

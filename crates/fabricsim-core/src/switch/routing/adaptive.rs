@@ -17,6 +17,7 @@ use crate::packet::Packet;
 use crate::registry::AlgorithmInfo;
 use crate::switch::EgressPort;
 use crate::time::Time;
+use crate::topology::Cut;
 
 /// How adaptive switches read their ports' loads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,7 +46,9 @@ impl LoadSense {
 
 /// The ports' loads as a switch sees them at `now`.
 pub struct PortLoads<'a> {
+    /// The switch's piece's ports, and where it keeps each (`None`: at its id).
     pub ports: &'a [EgressPort],
+    pub cut: Option<&'a Cut>,
     pub sense: &'a LoadSense,
     pub now: Time,
     /// Per port: when its load was last sampled and what it showed (empty when exact).
@@ -56,6 +59,7 @@ impl PortLoads<'_> {
     /// The load of `port` as the switch sees it.
     #[inline]
     pub fn load(&mut self, port: usize) -> u64 {
+        let port = self.cut.map_or(port, |c| c.port(port as u32));
         let p = &self.ports[port];
         let bytes = p.data_bytes + p.control_bytes;
         if self.samples.is_empty() {
@@ -113,7 +117,7 @@ mod tests {
         let ports = [port(5_000)];
         let sense = LoadSense::default();
         assert!(sense.is_exact());
-        let mut loads = PortLoads { ports: &ports, sense: &sense, now: 7, samples: &mut [] };
+        let mut loads = PortLoads { ports: &ports, cut: None, sense: &sense, now: 7, samples: &mut [] };
         assert_eq!(loads.load(0), 5_000);
     }
 
@@ -124,7 +128,7 @@ mod tests {
         let mut samples = vec![(0, 0); 1];
         let band = |bytes: u64, now: Time, samples: &mut [(Time, u64)]| {
             let ports = [port(bytes)];
-            PortLoads { ports: &ports, sense: &sense, now, samples }.load(0)
+            PortLoads { ports: &ports, cut: None, sense: &sense, now, samples }.load(0)
         };
         assert_eq!(band(30_000, 100_000, &mut samples), 0, "not more than refresh after the start: the initial sample");
         assert_eq!(band(30_000, 100_001, &mut samples), 3, "a new sample: top band");
@@ -135,6 +139,6 @@ mod tests {
         // refresh 0: every read is fresh, still banded
         let sense = LoadSense { thresholds: vec![5_000], refresh: 0 };
         let ports = [port(6_000)];
-        assert_eq!(PortLoads { ports: &ports, sense: &sense, now: 0, samples: &mut [(0, 0)] }.load(0), 1);
+        assert_eq!(PortLoads { ports: &ports, cut: None, sense: &sense, now: 0, samples: &mut [(0, 0)] }.load(0), 1);
     }
 }

@@ -1,0 +1,23 @@
+//! Runs a scenario given as JSON (what `fabricsim.Scenario.to_json()` writes) without Python,
+//! for peak-memory and wall-time comparisons between builds (docs/performance.md).
+//! `cargo run --release --example run_scenario FILE.json [threads | whole]`: `whole` runs it
+//! in one piece on one thread (a large fabric is otherwise cut into pieces for the cache).
+use fabricsim_core::{Scenario, Simulation};
+
+fn main() {
+    let path = std::env::args().nth(1).expect("usage: run_scenario FILE.json [threads | whole]");
+    let how = std::env::args().nth(2).unwrap_or_else(|| "1".into());
+    let text = std::fs::read_to_string(&path).expect("a readable file");
+    let scenario = Scenario::from_json(&text).expect("a valid scenario");
+    let t = std::time::Instant::now();
+    let mut sim = match how.as_str() {
+        "whole" => Simulation::cut_by(&scenario, |topo| vec![0; topo.nodes.len()]),
+        n => Simulation::with_threads(&scenario, n.parse().expect("threads: a count or whole")),
+    }
+    .expect("builds");
+    let threads = sim.threads();
+    sim.step(u64::MAX);
+    let r = sim.into_results();
+    let s = &r.summary;
+    println!("{path} ({how}): {threads} threads, status {}, {} events, wall {:.2} s", s.status, s.events, t.elapsed().as_secs_f64());
+}
