@@ -146,6 +146,7 @@ def test_every_file_of_a_kind_folder_is_a_registered_kind():
         "switch/routing": "routing",
         "host/cc": "cc",
         "host/transport": "transport",
+        "topology/generators": "topology",
     }
     for folder, category in folders.items():
         names = {row["name"] for row in fabricsim.registry() if row["category"] == category}

@@ -611,10 +611,15 @@ def _print_compare(results: dict[str, Results]) -> None:
     parts = [f"{wl['kind']} {wl['size']}" if "size" in wl else f"{n_flows} {wl['kind']}"] if wl else []
     parts += [f"{j.get('name', f'job{i}')}: {_job_words(j)}" for i, j in enumerate(jobs)]
     workload = " + ".join(parts)
-    if topo.get("kind") == "graph":
+    kind = topo.get("kind", "fat_tree")
+    if kind == "graph":
         fabric = f"{len(topo['graph']['hosts'])} hosts, graph {topo.get('file', '')}".rstrip()
-    else:
+    elif kind == "fat_tree":
         fabric = f"{topo['hosts']} hosts, {topo['tiers']}-tier, {topo['link_rate']}"
+    else:
+        from .reference import fabric_hosts
+
+        fabric = f"{fabric_hosts(topo)} hosts, {kind}, {topo['link_rate']}"
     title = f"{fabric}, {workload}"
     title += f", {len(faults)} fault{'s' * (len(faults) != 1)}" if faults else ""
     title += f", seed {first['seed']}"

@@ -34,11 +34,28 @@ REFERENCES = ("nonblocking",)
 _BDP = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*bdp\s*$", re.IGNORECASE)
 
 
+def fabric_hosts(topo: dict[str, Any]) -> int:
+    """The hosts of a filled ``[topology]``: a fat tree's ``hosts``, a graph's list, another
+    generator's as the core builds it."""
+    kind = topo.get("kind", "fat_tree")
+    if kind == "fat_tree":
+        return int(topo["hosts"])
+    if kind == "graph":
+        return len(topo["graph"]["hosts"])
+    from . import _core
+
+    summary, _ = _core.topology(json.dumps({"topology": topo, "workload": {"kind": "permutation", "size": "1B"}}), False)
+    return int(json.loads(summary)["hosts"])
+
+
 def _hosts(topo: dict[str, Any]) -> tuple[int, str, str]:
     """A fabric's hosts and their links' rate and latency: a graph's from its first host's
-    link (docs/topologies.md)."""
-    if topo.get("kind") != "graph":
+    link (docs/topologies.md), another generator's (a dragonfly) its ``link_rate``."""
+    kind = topo.get("kind", "fat_tree")
+    if kind == "fat_tree":
         return int(topo["hosts"]), topo["tier_link_rates"][0], topo["tier_link_latencies"][0]
+    if kind != "graph":
+        return fabric_hosts(topo), topo["link_rate"], topo["link_latency"]
     graph = topo["graph"]
     names = {h["name"] for h in graph["hosts"]}
     link = next(link for link in graph["links"] if link["a"] in names or link["b"] in names)

@@ -7,11 +7,11 @@ Formats, by the file's suffix:
 
 - ``.toml``, ``.json``: the graph as the core reads it: ``hosts`` (``name``, optional ``id``
   and ``server``), ``switches`` (``name``, optional ``tier``) and ``links`` (``a``, ``b``,
-  optional ``rate`` and ``latency``);
+  optional ``rate``, ``latency`` and ``cost``);
 - ``.edgelist``, ``.edges``, ``.txt``: NetworkX's edge list (``networkx.write_edgelist``): a
-  link per line, ``a b`` or ``a b {'rate': '400Gbps', 'latency': '1us'}``, ``#`` comments;
-- ``.graphml``: GraphML (``networkx.write_graphml``): nodes, and edges whose ``rate`` and
-  ``latency`` data become the link's.
+  link per line, ``a b`` or ``a b {'rate': '400Gbps', 'latency': '1us', 'cost': 3}``, ``#`` comments;
+- ``.graphml``: GraphML (``networkx.write_graphml``): nodes, and edges whose ``rate``,
+  ``latency`` and ``cost`` data become the link's.
 
 An edge list or GraphML file says which nodes are hosts by a node attribute ``kind`` (or
 ``type``) of ``"host"`` or ``"switch"`` (GraphML), or else by shape: a node with one link is a
@@ -34,7 +34,18 @@ from .files import check_input, read_text
 
 FIELD = "topology.file"
 EDGE_LISTS = (".edgelist", ".edges", ".txt")
-LINK_KEYS = ("rate", "latency")
+LINK_KEYS = ("rate", "latency", "cost")
+
+
+def _link_value(key: str, value: Any) -> Any:
+    """A link attribute as the core reads it: ``cost`` a whole number (refused by the core
+    where it is not), ``rate`` and ``latency`` strings with their units."""
+    if key == "cost":
+        try:
+            return int(str(value))
+        except ValueError:
+            return str(value)
+    return str(value)
 
 
 def is_topology_file(path: Path) -> bool:
@@ -176,7 +187,7 @@ def _graph(edges: list[Edge], kinds: dict[str, str], order: list[str] | None = N
     links = []
     for a, b, attrs in edges:
         link: dict[str, Any] = {"a": a, "b": b}
-        link.update({k: str(attrs[k]) for k in LINK_KEYS if attrs.get(k) not in (None, "")})
+        link.update({k: _link_value(k, attrs[k]) for k in LINK_KEYS if attrs.get(k) not in (None, "")})
         links.append(link)
     return {
         "hosts": [{"name": n} for n in degree if host[n]],

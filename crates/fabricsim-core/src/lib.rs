@@ -93,8 +93,12 @@ pub fn registry() -> Vec<AlgorithmInfo> {
 /// `lb`, `workload` and `faults` ([`registry::Param`]). What docs/scenario.md's per-kind
 /// tables are generated from.
 pub fn parameters() -> Vec<(&'static str, &'static str, registry::Param)> {
-    let tables: [(&str, &[registry::KindParams]); 3] =
-        [("lb", lb::LbConfig::PARAMS), ("workload", workload::WorkloadConfig::PARAMS), ("faults", faults::FaultConfig::PARAMS)];
+    let tables: [(&str, &[registry::KindParams]); 4] = [
+        ("lb", lb::LbConfig::PARAMS),
+        ("workload", workload::WorkloadConfig::PARAMS),
+        ("faults", faults::FaultConfig::PARAMS),
+        ("topology", topology::TopologyConfig::PARAMS),
+    ];
     let mut v = Vec::new();
     for (table, kinds) in tables {
         for &(kind, params) in kinds {

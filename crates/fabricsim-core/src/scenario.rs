@@ -241,7 +241,7 @@ impl Scenario {
         // a fixed RTO below the base RTT resends every packet before its ACK can return: the
         // run would spend its whole budget on spurious retransmits (often a unit slip in
         // link_latency, "1ms" for "1us"); an estimated RTO backs off and recovers
-        let switch_latency = |p: &crate::topology::PortInfo| if p.to >= topo.hosts() { self.topology.switch_latency.0 } else { 0 };
+        let switch_latency = |p: &crate::topology::PortInfo| if p.to >= topo.hosts() { self.topology.shared().switch_latency.0 } else { 0 };
         let longest = topo.ports.iter().map(|p| p.delay - switch_latency(p)).max().unwrap_or(0);
         let slip = if longest >= 100 * crate::time::PS_PER_US {
             format!(", or a shorter topology.link_latency ({} per link: a datacenter link is about 1us)", Duration(longest))
@@ -423,17 +423,9 @@ impl Scenario {
         s.transport.connections = Some(s.connections());
         s.switch.fill();
         s.workload = s.workload();
-        let tiers = if s.topology.kind == crate::topology::TopologyKind::FatTree { s.topology.tiers as usize } else { 0 };
-        // a graph whose hosts name their servers: its NICs per server, as the run reads them
-        if let Some(n) = s.topology.graph.as_ref().and_then(|g| g.nics_per_server()) {
-            s.topology.nics_per_server = n;
-        }
-        if s.topology.tier_link_rates.is_empty() {
-            s.topology.tier_link_rates = vec![s.topology.link_rate; tiers];
-        }
-        if s.topology.tier_link_latencies.is_empty() {
-            s.topology.tier_link_latencies = vec![s.topology.link_latency; tiers];
-        }
+        // a fat tree's per-tier links, a graph's NICs per server (where its hosts name their
+        // servers): as the run reads them
+        s.topology.generator_mut().fill();
         s
     }
 }

@@ -256,7 +256,7 @@ fn topology(py: Python<'_>, scenario_json: &str, graph: bool) -> PyResult<(Strin
     let topo = fabricsim_core::scenario::build_topology(&scenario.topology, memory).map_err(|e| scenario_error(py, e))?;
     let summary = serde_json::to_string(&fabricsim_core::topology::graph::summary(&topo)).unwrap_or_default();
     let written = graph.then(|| {
-        let g = fabricsim_core::topology::file::GraphConfig::of(&topo, scenario.topology.switch_latency.0);
+        let g = fabricsim_core::topology::file::GraphConfig::of(&topo, scenario.topology.shared().switch_latency.0);
         serde_json::to_string(&g).unwrap_or_default()
     });
     Ok((summary, written))

@@ -81,14 +81,23 @@ impl Topology {
 fn port(s: &FatTreeSpec, name: String, from: u32, to: u32, tier: u32, up: bool, hosts: u32) -> PortInfo {
     let t = tier as usize;
     let to_switch = to >= hosts;
-    PortInfo { name, from, to, tier, up, rate: s.tier_rates[t], delay: s.tier_latencies[t] + if to_switch { s.switch_latency } else { 0 } }
+    PortInfo {
+        name,
+        from,
+        to,
+        tier,
+        up,
+        rate: s.tier_rates[t],
+        delay: s.tier_latencies[t] + if to_switch { s.switch_latency } else { 0 },
+        cost: 1,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::ScenarioError;
-    use crate::topology::TopologyConfig;
+    use crate::topology::fat_tree::Config as TopologyConfig;
 
     fn build(tiers: u32, hosts: u32, radix: u32, oversub: u32) -> Result<Topology, ScenarioError> {
         let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, ..Default::default() };

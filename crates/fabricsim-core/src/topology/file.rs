@@ -64,6 +64,10 @@ pub struct GraphLink {
     /// Propagation latency; default `topology.link_latency`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Duration>,
+    /// What routing counts for crossing it, 1 to 1000; default 1 (switches forward on the
+    /// paths of least total cost: a hop count where every link costs 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<u32>,
 }
 
 /// What the graph's links take from `[topology]` where they say nothing.
@@ -78,6 +82,8 @@ pub struct Defaults {
 const FIELD: &str = "topology.graph";
 /// The highest tier a switch may be given (a fabric of more tiers is no datacenter's).
 pub const MAX_TIER: u32 = 63;
+/// The highest routing cost of a link.
+pub const MAX_COST: u32 = 1000;
 
 impl GraphConfig {
     /// The size of the graph, for the memory check before it is built.
@@ -142,6 +148,9 @@ impl GraphConfig {
                 "allowed: a switch (two hosts are joined through a switch, or a server's scale-up network)",
             )?;
             ensure(l.rate.is_none_or(|r| r.0 > 0), &at("rate"), "0", "allowed: a positive rate like \"400Gbps\"")?;
+            if let Some(c) = l.cost {
+                ensure((1..=MAX_COST).contains(&c), &at("cost"), c, format!("allowed: 1 to {MAX_COST}"))?;
+            }
             for x in [a, b] {
                 if (x as usize) < h {
                     host_links[x as usize] += 1;
@@ -289,6 +298,7 @@ impl GraphConfig {
                     up: side == 2 || side == 1 && (from as u32) < to,
                     rate: l.rate.unwrap_or(d.rate).0,
                     delay: latency + if to as usize >= h { d.switch_latency } else { 0 },
+                    cost: l.cost.unwrap_or(1),
                 });
                 count[side as usize] += 1;
             }
@@ -318,6 +328,7 @@ impl GraphConfig {
                 b: topo.nodes[p.to as usize].name.clone(),
                 rate: Some(Rate(p.rate)),
                 latency: Some(Duration(latency)),
+                cost: (p.cost != 1).then_some(p.cost),
             });
         }
         GraphConfig { hosts, switches, links }
@@ -327,21 +338,23 @@ impl GraphConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{TopologyConfig, TopologyKind};
+    use crate::topology::fat_tree::Config as FatTree;
+    use crate::topology::generators::graph::Config as Graph;
+    use crate::topology::TopologyConfig;
     use crate::units::Rate;
 
-    fn graph_config(g: GraphConfig) -> TopologyConfig {
-        TopologyConfig { kind: TopologyKind::Graph, graph: Some(g), ..Default::default() }
+    fn graph_config(g: GraphConfig) -> Graph {
+        Graph { graph: Some(g), ..Default::default() }
     }
 
     #[test]
     fn a_fat_tree_written_as_a_graph_is_the_generators_fabric_port_for_port() {
         let gbps = |g: u64| Rate(g * 1_000_000_000);
         for cfg in [
-            TopologyConfig { tiers: 2, hosts: 32, radix: 8, ..Default::default() },
-            TopologyConfig { tiers: 2, hosts: 48, radix: 16, oversubscription: 3, switch_latency: Duration(0), ..Default::default() },
-            TopologyConfig { tiers: 3, hosts: 64, radix: 8, tier_link_rates: vec![gbps(100), gbps(200), gbps(400)], ..Default::default() },
-            TopologyConfig {
+            FatTree { tiers: 2, hosts: 32, radix: 8, ..Default::default() },
+            FatTree { tiers: 2, hosts: 48, radix: 16, oversubscription: 3, switch_latency: Duration(0), ..Default::default() },
+            FatTree { tiers: 3, hosts: 64, radix: 8, tier_link_rates: vec![gbps(100), gbps(200), gbps(400)], ..Default::default() },
+            FatTree {
                 tiers: 2,
                 hosts: 64,
                 radix: 16,
@@ -351,11 +364,11 @@ mod tests {
                 ..Default::default()
             },
         ] {
-            let tree = cfg.build(|_| Ok(())).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+            let tree = TopologyConfig::FatTree(cfg.clone()).build(|_| Ok(())).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
             let g = GraphConfig::of(&tree, cfg.switch_latency.0);
             // the other fields say nothing the links do not
-            let read = TopologyConfig { switch_latency: cfg.switch_latency, scale_up_rate: cfg.scale_up_rate, ..graph_config(g.clone()) };
-            let back = read.build(|_| Ok(())).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+            let read = Graph { switch_latency: cfg.switch_latency, scale_up_rate: cfg.scale_up_rate, ..graph_config(g.clone()) };
+            let back = TopologyConfig::Graph(read).build(|_| Ok(())).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
             assert_eq!(back.hosts, tree.hosts, "{cfg:?}");
             let node = |n: &Node| (n.name.clone(), n.tier);
             assert_eq!(back.nodes.iter().map(node).collect::<Vec<_>>(), tree.nodes.iter().map(node).collect::<Vec<_>>());
@@ -363,15 +376,47 @@ mod tests {
             assert_eq!(back.ports.iter().map(port).collect::<Vec<_>>(), tree.ports.iter().map(port).collect::<Vec<_>>());
             // found tiers are the given ones
             let untiered = GraphConfig { switches: g.switches.iter().map(|s| GraphSwitch { tier: None, ..s.clone() }).collect(), ..g };
-            let found = TopologyConfig { scale_up_rate: cfg.scale_up_rate, ..graph_config(untiered) }.build(|_| Ok(())).unwrap();
+            let found = Graph { scale_up_rate: cfg.scale_up_rate, ..graph_config(untiered) };
+            let found = TopologyConfig::Graph(found).build(|_| Ok(())).unwrap();
             assert!(found.nodes.iter().zip(&tree.nodes).all(|(a, b)| a.tier == b.tier));
         }
+    }
+
+    #[test]
+    fn switches_forward_on_the_least_cost_paths_and_refuse_a_cost_out_of_range() {
+        // s0 - s1 - s2, and a direct s0 - s2 link: the direct one unless it costs more than
+        // the two-link detour
+        let host = |n: &str| GraphHost { name: n.into(), id: None, server: None };
+        let switch = |n: &str| GraphSwitch { name: n.into(), tier: None };
+        let link = |a: &str, b: &str, cost: Option<u32>| GraphLink { a: a.into(), b: b.into(), rate: None, latency: None, cost };
+        let g = |cost: Option<u32>| GraphConfig {
+            hosts: vec![host("h0"), host("h1")],
+            switches: vec![switch("s0"), switch("s1"), switch("s2")],
+            links: vec![
+                link("h0", "s0", None),
+                link("h1", "s2", None),
+                link("s0", "s1", None),
+                link("s1", "s2", None),
+                link("s0", "s2", cost),
+            ],
+        };
+        let build = |cost| TopologyConfig::Graph(graph_config(g(cost))).build(|_| Ok(()));
+        // the diameter counts the most links of a least-cost path: a tie counts the detour
+        for (cost, links) in [(None, 3), (Some(2), 4), (Some(3), 4)] {
+            let topo = build(cost).unwrap();
+            assert_eq!(topo.tables.diameter(), links, "cost {cost:?}");
+        }
+        // a tie keeps both as a group: the direct link and the detour start at s0
+        let topo = build(Some(2)).unwrap();
+        assert_eq!(topo.tables.next_hops(topo.hosts(), 1).len(), 2);
+        let e = build(Some(0)).unwrap_err();
+        assert!(e.field == "topology.graph.links[4].cost" && e.to_string().contains("1 to 1000"), "{e}");
     }
 
     fn small() -> GraphConfig {
         let host = |n: &str| GraphHost { name: n.into(), id: None, server: None };
         let switch = |n: &str| GraphSwitch { name: n.into(), tier: None };
-        let link = |a: &str, b: &str| GraphLink { a: a.into(), b: b.into(), rate: None, latency: None };
+        let link = |a: &str, b: &str| GraphLink { a: a.into(), b: b.into(), rate: None, latency: None, cost: None };
         GraphConfig {
             hosts: vec![host("h0"), host("h1"), host("h2")],
             switches: vec![switch("s0"), switch("s1")],
@@ -381,7 +426,7 @@ mod tests {
 
     #[test]
     fn a_bad_graph_is_refused_naming_the_entry() {
-        assert!(graph_config(small()).build(|_| Ok(())).is_ok());
+        assert!(TopologyConfig::Graph(graph_config(small())).build(|_| Ok(())).is_ok());
         type Change = Box<dyn Fn(&mut GraphConfig)>;
         let cases: Vec<(Change, &str, &str)> = vec![
             (Box::new(|g| g.links[1].b = "s9".into()), "topology.graph.links[1].b", "\"s9\""),
@@ -397,18 +442,18 @@ mod tests {
         for (change, field, says) in cases {
             let mut g = small();
             change(&mut g);
-            let e = graph_config(g).build(|_| Ok(())).unwrap_err();
+            let e = TopologyConfig::Graph(graph_config(g)).build(|_| Ok(())).unwrap_err();
             assert_eq!(e.field, field, "{e}");
             assert!(e.to_string().contains(says), "{e}");
         }
         // a switch on its own; two islands, which the tables cannot route between
         let mut g = small();
         g.switches.push(GraphSwitch { name: "s2".into(), tier: None });
-        let e = graph_config(g).build(|_| Ok(())).unwrap_err();
+        let e = TopologyConfig::Graph(graph_config(g)).build(|_| Ok(())).unwrap_err();
         assert!(e.field == "topology.graph.switches[2]" && e.to_string().contains("reaches no host"), "{e}");
         let mut g = small();
         g.links.pop();
-        let e = graph_config(g).build(|_| Ok(())).unwrap_err();
+        let e = TopologyConfig::Graph(graph_config(g)).build(|_| Ok(())).unwrap_err();
         assert!(e.field == "topology.graph" && e.to_string().contains("cannot reach"), "{e}");
     }
 }

@@ -20,146 +20,23 @@
 mod build;
 pub mod cut;
 pub mod file;
+pub mod generators;
 pub mod graph;
 mod model;
 pub mod paths;
 pub mod tables;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{ensure, ScenarioError};
 use crate::time::Time;
-use crate::units::{Duration, Rate};
+use crate::units::Duration;
 pub use cut::{Cut, Share, Slots};
+pub use generators::{fat_tree, Generator, Shared, TopologyConfig};
 pub use model::{HostMap, Node, PortInfo, Topology};
 pub use paths::{Hop, Route, Routes};
 pub use tables::{Next, Restriction, Tables};
 
 /// The topology kinds, for the registry (`fabricsim list`).
-pub const KINDS: &[crate::registry::AlgorithmInfo] = &[
-    crate::registry::AlgorithmInfo {
-        category: "topology",
-        name: "fat_tree",
-        summary: "2-tier leaf-spine or 3-tier k-ary fat tree, tier-0 oversubscription, optionally rail-optimized",
-        reference: "PRIME Table I",
-    },
-    crate::registry::AlgorithmInfo {
-        category: "topology",
-        name: "graph",
-        summary:
-            "any fabric given as hosts, switches and links (inline, or a TOML/JSON, edge list or GraphML file), routed by shortest paths",
-        reference: "htsim routetable.h",
-    },
-];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TopologyKind {
-    FatTree,
-    /// The graph in `topology.graph` (docs/topologies.md).
-    Graph,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TopologyConfig {
-    #[serde(default = "d_kind")]
-    pub kind: TopologyKind,
-    /// 2 (leaf-spine) or 3 (leaf-aggregation-core).
-    #[serde(default = "d_tiers")]
-    pub tiers: u32,
-    #[serde(default = "d_hosts")]
-    pub hosts: u32,
-    /// Ports per switch.
-    #[serde(default = "d_radix")]
-    pub radix: u32,
-    /// Tier-0 down:up port ratio (1 = non-blocking).
-    #[serde(default = "d_oversub")]
-    pub oversubscription: u32,
-    #[serde(default = "d_rate")]
-    pub link_rate: Rate,
-    #[serde(default = "d_latency")]
-    pub link_latency: Duration,
-    /// Per link tier (0 = host-leaf, 1 = leaf-up, 2 = agg-core); defaults to `link_rate`.
-    #[serde(default)]
-    pub tier_link_rates: Vec<Rate>,
-    /// Per link tier; defaults to `link_latency`.
-    #[serde(default)]
-    pub tier_link_latencies: Vec<Duration>,
-    #[serde(default = "d_latency")]
-    pub switch_latency: Duration,
-    /// NICs per server: host `h` is NIC `h % n` of server `h / n`.
-    #[serde(default = "d_nics")]
-    pub nics_per_server: u32,
-    /// Rail-optimized: NIC i of each server of a group attaches to the group's leaf i.
-    #[serde(default)]
-    pub rails: bool,
-    /// A server's scale-up network (NVLink through an NVSwitch, say): the rate of each GPU's
-    /// port on it. Absent: none, and GPUs of one server talk through the fabric.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale_up_rate: Option<Rate>,
-    /// With `scale_up_rate`: the latency of the scale-up network, one GPU to another
-    /// (default 300 ns).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale_up_latency: Option<Duration>,
-    /// With `kind = "graph"`: the fabric's hosts, switches and links.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub graph: Option<file::GraphConfig>,
-    /// With `kind = "graph"`: the file the front end read `graph` from, kept for the record.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-}
-
-fn d_kind() -> TopologyKind {
-    TopologyKind::FatTree
-}
-fn d_tiers() -> u32 {
-    2
-}
-fn d_hosts() -> u32 {
-    128
-}
-fn d_radix() -> u32 {
-    16
-}
-fn d_oversub() -> u32 {
-    1
-}
-fn d_nics() -> u32 {
-    1
-}
-fn d_scale_up_latency() -> Duration {
-    Duration(300_000)
-}
-fn d_rate() -> Rate {
-    Rate(400_000_000_000)
-}
-fn d_latency() -> Duration {
-    Duration(500_000)
-}
-
-impl Default for TopologyConfig {
-    fn default() -> Self {
-        TopologyConfig {
-            kind: d_kind(),
-            tiers: d_tiers(),
-            hosts: d_hosts(),
-            radix: d_radix(),
-            oversubscription: d_oversub(),
-            link_rate: d_rate(),
-            link_latency: d_latency(),
-            tier_link_rates: Vec::new(),
-            tier_link_latencies: Vec::new(),
-            switch_latency: d_latency(),
-            nics_per_server: d_nics(),
-            rails: false,
-            scale_up_rate: None,
-            scale_up_latency: None,
-            graph: None,
-            file: None,
-        }
-    }
-}
+pub const KINDS: &[crate::registry::AlgorithmInfo] = TopologyConfig::KINDS;
 
 /// The checked shape of a fat tree.
 #[derive(Debug, Clone)]
@@ -209,7 +86,7 @@ pub struct ScaleUp {
 }
 
 impl FatTreeSpec {
-    pub fn new(t: &TopologyConfig) -> Result<FatTreeSpec, ScenarioError> {
+    pub fn new(t: &fat_tree::Config) -> Result<FatTreeSpec, ScenarioError> {
         ensure(t.tiers == 2 || t.tiers == 3, "topology.tiers", t.tiers, "allowed: 2 or 3")?;
         // up to a whole cluster on one switch: the non-blocking reference (`--reference`) is one
         ensure(t.radix >= 2 && t.radix <= 1 << 20, "topology.radix", t.radix, "allowed: 2 to 1048576 ports")?;
@@ -296,7 +173,7 @@ impl FatTreeSpec {
                 ),
             )?;
         }
-        let scale_up = scale_up(t)?;
+        let scale_up = scale_up(&t.shared())?;
         if let Some(r) = t.scale_up_rate {
             ensure(
                 m >= 2,
@@ -362,56 +239,13 @@ impl FatTreeSpec {
     }
 }
 
-impl TopologyConfig {
-    /// The fabric this describes; `fits` may refuse its graph's size before it is built (the
-    /// scenario's memory budget).
-    pub fn build(&self, fits: impl Fn(GraphSize) -> Result<(), ScenarioError>) -> Result<Topology, ScenarioError> {
-        match (self.kind, &self.graph) {
-            (TopologyKind::FatTree, None) => {
-                let spec = FatTreeSpec::new(self)?;
-                fits(spec.size())?;
-                Topology::build(&spec)
-            }
-            (TopologyKind::Graph, Some(graph)) => {
-                ensure(
-                    !self.rails,
-                    "topology.rails",
-                    true,
-                    "allowed: only with kind = \"fat_tree\" (a graph's hosts are where its links put them)",
-                )?;
-                ensure(self.link_rate.0 > 0, "topology.link_rate", self.link_rate, "allowed: a positive rate")?;
-                ensure(self.nics_per_server >= 1, "topology.nics_per_server", self.nics_per_server, "allowed: 1 or more")?;
-                fits(graph.size())?;
-                let defaults = file::Defaults {
-                    rate: self.link_rate,
-                    latency: self.link_latency,
-                    switch_latency: self.switch_latency.0,
-                    nics: self.nics_per_server,
-                    scale_up: scale_up(self)?,
-                };
-                graph.build(&defaults)
-            }
-            (TopologyKind::FatTree, Some(_)) => Err(ScenarioError::new(
-                "topology.graph",
-                "a graph",
-                "allowed: only with kind = \"graph\" (a fat tree is built from tiers, hosts and radix)",
-            )),
-            (TopologyKind::Graph, None) => Err(ScenarioError::new(
-                "topology.graph",
-                "missing",
-                "allowed: the fabric's hosts, switches and links, inline or `file` read by the Python front end (docs/topologies.md)",
-            )),
-        }
-    }
-}
-
 /// The servers' scale-up network of `[topology]`, checked.
-fn scale_up(t: &TopologyConfig) -> Result<Option<ScaleUp>, ScenarioError> {
+pub(crate) fn scale_up(t: &Shared) -> Result<Option<ScaleUp>, ScenarioError> {
     let scale_up = match t.scale_up_rate {
         None => None,
         Some(r) => {
             ensure(r.0 > 0, "topology.scale_up_rate", r, "allowed: a positive rate like \"7200Gbps\" (leave it out for none)")?;
-            let latency = t.scale_up_latency.unwrap_or_else(d_scale_up_latency);
+            let latency = t.scale_up_latency.unwrap_or(Duration(300_000));
             ensure(latency.0 > 0, "topology.scale_up_latency", latency, "allowed: a positive duration like \"300ns\"")?;
             Some(ScaleUp { rate: r.0, latency: latency.0 })
         }
@@ -430,6 +264,6 @@ fn scale_up(t: &TopologyConfig) -> Result<Option<ScaleUp>, ScenarioError> {
 #[cfg(test)]
 pub(crate) fn tree(tiers: u32, hosts: u32, radix: u32, oversub: u32, rails: bool) -> Topology {
     let nics = if rails { 4 } else { 1 };
-    let cfg = TopologyConfig { tiers, hosts, radix, oversubscription: oversub, nics_per_server: nics, rails, ..Default::default() };
+    let cfg = fat_tree::Config { tiers, hosts, radix, oversubscription: oversub, nics_per_server: nics, rails, ..Default::default() };
     Topology::build(&FatTreeSpec::new(&cfg).expect("a valid tree")).expect("a connected tree")
 }

@@ -33,6 +33,9 @@ pub struct PortInfo {
     pub rate: u64,
     /// Propagation latency, plus the switch traversal latency when `to` is a switch.
     pub delay: Time,
+    /// What routing counts for crossing it (1 for every link of a fat tree): switches forward
+    /// on the paths of least total cost (`topology::tables`).
+    pub cost: u32,
 }
 
 /// The hosts as the scenario numbers them: their servers, their scale-up network, and the

@@ -229,7 +229,8 @@ impl Routes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{FatTreeSpec, TopologyConfig};
+    use crate::topology::fat_tree::Config as TopologyConfig;
+    use crate::topology::FatTreeSpec;
 
     /// The paths of a fat tree from its arithmetic: the link tiers crossed (under one leaf, in
     /// one pod, across pods), and at link tier t the product of the up-port choices below it.

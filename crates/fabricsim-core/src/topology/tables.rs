@@ -14,8 +14,11 @@
 //!   (`switch::routing`: ECMP hashing, spraying, adaptive, the packet's MP-EV) picks one, and
 //!   the packet's path id records which (its position in the group).
 //!
-//! Tables are built by breadth-first search back from each class's edge switch over the
-//! intact graph; hosts relay nothing. On a fat tree the shortest paths are exactly the up-down
+//! "Shortest" is least total cost, each port counting its `cost` (1 unless a graph's link
+//! gives one: then a shortest path has the fewest links). Tables are built by breadth-first
+//! search back from each class's edge switch over the intact graph, or by Dijkstra's algorithm
+//! where links cost more than 1 (`least_cost.rs`: a dragonfly's global links); hosts relay
+//! nothing. On a fat tree the shortest paths are exactly the up-down
 //! (valley-free) paths: a switch below the destination has its one down port, any other all
 //! its up-ports in port order; the tests check this against the tree's arithmetic on every
 //! shape.
@@ -26,6 +29,9 @@
 //! (nothing better exists: its packets are lost where the path is cut), and single next hops
 //! stay: a switch does not detour by a longer, non-shortest path (up-down routing never goes
 //! down and up again).
+
+mod least_cost;
+use least_cost::least_costs;
 
 use super::{Node, PortInfo};
 
@@ -76,7 +82,7 @@ impl Tables {
         // group lists its ports so), and the near ends of those into each, for the searches
         // back from a destination
         let mut out: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
-        let mut into: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut into: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         for (i, p) in ports.iter().enumerate() {
             let i = i as u32;
             if p.from < hosts {
@@ -87,7 +93,7 @@ impl Tables {
             } else if p.to < hosts {
                 into_host[p.to as usize] = i;
             } else {
-                into[p.to as usize].push(p.from);
+                into[p.to as usize].push((p.from, p.cost));
                 out[p.from as usize].push((i, p.to));
             }
         }
@@ -114,25 +120,33 @@ impl Tables {
         for (h, &c) in class_of.iter().enumerate().rev() {
             a_host[c as usize] = h as u32;
         }
-        let mut d = vec![u32::MAX; n];
+        // per node, its least cost to the edge switch, and the most links of a least-cost path
+        let (mut d, mut links) = (vec![u32::MAX; n], vec![0u32; n]);
+        let weighted = ports.iter().any(|p| p.cost != 1);
+        let cost = |p: u32| ports[p as usize].cost;
         let (mut frontier, mut further, mut next) = (Vec::new(), Vec::new(), Vec::new());
         for (c, &edge) in edges.iter().enumerate() {
-            // breadth first from the edge switch, backwards over switch-to-switch ports
+            // from the edge switch, backwards over switch-to-switch ports: breadth first where
+            // every link costs 1 (costs are hops), else by least cost (Dijkstra)
             d.fill(u32::MAX);
             d[edge as usize] = 0;
-            frontier.clear();
-            frontier.push(edge);
-            while !frontier.is_empty() {
-                further.clear();
-                for &w in &frontier {
-                    for &v in &into[w as usize] {
-                        if d[v as usize] == u32::MAX {
-                            d[v as usize] = d[w as usize] + 1;
-                            further.push(v);
+            if weighted {
+                least_costs(edge, &into, &out, cost, &mut d, &mut links);
+            } else {
+                frontier.clear();
+                frontier.push(edge);
+                while !frontier.is_empty() {
+                    further.clear();
+                    for &w in &frontier {
+                        for &(v, _) in &into[w as usize] {
+                            if d[v as usize] == u32::MAX {
+                                d[v as usize] = d[w as usize] + 1;
+                                further.push(v);
+                            }
                         }
                     }
+                    std::mem::swap(&mut frontier, &mut further);
                 }
-                std::mem::swap(&mut frontier, &mut further);
             }
             for s in hosts..n as u32 {
                 let ds = d[s as usize];
@@ -144,7 +158,15 @@ impl Tables {
                     continue; // the edge switch delivers
                 }
                 next.clear();
-                next.extend(out[s as usize].iter().filter(|&&(_, to)| d[to as usize] == ds - 1).map(|&(p, _)| p));
+                // the ports to a node one link (or its cost) nearer
+                let on_path = |&&(p, to): &&(u32, u32)| {
+                    if weighted {
+                        d[to as usize].saturating_add(cost(p)) == ds
+                    } else {
+                        d[to as usize] == ds - 1
+                    }
+                };
+                next.extend(out[s as usize].iter().filter(on_path).map(|&(p, _)| p));
                 let sw = (s - hosts) as usize;
                 entries[sw * classes + c] = match next[..] {
                     [port] => port,
@@ -169,8 +191,9 @@ impl Tables {
                 };
             }
             for (from, &e) in edges.iter().enumerate() {
-                if d[e as usize] + 2 > diameter {
-                    diameter = d[e as usize] + 2;
+                let hops = if weighted { links[e as usize] } else { d[e as usize] };
+                if hops + 2 > diameter {
+                    diameter = hops + 2;
                     farthest = (a_host[from], a_host[c]);
                 }
             }

@@ -4,7 +4,8 @@
 //! (oversubscribed, 3 tiers, rails with a scale-up network, faults named by port and by tier).
 
 use fabricsim_core::topology::file::GraphConfig;
-use fabricsim_core::topology::{TopologyConfig, TopologyKind};
+use fabricsim_core::topology::generators::graph;
+use fabricsim_core::topology::TopologyConfig;
 use fabricsim_core::Simulation;
 
 use super::golden::{first_difference, render};
@@ -15,16 +16,15 @@ fn every_golden_scenario_on_its_fat_tree_written_as_a_graph_gives_its_tables() {
     let mut failures = Vec::new();
     for (path, text) in golden_scenarios() {
         let mut scenario = super::scenario(&text).expect("valid scenario");
-        let t = &scenario.topology;
+        let t = scenario.topology.shared();
         let graph = GraphConfig::of(&scenario.resolve().expect("resolves").topo, t.switch_latency.0);
-        scenario.topology = TopologyConfig {
-            kind: TopologyKind::Graph,
+        scenario.topology = TopologyConfig::Graph(graph::Config {
             graph: Some(graph),
             switch_latency: t.switch_latency,
             scale_up_rate: t.scale_up_rate,
             scale_up_latency: t.scale_up_latency,
-            ..TopologyConfig::default()
-        };
+            ..Default::default()
+        });
         let mut sim = Simulation::new(&scenario).expect("the graph builds");
         sim.step(u64::MAX);
         let expected = std::fs::read_to_string(path.with_extension("out")).expect("golden output");
@@ -88,4 +88,19 @@ fn a_lone_flow_on_a_graph_meets_its_ideal_exactly_and_never_beats_it() {
         }
     }
     assert_eq!(exact, 3 * 3 * 4);
+}
+
+#[test]
+fn a_field_of_another_topology_kind_is_refused_by_name() {
+    // a graph has no radix; a fat tree has no graph: each kind reads only its own fields and
+    // the shared ones (topology/generators), and names the one it does not know
+    let e = super::scenario("[topology]\nkind = \"graph\"\nradix = 16\n").expect_err("a fat tree's field on a graph");
+    assert!(e.field == "topology.radix" && e.to_string().contains("unknown field"), "{e}");
+    let e = super::scenario("[topology]\nhosts = 16\nradix = 8\nfile = \"x.toml\"\n").expect_err("a graph's field on a fat tree");
+    assert!(e.field == "topology.file" && e.to_string().contains("unknown field"), "{e}");
+    // the shared ones are every kind's
+    let both = "link_rate = \"100Gbps\"\nswitch_latency = \"0ns\"\nnics_per_server = 2\n";
+    super::scenario(&format!("[topology]\nhosts = 16\nradix = 8\n{both}")).expect("a fat tree reads them");
+    let e = super::scenario(&format!("[topology]\nkind = \"graph\"\n{both}")).map(|s| s.resolve().map(drop)).expect("they parse");
+    assert!(e.is_err_and(|e| e.field == "topology.graph"), "a graph with no graph is refused at the graph");
 }

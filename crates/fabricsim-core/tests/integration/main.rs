@@ -5,6 +5,7 @@ mod cc;
 mod connections;
 mod conservation;
 mod determinism;
+mod dragonfly;
 mod ecmp;
 mod errors;
 mod exactness;

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use fabricsim_core::faults::FaultConfig;
 use fabricsim_core::lb::LbConfig;
 use fabricsim_core::registry::{KindParams, Param};
+use fabricsim_core::topology::TopologyConfig;
 use fabricsim_core::workload::WorkloadConfig;
 use fabricsim_core::{check, parameters, Scenario};
 
@@ -37,10 +38,11 @@ fn scenario(table_name: &str, t: serde_json::Value) -> Result<(), String> {
 #[test]
 fn every_kinds_params_name_exactly_its_configs_fields() {
     type FieldsOf = fn(&str) -> Vec<&'static str>;
-    let tables: [(&str, &[KindParams], FieldsOf); 3] = [
+    let tables: [(&str, &[KindParams], FieldsOf); 4] = [
         ("lb", LbConfig::PARAMS, LbConfig::fields_of),
         ("workload", WorkloadConfig::PARAMS, WorkloadConfig::fields_of),
         ("faults", FaultConfig::PARAMS, FaultConfig::fields_of),
+        ("topology", TopologyConfig::PARAMS, TopologyConfig::fields_of),
     ];
     let mut kinds = 0;
     for (name, table_params, fields_of) in tables {
@@ -55,7 +57,7 @@ fn every_kinds_params_name_exactly_its_configs_fields() {
             }
         }
     }
-    assert_eq!(kinds, 12 + 5 + 7);
+    assert_eq!(kinds, 12 + 5 + 7 + 3);
     assert_eq!(parameters().len(), tables.iter().map(|t| t.1.iter().map(|k| k.1.len()).sum::<usize>()).sum::<usize>());
 }
 
