@@ -153,7 +153,20 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
             ideal_fct(&first_hop, &packets, &releases(m.spec.bytes, mtu, header, m.count, cap))
         })
         .collect();
-    for ((job, it, _, _), b) in nic_bounds(&ideal, ideals, &wire, &leave, on) {
+    // the least a packet of each message takes from leaving its NIC to arriving: its smallest
+    // packet alone on its path (a scale-up transfer is one: what follows its port's)
+    let tail: Vec<Time> = (0..v.messages.len())
+        .map(|i| {
+            let m = &v.messages[i];
+            if lanes[i] != Lane::Nic {
+                return ideals[i].saturating_sub(leave[i]);
+            }
+            let smallest = message_packets(m.spec.bytes, mtu, header, m.count).into_iter().min().unwrap_or(header);
+            let hops = &v.routes.route(m.spec.src, m.spec.dst).hops;
+            ideal_fct(hops, &[smallest], &[0]).saturating_sub(serialization(smallest, rate))
+        })
+        .collect();
+    for ((job, it, _, _), b) in nic_bounds(&ideal, &wire, &tail, on) {
         let e = busy.entry((job, it)).or_insert(0);
         *e = (*e).max(b);
     }

@@ -429,3 +429,17 @@ fn auto_picks_the_algorithm_nccls_tuner_picks() {
         scenario(&fabric128("[[jobs]]\ncollective = \"allreduce\"\nsize = \"4KiB\"\nranks = 8\nalgorithm = \"fastest\"\n")).err().unwrap();
     assert!(err.to_string().contains("allowed: auto, ring"), "{err}");
 }
+
+#[test]
+fn the_ideal_jct_bounds_a_nic_that_interleaves_its_messages() {
+    // a 3-rank alltoall whose ranks send two messages each: the NIC interleaves their
+    // packets, so a message's last packet need not queue behind its own full ones, and the
+    // NIC bound's tail is a lone packet's (it was the message-alone tail, 20 ps too high here)
+    let r = super::run(
+        "seed = 493\n[topology]\nhosts = 32\nradix = 8\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n\
+         [transport]\nack_every = 1\n[lb]\nkind = \"ops\"\n[[jobs]]\ncollective = \"alltoall\"\nalgorithm = \"direct\"\n\
+         ranks = 3\nsize = \"100KiB\"\nplacement = \"random\"\nmax_connections = 2\n",
+    );
+    let (jct, ideal) = (r.jobs.opt_u64("jct_ps")[0].expect("done"), r.jobs.u64("ideal_jct_ps")[0]);
+    assert!(ideal <= jct, "ideal {ideal} ps above the run's {jct} ps");
+}

@@ -281,22 +281,21 @@ pub enum Lane {
 
 /// A lower bound of when the last of a set of messages of one NIC (or scale-up port) finishes:
 /// none of them is released before the earliest ideal release, the NIC sends their packets
-/// at most at line rate (`wire[i]` each: their sum), and the last byte to leave still takes at
-/// least the least of their times to arrive after their last bit left (`ideal[i] -
-/// leave[i]`, where `leave[i]` is when its last bit leaves its NIC alone: `wire[i]`, or later
-/// under a rate cap). Returns, per key of `key(i)` (messages with `None` are left out), that
-/// bound.
+/// at most at line rate (`wire[i]` each: their sum), and the last packet to leave still takes
+/// at least the least time any of them takes to arrive after leaving (`tail[i]`: its smallest
+/// packet alone on its path; not the message-alone `ideal - wire`, whose last packet queues
+/// behind its own: where the NIC interleaves messages it need not). Returns, per key of
+/// `key(i)` (messages with `None` are left out), that bound.
 pub fn nic_bounds<K: std::hash::Hash + Eq>(
     schedule: &[(Time, Time)],
-    ideal: &[Time],
     wire: &[Time],
-    leave: &[Time],
+    tail: &[Time],
     key: impl Fn(usize) -> Option<K>,
 ) -> std::collections::HashMap<K, Time> {
     let mut acc: std::collections::HashMap<K, (Time, Time, Time)> = std::collections::HashMap::new();
     for i in 0..schedule.len() {
         let Some(k) = key(i) else { continue };
-        let tail = ideal[i].saturating_sub(leave[i]);
+        let tail = tail[i];
         let e = acc.entry(k).or_insert((Time::MAX, 0, Time::MAX));
         *e = (e.0.min(schedule[i].0), e.1.saturating_add(wire[i]), e.2.min(tail));
     }
