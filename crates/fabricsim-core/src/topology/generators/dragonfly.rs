@@ -33,7 +33,7 @@ use crate::units::Duration;
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "topology",
     name: "dragonfly",
-    summary: "groups of fully connected routers, one global link between every two groups; minimal (shortest-path) routing",
+    summary: "groups of fully connected routers, one global link between every two groups; minimal routing (one global link a path)",
     reference: "Kim et al., ISCA 2008",
 };
 
