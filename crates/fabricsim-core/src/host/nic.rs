@@ -116,12 +116,6 @@ impl Nics {
         self.cut.home(node) == self.me
     }
 
-    /// Where this piece keeps `host` (one of its own).
-    #[inline]
-    fn at(&self, host: u32) -> usize {
-        self.slot.of(host)
-    }
-
     /// The message connection `c` carries (part of).
     #[inline]
     fn message_of(&self, c: u32) -> &Message {

@@ -50,7 +50,6 @@ pub struct Simulation {
     /// The run's hosts and switches with their state and events, in pieces ([`piece`]), and
     /// the piece of each node.
     pieces: Vec<Piece>,
-    home: Arc<[u16]>,
     cut: Arc<Cut>,
     /// The ports routing has excluded (empty until a fault converges).
     excluded: Vec<bool>,
@@ -137,12 +136,12 @@ impl Simulation {
     /// scale-up network between its GPUs.
     fn lookahead(&self) -> Time {
         let topo = self.topology();
-        let far = topo.ports.iter().filter(|p| self.home[p.from as usize] != self.home[p.to as usize]);
+        let far = topo.ports.iter().filter(|p| self.cut.home(p.from) != self.cut.home(p.to));
         let links = far.map(|p| p.delay).min().unwrap_or(Time::MAX);
         let split = |up: crate::topology::ScaleUp| {
             // a server whose GPUs are in different pieces
             let n = topo.nics();
-            let piece = |h: u32| self.home[topo.slot(h) as usize];
+            let piece = |h: u32| self.cut.home(topo.slot(h));
             (0..topo.hosts()).any(|h| h % n != 0 && piece(h) != piece(h - h % n)).then_some(up.latency)
         };
         links.min(topo.scale_up().and_then(split).unwrap_or(Time::MAX))
@@ -239,7 +238,6 @@ impl Simulation {
             scenario: scenario.filled(),
             model,
             pieces: built,
-            home,
             cut,
             excluded: Vec::new(),
             threads: 1,
@@ -377,7 +375,7 @@ impl Simulation {
     /// counts its completions.
     fn changed(&mut self, i: usize) {
         if self.pieces[i].has_outgoing() {
-            Piece::hand_over(&mut self.pieces, i, &self.home);
+            Piece::hand_over(&mut self.pieces, i, self.cut.homes());
         }
         let piece = &mut self.pieces[i];
         let reported = piece.nics.reported();

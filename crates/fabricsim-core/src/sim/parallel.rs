@@ -198,7 +198,7 @@ impl Simulation {
         let shared = Shared {
             cells: (0..pieces).map(|_| Mutex::new(None)).collect(),
             mail: (0..pieces * pieces).map(|_| Mutex::new(Mail::default())).collect(),
-            home: self.home.clone(),
+            home: self.cut.homes().clone(),
             plan: Mutex::new(None),
             start: Barrier::new(threads),
             posted: Barrier::new(threads),

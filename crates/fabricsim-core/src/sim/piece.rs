@@ -297,11 +297,6 @@ pub fn blocks(topo: &Topology, model: &Model) -> usize {
     (1..=most).rev().find(|&n| extra(n) <= allowed).unwrap_or(1)
 }
 
-/// The pieces a cut makes: one more than the highest piece a node is given.
-pub fn count(home: &[u16]) -> usize {
-    home.iter().max().map_or(1, |&p| usize::from(p) + 1)
-}
-
 /// The piece of each node when a run is cut into `pieces` (at most one per edge switch): each
 /// edge switch (a leaf) with its hosts, edge switches in consecutive blocks; then, tier by
 /// tier, a switch all of whose neighbours below it are in one piece joins it (a 3-tier tree's
@@ -358,7 +353,7 @@ mod tests {
             let sim =
                 Simulation::cut_by(&scenario, |t| (0..t.nodes.len()).map(|n| (n * 5 % pieces as usize) as u16).collect()).expect("builds");
             let topo = sim.topology();
-            let cut = Cut::new(topo, sim.home.clone());
+            let cut = Cut::new(topo, sim.cut.homes().clone());
             let mut all = (0, 0, 0, 0);
             for (me, piece) in sim.pieces.iter().enumerate() {
                 let share = cut.share(me as u16);

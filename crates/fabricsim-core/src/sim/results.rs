@@ -97,7 +97,7 @@ impl Simulation {
     /// to destination; `None` if a switch on the way decides at random or by load.
     pub fn path_of(&self, conn: u32, ev: Ev) -> Option<Vec<u32>> {
         let spec = self.pieces[0].nics.conn_spec(conn)?;
-        let flow = self.pieces[usize::from(self.home[spec.src as usize])].nics.flow_of(conn);
+        let flow = self.pieces[usize::from(self.cut.home(spec.src))].nics.flow_of(conn);
         let probe = Packet {
             kind: Kind::Data,
             trimmed: false,
@@ -120,7 +120,7 @@ impl Simulation {
         let mut path = vec![port];
         let mut node = topo.ports[port as usize].to;
         while node != spec.dst {
-            port = self.pieces[usize::from(self.home[node as usize])].fabric.hop_of(node, &probe)?;
+            port = self.pieces[usize::from(self.cut.home(node))].fabric.hop_of(node, &probe)?;
             path.push(port);
             node = topo.ports[port as usize].to;
         }
@@ -131,7 +131,7 @@ impl Simulation {
     /// for per-packet load balancers.
     pub fn flow_path(&self, conn: u32) -> Option<Vec<u32>> {
         let src = self.pieces[0].nics.conn_spec(conn)?.src;
-        let ev = self.pieces[usize::from(self.home[src as usize])].nics.fixed_ev(conn)?;
+        let ev = self.pieces[usize::from(self.cut.home(src))].nics.fixed_ev(conn)?;
         self.path_of(conn, ev)
     }
 

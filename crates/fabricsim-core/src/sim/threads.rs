@@ -26,11 +26,11 @@
 //! An explicit thread count is used as asked (a scaling measurement needs it), with a
 //! `thread_note` where it exceeds the CPUs available.
 
-use super::piece::{blocks, count, partition};
+use super::piece::{blocks, partition};
 use super::Simulation;
 use crate::error::ScenarioError;
 use crate::scenario::{Model, Scenario};
-use crate::topology::Topology;
+use crate::topology::{Cut, Topology};
 
 /// Events expected below which an auto run uses one thread: about 0.2 s of work on one
 /// thread (5-10 M events/s on the benchmarks), less than a parallel run could gain.
@@ -119,7 +119,7 @@ impl Simulation {
             let cut = |topo: &Topology, model: &Model, events: u64| {
                 threads = ask.unwrap_or_else(|| auto(topo, events, cpus));
                 let home = partition(topo, threads.max(blocks(topo, model)).min(most));
-                pieces = count(&home);
+                pieces = Cut::count(&home);
                 home
             };
             match Self::build(scenario, cut) {

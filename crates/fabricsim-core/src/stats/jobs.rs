@@ -15,10 +15,9 @@
 //! of what a rank receives slip between its data packets and it runs a little above.
 
 use super::collect::WorkView;
-use super::ideal::{ideal_fct, message_packets, releases};
+use super::ideal::{ideal_fct, message_packets};
 use super::{columns, ns, Column, Nullable, Table};
 use crate::time::{serialization, Time};
-use crate::topology::Hop;
 use crate::workload::collective::{ideal_finish, nic_bounds, Hearing, Lane, Tag};
 use crate::workload::training::KINDS;
 
@@ -136,30 +135,14 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
         (t.job != Tag::NONE.job && lanes[i] != Lane::Alone).then(|| (t.job, t.iteration, v.messages[i].spec.src, lanes[i] == Lane::ScaleUp))
     };
     let mut busy: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
-    // when a message's last bit leaves its NIC, alone, after its release: at line rate, or
-    // later under a rate cap (its packets paced `size / cap` apart); what it takes beyond that
-    // to arrive is the least it can take after the NIC has sent everything
-    let cap = v.transport.rate_cap;
-    let first_hop = [Hop { rate, latency: 0, links: 1 }];
-    let leave: Vec<Time> = v
-        .messages
-        .iter()
-        .zip(&wire)
-        .map(|(m, &w)| {
-            if cap == 0 || cap >= rate || m.on_scale_up() {
-                return w;
-            }
-            let packets = message_packets(m.spec.bytes, mtu, header, m.count);
-            ideal_fct(&first_hop, &packets, &releases(m.spec.bytes, mtu, header, m.count, cap))
-        })
-        .collect();
     // the least a packet of each message takes from leaving its NIC to arriving: its smallest
-    // packet alone on its path (a scale-up transfer is one: what follows its port's)
+    // packet alone on its path, at whatever pace the NIC sends (a scale-up transfer is one
+    // piece: what follows its port's)
     let tail: Vec<Time> = (0..v.messages.len())
         .map(|i| {
             let m = &v.messages[i];
             if lanes[i] != Lane::Nic {
-                return ideals[i].saturating_sub(leave[i]);
+                return ideals[i].saturating_sub(wire[i]);
             }
             let smallest = message_packets(m.spec.bytes, mtu, header, m.count).into_iter().min().unwrap_or(header);
             let hops = &v.routes.route(m.spec.src, m.spec.dst).hops;

@@ -61,8 +61,7 @@ impl Cut {
     /// empty of nodes in between: the partition's).
     pub fn new(topo: &Topology, home: Arc<[u16]>) -> Cut {
         assert_eq!(home.len(), topo.nodes.len(), "a piece for each node");
-        let count = home.iter().max().map_or(1, |&p| usize::from(p) + 1);
-        let mut shares = vec![Share::default(); count];
+        let mut shares = vec![Share::default(); Cut::count(&home)];
         let hosts = topo.hosts() as usize;
         let take = |count: &mut u32| {
             *count += 1;
@@ -88,6 +87,11 @@ impl Cut {
         let wire = topo.ports.iter().map(|p| take(&mut shares[usize::from(home[p.to as usize])].wires)).collect();
         let (node, port, wire) = (Slots(node), Slots(port), Slots(wire));
         Cut { home, node, units, port, wire, shares }
+    }
+
+    /// The pieces a cut makes: one more than the highest piece a node is given.
+    pub fn count(home: &[u16]) -> usize {
+        home.iter().max().map_or(1, |&p| usize::from(p) + 1)
     }
 
     /// One piece holding everything.
@@ -173,20 +177,15 @@ mod tests {
         for me in 0..3u16 {
             let share = cut.share(me);
             let mine = |n: u32| home[n as usize] == me;
-            let mut hosts: Vec<usize> = (0..topo.hosts()).filter(|&h| mine(h)).map(|h| cut.host(h)).collect();
+            let hosts: Vec<usize> = (0..topo.hosts()).filter(|&h| mine(h)).map(|h| cut.host(h)).collect();
             let switches: Vec<usize> = (topo.hosts()..topo.nodes.len() as u32).filter(|&s| mine(s)).map(|s| cut.switch(s)).collect();
             let ports: Vec<usize> =
                 (0..topo.ports.len() as u32).filter(|&p| mine(topo.ports[p as usize].from)).map(|p| cut.port(p)).collect();
             let wires: Vec<usize> =
                 (0..topo.ports.len() as u32).filter(|&p| mine(topo.ports[p as usize].to)).map(|p| cut.wire(p)).collect();
             // in id order, 0, 1, 2, ... within the piece
-            for (v, n) in [
-                (&mut hosts, share.hosts),
-                (&mut switches.clone(), share.switches),
-                (&mut ports.clone(), share.ports),
-                (&mut wires.clone(), share.wires),
-            ] {
-                assert_eq!(*v, (0..n as usize).collect::<Vec<_>>());
+            for (v, n) in [(hosts, share.hosts), (switches, share.switches), (ports, share.ports), (wires, share.wires)] {
+                assert_eq!(v, (0..n as usize).collect::<Vec<_>>());
             }
             let units: Vec<u32> = (0..topo.nodes.len() as u32).filter(|&n| mine(n)).map(|n| cut.units()[n as usize + 2]).collect();
             assert_eq!(units, (2..2 + share.hosts + share.switches).collect::<Vec<_>>());

@@ -72,7 +72,7 @@ impl Nics {
     /// When `host` (one of this piece's) can have received every message sent to it on the
     /// scale-up network, at the earliest (`UpPorts::bound`).
     pub fn up_bound(&self, host: u32) -> Time {
-        self.up.bound(self.at(host))
+        self.up.bound(self.slot.of(host))
     }
 
     /// Schedules `event` for `host` at `at`, numbered by the current unit: in this piece's

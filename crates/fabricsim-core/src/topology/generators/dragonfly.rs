@@ -23,11 +23,11 @@
 //! `g{i}r{r}:peer0` to `peer{a-2}` to the other routers of the group and `peer{a-1}` on to its
 //! global links (a fault names one by these ports).
 
-use super::{Generator, SHARED};
+use super::Generator;
 use crate::error::{ensure, ScenarioError};
 use crate::registry::{AlgorithmInfo, Param};
-use crate::topology::file::{Defaults, GraphConfig, GraphHost, GraphLink, GraphSwitch};
-use crate::topology::{scale_up, GraphSize, Topology};
+use crate::topology::file::{GraphConfig, GraphHost, GraphLink, GraphSwitch};
+use crate::topology::{GraphSize, Topology};
 use crate::units::Duration;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -37,18 +37,12 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "Kim et al., ISCA 2008",
 };
 
-pub const PARAMS: &[Param] = &[
+pub const PARAMS: &[Param] = kind_params![
     Param::new("hosts_per_router", "Hosts (terminals) on each router, p."),
     Param::new("routers_per_group", "Routers in each group, a; they are fully connected by local links."),
     Param::new("global_links_per_router", "Global links on each router, h."),
     Param::new("groups", "Groups, g: 2 to a h + 1 (the default, every pair of groups joined by one global link)."),
     Param::new("global_link_latency", "Propagation latency of the global links (long cables); default `link_latency`."),
-    SHARED[0],
-    SHARED[1],
-    SHARED[2],
-    SHARED[3],
-    SHARED[4],
-    SHARED[5],
 ];
 
 topology_kind!(Config {
@@ -147,13 +141,7 @@ impl Generator for Config {
     }
 
     fn build(&self) -> Result<Topology, ScenarioError> {
-        let defaults = Defaults {
-            rate: self.link_rate,
-            latency: self.link_latency,
-            switch_latency: self.switch_latency.0,
-            nics: self.nics_per_server,
-            scale_up: scale_up(&self.shared())?,
-        };
+        let defaults = self.shared().defaults()?;
         self.graph()?.build(&defaults)
     }
 }

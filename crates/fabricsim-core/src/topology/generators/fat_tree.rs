@@ -5,7 +5,7 @@
 //! Scalable, Commodity Data Center Network Architecture" (SIGCOMM 2008). Shapes and numbering:
 //! [`crate::topology`]; the graph is built by `topology/build.rs`.
 
-use super::{Generator, SHARED};
+use super::Generator;
 use crate::error::ScenarioError;
 use crate::registry::{AlgorithmInfo, Param};
 use crate::topology::{FatTreeSpec, GraphSize, Topology};
@@ -18,7 +18,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "PRIME Table I",
 };
 
-pub const PARAMS: &[Param] = &[
+pub const PARAMS: &[Param] = kind_params![
     Param::new("tiers", "2 (leaf-spine) or 3 (leaf-aggregation-core, a k-ary fat tree)."),
     Param::new("hosts", "Number of hosts; they fill whole leaves (2 tiers) or whole pods (3 tiers)."),
     Param::new("radix", "Ports per switch."),
@@ -26,12 +26,6 @@ pub const PARAMS: &[Param] = &[
     Param::new("tier_link_rates", "Per link tier (0 = host-leaf, 1 = leaf-up, 2 = aggregation-core): its rate; default `link_rate`."),
     Param::new("tier_link_latencies", "Per link tier: its propagation latency; default `link_latency`."),
     Param::new("rails", "Rail-optimized: NIC i of every server of a rail group hangs on the group's i-th leaf."),
-    SHARED[0],
-    SHARED[1],
-    SHARED[2],
-    SHARED[3],
-    SHARED[4],
-    SHARED[5],
 ];
 
 topology_kind!(Config {

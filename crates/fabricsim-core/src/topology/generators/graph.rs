@@ -3,11 +3,11 @@
 //! NetworkX edge list, GraphML). Switches route by shortest paths, in the manner of htsim's
 //! route tables (`routetable.h`). Format and checks: `topology/file.rs`, docs/topologies.md.
 
-use super::{Generator, SHARED};
+use super::Generator;
 use crate::error::{ensure, ScenarioError};
 use crate::registry::{AlgorithmInfo, Param};
-use crate::topology::file::{Defaults, GraphConfig};
-use crate::topology::{scale_up, GraphSize, Topology};
+use crate::topology::file::GraphConfig;
+use crate::topology::{GraphSize, Topology};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "topology",
@@ -16,18 +16,12 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "htsim routetable.h",
 };
 
-pub const PARAMS: &[Param] = &[
+pub const PARAMS: &[Param] = kind_params![
     Param::new(
         "graph",
         "The fabric: `hosts = [{name, id?, server?}]`, `switches = [{name, tier?}]`, `links = [{a, b, rate?, latency?}]` (docs/topologies.md).",
     ),
     Param::new("file", "A topology file the Python front end reads into `graph`, relative to the scenario file; kept for the record."),
-    SHARED[0],
-    SHARED[1],
-    SHARED[2],
-    SHARED[3],
-    SHARED[4],
-    SHARED[5],
 ];
 
 topology_kind!(Config {
@@ -59,13 +53,7 @@ impl Generator for Config {
     }
 
     fn build(&self) -> Result<Topology, ScenarioError> {
-        let defaults = Defaults {
-            rate: self.link_rate,
-            latency: self.link_latency,
-            switch_latency: self.switch_latency.0,
-            nics: self.nics_per_server,
-            scale_up: scale_up(&self.shared())?,
-        };
+        let defaults = self.shared().defaults()?;
         self.graph()?.build(&defaults)
     }
 

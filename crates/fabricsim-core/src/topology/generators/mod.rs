@@ -7,7 +7,8 @@
 
 use crate::error::ScenarioError;
 use crate::registry::Param;
-use crate::topology::{GraphSize, Topology};
+use crate::topology::file::Defaults;
+use crate::topology::{scale_up, GraphSize, Topology};
 use crate::units::{Duration, Rate};
 
 /// What a generator does with its parameters.
@@ -89,6 +90,14 @@ pub(crate) fn d_nics() -> u32 {
     1
 }
 
+/// A kind's `PARAMS`: its own, then those every kind shares ([`SHARED`]).
+macro_rules! kind_params {
+    ($($own:expr),* $(,)?) => {{
+        use $crate::topology::generators::SHARED as S;
+        &[$($own,)* S[0], S[1], S[2], S[3], S[4], S[5]]
+    }};
+}
+
 /// The parameters every kind shares, as each kind's `PARAMS` lists them.
 pub(crate) const SHARED: [Param; 6] = [
     Param::new("link_rate", "Rate of every link that states none (a fat tree: every link tier not in `tier_link_rates`)."),
@@ -141,6 +150,20 @@ generators! {
     FatTree => fat_tree,
     Graph => graph,
     Dragonfly => dragonfly,
+}
+
+impl Shared {
+    /// What a graph's links take from these where they say nothing (`topology/file.rs`),
+    /// the scale-up network checked.
+    pub fn defaults(&self) -> Result<Defaults, ScenarioError> {
+        Ok(Defaults {
+            rate: self.link_rate,
+            latency: self.link_latency,
+            switch_latency: self.switch_latency.0,
+            nics: self.nics_per_server,
+            scale_up: scale_up(self)?,
+        })
+    }
 }
 
 impl Default for TopologyConfig {
