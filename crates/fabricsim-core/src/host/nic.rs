@@ -25,7 +25,7 @@ use crate::host::message::{Message, MsgState};
 use crate::host::table::{ConnTable, End};
 use crate::host::{LossDetection, TransportKind, TransportModel};
 use crate::lb::LoadBalancer;
-use crate::packet::{Kind, Packet};
+use crate::packet::{Kind, Packet, UNDECIDED};
 use crate::switch::forward::Fabric;
 use crate::time::Time;
 use crate::topology::{Cut, Slots};
@@ -206,6 +206,7 @@ impl Nics {
                 size: conn.wire_size(psn) as u16,
                 cum: 0,
                 sack: 0,
+                via: UNDECIDED,
             };
             fabric.send(q, now, port, pkt);
             if posted {

@@ -49,14 +49,39 @@ pub struct Packet {
     pub cum: u32,
     /// ACK: the selective bitmap (which PSNs it covers: docs/model.md, "What an ACK carries").
     pub sack: u64,
+    /// Non-minimal routing (a dragonfly's Valiant or UGAL, `topology::detour`): the
+    /// destination class (edge switch) the packet is routed to first, [`UNDECIDED`] until its
+    /// first switch decides, [`DIRECT`] once it heads for its destination.
+    pub via: u32,
 }
+
+/// [`Packet::via`] before the packet's first switch has decided.
+pub const UNDECIDED: u32 = u32::MAX;
+/// [`Packet::via`] of a packet routed to its destination.
+pub const DIRECT: u32 = u32::MAX - 1;
 
 impl Packet {
     /// A control packet (ACK, NACK, CNP) of connection `conn` from host `src` to host `dst`,
     /// `size` bytes (the transport's header); the caller sets what it reports.
     #[inline]
     pub fn control(kind: Kind, conn: u32, src: u32, dst: u32, size: u16) -> Packet {
-        Packet { kind, trimmed: false, ecn: false, class: 0, path: 0, size, conn, flow: conn, psn: 0, ev: 0, src, dst, cum: 0, sack: 0 }
+        Packet {
+            kind,
+            trimmed: false,
+            ecn: false,
+            class: 0,
+            path: 0,
+            size,
+            conn,
+            flow: conn,
+            psn: 0,
+            ev: 0,
+            src,
+            dst,
+            cum: 0,
+            sack: 0,
+            via: UNDECIDED,
+        }
     }
 
     /// A control packet answering this one from host `from` back to its source: the same

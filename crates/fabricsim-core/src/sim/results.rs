@@ -10,7 +10,7 @@ use super::{port_of, Simulation};
 use crate::engine::Status;
 use crate::host::message::MsgState;
 use crate::host::parts::ConnParts;
-use crate::packet::{Ev, Kind, Packet};
+use crate::packet::{Ev, Kind, Packet, UNDECIDED};
 use crate::scenario::{Model, Scenario};
 use crate::stats::collect::{ConnColumns, MessageColumns, WorkView};
 use crate::stats::sampler::SampleRows;
@@ -98,7 +98,7 @@ impl Simulation {
     pub fn path_of(&self, conn: u32, ev: Ev) -> Option<Vec<u32>> {
         let spec = self.pieces[0].nics.conn_spec(conn)?;
         let flow = self.pieces[usize::from(self.cut.home(spec.src))].nics.flow_of(conn);
-        let probe = Packet {
+        let mut probe = Packet {
             kind: Kind::Data,
             trimmed: false,
             ecn: false,
@@ -113,6 +113,7 @@ impl Simulation {
             size: 0,
             cum: 0,
             sack: 0,
+            via: UNDECIDED,
         };
         // each switch's choice in the piece that holds it
         let topo = self.topology();
@@ -120,7 +121,7 @@ impl Simulation {
         let mut path = vec![port];
         let mut node = topo.ports[port as usize].to;
         while node != spec.dst {
-            port = self.pieces[usize::from(self.cut.home(node))].fabric.hop_of(node, &probe)?;
+            port = self.pieces[usize::from(self.cut.home(node))].fabric.hop_of(node, &mut probe)?;
             path.push(port);
             node = topo.ports[port as usize].to;
         }

@@ -21,7 +21,7 @@ use crate::switch::routing::{choose_up, PortLoads, Route, Rule};
 use crate::switch::wire::Wire;
 use crate::switch::{red_mark, EcnMark, EgressPort, Overflow, SwitchModel};
 use crate::time::{serialization, Time};
-use crate::topology::{Cut, Next, Restriction, Slots, Topology};
+use crate::topology::{Cut, Detours, Next, Restriction, Slots, Topology};
 
 pub use crate::switch::port::ConnLosses;
 pub use outside::Losses;
@@ -55,6 +55,10 @@ pub struct Fabric {
     pooled: Vec<u64>,
     /// Adaptive routing's last sample of each port's load (empty while loads are exact).
     samples: Vec<(Time, u64)>,
+    /// Non-minimal routing between groups (`topology::detour`), if the fabric routes so;
+    /// and the deciding switch's candidates' first hops.
+    detours: Option<Arc<Detours>>,
+    scratch: Vec<u32>,
     /// Packets put on a wire whose far end belongs to another piece: (port, arrival, packet),
     /// in the order sent.
     pub outbox: Vec<(u32, Time, Packet)>,
@@ -113,6 +117,8 @@ impl Fabric {
         let pooled = if cfg.shared.is_some() { vec![0; switches.len()] } else { Vec::new() };
         let samples = if cfg.sense.is_exact() { Vec::new() } else { vec![(0, 0); ports.len()] };
         Fabric {
+            detours: topo.detours.clone(),
+            scratch: Vec::new(),
             topo,
             port_slot: cut.ports().clone(),
             node_slot: cut.nodes().clone(),
@@ -337,7 +343,16 @@ impl Fabric {
     /// stamps a group's choice into the packet's path id (mixed radix).
     #[inline]
     fn next_hop(&mut self, now: Time, node: u32, sw: usize, pkt: &mut Packet) -> u32 {
+        if self.detours.is_some() {
+            return self.detour_hop(now, node, sw, pkt);
+        }
         let key = self.topo.tables.key(node, pkt.dst);
+        self.hop(now, sw, key, pkt)
+    }
+
+    /// [`Fabric::next_hop`] by the table entry at `key`.
+    #[inline(always)]
+    fn hop(&mut self, now: Time, sw: usize, key: usize, pkt: &mut Packet) -> u32 {
         match self.topo.tables.next(key, pkt.dst) {
             Next::Deliver(port) | Next::Port(port) => port,
             Next::Group(g) => {
@@ -346,7 +361,7 @@ impl Fabric {
                 let (ports, cut) = (&self.ports, Some(&*self.cut));
                 let mut loads = PortLoads { ports, cut, sense: &self.cfg.sense, now, samples: &mut self.samples };
                 let i = choose_up(&self.routes[sw], group, pkt, set, Some(&mut self.rng[sw]), &mut loads, &self.cfg.mp_ev).unwrap_or(0);
-                pkt.path = pkt.path.wrapping_mul(group.len() as u16).wrapping_add(i as u16);
+                stamp(pkt, i, group.len());
                 group[i as usize]
             }
         }
@@ -409,6 +424,12 @@ impl Fabric {
     }
 }
 
+/// Records choice `i` of `n` in the packet's path id (mixed radix).
+#[inline(always)]
+fn stamp(pkt: &mut Packet, i: u32, n: usize) {
+    pkt.path = pkt.path.wrapping_mul(n as u16).wrapping_add(i as u16);
+}
+
 /// Whether a data packet of `size` bytes overflows a class queue holding `queued` bytes at
 /// switch `sw`: past the per-port buffer, or with a shared buffer (`pooled`: bytes queued per
 /// switch) past the pool or past alpha times the pool's free space (Choudhury and Hahne's
@@ -424,6 +445,7 @@ fn overflows(m: &SwitchModel, pooled: &[u64], sw: u32, queued: u64, size: u64) -
     }
 }
 
+mod detour;
 mod outside;
 #[cfg(test)]
 mod tests;

@@ -19,6 +19,7 @@
 
 mod build;
 pub mod cut;
+pub mod detour;
 pub mod file;
 pub mod generators;
 pub mod graph;
@@ -30,6 +31,7 @@ use crate::error::{ensure, ScenarioError};
 use crate::time::Time;
 use crate::units::Duration;
 pub use cut::{Cut, Share, Slots};
+pub use detour::{Detours, GroupRouting};
 pub use generators::{fat_tree, Generator, Shared, TopologyConfig};
 pub use model::{HostMap, Node, PortInfo, Topology};
 pub use paths::{Hop, Route, Routes};

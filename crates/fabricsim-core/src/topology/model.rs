@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use super::detour::Detours;
 use super::tables::Tables;
 use super::{GraphSize, ScaleUp};
 use crate::error::ScenarioError;
@@ -68,6 +69,9 @@ pub struct Topology {
     pub nodes: Vec<Node>,
     pub ports: Vec<PortInfo>,
     pub tables: Arc<Tables>,
+    /// Non-minimal routing between groups of switches (a dragonfly's Valiant or UGAL), if
+    /// the fabric routes so.
+    pub detours: Option<Arc<Detours>>,
     /// The fastest host link.
     host_rate: u64,
 }
@@ -79,7 +83,7 @@ impl Topology {
         let tables = Tables::shortest_paths(hosts.count, &nodes, &ports)
             .map_err(|why| ScenarioError::new("topology", why, "allowed: a connected fabric, every host on one link"))?;
         let host_rate = (0..hosts.count).map(|h| ports[tables.out_of_host(h) as usize].rate).max().unwrap_or(0);
-        Ok(Topology { hosts, nodes, ports, tables: Arc::new(tables), host_rate })
+        Ok(Topology { hosts, nodes, ports, tables: Arc::new(tables), detours: None, host_rate })
     }
 
     pub fn hosts(&self) -> u32 {
@@ -143,12 +147,17 @@ impl Topology {
     /// How many next hops the switches of each tier choose among (the largest group their
     /// tables name), up to the highest tier that chooses: the width of each part of PRIME's
     /// multi-part EV. A fat tree's: the leaves' up-ports, then (3 tiers) the aggregation
-    /// switches'.
+    /// switches'; a dragonfly's with Valiant or UGAL routing: the intermediate groups.
     pub fn choices_per_tier(&self) -> Vec<u32> {
         let mut most: Vec<u32> = Vec::new();
         for (s, node) in self.nodes.iter().enumerate().skip(self.hosts() as usize) {
             let choices = self.tables.most_choices(s as u32);
             let tier = node.tier.unwrap_or(0) as usize;
+            // a switch that routes between groups also chooses an intermediate group
+            let choices = match &self.detours {
+                Some(d) => choices.max(d.candidates()),
+                None => choices,
+            };
             if choices > 1 {
                 if most.len() <= tier {
                     most.resize(tier + 1, 1);

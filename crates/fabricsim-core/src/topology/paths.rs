@@ -137,8 +137,12 @@ impl Topology {
     }
 
     /// The route between the two farthest destination classes (the most links): the path
-    /// the base RTT is measured on.
+    /// the base RTT is measured on. Where the fabric routes through intermediate groups
+    /// (Valiant, UGAL), the longest such path instead.
     pub fn diameter_route(&self) -> Route {
+        if let Some(longest) = self.detours.as_deref().and_then(|d| self.longest_detour(d)) {
+            return longest;
+        }
         let (a, b) = self.tables.farthest();
         self.route(a, b)
     }

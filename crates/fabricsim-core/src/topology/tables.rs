@@ -224,6 +224,17 @@ impl Tables {
         (switch - self.hosts) as usize * self.edges.len() + self.class_of[dst as usize] as usize
     }
 
+    /// The index of switch node `switch`'s entry for destination class `class`.
+    #[inline]
+    pub fn key_of_class(&self, switch: u32, class: u32) -> usize {
+        (switch - self.hosts) as usize * self.edges.len() + class as usize
+    }
+
+    /// The class whose edge switch is node `switch`, if it is one.
+    pub fn class_of_edge(&self, switch: u32) -> Option<u32> {
+        self.edges.binary_search(&switch).ok().map(|c| c as u32)
+    }
+
     /// The entry at `key` for host node `dst`.
     #[inline(always)]
     pub fn next(&self, key: usize, dst: u32) -> Next {

@@ -64,8 +64,13 @@ impl Fabric {
 
     /// The egress port switch `node` (of this piece) picks for `probe`; `None` if it decides
     /// at random or by load (a step of the run's `path_of`).
-    pub fn hop_of(&self, node: u32, probe: &Packet) -> Option<u32> {
-        let key = self.topo.tables.key(node, probe.dst);
+    pub fn hop_of(&self, node: u32, probe: &mut Packet) -> Option<u32> {
+        let key = if self.detours.is_some() {
+            self.inspect_via(node, probe)?;
+            self.detour_key(node, probe)
+        } else {
+            self.topo.tables.key(node, probe.dst)
+        };
         Some(match self.topo.tables.next(key, probe.dst) {
             Next::Deliver(port) | Next::Port(port) => port,
             Next::Group(g) => {

@@ -7,16 +7,18 @@
 //! default; fewer groups leave the last channels unused). The paper's balanced choice is
 //! a = 2p = 2h.
 //!
-//! Routing is **minimal only**: a global link costs 3 and a local one 1 (`cost`), so the
+//! Routing is **minimal** by default: a global link costs 3 and a local one 1 (`cost`), so the
 //! forwarding tables' least-cost paths are exactly the minimal routes, local, global, local
 //! (one global link, at most three router hops); by hop count alone two global links through a
 //! third group would tie with them (the paper's abstract: "each minimally routed packet
 //! traverses at most one global channel"). ECMP, spraying or adaptive routing choose among them, as
-//! on any graph. Valiant and UGAL (non-minimal, via an intermediate group) need a
-//! packet to carry its intermediate group and are not modelled: under adversarial traffic
-//! (every host of group i sends to group i + 1) minimal routing is limited to the one global
-//! link between the two groups. Every router holds hosts, so all are
-//! tier 0: host links are link tier 0, and router-to-router links, local and global, link tier
+//! on any graph. Under adversarial traffic (every host of group i sends to group i + 1)
+//! minimal routing is limited to the one global link between the two groups. `group_routing`
+//! = `"valiant"` or `"ugal"` routes through an intermediate group (sec. 4 of the paper:
+//! `topology::detour`), each group entered by the router that the source group's global link
+//! to it reaches.
+//!
+//! Every router holds hosts, so all are tier 0: host links are link tier 0, and router-to-router links, local and global, link tier
 //! 1 (`[[faults]] links = "leaf_up"` draws from both). The graph is built as a given graph is
 //! (`topology/file.rs`): hosts `host{n}` (n = (group a + router) p + k) with ports
 //! `host{n}:up0`, routers `g{i}r{r}` with `g{i}r{r}:down{k}` to their hosts, then
@@ -27,13 +29,13 @@ use super::Generator;
 use crate::error::{ensure, ScenarioError};
 use crate::registry::{AlgorithmInfo, Param};
 use crate::topology::file::{GraphConfig, GraphHost, GraphLink, GraphSwitch};
-use crate::topology::{GraphSize, Topology};
+use crate::topology::{Detours, GraphSize, GroupRouting, Topology};
 use crate::units::Duration;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "topology",
     name: "dragonfly",
-    summary: "groups of fully connected routers, one global link between every two groups; minimal routing (one global link a path)",
+    summary: "groups of fully connected routers, one global link between every two groups; minimal, Valiant or UGAL routing",
     reference: "Kim et al., ISCA 2008",
 };
 
@@ -43,6 +45,10 @@ pub const PARAMS: &[Param] = kind_params![
     Param::new("global_links_per_router", "Global links on each router, h."),
     Param::new("groups", "Groups, g: 2 to a h + 1 (the default, every pair of groups joined by one global link)."),
     Param::new("global_link_latency", "Propagation latency of the global links (long cables); default `link_latency`."),
+    Param::new(
+        "group_routing",
+        "How packets cross between groups: \"minimal\" (the one global link between the two groups), \"valiant\" (through a third group, two global links) or \"ugal\" (per packet, minimal or Valiant by the first router's queues, UGAL-L).",
+    ),
 ];
 
 topology_kind!(Config {
@@ -57,6 +63,8 @@ topology_kind!(Config {
     groups: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     global_link_latency: Option<Duration>,
+    #[serde(default)]
+    group_routing: GroupRouting,
 });
 
 /// What routing counts for a global link: more than two local links, so that two global
@@ -88,6 +96,12 @@ impl Config {
             "topology.groups",
             g,
             format!("allowed: 2 to routers_per_group x global_links_per_router + 1 ({most}): one global link between every two groups"),
+        )?;
+        ensure(
+            g >= 3 || self.group_routing == GroupRouting::Minimal,
+            "topology.groups",
+            g,
+            format!("allowed: 3 or more with group_routing = {:?} (a packet goes through a third group)", self.group_routing.name()),
         )?;
         let hosts = u64::from(g) * u64::from(a) * u64::from(p);
         ensure((2..1 << 24).contains(&hosts), "topology.groups", g, format!("allowed: a dragonfly of 2 to 2^24 hosts (this one has {hosts})"))?;
@@ -142,6 +156,20 @@ impl Generator for Config {
 
     fn build(&self) -> Result<Topology, ScenarioError> {
         let defaults = self.shared().defaults()?;
-        self.graph()?.build(&defaults)
+        let mut topo = self.graph()?.build(&defaults)?;
+        if self.group_routing != GroupRouting::Minimal {
+            let (_, a, h, g) = self.shape()?;
+            let hosts = topo.hosts();
+            let class = |n: u32| topo.tables.class_of_edge(n).expect("every router has hosts");
+            // group `to` is entered from group `from` by the router at the far end of `from`'s
+            // channel to it: `to`'s channel back, `g - 2 - j`, on its router `(g - 2 - j) / h`
+            let entry = |from: u32, to: u32| {
+                let j = (to + g - from - 1) % g;
+                class(hosts + to * a + (g - 2 - j) / h)
+            };
+            let group_of = (0..g * a).map(|r| r / a).collect();
+            topo.detours = Some(std::sync::Arc::new(Detours::new(self.group_routing, g, hosts, group_of, entry)));
+        }
+        Ok(topo)
     }
 }
