@@ -236,6 +236,23 @@ def test_compare_puts_switch_adaptive_routing_beside_host_schemes(tmp_path):
     assert s.data["lb"]["kind"] == "ecmp" and s.data["switch"]["routing"] == "adaptive"
 
 
+def test_set_topology_kind_keeps_the_fields_the_new_kind_takes():
+    from conftest import ROOT
+
+    path = ROOT / "scenarios" / "alltoall_rails_64.toml"
+    s = fabricsim.Scenario.load(path).with_topology("rail_only")
+    # a rail-optimized tree's rails go; its hosts, radix, NICs and scale-up network stay
+    assert "rails" not in s.data["topology"] and s.data["topology"]["kind"] == "rail_only"
+    assert (s.data["topology"]["hosts"], s.data["topology"]["nics_per_server"], s.data["topology"]["scale_up_rate"]) == (64, 8, "7200Gbps")
+    r = CliRunner().invoke(app, ["compare", str(path), "--lb", "ops", "--json", "-q", "-s", "topology.kind=rail_only"])
+    assert r.exit_code == 0, r.output
+    # every cross-rail message relayed through NVLink: one scale-up row more for each
+    direct = fabricsim.run(fabricsim.Scenario.load(path)).flows
+    relayed = fabricsim.run(s).flows
+    assert relayed.height == direct.height + 8 * 7 * 7 * 8
+    assert json.loads(r.stdout)["ops"]["status"] == "complete"
+
+
 def test_with_jobs_compare_and_run_lead_with_each_jobs_answer(tmp_path):
     path = tmp_path / "jobs.toml"
     path.write_text(

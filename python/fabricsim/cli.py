@@ -54,7 +54,10 @@ SetOpt = Annotated[
         "--set",
         "-s",
         metavar="KEY=VALUE",
-        help="Override a field: dotted.key=value (repeatable). lb.kind=X keeps only the [lb] parameters X accepts.",
+        help=(
+            "Override a field: dotted.key=value (repeatable). lb.kind=X (topology.kind=X) keeps only the [lb] ([topology])"
+            " parameters X accepts."
+        ),
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
@@ -116,7 +119,12 @@ def _with_sets(scenario: Scenario, sets: list[str] | None) -> Scenario:
             raise scenario_error("--set", f"got {item!r}; expected dotted.key=value, e.g. lb.kind=ecmp")
         key, value = key.strip(), parse_value(value.strip())
         # switching algorithm keeps only the [lb] parameters the new one accepts, as compare --lb
-        scenario = scenario.with_lb(value) if key == "lb.kind" and isinstance(value, str) else scenario.set(key, value)
+        if key == "lb.kind" and isinstance(value, str):
+            scenario = scenario.with_lb(value)
+        elif key == "topology.kind" and isinstance(value, str):
+            scenario = scenario.with_topology(value)  # its own fields, as lb.kind keeps its own
+        else:
+            scenario = scenario.set(key, value)
     return scenario
 
 

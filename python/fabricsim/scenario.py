@@ -202,6 +202,17 @@ class Scenario:
         out.data["lb"] = {"kind": kind} | kept
         return out
 
+    def with_topology(self, kind: str) -> Scenario:
+        """Return a copy whose fabric is topology ``kind``, keeping the ``[topology]`` fields it
+        accepts: ``kind = "rail_only"`` keeps a rail-optimized tree's ``hosts``, ``radix``,
+        ``nics_per_server`` and scale-up network, and drops its ``rails``."""
+        accepted = {name for table, k, name, _, _ in _core.parameters() if table == "topology" and k == kind}
+        current = self.data.get("topology", {})
+        kept = {k: v for k, v in current.items() if k in accepted} if isinstance(current, dict) else {}
+        out = self.copy()
+        out.data["topology"] = {"kind": kind} | kept
+        return out
+
     def resolved(self) -> dict[str, Any]:
         """The table the core receives: a CSV flow list read in, ``stop.max_memory = "auto"``
         made half of this machine's memory."""

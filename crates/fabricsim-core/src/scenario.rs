@@ -30,6 +30,7 @@ use crate::topology::{Topology, TopologyConfig};
 use crate::units::{AutoOr, Duration, Size};
 use crate::workload::collective::Tag;
 use crate::workload::job::{self, JobConfig, JobInfo};
+use crate::workload::relay;
 use crate::workload::trace::LoadWindow;
 use crate::workload::{Deps, Hosts, MessageSpec, WorkloadConfig};
 
@@ -331,6 +332,9 @@ impl Scenario {
         messages.extend(plan.messages);
         lists.extend(plan.deps);
         tags.extend(plan.tags);
+        // on a fabric of islands (rail-only), messages between them go through a GPU of their
+        // source's server
+        let relayed = relay::through_scale_up(&topo, &mut messages, &mut lists, &mut tags);
         let deps = Deps::from_lists(&lists);
         drop(lists);
         // where a message's size and class were written, for errors
@@ -339,6 +343,15 @@ impl Scenario {
             (_, Some(w)) if k == "size" => w.size_field(i),
             _ => format!("workload.flows[{i}].{k}"),
         };
+        if let Err((i, key, why)) = relayed {
+            let m = &messages[i];
+            let value = if key == "dst" { m.dst } else { m.src };
+            return Err(ScenarioError::new(
+                field_of(i, key),
+                value,
+                format!("{why}; allowed: hosts the fabric, or their servers' scale-up networks, join"),
+            ));
+        }
         let payload = transport.mtu - transport.header;
         // PSNs are 32-bit: a message may need at most 2^32 - 1 packets (the error's words are
         // made only for a message that fails: formatting them for every message was most of

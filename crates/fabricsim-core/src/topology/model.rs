@@ -78,10 +78,16 @@ pub struct Topology {
 
 impl Topology {
     /// A topology of these hosts, nodes (the host nodes first) and ports, routed by shortest
-    /// paths.
+    /// paths; not connected only if the hosts' servers have a scale-up network.
     pub fn from_graph(hosts: HostMap, nodes: Vec<Node>, ports: Vec<PortInfo>) -> Result<Topology, ScenarioError> {
-        let tables = Tables::shortest_paths(hosts.count, &nodes, &ports)
-            .map_err(|why| ScenarioError::new("topology", why, "allowed: a connected fabric, every host on one link"))?;
+        let refuse = |why: &str| ScenarioError::new("topology", why, "allowed: a connected fabric, every host on one link");
+        let tables = Tables::shortest_paths(hosts.count, &nodes, &ports).map_err(|why| refuse(&why))?;
+        // islands (a rail-only fabric) only where the servers' scale-up networks join them:
+        // a message between two is relayed through a GPU of its source's server
+        // (`workload::support::relay`)
+        if let (Some(why), None) = (tables.split(), hosts.scale_up) {
+            return Err(refuse(why));
+        }
         let host_rate = (0..hosts.count).map(|h| ports[tables.out_of_host(h) as usize].rate).max().unwrap_or(0);
         Ok(Topology { hosts, nodes, ports, tables: Arc::new(tables), detours: None, host_rate })
     }
@@ -142,6 +148,19 @@ impl Topology {
     pub fn scale_up_between(&self, a: u32, b: u32) -> Option<ScaleUp> {
         let n = self.hosts.nics;
         self.hosts.scale_up.filter(|_| a != b && self.host(a) / n == self.host(b) / n)
+    }
+
+    /// The GPU (host node) of host node `a`'s server that relays what `a` sends to host node
+    /// `b` where the fabric does not join them (a rail-only fabric: `workload::relay`): the
+    /// one of `b`'s local rank if the fabric joins it to `b`, else the first that it joins.
+    pub fn relay(&self, a: u32, b: u32) -> Option<u32> {
+        let (n, ha) = (self.hosts.nics, self.host(a));
+        let server = ha / n * n;
+        std::iter::once(server + self.host(b) % n)
+            .chain(server..server + n)
+            .filter(|&g| g < self.hosts() && g != ha)
+            .map(|g| self.slot(g))
+            .find(|&g| self.tables.reachable(g, b))
     }
 
     /// How many next hops the switches of each tier choose among (the largest group their

@@ -223,10 +223,18 @@ impl Routes {
 
     /// How long a notification from host node `from` takes to reach `to`: an empty packet's
     /// one-way latency over the fabric ([`Routes::latency`]), or over their server's scale-up
-    /// network where that is shorter.
+    /// network where that is shorter; between islands, over the scale-up network to the GPU
+    /// that relays to `to`, then the fabric.
     pub fn notice_latency(&self, from: u32, to: u32) -> Time {
+        let up = self.topo.scale_up_between(from, to);
+        if !self.topo.tables.reachable(from, to) {
+            // islands: over the scale-up network, to `to` or to the GPU that relays to it
+            // (every pair is one or the other: `workload::relay` checks)
+            let relayed = || Some(self.topo.scale_up()?.latency + self.latency(self.topo.relay(from, to)?, to));
+            return up.map(|u| u.latency).or_else(relayed).unwrap_or(Time::MAX / 4);
+        }
         let fabric = self.latency(from, to);
-        self.topo.scale_up_between(from, to).map_or(fabric, |up| up.latency.min(fabric))
+        up.map_or(fabric, |up| up.latency.min(fabric))
     }
 }
 

@@ -38,6 +38,9 @@ use super::{Node, PortInfo};
 /// An entry's code: a port id, [`GROUP`] | group index, or [`DELIVER`].
 const GROUP: u32 = 1 << 31;
 const DELIVER: u32 = u32::MAX;
+/// The entry of a switch that cannot reach the class (a fabric of islands, such as a rail-only
+/// one, that the servers' scale-up networks join).
+const UNREACHABLE: u32 = GROUP - 1;
 
 /// Where a switch sends a packet, by its table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,11 +72,15 @@ pub struct Tables {
     /// The most links between two hosts on shortest paths, and two hosts that far apart.
     diameter: u32,
     farthest: (u32, u32),
+    /// Where the fabric is not connected: the first switch found that cannot reach an edge
+    /// switch, said so.
+    split: Option<String>,
 }
 
 impl Tables {
     /// The shortest-path tables of a graph (`hosts` first among the `nodes`); an error names a
-    /// host without exactly one link, or a switch that cannot reach some host.
+    /// host without exactly one link. Switches that cannot reach a class hold no entry for it
+    /// ([`Tables::split`] says where: the caller decides whether islands are allowed).
     pub fn shortest_paths(hosts: u32, nodes: &[Node], ports: &[PortInfo]) -> Result<Tables, String> {
         let n = nodes.len();
         let mut out_of_host = vec![u32::MAX; hosts as usize];
@@ -100,8 +107,8 @@ impl Tables {
         if let Some(h) = out_of_host.iter().position(|&p| p == u32::MAX) {
             return Err(format!("{} has no link", nodes[h].name));
         }
-        if i64::try_from(ports.len()).unwrap_or(i64::MAX) >= i64::from(GROUP) {
-            return Err(format!("{} ports; allowed: fewer than 2^31", ports.len()));
+        if i64::try_from(ports.len()).unwrap_or(i64::MAX) >= i64::from(UNREACHABLE) {
+            return Err(format!("{} ports; allowed: fewer than 2^31 - 1", ports.len()));
         }
         let edge_node: Vec<u32> = out_of_host.iter().map(|&p| ports[p as usize].to).collect();
         let mut edges = edge_node.clone();
@@ -125,6 +132,7 @@ impl Tables {
         let weighted = ports.iter().any(|p| p.cost != 1);
         let cost = |p: u32| ports[p as usize].cost;
         let (mut frontier, mut further, mut next) = (Vec::new(), Vec::new(), Vec::new());
+        let mut split = None;
         for (c, &edge) in edges.iter().enumerate() {
             // from the edge switch, backwards over switch-to-switch ports: breadth first where
             // every link costs 1 (costs are hops), else by least cost (Dijkstra)
@@ -152,7 +160,9 @@ impl Tables {
                 let ds = d[s as usize];
                 if ds == u32::MAX {
                     let far = nodes[edge as usize].name.as_str();
-                    return Err(format!("{} cannot reach {far}: the fabric is not connected", nodes[s as usize].name));
+                    split.get_or_insert_with(|| format!("{} cannot reach {far}: the fabric is not connected", nodes[s as usize].name));
+                    entries[(s - hosts) as usize * classes + c] = UNREACHABLE;
+                    continue;
                 }
                 if ds == 0 {
                     continue; // the edge switch delivers
@@ -190,7 +200,7 @@ impl Tables {
                     }
                 };
             }
-            for (from, &e) in edges.iter().enumerate() {
+            for (from, &e) in edges.iter().enumerate().filter(|&(_, &e)| d[e as usize] != u32::MAX) {
                 let hops = if weighted { links[e as usize] } else { d[e as usize] };
                 if hops + 2 > diameter {
                     diameter = hops + 2;
@@ -198,7 +208,24 @@ impl Tables {
                 }
             }
         }
-        Ok(Tables { hosts, class_of, edges, out_of_host, into_host, entries, groups, pool, diameter, farthest })
+        let mut t = Tables { hosts, class_of, edges, out_of_host, into_host, entries, groups, pool, diameter, farthest, split };
+        if !t.reachable(t.farthest.0, t.farthest.1) {
+            // islands, none longer than a host's own edge switch: two hosts of one
+            let c = t.class_of[0];
+            t.farthest = (0, (1..hosts).find(|&h| t.class_of[h as usize] == c).unwrap_or(0));
+        }
+        Ok(t)
+    }
+
+    /// Where the fabric is not connected, the first switch that cannot reach an edge switch.
+    pub fn split(&self) -> Option<&str> {
+        self.split.as_deref()
+    }
+
+    /// Whether packets from host node `a` reach host node `b` over the fabric.
+    pub fn reachable(&self, a: u32, b: u32) -> bool {
+        let (ca, cb) = (self.class_of[a as usize], self.class_of[b as usize]);
+        ca == cb || self.entries[self.key_of_class(self.edges[ca as usize], cb)] != UNREACHABLE
     }
 
     /// Destination classes (edge switches).

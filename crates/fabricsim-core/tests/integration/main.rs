@@ -19,6 +19,7 @@ mod nic;
 mod params;
 mod parser_fuzz;
 mod pieces;
+mod rail_only;
 mod samples;
 mod scale_up;
 mod training;

@@ -150,6 +150,7 @@ generators! {
     FatTree => fat_tree,
     Graph => graph,
     Dragonfly => dragonfly,
+    RailOnly => rail_only,
 }
 
 impl Shared {

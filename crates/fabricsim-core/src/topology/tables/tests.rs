@@ -125,12 +125,18 @@ fn reconvergence_keeps_the_group_members_that_still_reach_the_destination() {
 }
 
 #[test]
-fn a_host_without_a_link_or_a_cut_fabric_is_refused() {
+fn a_host_without_a_link_is_refused_and_a_cut_fabric_said_so() {
     let t = tree(2, 32, 8, 1, false);
     let lone: Vec<PortInfo> = t.ports.iter().filter(|p| p.from != 3 && p.to != 3).cloned().collect();
     assert_eq!(Tables::shortest_paths(32, &t.nodes, &lone).unwrap_err(), "host3 has no link");
-    // leaf 0 without its uplinks: the spines cannot reach it
+    // leaf 0 without its uplinks: the spines cannot reach it, and its hosts are an island (the
+    // topology refuses it unless a scale-up network joins the islands)
     let cut: Vec<PortInfo> = t.ports.iter().filter(|p| !(p.from == 32 && p.up || p.to == 32 && !p.up)).cloned().collect();
-    let e = Tables::shortest_paths(32, &t.nodes, &cut).unwrap_err();
+    let islands = Tables::shortest_paths(32, &t.nodes, &cut).expect("tables of islands");
+    let e = islands.split().expect("said where");
     assert!(e.contains("cannot reach leaf0"), "{e}");
+    assert!(islands.reachable(0, 3) && islands.reachable(4, 31));
+    assert!(!islands.reachable(0, 4) && !islands.reachable(31, 2));
+    let (a, b) = islands.farthest();
+    assert!(islands.reachable(a, b) && a != b, "two hosts a path joins: {a}, {b}");
 }

@@ -3,3 +3,4 @@
 
 pub mod deps;
 pub mod job;
+pub mod relay;
