@@ -30,8 +30,8 @@ use crate::topology::{Topology, TopologyConfig};
 use crate::units::{AutoOr, Duration, Size};
 use crate::workload::collective::Tag;
 use crate::workload::job::{self, JobConfig, JobInfo};
-use crate::workload::relay;
 use crate::workload::trace::LoadWindow;
+use crate::workload::{relay, stripe};
 use crate::workload::{Deps, Hosts, MessageSpec, WorkloadConfig};
 
 /// A whole scenario. Field docs are the reference (docs/scenario.md mirrors them).
@@ -298,7 +298,7 @@ impl Scenario {
         budget::check(&need, max_memory)?;
         let workload = self.workload();
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
-        let hosts = Hosts { count: topo.hosts(), rate: host_rate };
+        let hosts = Hosts { count: topo.gpus(), rate: host_rate };
         let (mut messages, mut lists) = match &workload {
             Some(w) => {
                 let m = w.messages(&hosts, &mut rng)?;
@@ -335,6 +335,8 @@ impl Scenario {
         // on a fabric of islands (rail-only), messages between them go through a GPU of their
         // source's server
         let relayed = relay::through_scale_up(&topo, &mut messages, &mut lists, &mut tags);
+        // on a multi-plane fabric, every message in one part per plane
+        stripe::over_planes(&topo, &mut messages, &mut lists, &mut tags);
         let deps = Deps::from_lists(&lists);
         drop(lists);
         // where a message's size and class were written, for errors

@@ -132,8 +132,8 @@ impl Simulation {
 
     /// The least latency of anything that goes from one piece to another: a link between
     /// them (its nominal latency: faults only lengthen it), a release notice between their
-    /// hosts (which follows a path over such links, and is at least as long), or a server's
-    /// scale-up network between its GPUs.
+    /// hosts (which follows a path over such links, and is at least as long), a server's
+    /// scale-up network between its GPUs, or none between a multi-plane host's ports.
     fn lookahead(&self) -> Time {
         let topo = self.topology();
         let far = topo.ports.iter().filter(|p| self.cut.home(p.from) != self.cut.home(p.to));
@@ -142,9 +142,13 @@ impl Simulation {
             // a server whose GPUs are in different pieces
             let n = topo.nics();
             let piece = |h: u32| self.cut.home(topo.slot(h));
-            (0..topo.hosts()).any(|h| h % n != 0 && piece(h) != piece(h - h % n)).then_some(up.latency)
+            (0..topo.gpus()).any(|h| h % n != 0 && piece(h) != piece(h - h % n)).then_some(up.latency)
         };
-        links.min(topo.scale_up().and_then(split).unwrap_or(Time::MAX))
+        // a multi-plane host whose ports are in different pieces tells itself at once
+        let (gpus, planes) = (topo.gpus(), topo.planes());
+        let apart = (0..gpus).any(|h| (1..planes).any(|p| self.cut.home(topo.slot_on(h, p)) != self.cut.home(topo.slot(h))));
+        let planes = if apart { 0 } else { Time::MAX };
+        links.min(topo.scale_up().and_then(split).unwrap_or(Time::MAX)).min(planes)
     }
 
     /// [`Simulation::in_pieces`] with the cut given by hand: `cut(topology)[node]` is the

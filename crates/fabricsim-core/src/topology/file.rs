@@ -77,6 +77,9 @@ pub struct Defaults {
     pub switch_latency: Time,
     pub nics: u32,
     pub scale_up: Option<ScaleUp>,
+    /// Host nodes per scenario host (a multi-plane fabric's: its hosts are listed plane by
+    /// plane); 1 otherwise.
+    pub planes: u32,
 }
 
 const FIELD: &str = "topology.graph";
@@ -163,7 +166,10 @@ impl GraphConfig {
             return Err(ScenarioError::new(entry(x), format!("{:?} has {why}", names[x]), "allowed: exactly one link, to a switch"));
         }
         let tiers = self.tiers(h, n, &ends)?;
-        let hosts = self.hosts(d)?;
+        let mut hosts = self.hosts(d)?;
+        if d.planes > 1 {
+            (hosts.count, hosts.planes) = (hosts.count / d.planes, d.planes);
+        }
         let nodes: Vec<Node> =
             names.iter().enumerate().map(|(i, name)| Node { name: name.to_string(), tier: (i >= h).then(|| tiers[i]) }).collect();
         let ports = self.ports(h, &names, &tiers, &ends, d);

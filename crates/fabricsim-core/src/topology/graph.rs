@@ -40,16 +40,18 @@ pub fn summary(topo: &Topology) -> Summary {
     }
     let tables = &topo.tables;
     let (table_entries, table_ports) = tables.size();
-    let half = hosts / 2;
-    let a: Vec<u32> = (0..half).map(|h| topo.slot(h)).collect();
-    let b: Vec<u32> = (half..hosts).map(|h| topo.slot(h)).collect();
+    // the first half of the scenario's hosts against the second, every plane's node of each
+    let (gpus, planes) = (topo.gpus(), topo.planes());
+    let half = gpus / 2;
+    let nodes = |r: std::ops::Range<u32>| r.flat_map(|h| (0..planes).map(move |p| topo.slot_on(h, p))).collect::<Vec<u32>>();
+    let (a, b) = (nodes(0..half), nodes(half..gpus));
     Summary {
-        hosts,
+        hosts: gpus,
         switches,
         links,
         diameter: tables.diameter(),
         bisection_bps: max_flow_bps(topo, &a, &b),
-        injection_bps: u64::from(half) * topo.host_rate(),
+        injection_bps: u64::from(half) * u64::from(planes) * topo.host_rate(),
         table_entries,
         table_ports,
     }

@@ -52,12 +52,15 @@ pub struct HostMap {
     /// where they are the same (every fabric but a rail-optimized tree).
     pub node_of: Vec<u32>,
     pub host_at: Vec<u32>,
+    /// Host nodes per scenario host (a multi-plane fabric: one NIC port in each plane; 0 is
+    /// 1): host `h`'s node in plane `p` is `p * count + h` ([`Topology::slot_on`]).
+    pub planes: u32,
 }
 
 impl HostMap {
     /// `count` hosts, each its own node, `nics` per server.
     pub fn new(count: u32, nics: u32, scale_up: Option<ScaleUp>) -> HostMap {
-        HostMap { count, nics, scale_up, ..HostMap::default() }
+        HostMap { count, nics, scale_up, planes: 1, ..HostMap::default() }
     }
 }
 
@@ -81,23 +84,42 @@ impl Topology {
     /// paths; not connected only if the hosts' servers have a scale-up network.
     pub fn from_graph(hosts: HostMap, nodes: Vec<Node>, ports: Vec<PortInfo>) -> Result<Topology, ScenarioError> {
         let refuse = |why: &str| ScenarioError::new("topology", why, "allowed: a connected fabric, every host on one link");
-        let tables = Tables::shortest_paths(hosts.count, &nodes, &ports).map_err(|why| refuse(&why))?;
-        // islands (a rail-only fabric) only where the servers' scale-up networks join them:
-        // a message between two is relayed through a GPU of its source's server
-        // (`workload::support::relay`)
-        if let (Some(why), None) = (tables.split(), hosts.scale_up) {
+        let host_nodes = hosts.count * hosts.planes.max(1);
+        let tables = Tables::shortest_paths(host_nodes, &nodes, &ports).map_err(|why| refuse(&why))?;
+        // islands only where the servers' scale-up networks join them (a rail-only fabric: a
+        // message between two is relayed through a GPU of its source's server,
+        // `workload::relay`) or where they are a multi-plane fabric's planes (a message is
+        // striped over them, `workload::stripe`)
+        if let (Some(why), None, 0 | 1) = (tables.split(), hosts.scale_up, hosts.planes) {
             return Err(refuse(why));
         }
-        let host_rate = (0..hosts.count).map(|h| ports[tables.out_of_host(h) as usize].rate).max().unwrap_or(0);
+        let host_rate = (0..host_nodes).map(|h| ports[tables.out_of_host(h) as usize].rate).max().unwrap_or(0);
         Ok(Topology { hosts, nodes, ports, tables: Arc::new(tables), detours: None, host_rate })
     }
 
+    /// Host nodes: the scenario's hosts, times the planes of a multi-plane fabric.
     pub fn hosts(&self) -> u32 {
+        self.hosts.count * self.hosts.planes.max(1)
+    }
+
+    /// The scenario's hosts (GPUs): what workloads and jobs number.
+    pub fn gpus(&self) -> u32 {
         self.hosts.count
     }
 
+    /// Planes of a multi-plane fabric (1 otherwise).
+    pub fn planes(&self) -> u32 {
+        self.hosts.planes.max(1)
+    }
+
+    /// The host node of scenario host `host` in plane `plane`.
+    #[inline]
+    pub fn slot_on(&self, host: u32, plane: u32) -> u32 {
+        self.slot(host) + plane * self.hosts.count
+    }
+
     pub fn switches(&self) -> usize {
-        self.nodes.len() - self.hosts.count as usize
+        self.nodes.len() - self.hosts() as usize
     }
 
     /// Looks a port up by its stable name.
@@ -121,7 +143,7 @@ impl Topology {
         self.hosts.nics
     }
 
-    /// Servers (hosts / NICs per server).
+    /// Servers (scenario hosts / NICs per server).
     pub fn servers(&self) -> u32 {
         self.hosts.count / self.hosts.nics
     }
@@ -135,7 +157,11 @@ impl Topology {
     /// The scenario host at host node `slot`.
     #[inline]
     pub fn host(&self, slot: u32) -> u32 {
-        self.hosts.host_at.get(slot as usize).copied().unwrap_or(slot)
+        match self.hosts.host_at.get(slot as usize) {
+            Some(&h) => h,
+            None if slot >= self.hosts.count => slot % self.hosts.count,
+            None => slot,
+        }
     }
 
     /// The servers' scale-up network, if they have one.
@@ -158,7 +184,7 @@ impl Topology {
         let server = ha / n * n;
         std::iter::once(server + self.host(b) % n)
             .chain(server..server + n)
-            .filter(|&g| g < self.hosts() && g != ha)
+            .filter(|&g| g < self.gpus() && g != ha)
             .map(|g| self.slot(g))
             .find(|&g| self.tables.reachable(g, b))
     }
@@ -192,7 +218,8 @@ impl Topology {
     pub fn spread_order(&self) -> Vec<u32> {
         let t = &self.tables;
         let mut of_class: Vec<Vec<u32>> = vec![Vec::new(); t.classes()];
-        for slot in 0..self.hosts() {
+        // the slots of the scenario's hosts (in a multi-plane fabric, plane 0's)
+        for slot in 0..self.gpus() {
             of_class[t.class(slot) as usize].push(self.host(slot));
         }
         let most = of_class.iter().map(Vec::len).max().unwrap_or(0);

@@ -224,8 +224,16 @@ impl Routes {
     /// How long a notification from host node `from` takes to reach `to`: an empty packet's
     /// one-way latency over the fabric ([`Routes::latency`]), or over their server's scale-up
     /// network where that is shorter; between islands, over the scale-up network to the GPU
-    /// that relays to `to`, then the fabric.
+    /// that relays to `to`, then the fabric. A multi-plane host's ports are one host: between
+    /// two of them, no time.
     pub fn notice_latency(&self, from: u32, to: u32) -> Time {
+        let topo = &self.topo;
+        // a multi-plane host's ports are one GPU: it tells itself at once, and another host
+        // from its first plane's port
+        let (from, to) = if topo.planes() > 1 { (topo.slot(topo.host(from)), topo.slot(topo.host(to))) } else { (from, to) };
+        if from == to {
+            return 0;
+        }
         let up = self.topo.scale_up_between(from, to);
         if !self.topo.tables.reachable(from, to) {
             // islands: over the scale-up network, to `to` or to the GPU that relays to it

@@ -15,6 +15,7 @@ mod graph;
 mod guard;
 mod jobs;
 mod lb;
+mod multi_plane;
 mod nic;
 mod params;
 mod parser_fuzz;

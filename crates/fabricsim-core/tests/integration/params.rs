@@ -57,7 +57,7 @@ fn every_kinds_params_name_exactly_its_configs_fields() {
             }
         }
     }
-    assert_eq!(kinds, 12 + 5 + 7 + 4);
+    assert_eq!(kinds, 12 + 5 + 7 + 5);
     assert_eq!(parameters().len(), tables.iter().map(|t| t.1.iter().map(|k| k.1.len()).sum::<usize>()).sum::<usize>());
 }
 

@@ -151,6 +151,7 @@ generators! {
     Graph => graph,
     Dragonfly => dragonfly,
     RailOnly => rail_only,
+    MultiPlane => multi_plane,
 }
 
 impl Shared {
@@ -163,6 +164,7 @@ impl Shared {
             switch_latency: self.switch_latency.0,
             nics: self.nics_per_server,
             scale_up: scale_up(self)?,
+            planes: 1,
         })
     }
 }

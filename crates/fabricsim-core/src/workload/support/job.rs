@@ -35,7 +35,7 @@ pub enum Placement {
 impl Placement {
     /// Every host, in the order this placement takes them (a job takes the first free ones).
     fn order(self, topo: &Topology, rng: &mut Rng) -> Vec<u32> {
-        let hosts = topo.hosts();
+        let hosts = topo.gpus();
         match self {
             // by host id: a server's NICs, then the next server's
             Placement::Packed => (0..hosts).collect(),
@@ -231,7 +231,7 @@ impl JobConfig {
     /// listed hosts are taken as given (and held from later placed jobs).
     fn hosts(&self, i: usize, topo: &Topology, held: &[bool], rng: &mut Rng) -> Result<Vec<u32>, ScenarioError> {
         let at = |k: &str| format!("jobs[{i}].{k}");
-        let hosts = topo.hosts();
+        let hosts = topo.gpus();
         let list = match (&self.hosts, self.ranks) {
             (Some(_), Some(_)) => {
                 return Err(ScenarioError { field: at("ranks"), message: "got both ranks and hosts; allowed: one of them".into() })
@@ -289,7 +289,7 @@ pub fn trace(messages: &[MessageSpec], lists: &[Vec<u32>], file: Option<&str>, j
 /// first); refuses, before making any, more than `max_messages` in all (the memory budget).
 pub fn plan(jobs: &[JobConfig], base: usize, topo: &Topology, max_messages: u64, rng: &mut Rng) -> Result<JobPlan, ScenarioError> {
     let mut p = JobPlan { messages: Vec::new(), deps: Vec::new(), tags: Vec::new(), jobs: Vec::new() };
-    let mut held = vec![false; topo.hosts() as usize];
+    let mut held = vec![false; topo.gpus() as usize];
     for (i, job) in jobs.iter().enumerate() {
         let at = |k: &str| format!("jobs[{i}].{k}");
         let ranks = job.hosts(i, topo, &held, rng)?;

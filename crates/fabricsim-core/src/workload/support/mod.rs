@@ -4,3 +4,4 @@
 pub mod deps;
 pub mod job;
 pub mod relay;
+pub mod stripe;

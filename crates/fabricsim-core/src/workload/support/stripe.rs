@@ -1,0 +1,49 @@
+//! Messages striped over the planes of a multi-plane fabric (`topology::generators::multi_plane`:
+//! each host has a port in every plane). A message between two hosts is cut into one part per
+//! plane, of equal size (the first takes what does not divide), each from the source's port in
+//! that plane to the destination's, as NCCL spreads a collective's channels over a NIC's ports;
+//! what waits for the message waits for every part. The message's own row carries plane 0's
+//! part and the other planes' are appended, each taking the message's release (start,
+//! dependencies, compute delay). Compute tasks, messages on a server's scale-up network and
+//! messages of fewer bytes than planes stay whole, on plane 0.
+
+use crate::topology::Topology;
+use crate::workload::collective::Tag;
+use crate::workload::MessageSpec;
+
+/// Stripes `messages` over `topo`'s planes (see the module): the other planes' parts are
+/// appended to `messages`, their dependency lists and tags. Returns the parts appended.
+pub fn over_planes(topo: &Topology, messages: &mut Vec<MessageSpec>, deps: &mut Vec<Vec<u32>>, tags: &mut Vec<Tag>) -> usize {
+    let planes = topo.planes();
+    if planes < 2 {
+        return 0;
+    }
+    let original = messages.len();
+    // per message: its first appended part (the others follow it)
+    let mut parts = vec![u32::MAX; original];
+    for i in 0..original {
+        let m = messages[i];
+        let whole = m.is_compute() || m.bytes < u64::from(planes) || topo.scale_up_between(topo.slot(m.src), topo.slot(m.dst)).is_some();
+        if whole {
+            continue;
+        }
+        let share = m.bytes / u64::from(planes);
+        parts[i] = messages.len() as u32;
+        for p in 1..planes {
+            messages.push(MessageSpec { src: topo.slot_on(m.src, p), dst: topo.slot_on(m.dst, p), bytes: share, ..m });
+            deps.push(deps[i].clone());
+            if let Some(&tag) = tags.get(i) {
+                tags.push(tag);
+            }
+        }
+        messages[i].bytes = m.bytes - share * u64::from(planes - 1);
+    }
+    // what waits for a message waits for each of its parts
+    let more = planes - 1;
+    for list in deps.iter_mut() {
+        let extra: Vec<u32> =
+            list.iter().filter(|&&d| parts[d as usize] != u32::MAX).flat_map(|&d| parts[d as usize]..parts[d as usize] + more).collect();
+        list.extend(extra);
+    }
+    messages.len() - original
+}
