@@ -335,8 +335,7 @@ pub fn partition(topo: &Topology, pieces: usize) -> Vec<u16> {
     for host in 0..hosts {
         // a multi-plane host's ports go with its first plane's, so that it tells itself what
         // a part on another plane finished at once, within its piece
-        let first = topo.slot(topo.host(host as u32));
-        let edge = topo.ports[t.out_of_host(first) as usize].to;
+        let edge = topo.ports[t.out_of_host(topo.first_port(host as u32)) as usize].to;
         home[host] = home[edge as usize];
     }
     home

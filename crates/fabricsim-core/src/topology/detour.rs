@@ -29,7 +29,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Next, Route, Topology};
+use super::{Route, Topology};
 
 /// How packets cross between groups (`[topology] group_routing`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -152,18 +152,6 @@ impl Topology {
         let (first, second) = (self.route(0, middle), self.route(middle, dst));
         let hops = first.hops[..first.hops.len() - 1].iter().chain(&second.hops[1..]).copied().collect();
         Some(Route { hops, paths: 1 })
-    }
-}
-
-impl super::Tables {
-    /// The first of the next hops the entry at `key` names; `None` where it delivers.
-    #[inline]
-    pub fn first_hop(&self, key: usize) -> Option<u32> {
-        match self.next(key, 0) {
-            Next::Deliver(_) => None,
-            Next::Port(p) => Some(p),
-            Next::Group(g) => Some(self.group(g)[0]),
-        }
     }
 }
 

@@ -70,6 +70,31 @@ pub struct GraphLink {
     pub cost: Option<u32>,
 }
 
+impl GraphLink {
+    /// A link between `a` and `b` that takes every default (rate, latency, cost 1).
+    pub fn new(a: impl Into<String>, b: impl Into<String>) -> GraphLink {
+        GraphLink { a: a.into(), b: b.into(), rate: None, latency: None, cost: None }
+    }
+}
+
+impl GraphConfig {
+    /// Adds host `name` (a NIC of `server`, if given) and its link to `switch`.
+    pub fn add_host(&mut self, name: String, server: Option<u32>, switch: String) {
+        self.links.push(GraphLink::new(name.clone(), switch));
+        self.hosts.push(GraphHost { name, id: None, server });
+    }
+
+    /// Adds a leaf-spine of its own: the `leaves` (tier 0), then each of the `spines` (tier 1)
+    /// with a link from every leaf.
+    pub fn add_leaf_spine(&mut self, leaves: Vec<String>, spines: Vec<String>) {
+        for spine in spines.iter() {
+            self.links.extend(leaves.iter().map(|leaf| GraphLink::new(leaf.clone(), spine.clone())));
+        }
+        self.switches.extend(leaves.into_iter().map(|name| GraphSwitch { name, tier: Some(0) }));
+        self.switches.extend(spines.into_iter().map(|name| GraphSwitch { name, tier: Some(1) }));
+    }
+}
+
 /// What the graph's links take from `[topology]` where they say nothing.
 pub struct Defaults {
     pub rate: Rate,

@@ -41,7 +41,7 @@ pub struct PortInfo {
 
 /// The hosts as the scenario numbers them: their servers, their scale-up network, and the
 /// host node each one is.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostMap {
     pub count: u32,
     /// NICs (GPUs) per server: host `h` is NIC `h % nics` of server `h / nics`.
@@ -52,7 +52,7 @@ pub struct HostMap {
     /// where they are the same (every fabric but a rail-optimized tree).
     pub node_of: Vec<u32>,
     pub host_at: Vec<u32>,
-    /// Host nodes per scenario host (a multi-plane fabric: one NIC port in each plane; 0 is
+    /// Host nodes per scenario host (a multi-plane fabric: one NIC port in each plane; else
     /// 1): host `h`'s node in plane `p` is `p * count + h` ([`Topology::slot_on`]).
     pub planes: u32,
 }
@@ -60,7 +60,7 @@ pub struct HostMap {
 impl HostMap {
     /// `count` hosts, each its own node, `nics` per server.
     pub fn new(count: u32, nics: u32, scale_up: Option<ScaleUp>) -> HostMap {
-        HostMap { count, nics, scale_up, planes: 1, ..HostMap::default() }
+        HostMap { count, nics, scale_up, node_of: Vec::new(), host_at: Vec::new(), planes: 1 }
     }
 }
 
@@ -84,13 +84,13 @@ impl Topology {
     /// paths; not connected only if the hosts' servers have a scale-up network.
     pub fn from_graph(hosts: HostMap, nodes: Vec<Node>, ports: Vec<PortInfo>) -> Result<Topology, ScenarioError> {
         let refuse = |why: &str| ScenarioError::new("topology", why, "allowed: a connected fabric, every host on one link");
-        let host_nodes = hosts.count * hosts.planes.max(1);
+        let host_nodes = hosts.count * hosts.planes;
         let tables = Tables::shortest_paths(host_nodes, &nodes, &ports).map_err(|why| refuse(&why))?;
         // islands only where the servers' scale-up networks join them (a rail-only fabric: a
         // message between two is relayed through a GPU of its source's server,
         // `workload::relay`) or where they are a multi-plane fabric's planes (a message is
         // striped over them, `workload::stripe`)
-        if let (Some(why), None, 0 | 1) = (tables.split(), hosts.scale_up, hosts.planes) {
+        if let (Some(why), None, 1) = (tables.split(), hosts.scale_up, hosts.planes) {
             return Err(refuse(why));
         }
         let host_rate = (0..host_nodes).map(|h| ports[tables.out_of_host(h) as usize].rate).max().unwrap_or(0);
@@ -99,7 +99,7 @@ impl Topology {
 
     /// Host nodes: the scenario's hosts, times the planes of a multi-plane fabric.
     pub fn hosts(&self) -> u32 {
-        self.hosts.count * self.hosts.planes.max(1)
+        self.hosts.count * self.hosts.planes
     }
 
     /// The scenario's hosts (GPUs): what workloads and jobs number.
@@ -109,7 +109,14 @@ impl Topology {
 
     /// Planes of a multi-plane fabric (1 otherwise).
     pub fn planes(&self) -> u32 {
-        self.hosts.planes.max(1)
+        self.hosts.planes
+    }
+
+    /// The node of host node `node`'s host in its first plane (`node` itself but on a
+    /// multi-plane fabric): where the host hears what its ports finished.
+    #[inline]
+    pub fn first_port(&self, node: u32) -> u32 {
+        self.slot(self.host(node))
     }
 
     /// The host node of scenario host `host` in plane `plane`.

@@ -230,15 +230,15 @@ impl Routes {
         let topo = &self.topo;
         // a multi-plane host's ports are one GPU: it tells itself at once, and another host
         // from its first plane's port
-        let (from, to) = if topo.planes() > 1 { (topo.slot(topo.host(from)), topo.slot(topo.host(to))) } else { (from, to) };
+        let (from, to) = (topo.first_port(from), topo.first_port(to));
         if from == to {
             return 0;
         }
-        let up = self.topo.scale_up_between(from, to);
-        if !self.topo.tables.reachable(from, to) {
+        let up = topo.scale_up_between(from, to);
+        if !topo.tables.reachable(from, to) {
             // islands: over the scale-up network, to `to` or to the GPU that relays to it
             // (every pair is one or the other: `workload::relay` checks)
-            let relayed = || Some(self.topo.scale_up()?.latency + self.latency(self.topo.relay(from, to)?, to));
+            let relayed = || Some(topo.scale_up()?.latency + self.latency(topo.relay(from, to)?, to));
             return up.map(|u| u.latency).or_else(relayed).unwrap_or(Time::MAX / 4);
         }
         let fabric = self.latency(from, to);

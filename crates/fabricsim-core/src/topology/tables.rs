@@ -248,13 +248,24 @@ impl Tables {
     /// [`Tables::restrict`]'s sets).
     #[inline(always)]
     pub fn key(&self, switch: u32, dst: u32) -> usize {
-        (switch - self.hosts) as usize * self.edges.len() + self.class_of[dst as usize] as usize
+        self.key_of_class(switch, self.class_of[dst as usize])
     }
 
     /// The index of switch node `switch`'s entry for destination class `class`.
-    #[inline]
+    #[inline(always)]
     pub fn key_of_class(&self, switch: u32, class: u32) -> usize {
         (switch - self.hosts) as usize * self.edges.len() + class as usize
+    }
+
+    /// The first of the next hops the entry at `key` names; `None` where it delivers (or
+    /// cannot reach the class).
+    #[inline]
+    pub fn first_hop(&self, key: usize) -> Option<u32> {
+        match self.entries[key] {
+            DELIVER | UNREACHABLE => None,
+            code if code & GROUP != 0 => Some(self.group(code & !GROUP)[0]),
+            port => Some(port),
+        }
     }
 
     /// The class whose edge switch is node `switch`, if it is one.

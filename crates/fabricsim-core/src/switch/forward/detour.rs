@@ -31,7 +31,8 @@ impl Fabric {
     #[inline]
     pub(super) fn detour_key(&self, node: u32, pkt: &mut Packet) -> usize {
         let t = &self.topo.tables;
-        if pkt.via != DIRECT && pkt.via != UNDECIDED {
+        debug_assert_ne!(pkt.via, UNDECIDED, "the first switch decides before routing");
+        if pkt.via != DIRECT {
             let key = t.key_of_class(node, pkt.via);
             if t.first_hop(key).is_some() {
                 return key;

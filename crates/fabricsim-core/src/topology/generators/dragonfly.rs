@@ -28,7 +28,7 @@
 use super::Generator;
 use crate::error::{ensure, ScenarioError};
 use crate::registry::{AlgorithmInfo, Param};
-use crate::topology::file::{GraphConfig, GraphHost, GraphLink, GraphSwitch};
+use crate::topology::file::{GraphConfig, GraphLink, GraphSwitch};
 use crate::topology::{Detours, GraphSize, GroupRouting, Topology};
 use crate::units::Duration;
 
@@ -113,22 +113,19 @@ impl Config {
     fn graph(&self) -> Result<GraphConfig, ScenarioError> {
         let (p, a, h, g) = self.shape()?;
         let router = |i: u32, r: u32| format!("g{i}r{r}");
-        let link = |x: String, y: String, latency: Option<Duration>, cost: Option<u32>| GraphLink { a: x, b: y, rate: None, latency, cost };
         let mut graph = GraphConfig::default();
         for i in 0..g {
             for r in 0..a {
                 graph.switches.push(GraphSwitch { name: router(i, r), tier: Some(0) });
                 for k in 0..p {
-                    let n = (i * a + r) * p + k;
-                    graph.hosts.push(GraphHost { name: format!("host{n}"), id: None, server: None });
-                    graph.links.push(link(format!("host{n}"), router(i, r), None, None));
+                    graph.add_host(format!("host{}", (i * a + r) * p + k), None, router(i, r));
                 }
             }
         }
         for i in 0..g {
             for r in 0..a {
                 for s in r + 1..a {
-                    graph.links.push(link(router(i, r), router(i, s), None, None));
+                    graph.links.push(GraphLink::new(router(i, r), router(i, s)));
                 }
             }
         }
@@ -138,7 +135,11 @@ impl Config {
                 let t = (i + j + 1) % g;
                 let back = g - 2 - j; // t's channel to i
                 if (i, j) < (t, back) {
-                    graph.links.push(link(router(i, j / h), router(t, back / h), self.global_link_latency, Some(GLOBAL_COST)));
+                    graph.links.push(GraphLink {
+                        latency: self.global_link_latency,
+                        cost: Some(GLOBAL_COST),
+                        ..GraphLink::new(router(i, j / h), router(t, back / h))
+                    });
                 }
             }
         }

@@ -14,7 +14,7 @@
 use super::Generator;
 use crate::error::{ensure, ScenarioError};
 use crate::registry::{AlgorithmInfo, Param};
-use crate::topology::file::{Defaults, GraphConfig, GraphHost, GraphLink, GraphSwitch};
+use crate::topology::file::{Defaults, GraphConfig};
 use crate::topology::{GraphSize, Topology};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -75,26 +75,14 @@ impl Config {
     /// The planes as a graph: every plane's host nodes first, plane by plane.
     fn graph(&self) -> Result<GraphConfig, ScenarioError> {
         let (planes, leaves, per_leaf) = self.shape()?;
-        let link = |a: String, b: String| GraphLink { a, b, rate: None, latency: None, cost: None };
         let mut graph = GraphConfig::default();
         for p in 0..planes {
             for h in 0..self.hosts {
-                let name = format!("host{h}p{p}");
-                graph.hosts.push(GraphHost { name: name.clone(), id: None, server: None });
-                graph.links.push(link(name, format!("leaf{}p{p}", h / per_leaf)));
+                graph.add_host(format!("host{h}p{p}"), None, format!("leaf{}p{p}", h / per_leaf));
             }
         }
         for p in 0..planes {
-            for i in 0..leaves {
-                graph.switches.push(GraphSwitch { name: format!("leaf{i}p{p}"), tier: Some(0) });
-            }
-            for j in 0..per_leaf {
-                let spine = format!("spine{j}p{p}");
-                graph.switches.push(GraphSwitch { name: spine.clone(), tier: Some(1) });
-                for i in 0..leaves {
-                    graph.links.push(link(format!("leaf{i}p{p}"), spine.clone()));
-                }
-            }
+            graph.add_leaf_spine((0..leaves).map(|i| format!("leaf{i}p{p}")).collect(), (0..per_leaf).map(|j| format!("spine{j}p{p}")).collect());
         }
         Ok(graph)
     }

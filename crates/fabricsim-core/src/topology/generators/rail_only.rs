@@ -17,7 +17,7 @@
 use super::Generator;
 use crate::error::{ensure, ScenarioError};
 use crate::registry::{AlgorithmInfo, Param};
-use crate::topology::file::{GraphConfig, GraphHost, GraphLink, GraphSwitch};
+use crate::topology::file::GraphConfig;
 use crate::topology::{GraphSize, Topology};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -87,26 +87,14 @@ impl Config {
     fn graph(&self) -> Result<GraphConfig, ScenarioError> {
         let s = self.shape()?;
         let leaf = |r: u32, i: u32| if s.spines == 0 { format!("rail{r}") } else { format!("rail{r}leaf{i}") };
-        let link = |a: String, b: String| GraphLink { a, b, rate: None, latency: None, cost: None };
         let mut graph = GraphConfig::default();
         for server in 0..s.servers {
             for r in 0..s.rails {
-                let name = format!("host{}", server * s.rails + r);
-                graph.hosts.push(GraphHost { name: name.clone(), id: None, server: Some(server) });
-                graph.links.push(link(name, leaf(r, server / s.per_leaf)));
+                graph.add_host(format!("host{}", server * s.rails + r), Some(server), leaf(r, server / s.per_leaf));
             }
         }
         for r in 0..s.rails {
-            for i in 0..s.leaves {
-                graph.switches.push(GraphSwitch { name: leaf(r, i), tier: Some(0) });
-            }
-            for j in 0..s.spines {
-                let spine = format!("rail{r}spine{j}");
-                graph.switches.push(GraphSwitch { name: spine.clone(), tier: Some(1) });
-                for i in 0..s.leaves {
-                    graph.links.push(link(leaf(r, i), spine.clone()));
-                }
-            }
+            graph.add_leaf_spine((0..s.leaves).map(|i| leaf(r, i)).collect(), (0..s.spines).map(|j| format!("rail{r}spine{j}")).collect());
         }
         Ok(graph)
     }
