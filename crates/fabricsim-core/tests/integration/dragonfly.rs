@@ -149,6 +149,14 @@ fn valiant_needs_a_third_group() {
         panic!("two groups have no third")
     };
     assert_eq!(e.field, "topology.groups");
+    // one router a group, 1024 global links, 1025 groups: Valiant would hold a table per pair
+    // of groups and walk a million paths for the base RTT (refused before anything is built)
+    let wide = "[topology]\nkind = \"dragonfly\"\nhosts_per_router = 1\nrouters_per_group = 1\nglobal_links_per_router = 1024\n";
+    let Err(e) = super::scenario(&format!("{wide}group_routing = \"valiant\"\n")).expect("parses").resolve() else {
+        panic!("too many groups for Valiant")
+    };
+    assert_eq!(e.field, "topology.groups");
+    assert!(e.to_string().contains("at most 1024 groups"), "{e}");
     let Err(e) = super::scenario(&format!("{FLY}group_routing = \"detour\"\n")) else { panic!("no such routing") };
     assert!(e.to_string().contains("valiant"), "{e}");
 }

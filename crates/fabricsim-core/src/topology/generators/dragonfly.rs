@@ -67,6 +67,12 @@ topology_kind!(Config {
     group_routing: GroupRouting,
 });
 
+/// The most groups with Valiant or UGAL routing (a table of the entry router of every pair of
+/// groups: 4 MB at the most), and the most paths through an intermediate group the base RTT's
+/// search walks (routers times intermediate groups: about a second at the most).
+const MAX_DETOUR_GROUPS: u32 = 1024;
+const MAX_DETOUR_WALKS: u64 = 1 << 26;
+
 /// What routing counts for a global link: more than two local links, so that two global
 /// links (6) never tie with local, global, local (5).
 const GLOBAL_COST: u32 = 3;
@@ -105,6 +111,18 @@ impl Config {
         )?;
         let hosts = u64::from(g) * u64::from(a) * u64::from(p);
         ensure((2..1 << 24).contains(&hosts), "topology.groups", g, format!("allowed: a dragonfly of 2 to 2^24 hosts (this one has {hosts})"))?;
+        // non-minimal routing holds the entry router of every pair of groups, and the base RTT
+        // walks every router's paths through every intermediate group
+        let walks = u64::from(g) * u64::from(a) * u64::from(g - 2);
+        ensure(
+            self.group_routing == GroupRouting::Minimal || (g <= MAX_DETOUR_GROUPS && walks <= MAX_DETOUR_WALKS),
+            "topology.groups",
+            g,
+            format!(
+                "allowed: at most {MAX_DETOUR_GROUPS} groups, and groups x routers_per_group x (groups - 2) at most 2^26, with group_routing = {:?}",
+                self.group_routing.name()
+            ),
+        )?;
         ensure(self.link_rate.0 > 0, "topology.link_rate", self.link_rate, "allowed: a positive rate")?;
         Ok((p, a, h, g))
     }
