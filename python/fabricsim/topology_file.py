@@ -11,7 +11,9 @@ Formats, by the file's suffix:
 - ``.edgelist``, ``.edges``, ``.txt``: NetworkX's edge list (``networkx.write_edgelist``): a
   link per line, ``a b`` or ``a b {'rate': '400Gbps', 'latency': '1us', 'cost': 3}``, ``#`` comments;
 - ``.graphml``: GraphML (``networkx.write_graphml``): nodes, and edges whose ``rate``,
-  ``latency`` and ``cost`` data become the link's.
+  ``latency`` and ``cost`` data become the link's;
+- ``.yaml``, ``.yml``, or ``.json`` with ``devices`` and ``instances`` at its top: InfraGraph
+  (:mod:`fabricsim.infragraph`).
 
 An edge list or GraphML file says which nodes are hosts by a node attribute ``kind`` (or
 ``type``) of ``"host"`` or ``"switch"`` (GraphML), or else by shape: a node with one link is a
@@ -29,6 +31,7 @@ from typing import Any
 
 import tomli_w
 
+from . import infragraph
 from .errors import ScenarioError, scenario_error
 from .files import check_input, read_text
 
@@ -52,14 +55,14 @@ def is_topology_file(path: Path) -> bool:
     """Whether ``path`` is a topology file rather than a scenario: a GraphML file or an edge
     list, or a TOML/JSON file with ``links`` at its top."""
     suffix = path.suffix.lower()
-    if suffix in EDGE_LISTS or suffix == ".graphml":
+    if suffix in EDGE_LISTS or suffix == ".graphml" or suffix in infragraph.SUFFIXES:
         return True
     if suffix in (".toml", ".json"):
         try:
             data = _read_structured(path)
         except (ValueError, ScenarioError):  # not readable as one: read as a scenario, refused so
             return False
-        return isinstance(data, dict) and "links" in data and "topology" not in data
+        return isinstance(data, dict) and ("links" in data or infragraph.is_infragraph(data)) and "topology" not in data
     return False
 
 
@@ -78,11 +81,15 @@ def read_topology(path: Path) -> dict[str, Any]:
     ``ScenarioError`` naming the file and the line or node."""
     suffix = path.suffix.lower()
     check_input(path, FIELD, WHAT, MAX_TOPOLOGY_BYTES)
+    if suffix in infragraph.SUFFIXES:
+        return infragraph.read_infragraph(path, infragraph.parse(path, _text(path)))
     if suffix in (".toml", ".json"):
         try:
             data = _read_structured(path)
         except ValueError as e:
             raise scenario_error(FIELD, f"{path}: {e}") from None
+        if infragraph.is_infragraph(data):
+            return infragraph.read_infragraph(path, data)
         if not isinstance(data, dict) or not isinstance(data.get("links"), list):
             raise scenario_error(FIELD, f"{path}: no list of links; allowed: hosts, switches and links (docs/topologies.md)")
         return {k: data.get(k, []) for k in ("hosts", "switches", "links")}
@@ -104,7 +111,7 @@ def write_topology(graph: dict[str, Any], path: Path) -> None:
 
 
 def _formats() -> str:
-    return ".toml or .json (the graph), .edgelist/.edges/.txt (NetworkX edge list) or .graphml"
+    return ".toml or .json (the graph), .edgelist/.edges/.txt (NetworkX edge list), .graphml or .yaml/.yml/.json (InfraGraph)"
 
 
 def _read_structured(path: Path) -> Any:
