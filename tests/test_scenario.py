@@ -27,6 +27,7 @@ def test_load_set_and_fill_defaults(demo_path):
         "ack_every": 1,
         "ack_evs": "trigger",
         "ack_on_ecn": False,
+        "ack_request": False,
         "rto": "70us",
         "rto_min": "70us",
         "reorder_buffer": "0B",

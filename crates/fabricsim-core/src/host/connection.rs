@@ -275,6 +275,15 @@ impl SendHalf {
         self.stats.data_packets += 1;
     }
 
+    /// Whether `psn`, just sent ([`Self::on_sent`]), asks for an ACK at once
+    /// (`transport.ack_request`): a retransmission, the last packet there is to send, or one
+    /// that fills the window, as the reference simulator's `UecSrc::sendNewPacket` and
+    /// `sendRtxPacket` set UE's AR flag.
+    pub fn asks_ack(&self, psn: u32) -> bool {
+        let tx = &self.tx;
+        tx.tx_count[psn as usize] > 1 || (tx.next_new >= self.n_pkts && tx.retx.is_empty()) || tx.in_flight + tx.debt >= tx.window.cwnd()
+    }
+
     /// Marks `psn` acknowledged; returns its wire size if it was news.
     fn ack_psn(&mut self, psn: u32) -> u64 {
         let size = self.wire_size(psn);

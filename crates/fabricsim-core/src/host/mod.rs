@@ -113,6 +113,11 @@ pub struct TransportConfig {
     /// ACK at once when a data packet arrives ECN-marked.
     #[serde(default)]
     pub ack_on_ecn: bool,
+    /// The sender asks for an ACK at once (Ultra Ethernet's AR flag, as the reference
+    /// simulator's `UecSrc` sets it) on a packet that fills its window, the last it has to
+    /// send, and every retransmission; the receiver ACKs such a packet at once.
+    #[serde(default)]
+    pub ack_request: bool,
     /// A fixed retransmission timeout, or `"adaptive"` (RFC 6298).
     #[serde(default = "d_rto")]
     pub rto: RtoSetting,
@@ -203,6 +208,7 @@ impl Default for TransportConfig {
             ack_every: d_ack_every(),
             ack_evs: d_ack_evs(),
             ack_on_ecn: false,
+            ack_request: false,
             rto: d_rto(),
             rto_min: d_rto_min(),
             reorder_buffer: Size(0),
@@ -336,6 +342,7 @@ impl TransportConfig {
             ack_policy: AckPolicy {
                 every: self.ack_every,
                 on_ecn: self.ack_on_ecn,
+                request: self.ack_request,
                 all_evs: self.ack_evs == AckEvs::All,
                 reorder_window: (reorder / payload).min(u32::MAX as u64) as u32,
                 reorder_limit: self.reorder_limit,

@@ -25,7 +25,7 @@ use crate::host::message::{Message, MsgState};
 use crate::host::table::{ConnTable, End};
 use crate::host::{LossDetection, TransportKind, TransportModel};
 use crate::lb::LoadBalancer;
-use crate::packet::{Kind, Packet, UNDECIDED};
+use crate::packet::{Kind, Packet, ACK_REQUEST, UNDECIDED};
 use crate::switch::forward::Fabric;
 use crate::time::Time;
 use crate::topology::{Cut, Slots};
@@ -182,6 +182,7 @@ impl Nics {
             let Some(psn) = conn.next_psn() else { continue };
             let ev = conn.tx.lb.next_ev(now, &mut hs.rng);
             conn.on_sent(psn, ev, now);
+            let ar = self.cfg.ack_policy.request && conn.asks_ack(psn);
             // `per_pair`: its last new packet lets the pair's next message start
             let posted = self.cfg.per_pair && conn.tx.next_new >= conn.n_pkts;
             conn.tx.paced(now, conn.wire_size(psn), cap);
@@ -204,7 +205,7 @@ impl Nics {
                 dst: conn.spec.dst,
                 path: 0,
                 size: conn.wire_size(psn) as u16,
-                cum: 0,
+                cum: if ar { ACK_REQUEST } else { 0 },
                 sack: 0,
                 via: UNDECIDED,
             };
@@ -278,7 +279,7 @@ impl Nics {
         let half = self.conns.receiver_live(c);
         let payload = half.payload_of(packet.psn);
         let before = half.rx.delivered_bytes;
-        let arrival = transport.on_data(&mut half.rx, now, packet.psn, payload, packet.ecn);
+        let arrival = transport.on_data(&mut half.rx, now, packet.psn, payload, packet.ecn, packet.asks_ack());
         let new = u64::from(half.rx.delivered_bytes != before);
         let hs = &mut self.hosts[self.slot.of(host)];
         (hs.progress, hs.progress_bytes) = (hs.progress + new, hs.progress_bytes + new * u64::from(packet.size));

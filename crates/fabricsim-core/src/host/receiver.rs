@@ -85,6 +85,9 @@ pub struct AckPolicy {
     pub every: u32,
     /// ACK at once when a data packet arrives ECN-marked.
     pub on_ecn: bool,
+    /// Senders set [`crate::packet::Packet::ar`] (`transport.ack_request`), which the receiver
+    /// ACKs at once.
+    pub request: bool,
     /// The ACK reports the EV and mark of every packet since the previous ACK, not only the
     /// triggering one.
     pub all_evs: bool,
@@ -289,7 +292,7 @@ mod tests {
                     // out of order where the transport takes it
                     let order: Vec<u32> = if kind == TransportKind::Gbn { (0..n).collect() } else { (0..n).rev().collect() };
                     for psn in order {
-                        kind.on_data(&mut rx, 1, psn, 10, psn % 3 == 1);
+                        kind.on_data(&mut rx, 1, psn, 10, psn % 3 == 1, false);
                     }
                     assert_eq!(rx.count, n);
                     let gbn = kind == TransportKind::Gbn;

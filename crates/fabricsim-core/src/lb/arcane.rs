@@ -30,7 +30,10 @@
 //! `exit_explore` ("auto" = one BDP of packets, Alg. 1 line 17): how many random EVs leaving
 //! freezing explores. The reference simulator (UEC htsim, `uec_mp.cpp`) explores 16 and
 //! freezes for 10 ms; docs/reproduction.md's `arcane-appD-persistent-failures` shows what each
-//! choice does when links stay dead.
+//! choice does when links stay dead. `exit_reset` (false): forget the cached EVs when freezing
+//! ends. Alg. 1 keeps them; the reference's `resetBuffer` clears them, so that after the
+//! exploration a flow draws random EVs until ACKs refill the buffer, not EVs cached before a
+//! failure (docs/faults.md compares the two simulators on App. D.3).
 //! State (Table 1): `buffer_size` x (EV bits + 1 validity bit) + head (8) + valid count (8) +
 //! exit time (32) + freezing bit (1) + explore counter (8) bits: 193 bits, 25 bytes, for 8
 //! entries and 16-bit EVs.
@@ -57,6 +60,7 @@ pub const PARAMS: &[Param] = &[
     Param::new("buffer_size", "Entries of the cache of EVs whose ACKs came back unmarked (recycled EVs)."),
     Param::new("freezing_timeout", "How long freezing lasts at least. fabricsim's choice: the paper gives no value, and its Fig. 6 text (ARCANE leaves freezing once each 100 us and 200 us failure is over) puts it near 100 us; the reference simulator's is 10 ms. Under links that stay dead the choice decides whether ARCANE stalls (`arcane-appD-persistent-failures` in docs/reproduction.md)."),
     Param::new("freezing_exit", "`\"timeout\"`: leave freezing at the first ACK or send after `freezing_timeout` (sec. 3.2's text); `\"ack\"`: only at an ACK (Alg. 1 as written, which stays frozen while every cached EV points at a dead path)."),
+    Param::new("exit_reset", "Forget the cached EVs when freezing ends (`false`: Alg. 1 lines 15-18 keep them; the reference simulator's `uec_mp.cpp` resets its buffer, so that after the exploration a flow sends random EVs until ACKs refill it rather than cycling EVs cached before a failure)."),
     Param::new("exit_explore", "Random EVs explored when leaving freezing: `\"auto\"` = one BDP of packets (Alg. 1 line 17), or 1 to 1048576 packets (the reference simulator explores 16)."),
 ];
 
@@ -77,6 +81,8 @@ pub struct Arcane {
     exit_on_send: bool,
     /// Packets explored when freezing ends (Alg. 1 line 17: one BDP).
     exit_explore: u64,
+    /// Forget the cached EVs when freezing ends (`exit_reset`, as the reference does).
+    exit_reset: bool,
 }
 
 impl Arcane {
@@ -94,12 +100,19 @@ impl Arcane {
             freezing_timeout,
             exit_on_send: false,
             exit_explore: ctx.bdp_packets,
+            exit_reset: false,
         }
     }
 
     /// `exit_explore`: packets explored when freezing ends (one BDP unless given).
     pub fn with_exit_explore(mut self, packets: u64) -> Arcane {
         self.exit_explore = packets;
+        self
+    }
+
+    /// `exit_reset`: forget the cached EVs when freezing ends.
+    pub fn with_exit_reset(mut self, reset: bool) -> Arcane {
+        self.exit_reset = reset;
         self
     }
 
@@ -114,6 +127,12 @@ impl Arcane {
         if self.freezing && now > self.exit_freezing {
             self.freezing = false;
             self.explore = self.exit_explore;
+            if self.exit_reset {
+                // the reference's `CircularBufferREPS::resetBuffer`: an empty buffer, so that
+                // what follows the exploration is random until ACKs refill it
+                self.valid.fill(false);
+                (self.head, self.written, self.n_valid) = (0, 0, 0);
+            }
         }
     }
 
@@ -200,6 +219,8 @@ pub struct Config {
     pub freezing_exit: FreezingExit,
     #[serde(default)]
     pub exit_explore: AutoOr<u32>,
+    #[serde(default)]
+    pub exit_reset: bool,
 }
 
 /// When a frozen ARCANE leaves freezing mode once `freezing_timeout` is over.
@@ -224,7 +245,7 @@ fn d_freezing() -> Duration {
 }
 impl Default for Config {
     fn default() -> Self {
-        Config { evs_size: super::d_evs(), buffer_size: d_buffer(), freezing_timeout: d_freezing(), freezing_exit: d_exit(), exit_explore: AutoOr::Auto }
+        Config { evs_size: super::d_evs(), buffer_size: d_buffer(), freezing_timeout: d_freezing(), freezing_exit: d_exit(), exit_explore: AutoOr::Auto, exit_reset: false }
     }
 }
 
@@ -241,6 +262,7 @@ impl Algorithm for Config {
     fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Arcane {
         Arcane::new(self.evs_size, self.buffer_size as usize, self.freezing_timeout.0, ctx)
             .with_exit(self.freezing_exit)
+            .with_exit_reset(self.exit_reset)
             .with_exit_explore(match self.exit_explore {
                 AutoOr::Auto => ctx.bdp_packets,
                 AutoOr::Value(n) => n as u64,

@@ -45,7 +45,8 @@ pub struct Packet {
     /// This packet's own source and destination hosts (an ACK goes receiver -> sender).
     pub src: u32,
     pub dst: u32,
-    /// ACK: the cumulative PSN (every PSN below it was received).
+    /// ACK: the cumulative PSN (every PSN below it was received). Data, which carries none:
+    /// [`ACK_REQUEST`] where the sender asks for an ACK at once, else 0.
     pub cum: u32,
     /// ACK: the selective bitmap (which PSNs it covers: docs/model.md, "What an ACK carries").
     pub sack: u64,
@@ -54,6 +55,11 @@ pub struct Packet {
     /// first switch decides, [`DIRECT`] once it heads for its destination.
     pub via: u32,
 }
+
+/// [`Packet::cum`] of a data packet whose sender asks for an ACK at once
+/// (`transport.ack_request`, Ultra Ethernet's AR flag): the field is free on data, and a flag of
+/// its own would grow the packet past 48 bytes.
+pub const ACK_REQUEST: u32 = 1;
 
 /// [`Packet::via`] before the packet's first switch has decided.
 pub const UNDECIDED: u32 = u32::MAX;
@@ -89,6 +95,12 @@ impl Packet {
     #[inline]
     pub fn reply(&self, kind: Kind, from: u32, size: u16) -> Packet {
         Packet { psn: self.psn, ev: self.ev, flow: self.flow, ..Packet::control(kind, self.conn, from, self.src, size) }
+    }
+
+    /// A data packet whose sender asks for an ACK at once ([`ACK_REQUEST`]).
+    #[inline]
+    pub fn asks_ack(&self) -> bool {
+        self.kind == Kind::Data && self.cum == ACK_REQUEST
     }
 
     /// ACK, NACK, CNP and trimmed headers use the strict-priority control class.

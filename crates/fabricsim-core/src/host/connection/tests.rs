@@ -51,6 +51,37 @@ fn packetization_and_window() {
     assert_eq!(f.next_psn(), Some(1), "retransmission first");
 }
 
+#[test]
+fn a_packet_asks_for_an_ack_when_it_fills_the_window_is_the_last_or_is_resent() {
+    // transport.ack_request: UE's AR flag where the reference's UecSrc sets it
+    let mut f = flow(4500); // 5 packets, a window of 3
+    let mut asks = Vec::new();
+    while let Some(p) = f.next_psn() {
+        f.on_sent(p, 0, 0);
+        asks.push(f.asks_ack(p));
+    }
+    assert_eq!(asks, vec![false, false, true], "the third fills the window");
+    Ooo::on_data(&mut f.rx, 1, 0, 1000, false, false);
+    assert_eq!(ack(&mut f, 0), 1064);
+    let p = f.next_psn().unwrap();
+    f.on_sent(p, 0, 0);
+    assert!(f.asks_ack(p), "psn 3 fills the window again");
+    assert!(f.declare_lost(1));
+    let p = f.next_psn().unwrap();
+    f.on_sent(p, 0, 0);
+    assert!(p == 1 && f.asks_ack(1), "a retransmission asks");
+    let mut g = flow(1500); // 2 packets: the second is the last to send
+    let p = g.next_psn().unwrap();
+    g.on_sent(p, 0, 0);
+    assert!(!g.asks_ack(p));
+    let p = g.next_psn().unwrap();
+    g.on_sent(p, 0, 0);
+    assert!(g.asks_ack(p), "nothing left to send");
+    let mut r = Receiver::new(4, AckPolicy { every: 4, request: true, ..Default::default() });
+    assert!(!Ooo::on_data(&mut r, 0, 0, 10, false, false).send_ack);
+    assert!(Ooo::on_data(&mut r, 0, 1, 10, false, true).send_ack, "an ACK request is ACKed at once");
+}
+
 /// The ACK `f`'s receiver sends for an arrival of `psn`, applied to its sender.
 fn ack(f: &mut Flow, psn: u32) -> u64 {
     let (cum, sack) = f.rx.ack_fields(psn, false);
@@ -63,10 +94,10 @@ fn acks_carry_a_cumulative_psn_and_a_selective_bitmap() {
     while let Some(p) = f.next_psn() {
         f.on_sent(p, 0, 0);
     }
-    Ooo::on_data(&mut f.rx, 1, 2, 1000, false);
+    Ooo::on_data(&mut f.rx, 1, 2, 1000, false, false);
     let (cum, sack) = f.rx.ack_fields(2, false);
     assert_eq!((cum, sack), (0, 0b10), "0 missing: the bitmap starts at 1 and has 2");
-    Ooo::on_data(&mut f.rx, 1, 0, 1000, false);
+    Ooo::on_data(&mut f.rx, 1, 0, 1000, false, false);
     assert_eq!(ack(&mut f, 0), 2 * 1064);
     assert_eq!(f.tx.in_flight, 1064);
     assert_eq!(f.on_ack(2, cum, sack, false, &mut Vec::new()), 0, "a reordered older ACK adds nothing");
@@ -81,7 +112,7 @@ fn a_lost_ack_is_covered_by_the_next_one() {
         f.on_sent(p, 0, 0);
     }
     for psn in 0..3 {
-        Ooo::on_data(&mut f.rx, 1, psn, 1000, false);
+        Ooo::on_data(&mut f.rx, 1, psn, 1000, false, false);
     }
     assert_eq!(ack(&mut f, 2), 3 * 1064, "the one ACK that arrived covers the lost ones");
     assert_eq!((f.tx.in_flight, f.tx.acked, f.stats.retransmits), (0, 3, 0));
@@ -101,11 +132,11 @@ fn the_bitmap_is_bounded_what_lies_beyond_it_waits_for_a_later_ack() {
         f.on_sent(p, 0, 0);
     }
     for psn in 1..200 {
-        Ooo::on_data(&mut f.rx, 1, psn, 1000, false);
+        Ooo::on_data(&mut f.rx, 1, psn, 1000, false, false);
     }
     assert_eq!(ack(&mut f, 199), 64 * 1064, "the last ACK reports psn 136..=199");
     assert_eq!(f.tx.acked, 64);
-    Ooo::on_data(&mut f.rx, 2, 0, 1000, false);
+    Ooo::on_data(&mut f.rx, 2, 0, 1000, false, false);
     assert_eq!(ack(&mut f, 0), 136 * 1064, "the hole filled: the cumulative PSN covers the rest");
     assert!(f.sender_done());
 }
@@ -122,7 +153,7 @@ fn with_every_ev_reported_the_ack_carries_the_marks_of_the_32_psns_up_to_its_tri
         f.on_sent(psn, ev, 0);
     }
     for (psn, ecn) in [(1, true), (0, false), (2, true)] {
-        Ooo::on_data(&mut f.rx, 1, psn, 1000, ecn);
+        Ooo::on_data(&mut f.rx, 1, psn, 1000, ecn, false);
     }
     let (cum, sack) = f.rx.ack_fields(2, false);
     let mut out = Vec::new();

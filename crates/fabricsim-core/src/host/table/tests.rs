@@ -44,7 +44,7 @@ fn each_half_lives_only_while_it_works_and_leaves_its_counts_in_the_row() {
     t.sender_live(c).stats.data_packets = 3;
     for psn in 0..3 {
         let half = t.receiver(c, &spec).expect("not complete yet");
-        let completed = crate::host::TransportKind::Ooo.on_data(&mut half.rx, 10 + psn as Time, psn, payload, false).completed;
+        let completed = crate::host::TransportKind::Ooo.on_data(&mut half.rx, 10 + psn as Time, psn, payload, false, false).completed;
         if psn == 1 {
             half.stats.cnps = 2;
         }

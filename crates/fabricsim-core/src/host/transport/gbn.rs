@@ -28,7 +28,7 @@ pub struct Gbn;
 impl Transport for Gbn {
     /// Only the expected PSN is accepted; a gap is NAKed once.
     #[inline]
-    fn on_data(rx: &mut Receiver, now: Time, psn: u32, payload: u64, ecn: bool) -> Arrival {
+    fn on_data(rx: &mut Receiver, now: Time, psn: u32, payload: u64, ecn: bool, ar: bool) -> Arrival {
         if psn < rx.expected || rx.has(psn) {
             // a duplicate: acknowledge at once so the sender learns
             return Arrival { send_ack: rx.ack_due(true, ecn), completed: false, nak: None, discarded: false };
@@ -38,7 +38,7 @@ impl Transport for Gbn {
             if psn - rx.expected <= rx.policy.reorder_window {
                 // within the NIC's reorder window: held until the gap before it is filled
                 rx.place(now, psn, payload, ecn);
-                return Arrival { send_ack: false, completed: false, nak: None, discarded: false };
+                return Arrival { send_ack: ar && rx.ack_due(true, ecn), completed: false, nak: None, discarded: false };
             }
             return Arrival { send_ack: false, completed: false, nak: gap(rx), discarded: true };
         }
@@ -49,7 +49,7 @@ impl Transport for Gbn {
         while rx.expected < rx.n_pkts() && rx.has(rx.expected) {
             rx.expected += 1;
         }
-        Arrival { send_ack: rx.ack_due(completed, ecn), completed, nak: None, discarded: false }
+        Arrival { send_ack: rx.ack_due(completed || ar, ecn), completed, nak: None, discarded: false }
     }
 
     /// The trimmed packet leaves a gap: NAK the expected PSN (once).
@@ -98,12 +98,12 @@ mod tests {
     #[test]
     fn only_the_next_psn_is_accepted_and_each_gap_is_naked_once() {
         let mut r = Receiver::new(4, AckPolicy { every: 1, ..Default::default() });
-        assert!(Gbn::on_data(&mut r, 0, 0, 10, false).send_ack);
-        let skip = Gbn::on_data(&mut r, 0, 2, 10, false);
+        assert!(Gbn::on_data(&mut r, 0, 0, 10, false, false).send_ack);
+        let skip = Gbn::on_data(&mut r, 0, 2, 10, false, false);
         assert!(skip.discarded && skip.nak == Some(1), "{skip:?}");
-        assert_eq!(Gbn::on_data(&mut r, 0, 3, 10, false).nak, None, "one NAK per gap");
+        assert_eq!(Gbn::on_data(&mut r, 0, 3, 10, false, false).nak, None, "one NAK per gap");
         assert_eq!(Gbn::on_trimmed(&mut r, 3), None, "the same gap");
-        assert!(!Gbn::on_data(&mut r, 0, 1, 10, false).discarded);
+        assert!(!Gbn::on_data(&mut r, 0, 1, 10, false, false).discarded);
         assert_eq!(r.count, 2, "psn 2 and 3 were discarded, not kept");
         assert_eq!(Gbn::on_trimmed(&mut r, 2), Some(2), "a new gap at 2");
     }
@@ -111,24 +111,24 @@ mod tests {
     #[test]
     fn a_reorder_window_holds_what_fits_and_naks_what_does_not() {
         let mut r = Receiver::new(8, AckPolicy { every: 1, reorder_window: 2, ..Default::default() });
-        assert!(Gbn::on_data(&mut r, 0, 0, 10, false).send_ack);
+        assert!(Gbn::on_data(&mut r, 0, 0, 10, false, false).send_ack);
         // 2 and 3 are within two packets of the expected 1: held, no NAK, no ACK yet
         for psn in [2, 3] {
-            let a = Gbn::on_data(&mut r, 0, psn, 10, false);
+            let a = Gbn::on_data(&mut r, 0, psn, 10, false, false);
             assert!(!a.discarded && a.nak.is_none() && !a.send_ack, "{psn}: {a:?}");
         }
         assert_eq!(r.ack_fields(3, true), (1, 0), "held packets are not acknowledged yet: a cumulative ACK, no bitmap");
         // 4 is three ahead: discarded, the gap at 1 NAKed
-        let over = Gbn::on_data(&mut r, 0, 4, 10, false);
+        let over = Gbn::on_data(&mut r, 0, 4, 10, false, false);
         assert!(over.discarded && over.nak == Some(1), "{over:?}");
-        assert!(Gbn::on_data(&mut r, 0, 3, 10, false).send_ack, "a held PSN again is a duplicate");
+        assert!(Gbn::on_data(&mut r, 0, 3, 10, false, false).send_ack, "a held PSN again is a duplicate");
         // the gap fills: 1, 2 and 3 are acknowledged together, 4 is expected next
-        let fill = Gbn::on_data(&mut r, 0, 1, 10, false);
+        let fill = Gbn::on_data(&mut r, 0, 1, 10, false, false);
         assert!(fill.send_ack && !fill.completed);
         assert_eq!((r.expected, r.ack_fields(1, true)), (4, (4, 0)));
         assert_eq!((r.count, r.delivered_bytes), (4, 40));
         for psn in 4..8 {
-            let a = Gbn::on_data(&mut r, 0, psn, 10, false);
+            let a = Gbn::on_data(&mut r, 0, psn, 10, false, false);
             assert_eq!(a.completed, psn == 7);
         }
     }
@@ -136,9 +136,9 @@ mod tests {
     #[test]
     fn the_message_completes_when_the_last_gap_fills_behind_held_packets() {
         let mut r = Receiver::new(3, AckPolicy { every: 4, reorder_window: 8, ..Default::default() });
-        assert!(!Gbn::on_data(&mut r, 0, 1, 10, false).completed);
-        assert!(!Gbn::on_data(&mut r, 0, 2, 10, false).completed);
-        let last = Gbn::on_data(&mut r, 5, 0, 10, false);
+        assert!(!Gbn::on_data(&mut r, 0, 1, 10, false, false).completed);
+        assert!(!Gbn::on_data(&mut r, 0, 2, 10, false, false).completed);
+        let last = Gbn::on_data(&mut r, 5, 0, 10, false, false);
         assert!(last.completed && last.send_ack, "{last:?}");
         assert_eq!((r.end, r.expected, r.max_reorder), (Some(5), 3, 2));
     }

@@ -11,8 +11,9 @@ use crate::time::Time;
 
 /// A transport's rules, as associated functions (the NIC dispatches on [`TransportKind`]).
 pub trait Transport {
-    /// A data packet `psn` with `payload` bytes arrives at the receiver.
-    fn on_data(rx: &mut Receiver, now: Time, psn: u32, payload: u64, ecn: bool) -> Arrival;
+    /// A data packet `psn` with `payload` bytes arrives at the receiver, ECN-marked or not,
+    /// asking for an ACK at once (`ar`) or not.
+    fn on_data(rx: &mut Receiver, now: Time, psn: u32, payload: u64, ecn: bool, ar: bool) -> Arrival;
     /// A trimmed header of `psn` arrives: the PSN to NACK, if any.
     fn on_trimmed(rx: &mut Receiver, psn: u32) -> Option<u32>;
     /// The sender gets a NACK for `psn`: whether something now waits to be resent.
@@ -31,9 +32,9 @@ macro_rules! transports {
 
         impl TransportKind {
             #[inline]
-            pub fn on_data(self, rx: &mut Receiver, now: Time, psn: u32, payload: u64, ecn: bool) -> Arrival {
+            pub fn on_data(self, rx: &mut Receiver, now: Time, psn: u32, payload: u64, ecn: bool, ar: bool) -> Arrival {
                 match self {
-                    $(TransportKind::$Variant => $module::$Type::on_data(rx, now, psn, payload, ecn)),+
+                    $(TransportKind::$Variant => $module::$Type::on_data(rx, now, psn, payload, ecn, ar)),+
                 }
             }
             pub fn on_trimmed(self, rx: &mut Receiver, psn: u32) -> Option<u32> {

@@ -31,7 +31,7 @@ pub struct Ooo;
 impl Transport for Ooo {
     /// Any new PSN within the reorder limit is accepted.
     #[inline]
-    fn on_data(rx: &mut Receiver, now: Time, psn: u32, payload: u64, ecn: bool) -> Arrival {
+    fn on_data(rx: &mut Receiver, now: Time, psn: u32, payload: u64, ecn: bool, ar: bool) -> Arrival {
         let duplicate = rx.has(psn);
         if let Some(limit) = rx.policy.reorder_limit.filter(|_| !duplicate) {
             if psn - rx.first_missing() > limit {
@@ -43,7 +43,7 @@ impl Transport for Ooo {
             rx.note_order(psn);
             completed = rx.place(now, psn, payload, ecn);
         }
-        let send_ack = rx.ack_due(duplicate || completed, ecn);
+        let send_ack = rx.ack_due(duplicate || completed || ar, ecn);
         Arrival { send_ack, completed, nak: None, discarded: false }
     }
 
@@ -69,14 +69,14 @@ mod tests {
     #[test]
     fn receiver_acks_every_n_and_tracks_reorder() {
         let mut r = Receiver::new(6, AckPolicy { every: 2, ..Default::default() });
-        let acks: Vec<bool> = [0, 3, 1, 2, 5, 4].iter().map(|&p| Ooo::on_data(&mut r, 0, p, 10, false).send_ack).collect();
+        let acks: Vec<bool> = [0, 3, 1, 2, 5, 4].iter().map(|&p| Ooo::on_data(&mut r, 0, p, 10, false, false).send_ack).collect();
         assert_eq!(acks, vec![false, true, false, true, false, true]);
         assert_eq!(r.max_reorder, 2, "psn 1 arrived after psn 3");
         assert_eq!(r.count, 6);
-        assert!(Ooo::on_data(&mut r, 5, 0, 10, false).send_ack, "duplicates are acked at once");
+        assert!(Ooo::on_data(&mut r, 5, 0, 10, false, false).send_ack, "duplicates are acked at once");
         let mut e = Receiver::new(6, AckPolicy { every: 4, on_ecn: true, all_evs: true, ..Default::default() });
-        assert!(!Ooo::on_data(&mut e, 0, 0, 10, false).send_ack);
-        assert!(Ooo::on_data(&mut e, 0, 1, 10, true).send_ack, "an ECN mark is ACKed at once");
+        assert!(!Ooo::on_data(&mut e, 0, 0, 10, false, false).send_ack);
+        assert!(Ooo::on_data(&mut e, 0, 1, 10, true, false).send_ack, "an ECN mark is ACKed at once");
         assert_eq!(e.ack_fields(1, false), (2, 0b11 | 0b10 << 32), "psn 0..=1 received, 1 marked");
         assert_eq!(r.delivered_bytes, 60);
     }
@@ -84,12 +84,12 @@ mod tests {
     #[test]
     fn a_reorder_limit_discards_and_nacks_what_lies_beyond_it() {
         let mut r = Receiver::new(8, AckPolicy { every: 1, reorder_limit: Some(2), ..Default::default() });
-        assert!(Ooo::on_data(&mut r, 0, 2, 10, false).send_ack, "0 missing: 2 is within 2 of it");
-        let far = Ooo::on_data(&mut r, 0, 3, 10, false);
+        assert!(Ooo::on_data(&mut r, 0, 2, 10, false, false).send_ack, "0 missing: 2 is within 2 of it");
+        let far = Ooo::on_data(&mut r, 0, 3, 10, false, false);
         assert_eq!((far.discarded, far.nak, far.send_ack), (true, Some(3), false), "3 is 3 beyond the hole at 0");
         assert!(!r.has(3));
-        Ooo::on_data(&mut r, 0, 0, 10, false);
-        assert!(!Ooo::on_data(&mut r, 0, 3, 10, false).discarded, "the hole moved to 1: 3 fits now");
+        Ooo::on_data(&mut r, 0, 0, 10, false, false);
+        assert!(!Ooo::on_data(&mut r, 0, 3, 10, false, false).discarded, "the hole moved to 1: 3 fits now");
         assert_eq!(r.count, 3);
     }
 }
