@@ -3,11 +3,16 @@ before anything runs; never an internal error (exit 1)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
+import fabricsim
 import polars as pl
 import pytest
 from fabricsim.cli import app
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 runner = CliRunner()
@@ -200,3 +205,51 @@ def test_inputs_that_would_take_the_machine_are_refused_before_they_are_read(tmp
 def test_a_set_number_of_thousands_of_digits_is_refused(demo_path: Path):
     r = run(str(demo_path), "--set", "workload.size=" + "9" * 5001, "-q")
     assert r.exit_code == 2 and "at most 4300 digits" in r.output
+
+
+# Python values that are no TOML/JSON value, keys that are no strings, and junk of every kind,
+# given to the public API (issue 50 item 3): only the package's own errors come out.
+_JUNK = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=20),
+        st.binary(max_size=8),
+        st.decimals(allow_nan=False),
+        st.sets(st.integers(), max_size=3),
+        st.builds(object),
+        st.complex_numbers(),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.tuples(inner),
+        st.dictionaries(st.one_of(st.text(max_size=8), st.integers(), st.tuples(st.integers())), inner, max_size=3),
+    ),
+    max_leaves=6,
+)
+_FIELDS = ["seed", "workload.size", "workload.file", "workload", "topology.hosts", "topology.file", "lb.kind", "jobs", "faults", "stop"]
+
+
+@settings(max_examples=int(os.environ.get("FABRICSIM_FUZZ_EXAMPLES", "60")), deadline=None)
+@given(field=st.sampled_from(_FIELDS), value=_JUNK)
+def test_hostile_python_values_raise_only_the_packages_errors(field, value):
+    from fabricsim.chakra import read_chakra
+    from fabricsim.errors import FabricsimError
+    from fabricsim.goal import read_goal
+    from fabricsim.results import Results
+
+    base = fabricsim.Scenario({"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}})
+    calls = [
+        lambda: base.set(field, value).validate(),
+        lambda: fabricsim.Scenario({field.split(".")[0]: value}).validate(),
+        lambda: fabricsim.Scenario(value),
+        lambda: fabricsim.load(value),
+        lambda: Results.read(value),
+        lambda: read_goal(value),
+        lambda: read_chakra(value),
+    ]
+    for call in calls:
+        with contextlib.suppress(FabricsimError):
+            call()

@@ -266,6 +266,8 @@ def read_chakra(
     if not isinstance(path, str | os.PathLike):
         raise argument_error("path", path, "a Chakra trace's path (x.et for x.0.et, x.1.et, ...)")
     path = Path(path)
+    if not path.name or "\x00" in str(path):
+        raise scenario_error("workload.file", f"got {str(path)!r}; allowed: a Chakra trace's path (x.et for x.0.et, x.1.et, ...)")
     stem = path.with_suffix("")
     files: list[Path] = []
     while (f := stem.with_name(f"{stem.name}.{len(files)}.et")).exists():

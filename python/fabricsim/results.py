@@ -194,8 +194,10 @@ class Results:
         ``summary.json`` (not a run, or one still being written) is refused naming it."""
         import tomllib
 
-        from .errors import scenario_error
+        from .errors import argument_error, scenario_error
 
+        if not isinstance(out_dir, str | os.PathLike):
+            raise argument_error("out_dir", out_dir, "the path of a directory a run was written to")
         d = Path(out_dir)
         if not (d / "summary.json").is_file():
             raise scenario_error(

@@ -237,6 +237,7 @@ class Scenario:
     def _resolve(self) -> tuple[dict[str, Any], str | None]:
         """:meth:`resolved`, but the flows of a CSV file as JSON text beside the table (they
         are spliced into the core's JSON as they are)."""
+        _check_values(self.data, "")
         data = copy.deepcopy(self.data)
         flows = None
         stop = data.setdefault("stop", {})
@@ -253,6 +254,8 @@ class Scenario:
             topo.setdefault("kind", "graph")
         wl = data.get("workload", {})
         if isinstance(wl, dict) and wl.get("kind") == "flows" and "file" in wl:
+            if not isinstance(wl["file"], str):
+                raise scenario_error("workload.file", f"got {wl['file']!r}; allowed: the path of a flows, trace or Chakra file")
             path = self.base_dir / wl["file"]
             if not wl.get("flows") and isinstance(wl["file"], str) and wl["file"].lower().endswith(".et"):
                 wl["flows"] = self._read_chakra(path, wl, data.get("topology", {}))
@@ -366,12 +369,16 @@ MAX_DEPTH = 16
 
 def _check_values(node: Any, where: str, depth: int = 0) -> None:
     """Refuse values no scenario field takes, naming the field: TOML dates and times, NaN and
-    infinities (JSON cannot carry them), and nesting deeper than any table."""
+    infinities (JSON cannot carry them), values that are not TOML/JSON (a set, bytes, a
+    Decimal, a NumPy number, any object), keys that are not strings, and nesting deeper than
+    any table."""
     field = where or "scenario"
     if depth > MAX_DEPTH:
         raise scenario_error(field, f"nested more than {MAX_DEPTH} levels deep; no scenario field is")
     if isinstance(node, dict):
         for key, value in node.items():
+            if not isinstance(key, str):
+                raise scenario_error(field, f"has the key {key!r} ({type(key).__name__}); allowed: keys that are strings")
             _check_values(value, f"{where}.{key}" if where else str(key), depth + 1)
     elif isinstance(node, list):
         for i, value in enumerate(node):
@@ -381,6 +388,10 @@ def _check_values(node: Any, where: str, depth: int = 0) -> None:
         raise scenario_error(field, f'got the TOML date/time {when}; no scenario field is a date (durations are strings like "5us")')
     elif isinstance(node, float) and not math.isfinite(node):
         raise scenario_error(field, f"got {node}; allowed: a finite number")
+    elif not isinstance(node, str | int | float | bool) and node is not None:
+        kind = f"{type(node).__module__}.{type(node).__qualname__}".removeprefix("builtins.")
+        hint = " (convert it with int() or float())" if hasattr(node, "__index__") or hasattr(node, "__float__") else ""
+        raise scenario_error(field, f"got {node!r} of type {kind}; allowed: a TOML/JSON value: a string, number, bool, list or table{hint}")
 
 
 def _lb_parameters(kind: str) -> set[str]:
