@@ -253,3 +253,15 @@ def test_hostile_python_values_raise_only_the_packages_errors(field, value):
     for call in calls:
         with contextlib.suppress(FabricsimError):
             call()
+
+
+def test_a_message_the_core_refuses_is_named_by_its_row_in_the_file(tmp_path: Path):
+    # the core names workload.flows[1]; a list read from a file is named by the file's row
+    (tmp_path / "f.csv").write_text("src,dst,size\n0,1,1MiB\n1,2,banana\n")
+    (tmp_path / "f.json").write_text('[{"src": 0, "dst": 1, "size": "1MiB"}, {"src": 1, "dst": 2, "size": "x"}]')
+    for name, where in (("f.csv", "in row 2 of"), ("f.json", "in entry 1 of")):
+        s = fabricsim.Scenario({"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "flows", "file": name}}, base_dir=tmp_path)
+        for call in (s.validate, s.filled, lambda s=s: fabricsim.run(s)):
+            with pytest.raises(fabricsim.ScenarioError) as e:
+                call()
+            assert e.value.field == "workload.file[1].size" and where in str(e.value) and name in str(e.value), str(e.value)

@@ -90,7 +90,8 @@ def prepare(scenario: Scenario | dict[str, Any] | str | os.PathLike[str], thread
     large fabric's tables or a trace of millions of messages are built once)."""
     asked = parse_threads(threads)
     sc = _scenario(scenario)
-    return Prepared(sc, _core.Simulation(sc.to_json(), asked), asked)
+    with sc.naming_files():
+        return Prepared(sc, _core.Simulation(sc.to_json(), asked), asked)
 
 
 def peak_rss_mb() -> float:
@@ -170,7 +171,8 @@ def run(
     else:
         asked = parse_threads(threads)
         scenario = _scenario(scenario)
-        sim = _core.Simulation(scenario.to_json(), asked)
+        with scenario.naming_files():
+            sim = _core.Simulation(scenario.to_json(), asked)
     ref = None if wanted is None else reference_module.reference_scenario(sim, scenario.base_dir)
     extra: dict[str, Any] = {"threads": sim.threads}
     if sim.thread_note is not None:

@@ -7,21 +7,24 @@ Python and Rust); this class holds the user's table, resolves what only the fron
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime
 import hashlib
 import json
 import math
 import os
+import re
 import tomllib
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
 from . import _core
-from .errors import argument_error, scenario_error
+from .errors import ScenarioError, argument_error, scenario_error
 from .files import MAX_TEXT_BYTES, check_input, read_input
 
 __all__ = ["Scenario", "parse_value"]
@@ -308,8 +311,30 @@ class Scenario:
 
     def filled(self) -> dict[str, Any]:
         """The scenario with every default written out; raises ``ScenarioError`` if invalid."""
-        filled: dict[str, Any] = json.loads(_core.validate(self.to_json()))
+        with self.naming_files():
+            filled: dict[str, Any] = json.loads(_core.validate(self.to_json()))
         return filled
+
+    @contextlib.contextmanager
+    def naming_files(self) -> Iterator[None]:
+        """The core names a message by its place in the list it was given
+        (``workload.flows[7].size``); where the list came from ``workload.file``, a refusal
+        raised inside this block names the file's row instead, as the front end's own checks
+        of that file do (``workload.file[7].size: ... in row 8 of flows.csv``)."""
+        try:
+            yield
+        except ScenarioError as e:
+            wl = self.data.get("workload")
+            found = re.fullmatch(r"workload\.flows\[(\d+)\](.*)", e.field)
+            if not (found and isinstance(wl, dict) and isinstance(wl.get("file"), str) and not wl.get("flows")):
+                raise
+            i, rest = int(found.group(1)), found.group(2)
+            path = self.base_dir / wl["file"]
+            suffix = path.suffix.lower()
+            where = f"row {i + 1} of {path} (line {i + 2})" if suffix not in _NOT_CSV else f"message {i} read from {path}"
+            if suffix == ".json":
+                where = f"entry {i} of {path}"
+            raise scenario_error(f"workload.file[{i}]{rest}", f"{e.message}, in {where}") from None
 
     def warnings(self) -> list[str]:
         """Legal but probably unintended settings (e.g. PRIME on ECMP-hashing switches);
@@ -330,7 +355,8 @@ class Scenario:
         key = hashlib.sha256(text.encode()).digest()
         found = _SURVEYS.pop(key, None)
         if found is None:
-            warnings, events, memory = _core.survey(text)
+            with self.naming_files():
+                warnings, events, memory = _core.survey(text)
             found = (tuple(warnings), (events, memory))
         _SURVEYS[key] = found  # most recent last
         while len(_SURVEYS) > SURVEYS_KEPT:
