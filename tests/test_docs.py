@@ -217,3 +217,13 @@ def test_the_readmes_counts_are_the_repositorys():
     goldens = len(list((ROOT / "crates" / "fabricsim-core" / "tests" / "golden").glob("*.toml")))
     stated = re.search(r"golden results of (\d+) fixed scenarios", readme)
     assert stated is not None and int(stated.group(1)) == goldens, (stated and stated.group(0), goldens)
+
+
+def test_the_native_modules_stub_matches_the_module():
+    """python/fabricsim/_core.pyi against the built module, by mypy's stubtest (issue 50): a
+    function added, removed or given other parameters without the stub fails here."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "fabricsim._core"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]

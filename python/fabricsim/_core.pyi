@@ -1,12 +1,29 @@
-"""Typed stub of the native module (crates/fabricsim-py)."""
+"""Typed stub of the native module (crates/fabricsim-py); tests/test_docs.py checks it against
+the module with mypy's stubtest."""
 
+from typing import final
+
+__all__ = [
+    "Simulation",
+    "__commit__",
+    "__version__",
+    "available_cpus",
+    "collective_messages",
+    "columns",
+    "parameters",
+    "registry",
+    "survey",
+    "topology",
+    "validate",
+]
 __version__: str
 __commit__: str | None
 
+@final
 class Simulation:
     """A simulation being run. Raises ``fabricsim.errors.ScenarioError`` on a bad scenario."""
 
-    def __init__(self, scenario_json: str, threads: int | None = 1) -> None:
+    def __new__(cls, scenario_json: str, threads: int | None = 1) -> Simulation:
         """``threads``: the parallel engine's threads (the results do not depend on them);
         ``None``: chosen by the engine from the work and the CPUs available ("auto")."""
     @property
