@@ -186,3 +186,25 @@ def test_the_flows_table_tells_each_job_and_the_background_apart():
     tf = fabricsim.run(train).flows
     assert set(tf["traffic"]) == {"tp", "pp", "dp"}
     assert (tf.filter(pl.col("scale_up"))["path_links"] == 0).all() and (tf.filter(~pl.col("scale_up"))["path_links"] >= 2).all()
+
+
+def test_size_buckets_apart_for_each_source_add_up_to_the_pooled_ones():
+    """Results.buckets_by_source: the papers' size buckets per job and the background; the
+    sources' messages of a bucket add up to the pooled table's, and a source alone in a bucket
+    has the pooled percentiles (the same nearest rank)."""
+    s = dict(SMALL, workload={"kind": "permutation", "size": "2MiB"})
+    r = fabricsim.run(s)
+    by = r.buckets_by_source()
+    # the ring's messages are 1 MiB / 8 = 128 KiB, the background's 2 MiB
+    assert list(zip(by["traffic"], by["bucket"], by["messages"], strict=True)) == [
+        ("background", "1-10MB", 32),
+        ("allreduce", "100KB-1MB", 224),
+    ]
+    pooled = {row["bucket"]: row for row in r.buckets.iter_rows(named=True)}
+    for bucket, group in by.group_by("bucket"):
+        assert group["messages"].sum() == pooled[bucket[0]]["messages"]
+        if group.height == 1:
+            row = group.row(0, named=True)
+            assert row["p99_slowdown"] == pooled[bucket[0]]["p99_slowdown"] and row["p50_slowdown"] == pooled[bucket[0]]["p50_slowdown"]
+    back = by.filter(pl.col("job").is_null())
+    assert back["messages"].sum() == r.flows.filter(pl.col("job").is_null()).height

@@ -474,6 +474,7 @@ def _print_summary(res: Results) -> None:
         out.print(t)
         _print_trace_ranks(res)
         _print_traffic(res)
+    _print_buckets(res, by_source=bool(jobs.height))
     keys = sorted(res.summary, key=lambda k: not (jobs.height and "jct" in k))
     t = Table(title="summary", show_header=False)
     for k in keys:
@@ -498,6 +499,30 @@ def _print_traffic(res: Results) -> None:
             f"{row['above_leaf_share']:.1%}",
             *slow,
         )
+    out.print(t)
+
+
+def _print_buckets(res: Results, by_source: bool) -> None:
+    """Slowdown by message size in the papers' buckets: per source of traffic with jobs
+    (:meth:`Results.buckets_by_source`), pooled otherwise; buckets without messages left out."""
+    if by_source:
+        rows = list(res.buckets_by_source().iter_rows(named=True))
+        names = dict(res.jobs.select("job", "name").iter_rows()) if res.jobs is not None else {}
+    elif res.buckets is not None:
+        rows = [r | {"job": None, "traffic": "all"} for r in res.buckets.iter_rows(named=True) if r["messages"]]
+        names = {}
+    else:
+        return
+    if not rows:
+        return
+    t = Table(title="slowdown by message size" + (", by source" if by_source else ""))
+    heads = (("job", "traffic") if by_source else ()) + ("size", "messages", "completed", "p50 slowdown", "p99 slowdown", "mean slowdown")
+    for head in heads:
+        t.add_column(head, justify="left" if head in ("job", "traffic", "size") else "right")
+    for row in rows:
+        source = ("-" if row["job"] is None else escape(str(names.get(row["job"], row["job"]))), row["traffic"]) if by_source else ()
+        stats = (_num(row[k], 3) if row[k] is not None else "-" for k in ("p50_slowdown", "p99_slowdown", "mean_slowdown"))
+        t.add_row(*source, row["bucket"], f"{row['messages']:,}", f"{row['completed']:,}", *stats)
     out.print(t)
 
 

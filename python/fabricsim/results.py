@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -244,6 +245,50 @@ class Results:
             )
             .sort(["job", "traffic"], nulls_last=False)
         )
+
+    def buckets_by_source(self) -> pl.DataFrame:
+        """The size buckets (:attr:`buckets`: the papers' < 100 KB, 100 KB-1 MB, 1-10 MB, > 10 MB)
+        apart for each source of traffic (:meth:`traffic_table`'s ``job`` and ``traffic``), so
+        that a job's messages are not pooled with the background's: messages, completed, and
+        the completed ones' p50 and p99 (nearest rank, as the pooled table) and mean slowdown.
+        Buckets a source has no message in are left out."""
+        schema = {
+            "job": pl.UInt32,
+            "traffic": pl.Utf8,
+            "bucket": pl.Utf8,
+            "min_bytes": pl.UInt64,
+            "messages": pl.UInt32,
+            "completed": pl.UInt32,
+            "p50_slowdown": pl.Float64,
+            "p99_slowdown": pl.Float64,
+            "mean_slowdown": pl.Float64,
+        }
+        if self.buckets is None or not self.buckets.height or not self.flows.height:
+            return pl.DataFrame(schema=schema)
+        bounds = self.buckets.select("min_bytes", "bucket").sort("min_bytes")
+        f = self.flows.select("job", "traffic", "bytes", "slowdown").sort("bytes")
+        f = f.join_asof(bounds.rename({"min_bytes": "lower"}), left_on="bytes", right_on="lower", strategy="backward")
+        rows = []
+        for (job, traffic, bucket), g in f.group_by(["job", "traffic", "bucket"], maintain_order=True):
+            done = sorted(v for v in g["slowdown"].to_list() if v is not None)
+
+            def nearest(p: float, done: list[float] = done) -> float | None:
+                return done[min(len(done), max(1, math.ceil(p / 100 * len(done)))) - 1] if done else None
+
+            rows.append(
+                {
+                    "job": job,
+                    "traffic": traffic,
+                    "bucket": bucket,
+                    "min_bytes": int(g["lower"][0]),
+                    "messages": g.height,
+                    "completed": len(done),
+                    "p50_slowdown": nearest(50),
+                    "p99_slowdown": nearest(99),
+                    "mean_slowdown": sum(done) / len(done) if done else None,
+                }
+            )
+        return pl.DataFrame(rows, schema=schema).sort(["job", "traffic", "min_bytes"], nulls_last=False)
 
     @property
     def complete(self) -> bool:
