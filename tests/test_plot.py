@@ -117,3 +117,29 @@ def test_an_interrupted_sweep_is_refused_not_plotted_as_whole(tmp_path):
     for command in (["plot", str(tmp_path / "sw")], ["report", str(tmp_path / "sw"), "-o", str(tmp_path / "r.html")]):
         r = CliRunner().invoke(app, command)
         assert r.exit_code == 2 and "3 of its 4 points done" in r.output, (command, r.output)
+
+
+def test_no_varied_axis_is_pooled_silently(tmp_path):
+    """A sweep of three varied axes (issue 51 item 3): the metric's series and the CDFs name a
+    value of every axis but x, so ECMP with and without a fault are two lines, not one box."""
+    from fabricsim.figures import sweep_figures
+
+    sw = Sweep.from_dict(
+        {
+            "base": fabric(kind="permutation", size="64KiB"),
+            "seeds": [1, 2],
+            "grid": {
+                "lb.kind": ["ecmp", "ops"],
+                "faults": {"none": [], "leaf0 down": [{"kind": "link_down", "link": "leaf0:up0", "start": "1us"}]},
+            },
+        }
+    )
+    run_sweep(sw, tmp_path / "sw", workers=1)
+    figs = {f.name: f for f in sweep_figures(tmp_path / "sw", x="seed")}
+    labels = [s.label for s in figs["sweep_max_fct_ns"].series]
+    assert len(labels) == 4 and all(label.startswith("lb.kind=") and ", faults=" in label for label in labels), labels
+    assert figs["slowdown"].xlabel == "lb.kind, faults" and len(figs["slowdown"].series) == 4
+    assert all(len(f.series) == 4 for f in figs.values() if f.kind == "cdf")
+    # one axis alone keeps its plain label
+    one = {f.name: f for f in sweep_figures(tmp_path / "sw", x="faults", line="lb.kind")}
+    assert [s.label for s in one["sweep_max_fct_ns"].series] == ["lb.kind=ecmp", "lb.kind=ops"]

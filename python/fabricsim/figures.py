@@ -361,9 +361,13 @@ def sweep_figures(d: Path, x: str | None = None, line: str | None = None, metric
             )
     # a sweep that varies nothing (one value per axis, or seeds alone) still gets its CDF and
     # its spread over seeds
-    group = line or (varied[0] if varied else axes[0] if axes else None)
+    first = line or (varied[0] if varied else axes[0] if axes else None)
     seeds = "seed" in points.columns and points["seed"].n_unique() > 1
-    x = x or next((a for a in reversed(varied) if a != group), "seed" if seeds else None)
+    x = x or next((a for a in reversed(varied) if a != first), "seed" if seeds else None)
+    # every other varied axis colours the series too: no axis is pooled silently (a sweep of
+    # load balancers with and without a fault gets one line per load balancer and fault)
+    series_axes = list(dict.fromkeys(a for a in [first, *varied] if a is not None and a != x))
+    points, group = _series_column(points, series_axes)
     figs: list[Figure] = []
     if group is not None:
         figs += _slowdown_cdfs(d, points, group)
@@ -374,10 +378,29 @@ def sweep_figures(d: Path, x: str | None = None, line: str | None = None, metric
             ys = g[worst].drop_nulls().to_list()
             dots.append(Series(str(value), [str(value)] * len(ys), ys))
         title = "Worst job slowdown (JCT / ideal) per point" if jobs else "Worst message slowdown per point"
-        figs.append(Figure("slowdown", "scatter", title, group, "JCT slowdown" if jobs else "FCT slowdown", dots))
+        figs.append(Figure("slowdown", "scatter", title, ", ".join(series_axes), "JCT slowdown" if jobs else "FCT slowdown", dots))
     if x is not None:
         figs.append(_metric_figure(points, x, group, metric))
     return figs
+
+
+#: The column :func:`_series_column` adds where several axes make a series.
+SERIES = "_series"
+
+
+def _series_column(points: pl.DataFrame, axes: list[str]) -> tuple[pl.DataFrame, str | None]:
+    """The column whose values name the series: the one axis, or where several axes vary
+    together, a column :data:`SERIES` of "a=1, b=x" labels (each axis once, in order)."""
+    axes = list(dict.fromkeys(axes))
+    if len(axes) <= 1:
+        return points, axes[0] if axes else None
+    label = pl.concat_str([pl.lit(f"{a}=") + pl.col(a).cast(pl.Utf8) for a in axes], separator=", ")
+    return points.with_columns(label.alias(SERIES)), SERIES
+
+
+def _label(group: str, value: Any) -> str:
+    """A series' legend: ``axis=value``, or the combined label as it is."""
+    return str(value) if group == SERIES else f"{group}={value}"
 
 
 def _has_values(points: pl.DataFrame, column: str) -> bool:
@@ -397,7 +420,7 @@ def _slowdown_cdfs(d: Path, points: pl.DataFrame, group: str) -> list[Figure]:
     buckets = _by_bucket(flows)
     figs = []
     for name, b in buckets:
-        series = [_cdf_series(f"{group}={value}", g["slowdown"].to_list()) for (value,), g in b.group_by("_group", maintain_order=True)]
+        series = [_cdf_series(_label(group, value), g["slowdown"].to_list()) for (value,), g in b.group_by("_group", maintain_order=True)]
         slug = {"<100KB": "lt100KB", ">10MB": "gt10MB"}.get(name, name)
         split = len(buckets) > 1
         figs.append(
@@ -433,7 +456,7 @@ def _metric_figure(points: pl.DataFrame, x: str, group: str | None, metric: str)
         if numeric:
             rows.sort(key=lambda r: as_number(r[0]) or 0.0)
         xs = [as_number(r[0]) if numeric else str(r[0]) for r in rows]
-        label = f"{group}={value}" if group is not None else ylabel
+        label = _label(group, value) if group is not None else ylabel
         series.append(Series(label, xs, [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]))
     order = sorted(zip(numbers, values, strict=True), key=lambda p: p[0] or 0.0) if numeric else []
     ticks = [str(v) for _, v in order] if numeric and any(isinstance(v, str) for v in values) else None
