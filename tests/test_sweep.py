@@ -235,6 +235,13 @@ def test_the_cli_reports_points_and_refuses_a_bad_spec(tmp_path):
     assert said.startswith("sweep: 4 points to run, about ") and "on 1 worker;" in said and "of memory at once" in said, said
     events = sum(p.scenario.estimate()[0] for p in Sweep.load(spec(tmp_path)).validate())
     assert f"{events / 1e6:,.1f} M events" in said
+    # a line as each point starts and as it ends, the latter with the time the rest will take
+    lines = r.output.splitlines()
+    starts = [line for line in lines if line.startswith("sweep: started ")]
+    ends = [line for line in lines if line.startswith("sweep: ") and " done: " in line]
+    assert len(starts) == 4 and len(ends) == 4 and "seed=" in starts[0] and "M events" in starts[0], lines
+    assert ends[0].startswith("sweep: 1/4 done: ") and " left" in ends[0] and " left" not in ends[-1], ends
+    assert lines.index(starts[1]) > lines.index(ends[0]), "one worker: the second point starts once the first is done"
     r = runner.invoke(app, ["sweep", str(spec(tmp_path)), "--out", str(tmp_path / "o3"), "-j", "1"])
     assert r.exit_code == 0 and "to run" not in r.output, r.output
     bad = tmp_path / "bad.toml"

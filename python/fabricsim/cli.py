@@ -274,16 +274,17 @@ def _run_quietly_or_not(scenario: Scenario | Prepared, label: str, quiet: bool, 
         return run_scenario(scenario, progress=update, threads=threads)
 
 
-def _say_sweep_estimate(todo: list[Any], workers: int | None, threads: int) -> None:
+def _say_sweep_estimate(todo: list[Any], workers: int | None, threads: int) -> dict[str, int]:
     """What the points left to run will take, said before they start: their events, and a range
     of wall time on the workers (as many as the sweep runs, :func:`sweep.local_workers`; each
-    point at 5 to 15 M events/s), the largest point's memory times the workers at once."""
+    point at 5 to 15 M events/s), the largest point's memory times the workers at once. Returns
+    each point's expected events, by id."""
     import warnings
 
     from .sweep import local_workers
 
     if not todo:
-        return
+        return {}
     estimates = [p.scenario.estimate() for p in todo]
     events = sum(e for e, _ in estimates)
     with warnings.catch_warnings():
@@ -297,30 +298,43 @@ def _say_sweep_estimate(todo: list[Any], workers: int | None, threads: int) -> N
         highlight=False,
         soft_wrap=True,
     )
+    return {p.id: e for p, (e, _) in zip(todo, estimates, strict=True)}
 
 
-class _ProgressLines:
-    """Progress as plain lines on stderr when it is not a terminal (nohup, CI, a batch job):
-    at most one every 10 s, and the last."""
+class _SweepLines:
+    """A line on stderr as each point starts and as it ends, the latter with the time the
+    points left will take: their expected events at the wall time per expected event the
+    finished points took here, over the workers (so the estimate learns this machine's speed
+    and the scenario's events per estimated event as the sweep goes)."""
 
-    def __init__(self, what: str, total: int, done: int, enabled: bool) -> None:
+    def __init__(self, total: int, done: int, expected: dict[str, int], workers: int, enabled: bool) -> None:
+        self.total, self.done, self.expected, self.workers, self.enabled = total, done, expected, max(1, workers), enabled
+        self.begun: dict[str, float] = {}
+        self.wall = 0.0
+        self.events_done = 0
+
+    def started(self, p: Any) -> None:
         import time
 
-        self.what, self.total, self.done, self.enabled = what, total, done, enabled
-        self.first, self.started, self.last = done, time.monotonic(), 0.0
+        self.begun[p.id] = time.monotonic()
+        if self.enabled:
+            events = self.expected.get(p.id, 0)
+            err.print(escape(f"sweep: started {p.label()} (about {events / 1e6:,.1f} M events)"), highlight=False, soft_wrap=True)
 
-    def advance(self) -> None:
+    def finished(self, p: Any) -> None:
         import time
 
         self.done += 1
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < 10 and self.done < self.total):
+        took = time.monotonic() - self.begun.pop(p.id, time.monotonic())
+        self.wall += took
+        self.events_done += self.expected.pop(p.id, 0)
+        if not self.enabled:
             return
-        self.last = now
-        elapsed = now - self.started
-        ran = self.done - self.first
-        eta = f", about {elapsed / ran * (self.total - self.done):.0f} s to go" if ran and self.done < self.total else ""
-        err.print(f"{escape(self.what)}: {self.done}/{self.total} points done, {elapsed:.0f} s{eta}", highlight=False, soft_wrap=True)
+        left = sum(self.expected.values())
+        eta = ""
+        if self.done < self.total and self.events_done:
+            eta = f"; about {_seconds(left * self.wall / self.events_done / self.workers)} left"
+        err.print(escape(f"sweep: {self.done}/{self.total} done: {p.label()} in {_seconds(took)}{eta}"), highlight=False, soft_wrap=True)
 
 
 def _force_progress() -> bool:
@@ -872,9 +886,11 @@ def sweep(
     ] = 1,
 ) -> None:
     """Run a scenario over a grid of field values and seeds, on every CPU; resumable."""
+    import warnings
+
     from rich.progress import MofNCompleteColumn, TimeRemainingColumn
 
-    from .sweep import Point, Sweep, run_sweep
+    from .sweep import Point, Sweep, local_workers, run_sweep
 
     sw = Sweep.load(spec)
     points = sw.validate()
@@ -884,15 +900,16 @@ def sweep(
     with Progress(*columns, console=err, transient=True, disable=not show) as bar:
         todo = [p for p in points if not (out_dir / "points" / p.id / "summary.json").exists()]
         done_before = len(points) - len(todo)
-        if not quiet:
-            _say_sweep_estimate(todo, workers, threads_per_point)
+        expected = _say_sweep_estimate(todo, workers, threads_per_point) if not quiet else {}
         task = bar.add_task("sweep", total=len(points), completed=done_before)
-
-        lines = _ProgressLines("sweep", len(points), done_before, enabled=not quiet and not show)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the sweep itself warns of workers beyond the CPUs
+            at_once = 1 if ray_address is not None else local_workers(workers, threads_per_point, max(1, len(todo)))
+        lines = _SweepLines(len(points), done_before, expected, at_once, enabled=not quiet)
 
         def finished(p: Point) -> None:
             bar.advance(task)
-            lines.advance()
+            lines.finished(p)
 
         table = run_sweep(
             sw,
@@ -902,6 +919,7 @@ def sweep(
             finished=finished,
             allow_other_version=allow_other_version,
             threads_per_point=threads_per_point,
+            started=lines.started,
         )
     incomplete = table.filter(table["status"] != "complete").height if table.height else 0
     err.print(escape(f"{table.height} points in {out_dir / 'points.parquet'} ({done_before} were already there); {incomplete} incomplete"))

@@ -340,26 +340,44 @@ def _done(out_dir: Path, point: Point) -> bool:
 Runner = Callable[[list[Point], Path, Callable[[Point], None]], None]
 
 
-def run_local(points: list[Point], out_dir: Path, finished: Callable[[Point], None], workers: int, threads: int = 1) -> None:
+def run_local(
+    points: list[Point],
+    out_dir: Path,
+    finished: Callable[[Point], None],
+    workers: int,
+    threads: int = 1,
+    started: Callable[[Point], None] | None = None,
+) -> None:
     """Run points in a pool of ``workers`` processes (spawned: no state shared with this one),
-    each on ``threads`` threads."""
+    each on ``threads`` threads; at most ``workers`` are handed to the pool at once, so that
+    ``started`` hears of a point when a worker takes it."""
+    start = started or (lambda p: None)
     if workers == 1:
         for p in points:
+            start(p)
             run_point(p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id), threads)
             finished(p)
         return
     with _main_not_imported():
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),))
         try:
-            pending: dict[Future[dict[str, Any]], Point] = {
-                pool.submit(run_point, p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id), threads): p
-                for p in points
-            }
+            queue = iter(points)
+            pending: dict[Future[dict[str, Any]], Point] = {}
+
+            def submit() -> None:
+                for p in queue:
+                    start(p)
+                    pending[pool.submit(run_point, p.scenario.data, str(p.scenario.base_dir), str(out_dir / "points" / p.id), threads)] = p
+                    return
+
+            for _ in range(workers):
+                submit()
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for f in done:
                     p = pending.pop(f)
                     f.result()
+                    submit()
                     finished(p)
         except BaseException:
             _terminate(pool)
@@ -502,6 +520,7 @@ def run_sweep(
     finished: Callable[[Point], None] | None = None,
     allow_other_version: bool = False,
     threads_per_point: int = 1,
+    started: Callable[[Point], None] | None = None,
 ) -> pl.DataFrame:
     """Run every point not yet in ``out_dir``; return (and write) ``points.parquet``.
 
@@ -521,6 +540,9 @@ def run_sweep(
         fresh one here).
     finished
         Called in this process after each point is written.
+    started
+        Called in this process as each point is handed to a worker (a local run hands a worker
+        its next point when it is free; Ray takes them all at once).
     threads_per_point
         Threads of the parallel engine for each point (default 1: the points themselves run
         in parallel; the results do not depend on it).
@@ -557,9 +579,12 @@ def run_sweep(
             with _stop_on_signals():
                 if todo:
                     if ray_address is not None:
+                        for p in todo:
+                            (started or (lambda p: None))(p)
                         run_ray(todo, out, note, ray_address, threads_per_point)
                     else:
-                        run_local(todo, out, note, local_workers(workers, threads_per_point, len(todo)), threads_per_point)
+                        n = local_workers(workers, threads_per_point, len(todo))
+                        run_local(todo, out, note, n, threads_per_point, started)
         except _Stop as stop:
             frame = collect(out, points)
             raise Interrupted(stop.signum, frame.height, len(points), out) from None
