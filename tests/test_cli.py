@@ -63,10 +63,15 @@ def test_compare_tabulates_each_lb(demo_path):
     assert r.exit_code == 0, r.output
     header = next(line for line in r.stdout.splitlines() if "max slowdown" in line)
     columns = [c.strip() for c in header.split("┃")[1:-1]]
-    rows = {cells[0]: dict(zip(columns, cells, strict=True)) for cells in _table_rows(r.stdout)}
+    rows = {cells[0]: dict(zip(columns, cells, strict=True)) for cells in _table_rows(_first_table(r.stdout))}
     assert set(rows) == {"ecmp", "ops"}, "one row per load balancer, named in the first column"
     assert rows["ecmp"]["status"] == rows["ops"]["status"] == "complete"
     assert float(rows["ecmp"]["max slowdown"]) > float(rows["ops"]["max slowdown"])
+
+
+def _first_table(text: str) -> str:
+    """The text up to the end of the first printed table (compare prints more after it)."""
+    return text.split("└", 1)[0]
 
 
 def _table_rows(text: str) -> list[list[str]]:
@@ -148,7 +153,7 @@ def test_run_out_writes_samples_when_asked(demo_path, tmp_path):
 def test_compare_of_incomplete_runs_prints_no_fake_numbers_and_exits_3(demo_path):
     r = invoke("compare", str(demo_path), "--lb", "ecmp,ops", "--set", "stop.max_time=20us", "-q")
     assert r.exit_code == 3, r.output
-    rows = {cells[0]: cells for cells in _table_rows(r.stdout)}
+    rows = {cells[0]: cells for cells in _table_rows(_first_table(r.stdout))}
     assert set(rows) == {"ecmp", "ops"}
     for cells in rows.values():
         assert cells[1] == "incomplete"
@@ -409,3 +414,20 @@ def test_compare_out_writes_each_load_balancers_run(demo_path, tmp_path):
     for lb in ("ecmp", "ops"):
         written = fabricsim.Results.read(tmp_path / "cmp" / lb)
         assert written.summary == got[lb] and written.scenario["lb"]["kind"] == lb
+
+
+def test_compare_prints_slowdown_by_size_and_with_jobs_by_source():
+    """compare's extra tables (issue 51 item 2): the p99 slowdown of each size bucket with
+    messages, a row per load balancer; with jobs, each source's share of bytes above the leaf
+    and its p99 slowdown under each load balancer, the background apart from the jobs."""
+    from conftest import ROOT
+
+    r = invoke("compare", str(ROOT / "scenarios" / "jobs_and_background.toml"), "--lb", "ecmp,ops")
+    assert r.exit_code == 0, r.output
+    text = r.output
+    assert "p99 message slowdown by size" in text and "100KB-1MB" in text and "1-10MB" in text and ">10MB" not in text
+    sources = text.split("p99 message slowdown by source", 1)[1]
+    assert "background" in sources and "allreduce" in sources and "alltoall" in sources and "93.8%" in sources
+    ops = fabricsim.run(fabricsim.load(ROOT / "scenarios" / "jobs_and_background.toml").with_lb("ops")).traffic_table()
+    p99 = ops.filter(ops["traffic"] == "alltoall")["p99_slowdown"][0]
+    assert f"{p99:.3f}" in sources

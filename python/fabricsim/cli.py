@@ -692,6 +692,48 @@ def _print_compare(results: dict[str, Results]) -> None:
         for i, job in enumerate(next(iter(tables.values()))["name"]):
             t.add_row(Text(job), *(_num(jt["slowdown"][i]) for jt in tables.values()))
         out.print(t)
+    _print_compare_buckets(results)
+    if jobs:
+        _print_compare_sources(results)
+
+
+def _print_compare_buckets(results: dict[str, Results]) -> None:
+    """The 99th percentile message slowdown in each size bucket that has messages, a row per
+    load balancer (all sources pooled; `run` gives them apart)."""
+    frames = {name: r.buckets for name, r in results.items() if r.buckets is not None}
+    if not frames:
+        return
+    first = next(iter(frames.values()))
+    buckets = [b for b, n in zip(first["bucket"], first["messages"], strict=True) if n]
+    if not buckets:
+        return
+    title = "p99 message slowdown by size"
+    t = Table(title=title, min_width=len(title) + 4)
+    t.add_column("lb")
+    for b in buckets:
+        t.add_column(b, justify="right")
+    for name, f in frames.items():
+        p99 = dict(zip(f["bucket"], f["p99_slowdown"], strict=True))
+        t.add_row(name, *(_num(p99[b]) for b in buckets))
+    out.print(t)
+
+
+def _print_compare_sources(results: dict[str, Results]) -> None:
+    """With jobs: each source of traffic's share of bytes above the leaf (where a load balancer
+    can act; the same under every one) and its p99 message slowdown under each."""
+    tables = {name: r.traffic_table() for name, r in results.items()}
+    first_result = next(iter(results.values()))
+    names = dict(first_result.jobs.select("job", "name").iter_rows()) if first_result.jobs is not None else {}
+    t = Table(title="p99 message slowdown by source")
+    for head in ("job", "traffic", "bytes above leaf"):
+        t.add_column(head, justify="left" if head != "bytes above leaf" else "right")
+    for name in results:
+        t.add_column(name, justify="right")
+    first = next(iter(tables.values()))
+    for i, row in enumerate(first.iter_rows(named=True)):
+        job = "-" if row["job"] is None else escape(str(names.get(row["job"], row["job"])))
+        t.add_row(job, row["traffic"], f"{row['above_leaf_share']:.1%}", *(_num(tt["p99_slowdown"][i]) for tt in tables.values()))
+    out.print(t)
 
 
 @app.command()
