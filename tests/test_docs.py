@@ -227,3 +227,16 @@ def test_the_native_modules_stub_matches_the_module():
 
     r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "fabricsim._core"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+def test_the_pages_count_the_experiments_there_are():
+    """'N experiments' in the README and docs/reproduction.md is the suite's count (it read 34
+    and 46 while the suite grew)."""
+    import re
+
+    from fabricsim.reproduce import experiments
+
+    n = len(experiments())
+    for page in ("README.md", "docs/reproduction.md"):
+        said = [int(m) for m in re.findall(r"(\d+) experiments", (ROOT / page).read_text())]
+        assert said and all(k == n for k in said), (page, said, n)
