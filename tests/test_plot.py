@@ -116,7 +116,18 @@ def test_an_interrupted_sweep_is_refused_not_plotted_as_whole(tmp_path):
         plot_dir(tmp_path / "sw")
     for command in (["plot", str(tmp_path / "sw")], ["report", str(tmp_path / "sw"), "-o", str(tmp_path / "r.html")]):
         r = CliRunner().invoke(app, command)
-        assert r.exit_code == 2 and "3 of its 4 points done" in r.output, (command, r.output)
+        assert r.exit_code == 2 and "3 of its 4 points done" in r.output and "--partial" in r.output, (command, r.output)
+    # asked for, a partial sweep is drawn, and every figure and the page say how much of it
+    from fabricsim.figures import sweep_figures
+
+    assert all(f.title.endswith("[partial sweep: 3 of its 4 points]") for f in sweep_figures(tmp_path / "sw"))
+    for command in (
+        ["plot", str(tmp_path / "sw"), "--partial"],
+        ["report", str(tmp_path / "sw"), "-o", str(tmp_path / "r.html"), "--partial"],
+    ):
+        r = CliRunner().invoke(app, command)
+        assert r.exit_code == 0, (command, r.output)
+    assert "partial: 3 of its 4 points" in (tmp_path / "r.html").read_text()
 
 
 def test_no_varied_axis_is_pooled_silently(tmp_path):

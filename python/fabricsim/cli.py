@@ -99,6 +99,12 @@ MetricOpt = Annotated[
 ]
 
 
+PartialOpt = Annotated[
+    bool,
+    typer.Option("--partial", help="Sweep: plot one that was stopped before all its points (every title says how many are there)."),
+]
+
+
 def _sweep_options(path: Path, x: str | None, line: str | None, metric: str | None) -> dict[str, Any]:
     """The sweep options of `plot` and `report` for DIR: they apply to a sweep directory only."""
     if not path.is_dir():
@@ -975,11 +981,12 @@ def plot(
     x: XOpt = None,
     line: LineOpt = None,
     metric: MetricOpt = None,
+    partial: PartialOpt = False,
 ) -> None:
     """Plot a run (FCT CDF, JCT, reorder, queues, utilization) or a sweep (slowdown CDF, slowdown, metric vs axis)."""
     from .plot import plot_dir
 
-    for f in plot_dir(path, out_dir, **_sweep_options(path, x, line, metric)):
+    for f in plot_dir(path, out_dir, partial=partial, **_sweep_options(path, x, line, metric)):
         out.print(str(f), highlight=False)
 
 
@@ -991,11 +998,12 @@ def report(
     x: XOpt = None,
     line: LineOpt = None,
     metric: MetricOpt = None,
+    partial: PartialOpt = False,
 ) -> None:
     """One self-contained HTML page (plotly inlined, no network): inputs, tables and interactive plots."""
     from .report import report as write_report
 
-    out.print(str(write_report(path, out_file, **_sweep_options(path, x, line, metric))), highlight=False)
+    out.print(str(write_report(path, out_file, partial=partial, **_sweep_options(path, x, line, metric))), highlight=False)
 
 
 @app.command()

@@ -149,11 +149,11 @@ def is_sweep(d: Path) -> bool:
     return (d / "points.parquet").exists()
 
 
-def check_result_dir(d: Path) -> str:
+def check_result_dir(d: Path, partial: bool = False) -> str:
     """``"sweep"`` or ``"run"``; anything else (nothing there, a run or sweep cut short) is refused
-    with what to do."""
+    with what to do; a sweep with points missing too, unless ``partial``."""
     if is_sweep(d):
-        _check_whole(d)
+        _check_whole(d, partial)
         return "sweep"
     if is_run(d):
         return "run"
@@ -166,24 +166,32 @@ def check_result_dir(d: Path) -> str:
     raise spec_error(str(d), "neither a run directory (flows.parquet) nor a sweep directory (points.parquet)")
 
 
-def _check_whole(d: Path) -> None:
+def _check_whole(d: Path, partial: bool = False) -> None:
     """Refuses a sweep directory whose ``points.parquet`` lacks points of its ``sweep.toml``: a
     sweep that was interrupted keeps the points it finished (so that a rerun resumes it), and a
-    figure of them would pool fewer seeds or leave out values without a word."""
+    figure of them would pool fewer seeds or leave out values without a word. With ``partial``
+    it is let through, and :func:`partial_note` says so on every figure and page."""
+    note = partial_note(d)
+    if note and not partial:
+        raise spec_error(
+            str(d),
+            f"a sweep with {note} done (it was stopped before the rest); "
+            "run the same `fabricsim sweep ... --out` again to finish it, or plot what is there with --partial",
+        )
+
+
+def partial_note(d: Path) -> str | None:
+    """ "4 of its 12 points" where a sweep directory's ``points.parquet`` lacks points of its
+    ``sweep.toml``; None for a whole one (or one without its spec)."""
     from .sweep import POINTS_FILE, Sweep
 
     spec = d / "sweep.toml"
     if not spec.exists():
-        return
+        return None
     expected = {p.id for p in Sweep.load(spec).points()}
     done = set(pl.read_parquet(d / POINTS_FILE, columns=["point"])["point"].to_list())
     missing = expected - done
-    if missing:
-        raise spec_error(
-            str(d),
-            f"a sweep with {len(expected) - len(missing)} of its {len(expected)} points done (it was stopped before the rest); "
-            "run the same `fabricsim sweep ... --out` again to finish it",
-        )
+    return f"{len(expected) - len(missing)} of its {len(expected)} points" if missing else None
 
 
 def _by_bucket(flows: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
@@ -381,6 +389,10 @@ def sweep_figures(d: Path, x: str | None = None, line: str | None = None, metric
         figs.append(Figure("slowdown", "scatter", title, ", ".join(series_axes), "JCT slowdown" if jobs else "FCT slowdown", dots))
     if x is not None:
         figs.append(_metric_figure(points, x, group, metric))
+    note = partial_note(d)
+    if note:
+        for fig in figs:
+            fig.title += f" [partial sweep: {note}]"
     return figs
 
 

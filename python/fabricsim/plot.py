@@ -117,11 +117,12 @@ def save_figures(figs: list[Figure], out: str | Path) -> list[Path]:
     return [p for fig in figs for p in _save(fig, Path(out))]
 
 
-def plot_dir(path: str | Path, out: str | Path | None = None, **sweep_options: Any) -> list[Path]:
+def plot_dir(path: str | Path, out: str | Path | None = None, partial: bool = False, **sweep_options: Any) -> list[Path]:
     """Plot a run directory (into itself) or a sweep directory (into ``DIR/plots``), or into
-    ``out``; returns the files written. ``sweep_options``: ``x``, ``line``, ``metric``."""
+    ``out``; returns the files written. ``sweep_options``: ``x``, ``line``, ``metric``;
+    ``partial``: plot a sweep that was stopped before all its points (each title says so)."""
     d = Path(path)
-    if check_result_dir(d) == "sweep":
+    if check_result_dir(d, partial) == "sweep":
         figs, where = sweep_figures(d, **sweep_options), d / "plots"
     else:
         figs, where = run_figures(d), d

@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from .figures import Figure, check_result_dir, is_sweep, run_figures, sweep_axes, sweep_figures
+from .figures import Figure, check_result_dir, is_sweep, partial_note, run_figures, sweep_axes, sweep_figures
 from .results import job_table
 
 __all__ = ["report", "reproduction_report"]
@@ -179,16 +179,18 @@ window.addEventListener("load", function () {
 """
 
 
-def report(path: str | Path, out: str | Path, **sweep_options: Any) -> Path:
-    """Write the HTML report of a run or a sweep directory to ``out``; returns its path."""
+def report(path: str | Path, out: str | Path, partial: bool = False, **sweep_options: Any) -> Path:
+    """Write the HTML report of a run or a sweep directory to ``out``; returns its path.
+    ``partial``: report a sweep that was stopped before all its points (the page says so)."""
     d = Path(path)
-    kind = check_result_dir(d)
+    kind = check_result_dir(d, partial)
     if kind == "sweep":
         figs = sweep_figures(d, **sweep_options)
         points = pl.read_parquet(d / "points.parquet")
         spec = d / "sweep.toml"
         inputs = spec.read_text() if spec.exists() else "(no sweep.toml in the directory)"
-        title = f"fabricsim sweep: {d.name} ({points.height} points)"
+        note = partial_note(d)
+        title = f"fabricsim sweep: {d.name} ({f'partial: {note}' if note else f'{points.height} points'})"
         keep = [c for c in [*sweep_axes(points, d), *POINT_COLUMNS] if c in points.columns]
         keep += [c for c in points.columns if c.startswith("job.") and c not in keep]
         note = f"<p>{len(keep)} of the {points.width - 1} columns of points.parquet; times in us.</p>"
