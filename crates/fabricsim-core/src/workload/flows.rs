@@ -154,7 +154,7 @@ impl Workload for Config {
         ensure(
             !self.flows.is_empty(),
             "workload.flows",
-            if self.file.is_some() { "a file that the front end did not load" } else { "an empty list" },
+            if self.file.is_some() { "no message: the file holds none (a trace of metadata alone, a CSV of its header), or nothing read it (the Python front end reads `file`)" } else { "an empty list" },
             "allowed: at least one flow (inline, or `file` loaded by the Python front end)",
         )?;
         let mut out = Vec::with_capacity(self.flows.len());
