@@ -265,3 +265,16 @@ def test_a_message_the_core_refuses_is_named_by_its_row_in_the_file(tmp_path: Pa
             with pytest.raises(fabricsim.ScenarioError) as e:
                 call()
             assert e.value.field == "workload.file[1].size" and where in str(e.value) and name in str(e.value), str(e.value)
+
+
+def test_a_file_that_would_take_more_memory_to_read_than_the_run_may_have_is_refused(tmp_path: Path):
+    """Files are read up to stop.max_memory / 64 (issue 50 item 2): parsed, a byte of a flows
+    file takes tens of bytes; the refusal names the file, the limit and why."""
+    rows = "\n".join(f"{i % 16},{(i + 1) % 16},4KiB" for i in range(40_000))
+    (tmp_path / "f.csv").write_text("src,dst,size\n" + rows + "\n")  # about 0.5 MB
+    base = {"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "flows", "file": "f.csv"}}
+    small = fabricsim.Scenario(base | {"stop": {"max_memory": "16MiB"}}, base_dir=tmp_path)
+    with pytest.raises(fabricsim.ScenarioError) as e:
+        small.validate()
+    assert e.value.field == "workload.file" and "stop.max_memory" in str(e.value) and "262,144" in str(e.value), str(e.value)
+    fabricsim.Scenario(base | {"stop": {"max_memory": "1GiB"}}, base_dir=tmp_path).validate()

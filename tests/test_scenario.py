@@ -112,7 +112,7 @@ def test_a_trace_with_dependencies_from_csv_and_json(tmp_path):
 @pytest.mark.parametrize(
     ("csv", "field"),
     [
-        ("id,src,dst,size,after\n0,0,9,1KiB,\n1,1,9,1KiB,5\n", "workload.flows[1].after[0]"),
+        ("id,src,dst,size,after\n0,0,9,1KiB,\n1,1,9,1KiB,5\n", "workload.file[1].after[0]"),
         ("src,dst,size,after\n0,9,1KiB,x\n", "workload.file[0].after"),
         ("src,dst,size,colour\n0,9,1KiB,red\n", "workload.file"),
     ],

@@ -6,14 +6,18 @@ refused before it is read, naming the field and what is allowed.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import stat
 import zlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from .errors import scenario_error
 
-__all__ = ["MAX_INPUT_BYTES", "MAX_TEXT_BYTES", "check_input", "read_input", "read_text"]
+__all__ = ["MAX_INPUT_BYTES", "MAX_TEXT_BYTES", "check_input", "memory_budget", "read_input", "read_text", "size_bytes"]
 
 #: The most bytes of a flow list, a trace rank's file (inflated) or any other data file: about
 #: 8 M rows of a flows CSV, several times what a 32 768-host permutation takes. What is read is
@@ -23,9 +27,45 @@ MAX_INPUT_BYTES = 512 << 20
 MAX_TEXT_BYTES = 16 << 20
 
 
+#: Memory that reading a file may take per byte of it, at most: parsed into rows, objects and the
+#: core's messages (a 34 MB flows CSV of 2 M rows peaks at 3 GB over its whole run).
+MEMORY_PER_INPUT_BYTE = 64
+_BUDGET: ContextVar[int | None] = ContextVar("fabricsim_read_budget", default=None)
+_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def size_bytes(text: object) -> int | None:
+    """A size as a scenario writes it (``"8GiB"``, ``"512MB"``, ``"4096B"``) in bytes; None for
+    anything else (the core refuses it with its own words)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)\s*", text) if isinstance(text, str) else None
+    return int(float(m.group(1)) * _UNITS[m.group(2)]) if m and m.group(2) in _UNITS else None
+
+
+@contextlib.contextmanager
+def memory_budget(max_memory: int | None) -> Iterator[None]:
+    """While it lasts, every file is read only up to ``max_memory`` / :data:`MEMORY_PER_INPUT_BYTE`
+    bytes (a scenario's ``stop.max_memory``), below each reader's own limit: a file that would
+    take more memory to read than the run may have is refused before it is read."""
+    token = _BUDGET.set(max_memory)
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _bound(limit: int) -> tuple[int, str]:
+    """``limit`` or, lower, what the memory budget allows, with the words that say why."""
+    budget = _BUDGET.get()
+    if budget is not None and budget // MEMORY_PER_INPUT_BYTE < limit:
+        return budget // MEMORY_PER_INPUT_BYTE, f" (stop.max_memory, {budget:,} bytes, / {MEMORY_PER_INPUT_BYTE}: what reading it may take)"
+    return limit, ""
+
+
 def check_input(path: Path, field: str, what: str, limit: int = MAX_INPUT_BYTES) -> None:
     """Refuses ``path`` before a reader opens it, unless it is a regular file of at most ``limit``
-    bytes (``what`` names it in messages, ``field`` is the scenario field it came from)."""
+    bytes, or less under a :func:`memory_budget` (``what`` names it in messages, ``field`` is the
+    scenario field it came from)."""
+    limit, why = _bound(limit)
     where = str(path)
     try:
         st = os.stat(path)
@@ -39,7 +79,7 @@ def check_input(path: Path, field: str, what: str, limit: int = MAX_INPUT_BYTES)
         )
         raise scenario_error(field, f"{where!r} is {kind}; expected {what}: a regular file (it is read whole, before the run)")
     if st.st_size > limit:
-        raise scenario_error(field, f"{where!r} has {st.st_size:,} bytes; allowed: at most {limit:,} for {what}")
+        raise scenario_error(field, f"{where!r} has {st.st_size:,} bytes; allowed: at most {limit:,} for {what}{why}")
 
 
 def read_input(path: Path, field: str, what: str, limit: int = MAX_INPUT_BYTES, gzip: bool = False) -> bytes:
@@ -47,6 +87,7 @@ def read_input(path: Path, field: str, what: str, limit: int = MAX_INPUT_BYTES, 
     gzip: refused as a :class:`ScenarioError` when it inflates beyond ``limit`` or cannot be
     read."""
     check_input(path, field, what, limit)
+    limit, why = _bound(limit)
     where = str(path)
     try:
         data = path.read_bytes()
@@ -67,7 +108,7 @@ def read_input(path: Path, field: str, what: str, limit: int = MAX_INPUT_BYTES, 
                 raise scenario_error(field, f"cannot read {where!r}: the gzip stream ends early")
             rest = inflater.unused_data
         if left <= 0:
-            raise scenario_error(field, f"{where!r} inflates to more than {limit:,} bytes; allowed: at most {limit:,} for {what}")
+            raise scenario_error(field, f"{where!r} inflates to more than {limit:,} bytes; allowed: at most {limit:,} for {what}{why}")
         data = b"".join(parts)
     return data
 

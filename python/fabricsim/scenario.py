@@ -25,7 +25,7 @@ import tomli_w
 
 from . import _core
 from .errors import ScenarioError, argument_error, scenario_error
-from .files import MAX_TEXT_BYTES, check_input, read_input
+from .files import MAX_TEXT_BYTES, check_input, memory_budget, read_input, size_bytes
 
 __all__ = ["Scenario", "parse_value"]
 
@@ -242,10 +242,17 @@ class Scenario:
         are spliced into the core's JSON as they are)."""
         _check_values(self.data, "")
         data = copy.deepcopy(self.data)
-        flows = None
         stop = data.setdefault("stop", {})
         if isinstance(stop, dict) and stop.get("max_memory", "auto") == "auto":
             stop["max_memory"] = f"{machine_memory() // 2}B"
+        # no file is read that would take more memory to read than the run may have
+        with memory_budget(size_bytes(stop.get("max_memory")) if isinstance(stop, dict) else None):
+            return self._read_files(data)
+
+    def _read_files(self, data: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        """:meth:`_resolve`'s files: the topology's, the flows' (a CSV's as JSON text, returned
+        beside the table) and a trace's CDF, read into ``data``."""
+        flows = None
         topo = data.get("topology")
         if isinstance(topo, dict) and "file" in topo and "graph" not in topo:
             # a fabric from a file: the core reads its graph (topology_file)
