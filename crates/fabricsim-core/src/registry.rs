@@ -299,16 +299,66 @@ pub fn name_of<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 }
 
 /// Refuses an array given where `text` (a JSON object) must hold a table (the keys `tables`)
-/// or a list of tables (`lists`), naming the field: serde reads a struct from an array of its
-/// fields in order, which would accept `topology = ["fat_tree", 2, 16]` as a fat tree. Reads
-/// the text once more without building it (the contents are skipped).
-pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str]) -> Result<(), ScenarioError> {
+/// or a list of tables (`lists`, whose items' keys `inner` are tables too: a job's `model` and
+/// `parallel`), naming the field: serde reads a struct from an array of its fields in order,
+/// which would accept `topology = ["fat_tree", 2, 16]` as a fat tree and `model =
+/// ["gpt3-1.3b"]` as a preset. Reads the text once more without building it (the contents are
+/// skipped).
+pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str], inner: &[&str]) -> Result<(), ScenarioError> {
     use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-    /// What a value is: a table, an array (and which of its items are arrays), or else.
+    /// What a value is: a table, an array (and what each of its items is), or else.
     enum Shape {
         Table,
-        Array(Vec<bool>),
+        Array(Vec<Item>),
         Other,
+    }
+    /// An item of an array: an array itself, or the keys of a table that hold arrays.
+    struct Item {
+        array: bool,
+        array_keys: Vec<String>,
+    }
+    struct ItemOf;
+    impl<'de> Visitor<'de> for ItemOf {
+        type Value = Item;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Item, A::Error> {
+            let mut array_keys = Vec::new();
+            while let Some((key, value)) = m.next_entry::<String, IsArray>()? {
+                if value.0 {
+                    array_keys.push(key);
+                }
+            }
+            Ok(Item { array: false, array_keys })
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Item, A::Error> {
+            while s.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Item { array: true, array_keys: Vec::new() })
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Item, E> {
+            Ok(Item { array: false, array_keys: Vec::new() })
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Item, E> {
+            Ok(Item { array: false, array_keys: Vec::new() })
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Item, E> {
+            Ok(Item { array: false, array_keys: Vec::new() })
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Item, E> {
+            Ok(Item { array: false, array_keys: Vec::new() })
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Item, E> {
+            Ok(Item { array: false, array_keys: Vec::new() })
+        }
+        fn visit_unit<E>(self) -> Result<Item, E> {
+            Ok(Item { array: false, array_keys: Vec::new() })
+        }
+    }
+    impl<'de> serde::Deserialize<'de> for Item {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Item, D::Error> {
+            d.deserialize_any(ItemOf)
+        }
     }
     struct ShapeOf;
     impl<'de> Visitor<'de> for ShapeOf {
@@ -321,11 +371,11 @@ pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str]) -> Result<
             Ok(Shape::Table)
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Shape, A::Error> {
-            let mut arrays = Vec::new();
-            while let Some(is_array) = s.next_element::<IsArray>()? {
-                arrays.push(is_array.0);
+            let mut items = Vec::new();
+            while let Some(item) = s.next_element::<Item>()? {
+                items.push(item);
             }
-            Ok(Shape::Array(arrays))
+            Ok(Shape::Array(items))
         }
         fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
             Ok(Shape::Other)
@@ -367,12 +417,21 @@ pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str]) -> Result<
     }
     for key in lists {
         if let Some(Shape::Array(items)) = top.get(*key) {
-            if let Some(i) = items.iter().position(|&a| a) {
-                return Err(ScenarioError::new(
-                    format!("{key}[{i}]"),
-                    "an array",
-                    "allowed: a table of named fields ([[section]] in TOML)",
-                ));
+            for (i, item) in items.iter().enumerate() {
+                if item.array {
+                    return Err(ScenarioError::new(
+                        format!("{key}[{i}]"),
+                        "an array",
+                        "allowed: a table of named fields ([[section]] in TOML)",
+                    ));
+                }
+                if let Some(k) = item.array_keys.iter().find(|k| inner.contains(&k.as_str())) {
+                    return Err(ScenarioError::new(
+                        format!("{key}[{i}].{k}"),
+                        "an array",
+                        format!("allowed: a table of named fields ({k} = {{ ... }} or [{key}.{k}] in TOML)"),
+                    ));
+                }
             }
         }
     }

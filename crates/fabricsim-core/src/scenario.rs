@@ -77,6 +77,8 @@ fn d_seed() -> u64 {
 /// of its fields in order (`topology = ["fat_tree", 2, 16]`), which is refused instead.
 const TABLES: &[&str] = &["topology", "switch", "transport", "lb", "workload", "stop", "mixed", "samples"];
 const TABLE_LISTS: &[&str] = &["jobs", "faults"];
+/// The tables inside an entry of those lists (a training job's model and parallelism).
+const TABLES_IN_LISTS: &[&str] = &["model", "parallel"];
 
 /// `[mixed]`: a share of the flows pinned to one path (ECMP) in a class of their own, beside
 /// the scenario's load balancer (PRIME sec. IV-A2; ARCANE sec. 4.3.2, Fig. 5).
@@ -163,7 +165,7 @@ pub struct Model {
 impl Scenario {
     /// Parses a scenario from JSON text; errors name the dotted field path.
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
-        crate::registry::tables_not_arrays(text, TABLES, TABLE_LISTS)?;
+        crate::registry::tables_not_arrays(text, TABLES, TABLE_LISTS, TABLES_IN_LISTS)?;
         let de = &mut serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(de).map_err(path_error)
     }

@@ -171,6 +171,9 @@ fn a_table_given_as_an_array_is_refused_naming_it() {
         (r#"{"topology": [2, 16, 8]}"#, "topology"),
         (r#"{"stop": ["1ms"]}"#, "stop"),
         (r#"{"jobs": [{"collective": "allreduce", "size": "1MiB", "ranks": 4}, ["allreduce", "1MiB"]]}"#, "jobs[1]"),
+        // a job's model as a list ran as its first field, the preset
+        (r#"{"jobs": [{"model": ["gpt3-1.3b"], "parallel": {"gpu_tflops": 100}}]}"#, "jobs[0].model"),
+        (r#"{"jobs": [{"model": {"preset": "gpt3-1.3b"}, "parallel": [2, 2]}]}"#, "jobs[0].parallel"),
     ];
     for (json, field) in cases {
         let e = fabricsim_core::Scenario::from_json(json).err().unwrap_or_else(|| panic!("{json} accepted"));
@@ -179,4 +182,7 @@ fn a_table_given_as_an_array_is_refused_naming_it() {
     }
     // lists that are lists stay lists
     assert!(fabricsim_core::Scenario::from_json(r#"{"faults": [], "topology": {"hosts": 16, "radix": 8}}"#).is_ok());
+    assert!(
+        fabricsim_core::Scenario::from_json(r#"{"jobs": [{"collective": "allreduce", "size": "1MiB", "hosts": [0, 1, 2, 3]}]}"#).is_ok()
+    );
 }
