@@ -119,14 +119,14 @@ spec = importlib.util.spec_from_file_location("fabricsim._core", path)
 _core = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(_core)
 sim = _core.Simulation(sys.argv[1], None if sys.argv[2] == "auto" else int(sys.argv[2]))
-threads = sim.threads
+threads, expected = sim.threads, sim.expected_events
 t = time.perf_counter()
 while sim.step(1_000_000_000) == "running":
     pass
 wall = time.perf_counter() - t
 windows = sim.windows
 s = json.loads(sim.results()["summary"])
-print(json.dumps({"status": s["status"], "events": s["events"], "data_packets": s["data_packets"],
+print(json.dumps({"status": s["status"], "events": s["events"], "expected_events": expected, "data_packets": s["data_packets"],
                   "wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "threads": threads,
                   "auto": sys.argv[2] == "auto", "windows": windows,
                   "max_slowdown": s["max_slowdown"], "mean_slowdown": s["mean_slowdown"]}))

@@ -867,10 +867,11 @@ def bench(
     if as_json:
         sys.stdout.write(json.dumps(rows) + "\n")
         return
-    t = Table(title="fabricsim bench")
-    for col in ("benchmark", "threads", "status", "events", "M events/s", "data pkts", "M data pkts/s", "wall s", "peak MB"):
+    t = Table(title="fabricsim bench", caption="estimate s: what run says before it starts (its expected events at 5 to 15 M events/s)")
+    for col in ("benchmark", "threads", "status", "events", "M events/s", "data pkts", "M data pkts/s", "wall s", "estimate s", "peak MB"):
         t.add_column(col, justify="right" if col != "benchmark" else "left")
     for r in rows:
+        fast, slow = (r["expected_events"] / rate for rate in reversed(EVENTS_PER_S))
         t.add_row(
             r["name"],
             str(r["threads"]) + (" (auto)" if r.get("auto") else ""),
@@ -880,6 +881,7 @@ def bench(
             f"{r['data_packets']:,}",
             f"{r['data_packets'] / r['wall_s'] / 1e6:.3f}",
             f"{r['wall_s']:.2f}",
+            f"{fast:.2f}-{slow:.2f}",
             f"{r['peak_rss_mb']:.0f}",
         )
     out.print(t)
