@@ -140,3 +140,16 @@ def test_broken_yaml_names_its_line_and_a_missing_package_says_how_to_install_it
     monkeypatch.setitem(sys.modules, "infragraph.infragraph_service", None)  # as if not installed
     with pytest.raises(MissingDependency, match=r"fabricsim\[infragraph\]"):
         read_topology(EXAMPLE)
+
+
+def test_the_topology_summary_names_infragraphs_switch_instances(tmp_path):
+    """`fabricsim topology` groups switches by what their names share but the index: the Clos's
+    tier_0.3 and tier_1.0 are tier_0 and tier_1 switches, not all 'tier'."""
+    import json
+
+    from fabricsim.cli import app
+    from typer.testing import CliRunner
+
+    r = CliRunner().invoke(app, ["topology", str(clos(tmp_path)), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["switches"] == [["tier_0", 8], ["tier_1", 4]]

@@ -8,7 +8,8 @@ use super::Topology;
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Summary {
     pub hosts: u32,
-    /// Switches per tier (0: leaves), and their names' prefix.
+    /// Switches by their names' prefix (the letters they open with), and by tier where one
+    /// prefix spans several tiers.
     pub switches: Vec<(String, u32)>,
     /// Links (both directions of one count once), per link tier.
     pub links: Vec<u32>,
@@ -26,14 +27,28 @@ pub struct Summary {
 /// The summary of `topo`.
 pub fn summary(topo: &Topology) -> Summary {
     let hosts = topo.hosts();
-    let mut switches: Vec<(String, u32)> = Vec::new();
+    // by the letters their names open with and their tier, each group named by what its
+    // names share but the index (`leaf`, `spine`; InfraGraph's `tier_0.3` and `tier_1.0`:
+    // `tier_0`, `tier_1`; a dragonfly's `g0r1`: `g`)
+    let mut groups: Vec<(String, Option<u32>, String, u32)> = Vec::new();
     for n in &topo.nodes[hosts as usize..] {
-        let prefix: String = n.name.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
-        match switches.iter_mut().find(|(name, _)| *name == prefix) {
-            Some((_, count)) => *count += 1,
-            None => switches.push((prefix, 1)),
+        let letters: String = n.name.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+        match groups.iter_mut().find(|(l, tier, _, _)| *l == letters && *tier == n.tier) {
+            Some((_, _, shared, count)) => {
+                let common = shared.chars().zip(n.name.chars()).take_while(|(a, b)| a == b).count();
+                shared.truncate(shared.char_indices().nth(common).map_or(shared.len(), |(k, _)| k));
+                *count += 1;
+            }
+            None => groups.push((letters, n.tier, n.name.clone(), 1)),
         }
     }
+    let switches: Vec<(String, u32)> = groups
+        .into_iter()
+        .map(|(letters, _, shared, count)| {
+            let label = shared.trim_end_matches(|c: char| c.is_ascii_digit()).trim_end_matches(['.', '_', '-', ':']);
+            (if label.is_empty() { letters } else { label.to_string() }, count)
+        })
+        .collect();
     let mut links = vec![0u32; topo.ports.iter().map(|p| p.tier as usize + 1).max().unwrap_or(0)];
     for p in topo.ports.iter().filter(|p| p.up) {
         links[p.tier as usize] += 1;
