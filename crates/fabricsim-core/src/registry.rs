@@ -306,23 +306,69 @@ pub fn name_of<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 /// skipped).
 pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str], inner: &[&str]) -> Result<(), ScenarioError> {
     use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-    /// What a value is: a table, an array (and what each of its items is), or else.
+    /// A visitor's answer for any value that is neither a table nor an array.
+    macro_rules! scalars {
+        ($t:ty, $v:expr) => {
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<$t, E> {
+                Ok($v)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<$t, E> {
+                Ok($v)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<$t, E> {
+                Ok($v)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<$t, E> {
+                Ok($v)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<$t, E> {
+                Ok($v)
+            }
+            fn visit_unit<E>(self) -> Result<$t, E> {
+                Ok($v)
+            }
+        };
+    }
+    /// What a top-level value is: a table (its contents skipped), an array (and what each of
+    /// its items is), or else.
     enum Shape {
         Table,
         Array(Vec<Item>),
         Other,
     }
     /// An item of an array: an array itself, or the keys of a table that hold arrays.
+    #[derive(Default)]
     struct Item {
         array: bool,
         array_keys: Vec<String>,
     }
+    /// Whether a value is an array (its contents skipped).
+    struct IsArray(bool);
+    struct IsArrayOf;
+    impl<'de> Visitor<'de> for IsArrayOf {
+        type Value = bool;
+        scalars!(bool, false);
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<bool, A::Error> {
+            while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(false)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<bool, A::Error> {
+            while s.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(true)
+        }
+    }
+    impl<'de> serde::Deserialize<'de> for IsArray {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<IsArray, D::Error> {
+            d.deserialize_any(IsArrayOf).map(IsArray)
+        }
+    }
     struct ItemOf;
     impl<'de> Visitor<'de> for ItemOf {
         type Value = Item;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("any value")
-        }
+        scalars!(Item, Item::default());
         fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Item, A::Error> {
             let mut array_keys = Vec::new();
             while let Some((key, value)) = m.next_entry::<String, IsArray>()? {
@@ -336,24 +382,6 @@ pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str], inner: &[&
             while s.next_element::<IgnoredAny>()?.is_some() {}
             Ok(Item { array: true, array_keys: Vec::new() })
         }
-        fn visit_bool<E>(self, _: bool) -> Result<Item, E> {
-            Ok(Item { array: false, array_keys: Vec::new() })
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Item, E> {
-            Ok(Item { array: false, array_keys: Vec::new() })
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Item, E> {
-            Ok(Item { array: false, array_keys: Vec::new() })
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Item, E> {
-            Ok(Item { array: false, array_keys: Vec::new() })
-        }
-        fn visit_str<E>(self, _: &str) -> Result<Item, E> {
-            Ok(Item { array: false, array_keys: Vec::new() })
-        }
-        fn visit_unit<E>(self) -> Result<Item, E> {
-            Ok(Item { array: false, array_keys: Vec::new() })
-        }
     }
     impl<'de> serde::Deserialize<'de> for Item {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Item, D::Error> {
@@ -363,9 +391,7 @@ pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str], inner: &[&
     struct ShapeOf;
     impl<'de> Visitor<'de> for ShapeOf {
         type Value = Shape;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("any value")
-        }
+        scalars!(Shape, Shape::Other);
         fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Shape, A::Error> {
             while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
             Ok(Shape::Table)
@@ -377,35 +403,10 @@ pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str], inner: &[&
             }
             Ok(Shape::Array(items))
         }
-        fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
-            Ok(Shape::Other)
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
-            Ok(Shape::Other)
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
-            Ok(Shape::Other)
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
-            Ok(Shape::Other)
-        }
-        fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
-            Ok(Shape::Other)
-        }
-        fn visit_unit<E>(self) -> Result<Shape, E> {
-            Ok(Shape::Other)
-        }
     }
     impl<'de> serde::Deserialize<'de> for Shape {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {
             d.deserialize_any(ShapeOf)
-        }
-    }
-    /// Whether a list item is an array (its contents skipped).
-    struct IsArray(bool);
-    impl<'de> serde::Deserialize<'de> for IsArray {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<IsArray, D::Error> {
-            Ok(IsArray(matches!(Shape::deserialize(d)?, Shape::Array(_))))
         }
     }
     // text that is no JSON object: the scenario's own parse says what is wrong

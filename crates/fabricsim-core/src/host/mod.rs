@@ -230,6 +230,10 @@ pub struct TransportModel {
     pub mtu: u64,
     pub header: u64,
     pub ack_policy: AckPolicy,
+    /// The sender marks data packets with [`crate::packet::ACK_REQUEST`] where
+    /// [`crate::host::connection::SendHalf::asks_ack`] says (`transport.ack_request`); the
+    /// receiver ACKs a marked packet at once whatever its policy.
+    pub ack_request: bool,
     /// The fixed RTO, or the adaptive one's start and floor (`rto_min`).
     pub rto: Time,
     pub rto_adaptive: bool,
@@ -342,11 +346,11 @@ impl TransportConfig {
             ack_policy: AckPolicy {
                 every: self.ack_every,
                 on_ecn: self.ack_on_ecn,
-                request: self.ack_request,
                 all_evs: self.ack_evs == AckEvs::All,
                 reorder_window: (reorder / payload).min(u32::MAX as u64) as u32,
                 reorder_limit: self.reorder_limit,
             },
+            ack_request: self.ack_request,
             rto,
             rto_adaptive,
             loss_detection: self.loss_detection,

@@ -182,7 +182,7 @@ impl Nics {
             let Some(psn) = conn.next_psn() else { continue };
             let ev = conn.tx.lb.next_ev(now, &mut hs.rng);
             conn.on_sent(psn, ev, now);
-            let ar = self.cfg.ack_policy.request && conn.asks_ack(psn);
+            let ar = self.cfg.ack_request && conn.asks_ack(psn);
             // `per_pair`: its last new packet lets the pair's next message start
             let posted = self.cfg.per_pair && conn.tx.next_new >= conn.n_pkts;
             conn.tx.paced(now, conn.wire_size(psn), cap);

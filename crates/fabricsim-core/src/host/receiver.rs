@@ -85,9 +85,6 @@ pub struct AckPolicy {
     pub every: u32,
     /// ACK at once when a data packet arrives ECN-marked.
     pub on_ecn: bool,
-    /// Senders mark data packets with [`crate::packet::ACK_REQUEST`] (`transport.ack_request`), which the receiver
-    /// ACKs at once.
-    pub request: bool,
     /// The ACK reports the EV and mark of every packet since the previous ACK, not only the
     /// triggering one.
     pub all_evs: bool,

@@ -8,8 +8,8 @@ use super::Topology;
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Summary {
     pub hosts: u32,
-    /// Switches by their names' prefix (the letters they open with), and by tier where one
-    /// prefix spans several tiers.
+    /// Switches by tier and the letters their names open with, each group labelled by what its
+    /// names share but the index (`leaf`, `spine`, InfraGraph's `tier_0`).
     pub switches: Vec<(String, u32)>,
     /// Links (both directions of one count once), per link tier.
     pub links: Vec<u32>,

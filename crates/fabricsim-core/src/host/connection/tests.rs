@@ -77,7 +77,7 @@ fn a_packet_asks_for_an_ack_when_it_fills_the_window_is_the_last_or_is_resent() 
     let p = g.next_psn().unwrap();
     g.on_sent(p, 0, 0);
     assert!(g.asks_ack(p), "nothing left to send");
-    let mut r = Receiver::new(4, AckPolicy { every: 4, request: true, ..Default::default() });
+    let mut r = Receiver::new(4, AckPolicy { every: 4, ..Default::default() });
     assert!(!Ooo::on_data(&mut r, 0, 0, 10, false, false).send_ack);
     assert!(Ooo::on_data(&mut r, 0, 1, 10, false, true).send_ack, "an ACK request is ACKed at once");
 }
