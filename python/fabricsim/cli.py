@@ -280,22 +280,14 @@ def _run_quietly_or_not(scenario: Scenario | Prepared, label: str, quiet: bool, 
         return run_scenario(scenario, progress=update, threads=threads)
 
 
-def _say_sweep_estimate(todo: list[Any], workers: int | None, threads: int) -> dict[str, int]:
+def _say_sweep_estimate(todo: list[Any], at_once: int) -> dict[str, int]:
     """What the points left to run will take, said before they start: their events, and a range
-    of wall time on the workers (as many as the sweep runs, :func:`sweep.local_workers`; each
-    point at 5 to 15 M events/s), the largest point's memory times the workers at once. Returns
-    each point's expected events, by id."""
-    import warnings
-
-    from .sweep import local_workers
-
+    of wall time on the ``at_once`` workers the sweep runs (each point at 5 to 15 M events/s),
+    the largest point's memory times the workers. Returns each point's expected events, by id."""
     if not todo:
         return {}
     estimates = [p.scenario.estimate() for p in todo]
     events = sum(e for e, _ in estimates)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the sweep itself warns of workers beyond the CPUs
-        at_once = local_workers(workers, threads, len(todo))
     fast, slow = (events / rate / at_once for rate in reversed(EVENTS_PER_S))
     memory = max(m for _, m in estimates) * at_once
     err.print(
@@ -950,12 +942,12 @@ def sweep(
     with Progress(*columns, console=err, transient=True, disable=not show) as bar:
         todo = [p for p in points if not (out_dir / "points" / p.id / "summary.json").exists()]
         done_before = len(points) - len(todo)
-        expected = _say_sweep_estimate(todo, workers, threads_per_point) if not quiet else {}
-        task = bar.add_task("sweep", total=len(points), completed=done_before)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the sweep itself warns of workers beyond the CPUs
-            at_once = 1 if ray_address is not None else local_workers(workers, threads_per_point, max(1, len(todo)))
-        lines = _SweepLines(len(points), done_before, expected, at_once, enabled=not quiet)
+            local = local_workers(workers, threads_per_point, max(1, len(todo)))
+        expected = _say_sweep_estimate(todo, local) if not quiet else {}
+        task = bar.add_task("sweep", total=len(points), completed=done_before)
+        lines = _SweepLines(len(points), done_before, expected, 1 if ray_address is not None else local, enabled=not quiet)
 
         def finished(p: Point) -> None:
             bar.advance(task)

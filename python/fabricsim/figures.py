@@ -402,8 +402,7 @@ SERIES = "_series"
 
 def _series_column(points: pl.DataFrame, axes: list[str]) -> tuple[pl.DataFrame, str | None]:
     """The column whose values name the series: the one axis, or where several axes vary
-    together, a column :data:`SERIES` of "a=1, b=x" labels (each axis once, in order)."""
-    axes = list(dict.fromkeys(axes))
+    together, a column :data:`SERIES` of "a=1, b=x" labels (``axes`` distinct, in order)."""
     if len(axes) <= 1:
         return points, axes[0] if axes else None
     label = pl.concat_str([pl.lit(f"{a}=") + pl.col(a).cast(pl.Utf8) for a in axes], separator=", ")

@@ -267,7 +267,7 @@ class Scenario:
             if not isinstance(wl["file"], str):
                 raise scenario_error("workload.file", f"got {wl['file']!r}; allowed: the path of a flows, trace or Chakra file")
             path = self.base_dir / wl["file"]
-            if not wl.get("flows") and isinstance(wl["file"], str) and wl["file"].lower().endswith(".et"):
+            if not wl.get("flows") and wl["file"].lower().endswith(".et"):
                 wl["flows"] = self._read_chakra(path, wl, data.get("topology", {}))
             elif not wl.get("flows") and path.suffix.lower() not in _NOT_CSV:
                 flows = self._flow_csv(path)
@@ -338,9 +338,12 @@ class Scenario:
             i, rest = int(found.group(1)), found.group(2)
             path = self.base_dir / wl["file"]
             suffix = path.suffix.lower()
-            where = f"row {i + 1} of {path} (line {i + 2})" if suffix not in _NOT_CSV else f"message {i} read from {path}"
             if suffix == ".json":
                 where = f"entry {i} of {path}"
+            elif suffix in _NOT_CSV:
+                where = f"message {i} read from {path}"
+            else:
+                where = f"row {i + 1} of {path} (line {i + 2})"
             raise scenario_error(f"workload.file[{i}]{rest}", f"{e.message}, in {where}") from None
 
     def warnings(self) -> list[str]:

@@ -579,8 +579,9 @@ def run_sweep(
             with _stop_on_signals():
                 if todo:
                     if ray_address is not None:
-                        for p in todo:
-                            (started or (lambda p: None))(p)
+                        if started is not None:
+                            for p in todo:
+                                started(p)
                         run_ray(todo, out, note, ray_address, threads_per_point)
                     else:
                         n = local_workers(workers, threads_per_point, len(todo))
