@@ -384,6 +384,11 @@ def test_a_run_says_what_it_will_take_before_it_starts_and_where_it_is_meanwhile
     assert "M events" in first and "on one thread" in first and "of memory" in first and "max_wall" not in first, first
     lines = [line for line in r.output.splitlines() if line.startswith("permutation_128:") and "us simulated" in line]
     assert lines and lines[-1].startswith("permutation_128: 100%:"), lines[-3:]
+    # how far it is goes by its events, not its flows: a training step ends most of its small
+    # scale-up messages early (issue 51: a bar at 80 % with 2 % of the events made)
+    early = Progress(10**9, 10**12, 2_000_000, 2_500_000, 150_000_000, expected_events=7_700_000_000, memory_estimate=0)
+    assert 0.019 < cli._where(early, 30.0)[0] < 0.02
+    assert cli._where(Progress(0, 1, 64, 128, 9, expected_events=0, memory_estimate=0), 1.0)[0] == 0.5
     # a long one is told of stop.max_wall, unless it set one
     long = Progress(0, 1, 0, 128, 0, expected_events=20_000_000_000, memory_estimate=1 << 30)
     assert "stop.max_wall" in cli._estimate("big", long, max_wall=False)

@@ -34,6 +34,8 @@ tolerances and verdicts)::
     tolerance = 0.2
     tolerance_why = "the blog reads the number off a figure"
     note = "why fabricsim differs, with the evidence"
+    [sensitivity]                          # optional (fabricsim.sensitivity): named defaults
+    stated = { "trimming" = "why: the document states it" }   # the document states: not varied
     [[tables]]                             # optional: means over seeds, for the docs
     title = "..."
     by = ["switch.routing"]
@@ -81,6 +83,8 @@ from .claims import (
 from .errors import spec_error
 from .figures import Figure, is_sweep, sweep_figures
 from .scenario import read_toml
+from .sensitivity import check_spec as check_sensitivity
+from .sensitivity import depends_on, run_sensitivity
 from .sweep import Sweep, run_sweep
 
 __all__ = [
@@ -120,6 +124,9 @@ class Experiment:
     tables: list[dict[str, Any]] = field(default_factory=list)
     plot: dict[str, Any] = field(default_factory=dict)
     theory_figures: list[dict[str, Any]] = field(default_factory=list)
+    #: ``[sensitivity]``: defaults the document states, and setups of its own to judge under
+    #: (:mod:`fabricsim.sensitivity`).
+    sensitivity: dict[str, Any] = field(default_factory=dict)
     #: Where the files it reads (a flow list, a CDF) are found: its own folder.
     folder: Path | None = None
 
@@ -144,7 +151,7 @@ def experiments() -> list[Experiment]:
     return [load(p) for p in sorted(_folder().glob("*.toml"))]
 
 
-KNOWN = {"name", "source", "reference", "summary", "sweep", "quick", "claims", "tables", "plot", "theory_figures"}
+KNOWN = {"name", "source", "reference", "summary", "sweep", "quick", "claims", "tables", "plot", "theory_figures", "sensitivity"}
 
 
 def load(path: str | Path) -> Experiment:
@@ -186,6 +193,7 @@ def load(path: str | Path) -> Experiment:
         raw.get("tables", []),
         raw.get("plot", {}),
         raw.get("theory_figures", []),
+        check_sensitivity(raw.get("sensitivity", {}), where),
         path.parent,
     )
     _check_against_sweep(exp, where)
@@ -275,12 +283,17 @@ def _shown(c: Claim, ref: float | None) -> str:
     return f"{ref:g}"
 
 
-def evaluate(exp: Experiment, points: pl.DataFrame | None, sweep_dir: Path | None = None) -> pl.DataFrame:
+def evaluate(exp: Experiment, points: pl.DataFrame | None, sweep_dir: Path | None = None, only_simulated: bool = False) -> pl.DataFrame:
     """One row per claim: its kind, the source's number, fabricsim's (mean, seeds' range), the
-    verdict, the quote and the note."""
-    rows = []
+    verdict, the quote and the note (``only_simulated``: a claim of theory alone gets a row of
+    nulls, as under another default it cannot change)."""
+    rows: list[dict[str, Any]] = []
     for i, c in enumerate(exp.claims):
         what = f"{exp.name}: claims[{i}]"
+        if only_simulated and c.metric is None:
+            nothing = dict.fromkeys(("fabricsim", "min", "max", "seeds", "verdict"))
+            rows.append({"experiment": exp.name, "kind": c.kind, "claim": c.claim} | nothing)
+            continue
         (value, lo, hi, n), points = _value(c, points, sweep_dir, what)
         ref = model_value(c.model, f"{what}: model") if c.model is not None else c.number
         rows.append(
@@ -300,7 +313,7 @@ def evaluate(exp: Experiment, points: pl.DataFrame | None, sweep_dir: Path | Non
                 "note": c.note if c.counted else f"Not counted: {c.not_counted_why} {c.note}".strip(),
             }
         )
-    return pl.DataFrame(rows)
+    return pl.DataFrame(rows, infer_schema_length=None)
 
 
 def headline(claims: pl.DataFrame) -> str:
@@ -312,7 +325,12 @@ def headline(claims: pl.DataFrame) -> str:
     parts = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v))
     others = ", ".join(f"{claims.filter(pl.col('kind') == k).height} {k}" for k in KINDS if k != "paper")
     cannot = f" ({shown} more that cannot fail are shown, not counted)" if shown else ""
-    return f"{paper.height} paper claims that can fail: {parts or 'none'}{cannot}; besides them {others} claims (not counted above)"
+    depends = ""
+    if "depends_on" in claims.columns:
+        n = paper.filter(pl.col("depends_on").fill_null("") != "").height
+        depends = f"; {n} of them depend on a named default (the verdict changes under one of its documented values)"
+    besides = f"besides them {others} claims (not counted above)"
+    return f"{paper.height} paper claims that can fail: {parts or 'none'}{cannot}{depends}; {besides}"
 
 
 def _num(v: float) -> str:
@@ -347,14 +365,22 @@ def markdown_claims(claims: pl.DataFrame) -> str:
             "source",
             "fabricsim",
             "verdict",
+            *(["depends on"] if "depends_on" in rows.columns else []),
             "why",
         ]
         lines = [f"### {kind.capitalize()} claims ({rows.height}): {meaning}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in rows.iter_rows(named=True):
             said = [f'"{_esc(r["quote"])}" ({_esc(r["at"])})' if kind == "paper" else _esc(r["quote"])] if quoted else []
             verdict = r["verdict"] if r.get("counted", True) else f"({r['verdict']}, not counted)"
-            cells = [r["experiment"], _esc(r["claim"]), *said, _esc(r["source"]), fabricsim_cell(r), verdict, _esc(r["note"])]
+            depends = [_esc(r["depends_on"] or "-")] if "depends_on" in rows.columns else []
+            cells = [r["experiment"], _esc(r["claim"]), *said, _esc(r["source"]), fabricsim_cell(r), verdict, *depends, _esc(r["note"])]
             lines.append("| " + " | ".join(cells) + " |")
+        parts.append("\n".join(lines))
+    if "checked" in claims.columns:
+        header = "| experiment | named defaults varied, and those not varied and why |"
+        lines = ["### What each experiment's verdicts were checked against", "", header, "|---|---|"]
+        for name, checked in claims.select("experiment", "checked").unique(maintain_order=True).iter_rows():
+            lines.append(f"| {name} | {_esc(checked)} |")
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 
@@ -410,15 +436,23 @@ def run_experiment(
     workers: int | None = None,
     plots: bool = True,
     allow_other_version: bool = False,
+    sensitivity: bool = False,
 ) -> pl.DataFrame:
     """Run an experiment's sweep into ``out_dir/<name>``, judge its claims (``claims.parquet``)
     and draw its plots (``plots/``, PNG and SVG). A directory another build computed points in
-    is refused unless ``allow_other_version`` (:func:`fabricsim.sweep.run_sweep`)."""
+    is refused unless ``allow_other_version`` (:func:`fabricsim.sweep.run_sweep`).
+    ``sensitivity``: judge the claims again under each named default's alternatives
+    (:mod:`fabricsim.sensitivity`); the rows get ``depends_on`` and ``checked``."""
     out = Path(out_dir) / (exp.name + ("-quick" if quick else ""))
     out.mkdir(parents=True, exist_ok=True)
     spec = exp.spec(quick)
     points = run_sweep(spec, out, workers=workers, allow_other_version=allow_other_version) if spec is not None else None
     claims = evaluate(exp, points, out)
+    if sensitivity:
+        table, plan = run_sensitivity(exp, out, claims, quick, workers, allow_other_version)
+        claims = claims.with_columns(
+            depends_on=pl.Series(depends_on(claims, table, plan.current), dtype=pl.String), checked=pl.lit(plan.summary())
+        )
     claims.write_parquet(out / "claims.parquet")
     if plots:
         draw(exp, out)

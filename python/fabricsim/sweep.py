@@ -64,7 +64,7 @@ from .errors import MissingDependency, ScenarioError, spec_error
 from .results import JOB_METRICS, PROVENANCE, job_table, parquet_metadata
 from .scenario import Scenario, read_toml
 
-__all__ = ["MACHINE_COLUMNS", "Interrupted", "Point", "Sweep", "run_sweep"]
+__all__ = ["MACHINE_COLUMNS", "Interrupted", "Point", "Sweep", "run_points", "run_sweep"]
 
 #: Summary keys that depend on the machine, not the scenario: kept in each point's summary.json,
 #: left out of points.parquet.
@@ -452,8 +452,9 @@ def run_ray(points: list[Point], out_dir: Path, finished: Callable[[Point], None
             ray.shutdown()
 
 
-def collect(out_dir: Path, points: Iterable[Point]) -> pl.DataFrame:
-    """``points.parquet``: one row per point that has results (id, axis values, summary)."""
+def collect(out_dir: Path, points: Iterable[Point], table: str = POINTS_FILE) -> pl.DataFrame:
+    """``points.parquet`` (or ``table``): one row per point that has results (id, axis values,
+    summary)."""
     rows = []
     for p in points:
         path = out_dir / "points" / p.id / "summary.json"
@@ -475,9 +476,11 @@ def collect(out_dir: Path, points: Iterable[Point]) -> pl.DataFrame:
         row |= {"fabricsim": made_by.get("fabricsim"), "fabricsim_commit": made_by.get("commit")}
         rows.append(row)
     frame = pl.DataFrame(rows, infer_schema_length=None, strict=False)
-    tmp = out_dir / f".{POINTS_FILE}.tmp"
+    target = out_dir / table
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
     frame.write_parquet(tmp, metadata=parquet_metadata(PROVENANCE))
-    os.replace(tmp, out_dir / POINTS_FILE)
+    os.replace(tmp, target)
     return frame
 
 
@@ -557,12 +560,10 @@ def run_sweep(
     >>> table.select("lb.kind", "seed", "status").rows()
     [('ecmp', 1, 'complete'), ('ecmp', 2, 'complete'), ('ops', 1, 'complete'), ('ops', 2, 'complete')]
     """
-    out = Path(out_dir)
     points = sweep.validate()
-    (out / "points").mkdir(parents=True, exist_ok=True)
-    with _lock(out):
-        _claim_for_this_build(out, allow_other_version)
-        spec = sweep.to_toml()
+    spec = sweep.to_toml()
+
+    def write_spec(out: Path) -> None:
         old = out / "sweep.toml"
         if not old.exists() or old.read_text() != spec:
             # the old table belongs to the old spec: never leave it beside the new one
@@ -570,6 +571,33 @@ def run_sweep(
             tmp = out / ".sweep.toml.tmp"
             tmp.write_text(spec)
             os.replace(tmp, old)
+
+    return run_points(points, out_dir, workers, ray_address, finished, allow_other_version, threads_per_point, started, prepare=write_spec)
+
+
+def run_points(
+    points: list[Point],
+    out_dir: str | Path,
+    workers: int | None = None,
+    ray_address: str | None = None,
+    finished: Callable[[Point], None] | None = None,
+    allow_other_version: bool = False,
+    threads_per_point: int = 1,
+    started: Callable[[Point], None] | None = None,
+    prepare: Callable[[Path], None] | None = None,
+    table: str = POINTS_FILE,
+) -> pl.DataFrame:
+    """Run the (validated) points not yet in ``out_dir/points`` and write their rows to
+    ``out_dir/table``: :func:`run_sweep`'s engine, shared with the reproduction suite's
+    sensitivity runs (points of one experiment's directory, under another default; a point
+    the change leaves alone has the same id and is not run again). ``prepare`` runs first,
+    under the directory's lock."""
+    out = Path(out_dir)
+    (out / "points").mkdir(parents=True, exist_ok=True)
+    with _lock(out):
+        _claim_for_this_build(out, allow_other_version)
+        if prepare is not None:
+            prepare(out)
         # what a killed run left half-written
         for stale in (out / "points").glob(".*.tmp"):
             shutil.rmtree(stale, ignore_errors=True)
@@ -587,9 +615,9 @@ def run_sweep(
                         n = local_workers(workers, threads_per_point, len(todo))
                         run_local(todo, out, note, n, threads_per_point, started)
         except _Stop as stop:
-            frame = collect(out, points)
+            frame = collect(out, points, table)
             raise Interrupted(stop.signum, frame.height, len(points), out) from None
-        return collect(out, points)
+        return collect(out, points, table)
 
 
 def local_workers(workers: int | None, threads_per_point: int, points: int) -> int:
