@@ -193,11 +193,19 @@ def _compare_blocks(page: str) -> list[tuple[str, list[str]]]:
     return out
 
 
+#: A compare block of the pages whose scenario is expected to make more events than this is not
+#: re-run by the test suite (tools/refresh_doc_blocks.py re-runs it).
+MAX_TESTED_EVENTS = 100_000_000
+
+
 def test_the_pages_compare_outputs_are_what_compare_prints():
     # every "real output" of `fabricsim compare` in the README and docs/workloads.md, re-run:
     # the same table but for the wall-time column (the machine's), so no number on those
     # pages can drift from the runs it shows (tools/refresh_doc_blocks.py pastes them)
     import re
+    import shlex
+
+    from fabricsim import Scenario
 
     refresh = _tool("refresh_doc_blocks")
     wall = re.compile(r"│\s*[0-9.]+ │$")
@@ -205,6 +213,11 @@ def test_the_pages_compare_outputs_are_what_compare_prints():
     blocks = [b for page in pages for b in _compare_blocks((ROOT / page).read_text())]
     assert len(blocks) >= 5
     for command, shown in blocks:
+        # a block of a scenario too long for the suite (docs/workloads.md's 1024-host question:
+        # 250 M events a load balancer) is re-run by tools/refresh_doc_blocks.py alone
+        path = next((a for a in shlex.split(command) if a.endswith(".toml")), None)
+        if path is not None and Scenario.load(ROOT / path).estimate()[0] > MAX_TESTED_EVENTS:
+            continue
         printed = refresh.run(command).split("\n")
         assert [wall.sub("│ wall │", s) for s in printed] == [wall.sub("│ wall │", s) for s in shown], command
 
