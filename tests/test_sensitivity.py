@@ -105,5 +105,6 @@ def test_the_docs_list_every_named_default_with_its_values():
     assert len(table.splitlines()) == 2 + len(NAMED)
     for d in NAMED:
         row = next(line for line in table.splitlines() if line.startswith(f"| {d.name}"))
+        assert f"| {d.why} |" in row, (d.name, d.why)
         for label, _ in d.values:
             assert label.split(" ")[0] in row, (d.name, label)

@@ -6,20 +6,9 @@ experiment's claims read again under each documented alternative and judges the 
 a claim whose verdict changes under one of them **depends on** that default, and its row says
 so with the verdict and value under each.
 
-==================  ==============================  ==========================================
-named default       values (fabricsim's first)      why these
-==================  ==============================  ==========================================
-freezing_timeout    100 us, 1 ms, 10 ms             ARCANE gives none (its Fig. 6 puts it near
-                                                    100 us); the reference simulator's is 10 ms
-window cap          1, 1.5, 2 BDP (DCTCP only)      fabricsim's DCTCP stops at its initial
-                                                    window; the reference's NSCC runs at 1.5
-ack ratio           an ACK per 1, 4, 16 packets     PRIME's ratio is lost from its text; the
-                                                    reference ACKs 16 KiB (4 packets)
-trimming            trim, drop                      ARCANE ran without trimming (App. A)
-latency split       1 us links and 0 ns switches,   ARCANE sec. 4.1 states 500 + 500 ns;
-                    500 ns links and 500 ns         PRIME's Table I 1 us links
-                    switches
-==================  ==============================  ==========================================
+The named defaults, their values (fabricsim's first) and why those values are :data:`NAMED`
+(docs/reproduction.md, "Verdicts that depend on a default", shows them, and a test holds the two
+alike): the freezing timeout, the DCTCP window cap, the ACK ratio, trimming and the latency split.
 
 An alternative changes only the points it applies to (freezing_timeout: a point whose algorithm
 has one; the window cap: a DCTCP point; the latency split: a fat tree without per-tier
@@ -46,13 +35,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from .errors import ScenarioError, spec_error
 from .scenario import Scenario
 from .sweep import Point, _point_id, run_points
+
+if TYPE_CHECKING:
+    from .reproduce import Experiment
 
 __all__ = ["NAMED", "Alternative", "Default", "Plan", "depends_on", "plan", "run_sensitivity"]
 
@@ -95,20 +87,21 @@ NAMED: tuple[Default, ...] = (
         "freezing_timeout",
         ("lb.freezing_timeout",),
         (("100 us", ("100us",)), ("1 ms", ("1ms",)), ("10 ms", ("10ms",))),
-        "ARCANE states no value (its Fig. 6 text puts it near 100 us); the reference simulator's REPS freezes 10 ms",
+        "ARCANE states none (its Fig. 6 text puts it near 100 us); the reference simulator's REPS freezes 10 ms",
     ),
     Default(
         "window cap",
         ("transport.max_cwnd",),
         (("1 BDP", ("1bdp",)), ("1.5 BDP", ("1.5bdp",)), ("2 BDP", ("2bdp",))),
-        "ARCANE's DCTCP gives no cap; fabricsim stops at the initial window (a BDP), the reference's NSCC at 1.5 BDP",
+        "ARCANE's DCTCP gives no cap; fabricsim stops at its initial window, the reference's NSCC at 1.5 BDP "
+        "(the initial window stays 1 BDP: DCTCP grows to the cap one packet per round trip)",
         only=(("transport.cc", ("dctcp",)),),
     ),
     Default(
         "ack ratio",
         ("transport.ack_every",),
         (("1", (1,)), ("4", (4,)), ("16", (16,))),
-        "PRIME's ratio is lost from its text; ARCANE states it only for Fig. 11, which varies it; the reference simulator ACKs 16 KiB",
+        "PRIME's ratio is lost from its text; ARCANE states it only for Fig. 11, which varies it; the reference ACKs 16 KiB",
     ),
     Default(
         "trimming",
@@ -120,7 +113,7 @@ NAMED: tuple[Default, ...] = (
         "latency split",
         ("topology.link_latency", "topology.switch_latency"),
         (("1 us links, 0 ns switches", ("1us", "0ns")), ("500 ns links, 500 ns switches", ("500ns", "500ns"))),
-        "ARCANE sec. 4.1 states 500 ns links and 500 ns switches; PRIME's Table I 1 us links; the reference's runs 1 us and 0 ns",
+        "ARCANE sec. 4.1 states 500 + 500 ns; PRIME's link delay is lost from its text; the reference's runs use 1 us and 0 ns",
         only=(("topology.kind", ("fat_tree",)),),
         unless_set=("topology.tier_link_latencies",),
     ),
@@ -201,11 +194,8 @@ def _selected(points: list[Point], selectors: list[dict[str, Any]]) -> list[Poin
     return [p for p in points if any(all(p.values.get(k) == v for k, v in sel.items()) for sel in selectors)]
 
 
-def plan(exp: Any, quick: bool = False) -> Plan:
+def plan(exp: Experiment, quick: bool = False) -> Plan:
     """The runs that judge ``exp``'s claims under each alternative (checked before any runs)."""
-    from .reproduce import Experiment
-
-    assert isinstance(exp, Experiment)
     out = Plan(exp.name)
     spec = exp.spec(quick)
     selectors = [sel for c in exp.claims if c.metric is not None for _, sel in c.selectors()]
@@ -271,7 +261,7 @@ def plan(exp: Any, quick: bool = False) -> Plan:
 
 
 def run_sensitivity(
-    exp: Any,
+    exp: Experiment,
     out_dir: Path,
     base_claims: pl.DataFrame,
     quick: bool = False,
@@ -304,12 +294,11 @@ def depends_on(claims: pl.DataFrame, table: pl.DataFrame, current: dict[str, str
     with the verdict and value under the value the experiment runs (``current``: its label per
     named default, :attr:`Plan.current`) and under each alternative that moves it
     ("freezing_timeout: 100 us matches (1.02); 10 ms differs (2.31)")."""
+    if table.is_empty():
+        return [""] * claims.height
     labels = current or {}
     out = []
     for i, row in enumerate(claims.iter_rows(named=True)):
-        if table.is_empty() or "verdict" not in table.columns:
-            out.append("")
-            continue
         mine = table.filter(pl.col("index") == i)
         parts = []
         for name in dict.fromkeys(mine["default"].to_list()):
