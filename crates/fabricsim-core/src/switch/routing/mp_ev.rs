@@ -1,5 +1,9 @@
 //! `mp_ev`: the switch tier's part of a multi-part EV is the up-port index (PRIME sec. III-C,
-//! "Process at switches", and III-D, Fig. 4; the layout is in `packet::mp_ev`). If routing has
+//! "Process at switches", and III-D, Fig. 4; the layout is in `packet::mp_ev`). A tier's part
+//! is as wide as its largest group; a switch whose group is smaller (a graph whose leaves have
+//! unequal uplinks) wraps the part modulo its own group, as the layout wraps a part value beyond
+//! the tier's port count: every value still names a port, and values `k` groups apart name the
+//! same one. If routing has
 //! excluded the named port (a failed link), the packet is hashed, as by `ecmp`, over the
 //! ports left in the group, so the packets that named it spread instead of doubling one
 //! neighbour's share.
@@ -22,8 +26,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// The up-port offset the packet's MP-EV names for this tier.
 #[inline]
-pub fn choose(r: &Route, _group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
-    let part = layout.part(pkt.ev, r.tier as usize);
+pub fn choose(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
+    let part = layout.part(pkt.ev, r.tier as usize) % group.len() as u32;
     Some(match set {
         Some(s) if !s.contains(&part) => s[ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, s.len() as u32) as usize],
         _ => part,
