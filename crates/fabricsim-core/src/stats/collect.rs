@@ -115,7 +115,7 @@ impl MessageColumns {
                     // alone on its server's scale-up network (`host::nic::scale_up`)
                     return up.latency + serialization(spec.bytes, up.rate);
                 }
-                let route = w.routes.route(spec.src, spec.dst);
+                let route = w.routes.ideal_route(spec.src, spec.dst);
                 *ideal_cache.entry((route.hops, spec.bytes, m.count)).or_insert_with_key(|(hops, ..)| {
                     let (mtu, header) = (transport.mtu, transport.header);
                     let packets = message_packets(spec.bytes, mtu, header, m.count);

@@ -116,7 +116,7 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
         .collect();
     let ack_flight = |from: u32, to: u32| match topo.scale_up_between(from, to) {
         Some(up) => up.latency,
-        None => ideal_fct(&v.routes.route(from, to).hops, &[header], &[0]),
+        None => ideal_fct(&v.routes.ideal_route(from, to).hops, &[header], &[0]),
     };
     let notice = |from: u32, to: u32| v.routes.notice_latency(from, to);
     let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
@@ -145,7 +145,7 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
                 return ideals[i].saturating_sub(wire[i]);
             }
             let smallest = message_packets(m.spec.bytes, mtu, header, m.count).into_iter().min().unwrap_or(header);
-            let hops = &v.routes.route(m.spec.src, m.spec.dst).hops;
+            let hops = &v.routes.ideal_route(m.spec.src, m.spec.dst).hops;
             ideal_fct(hops, &[smallest], &[0]).saturating_sub(serialization(smallest, rate))
         })
         .collect();

@@ -172,11 +172,15 @@ pub struct Routes {
     memo: Mutex<Memo>,
 }
 
-/// The middles found so far, and the walker that finds them.
+/// The middles found so far, and the walker that finds them; where the fabric routes through
+/// intermediate groups, the pooled middles of the paths it allows ([`Routes::allowed`]) and
+/// a host of each destination class.
 #[derive(Debug, Clone, Default)]
 struct Memo {
     middles: HashMap<(u32, u32), Arc<Middle>>,
     walker: Walker,
+    allowed: HashMap<(u32, u32), Arc<Middle>>,
+    host_of_class: Vec<u32>,
 }
 
 impl Clone for Routes {
@@ -199,13 +203,71 @@ impl Routes {
         let t = &self.topo.tables;
         let key = (t.class(src), t.class(dst));
         let mut memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
-        let Memo { middles, walker } = &mut *memo;
+        let Memo { middles, walker, .. } = &mut *memo;
         middles.entry(key).or_insert_with(|| Arc::new(self.topo.middle(src, dst, walker))).clone()
     }
 
     /// [`Topology::route`].
     pub fn route(&self, src: u32, dst: u32) -> Route {
         self.topo.join(src, dst, &self.middle(src, dst))
+    }
+
+    /// The route a message's ideal is computed over: [`Routes::route`], or where the fabric
+    /// routes between groups through a third (Valiant, UGAL: `topology::detour`), every path
+    /// its routing allows pooled position by position (the minimal paths too under UGAL), so
+    /// that no packet, on whichever of them it goes, beats the ideal.
+    pub fn ideal_route(&self, src: u32, dst: u32) -> Route {
+        self.topo.join(src, dst, &self.allowed(src, dst))
+    }
+
+    /// The middle of [`Routes::ideal_route`]. The paths through intermediate groups differ in
+    /// length (a router reaches the router with the global link it needs directly or over a
+    /// local link), so they do not line up position by position: each family of paths (one
+    /// per intermediate group, to its entry router's class and on to the destination's; and
+    /// the minimal one under UGAL) is cut to the shortest family's length before they are
+    /// pooled as [`Route`] pools a position. That is a relaxation: a packet on a longer path
+    /// crosses more links than the pool counts, each no faster than the pool's fastest and
+    /// with no less delay than its least, so the pooled tandem is a bound no path beats (a lone
+    /// flow on one Valiant path takes longer than it; where the paths are the minimal ones
+    /// alone, it is [`Routes::route`] exactly).
+    fn allowed(&self, src: u32, dst: u32) -> Arc<Middle> {
+        let topo = &self.topo;
+        let t = &topo.tables;
+        let Some(d) = topo.detours.as_deref() else { return self.middle(src, dst) };
+        let (a, b) = (d.group(t.edge(t.class(src))), d.group(t.edge(t.class(dst))));
+        if a == b || d.candidates() == 0 {
+            return self.middle(src, dst);
+        }
+        let key = (t.class(src), t.class(dst));
+        let host_of_class = {
+            let mut memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(m) = memo.allowed.get(&key) {
+                return m.clone();
+            }
+            if memo.host_of_class.is_empty() {
+                let mut first = vec![u32::MAX; t.classes()];
+                for h in (0..topo.hosts()).rev() {
+                    first[t.class(h) as usize] = h;
+                }
+                memo.host_of_class = first;
+            }
+            memo.host_of_class.clone()
+        };
+        let mut families: Vec<Middle> = Vec::new();
+        if d.mode == super::GroupRouting::Ugal {
+            families.push((*self.middle(src, dst)).clone());
+        }
+        for k in 0..d.candidates() {
+            let via = host_of_class[d.via(a, b, k) as usize];
+            if via == u32::MAX {
+                continue;
+            }
+            let (first, second) = (self.middle(src, via), self.middle(via, dst));
+            families.push(Middle { hops: [&first.hops[..], &second.hops[..]].concat(), paths: first.paths.saturating_mul(second.paths) });
+        }
+        let pooled = Arc::new(pool(&families));
+        self.memo.lock().unwrap_or_else(PoisonError::into_inner).allowed.insert(key, pooled.clone());
+        pooled
     }
 
     /// Distinct paths from `src` to `dst`.
@@ -244,6 +306,23 @@ impl Routes {
         let fabric = self.latency(from, to);
         up.map_or(fabric, |up| up.latency.min(fabric))
     }
+}
+
+/// Families of paths pooled position by position over the shortest family's length: at each
+/// position the fastest link, the least delay and every family's links (see
+/// [`Routes::allowed`]).
+fn pool(families: &[Middle]) -> Middle {
+    let len = families.iter().map(|f| f.hops.len()).min().unwrap_or(0);
+    let hops = (0..len)
+        .map(|i| {
+            families.iter().map(|f| f.hops[i]).fold(Hop { rate: 0, latency: Time::MAX, links: 0 }, |p, h| Hop {
+                rate: p.rate.max(h.rate),
+                latency: p.latency.min(h.latency),
+                links: p.links.saturating_add(h.links),
+            })
+        })
+        .collect();
+    Middle { hops, paths: families.iter().fold(0u64, |n, f| n.saturating_add(f.paths)) }
 }
 
 #[cfg(test)]

@@ -160,3 +160,36 @@ fn valiant_needs_a_third_group() {
     let Err(e) = super::scenario(&format!("{FLY}group_routing = \"detour\"\n")) else { panic!("no such routing") };
     assert!(e.to_string().contains("valiant"), "{e}");
 }
+
+#[test]
+fn no_lone_flow_beats_its_ideal_over_the_paths_its_group_routing_allows() {
+    // global links shorter than local ones: a Valiant path of two global links is quicker than
+    // the minimal local, global, local (issue 61: a lone flow ran in 0.80 of an ideal computed
+    // over the minimal paths alone); and 1 us global links, where the minimal path is quicker
+    let mut below_minimal = 0;
+    for (global, routing, lb, size) in [
+        ("100ns", "valiant", "ecmp", "4KiB"),
+        ("100ns", "valiant", "ops", "1MiB"),
+        ("100ns", "ugal", "reps", "4KiB"),
+        ("100ns", "ugal", "ops", "256KiB"),
+        ("1us", "valiant", "ops", "256KiB"),
+        ("5us", "ugal", "ecmp", "64KiB"),
+    ] {
+        for dst in [2, 5, 7, 9] {
+            let text = format!(
+                "{FLY}hosts_per_router = 1\nrouters_per_group = 2\nglobal_link_latency = \"{global}\"\ngroup_routing = \"{routing}\"\n[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"flows\"\nflows = [{{src = 0, dst = {dst}, size = \"{size}\"}}]\n"
+            );
+            let sim = Simulation::new(&super::scenario(&text).expect("valid")).expect("builds");
+            let minimal = {
+                use fabricsim_core::stats::{ideal_fct, message_packets};
+                let bytes = fabricsim_core::units::Size::parse(size).unwrap().0;
+                ideal_fct(&sim.topology().route(0, dst).hops, &message_packets(bytes, 4160, 64, 1), &[])
+            };
+            let r = sim.run();
+            let (fct, ideal) = (r.flows.opt_u64("fct_ps")[0].expect("done"), r.flows.u64("ideal_fct_ps")[0]);
+            assert!(fct >= ideal, "{global} {routing} {lb} {size} 0->{dst}: {fct} < ideal {ideal}");
+            below_minimal += usize::from(fct < minimal);
+        }
+    }
+    assert!(below_minimal > 0, "the case the campaign found: some flow beats the minimal paths' ideal");
+}
