@@ -118,8 +118,14 @@ pub fn messages(transport: &TransportModel, subflows: u32, messages: &[MessageSp
         }
         None => messages.iter().fold(0u64, |total, m| total.saturating_add(live(m))),
     };
-    kept.saturating_add(under_way)
+    // the dependency lists, built as one list a message, then compressed with their reverse
+    let lists = (deps.len() as u64).saturating_mul(DEPENDENCY);
+    kept.saturating_add(under_way).saturating_add(lists)
 }
+
+/// Bytes a dependency entry may take at its peak: in the list a message's is built in, in
+/// the compressed lists and in their reverse.
+const DEPENDENCY: u64 = 16;
 
 /// Bytes a message keeps for the whole run: its row, its source stream's copy, its
 /// dependency lists and tag, and its row of the flows table (27 columns) at collect time.

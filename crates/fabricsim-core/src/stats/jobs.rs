@@ -125,8 +125,15 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
     // the iteration's first release, whenever its ranks entered it: the schedule only gets
     // earlier as releases do)
     let own = |i: usize| (v.tags[i].job, v.tags[i].iteration);
-    let lists: Vec<Vec<u32>> =
+    let mut lists: Vec<Vec<u32>> =
         (0..v.messages.len()).map(|i| v.deps.of(i).iter().copied().filter(|&d| own(d as usize) == own(i)).collect()).collect();
+    // a collective's join of the previous iteration (`collective::Builder::join`) that is
+    // left with nothing to wait for releases its pieces at their starts, as the pieces
+    // would be whose lists held the previous iteration alone
+    let bare: Vec<bool> = (0..v.messages.len()).map(|i| joins(v, i) && lists[i].is_empty()).collect();
+    for l in lists.iter_mut() {
+        l.retain(|&d| !bare[d as usize]);
+    }
     let deps = crate::workload::Deps::from_lists(&lists);
     let ideal = ideal_finish(v.messages, &deps, ideals, &hearing);
     // each (job, iteration)'s messages on one NIC or scale-up port of one host
@@ -162,6 +169,13 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
     (ideal, compute_only, busy)
 }
 
+/// Whether message `i` is a collective's compute task, which only joins what a rank's
+/// pieces wait for (`collective::Builder::join`): a collective has no other.
+fn joins(v: &WorkView<'_>, i: usize) -> bool {
+    let job = v.tags[i].job;
+    job != Tag::NONE.job && v.messages[i].spec.is_compute() && v.jobs[job as usize].op.is_some()
+}
+
 /// What message `i` is (the flows table's `traffic`): background, its job's collective, a
 /// training job's kind of work (tp, pp, dp, ep), or trace.
 pub fn traffic(v: &WorkView<'_>, i: usize) -> &'static str {
@@ -185,6 +199,11 @@ pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTab
             continue;
         }
         let m = &v.messages[i];
+        if joins(v, i) {
+            // a collective's compute task only joins what a rank's pieces wait for
+            // (`collective::Builder::join`): no work of the iteration's
+            continue;
+        }
         // a compute task runs for its delay before its release
         let ran = if m.spec.is_compute() { m.spec.delay } else { 0 };
         let ready = v.states[i].ready().map(|r| r - ran);

@@ -143,7 +143,8 @@ fn the_multi_part_ev_routes_over_groups_of_unequal_size() {
             continue;
         }
         let (from, to, sent) = (r.ports.str("from"), r.ports.str("to"), r.ports.u64("packets"));
-        let used: Vec<&str> = (0..from.len()).filter(|&p| from[p] == "l2" && to[p].starts_with('s') && sent[p] > 0).map(|p| to[p].as_str()).collect();
+        let used: Vec<&str> =
+            (0..from.len()).filter(|&p| from[p] == "l2" && to[p].starts_with('s') && sent[p] > 0).map(|p| to[p].as_str()).collect();
         assert_eq!(used, ["s0", "s1"], "{lb}/{routing}");
     }
 }

@@ -180,6 +180,28 @@ impl Builder<'_> {
         self.out.push(self.ranks[from], self.ranks[to], bytes.max(1), delay, after, step)
     }
 
+    /// A compute task of no time on rank `rank`, done once the messages `after` have been
+    /// received (with `first`, also `rank`'s part of the previous iteration, as
+    /// [`Builder::send`] waits), tagged `step`: what many messages of the rank wait for,
+    /// joined once ([`Builder::send_joined`] sends after it). With the delay those messages
+    /// then take: the compute time where it joined the previous iteration. A collective has no
+    /// other compute task: the job tables leave it out of the iteration's and step's spans.
+    pub fn join(&mut self, rank: usize, mut after: Vec<u32>, first: bool, step: u32) -> (u32, Time) {
+        let mut delay = 0;
+        if first && !self.entry[rank].is_empty() {
+            after.extend_from_slice(&self.entry[rank]);
+            delay = self.compute;
+        }
+        let host = self.ranks[rank];
+        (self.out.push(host, host, 0, 0, after, step), delay)
+    }
+
+    /// Rank `from` sends `bytes` to rank `to` in `step` once the join [`Builder::join`] made
+    /// is done, then its delay: when [`Builder::send`] with the join's list would.
+    pub fn send_joined(&mut self, from: usize, to: usize, bytes: u64, step: u32, (join, delay): (u32, Time)) -> u32 {
+        self.out.push(self.ranks[from], self.ranks[to], bytes.max(1), delay, vec![join], step)
+    }
+
     /// The bytes of chunk `c` of the buffer cut into `parts` as evenly as possible.
     pub fn chunk(&self, parts: usize, c: usize) -> u64 {
         share(self.size, parts as u64, c as u64)

@@ -390,8 +390,11 @@ fn collective(
     // each channel's part, and the slices of its largest step
     let part = |c: u32| share(size, u64::from(channels), u64::from(c));
     let pieces = ring::slices(part(0), n, slice);
-    let count =
-        algorithm.count(op, &layout).saturating_mul(pieces).saturating_mul(u64::from(channels)).saturating_mul(job.iterations as u64);
+    // and with slices, a compute task a rank and channel joins what its first pieces wait for
+    let joins = if pieces > 1 { n as u64 } else { 0 };
+    let count = (algorithm.count(op, &layout).saturating_mul(pieces).saturating_add(joins))
+        .saturating_mul(u64::from(channels))
+        .saturating_mul(job.iterations as u64);
     let total = (p.messages.len() as u64).saturating_add(count);
     let max = max_messages.min(u32::MAX as u64 / 2);
     if total > max {
