@@ -146,6 +146,48 @@ def test_the_nonblocking_reference_is_the_same_run_on_one_switch():
     assert result.exit_code == 0 and "non-bloc" not in result.output
 
 
+@pytest.mark.parametrize(
+    "topology, extra",
+    [
+        ({"hosts": 32, "radix": 16}, {"transport": {"mtu": "9KB"}}),
+        ({"hosts": 32, "radix": 16}, {"switch": {"routing": ["ecmp"]}}),
+        ({"kind": "multi_plane", "hosts": 32, "radix": 16}, {}),
+        ({"kind": "multi_plane", "planes": 4, "hosts": 16, "radix": 8}, {"lb": {"kind": "ops"}}),
+        (
+            {
+                "kind": "graph",
+                "graph": {
+                    "hosts": [{"name": f"h{i}"} for i in range(6)],
+                    "switches": [{"name": "s"}, {"name": "t"}],
+                    "links": [
+                        {"a": "h0", "b": "s", "rate": "100Gbps"},
+                        {"a": "h1", "b": "s", "rate": "400Gbps", "latency": "300ns"},
+                        {"a": "h2", "b": "s"},
+                        {"a": "h3", "b": "s", "rate": "200Gbps"},
+                        {"a": "s", "b": "t"},
+                        {"a": "h4", "b": "t"},
+                        {"a": "h5", "b": "t"},
+                    ],
+                },
+            },
+            {},
+        ),
+        ({"kind": "dragonfly"}, {}),
+        ({"kind": "rail_only", "hosts": 32, "radix": 16, "nics_per_server": 4, "scale_up_rate": "3600Gbps"}, {}),
+    ],
+    ids=["mtu-9KB", "routing-list", "multi-plane", "multi-plane-4-ops", "graph-mixed-rates", "dragonfly", "rail-only"],
+)
+def test_a_job_under_one_leaf_costs_exactly_one_on_every_fabric(topology, extra):
+    """Issue 61: the reference refused a 9 KB MTU and a routing list, and put a multi-plane
+    fabric's hosts (0.612) and a graph's hosts of mixed rates (0.946) on one port of the first
+    host's rate, so a job that never left its leaf cost less than 1."""
+    ranks = 2 if topology.get("kind") == "dragonfly" else 4
+    s = {"seed": 3, "topology": topology, "lb": {"kind": "ecmp"}} | extra
+    s["jobs"] = [{"collective": "allreduce", "size": "1MiB", "ranks": ranks, "placement": "packed"}]
+    r = fabricsim.run(s, reference="nonblocking")
+    assert r.jobs["fabric_cost"].to_list() == [1.0], r.jobs
+
+
 def test_a_written_run_reads_back_whole(tmp_path):
     r = fabricsim.run(SMALL)
     r.write(tmp_path / "run")

@@ -3,7 +3,8 @@
 ``fabricsim.run(s, reference="nonblocking")`` (``fabricsim run --reference nonblocking``) runs
 the scenario as given, then again on one switch that every host hangs from (a 2-tier tree of one
 leaf whose radix is the host count plus one: no link is shared by two hosts' traffic but the
-hosts' own), with the same hosts, NICs, host links, switch latency, scale-up network, transport,
+hosts' own; on a graph, each host by a link of its own link's rate and latency; on a multi-plane
+fabric, one such leaf a plane), with the same hosts, NICs, host links, switch latency, scale-up network, transport,
 buffers and workload, every job's ranks on the same hosts, and no faults. Sizes given as BDP
 fractions and the ``"auto"`` windows are written out in bytes from the scenario's own fabric
 first, so that the reference's NICs and buffers are the scenario's, not sized by its shorter
@@ -24,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from .errors import scenario_error
+from .files import size_bytes
 from .scenario import Scenario
 
 __all__ = ["REFERENCES", "attach", "nonblocking", "reference_scenario"]
@@ -49,44 +51,70 @@ def fabric_hosts(topo: dict[str, Any]) -> int:
 
 
 def _hosts(topo: dict[str, Any]) -> tuple[int, str, str]:
-    """A fabric's hosts and their links' rate and latency: a graph's from its first host's
-    link (docs/topologies.md), another generator's (a dragonfly) its ``link_rate``."""
+    """A generated fabric's hosts and their links' rate and latency: a fat tree's host tier, a
+    dragonfly's or rail-only network's ``link_rate``."""
     kind = topo.get("kind", "fat_tree")
     if kind == "fat_tree":
         return int(topo["hosts"]), topo["tier_link_rates"][0], topo["tier_link_latencies"][0]
-    if kind != "graph":
-        return fabric_hosts(topo), topo["link_rate"], topo["link_latency"]
-    graph = topo["graph"]
-    names = {h["name"] for h in graph["hosts"]}
-    link = next(link for link in graph["links"] if link["a"] in names or link["b"] in names)
-    return len(graph["hosts"]), link.get("rate", topo["link_rate"]), link.get("latency", topo["link_latency"])
+    return fabric_hosts(topo), topo["link_rate"], topo["link_latency"]
+
+
+def _one_switch(topo: dict[str, Any]) -> dict[str, Any]:
+    """The reference's fabric: the scenario's hosts on one switch, each by a link like its own.
+
+    - A graph: the same hosts (names, servers), each linked to one switch at its own link's rate
+      and latency (hosts of a graph may differ: one rate for all would make a slow host's job
+      look faster than its own fabric lets it).
+    - A multi-plane fabric: the same planes, each one leaf of every host (radix twice the hosts:
+      a leaf of radix / 2 hosts), so that a message is striped over as many ports as it is.
+    - Any other: a 2-tier tree of one leaf whose radix is the host count plus one (one uplink)."""
+    kind = topo.get("kind", "fat_tree")
+    shared = {k: topo[k] for k in ("switch_latency", "nics_per_server", "scale_up_rate", "scale_up_latency") if k in topo}
+    if kind == "graph":
+        graph = topo["graph"]
+        hosts = graph["hosts"]
+        names = {h["name"] for h in hosts}
+        link_of: dict[str, dict[str, Any]] = {}
+        for link in graph["links"]:
+            for end in ("a", "b"):
+                if link[end] in names:
+                    link_of.setdefault(link[end], link)
+        switch = "nonblocking"
+        while switch in names:
+            switch += "_"
+        links = []
+        for h in hosts:
+            own = link_of.get(h["name"], {})
+            rate, latency = own.get("rate", topo["link_rate"]), own.get("latency", topo["link_latency"])
+            links.append({"a": h["name"], "b": switch, "rate": rate, "latency": latency})
+        ref = {"kind": "graph", "link_rate": topo["link_rate"], "link_latency": topo["link_latency"]}
+        ref["graph"] = {"hosts": hosts, "switches": [{"name": switch}], "links": links}
+        if any("server" in h for h in hosts):
+            shared.pop("nics_per_server", None)  # the hosts' servers say it
+        return ref | shared
+    if kind == "multi_plane":
+        hosts = int(topo["hosts"])
+        planes = {"kind": "multi_plane", "planes": topo["planes"], "hosts": hosts, "radix": 2 * hosts}
+        return planes | {"link_rate": topo["link_rate"], "link_latency": topo["link_latency"]} | shared
+    hosts, rate, latency = _hosts(topo)
+    return {"tiers": 2, "hosts": hosts, "radix": hosts + 1, "oversubscription": hosts, "link_rate": rate, "link_latency": latency} | shared
 
 
 def nonblocking(filled: dict[str, Any], job_hosts: list[list[int]], bdp_bytes: int) -> dict[str, Any]:
     """The reference scenario of ``filled`` (a scenario with every default, as a run reports
     it), whose jobs took ``job_hosts`` and whose fabric's BDP is ``bdp_bytes``."""
-    topo = filled["topology"]
-    hosts, rate, latency = _hosts(topo)
-    ref_topo = {
-        "tiers": 2,
-        "hosts": hosts,
-        "radix": hosts + 1,
-        "oversubscription": hosts,
-        "link_rate": rate,
-        "link_latency": latency,
-        "switch_latency": topo["switch_latency"],
-        "nics_per_server": topo["nics_per_server"],
-    }
-    for key in ("scale_up_rate", "scale_up_latency"):
-        if key in topo:
-            ref_topo[key] = topo[key]
-    mtu = _bytes(filled["transport"]["mtu"])
+    mtu = size_bytes(filled["transport"]["mtu"])
+    if mtu is None:
+        raise scenario_error("transport.mtu", f"got {filled['transport']['mtu']!r}; allowed: a size as the run reports it")
     packets = bdp_bytes // mtu
     ref = {k: v for k, v in filled.items() if k not in ("topology", "faults", "jobs")}
-    ref["topology"] = ref_topo
+    ref["topology"] = _one_switch(filled["topology"])
     for table in ("switch", "transport", "lb"):
         if table in ref:
             ref[table] = _in_bytes(ref[table], packets, mtu)
+    # one rule a switch tier with groups: the reference's one switch has none to choose from
+    if isinstance(ref.get("switch", {}).get("routing"), list):
+        ref["switch"]["routing"] = "auto"
     transport = ref["transport"]
     for key in ("init_cwnd", "max_cwnd"):
         if transport.get(key) == "auto":
@@ -129,13 +157,6 @@ def check(reference: object) -> str | None:
     if isinstance(reference, str) and reference in REFERENCES:
         return reference
     raise scenario_error("reference", f"got {reference!r}; allowed: {', '.join(REFERENCES)}, or none")
-
-
-def _bytes(text: str) -> int:
-    m = re.fullmatch(r"\s*([0-9]+)\s*B\s*", str(text))
-    if m is None:
-        raise scenario_error("transport.mtu", f"got {text!r}; allowed: bytes as the run reports them")
-    return int(m.group(1))
 
 
 def _in_bytes(value: Any, packets: int, mtu: int) -> Any:
