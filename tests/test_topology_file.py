@@ -76,7 +76,8 @@ def test_the_core_names_the_link_that_names_no_node(tmp_path):
     )
     with pytest.raises(ScenarioError) as e:
         fabricsim.Scenario({"topology": {"file": "f.toml"}}, base_dir=tmp_path).filled()
-    assert e.value.field == "topology.graph.links[1].b" and '"s9"' in str(e.value)
+    # named by the file it came from and the link's ends, not the graph the file became
+    assert e.value.field == "topology.file.links[1].b" and '"s9"' in str(e.value) and "the link h1 - s9" in str(e.value)
 
 
 def test_the_topology_command_reads_a_topology_file_and_draws_it(tmp_path):

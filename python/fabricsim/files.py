@@ -14,6 +14,7 @@ import zlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 from .errors import scenario_error
 
@@ -119,3 +120,46 @@ def read_text(path: Path, field: str, what: str, limit: int = MAX_INPUT_BYTES) -
         return read_input(path, field, what, limit).decode("utf-8")
     except UnicodeDecodeError as e:
         raise scenario_error(field, f"cannot read {str(path)!r}: not UTF-8 text ({e})") from None
+
+
+#: The deepest nesting a structured file (JSON, YAML) may have: far beyond any real topology or
+#: trace (InfraGraph nests devices about 6 deep), well below Python's recursion limit.
+MAX_NESTING = 64
+
+
+def check_shape(data: Any, field: str, where: str, written: int) -> None:
+    """Refuses parsed JSON/YAML ``data`` read from ``written`` characters of the file ``where``
+    that nests deeper than :data:`MAX_NESTING`, or whose aliases (YAML's anchors, shared when
+    parsed) expand it to more items than four a character written plus 10 000: every item a
+    file writes takes a character at least, so only aliases can pass that, and a few lines of
+    them (a "billion laughs") expand to more than any reader can hold. Walks each shared
+    container once, without recursion; the refusal names the file and the place."""
+    limit = 4 * written + 10_000
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, int, tuple[Any, ...], bool]] = [(data, 0, (), False)]
+    while stack:
+        node, depth, path, done = stack.pop()
+        children = list(node.values()) if isinstance(node, dict) else node
+        if done:
+            size = 1 + sum(sizes.get(id(c), 1) for c in children)
+            sizes[id(node)] = size
+            if size > limit:
+                why = "its aliases repeat it beyond what the file writes"
+                allowed = f"at most {limit:,} (4 a character written, plus 10 000)"
+                raise scenario_error(field, f"{where}: {_place(path)} expands to more than {limit:,} items ({why}); allowed: {allowed}")
+            continue
+        if depth > MAX_NESTING:
+            raise scenario_error(field, f"{where}: {_place(path)} is nested {depth} deep; allowed: at most {MAX_NESTING}")
+        if id(node) in sizes:
+            continue
+        stack.append((node, depth, path, True))
+        keys = node.keys() if isinstance(node, dict) else range(len(node))
+        for k, c in zip(keys, children, strict=True):
+            if isinstance(c, dict | list) and id(c) not in sizes:
+                stack.append((c, depth + 1, (*path, k), False))
+
+
+def _place(path: tuple[Any, ...]) -> str:
+    """A place in parsed data as ``devices[0].components`` (its first 8 steps)."""
+    text = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path[:8]).lstrip(".")
+    return (text + ("..." if len(path) > 8 else "")) or "the top"

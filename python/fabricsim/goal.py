@@ -95,6 +95,19 @@ def _strip_comments(text: str) -> list[str]:
     return [line.split("//", 1)[0].strip() for line in text.splitlines()]
 
 
+#: The most digits of a number in a GOAL file: u64's 20 less one (past 4 300 int() refuses it
+#: with a traceback).
+_MAX_DIGITS = 19
+
+
+def _number(text: str, where: str, what: str, path: Path) -> int:
+    """A number the line's pattern matched (ASCII digits, maybe a sign), refused past
+    :data:`_MAX_DIGITS` digits naming the line."""
+    if len(text.lstrip("-")) > _MAX_DIGITS:
+        raise scenario_error(where, f"got a {what} of {len(text)} digits in {path}; allowed: at most {_MAX_DIGITS} digits")
+    return int(text)
+
+
 def _parse(path: Path, text: str) -> tuple[int, list[_Op], list[dict[str, _Op]]]:
     ranks: int | None = None
     ops: list[_Op] = []
@@ -113,7 +126,7 @@ def _parse(path: Path, text: str) -> tuple[int, list[_Op], list[dict[str, _Op]]]
             elif m := re.fullmatch(r"rank\s+(\d+)\s*\{", line, re.ASCII):
                 if ranks is None:
                     raise scenario_error(where, f"{path}: a rank before num_ranks; allowed: num_ranks N first")
-                rank = int(m.group(1))
+                rank = _number(m.group(1), where, "rank", path)
                 if rank >= ranks:
                     raise scenario_error(where, f"got rank {rank} in {path}; allowed: 0 to num_ranks - 1 ({ranks - 1})")
             else:
@@ -123,21 +136,21 @@ def _parse(path: Path, text: str) -> tuple[int, list[_Op], list[dict[str, _Op]]]
             rank = None
             continue
         if m := _OP.match(line):
-            opts = {k: int(v) for k, v in _OPT.findall(m.group("opts") or "")}
+            opts = {k: _number(v, where, k, path) for k, v in _OPT.findall(m.group("opts") or "")}
             cpu = opts.get("cpu", 0)
             if not 0 <= cpu <= _MAX_CPU:
                 raise scenario_error(where, f"got cpu {cpu} in {path}; allowed: 0 to {_MAX_CPU}")
             if m.group("time") is not None:
-                op = _Op(rank, number, "calc", time=int(m.group("time")), cpu=cpu)
+                op = _Op(rank, number, "calc", time=_number(m.group("time"), where, "calc", path), cpu=cpu)
             else:
-                peer, tag = int(m.group("peer")), opts.get("tag", 0)
+                peer, tag = _number(m.group("peer"), where, "peer", path), opts.get("tag", 0)
                 if peer < 0 or tag < 0:
                     raise scenario_error(where, f"got a wildcard (-1) source or tag in {path}; allowed: a rank and a tag >= 0")
                 if ranks is not None and peer >= ranks:
                     raise scenario_error(where, f"got peer {peer} in {path}; allowed: 0 to num_ranks - 1 ({ranks - 1})")
                 if peer == rank:
                     raise scenario_error(where, f"got rank {rank} sending to itself in {path}; allowed: another rank")
-                op = _Op(rank, number, m.group("kind"), size=int(m.group("size")), peer=peer, tag=tag, cpu=cpu)
+                op = _Op(rank, number, m.group("kind"), size=_number(m.group("size"), where, "size", path), peer=peer, tag=tag, cpu=cpu)
             ops.append(op)
             if label := m.group("label"):
                 if label in labels[rank]:

@@ -110,6 +110,22 @@ def read_connection_matrix(path: str | Path) -> list[dict[str, Any]]:
     return _entries(conns, triggers, path, keep_ids=not triggers and not reuse)
 
 
+#: The most digits of a number in a file: u64's 20 less one, so that a sum of two stays exact.
+MAX_DIGITS = 19
+
+
+def connection_line(path: Path, i: int) -> int | None:
+    """The line of ``path`` (an htsim connection matrix) that gives its ``i``-th connection, the
+    ``i``-th entry :func:`read_connection_matrix` returns; ``None`` where it has fewer."""
+    for number, line in enumerate(read_text(path, "workload.file", "an htsim connection matrix").splitlines(), start=1):
+        tokens = line.split()
+        if tokens and not tokens[0].startswith("#") and "->" in tokens[0]:
+            if i == 0:
+                return number
+            i -= 1
+    return None
+
+
 _TRIGGERED = -1  # a connection's start: when its trigger fires
 
 
@@ -231,8 +247,11 @@ def _entries(conns: list[_Conn], triggers: dict[int, _Trigger], path: Path, keep
 
 
 def _whole(text: str, where: str, what: str, path: Path) -> int:
-    if not (text.isascii() and text.isdigit()):  # int() refuses other digits, superscripts among them
-        raise scenario_error(f"{where}.{what}", f"got {text!r} in {path}; allowed: a whole number >= 0")
+    # int() reads other scripts' digits and refuses superscripts; past 19 digits a number is
+    # beyond the core's u64 (and past 4 300 int() refuses it with a traceback)
+    if not (text.isascii() and text.isdigit()) or len(text) > MAX_DIGITS:
+        shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+        raise scenario_error(f"{where}.{what}", f"got {shown!r} in {path}; allowed: a whole number >= 0 of at most {MAX_DIGITS} digits")
     return int(text)
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MissingDependency, scenario_error
+from .files import MAX_NESTING, check_shape
 
 FIELD = "topology.file"
 SUFFIXES = (".yaml", ".yml")
@@ -55,19 +56,31 @@ def is_infragraph(data: Any) -> bool:
 
 
 def parse(path: Path, text: str) -> Any:
-    """``text`` of ``path`` parsed as YAML (``.yaml``/``.yml``; YAML holds JSON) or JSON."""
+    """``text`` of ``path`` parsed as YAML (``.yaml``/``.yml``; YAML holds JSON) or JSON, its
+    nesting and what its aliases expand to bounded (:func:`fabricsim.files.check_shape`)."""
     if path.suffix.lower() == ".json":
         try:
-            return json.loads(text)
+            data = json.loads(text)
         except json.JSONDecodeError as e:
             raise scenario_error(FIELD, f"{path}:{e.lineno}: not JSON ({e.msg})") from None
-    yaml = _module("yaml")
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise scenario_error(FIELD, f"{where}: not YAML ({getattr(e, 'problem', None) or e})") from None
+        except RecursionError:
+            raise scenario_error(FIELD, f"{path}: nested deeper than JSON can be read; allowed: at most {MAX_NESTING} deep") from None
+        except ValueError as e:  # an integer of more than 4 300 digits
+            raise scenario_error(FIELD, f"{path}: not JSON fabricsim can read ({_first_line(e)})") from None
+    else:
+        yaml = _module("yaml")
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+            raise scenario_error(FIELD, f"{where}: not YAML ({getattr(e, 'problem', None) or e})") from None
+        except RecursionError:
+            raise scenario_error(FIELD, f"{path}: nested deeper than YAML can be read; allowed: at most {MAX_NESTING} deep") from None
+        except ValueError as e:  # an integer of more than 4 300 digits
+            raise scenario_error(FIELD, f"{path}: not YAML fabricsim can read ({_first_line(e)})") from None
+    check_shape(data, FIELD, str(path), len(text))
+    return data
 
 
 def read_infragraph(path: Path, data: Any) -> dict[str, Any]:

@@ -254,14 +254,22 @@ class Scenario:
         beside the table) and a trace's CDF, read into ``data``."""
         flows = None
         topo = data.get("topology")
-        if isinstance(topo, dict) and "file" in topo and "graph" not in topo:
+        if isinstance(topo, dict) and "file" in topo:
             # a fabric from a file: the core reads its graph (topology_file)
             from .topology_file import read_topology
 
             if not isinstance(topo["file"], str):
                 raise scenario_error("topology.file", f"got {topo['file']!r}; allowed: the path of a topology file")
-            topo["graph"] = read_topology(self.base_dir / topo["file"])
-            topo.setdefault("kind", "graph")
+            path = self.base_dir / topo["file"]
+            if "graph" not in topo:
+                topo["graph"] = read_topology(path)
+                topo.setdefault("kind", "graph")
+            elif path.exists() and not _same_graph(topo["graph"], read_topology(path)):
+                # a scenario as run keeps `file` for the record beside the graph it read: both
+                # may be given where they agree, never where one would silently win
+                raise scenario_error(
+                    "topology.file", f"got {topo['file']!r} and a topology.graph that differs from it; allowed: one of the two"
+                )
         wl = data.get("workload", {})
         if isinstance(wl, dict) and wl.get("kind") == "flows" and "file" in wl:
             if not isinstance(wl["file"], str):
@@ -331,6 +339,7 @@ class Scenario:
         try:
             yield
         except ScenarioError as e:
+            self._name_topology_file(e)
             wl = self.data.get("workload")
             found = re.fullmatch(r"workload\.flows\[(\d+)\](.*)", e.field)
             if not (found and isinstance(wl, dict) and isinstance(wl.get("file"), str) and not wl.get("flows")):
@@ -338,6 +347,12 @@ class Scenario:
             i, rest = int(found.group(1)), found.group(2)
             path = self.base_dir / wl["file"]
             suffix = path.suffix.lower()
+            if suffix in (".cm", ".tm"):
+                from .htsim import connection_line
+
+                line = connection_line(path, i)
+                if line is not None:
+                    raise scenario_error(f"workload.file[line {line}]{rest}", f"{e.message}, in {path}") from None
             if suffix == ".json":
                 where = f"entry {i} of {path}"
             elif suffix in _NOT_CSV:
@@ -345,6 +360,29 @@ class Scenario:
             else:
                 where = f"row {i + 1} of {path} (line {i + 2})"
             raise scenario_error(f"workload.file[{i}]{rest}", f"{e.message}, in {where}") from None
+
+    def _name_topology_file(self, e: ScenarioError) -> None:
+        """Where the core refused an entry of a graph read from ``topology.file``
+        (``topology.graph.links[3].rate``), raises the refusal naming the file and the entry (its
+        ends, and its line or place in the file) instead; returns otherwise."""
+        topo = self.data.get("topology")
+        found = re.fullmatch(r"topology\.graph\.(links|hosts|switches)\[(\d+)\](.*)", e.field)
+        if not (found and isinstance(topo, dict) and isinstance(topo.get("file"), str) and "graph" not in topo):
+            return
+        from .topology_file import read_topology_places
+
+        table, i, rest = found.group(1), int(found.group(2)), found.group(3)
+        path = self.base_dir / topo["file"]
+        try:
+            graph, places = read_topology_places(path)
+            entry = graph[table][i]
+        except (ScenarioError, IndexError, KeyError):
+            return
+        if table == "links":
+            where = f"the link {entry['a']} - {entry['b']} ({places[i] if i < len(places) else path})"
+        else:
+            where = f"{table[:-1]} {entry['name']!r} of {path}"
+        raise scenario_error(f"topology.file.{table}[{i}]{rest}", f"{e.message}, in {where}") from None
 
     def warnings(self) -> list[str]:
         """Legal but probably unintended settings (e.g. PRIME on ECMP-hashing switches);
@@ -437,6 +475,19 @@ def _lb_parameters(kind: str) -> set[str]:
     except ValueError:
         return set()
     return set(filled["lb"]) - {"kind"}
+
+
+def _same_graph(a: Any, b: dict[str, Any]) -> bool:
+    """Whether the graph ``a`` given inline is ``b`` (read from a file) once the core has filled
+    both; ``a`` the core refuses is not."""
+
+    def filled(graph: Any) -> Any:
+        return json.loads(_core.validate(json.dumps({"topology": {"kind": "graph", "graph": graph}})))["topology"]["graph"]
+
+    try:
+        return bool(filled(a) == filled(b))
+    except (ValueError, TypeError):  # one of them is not a valid graph: not the same
+        return False
 
 
 def _same_flows(a: list[Any], b: list[Any]) -> bool:

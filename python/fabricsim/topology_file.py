@@ -33,7 +33,7 @@ import tomli_w
 
 from . import infragraph
 from .errors import ScenarioError, scenario_error
-from .files import check_input, read_text
+from .files import MAX_NESTING, check_input, check_shape, read_text
 
 FIELD = "topology.file"
 EDGE_LISTS = (".edgelist", ".edges", ".txt")
@@ -41,14 +41,13 @@ LINK_KEYS = ("rate", "latency", "cost")
 
 
 def _link_value(key: str, value: Any) -> Any:
-    """A link attribute as the core reads it: ``cost`` a whole number (refused by the core
-    where it is not), ``rate`` and ``latency`` strings with their units."""
-    if key == "cost":
-        try:
-            return int(str(value))
-        except ValueError:
-            return str(value)
-    return str(value)
+    """A link attribute as the core reads it: ``cost`` a whole number of ASCII digits (int()
+    would read other scripts' digits: a cost of ``٣`` as 3; anything else goes to the core as
+    text, which refuses it naming the link), ``rate`` and ``latency`` strings with their units."""
+    text = str(value).strip()
+    if key == "cost" and text.isascii() and text.isdigit() and len(text) <= 19:
+        return int(text)
+    return text
 
 
 def is_topology_file(path: Path) -> bool:
@@ -79,6 +78,19 @@ def _text(path: Path) -> str:
 def read_topology(path: Path) -> dict[str, Any]:
     """The graph in ``path`` as ``topology.graph`` takes it; a file that cannot be read raises
     ``ScenarioError`` naming the file and the line or node."""
+    return read_topology_places(path)[0]
+
+
+def read_topology_places(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """:func:`read_topology`, and where the file gives each link (``f.edgelist:3``, ``f.graphml:
+    edge 2 (a - b)``) where its format says (edge lists, GraphML; empty otherwise): what an error
+    of the core on a link names."""
+    places: list[str] = []
+    graph = _read(path, places)
+    return graph, places
+
+
+def _read(path: Path, places: list[str]) -> dict[str, Any]:
     suffix = path.suffix.lower()
     check_input(path, FIELD, WHAT, MAX_TOPOLOGY_BYTES)
     if suffix in infragraph.SUFFIXES:
@@ -94,9 +106,11 @@ def read_topology(path: Path) -> dict[str, Any]:
             raise scenario_error(FIELD, f"{path}: no list of links; allowed: hosts, switches and links (docs/topologies.md)")
         return {k: data.get(k, []) for k in ("hosts", "switches", "links")}
     if suffix in EDGE_LISTS:
-        return _graph(_edge_list(path), {})
+        edges = _edge_list(path)
+        places.extend(e[3] for e in edges)
+        return _graph(edges, {})
     if suffix == ".graphml":
-        return _graphml(path)
+        return _graphml(path, places)
     raise scenario_error(FIELD, f"{str(path)!r}; allowed: {_formats()}")
 
 
@@ -117,12 +131,22 @@ def _formats() -> str:
 def _read_structured(path: Path) -> Any:
     text = _text(path)
     try:
-        return json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
-        raise ValueError(str(e)) from None
+        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested deeper than it can be read; allowed: at most {MAX_NESTING} deep") from None
+    except ValueError as e:  # JSONDecodeError and TOMLDecodeError are ValueErrors; so is an integer of 4 300 digits
+        raise ValueError(str(e).splitlines()[0][:400]) from None
+    check_shape(data, FIELD, str(path), len(text))
+    return data
 
 
-Edge = tuple[str, str, dict[str, Any]]
+#: A link read from a file: its ends, its attributes, and where the file gives it (for errors).
+Edge = tuple[str, str, dict[str, Any], str]
+#: FNSS's GraphML (``fnss.write_topology``): a link's ``capacity`` and ``delay`` in the units its
+#: graph's ``capacity_unit`` and ``delay_unit`` give, read as ``rate`` and ``latency``.
+FNSS = {"capacity": ("rate", "capacity_unit"), "delay": ("latency", "delay_unit")}
+_FNSS_UNITS = {"bps": "bps", "kbps": "Kbps", "Kbps": "Kbps", "Mbps": "Mbps", "Gbps": "Gbps", "Tbps": "Tbps"}
+_FNSS_UNITS |= {"ns": "ns", "us": "us", "ms": "ms", "s": "s", "sec": "s"}
 
 
 def _edge_list(path: Path) -> list[Edge]:
@@ -143,13 +167,13 @@ def _edge_list(path: Path) -> list[Edge]:
             if not isinstance(value, dict):
                 raise scenario_error(FIELD, f"{path}:{n}: {parts[2]!r}; allowed: a dict of attributes like {{'rate': '400Gbps'}}")
             attrs = value
-        edges.append((parts[0], parts[1], attrs))
+        edges.append((parts[0], parts[1], attrs, f"{path}:{n}"))
     if not edges:
         raise scenario_error(FIELD, f"{path}: no links")
     return edges
 
 
-def _graphml(path: Path) -> dict[str, Any]:
+def _graphml(path: Path, places: list[str]) -> dict[str, Any]:
     try:
         root = ET.fromstring(_text(path))
     except ET.ParseError as e:
@@ -174,25 +198,59 @@ def _graphml(path: Path) -> dict[str, Any]:
             if kind not in ("host", "switch"):
                 raise scenario_error(FIELD, f"{path}: node {name!r} has kind {kind!r}; allowed: 'host' or 'switch'")
             kinds[name] = kind
+    graph = root.find(f"{ns}graph")
+    units = data(graph) if graph is not None else {}
     edges: list[Edge] = []
     for i, edge in enumerate(root.iter(f"{ns}edge")):
         a, b = edge.get("source"), edge.get("target")
         if not a or not b:
             raise scenario_error(FIELD, f"{path}: edge {i} lacks a source or target")
-        edges.append((a, b, data(edge)))
+        edges.append((a, b, _fnss(data(edge), units, f"{path}: edge {i} ({a} - {b})"), f"{path}: edge {i} ({a} - {b})"))
+    places.extend(e[3] for e in edges)
     return _graph(edges, kinds, order)
+
+
+def _fnss(attrs: dict[str, Any], units: dict[str, Any], where: str) -> dict[str, Any]:
+    """A GraphML edge's attributes with FNSS's ``capacity`` and ``delay`` written as ``rate``
+    and ``latency`` in the units the graph gives (:data:`FNSS`)."""
+    out = dict(attrs)
+    for key, (ours, unit_key) in FNSS.items():
+        if key not in out:
+            continue
+        unit = _FNSS_UNITS.get(str(units.get(unit_key, "")))
+        if unit is None or ours in out:
+            why = f"the graph's {unit_key} is {units.get(unit_key)!r}" if unit is None else f"it also gives {ours}"
+            raise scenario_error(
+                FIELD,
+                f"{where}: {key} {out[key]!r} cannot be read as its {ours} ({why}); allowed: {unit_key} one of {', '.join(_FNSS_UNITS)}",
+            )
+        out[ours] = f"{out.pop(key)}{unit}"
+    return out
 
 
 def _graph(edges: list[Edge], kinds: dict[str, str], order: list[str] | None = None) -> dict[str, Any]:
     """Hosts, switches and links of ``edges``: a node is a host where ``kinds`` says so, or
     where it has one link and ``kinds`` says nothing of it."""
     degree: dict[str, int] = {name: 0 for name in order or []}
-    for a, b, _ in edges:
+    seen: dict[frozenset[str], str] = {}
+    for a, b, attrs, where in edges:
+        # a line given twice would make its host a node of two links, so a switch: NetworkX's
+        # own reader keeps one edge of a pair
+        pair = frozenset((a, b))
+        if pair in seen:
+            raise scenario_error(
+                FIELD, f"{where}: the link {a} - {b} again (first at {seen[pair]}); allowed: each pair of nodes linked once"
+            )
+        seen[pair] = where
+        unknown = sorted(set(attrs) - set(LINK_KEYS))
+        if unknown:
+            allowed = f"{', '.join(LINK_KEYS)} (and, in GraphML, FNSS's capacity and delay)"
+            raise scenario_error(FIELD, f"{where}: unknown link attribute {', '.join(map(repr, unknown))}; allowed: {allowed}")
         degree[a] = degree.get(a, 0) + 1
         degree[b] = degree.get(b, 0) + 1
     host = {n: kinds.get(n, "host" if d == 1 else "switch") == "host" for n, d in degree.items()}
     links = []
-    for a, b, attrs in edges:
+    for a, b, attrs, _ in edges:
         link: dict[str, Any] = {"a": a, "b": b}
         link.update({k: _link_value(k, attrs[k]) for k in LINK_KEYS if attrs.get(k) not in (None, "")})
         links.append(link)
