@@ -10,11 +10,35 @@ queues, trims and drops on a fat tree, from one command or a few lines of Python
 'complete'
 """
 
-from . import _core
-from .errors import ArgumentError, FabricsimError, InternalError, MissingDependency, ScenarioError, SpecError
-from .results import Results
-from .run import Prepared, Progress, prepare, run
-from .scenario import Scenario
+import sys as _sys
+from itertools import pairwise as _pairwise
+
+
+def _stopped_quietly(kind: type[BaseException], value: BaseException, tb: object) -> None:
+    """The command line's answer to Ctrl-C before it can catch it (while Python imports the
+    package, the first half second): the line it prints later, not a traceback (the
+    interpreter then exits 130, as for SIGINT)."""
+    if issubclass(kind, KeyboardInterrupt):
+        _sys.stderr.write("stopped by SIGINT; nothing was written\n")
+        return
+    _sys.__excepthook__(kind, value, tb)  # type: ignore[arg-type]
+
+
+def _is_command_line() -> bool:
+    """Whether this process is the ``fabricsim`` command (its script, or ``python -m fabricsim``)."""
+    argv = getattr(_sys, "orig_argv", _sys.argv)
+    script = _sys.argv[0].replace("\\", "/").rsplit("/", 1)[-1] if _sys.argv else ""
+    return script in ("fabricsim", "fabricsim.exe") or any(a == "-m" and b == "fabricsim" for a, b in _pairwise(argv))
+
+
+if _is_command_line():
+    _sys.excepthook = _stopped_quietly
+
+from . import _core  # noqa: E402
+from .errors import ArgumentError, FabricsimError, InternalError, MissingDependency, ScenarioError, SpecError  # noqa: E402
+from .results import Results  # noqa: E402
+from .run import Prepared, Progress, prepare, run  # noqa: E402
+from .scenario import Scenario  # noqa: E402
 
 __version__ = _core.__version__
 

@@ -1109,6 +1109,9 @@ def main() -> None:
         app()
     except SystemExit:
         raise
+    except KeyboardInterrupt:  # outside a command's guard: while the arguments are read
+        err.print("[bold yellow]stopped[/] by SIGINT; nothing was written", highlight=False)
+        sys.exit(130)
     except Exception as e:  # an internal error: say so, distinctly from bad input
         err.print(f"[bold red]internal error:[/] {type(e).__name__}: {escape(str(e))}", highlight=False)
         sys.exit(EXIT_INTERNAL)
