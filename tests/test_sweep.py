@@ -212,6 +212,17 @@ def test_zip_pairs_values_and_set_fixes_them(tmp_path):
     assert {p.id for p in points} < {p.id for p in grown.validate()}
 
 
+def test_a_topology_kind_axis_keeps_each_kinds_own_fields():
+    """Issue 61: a sweep axis ``topology.kind`` was refused ("topology.tiers: unknown field")
+    where ``--set topology.kind=...`` accepted it: both switch kinds as ``with_topology`` does."""
+    base = ROOT / "scenarios" / "permutation_128.toml"
+    sw = Sweep.from_dict({"base": str(base), "grid": {"topology.kind": ["fat_tree", "dragonfly"]}, "set": {"workload.size": "4KiB"}})
+    points = sw.validate()
+    fly = points[1].scenario.data["topology"]
+    assert fly["kind"] == "dragonfly" and "tiers" not in fly and "radix" not in fly
+    assert points[0].scenario.data["topology"]["hosts"] == 128
+
+
 def test_a_label_axis_names_rows_and_sets_nothing():
     base = ROOT / "scenarios" / "permutation_128.toml"
     sw = Sweep.from_dict({"base": str(base), "zip": {"label": ["small", "big"], "workload.size": ["64KiB", "1MiB"]}})

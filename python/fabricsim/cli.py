@@ -124,13 +124,8 @@ def _with_sets(scenario: Scenario, sets: list[str] | None) -> Scenario:
         if not sep or not key:
             raise scenario_error("--set", f"got {item!r}; expected dotted.key=value, e.g. lb.kind=ecmp")
         key, value = key.strip(), parse_value(value.strip())
-        # switching algorithm keeps only the [lb] parameters the new one accepts, as compare --lb
-        if key == "lb.kind" and isinstance(value, str):
-            scenario = scenario.with_lb(value)
-        elif key == "topology.kind" and isinstance(value, str):
-            scenario = scenario.with_topology(value)  # its own fields, as lb.kind keeps its own
-        else:
-            scenario = scenario.set(key, value)
+        # switching kind keeps only the [lb] or [topology] fields the new one accepts
+        scenario = scenario.switched(key, value)
     return scenario
 
 

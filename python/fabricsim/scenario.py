@@ -205,6 +205,17 @@ class Scenario:
         out.data["lb"] = {"kind": kind} | kept
         return out
 
+    def switched(self, dotted: str, value: Any) -> Scenario:
+        """:meth:`set`, except that a new ``lb.kind`` or ``topology.kind`` keeps only the fields
+        of its table the new kind accepts (:meth:`with_lb`, :meth:`with_topology`): what
+        ``--set`` and a sweep's axes do, so that ``topology.kind = "dragonfly"`` does not carry a
+        fat tree's ``tiers``."""
+        if dotted == "lb.kind" and isinstance(value, str):
+            return self.with_lb(value)
+        if dotted == "topology.kind" and isinstance(value, str):
+            return self.with_topology(value)
+        return self.set(dotted, value)
+
     def with_topology(self, kind: str) -> Scenario:
         """Return a copy whose fabric is topology ``kind``, keeping the ``[topology]`` fields it
         accepts: ``kind = "rail_only"`` keeps a rail-optimized tree's ``hosts``, ``radix``,

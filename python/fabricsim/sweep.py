@@ -95,10 +95,8 @@ def _apply(scenario: Scenario, key: str, value: Any, where: str) -> Scenario:
             raise spec_error(where, f"got {value!r}; allowed: a string naming the row")
         return scenario
     try:
-        # switching algorithm keeps only the [lb] parameters the new one accepts, as compare --lb
-        if key == "lb.kind" and isinstance(value, str):
-            return scenario.with_lb(value)
-        return scenario.set(key, value)
+        # switching kind keeps only the [lb] or [topology] fields the new one accepts, as --set
+        return scenario.switched(key, value)
     except ScenarioError as e:
         raise spec_error(where, e.message) from None
 
