@@ -78,7 +78,12 @@ impl Piece {
             *left -= 1;
             *now = at;
             if by < 2 {
-                // numbered by the fault timeline or the recorders: a duty of the whole run
+                // numbered by the fault timeline or the recorders: a duty of the whole run. A
+                // sample only reads the run: it is not one of its events, so that
+                // `stop.max_events` cuts a run at the same event with `[samples]` or without
+                if event == Event::Sample {
+                    *left += 1;
+                }
                 return Pause::Duty(event, by);
             }
             // start loading what the next event reads so that its cache miss overlaps this

@@ -45,6 +45,23 @@ fn samples_change_nothing_in_a_run_cut_by_its_time_guard() {
 }
 
 #[test]
+fn samples_change_nothing_in_a_run_cut_by_its_event_guard() {
+    // a sample is no event of the run: max_events cuts it at the same event (issue 61: the
+    // samples counted, so a sampled run stopped earlier), and the event counts are the same
+    let base = "[workload]\nkind = \"permutation\"\nsize = \"4MiB\"\n[stop]\nmax_events = 30000\nmax_time = \"1ms\"\n";
+    let plain = run(&fabric128(base));
+    let sampled = run(&fabric128(&format!("{base}[samples]\nevery = \"100ns\"\nports = [\"leaf0:*\"]\n")));
+    assert_eq!(plain.summary.status, "incomplete");
+    assert!(sampled.samples.u64("time_ps").len() > 100, "it sampled");
+    assert_eq!((sampled.summary.events, sampled.summary.sim_time_ns), (plain.summary.events, plain.summary.sim_time_ns));
+    assert_eq!(plain.flows, sampled.flows);
+    assert_eq!(plain.ports, sampled.ports);
+    let whole = run(&fabric128("[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n[samples]\nevery = \"1us\"\nports = [\"leaf0:*\"]\n[stop]\nmax_time = \"1ms\"\n"));
+    let unsampled = run(&fabric128("[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n"));
+    assert_eq!(whole.summary.events, unsampled.summary.events, "samples are not counted as events");
+}
+
+#[test]
 fn a_workload_without_messages_ends_at_zero_with_or_without_samples() {
     // nothing to complete: the run ends with instant 0, whichever global duty has the first
     // event (a sample at 0, or the trace's window later on); it ran to the window before
