@@ -22,10 +22,10 @@ import random
 from pathlib import Path
 from typing import Any
 
-from .errors import argument_error, scenario_error
+from .errors import ScenarioError, argument_error, scenario_error
 from .files import read_text
 
-__all__ = ["permutation", "read_connection_matrix", "write_connection_matrix"]
+__all__ = ["permutation", "read_connection_matrix", "read_topo", "write_connection_matrix"]
 
 _HEADERS = ("Nodes", "Connections", "Triggers", "Failures")
 #: The most hosts a permutation is drawn for (two lists of them are held).
@@ -266,3 +266,132 @@ def _picoseconds(text: str, where: str, path: Path, unit_ps: int = 1) -> int:
         unit = "picoseconds" if unit_ps == 1 else "microseconds (htsim's -conn_reuse files)"
         raise scenario_error(f"{where}.start", f"got {text!r} in {path}; allowed: {unit} >= 0")
     return round(value) if unit_ps == 1 else int(value) * unit_ps
+
+
+#: The keys of an htsim topology file (``FatTreeTopologyCfg::read_cfg``), lower-cased as it reads
+#: them: the header's, then each tier's.
+_TOPO_HEADER = ("nodes", "tiers", "podsize")
+_TOPO_TIER: tuple[str, ...] = ("downlink_speed_gbps", "radix_up", "radix_down", "queue_up", "queue_down", "oversubscribed", "bundle")
+_TOPO_TIER += ("switch_latency_ns", "downlink_latency_ns")
+#: The most hosts an htsim topology file may describe (the core's own bound on a fabric).
+MAX_TOPO_NODES = 1 << 20
+
+
+def read_topo(path: Path) -> tuple[dict[str, Any], int]:
+    """The fabric of an htsim topology file (``.topo``: ``htsim_uec -topo``) as ``topology.graph``
+    takes it, and the switch latency (ps) every tier gives.
+
+    htsim builds its custom fat tree from the file (``fat_tree_topology.cpp``,
+    ``set_custom_params`` and the constructor): ``Nodes`` hosts in pods of ``Podsize``; tier 0's
+    ``Radix_Down`` hosts a ToR (host ``s`` on ToR ``s / Radix_Down``), its links at tier 0's
+    ``Downlink_speed_Gbps`` and ``Downlink_Latency_ns``; each ToR linked to every aggregation
+    switch of its pod (of every pod's in 2 tiers) by tier 1's ``Bundle`` links at tier 1's speed
+    and latency, ``Nodes x speed0 / (speed1 x Oversubscribed0) / (pods x Radix_Down1)``
+    aggregation switches a pod; aggregation switch ``a`` linked to core switches ``a mod
+    per_pod + per_pod x l`` for ``l`` below ``Radix_Up1 / Bundle2``. Switches are named as
+    fabricsim's fat tree names them (htsim's ``Switch_LowerPod_j`` is ``leaf{j}``,
+    ``Switch_UpperPod_j`` ``agg{j}``, ``Switch_Core_j`` ``core{j}``), so a fault names the same
+    switch. What fabricsim does not model is refused naming the line: per-tier queue sizes
+    (``[switch] buffer`` is every port's), parallel links (``Bundle`` above 1), and switch
+    latencies that differ between tiers (``topology.switch_latency`` is one)."""
+    text = read_text(path, "topology.file", "an htsim topology file")
+    header: dict[str, int] = {}
+    tiers: dict[int, dict[str, int]] = {}
+    tier = -1
+    for number, line in enumerate(text.splitlines(), start=1):
+        tokens = line.split()
+        if not tokens or tokens[0].startswith("#"):
+            continue
+        where = f"{path}:{number}"
+        key = tokens[0].lower()
+        if not (key == "tier" or (key in _TOPO_HEADER and tier < 0) or (key in _TOPO_TIER and tier >= 0)):
+            allowed = "Nodes, Tiers, Podsize, then Tier N and its " + ", ".join(_TOPO_TIER)
+            raise scenario_error("topology.file", f"{where}: got {tokens[0]!r}; allowed: {allowed} (htsim's FatTreeTopologyCfg)")
+        text = tokens[1] if len(tokens) > 1 else ""
+        if not (text.isascii() and text.isdigit()) or len(text) > MAX_DIGITS:
+            raise scenario_error(
+                "topology.file", f"{where}: {tokens[0]} {text[:40]!r}; allowed: a whole number of at most {MAX_DIGITS} digits"
+            )
+        value = int(text)
+        if key in _TOPO_HEADER and tier < 0:
+            header[key] = value
+        elif key == "tier":
+            if value > 2:
+                raise scenario_error("topology.file", f"{where}: tier {value}; allowed: 0, 1 or 2")
+            tier = value
+            tiers.setdefault(tier, {})
+        else:
+            if key in tiers[tier]:
+                raise scenario_error("topology.file", f"{where}: {tokens[0]} given twice for tier {tier}")
+            if key in ("queue_up", "queue_down"):
+                why = "per-tier queue sizes are not modelled: [switch] buffer sizes every port's queue"
+                raise scenario_error("topology.file", f"{where}: {tokens[0]}: {why}; allowed: remove it and set [switch] buffer")
+            if key == "bundle" and value != 1:
+                why = "parallel links between two switches are not modelled"
+                raise scenario_error("topology.file", f"{where}: Bundle {value}: {why}; allowed: Bundle 1")
+            tiers[tier][key] = value
+    return _topo_graph(path, header, tiers)
+
+
+def _topo_graph(path: Path, header: dict[str, int], tiers: dict[int, dict[str, int]]) -> tuple[dict[str, Any], int]:
+    """:func:`read_topo`'s fabric from the file's values, checked as htsim checks them."""
+
+    def refuse(why: str) -> ScenarioError:
+        return scenario_error("topology.file", f"{path}: {why} (as htsim's set_custom_params requires)")
+
+    for key in _TOPO_HEADER:
+        if not header.get(key):
+            raise refuse(f"no {key.capitalize()} above 0 in the header")
+    n, levels, podsize = header["nodes"], header["tiers"], header["podsize"]
+    if levels not in (2, 3) or n > MAX_TOPO_NODES:
+        raise refuse(f"Tiers {levels}, Nodes {n}; allowed: 2 or 3 tiers, at most {MAX_TOPO_NODES} nodes")
+    for t in range(levels):
+        got = tiers.get(t)
+        need = ["downlink_speed_gbps", "downlink_latency_ns", "radix_down"] + (["radix_up"] if t < levels - 1 else [])
+        missing = [k for k in need if got is None or not got.get(k)]
+        if missing:
+            raise refuse(f"tier {t} has no {', '.join(missing)}")
+    speed = [tiers[t]["downlink_speed_gbps"] for t in range(levels)]
+    radix_down = [tiers[t]["radix_down"] for t in range(levels)]
+    radix_up = [tiers[t].get("radix_up", 0) for t in range(levels)]
+    oversub = [tiers[t].get("oversubscribed", 1) for t in range(levels)]
+    if n % podsize or podsize % radix_down[0]:
+        raise refuse(f"Nodes {n}, Podsize {podsize}, tier 0 Radix_Down {radix_down[0]}: pods of whole ToRs")
+    pods = n // podsize
+    tors = n // radix_down[0]
+    if radix_down[0] // radix_up[0] != oversub[0] or (n * speed[0]) % (speed[1] * oversub[0]):
+        raise refuse(f"tier 0 Radix_Down {radix_down[0]} over Radix_Up {radix_up[0]} is not Oversubscribed {oversub[0]}")
+    tor_up = n * speed[0] // (speed[1] * oversub[0])
+    if tor_up % (pods * radix_down[1]):
+        raise refuse(f"{tor_up} ToR uplinks do not fill {pods} pods of tier 1 switches of Radix_Down {radix_down[1]}")
+    aggs_per_pod = tor_up // (pods * radix_down[1])
+    if aggs_per_pod != radix_up[0]:
+        raise refuse(f"tier 0 Radix_Up {radix_up[0]} against {aggs_per_pod} tier 1 switches a pod")
+    cores = 0
+    if levels == 3:
+        agg_up = tor_up * speed[1] // (speed[2] * oversub[1])
+        cores = agg_up // radix_down[2]
+        if agg_up % radix_down[2] or cores % aggs_per_pod or cores // aggs_per_pod != radix_up[1]:
+            raise refuse(f"{cores} core switches against tier 1 Radix_Up {radix_up[1]} and {aggs_per_pod} tier 1 switches a pod")
+    latencies = {tiers[t].get("switch_latency_ns", 0) for t in range(levels)}
+    if len(latencies) > 1:
+        raise refuse(f"switch latencies {sorted(latencies)} ns by tier; allowed: one for every tier (topology.switch_latency)")
+
+    def link(a: str, b: str, t: int) -> dict[str, Any]:
+        return {"a": a, "b": b, "rate": f"{speed[t]}Gbps", "latency": f"{tiers[t]['downlink_latency_ns']}ns"}
+
+    hosts = [{"name": f"host{s}"} for s in range(n)]
+    switches = [{"name": f"leaf{j}", "tier": 0} for j in range(tors)]
+    aggs = aggs_per_pod * pods
+    switches += [{"name": f"agg{j}" if levels == 3 else f"spine{j}", "tier": 1} for j in range(aggs)]
+    switches += [{"name": f"core{j}", "tier": 2} for j in range(cores)]
+    up = "agg" if levels == 3 else "spine"
+    links = [link(f"host{s}", f"leaf{s // radix_down[0]}", 0) for s in range(n)]
+    tors_per_pod = podsize // radix_down[0]
+    for tor in range(tors):
+        # in 3 tiers a ToR reaches its pod's aggregation switches, in 2 every one
+        first, count = (tor // tors_per_pod * aggs_per_pod, aggs_per_pod) if levels == 3 else (0, aggs)
+        links += [link(f"leaf{tor}", f"{up}{a}", 1) for a in range(first, first + count)]
+    for a in range(aggs if levels == 3 else 0):
+        links += [link(f"agg{a}", f"core{a % aggs_per_pod + aggs_per_pod * k}", 2) for k in range(radix_up[1])]
+    return {"hosts": hosts, "switches": switches, "links": links}, latencies.pop() * 1000

@@ -275,6 +275,8 @@ class Scenario:
             if "graph" not in topo:
                 topo["graph"] = read_topology(path)
                 topo.setdefault("kind", "graph")
+                if path.suffix.lower() == ".topo":
+                    _htsim_switch_latency(topo, path)
             elif path.exists() and not _same_graph(topo["graph"], read_topology(path)):
                 # a scenario as run keeps `file` for the record beside the graph it read: both
                 # may be given where they agree, never where one would silently win
@@ -486,6 +488,23 @@ def _lb_parameters(kind: str) -> set[str]:
     except ValueError:
         return set()
     return set(filled["lb"]) - {"kind"}
+
+
+def _htsim_switch_latency(topo: dict[str, Any], path: Path) -> None:
+    """An htsim topology file's switch latency (:func:`fabricsim.htsim.read_topo`) becomes
+    ``topology.switch_latency``, unless the scenario gives one that differs: refused."""
+    from .htsim import read_topo
+
+    ps = read_topo(path)[1]
+    given = topo.get("switch_latency")
+    if given is None:
+        topo["switch_latency"] = f"{ps}ps"
+        return
+    filled = json.loads(_core.validate(json.dumps({"topology": {"switch_latency": given}})))["topology"]["switch_latency"]
+    if filled != json.loads(_core.validate(json.dumps({"topology": {"switch_latency": f"{ps}ps"}})))["topology"]["switch_latency"]:
+        raise scenario_error(
+            "topology.switch_latency", f"got {given!r} where {path} gives Switch_Latency_ns {ps // 1000}; allowed: the file's, or none"
+        )
 
 
 def _same_graph(a: Any, b: dict[str, Any]) -> bool:

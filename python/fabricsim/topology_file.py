@@ -34,6 +34,7 @@ import tomli_w
 from . import infragraph
 from .errors import ScenarioError, scenario_error
 from .files import MAX_NESTING, check_input, check_shape, read_text
+from .ns3 import is_ns3_topology, read_ns3_topology
 
 FIELD = "topology.file"
 EDGE_LISTS = (".edgelist", ".edges", ".txt")
@@ -54,7 +55,7 @@ def is_topology_file(path: Path) -> bool:
     """Whether ``path`` is a topology file rather than a scenario: a GraphML file or an edge
     list, or a TOML/JSON file with ``links`` at its top."""
     suffix = path.suffix.lower()
-    if suffix in EDGE_LISTS or suffix == ".graphml" or suffix in infragraph.SUFFIXES:
+    if suffix in EDGE_LISTS or suffix in (".graphml", ".topo") or suffix in infragraph.SUFFIXES:
         return True
     if suffix in (".toml", ".json"):
         try:
@@ -105,6 +106,14 @@ def _read(path: Path, places: list[str]) -> dict[str, Any]:
         if not isinstance(data, dict) or not isinstance(data.get("links"), list):
             raise scenario_error(FIELD, f"{path}: no list of links; allowed: hosts, switches and links (docs/topologies.md)")
         return {k: data.get(k, []) for k in ("hosts", "switches", "links")}
+    if suffix == ".topo":
+        from .htsim import read_topo
+
+        return read_topo(path)[0]
+    if suffix in EDGE_LISTS and is_ns3_topology(text := _text(path)):
+        graph, where = read_ns3_topology(path, text)
+        places.extend(where)
+        return graph
     if suffix in EDGE_LISTS:
         edges = _edge_list(path)
         places.extend(e[3] for e in edges)
@@ -125,7 +134,10 @@ def write_topology(graph: dict[str, Any], path: Path) -> None:
 
 
 def _formats() -> str:
-    return ".toml or .json (the graph), .edgelist/.edges/.txt (NetworkX edge list), .graphml or .yaml/.yml/.json (InfraGraph)"
+    return (
+        ".toml or .json (the graph), .edgelist/.edges/.txt (NetworkX edge list, or the ns-3 RDMA simulators' topology.txt),"
+        " .graphml, .topo (htsim's fat tree) or .yaml/.yml/.json (InfraGraph)"
+    )
 
 
 def _read_structured(path: Path) -> Any:
