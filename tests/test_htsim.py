@@ -72,7 +72,11 @@ def test_triggers_and_messages_are_read_as_htsim_reads_them(tmp_path: Path):
     [
         ("Nodes 4\nConnections 1\n0->1 id 1 size 100 trigger 3\n", "workload.file[line 3]", "trigger 3 is not declared"),
         ("Nodes 4\nConnections 1\n0->1 start 0 size 100 prio 2\n", "workload.file[line 3].prio", "sender priority"),
-        ("Nodes 4\nConnections 1\n0->1 start 0 size 100 send_done_trigger 2\n", "workload.file[line 3].send_done_trigger", "allowed: recv"),
+        (
+            "Nodes 4\nConnections 1\n0->1 id 1 msg start 0 size 100 send_done_trigger 2\n",
+            "workload.file[line 3].send_done_trigger",
+            "SentLast",
+        ),
         ("Nodes 4\nConnections 1\n0->1 start 0 size 100 rate 2\n", "workload.file[line 3].rate", "allowed: id, msg, start"),
         (f"{_TWO}trigger id 1 multishot\n", "workload.file[line 6]", "multishot"),
         (f"{_TWO}trigger id 1 barrier count 2\n", "workload.file[line 6]", "1 connection(s) activate it"),
@@ -106,3 +110,21 @@ def test_an_experiment_reads_its_files_from_its_own_folder(tmp_path: Path):
     spec = load(tmp_path / "mine.toml").spec()
     assert spec is not None
     spec.validate()
+
+
+def test_send_done_triggers_run_the_references_serial_alltoall_as_htsim_does(tmp_path: Path):
+    """Issue 61: every trigger matrix of the reference's (gen_serial_alltoall.py) uses
+    send_done_trigger, which was refused. htsim's UecSrc fires it once the source holds every
+    ACK: the next connection from that source starts then, its final ACK's flight after the
+    receipt."""
+    lines = ["Nodes 4", "Connections 3", "Triggers 2"]
+    lines += ["0->1 id 1 start 0 size 100000 send_done_trigger 1", "0->2 id 2 trigger 1 size 100000 send_done_trigger 2"]
+    lines += ["0->3 id 3 trigger 2 size 100000", "trigger id 1 oneshot", "trigger id 2 oneshot"]
+    (tmp_path / "serial.cm").write_text("\n".join(lines) + "\n")
+    entries = read_connection_matrix(tmp_path / "serial.cm")
+    assert [e.get("after") for e in entries] == [None, [0], [1]]
+    r = run(Scenario({"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "flows", "file": "serial.cm"}}, tmp_path))
+    ready, end = r.flows["ready_ps"].to_list(), r.flows["end_ps"].to_list()
+    # the receipt, then the final ACK back to the source: one flight under one leaf, the same
+    # for both (hosts 0-3 share a leaf)
+    assert ready[1] > end[0] and ready[1] - end[0] == ready[2] - end[1]

@@ -169,7 +169,7 @@ def _read_connection(tokens: list[str], line: int, where: str, path: Path, reuse
     src, _, dst = tokens[0].partition("->")
     conn = _Conn(line, _whole(src, where, "src", path), _whole(dst, where, "dst", path))
     fields, i = tokens[1:], 0
-    shape = "a connection is SRC->DST [id N] [msg [N]] start PS|trigger T size BYTES [recv_done_trigger T]"
+    shape = "a connection is SRC->DST [id N] [msg [N]] start PS|trigger T size BYTES [recv_done_trigger T|send_done_trigger T]"
     while i < len(fields):
         key = fields[i]
         if key == "msg":
@@ -177,7 +177,9 @@ def _read_connection(tokens: list[str], line: int, where: str, path: Path, reuse
             i += 2 if i + 1 < len(fields) and fields[i + 1].isascii() and fields[i + 1].isdigit() else 1
             continue
         if key not in ("size", "start", "id", "trigger", "recv_done_trigger", "send_done_trigger", "prio"):
-            raise scenario_error(f"{where}.{key}", f"unknown key in {path}; allowed: id, msg, start, size, trigger, recv_done_trigger")
+            raise scenario_error(
+                f"{where}.{key}", f"unknown key in {path}; allowed: id, msg, start, size, trigger, recv_done_trigger, send_done_trigger"
+            )
         if i + 1 >= len(fields):
             raise scenario_error(where, f"{path}: {key!r} has no value; {shape}")
         value = fields[i + 1]
@@ -191,14 +193,19 @@ def _read_connection(tokens: list[str], line: int, where: str, path: Path, reuse
             conn.id = _whole(value, where, "id", path)
         elif key == "trigger":
             conn.trigger = _whole(value, where, "trigger", path)
-        elif key == "recv_done_trigger":
-            conn.done_trigger = _whole(value, where, "recv_done_trigger", path)
+        elif key in ("recv_done_trigger", "send_done_trigger"):
+            if conn.done_trigger:
+                raise scenario_error(
+                    f"{where}.{key}", f"{path}: a connection activates one trigger here; allowed: recv_done_trigger or send_done_trigger"
+                )
+            if key == "send_done_trigger" and reuse:
+                why = "fires on a message of -conn_reuse when its last packet leaves (UecMsg's SentLast), which no dependency here signals"
+                raise scenario_error(f"{where}.{key}", f"{path}: htsim's send_done_trigger {why}; allowed: recv_done_trigger")
+            # htsim's UecSrc fires its end trigger once the source holds every ACK: the
+            # receipt its sender hears of by the final ACK, what `after` waits for from there
+            conn.done_trigger = _whole(value, where, key, path)
         else:
-            why = {
-                "send_done_trigger": "fires when a flow's last packet leaves, which fabricsim does not signal; allowed: recv_done_trigger",
-                "prio": "is a sender priority fabricsim does not model",
-            }[key]
-            raise scenario_error(f"{where}.{key}", f"{path}: htsim's {key} {why}")
+            raise scenario_error(f"{where}.{key}", f"{path}: htsim's {key} is a sender priority fabricsim does not model")
     if conn.size is None:
         raise scenario_error(where, f"{path}: the connection has no size; {shape}")
     if conn.trigger and conn.start is not None:
