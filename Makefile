@@ -68,10 +68,11 @@ bench-core:
 	cargo run --release -p fabricsim-core --example bench1024 ops
 
 ## Hostile input at scale (not in CI): 10 000 random single-field corruptions of a scenario,
-## and the model's invariants over 10 000 random valid scenarios.
+## and the model's invariants over 10 000 random valid scenarios of each family (fat trees with
+## every algorithm and fault; jobs and traces; every topology kind and file format).
 fuzz: install
 	FABRICSIM_FUZZ_EXAMPLES=10000 FABRICSIM_PROPERTY_EXAMPLES=10000 $(PYTHON) -m pytest -q \
-		tests/test_hostile_properties.py tests/test_properties.py --hypothesis-show-statistics
+		tests/test_hostile_properties.py tests/test_properties.py tests/test_fabric_properties.py --hypothesis-show-statistics
 
 ## libFuzzer on the scenario parser and validator (not in CI; nightly Rust and cargo-fuzz,
 ## installed if missing). FUZZ_SECONDS=300 by default; crashes land in fuzz/artifacts/.
