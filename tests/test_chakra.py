@@ -18,7 +18,7 @@ from fabricsim.errors import ScenarioError
 
 # NodeType and CollectiveCommType of Chakra's et_def.proto
 METADATA, MEM_LOAD, COMP, SEND, RECV, COLL = 1, 2, 4, 5, 6, 7
-ALL_REDUCE, ALL_GATHER, ALL_TO_ALL, BARRIER = 0, 2, 6, 9
+ALL_REDUCE, ALL_GATHER, BROADCAST, ALL_TO_ALL, BARRIER = 0, 2, 5, 6, 9
 
 
 def _varint(v: int) -> bytes:
@@ -105,6 +105,20 @@ def test_a_traced_allreduce_takes_the_native_ring_jobs_time(tmp_path: Path, comp
     assert traced.flows.height == native.flows.height == 8 * 14
     assert traced.flows["end_ps"].max() == native.jobs["jct_ps"][0]
     assert sorted(traced.flows["fct_ps"].to_list()) == sorted(native.flows["fct_ps"].to_list())
+
+
+def test_a_traced_broadcast_pipelines_its_chunks_as_the_native_job(tmp_path: Path):
+    """Issue 61: a traced ring broadcast lost its pipelining: on a connection per message rank
+    0 sent its 8 chunks at once, interleaved (132.0 us for 1 MiB on 8 ranks). A Chakra trace is
+    NCCL's, so its messages take long-lived queue pairs as a job's do: the native job's time."""
+    write_trace(tmp_path / "bc", [[node(0, COLL, comm_type=BROADCAST, comm_size=1 << 20)]] * 8)
+    traced = run(Scenario(flows("bc.et"), tmp_path))
+    native = run(Scenario(FABRIC | {"jobs": [{"collective": "broadcast", "size": "1MiB", "ranks": 8}]}))
+    assert traced.scenario["transport"]["connections"] == "per_pair"
+    assert traced.flows["end_ps"].max() == native.jobs["jct_ps"][0]
+    # a connection per message, asked for, is kept
+    own = run(Scenario(flows("bc.et") | {"transport": {"ack_every": 1024, "connections": "per_message"}}, tmp_path))
+    assert own.scenario["transport"]["connections"] == "per_message" and own.flows["end_ps"].max() > native.jobs["jct_ps"][0]
 
 
 def test_compute_nodes_are_delays_around_the_collective(tmp_path: Path):
