@@ -97,6 +97,15 @@ def test_operations_on_one_cpu_run_one_at_a_time_as_loggopsim_runs_them(tmp_path
 
     assert probe(0) == 20_000_000
     assert probe(1) == 10_000_000
+    # the ideal holds the CPU's entries one at a time (issue 61: it let them overlap, so both
+    # ideals were 10 us and the send's flight): on one CPU at least both calcs, 20 us
+    ideals = {}
+    for cpu in (0, 1):
+        probe(cpu)
+        r = run(Scenario(FABRIC | {"workload": {"kind": "flows", "file": "probe.goal"}}, tmp_path))
+        ideals[cpu] = int(r.jobs["ideal_jct_ps"][0])
+        assert int(r.jobs["jct_ps"][0]) >= ideals[cpu]
+    assert ideals[0] >= 20_000_000 > ideals[1], ideals
     # a message arriving while its receiver's CPU computes completes its recv when the CPU
     # frees: rank 1 computes 50 us from 0 and a send that requires the recv leaves after it
     (tmp_path / "absorb.goal").write_text(

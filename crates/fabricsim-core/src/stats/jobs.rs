@@ -160,6 +160,23 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
         let e = busy.entry((job, it)).or_insert(0);
         *e = (*e).max(b);
     }
+    // a CPU runs its entries one at a time (a GOAL schedule's `cpu`): its iteration ends no
+    // earlier than its first entry's begin (release less its computation), plus every entry's
+    // computation, plus the least any of them takes after it (a message's flight; nothing for
+    // a compute task). The schedule above lets them overlap (issue 61: a trace's ideal ignored
+    // the serialization)
+    let on_cpu = |i: usize| {
+        let (t, m) = (v.tags[i], &v.messages[i].spec);
+        (t.job != Tag::NONE.job).then_some(())?;
+        m.cpu.map(|cpu| (t.job, t.iteration, m.src, cpu))
+    };
+    let begun: Vec<(Time, Time)> = ideal.iter().zip(v.messages).map(|(&(r, f), m)| (r.saturating_sub(m.spec.delay), f)).collect();
+    let held: Vec<Time> = v.messages.iter().map(|m| m.spec.delay).collect();
+    let after: Vec<Time> = ideal.iter().map(|&(r, f)| f - r).collect();
+    for ((job, it, _, _), b) in nic_bounds(&begun, &held, &after, on_cpu) {
+        let e = busy.entry((job, it)).or_insert(0);
+        *e = (*e).max(b);
+    }
     let compute_only = v.jobs.iter().any(|j| j.training()).then(|| {
         let none = |_: u32, _: u32| 0;
         let free = Hearing { ack_flight: &none, notice: &none };
