@@ -121,6 +121,15 @@ def test_a_traced_broadcast_pipelines_its_chunks_as_the_native_job(tmp_path: Pat
     assert own.scenario["transport"]["connections"] == "per_message" and own.flows["end_ps"].max() > native.jobs["jct_ps"][0]
 
 
+def test_a_trace_whose_compute_costs_nothing_is_warned_of(tmp_path: Path):
+    """Issue 61: a trace whose compute nodes carry no duration finished in 0 us without a word."""
+    write_trace(tmp_path / "free", [[node(0, COMP, us=0, name="forward"), node(1, COMP, (0,), us=0, name="backward")]] * 2)
+    s = Scenario(flows("free.et"), tmp_path)
+    assert any("compute tasks all take no time" in w for w in s.warnings()), s.warnings()
+    write_training_step(tmp_path / "step", 4, 1 << 20)
+    assert not any("take no time" in w for w in Scenario(flows("step.et"), tmp_path).warnings())
+
+
 def test_compute_nodes_are_delays_around_the_collective(tmp_path: Path):
     write_training_step(tmp_path / "step", 4, 1 << 20)
     entries = read_chakra(tmp_path / "step.et")

@@ -331,6 +331,14 @@ impl Scenario {
         };
         jobs.extend(job::trace(&messages, &lists, file, jobs.len() as u32, &mut tags));
         let workload_messages = messages.len();
+        // a trace whose computation costs nothing ends as if its ranks never computed (issue 61:
+        // a Chakra trace of compute nodes without a duration finished in 0 us without a word)
+        let computing = messages.iter().filter(|m| m.is_compute()).count();
+        if computing > 0 && messages.iter().all(|m| !m.is_compute() || m.delay == 0) {
+            warnings.push(format!(
+                "workload: its {computing} compute tasks all take no time (delay 0): the trace's computation costs nothing; give them durations (a Chakra node's duration_micros, or num_ops with workload.gpu_tflops; a GOAL calc's time)"
+            ));
+        }
         messages.extend(plan.messages);
         lists.extend(plan.deps);
         tags.extend(plan.tags);
