@@ -128,3 +128,21 @@ def test_send_done_triggers_run_the_references_serial_alltoall_as_htsim_does(tmp
     # the receipt, then the final ACK back to the source: one flight under one leaf, the same
     # for both (hosts 0-3 share a leaf)
     assert ready[1] > end[0] and ready[1] - end[0] == ready[2] - end[1]
+
+
+def test_a_conn_reuse_matrix_sends_a_connections_messages_through_it(tmp_path: Path):
+    """Issue 61: a file for htsim's -conn_reuse ran a connection per line, where htsim sends
+    the messages of one connection id through it in turn: per_pair connections are that."""
+    lines = ["Nodes 4", "Connections 3", "0->1 id 1 msg 1 start 0 size 200000", "0->1 id 1 msg 2 start 0 size 200000"]
+    (tmp_path / "reuse.cm").write_text("\n".join([*lines, "2->3 id 2 msg 1 start 0 size 100000"]) + "\n")
+    r = run(Scenario({"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "flows", "file": "reuse.cm"}}, tmp_path))
+    assert r.scenario["transport"]["connections"] == "per_pair"
+    # the second message of connection 1 goes after the first (on one connection in turn), not
+    # beside it: it sends its first packet once the first has sent its last
+    first = r.flows["first_send_ps"].to_list()
+    assert first[1] > first[0] and r.complete
+    # two ids between the same hosts would be one connection here: refused by line
+    (tmp_path / "two.cm").write_text("Nodes 4\nConnections 2\n0->1 id 1 msg 1 start 0 size 100\n0->1 id 2 msg 1 start 0 size 100\n")
+    with pytest.raises(ScenarioError) as e:
+        Scenario({"workload": {"kind": "flows", "file": "two.cm"}}, tmp_path).validate()
+    assert e.value.field == "workload.file[line 4].id" and "one connection id a pair" in str(e.value)

@@ -107,7 +107,33 @@ def read_connection_matrix(path: str | Path) -> list[dict[str, Any]]:
         raise scenario_error("workload.file", f"{path} declares Triggers {header.get('Triggers', 0)} but lists {len(triggers)}")
     if not conns:
         raise scenario_error("workload.file", f"{path} lists no connections")
+    if reuse:
+        _one_connection_a_pair(conns, path)
     return _entries(conns, triggers, path, keep_ids=not triggers and not reuse)
+
+
+def conn_reuse(path: Path) -> bool:
+    """Whether the connection matrix ``path`` is one for htsim's ``-conn_reuse`` (its lines say
+    ``msg``): its messages of one connection ``id`` share that connection."""
+    text = read_text(path, "workload.file", "an htsim connection matrix")
+    for line in text.splitlines():
+        tokens = line.split()
+        if tokens and "->" in tokens[0] and "msg" in tokens[1:]:
+            return True
+    return False
+
+
+def _one_connection_a_pair(conns: list[_Conn], path: Path) -> None:
+    """A ``-conn_reuse`` file runs each connection ``id`` as one long-lived connection here,
+    ``transport.connections = "per_pair"``: one a pair of hosts (and class). Two ids between
+    the same two hosts would be one connection: refused naming the line."""
+    first: dict[tuple[int, int], tuple[int | None, int]] = {}
+    for c in conns:
+        seen = first.setdefault((c.src, c.dst), (c.id, c.line))
+        if seen[0] != c.id:
+            why = f"connection id {c.id} from {c.src} to {c.dst}, where line {seen[1]} has id {seen[0]} between them"
+            allowed = "one connection id a pair of hosts (a long-lived connection here is one a pair and class)"
+            raise scenario_error(f"workload.file[line {c.line}].id", f"{path}: {why}; allowed: {allowed}")
 
 
 #: The most digits of a number in a file: u64's 20 less one, so that a sum of two stays exact.

@@ -290,11 +290,17 @@ class Scenario:
             path = self.base_dir / wl["file"]
             if not wl.get("flows") and wl["file"].lower().endswith(".et"):
                 wl["flows"] = self._read_chakra(path, wl, data.get("topology", {}))
-                _queue_pairs_as_nccl(data)
+                _long_lived_connections(data)  # NCCL's queue pairs
             elif not wl.get("flows") and path.suffix.lower() not in _NOT_CSV:
                 flows = self._flow_csv(path)
             elif not wl.get("flows"):
                 wl["flows"] = _read_flow_csv(path)
+                if path.suffix.lower() in (".cm", ".tm"):
+                    from .htsim import conn_reuse
+
+                    if conn_reuse(path):
+                        # htsim's -conn_reuse: a connection id's messages share its connection
+                        _long_lived_connections(data)
             elif path.exists() and not _same_flows(wl["flows"], _read_flow_csv(path)):
                 # a scenario as run keeps `file` for the record beside the flows it read: both
                 # may be given where they agree, never where one would silently win
@@ -491,14 +497,14 @@ def _lb_parameters(kind: str) -> set[str]:
     return set(filled["lb"]) - {"kind"}
 
 
-def _queue_pairs_as_nccl(data: dict[str, Any]) -> None:
-    """A Chakra trace is NCCL's: where ``transport.connections`` is left out, its messages go
-    through long-lived queue pairs (``per_pair``), as a ``[[jobs]]`` collective's do (NCCL's
-    network transport keeps one per peer and channel, ``src/transport/net_ib.cc``), unless the
+def _long_lived_connections(data: dict[str, Any]) -> None:
+    """Where ``transport.connections`` is left out, a workload read from a file whose tool keeps
+    long-lived connections runs ``per_pair``, as a ``[[jobs]]`` collective does, unless the
     scenario's cc or load balancer needs a connection per message (the core's own default's
-    exceptions). A ring broadcast's 8 chunks then pipeline through the ring as NCCL's do: with a
-    connection per message rank 0 sent all 8 at once, interleaved, and the traced broadcast of 1
-    MiB on 8 ranks took 132.0 us where the native job takes 51.9 us."""
+    exceptions): a Chakra trace (NCCL keeps a queue pair per peer and channel,
+    ``src/transport/net_ib.cc``; a traced ring broadcast of 1 MiB on 8 ranks took 132.0 us on a
+    connection per message, its 8 chunks sent at once, where the native job takes 51.9 us), and an
+    htsim matrix for ``-conn_reuse`` (a connection ``id``'s messages go through it in turn)."""
     transport = data.setdefault("transport", {})
     lb = data.get("lb", {})
     if not isinstance(transport, dict) or "connections" in transport:
