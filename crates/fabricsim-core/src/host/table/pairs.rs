@@ -171,12 +171,15 @@ impl ConnTable {
         let (flow, source) = self.pairs.resume(spec, c);
         half.tx.flow = flow;
         // every message of the pair still live (`c` included now) shares one window: their
-        // ACKs must re-share it from now on
+        // ACKs must re-share it from now on. Whenever two or more are live all of them share
+        // (each was marked as it started beside another, or, the one alone, when the second
+        // started), so only a second live message marks the one before it: a pair of many
+        // live messages (a ring in tiny slices) no longer walks them all at each start
         let live = self.pairs.live(spec).len();
         if live > 1 {
             half.tx.shared = true;
-            for i in 0..live - 1 {
-                let earlier = self.pairs.live(spec)[i];
+            if live == 2 {
+                let earlier = self.pairs.live(spec)[0];
                 self.sender_live(earlier).tx.shared = true;
             }
         }
