@@ -215,9 +215,12 @@ def test_ctrl_c_while_the_command_starts_says_so_without_a_traceback():
         _, stderr = proc.communicate(timeout=60)
         if proc.returncode == 0:
             continue  # the run was done before the signal (a fast machine)
-        # 130 where the command caught it, killed by SIGINT (a shell's 130) where Python did
+        # 130 where the command caught it, killed by SIGINT (a shell's 130) where Python did,
+        # or before the interpreter set its own handler (nothing printed then: killed, as any
+        # program that has not started); never a traceback
         assert proc.returncode in (130, -signal.SIGINT), (delay, proc.returncode, stderr)
-        assert "stopped by SIGINT" in stderr and "Traceback" not in stderr, (delay, stderr)
+        assert "Traceback" not in stderr, (delay, stderr)
+        assert "stopped by SIGINT" in stderr or (not stderr.strip() and proc.returncode == -signal.SIGINT), (delay, stderr)
 
 
 def test_a_signal_while_results_move_in_waits_until_they_are_whole(demo_path, tmp_path, monkeypatch):
