@@ -363,10 +363,20 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
             err.print(f"[bold yellow]stopped[/] by {escape(str(e))}", highlight=False)
             raise typer.Exit(e.exit_code) from None
         except KeyboardInterrupt:
-            err.print("[bold yellow]stopped[/] by SIGINT; nothing was written", highlight=False)
+            _stopped_by_sigint()
             raise typer.Exit(130) from None
 
     return wrapper
+
+
+#: Whether this process said it was stopped by SIGINT (typer exits 130 without a word for one
+#: that comes while it reads the arguments, before a command's guard: ``main`` says it then).
+_SAID: list[bool] = []
+
+
+def _stopped_by_sigint() -> None:
+    err.print("[bold yellow]stopped[/] by SIGINT; nothing was written", highlight=False)
+    _SAID.append(True)
 
 
 def _version(value: bool) -> None:
@@ -1102,10 +1112,13 @@ def reproduce(
 def main() -> None:
     try:
         app()
-    except SystemExit:
+    except SystemExit as e:
+        # typer answers a SIGINT while it reads the arguments with exit 130 and nothing more
+        if e.code == 130 and not _SAID:
+            _stopped_by_sigint()
         raise
-    except KeyboardInterrupt:  # outside a command's guard: while the arguments are read
-        err.print("[bold yellow]stopped[/] by SIGINT; nothing was written", highlight=False)
+    except KeyboardInterrupt:  # outside typer and a command's guard
+        _stopped_by_sigint()
         sys.exit(130)
     except Exception as e:  # an internal error: say so, distinctly from bad input
         err.print(f"[bold red]internal error:[/] {type(e).__name__}: {escape(str(e))}", highlight=False)
