@@ -1,9 +1,10 @@
 //! `mp_ev`: the switch tier's part of a multi-part EV is the up-port index (PRIME sec. III-C,
 //! "Process at switches", and III-D, Fig. 4; the layout is in `packet::mp_ev`). A tier's part
-//! is as wide as its largest group; a switch whose group is smaller (a graph whose leaves have
-//! unequal uplinks) wraps the part modulo its own group, as the layout wraps a part value beyond
-//! the tier's port count: every value still names a port, and values `k` groups apart name the
-//! same one. If routing has
+//! is as wide as its largest group (III-D sizes each part's array by "the maximum number of
+//! upstream switch ports in a network tier", Alg. 2). How a switch with fewer up-ports (a graph
+//! whose leaves have unequal uplinks) reads a larger index the paper does not say: here it wraps
+//! the part modulo its own group (a simplification), so every value still names one of its
+//! ports. If routing has
 //! excluded the named port (a failed link), the packet is hashed, as by `ecmp`, over the
 //! ports left in the group, so the packets that named it spread instead of doubling one
 //! neighbour's share.
