@@ -457,6 +457,9 @@ fn a_sliced_ring_over_iterations_costs_dependencies_in_proportion_to_its_slices(
     };
     for (slice, k) in [("64KiB", 2u64), ("8KiB", 16), ("1KiB", 128)] {
         let model = scenario(&job(slice)).unwrap().resolve().unwrap();
+        // a slice below a packet's payload (4096 B) is said to be message-bound
+        let warned = model.warnings.iter().any(|w| w.starts_with("jobs[0].slice"));
+        assert_eq!(warned, slice == "1KiB", "{slice}: {:?}", model.warnings);
         let pieces = 3 * 2 * 6 * 4 * k;
         let joins = 2 * 2 * 4;
         assert_eq!(model.messages.len() as u64, pieces + joins, "{slice}");
