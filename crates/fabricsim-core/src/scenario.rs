@@ -331,14 +331,7 @@ impl Scenario {
         };
         jobs.extend(job::trace(&messages, &lists, file, jobs.len() as u32, &mut tags));
         let workload_messages = messages.len();
-        // a trace whose computation costs nothing ends as if its ranks never computed (issue 61:
-        // a Chakra trace of compute nodes without a duration finished in 0 us without a word)
-        let computing = messages.iter().filter(|m| m.is_compute()).count();
-        if computing > 0 && messages.iter().all(|m| !m.is_compute() || m.delay == 0) {
-            warnings.push(format!(
-                "workload: its {computing} compute tasks all take no time (delay 0): the trace's computation costs nothing; give them durations (a Chakra node's duration_micros, or num_ops with workload.gpu_tflops; a GOAL calc's time)"
-            ));
-        }
+        warnings.extend(crate::workload::costless_compute(&messages));
         messages.extend(plan.messages);
         lists.extend(plan.deps);
         tags.extend(plan.tags);
@@ -365,17 +358,7 @@ impl Scenario {
             ));
         }
         let payload = transport.mtu - transport.header;
-        // a slice below a packet's payload makes every packet a message of its own: the run is
-        // bound by per-message work (a ring in 64 B slices ran at 0.57 M events/s), and no NCCL
-        // protocol moves a step in pieces that small
-        for (i, job) in self.jobs.iter().enumerate() {
-            if let Some(slice) = job.slice.filter(|s| s.0 < payload) {
-                warnings.push(format!(
-                    "jobs[{i}].slice ({slice}) is below a packet's payload ({}): each piece is a message of its own, the run is bound by per-message work and slow per event; NCCL's slices are hundreds of KiB",
-                    Size(payload)
-                ));
-            }
-        }
+        warnings.extend(job::small_slices(&self.jobs, payload));
         // PSNs are 32-bit: a message may need at most 2^32 - 1 packets (the error's words are
         // made only for a message that fails: formatting them for every message was most of
         // the time of this loop)

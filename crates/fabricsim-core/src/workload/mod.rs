@@ -167,6 +167,18 @@ fn check_size(field: &str, size: Size) -> Result<u64, ScenarioError> {
     Ok(size.0)
 }
 
+/// The warning for a workload whose compute tasks all take no time: it ends as if its ranks
+/// never computed (issue 61: a Chakra trace of compute nodes without a duration finished in 0 us
+/// without a word).
+pub fn costless_compute(messages: &[MessageSpec]) -> Option<String> {
+    let computing = messages.iter().filter(|m| m.is_compute()).count();
+    (computing > 0 && messages.iter().all(|m| !m.is_compute() || m.delay == 0)).then(|| {
+        format!(
+            "workload: its {computing} compute tasks all take no time (delay 0): the trace's computation costs nothing; give them durations (a Chakra node's duration_micros, or num_ops with workload.gpu_tflops; a GOAL calc's time)"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
