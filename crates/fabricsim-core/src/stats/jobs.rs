@@ -165,17 +165,20 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
     // computation, plus the least any of them takes after it (a message's flight; nothing for
     // a compute task). The schedule above lets them overlap (issue 61: a trace's ideal ignored
     // the serialization)
-    let on_cpu = |i: usize| {
-        let (t, m) = (v.tags[i], &v.messages[i].spec);
-        (t.job != Tag::NONE.job).then_some(())?;
-        m.cpu.map(|cpu| (t.job, t.iteration, m.src, cpu))
-    };
-    let begun: Vec<(Time, Time)> = ideal.iter().zip(v.messages).map(|(&(r, f), m)| (r.saturating_sub(m.spec.delay), f)).collect();
-    let held: Vec<Time> = v.messages.iter().map(|m| m.spec.delay).collect();
-    let after: Vec<Time> = ideal.iter().map(|&(r, f)| f - r).collect();
-    for ((job, it, _, _), b) in nic_bounds(&begun, &held, &after, on_cpu) {
-        let e = busy.entry((job, it)).or_insert(0);
-        *e = (*e).max(b);
+    // (only where an entry names a CPU: three columns over every message otherwise, for nothing)
+    if v.messages.iter().any(|m| m.spec.cpu.is_some()) {
+        let on_cpu = |i: usize| {
+            let (t, m) = (v.tags[i], &v.messages[i].spec);
+            (t.job != Tag::NONE.job).then_some(())?;
+            m.cpu.map(|cpu| (t.job, t.iteration, m.src, cpu))
+        };
+        let begun: Vec<(Time, Time)> = ideal.iter().zip(v.messages).map(|(&(r, f), m)| (r.saturating_sub(m.spec.delay), f)).collect();
+        let held: Vec<Time> = v.messages.iter().map(|m| m.spec.delay).collect();
+        let after: Vec<Time> = ideal.iter().map(|&(r, f)| f - r).collect();
+        for ((job, it, _, _), b) in nic_bounds(&begun, &held, &after, on_cpu) {
+            let e = busy.entry((job, it)).or_insert(0);
+            *e = (*e).max(b);
+        }
     }
     let compute_only = v.jobs.iter().any(|j| j.training()).then(|| {
         let none = |_: u32, _: u32| 0;

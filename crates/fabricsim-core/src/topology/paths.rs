@@ -180,7 +180,7 @@ struct Memo {
     middles: HashMap<(u32, u32), Arc<Middle>>,
     walker: Walker,
     allowed: HashMap<(u32, u32), Arc<Middle>>,
-    host_of_class: Vec<u32>,
+    host_of_class: Arc<[u32]>,
 }
 
 impl Clone for Routes {
@@ -249,8 +249,10 @@ impl Routes {
                 for h in (0..topo.hosts()).rev() {
                     first[t.class(h) as usize] = h;
                 }
-                memo.host_of_class = first;
+                memo.host_of_class = first.into();
             }
+            // shared, not copied: a copy of every class's host for each pair of classes would
+            // cost classes^3 over an all-to-all
             memo.host_of_class.clone()
         };
         let mut families: Vec<Middle> = Vec::new();

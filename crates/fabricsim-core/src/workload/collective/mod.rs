@@ -172,12 +172,19 @@ impl Builder<'_> {
     /// received. With `first`, it is one of `from`'s first messages of the iteration: it
     /// also waits for `from`'s part of the previous iteration, then the compute time.
     pub fn send(&mut self, from: usize, to: usize, bytes: u64, step: u32, mut after: Vec<u32>, first: bool) -> u32 {
-        let mut delay = 0;
-        if first && !self.entry[from].is_empty() {
-            after.extend_from_slice(&self.entry[from]);
-            delay = self.compute;
-        }
+        let delay = self.entered(from, &mut after, first);
         self.out.push(self.ranks[from], self.ranks[to], bytes.max(1), delay, after, step)
+    }
+
+    /// With `first`, adds to `after` rank `rank`'s part of the previous iteration and returns
+    /// the compute time that follows it (0 otherwise, and in the first iteration).
+    fn entered(&self, rank: usize, after: &mut Vec<u32>, first: bool) -> Time {
+        if first && !self.entry[rank].is_empty() {
+            after.extend_from_slice(&self.entry[rank]);
+            self.compute
+        } else {
+            0
+        }
     }
 
     /// A compute task of no time on rank `rank`, done once the messages `after` have been
@@ -187,11 +194,7 @@ impl Builder<'_> {
     /// then take: the compute time where it joined the previous iteration. A collective has no
     /// other compute task: the job tables leave it out of the iteration's and step's spans.
     pub fn join(&mut self, rank: usize, mut after: Vec<u32>, first: bool, step: u32) -> (u32, Time) {
-        let mut delay = 0;
-        if first && !self.entry[rank].is_empty() {
-            after.extend_from_slice(&self.entry[rank]);
-            delay = self.compute;
-        }
+        let delay = self.entered(rank, &mut after, first);
         let host = self.ranks[rank];
         (self.out.push(host, host, 0, 0, after, step), delay)
     }
