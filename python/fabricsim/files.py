@@ -122,6 +122,10 @@ def read_text(path: Path, field: str, what: str, limit: int = MAX_INPUT_BYTES) -
         raise scenario_error(field, f"cannot read {str(path)!r}: not UTF-8 text ({e})") from None
 
 
+#: The most digits of a number in a file (GOAL, htsim, a graph's cost): u64's 20 less one, so
+#: that a sum of two stays exact (and far below the 4 300 past which int() raises a traceback).
+MAX_DIGITS = 19
+
 #: The deepest nesting a structured file (JSON, YAML) may have: far beyond any real topology or
 #: trace (InfraGraph nests devices about 6 deep), well below Python's recursion limit.
 MAX_NESTING = 64

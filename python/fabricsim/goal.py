@@ -57,7 +57,7 @@ from typing import Any
 
 from ._schedules import match_in_order, topological
 from .errors import argument_error, scenario_error
-from .files import read_text
+from .files import MAX_DIGITS, read_text
 
 __all__ = ["read_goal"]
 
@@ -95,16 +95,11 @@ def _strip_comments(text: str) -> list[str]:
     return [line.split("//", 1)[0].strip() for line in text.splitlines()]
 
 
-#: The most digits of a number in a GOAL file: u64's 20 less one (past 4 300 int() refuses it
-#: with a traceback).
-_MAX_DIGITS = 19
-
-
 def _number(text: str, where: str, what: str, path: Path) -> int:
     """A number the line's pattern matched (ASCII digits, maybe a sign), refused past
-    :data:`_MAX_DIGITS` digits naming the line."""
-    if len(text.lstrip("-")) > _MAX_DIGITS:
-        raise scenario_error(where, f"got a {what} of {len(text)} digits in {path}; allowed: at most {_MAX_DIGITS} digits")
+    :data:`fabricsim.files.MAX_DIGITS` digits naming the line."""
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise scenario_error(where, f"got a {what} of {len(text)} digits in {path}; allowed: at most {MAX_DIGITS} digits")
     return int(text)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ScenarioError, argument_error, scenario_error
-from .files import read_text
+from .files import MAX_DIGITS, read_text
 
 __all__ = ["permutation", "read_connection_matrix", "read_topo", "write_connection_matrix"]
 
@@ -72,7 +72,13 @@ def read_connection_matrix(path: str | Path) -> list[dict[str, Any]]:
     with what is allowed."""
     if not isinstance(path, str | os.PathLike):
         raise argument_error("path", path, "an htsim connection matrix's path")
-    path = Path(path)
+    return read_matrix(Path(path))[0]
+
+
+def read_matrix(path: Path) -> tuple[list[dict[str, Any]], bool]:
+    """:func:`read_connection_matrix`'s entries, and whether the file is one for htsim's
+    ``-conn_reuse`` (its lines say ``msg``): the messages of one connection ``id`` then share
+    that connection."""
     text = read_text(path, "workload.file", "an htsim connection matrix")
     header: dict[str, int] = {}
     conns: list[_Conn] = []
@@ -109,18 +115,7 @@ def read_connection_matrix(path: str | Path) -> list[dict[str, Any]]:
         raise scenario_error("workload.file", f"{path} lists no connections")
     if reuse:
         _one_connection_a_pair(conns, path)
-    return _entries(conns, triggers, path, keep_ids=not triggers and not reuse)
-
-
-def conn_reuse(path: Path) -> bool:
-    """Whether the connection matrix ``path`` is one for htsim's ``-conn_reuse`` (its lines say
-    ``msg``): its messages of one connection ``id`` share that connection."""
-    text = read_text(path, "workload.file", "an htsim connection matrix")
-    for line in text.splitlines():
-        tokens = line.split()
-        if tokens and "->" in tokens[0] and "msg" in tokens[1:]:
-            return True
-    return False
+    return _entries(conns, triggers, path, keep_ids=not triggers and not reuse), reuse
 
 
 def _one_connection_a_pair(conns: list[_Conn], path: Path) -> None:
@@ -134,10 +129,6 @@ def _one_connection_a_pair(conns: list[_Conn], path: Path) -> None:
             why = f"connection id {c.id} from {c.src} to {c.dst}, where line {seen[1]} has id {seen[0]} between them"
             allowed = "one connection id a pair of hosts (a long-lived connection here is one a pair and class)"
             raise scenario_error(f"workload.file[line {c.line}].id", f"{path}: {why}; allowed: {allowed}")
-
-
-#: The most digits of a number in a file: u64's 20 less one, so that a sum of two stays exact.
-MAX_DIGITS = 19
 
 
 def connection_line(path: Path, i: int) -> int | None:

@@ -267,16 +267,17 @@ class Scenario:
         topo = data.get("topology")
         if isinstance(topo, dict) and "file" in topo:
             # a fabric from a file: the core reads its graph (topology_file)
-            from .topology_file import read_topology
+            from .topology_file import read_topology, read_topology_file
 
             if not isinstance(topo["file"], str):
                 raise scenario_error("topology.file", f"got {topo['file']!r}; allowed: the path of a topology file")
             path = self.base_dir / topo["file"]
             if "graph" not in topo:
-                topo["graph"] = read_topology(path)
+                read = read_topology_file(path)
+                topo["graph"] = read.graph
                 topo.setdefault("kind", "graph")
-                if path.suffix.lower() == ".topo":
-                    _htsim_switch_latency(topo, path)
+                for key, value in read.fields.items():
+                    _field_from_file(topo, key, value, path)
             elif path.exists() and not _same_graph(topo["graph"], read_topology(path)):
                 # a scenario as run keeps `file` for the record beside the graph it read: both
                 # may be given where they agree, never where one would silently win
@@ -293,14 +294,15 @@ class Scenario:
                 _long_lived_connections(data)  # NCCL's queue pairs
             elif not wl.get("flows") and path.suffix.lower() not in _NOT_CSV:
                 flows = self._flow_csv(path)
+            elif not wl.get("flows") and path.suffix.lower() in (".cm", ".tm"):
+                from .htsim import read_matrix
+
+                wl["flows"], reuse = read_matrix(path)
+                if reuse:
+                    # htsim's -conn_reuse: a connection id's messages share its connection
+                    _long_lived_connections(data)
             elif not wl.get("flows"):
                 wl["flows"] = _read_flow_csv(path)
-                if path.suffix.lower() in (".cm", ".tm"):
-                    from .htsim import conn_reuse
-
-                    if conn_reuse(path):
-                        # htsim's -conn_reuse: a connection id's messages share its connection
-                        _long_lived_connections(data)
             elif path.exists() and not _same_flows(wl["flows"], _read_flow_csv(path)):
                 # a scenario as run keeps `file` for the record beside the flows it read: both
                 # may be given where they agree, never where one would silently win
@@ -389,12 +391,12 @@ class Scenario:
         found = re.fullmatch(r"topology\.graph\.(links|hosts|switches)\[(\d+)\](.*)", e.field)
         if not (found and isinstance(topo, dict) and isinstance(topo.get("file"), str) and "graph" not in topo):
             return
-        from .topology_file import read_topology_places
+        from .topology_file import read_topology_file
 
         table, i, rest = found.group(1), int(found.group(2)), found.group(3)
         path = self.base_dir / topo["file"]
         try:
-            graph, places = read_topology_places(path)
+            graph, places, _ = read_topology_file(path)
             entry = graph[table][i]
         except (ScenarioError, IndexError, KeyError):
             return
@@ -514,21 +516,20 @@ def _long_lived_connections(data: dict[str, Any]) -> None:
     transport["connections"] = "per_pair"
 
 
-def _htsim_switch_latency(topo: dict[str, Any], path: Path) -> None:
-    """An htsim topology file's switch latency (:func:`fabricsim.htsim.read_topo`) becomes
-    ``topology.switch_latency``, unless the scenario gives one that differs: refused."""
-    from .htsim import read_topo
-
-    ps = read_topo(path)[1]
-    given = topo.get("switch_latency")
+def _field_from_file(topo: dict[str, Any], key: str, value: str, path: Path) -> None:
+    """A ``[topology]`` field a topology file sets (htsim's switch latency:
+    :class:`fabricsim.topology_file.TopologyFile`): taken where the scenario leaves it out,
+    refused where it gives another value."""
+    given = topo.get(key)
     if given is None:
-        topo["switch_latency"] = f"{ps}ps"
+        topo[key] = value
         return
-    filled = json.loads(_core.validate(json.dumps({"topology": {"switch_latency": given}})))["topology"]["switch_latency"]
-    if filled != json.loads(_core.validate(json.dumps({"topology": {"switch_latency": f"{ps}ps"}})))["topology"]["switch_latency"]:
-        raise scenario_error(
-            "topology.switch_latency", f"got {given!r} where {path} gives Switch_Latency_ns {ps // 1000}; allowed: the file's, or none"
-        )
+
+    def filled(v: Any) -> Any:
+        return json.loads(_core.validate(json.dumps({"topology": {key: v}})))["topology"][key]
+
+    if filled(given) != filled(value):
+        raise scenario_error(f"topology.{key}", f"got {given!r} where {path} gives {filled(value)}; allowed: the file's, or none")
 
 
 def _same_graph(a: Any, b: dict[str, Any]) -> bool:

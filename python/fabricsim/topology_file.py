@@ -27,13 +27,13 @@ import json
 import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import tomli_w
 
 from . import infragraph
 from .errors import ScenarioError, scenario_error
-from .files import MAX_NESTING, check_input, check_shape, read_text
+from .files import MAX_DIGITS, MAX_NESTING, check_input, check_shape, read_text
 from .ns3 import is_ns3_topology, read_ns3_topology
 
 FIELD = "topology.file"
@@ -46,7 +46,7 @@ def _link_value(key: str, value: Any) -> Any:
     would read other scripts' digits: a cost of ``٣`` as 3; anything else goes to the core as
     text, which refuses it naming the link), ``rate`` and ``latency`` strings with their units."""
     text = str(value).strip()
-    if key == "cost" and text.isascii() and text.isdigit() and len(text) <= 19:
+    if key == "cost" and text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS:
         return int(text)
     return text
 
@@ -76,22 +76,32 @@ def _text(path: Path) -> str:
     return read_text(path, FIELD, WHAT, MAX_TOPOLOGY_BYTES)
 
 
+class TopologyFile(NamedTuple):
+    """What a topology file gives: the graph as ``topology.graph`` takes it; where the file
+    gives each link (``f.edgelist:3``, ``f.graphml: edge 2 (a - b)``) where its format says
+    (edge lists, GraphML, ns-3; empty otherwise), what an error of the core on a link names;
+    and ``[topology]`` fields the file sets beside the graph (htsim's switch latency)."""
+
+    graph: dict[str, Any]
+    places: list[str]
+    fields: dict[str, str]
+
+
 def read_topology(path: Path) -> dict[str, Any]:
     """The graph in ``path`` as ``topology.graph`` takes it; a file that cannot be read raises
     ``ScenarioError`` naming the file and the line or node."""
-    return read_topology_places(path)[0]
+    return read_topology_file(path).graph
 
 
-def read_topology_places(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """:func:`read_topology`, and where the file gives each link (``f.edgelist:3``, ``f.graphml:
-    edge 2 (a - b)``) where its format says (edge lists, GraphML; empty otherwise): what an error
-    of the core on a link names."""
+def read_topology_file(path: Path) -> TopologyFile:
+    """:func:`read_topology`, with where each link is given and the fields the file sets."""
     places: list[str] = []
-    graph = _read(path, places)
-    return graph, places
+    fields: dict[str, str] = {}
+    graph = _read(path, places, fields)
+    return TopologyFile(graph, places, fields)
 
 
-def _read(path: Path, places: list[str]) -> dict[str, Any]:
+def _read(path: Path, places: list[str], fields: dict[str, str]) -> dict[str, Any]:
     suffix = path.suffix.lower()
     check_input(path, FIELD, WHAT, MAX_TOPOLOGY_BYTES)
     if suffix in infragraph.SUFFIXES:
@@ -109,7 +119,9 @@ def _read(path: Path, places: list[str]) -> dict[str, Any]:
     if suffix == ".topo":
         from .htsim import read_topo
 
-        return read_topo(path)[0]
+        graph, switch_latency = read_topo(path)
+        fields["switch_latency"] = f"{switch_latency}ps"
+        return graph
     if suffix in EDGE_LISTS and is_ns3_topology(text := _text(path)):
         graph, where = read_ns3_topology(path, text)
         places.extend(where)
