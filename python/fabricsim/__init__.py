@@ -39,11 +39,13 @@ from .errors import ArgumentError, FabricsimError, InternalError, MissingDepende
 from .results import Results  # noqa: E402
 from .run import Prepared, Progress, prepare, run  # noqa: E402
 from .scenario import Scenario  # noqa: E402
+from .session import Completion, Session  # noqa: E402
 
 __version__ = _core.__version__
 
 __all__ = [
     "ArgumentError",
+    "Completion",
     "FabricsimError",
     "InternalError",
     "MissingDependency",
@@ -52,6 +54,7 @@ __all__ = [
     "Results",
     "Scenario",
     "ScenarioError",
+    "Session",
     "SpecError",
     "__version__",
     "load",

@@ -4,6 +4,7 @@ the module with mypy's stubtest."""
 from typing import final
 
 __all__ = [
+    "Session",
     "Simulation",
     "__commit__",
     "__version__",
@@ -106,3 +107,32 @@ def collective_messages(
     each waits for (a message's index, or ``-1 - r`` for what rank r waits for before the
     collective) and, per rank, the messages that end its part. ``ValueError`` with the reason
     where the algorithm cannot run it or it makes more than ``max_messages``."""
+
+@final
+class Session:
+    """A run driven from outside (fabricsim.session.Session wraps it). Times in ps."""
+
+    def __new__(cls, scenario_json: str, threads: int | None = 1) -> Session: ...
+    def send(self, src: int, dst: int, bytes: int, at: int | None = None) -> int:
+        """Sends ``bytes`` from ``src`` to ``dst`` at ``at`` (None: now); returns the message's id."""
+    def run_until(self, t: int) -> str:
+        """Runs every event at ``t`` or before, without the GIL."""
+    def run_until_completion(self, limit: int) -> str:
+        """Runs until a message completes, or every event at ``limit`` or before."""
+    def next_event_time(self) -> int | None: ...
+    @property
+    def now_ps(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def stop_reason(self) -> str: ...
+    @property
+    def threads(self) -> int: ...
+    @property
+    def warnings(self) -> list[str]: ...
+    @property
+    def max_time_ps(self) -> int: ...
+    def completions(self) -> list[tuple[int, int, int, int]]:
+        """(id, start, end, fct) of each message completed since the last call."""
+    def results(self) -> dict[str, object]:
+        """The results so far (the session goes on)."""

@@ -196,6 +196,12 @@ impl Scenario {
     /// spans several: the BDP that buffers and windows are measured in, the switch rule the
     /// load balancer needs, the classes flows use.
     pub fn resolve(&self) -> Result<Model, ScenarioError> {
+        self.resolve_as(false)
+    }
+
+    /// [`Scenario::resolve`]; `open`: for a session (`sim::session`), whose scenario may have
+    /// no workload (then it has no message until one is sent).
+    pub fn resolve_as(&self, open: bool) -> Result<Model, ScenarioError> {
         let (mtu, header) = self.transport.packet_sizes()?;
         ensure(self.stop.max_time.0 > 0, "stop.max_time", self.stop.max_time, "allowed: a positive duration")?;
         ensure(self.stop.max_events > 0, "stop.max_events", self.stop.max_events, "allowed: a positive count")?;
@@ -298,7 +304,7 @@ impl Scenario {
         // is generated, then the messages
         let mut need = Estimate { fabric: budget::fabric(&topo.size(), &switch, mtu, bdp_packets), ..Estimate::default() };
         budget::check(&need, max_memory)?;
-        let workload = self.workload();
+        let workload = if open { self.workload.clone() } else { self.workload() };
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
         let hosts = Hosts { count: topo.gpus(), rate: host_rate };
         let (mut messages, mut lists) = match &workload {
@@ -370,6 +376,12 @@ impl Scenario {
                 format!("allowed: at most {} packets per message (a larger mtu, or a smaller size)", u32::MAX),
             ));
         }
+        ensure(
+            messages.len() <= crate::engine::MAX_MESSAGES,
+            "workload",
+            format!("{} messages", messages.len()),
+            format!("allowed: at most {} messages in a run", crate::engine::MAX_MESSAGES),
+        )?;
         need.messages = budget::messages(&transport, self.lb.subflows(), &messages, &deps);
         budget::check(&need, max_memory)?;
         if let Some(m) = &self.mixed {

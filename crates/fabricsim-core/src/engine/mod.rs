@@ -41,6 +41,26 @@ pub fn node_unit(node: u32) -> u32 {
 /// Bits of an event's order key below the unit: one for the wire flag, the rest a count.
 const UNIT_SHIFT: u32 = 40;
 const WIRE: u64 = 1 << (UNIT_SHIFT - 1);
+/// Below the wire flag, two bands: a message's first release (its starts when it waits for
+/// nothing, [`start_order`]) below `COUNTED`, numbered by the message; each unit's counter from
+/// `COUNTED` up. A message's first starts at an instant come before anything its host
+/// scheduled for that instant, in message order, however late the message was made: a
+/// message sent into a running run (`sim::session`) starts as it would have had it been
+/// given up front.
+const COUNTED: u64 = 1 << (UNIT_SHIFT - 2);
+/// Messages a run can number ([`start_order`]): 2^30.
+pub const MAX_MESSAGES: usize = (COUNTED / START_PARTS) as usize;
+/// Parts a message's first release can number (its connections: `lb.subflows` is at most 256).
+const START_PARTS: u64 = 256;
+
+/// The order key of part `part` of message `message`'s first release (its `ConnStart`s, or
+/// the one event of a message with no connection), numbered by its source host's `unit`.
+#[inline]
+pub fn start_order(unit: u32, message: u32, part: u32) -> u64 {
+    debug_assert!(u64::from(part) < START_PARTS);
+    debug_assert!(u64::from(message) * START_PARTS < COUNTED, "2^30 messages are numbered");
+    (u64::from(unit) << UNIT_SHIFT) | (u64::from(message) * START_PARTS + u64::from(part))
+}
 /// Units an order key can tell apart (2^24: 16 M nodes).
 pub const MAX_UNITS: usize = 1 << (64 - UNIT_SHIFT);
 
@@ -143,7 +163,7 @@ impl EventQueue {
             scratch: Scratch::default(),
             ring_len: 0,
             far: BinaryHeap::new(),
-            seqs: vec![0; 2],
+            seqs: vec![COUNTED; 2],
             units: Arc::new([0, 1]),
             origin: FAULT_UNIT,
             at: FAULT_UNIT as usize,
@@ -162,7 +182,7 @@ impl EventQueue {
     /// piece of a run; the others' entries are not read).
     pub fn with_units(mut self, units: Arc<[u32]>, count: usize) -> Self {
         assert!(units.len() <= MAX_UNITS, "{} units: at most {MAX_UNITS} can be ordered", units.len());
-        self.seqs.resize(count, 0);
+        self.seqs.resize(count, COUNTED);
         self.units = units;
         self
     }
@@ -203,7 +223,7 @@ impl EventQueue {
     pub fn next_order(&mut self) -> u64 {
         let seq = &mut self.seqs[self.at];
         *seq += 1;
-        debug_assert!(*seq < WIRE, "a unit scheduled 2^39 events");
+        debug_assert!(*seq < WIRE, "a unit scheduled 2^38 events");
         (u64::from(self.origin) << UNIT_SHIFT) | *seq
     }
 

@@ -24,32 +24,111 @@ pub struct Side {
 }
 
 /// What the pieces of a run read of its connections and none changes, built once and
-/// shared (each part freed when the last piece lets go of it).
+/// shared (each part freed when the last piece lets go of it); a message sent into a running
+/// run appends to each part between windows ([`ConnCatalog::append`]).
 #[derive(Debug, Clone, Default)]
 pub struct ConnCatalog {
     /// The message of each connection ...
-    pub(crate) conn_msg: Arc<[u32]>,
+    pub(crate) conn_msg: Arc<Vec<u32>>,
     /// ... its source host's stream as the message's load balancers draw from it (one per
     /// message) ...
-    pub(crate) seeds: Arc<[Rng]>,
+    pub(crate) seeds: Arc<Vec<Rng>>,
     /// ... and, in a run of several pieces, where its state lies (empty in one piece: a
     /// connection's index is its id) ...
-    pub(crate) sides: Arc<[Side]>,
+    pub(crate) sides: Arc<Vec<Side>>,
     /// ... and where each message's counts lie (`MsgState`, the same way).
-    pub(crate) msg_sides: Arc<[Side]>,
+    pub(crate) msg_sides: Arc<Vec<Side>>,
 }
 
-/// A run's connections as [`ConnCatalog::build`] lays them out.
+/// A run's connections as [`ConnCatalog::build`] lays them out (or those of messages added to
+/// a running run, [`Layout::after`]).
 pub struct Layout {
     pub catalog: ConnCatalog,
     /// Each message's connection ids (consecutive).
     pub ids: Vec<std::ops::Range<u32>>,
-    /// For each piece, what each connection it holds carries, in its order ...
+    /// For each piece, what each connection it holds carries, in its order (the new ones) ...
     pub bytes: Vec<Vec<u64>>,
-    /// ... and how many messages it holds an end of.
+    /// ... and how many messages it holds an end of (all of them).
     pub messages: Vec<usize>,
-    /// For each host, the bytes on the wire of every data packet sent to it, each once.
+    /// For each host, the bytes on the wire of every data packet sent to it, each once (of
+    /// the new messages).
     pub incoming: Vec<u64>,
+    /// The connections each piece held before, and the ids the new messages and connections
+    /// start from.
+    rows_before: Vec<u32>,
+    first: (u32, u32),
+}
+
+impl Layout {
+    /// The layout of messages added to a run whose pieces (`rows.len()` of them) hold `rows`
+    /// connections and `held` messages each, over `hosts` hosts, its messages numbered from
+    /// `first.0` and its connections from `first.1`.
+    pub fn after(hosts: usize, rows: Vec<u32>, held: Vec<usize>, first: (u32, u32)) -> Layout {
+        Layout {
+            catalog: ConnCatalog::default(),
+            ids: Vec::new(),
+            bytes: vec![Vec::new(); rows.len()],
+            messages: held,
+            incoming: vec![0; hosts],
+            rows_before: rows,
+            first,
+        }
+    }
+
+    /// Lays out the connections of `spec`'s message, the next one. Its load balancers draw
+    /// from `rng` (its source host's stream, advanced past them); `cut`: each node's piece in
+    /// a run of several.
+    pub fn push(&mut self, factory: &ConnFactory, spec: &MessageSpec, rng: &mut Rng, cut: Option<&[u16]>) {
+        let cat = &mut self.catalog;
+        let (conn_msg, seeds, sides, msg_sides) = (
+            Arc::make_mut(&mut cat.conn_msg),
+            Arc::make_mut(&mut cat.seeds),
+            Arc::make_mut(&mut cat.sides),
+            Arc::make_mut(&mut cat.msg_sides),
+        );
+        let m = self.first.0 + seeds.len() as u32;
+        // the index of an item with ends in pieces `piece` among those each of them holds
+        let place = |count: &mut dyn FnMut(u16) -> u32, piece: [u16; 2]| {
+            let first = count(piece[0]);
+            Side { at: [first, if piece[1] == piece[0] { first } else { count(piece[1]) }], piece }
+        };
+        let messages = &mut self.messages;
+        match cut {
+            Some(home) => {
+                let piece = [home[spec.src as usize], home[spec.dst as usize]];
+                msg_sides.push(place(&mut |p| (messages[usize::from(p)], messages[usize::from(p)] += 1).0 as u32, piece));
+            }
+            None => messages[0] += 1,
+        }
+        seeds.push(rng.clone());
+        let first = self.first.1 + conn_msg.len() as u32;
+        if factory.on_scale_up(spec) || spec.is_compute() {
+            // no connection, no load balancer: its server's scale-up network carries it, or
+            // it is a compute task
+            self.ids.push(first..first);
+            return;
+        }
+        factory.draw(spec, rng);
+        for share in factory.shares(spec.bytes) {
+            conn_msg.push(m);
+            self.incoming[spec.dst as usize] += factory.wire_bytes(share);
+            let Some(home) = cut else {
+                self.bytes[0].push(share);
+                continue;
+            };
+            let piece = [home[spec.src as usize], home[spec.dst as usize]];
+            let (bytes, before) = (&mut self.bytes, &self.rows_before);
+            sides.push(place(
+                &mut |p| {
+                    let p = usize::from(p);
+                    bytes[p].push(share);
+                    before[p] + bytes[p].len() as u32 - 1
+                },
+                piece,
+            ));
+        }
+        self.ids.push(first..self.first.1 + conn_msg.len() as u32);
+    }
 }
 
 impl ConnCatalog {
@@ -58,53 +137,23 @@ impl ConnCatalog {
     /// of whose ends is its). The messages' load balancers draw from their source host's
     /// stream in `rngs` (one per host), advanced past them.
     pub fn build(factory: &ConnFactory, specs: &[MessageSpec], rngs: &mut [Rng], cut: Option<(&[u16], usize)>) -> Layout {
-        let (mut conn_msg, mut seeds, mut sides, mut msg_sides) = (Vec::new(), Vec::with_capacity(specs.len()), Vec::new(), Vec::new());
-        let mut ids = Vec::with_capacity(specs.len());
-        let mut bytes: Vec<Vec<u64>> = vec![Vec::new(); cut.map_or(1, |(_, n)| n)];
-        let mut messages = vec![0; bytes.len()];
-        // the index of an item with ends in pieces `piece` among those each of them holds
-        let place = |count: &mut dyn FnMut(u16) -> u32, piece: [u16; 2]| {
-            let first = count(piece[0]);
-            Side { at: [first, if piece[1] == piece[0] { first } else { count(piece[1]) }], piece }
-        };
-        let mut incoming = vec![0; rngs.len()];
-        for (m, spec) in specs.iter().enumerate() {
-            if let Some((home, _)) = cut {
-                let piece = [home[spec.src as usize], home[spec.dst as usize]];
-                msg_sides.push(place(&mut |p| (messages[usize::from(p)], messages[usize::from(p)] += 1).0 as u32, piece));
-            }
-            let rng = &mut rngs[spec.src as usize];
-            seeds.push(rng.clone());
-            let first = conn_msg.len() as u32;
-            if factory.on_scale_up(spec) || spec.is_compute() {
-                // no connection, no load balancer: its server's scale-up network carries it, or
-                // it is a compute task
-                ids.push(first..first);
-                continue;
-            }
-            factory.draw(spec, rng);
-            for share in factory.shares(spec.bytes) {
-                conn_msg.push(m as u32);
-                incoming[spec.dst as usize] += factory.wire_bytes(share);
-                let Some((home, _)) = cut else {
-                    bytes[0].push(share);
-                    continue;
-                };
-                let piece = [home[spec.src as usize], home[spec.dst as usize]];
-                sides.push(place(
-                    &mut |p| {
-                        bytes[usize::from(p)].push(share);
-                        bytes[usize::from(p)].len() as u32 - 1
-                    },
-                    piece,
-                ));
-            }
-            ids.push(first..conn_msg.len() as u32);
+        let pieces = cut.map_or(1, |(_, n)| n);
+        let mut layout = Layout::after(rngs.len(), vec![0; pieces], vec![0; pieces], (0, 0));
+        Arc::make_mut(&mut layout.catalog.seeds).reserve_exact(specs.len());
+        layout.ids.reserve_exact(specs.len());
+        for spec in specs {
+            layout.push(factory, spec, &mut rngs[spec.src as usize], cut.map(|(home, _)| home));
         }
-        if cut.is_none() {
-            messages[0] = specs.len();
-        }
-        let catalog = ConnCatalog { conn_msg: conn_msg.into(), seeds: seeds.into(), sides: sides.into(), msg_sides: msg_sides.into() };
-        Layout { catalog, ids, bytes, messages, incoming }
+        layout
+    }
+
+    /// Appends `more`'s parts (the catalog of messages added to the run, [`Layout::after`]) to
+    /// this one's, in place where this is the only holder of each part (the caller takes them
+    /// from every other first, `ConnTable::take_catalog`).
+    pub fn append(&mut self, more: &ConnCatalog) {
+        Arc::make_mut(&mut self.conn_msg).extend_from_slice(&more.conn_msg);
+        Arc::make_mut(&mut self.seeds).extend_from_slice(&more.seeds);
+        Arc::make_mut(&mut self.sides).extend_from_slice(&more.sides);
+        Arc::make_mut(&mut self.msg_sides).extend_from_slice(&more.msg_sides);
     }
 }

@@ -10,6 +10,7 @@
 
 mod deps;
 mod late;
+mod open;
 mod read;
 mod scale_up;
 mod state;
@@ -49,11 +50,13 @@ pub struct Nics {
     hosts: Vec<HostState>,
     conns: ConnTable,
     /// The messages (shared by the pieces) and what this piece's hosts counted of them.
-    messages: Arc<[Message]>,
+    messages: Arc<Vec<Message>>,
     states: Vec<MsgState>,
     /// Completions reported to the driver (its stop test reads one number per event; the
-    /// hosts' own counts are `HostState::done`).
+    /// hosts' own counts are `HostState::done`), and (a session's, `sim::session`) each
+    /// message completed and when, until the driver reads them.
     reported: u32,
+    log: Option<Vec<(u32, Time)>>,
     /// Dependencies: for each message, the messages waiting for it (shared), and (kept by
     /// its source host) how many of its own it still waits for.
     dependents: Arc<Deps>,
@@ -83,7 +86,7 @@ impl Nics {
     pub fn new(
         cfg: TransportModel,
         conns: ConnTable,
-        messages: Arc<[Message]>,
+        messages: Arc<Vec<Message>>,
         (rngs, incoming): (&[Rng], &[u64]),
         held: usize,
         (cut, me): (Arc<Cut>, u16),
@@ -95,6 +98,7 @@ impl Nics {
             states: vec![MsgState::default(); held],
             messages,
             reported: 0,
+            log: None,
             dependents: Arc::default(),
             waiting: Vec::new(),
             cfg,
@@ -305,7 +309,7 @@ impl Nics {
             m.done += 1;
             if m.done == self.messages[mi].count {
                 self.hosts[self.slot.of(host)].done += 1;
-                self.reported += 1;
+                self.report(mi, now);
                 if !self.dependents.is_empty() {
                     self.completed(q, now, host, mi);
                 }

@@ -36,6 +36,7 @@ use crate::time::Time;
 use crate::workload::MessageSpec;
 use pairs::Pairs;
 
+mod grow;
 mod pairs;
 
 /// No slot: the half does not exist (not started, or done).
@@ -225,7 +226,7 @@ impl ConnTable {
     /// Lets go of the messages' streams but the first (which [`ConnTable::lb_state_bytes`]
     /// reads): no connection can start afterwards.
     pub fn free_streams(&mut self) {
-        self.catalog.seeds = self.catalog.seeds.iter().take(1).cloned().collect();
+        self.catalog.seeds = std::sync::Arc::new(self.catalog.seeds.iter().take(1).cloned().collect());
     }
 
     /// See [`ConnFactory::notify_latency`].

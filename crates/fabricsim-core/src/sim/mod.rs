@@ -14,6 +14,7 @@
 mod parallel;
 mod piece;
 mod results;
+pub mod session;
 pub mod threads;
 
 use std::cmp::Reverse;
@@ -92,6 +93,8 @@ pub struct Simulation {
     /// Payload a trace's messages had delivered when its window's second half began and when
     /// it ended.
     window_bytes: [Option<u64>; 2],
+    /// A session's state (`None` for a closed run: every message given up front).
+    open: Option<Box<session::Open>>,
 }
 
 impl Simulation {
@@ -155,13 +158,14 @@ impl Simulation {
     /// piece of each node (any cut gives the same results; the tests try random ones). A cut
     /// that does not give every node a piece is refused.
     pub fn cut_by(scenario: &Scenario, cut: impl FnOnce(&Topology) -> Vec<u16>) -> Result<Simulation, ScenarioError> {
-        Self::build(scenario, |topo, _, _| cut(topo))
+        Self::build(scenario, |topo, _, _| cut(topo), false)
     }
 
     /// [`Simulation::cut_by`], the cut chosen knowing the run's model (its messages, its
-    /// memory) and the events it is expected to make.
-    fn build(scenario: &Scenario, cut: impl FnOnce(&Topology, &Model, u64) -> Vec<u16>) -> Result<Simulation, ScenarioError> {
-        let mut model = scenario.resolve()?;
+    /// memory) and the events it is expected to make; `open`: a session's run, which may have
+    /// no workload and takes messages while it runs.
+    fn build(scenario: &Scenario, cut: impl FnOnce(&Topology, &Model, u64) -> Vec<u16>, open: bool) -> Result<Simulation, ScenarioError> {
+        let mut model = scenario.resolve_as(open)?;
         let topo = model.topo.clone();
         let expected_events = threads::expected_events(&model);
         let home: Arc<[u16]> = cut(&topo, &model, expected_events).into();
@@ -205,8 +209,9 @@ impl Simulation {
         let specs = std::mem::take(&mut model.messages);
         let mut rngs: Vec<Rng> = (0..topo.hosts()).map(|h| Rng::stream(model.seed, Stream::Host, h.into())).collect();
         let layout = ConnCatalog::build(&factory, &specs, &mut rngs, (count > 1).then_some((&home[..], count)));
-        let messages: Arc<[Message]> =
-            specs.iter().zip(&layout.ids).map(|(&spec, ids)| Message { spec, first: ids.start, count: ids.len() as u32 }).collect();
+        let messages: Arc<Vec<Message>> = Arc::new(
+            specs.iter().zip(&layout.ids).map(|(&spec, ids)| Message { spec, first: ids.start, count: ids.len() as u32 }).collect(),
+        );
         drop(specs);
         if count > 1 {
             need.pieces =
@@ -236,7 +241,7 @@ impl Simulation {
             let hosts = (0..topo.hosts()).filter(|&h| nics.is_home(h)).collect();
             built.push(Piece { queue, fabric, nics, counted: 0, ran: 0, hosts });
         }
-        let stop_at = built[0].nics.messages().len() as u32;
+        let stop_at = if open { u32::MAX } else { built[0].nics.messages().len() as u32 };
         let duty_times = duties.iter().map(|&(_, at, _)| Reverse(at)).collect();
         Ok(Simulation {
             scenario: scenario.filled(),
@@ -265,6 +270,7 @@ impl Simulation {
             finish_at: (stop_at == 0).then_some(0),
             wall: std::time::Duration::ZERO,
             window_bytes: [None; 2],
+            open: open.then(|| Box::new(session::Open::new(rngs))),
         })
     }
 
@@ -303,7 +309,7 @@ impl Simulation {
         self.status = if self.lookahead > 0 {
             self.windows(budget, &mut n, started)
         } else {
-            self.turns(budget, &mut n, started, u128::MAX).unwrap_or(Status::Running)
+            self.turns(budget, &mut n, started, self.bound_key()).unwrap_or(Status::Running)
         };
         self.wall += started.elapsed();
         self.status
@@ -398,11 +404,15 @@ impl Simulation {
         match event {
             Event::Watch => {
                 let a = self.pieces.iter().fold(Activity::default(), |a, p| a + p.nics.activity());
-                let pending = a.starts_pending() || self.faults.next_time().is_some();
+                // a session with every message done waits for the next: nothing stalled
+                let idle = self.open.is_some() && self.done == self.flow_count();
+                let pending = a.starts_pending() || self.faults.next_time().is_some() || idle;
                 if self.watchdog.stalled(now, a.progress, pending) {
                     self.stop_at = 0;
                 } else if self.pieces.iter().any(|p| !p.queue.is_empty()) {
                     self.schedule_duty(now + self.watchdog.every(), Event::Watch);
+                } else if let Some(open) = &mut self.open {
+                    open.watching = false; // until a message is sent
                 }
             }
             Event::Faults => {

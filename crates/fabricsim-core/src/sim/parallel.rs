@@ -223,8 +223,12 @@ impl Simulation {
     fn drive(&mut self, shared: &Shared, budget: u64, n: &mut u64, started: Instant) -> Status {
         loop {
             let Some(end) = self.parallel_window(budget, *n, started) else {
-                // in turns up to one lookahead on, or to a stop
+                // in turns up to one lookahead on, or to a stop (or a session's bound)
                 let until = self.next_time().map_or(u128::MAX, |t| u128::from(t.saturating_add(self.lookahead)) << 64);
+                let until = until.min(self.bound_key());
+                if self.next_time().is_some_and(|t| u128::from(t) << 64 >= until) {
+                    return Status::Running;
+                }
                 match self.turns(budget, n, started, until) {
                     Some(status) => return status,
                     None => continue,
@@ -287,7 +291,7 @@ impl Simulation {
             return None;
         }
         let now = self.next_time()?;
-        let mut end = now.saturating_add(self.lookahead).min(self.model.max_time.saturating_add(1));
+        let mut end = now.saturating_add(self.lookahead).min(self.model.max_time.saturating_add(1)).min(self.bound());
         if let Some(&std::cmp::Reverse(duty)) = self.duty_times.peek() {
             end = end.min(duty);
         }

@@ -23,6 +23,7 @@ mod pieces;
 mod rail_only;
 mod samples;
 mod scale_up;
+mod session;
 mod training;
 
 use fabricsim_core::stats::RunResult;

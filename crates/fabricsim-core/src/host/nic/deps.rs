@@ -23,7 +23,7 @@
 use std::sync::Arc;
 
 use super::Nics;
-use crate::engine::{node_unit, Event, EventQueue};
+use crate::engine::{node_unit, start_order, Event, EventQueue};
 use crate::host::table::End;
 use crate::time::Time;
 use crate::workload::collective::first_release;
@@ -53,28 +53,41 @@ impl Nics {
             let waits = deps.of(m).len() as u32;
             self.waiting[self.conns.msg_at(m, End::Tx)] = waits;
             if waits == 0 {
-                q.set_origin(node_unit(spec.src));
-                let at = match spec.cpu {
-                    Some(cpu) => self.hosts[self.slot.of(spec.src)].claim(cpu, spec.start, spec.delay),
-                    None => first_release(&spec),
-                };
-                self.release(q, m, at);
+                self.start_free(q, m);
             }
         }
     }
 
-    /// Releases message `m` at `at`: its connections start then.
-    pub(super) fn release(&mut self, q: &mut EventQueue, m: usize, at: Time) {
+    /// Schedules the start of message `m`, which waits for no other (one given up front, or
+    /// sent into a running run): at its start, or when its CPU has run its delay, under the
+    /// order keys of its first release ([`start_order`]), whenever it is made.
+    pub fn start_free(&mut self, q: &mut EventQueue, m: usize) {
+        let spec = self.messages[m].spec;
+        let at = match spec.cpu {
+            Some(cpu) => self.hosts[self.slot.of(spec.src)].claim(cpu, spec.start, spec.delay),
+            None => first_release(&spec),
+        };
+        self.release(q, m, at, true);
+    }
+
+    /// Releases message `m` at `at`: its connections start then, numbered by its source host,
+    /// under the keys of its first release if `first`.
+    pub(super) fn release(&mut self, q: &mut EventQueue, m: usize, at: Time, first: bool) {
         let msg = self.messages[m];
         self.states[self.conns.msg_at(m, End::Tx)].released = at;
+        let unit = node_unit(msg.spec.src);
+        q.set_origin(unit);
+        let mut schedule = |part: u32, event: Event| match first {
+            true => q.schedule_ordered(at, start_order(unit, m as u32, part), event),
+            false => q.schedule(at, event),
+        };
         if msg.count == 0 {
-            let event = if msg.spec.is_compute() { Event::Computed(m as u32) } else { Event::UpSend(m as u32) };
-            q.schedule(at, event);
+            schedule(0, if msg.spec.is_compute() { Event::Computed(m as u32) } else { Event::UpSend(m as u32) });
             self.hosts[self.slot.of(msg.spec.src)].pending += 1;
             return;
         }
-        for c in msg.connections() {
-            q.schedule(at, Event::ConnStart(c as u32));
+        for (part, c) in msg.connections().enumerate() {
+            schedule(part as u32, Event::ConnStart(c as u32));
         }
         self.hosts[self.slot.of(msg.spec.src)].pending += msg.count;
     }
@@ -129,7 +142,7 @@ impl Nics {
                 Some(cpu) => self.hosts[self.slot.of(spec.src)].claim(cpu, spec.start.max(now), spec.delay),
                 None => spec.start.max(now.saturating_add(spec.delay)),
             };
-            self.release(q, d, at);
+            self.release(q, d, at, false);
         }
     }
 }

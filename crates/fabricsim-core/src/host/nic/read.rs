@@ -43,7 +43,7 @@ impl Nics {
 
     /// Lets go of the messages, once the results have read them.
     pub fn free_messages(&mut self) {
-        (self.messages, self.states) = (Arc::new([]), Vec::new());
+        (self.messages, self.states) = (Arc::default(), Vec::new());
     }
 
     /// Frees every connection's state and row, once the results have read them.

@@ -116,7 +116,7 @@ impl Nics {
         let spec = self.messages[m as usize].spec;
         let h = &mut self.hosts[self.slot.of(spec.dst)];
         (h.done, h.up_done, h.progress) = (h.done + 1, h.up_done + 1, h.progress + 1);
-        self.reported += 1;
+        self.report(m as usize, now);
         self.up.time(m, 1, now);
         if self.dependents.is_empty() {
             return;
@@ -135,7 +135,7 @@ impl Nics {
         let host = self.messages[m as usize].spec.src;
         let h = &mut self.hosts[self.slot.of(host)];
         (h.pending, h.done, h.progress) = (h.pending - 1, h.done + 1, h.progress + 1);
-        self.reported += 1;
+        self.report(m as usize, now);
         self.up.time(m, 1, now);
         if !self.dependents.is_empty() {
             self.completed(q, now, host, m as usize);

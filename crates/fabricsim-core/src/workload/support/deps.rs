@@ -33,12 +33,12 @@ impl Deps {
         self.ids.is_empty()
     }
 
-    /// The messages message `i` waits for.
+    /// The messages message `i` waits for (none for a message made after the lists: one sent
+    /// into a running run).
     pub fn of(&self, i: usize) -> &[u32] {
-        if self.first.is_empty() {
-            &[]
-        } else {
-            &self.ids[self.first[i] as usize..self.first[i + 1] as usize]
+        match self.first.get(i..i + 2) {
+            Some(&[a, b]) => &self.ids[a as usize..b as usize],
+            _ => &[],
         }
     }
 

@@ -1,0 +1,280 @@
+//! A session: a run that takes messages while it runs and reports each completion as it
+//! happens, for a caller that drives the fabric from outside (its own loop, a co-simulator,
+//! ASTRA-sim's network API). Built from a scenario that may have no workload (its messages
+//! and jobs, if any, run as usual); the caller sends messages ([`Session::send`]), runs the
+//! clock ([`Session::run_until`], [`Session::run_until_completion`]) and polls what completed
+//! ([`Session::completions`]).
+//!
+//! Every guarantee of a closed run stays:
+//! - a message sent for a time later than the session's clock starts exactly as it would
+//!   have had the scenario given it up front with the same fields, in the same order among
+//!   its source host's messages: its start's order key is numbered by the message, not by
+//!   when it was made (`engine::start_order`), and its load balancers draw from its source
+//!   host's stream where the next message of that host would have. A message sent for the
+//!   clock's own instant starts after the events of that instant that already ran;
+//! - calls are applied between windows of the parallel engine, and [`Session::run_until`]
+//!   stops at its time on every thread count; so the same calls give the same results, bit
+//!   for bit, on any thread count. [`Session::run_until_completion`] runs the pieces in
+//!   turns on the caller's thread (exact; a window on several threads could run past the
+//!   completion it has to stop at).
+//!
+//! Memory: the messages sent are kept with their rows for the results, as a closed run keeps
+//! its workload's ([`crate::host::table`]); the live state is that of the messages under way.
+
+use std::time::Instant;
+
+use super::Simulation;
+use crate::engine::rng::Rng;
+use crate::engine::{Event, Status, MAX_MESSAGES};
+use crate::error::{ensure, ScenarioError};
+use crate::host::message::Message;
+use crate::host::table::{ConnCatalog, Layout};
+use crate::scenario::Scenario;
+use crate::stats::RunResult;
+use crate::time::Time;
+use crate::workload::collective::Tag;
+use crate::workload::MessageSpec;
+
+/// What a closed run does not keep and a session needs.
+pub(super) struct Open {
+    /// Each host's stream, as the load balancers of its messages so far left it (the next
+    /// message it sends draws from here).
+    rngs: Vec<Rng>,
+    /// Events before this time run (`Time::MAX`: no bound).
+    bound: Time,
+    /// Whether the no-progress guard's check is scheduled (it stops when nothing is left).
+    pub(super) watching: bool,
+}
+
+impl Open {
+    pub(super) fn new(rngs: Vec<Rng>) -> Open {
+        Open { rngs, bound: Time::MAX, watching: true }
+    }
+}
+
+/// A message that completed: its id ([`Session::send`]'s), when it was released and when its
+/// receiver had every byte, and its FCT as the flows table gives it (from its first packet
+/// sent, or its release where it sent none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub id: u32,
+    pub start: Time,
+    pub end: Time,
+    pub fct: Time,
+}
+
+impl Simulation {
+    /// Events run while their time is before this.
+    #[inline]
+    pub(super) fn bound(&self) -> Time {
+        self.open.as_ref().map_or(Time::MAX, |o| o.bound)
+    }
+
+    /// [`Simulation::bound`] as an order key.
+    #[inline]
+    pub(super) fn bound_key(&self) -> u128 {
+        match self.bound() {
+            Time::MAX => u128::MAX,
+            t => u128::from(t) << 64,
+        }
+    }
+
+    /// Adds message `spec` (it waits for nothing) to the run, between windows; returns its id.
+    fn add(&mut self, spec: MessageSpec) -> u32 {
+        let m = self.flow_count();
+        let home = (self.pieces.len() > 1).then(|| self.cut.homes().clone());
+        let rows = self.pieces.iter().map(|p| p.nics.connections().rows_held()).collect();
+        let held = self.pieces.iter().map(|p| p.nics.states().len()).collect();
+        let first_conn = self.pieces[0].nics.connections().len() as u32;
+        let hosts = self.topology().hosts() as usize;
+        let mut layout = Layout::after(hosts, rows, held, (m, first_conn));
+        let open = self.open.as_mut().expect("a session's run");
+        let factory = self.pieces[0].nics.connections().factory().clone();
+        layout.push(&factory, &spec, &mut open.rngs[spec.src as usize], home.as_deref());
+        let ids = layout.ids[0].clone();
+        // the shared lists grow in place: every piece lets go of them, one appends
+        let mut catalogs: Vec<ConnCatalog> = self.pieces.iter_mut().map(|p| p.nics.connections_mut().take_catalog()).collect();
+        let mut catalog = catalogs.pop().unwrap_or_default();
+        drop(catalogs);
+        catalog.append(&layout.catalog);
+        let mut lists: Vec<_> = self.pieces.iter_mut().map(|p| p.nics.take_messages()).collect();
+        let mut messages = lists.pop().unwrap_or_default();
+        drop(lists);
+        std::sync::Arc::make_mut(&mut messages).push(Message { spec, first: ids.start, count: ids.len() as u32 });
+        for (i, p) in self.pieces.iter_mut().enumerate() {
+            p.nics.connections_mut().give_catalog(catalog.clone());
+            p.nics.give_messages(messages.clone());
+            p.nics.connections_mut().add_rows(&layout.bytes[i]);
+            p.nics.add_messages(layout.messages[i], &layout.incoming);
+        }
+        self.model.tags.push(Tag::NONE);
+        let p = &mut self.pieces[usize::from(self.cut.home(spec.src))];
+        p.nics.start_free(&mut p.queue, m as usize);
+        let open = self.open.as_mut().expect("a session's run");
+        if !open.watching {
+            open.watching = true;
+            let at = spec.start.max(self.now) + self.watchdog.every();
+            self.schedule_duty(at, Event::Watch);
+        }
+        m
+    }
+
+    /// Runs in turns until a message completes (then to the end of that instant) or the next
+    /// event lies at or after the bound.
+    fn run_to_completion(&mut self) -> Status {
+        if self.status != Status::Running {
+            return self.status;
+        }
+        let started = Instant::now();
+        let budget = self.model.max_events.saturating_sub(self.events);
+        self.stop_at = self.done + 1;
+        let mut n = 0;
+        self.status = self.turns(budget, &mut n, started, self.bound_key()).unwrap_or(Status::Running);
+        self.wall += started.elapsed();
+        self.stop_at = if self.stop_at == 0 { 0 } else { u32::MAX };
+        self.status
+    }
+
+    /// After the clock ran: a session that paused at a completion, or ran out of events, goes
+    /// on (its caller may send more).
+    fn resume(&mut self) -> Status {
+        if self.stop_at != 0 && self.finish_at.is_some() {
+            self.finish_at = None;
+        }
+        if self.stop_at != 0 && matches!(self.status, Status::Stalled | Status::Complete | Status::NoProgress) {
+            self.status = Status::Running;
+        }
+        self.status
+    }
+}
+
+/// A run driven from outside: see the module doc.
+pub struct Session {
+    sim: Simulation,
+    /// The caller's clock: every event up to it ran, a message may be sent for it or later.
+    clock: Time,
+}
+
+impl Session {
+    /// A session of `scenario` (which may have no workload) on `threads` threads (`None`: the
+    /// engine's choice, as `threads = "auto"`).
+    pub fn new(scenario: &Scenario, threads: Option<usize>) -> Result<Session, ScenarioError> {
+        let mut sim = Simulation::threaded(scenario, threads.map(|t| t.max(1)), true)?;
+        for p in &mut sim.pieces {
+            p.nics.keep_log();
+        }
+        Ok(Session { sim, clock: 0 })
+    }
+
+    /// Sends `bytes` from host `src` to host `dst` at `at` (`None`: now); returns the
+    /// message's id (its row in the flows table). Refused, naming the argument, for a host
+    /// that does not exist, a message to itself, no bytes, more packets than a message may
+    /// have, a time before now, or a session that has ended.
+    pub fn send(&mut self, src: u32, dst: u32, bytes: u64, at: Option<Time>) -> Result<u32, ScenarioError> {
+        let hosts = self.sim.topology().gpus();
+        let at = at.unwrap_or(self.clock);
+        let status = self.sim.status;
+        ensure(status == Status::Running, "session", status.reason(), "allowed: a session still running (this one has ended)")?;
+        ensure(src < hosts, "src", src, format!("allowed: a host from 0 to {}", hosts - 1))?;
+        ensure(dst < hosts, "dst", dst, format!("allowed: a host from 0 to {}", hosts - 1))?;
+        ensure(src != dst, "dst", dst, "allowed: a host other than src")?;
+        ensure(bytes > 0, "bytes", bytes, "allowed: at least 1")?;
+        let payload = self.sim.model.transport.mtu - self.sim.model.transport.header;
+        ensure(
+            bytes.div_ceil(payload) <= u64::from(u32::MAX),
+            "bytes",
+            bytes,
+            format!("allowed: at most {} packets of {payload} B", u32::MAX),
+        )?;
+        ensure(at >= self.clock, "at", at, format!("allowed: the session's time ({} ps) or later", self.clock))?;
+        ensure(
+            (self.sim.flow_count() as usize) < MAX_MESSAGES,
+            "send",
+            "one message more",
+            format!("allowed: at most {MAX_MESSAGES} messages"),
+        )?;
+        Ok(self.sim.add(MessageSpec::new(src, dst, bytes, at, 0)))
+    }
+
+    /// Runs every event at `t` or before; the clock is `t` afterwards, unless a guard of the
+    /// scenario (`stop.max_time`, `max_events`, `max_wall`, no progress) ended the session
+    /// first (its status says which). Refused for a time before the clock.
+    pub fn run_until(&mut self, t: Time) -> Result<Status, ScenarioError> {
+        ensure(t >= self.clock, "t", t, format!("allowed: the session's time ({} ps) or later", self.clock))?;
+        self.bound(t);
+        self.sim.step(u64::MAX);
+        let status = self.sim.resume();
+        self.clock = if status == Status::Running { t } else { self.sim.now.max(self.clock) };
+        Ok(status)
+    }
+
+    /// Runs until a message completes (every event of that instant included) or, if none
+    /// does by then, every event at `limit` or before; the clock is the completion's time, or
+    /// `limit`. What completed is in [`Session::completions`].
+    pub fn run_until_completion(&mut self, limit: Time) -> Result<Status, ScenarioError> {
+        ensure(limit >= self.clock, "limit", limit, format!("allowed: the session's time ({} ps) or later", self.clock))?;
+        self.bound(limit);
+        let done = self.sim.done;
+        self.sim.run_to_completion();
+        let status = self.sim.resume();
+        self.clock = match status {
+            Status::Running if self.sim.done > done => self.sim.now.max(self.clock),
+            Status::Running => limit,
+            _ => self.sim.now.max(self.clock),
+        };
+        Ok(status)
+    }
+
+    fn bound(&mut self, t: Time) {
+        if let Some(open) = &mut self.sim.open {
+            open.bound = t.saturating_add(1);
+        }
+    }
+
+    /// The time of the next event (a packet's, a timer's, or one of the run's own checks),
+    /// `None` when nothing is scheduled.
+    pub fn next_event_time(&mut self) -> Option<Time> {
+        self.sim.next_time()
+    }
+
+    /// The session's clock.
+    pub fn now(&self) -> Time {
+        self.clock
+    }
+
+    pub fn status(&self) -> Status {
+        self.sim.status
+    }
+
+    /// The messages completed since the last call, by time of completion, then id.
+    pub fn completions(&mut self) -> Vec<Completion> {
+        let mut log: Vec<(u32, Time)> = self.sim.pieces.iter_mut().flat_map(|p| p.nics.take_log()).collect();
+        log.sort_unstable_by_key(|&(m, t)| (t, m));
+        let sim = &self.sim;
+        log.into_iter()
+            .map(|(m, end)| {
+                let msg = sim.pieces[0].nics.messages()[m as usize];
+                let src = &sim.pieces[usize::from(sim.cut.home(msg.spec.src))].nics;
+                let start = src.released(m as usize).unwrap_or(end);
+                let first = msg.connections().filter_map(|c| src.connections().row(c as u32).first_send()).min();
+                Completion { id: m, start, end, fct: end - first.unwrap_or(start) }
+            })
+            .collect()
+    }
+
+    /// The simulation the session drives (its counts, warnings, threads).
+    pub fn simulation(&self) -> &Simulation {
+        &self.sim
+    }
+
+    /// The results so far: the same tables as a closed run's ([`Simulation::results`]); the
+    /// session goes on.
+    pub fn results(&self) -> RunResult {
+        self.sim.results()
+    }
+
+    /// The results, ending the session ([`Simulation::into_results`]).
+    pub fn into_results(self) -> RunResult {
+        self.sim.into_results()
+    }
+}
