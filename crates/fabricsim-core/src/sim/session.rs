@@ -178,6 +178,23 @@ impl Session {
         ensure(src < hosts, "src", src, format!("allowed: a host from 0 to {}", hosts - 1))?;
         ensure(dst < hosts, "dst", dst, format!("allowed: a host from 0 to {}", hosts - 1))?;
         ensure(src != dst, "dst", dst, "allowed: a host other than src")?;
+        let topo = self.sim.topology();
+        // what a closed run's workload goes through on such fabrics (`workload::support`'s
+        // relay and stripe) is not done to a message sent into a session
+        let planes = topo.planes();
+        ensure(
+            planes == 1,
+            "src",
+            src,
+            format!("allowed: a fabric of one plane (this one has {planes}: a session does not stripe a message over the planes yet)"),
+        )?;
+        let (a, b) = (topo.slot(src), topo.slot(dst));
+        ensure(
+            topo.tables.reachable(a, b) || topo.scale_up_between(a, b).is_some(),
+            "dst",
+            dst,
+            format!("allowed: a host that host {src} reaches over the fabric or its server's scale-up network (a session does not relay a message through another GPU of the server yet, as a rail-only fabric's workloads are)"),
+        )?;
         ensure(bytes > 0, "bytes", bytes, "allowed: at least 1")?;
         let payload = self.sim.model.transport.mtu - self.sim.model.transport.header;
         ensure(

@@ -130,3 +130,19 @@ fn a_send_the_session_cannot_take_is_refused_naming_the_argument() {
     }
     assert_eq!(s.run_until(5).unwrap_err().field, "t");
 }
+
+#[test]
+fn a_send_that_a_closed_run_would_stripe_or_relay_is_refused() {
+    let multi = "seed = 1\n[topology]\nkind = \"multi_plane\"\nhosts = 16\nradix = 8\n";
+    let mut s = Session::new(&scenario(multi).unwrap(), Some(1)).unwrap();
+    assert_eq!(s.send(0, 9, 4096, None).unwrap_err().field, "src");
+    // rail-only: GPU 0 of server 0 reaches GPU 0 of server 1 over its rail and GPU 1 of its own
+    // server over the scale-up network, not GPU 1 of server 1 (that needs a relay)
+    let rails = "seed = 1\n[topology]\nkind = \"rail_only\"\nhosts = 64\nradix = 16\nnics_per_server = 4\nscale_up_rate = \"3600Gbps\"\n";
+    let mut s = Session::new(&scenario(rails).unwrap(), Some(1)).unwrap();
+    s.send(0, 4, 4096, None).unwrap();
+    s.send(0, 1, 4096, None).unwrap();
+    assert_eq!(s.send(0, 5, 4096, None).unwrap_err().field, "dst");
+    s.run_until(FOREVER).unwrap();
+    assert_eq!(s.completions().len(), 2);
+}
