@@ -146,3 +146,48 @@ fn a_send_that_a_closed_run_would_stripe_or_relay_is_refused() {
     s.run_until(FOREVER).unwrap();
     assert_eq!(s.completions().len(), 2);
 }
+
+#[test]
+fn faults_samples_and_the_time_guard_act_in_a_session_as_in_a_closed_run() {
+    // a spine link fails mid-run and the fabric is sampled: the session's messages, sent just
+    // before their starts, give the closed run's tables and samples
+    let extra = "[lb]\nkind = \"ops\"\n[[faults]]\nkind = \"link_down\"\nlink = \"leaf0:up3\"\nstart = \"20us\"\ndetection = \"10us\"\nreconvergence = \"40us\"\n\
+                 [samples]\nevery = \"5us\"\nports = [\"leaf0:up*\"]\n";
+    let list: Vec<(u32, u32, u64)> = (0..8).map(|k| (k, 64 + k, k as u64 * 4_000_000)).collect();
+    let rows: Vec<String> =
+        list.iter().map(|&(s, d, t)| format!("{{ src = {s}, dst = {d}, size = \"2MiB\", start = \"{t}ps\" }}")).collect();
+    let closed = format!("{extra}[workload]\nkind = \"flows\"\nflows = [{}]\n", rows.join(", "));
+    let expected = Simulation::new(&scenario(&fabric128(&closed)).unwrap()).unwrap().run();
+    for threads in [1, 2] {
+        let mut s = session(extra, threads);
+        for &(src, dst, at) in &list {
+            s.run_until(at.saturating_sub(1)).unwrap();
+            s.send(src, dst, 2 << 20, Some(at)).unwrap();
+        }
+        // to the closed run's end: the samples it took are those taken up to then
+        let end = expected.flows.opt_u64("end_ps").iter().flatten().copied().max().unwrap();
+        s.run_until(end).unwrap();
+        let r = s.results();
+        assert_eq!(tables(&r), tables(&expected), "threads {threads}");
+        assert_eq!(format!("{:?}", r.samples), format!("{:?}", expected.samples), "threads {threads}");
+    }
+    // the time guard ends a session; a send afterwards is refused
+    let mut s = session("[stop]\nmax_time = \"50us\"\n", 1);
+    s.send(0, 100, 64 << 20, Some(0)).unwrap();
+    assert_eq!(s.run_until(FOREVER).unwrap(), Status::TimeLimit);
+    assert_eq!(s.send(1, 2, 1, None).unwrap_err().field, "session");
+}
+
+#[test]
+fn a_message_between_gpus_of_a_server_crosses_its_scale_up_network_in_a_session() {
+    let servers = "seed = 1\n[topology]\nhosts = 32\nradix = 8\nnics_per_server = 4\nscale_up_rate = \"7200Gbps\"\n";
+    let mut s = Session::new(&scenario(servers).unwrap(), Some(1)).unwrap();
+    let id = s.send(0, 1, 9_000_000, Some(1_000)).unwrap();
+    assert_eq!(s.run_until_completion(FOREVER).unwrap(), Status::Running);
+    let done = s.completions();
+    let r = s.results();
+    assert!(r.flows.bool("scale_up")[0]);
+    assert_eq!(done.len(), 1);
+    assert_eq!((done[0].id, done[0].start), (id, 1_000));
+    assert_eq!(Some(done[0].end), r.flows.opt_u64("end_ps")[0]);
+}
