@@ -111,3 +111,25 @@ def test_same_calls_give_the_same_results_on_any_thread_count() -> None:
         return out
 
     assert calls(1) == calls(2)
+
+
+def test_the_embedding_pages_example_prints_what_the_page_shows() -> None:
+    # docs/embedding.md's example, run as written: its output is the page's "Real output" block
+    import contextlib
+    import io
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "embedding.md").read_text()
+    code = page.split("```python\n", 1)[1].split("```", 1)[0]
+    shown = page.split("Real output:\n\n```\n", 1)[1].split("```", 1)[0]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "docs/embedding.md", "exec"), {})
+    assert out.getvalue() == shown
+
+
+def test_a_send_a_closed_run_would_stripe_is_refused_naming_src() -> None:
+    s = fabricsim.Session({"topology": {"kind": "multi_plane", "hosts": 16, "radix": 8}})
+    with pytest.raises(fabricsim.ScenarioError) as e:
+        s.send(0, 9, 4096)
+    assert e.value.field == "src" and "plane" in str(e.value)
