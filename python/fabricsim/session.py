@@ -38,10 +38,14 @@ class Completion(NamedTuple):
     fct_ps: int
 
 
-def _time(name: str, value: object) -> int:
+def _natural(name: str, value: object, what: str = "an int, 0 or more") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise argument_error(name, value, "a time in picoseconds: an int, 0 or more")
+        raise argument_error(name, value, what)
     return value
+
+
+def _time(name: str, value: object) -> int:
+    return _natural(name, value, "a time in picoseconds: an int, 0 or more")
 
 
 class Session:
@@ -64,17 +68,15 @@ class Session:
     ) -> None:
         sc = _scenario({} if scenario is None else scenario)
         with sc.naming_files():
-            self._native: Any = _core.Session(sc.to_json(), parse_threads(threads))
+            self._native = _core.Session(sc.to_json(), parse_threads(threads))
         self.scenario = sc
         self._tags: dict[int, Any] = {}
 
     def send(self, src: int, dst: int, bytes: int, at: int | None = None, tag: Any = None) -> int:
         """Sends ``bytes`` from host ``src`` to host ``dst`` at ``at`` ps (``None``: now, the
         default); returns the message's id. ``tag`` comes back with its completion."""
-        for name, value in (("src", src), ("dst", dst), ("bytes", bytes)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise argument_error(name, value, "an int, 0 or more")
-        m: int = self._native.send(src, dst, bytes, None if at is None else _time("at", at))
+        args = (_natural("src", src), _natural("dst", dst), _natural("bytes", bytes))
+        m = self._native.send(*args, None if at is None else _time("at", at))
         if tag is not None:
             self._tags[m] = tag
         return m
@@ -83,44 +85,37 @@ class Session:
         """Runs every event at ``t`` ps or before; :attr:`now` is ``t`` afterwards unless the
         scenario's ``[stop]`` guards ended the session first. Returns ``"running"`` (it goes
         on) or ``"incomplete"`` (ended: :attr:`stop_reason` says why)."""
-        status: str = self._native.run_until(_time("t", t))
-        return status
+        return self._native.run_until(_time("t", t))
 
     def run_until_completion(self, limit: int = FOREVER_PS) -> str:
         """Runs until a message completes (every event of that instant included), or every
         event at ``limit`` ps or before if none does; :attr:`now` is then the completion's
         time (or ``limit``). Runs on one thread (exact: a window on several could pass the
         completion it must stop at)."""
-        status: str = self._native.run_until_completion(_time("limit", limit))
-        return status
+        return self._native.run_until_completion(_time("limit", limit))
 
     def next_event_time(self) -> int | None:
         """The time of the next event (a packet's, a timer's, or the run's own checks) in ps,
         ``None`` when nothing is scheduled."""
-        t: int | None = self._native.next_event_time()
-        return t
+        return self._native.next_event_time()
 
     @property
     def now(self) -> int:
         """The session's clock, ps: every event up to it ran."""
-        now: int = self._native.now_ps
-        return now
+        return self._native.now_ps
 
     @property
     def status(self) -> str:
         """``"running"`` while it goes on; ``"incomplete"`` once a ``[stop]`` guard ended it."""
-        status: str = self._native.status
-        return status
+        return self._native.status
 
     @property
     def stop_reason(self) -> str:
-        reason: str = self._native.stop_reason
-        return reason
+        return self._native.stop_reason
 
     @property
     def threads(self) -> int:
-        threads: int = self._native.threads
-        return threads
+        return self._native.threads
 
     @property
     def warnings(self) -> list[str]:

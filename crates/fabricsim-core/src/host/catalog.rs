@@ -50,8 +50,8 @@ pub struct Layout {
     pub bytes: Vec<Vec<u64>>,
     /// ... and how many messages it holds an end of (all of them).
     pub messages: Vec<usize>,
-    /// For each host, the bytes on the wire of every data packet sent to it, each once (of
-    /// the new messages).
+    /// For each host, the bytes on the wire of every data packet sent to it, each once
+    /// ([`ConnCatalog::build`]'s; [`Layout::push`] returns a message's).
     pub incoming: Vec<u64>,
     /// The connections each piece held before, and the ids the new messages and connections
     /// start from.
@@ -61,15 +61,15 @@ pub struct Layout {
 
 impl Layout {
     /// The layout of messages added to a run whose pieces (`rows.len()` of them) hold `rows`
-    /// connections and `held` messages each, over `hosts` hosts, its messages numbered from
-    /// `first.0` and its connections from `first.1`.
-    pub fn after(hosts: usize, rows: Vec<u32>, held: Vec<usize>, first: (u32, u32)) -> Layout {
+    /// connections and `held` messages each, its messages numbered from `first.0` and its
+    /// connections from `first.1`.
+    pub fn after(rows: Vec<u32>, held: Vec<usize>, first: (u32, u32)) -> Layout {
         Layout {
             catalog: ConnCatalog::default(),
             ids: Vec::new(),
             bytes: vec![Vec::new(); rows.len()],
             messages: held,
-            incoming: vec![0; hosts],
+            incoming: Vec::new(),
             rows_before: rows,
             first,
         }
@@ -77,8 +77,9 @@ impl Layout {
 
     /// Lays out the connections of `spec`'s message, the next one. Its load balancers draw
     /// from `rng` (its source host's stream, advanced past them); `cut`: each node's piece in
-    /// a run of several.
-    pub fn push(&mut self, factory: &ConnFactory, spec: &MessageSpec, rng: &mut Rng, cut: Option<&[u16]>) {
+    /// a run of several. Returns the bytes on the wire of its data packets, each once: what
+    /// it sends its destination.
+    pub fn push(&mut self, factory: &ConnFactory, spec: &MessageSpec, rng: &mut Rng, cut: Option<&[u16]>) -> u64 {
         let cat = &mut self.catalog;
         let (conn_msg, seeds, sides, msg_sides) = (
             Arc::make_mut(&mut cat.conn_msg),
@@ -106,12 +107,13 @@ impl Layout {
             // no connection, no load balancer: its server's scale-up network carries it, or
             // it is a compute task
             self.ids.push(first..first);
-            return;
+            return 0;
         }
+        let mut incoming = 0;
         factory.draw(spec, rng);
         for share in factory.shares(spec.bytes) {
             conn_msg.push(m);
-            self.incoming[spec.dst as usize] += factory.wire_bytes(share);
+            incoming += factory.wire_bytes(share);
             let Some(home) = cut else {
                 self.bytes[0].push(share);
                 continue;
@@ -128,6 +130,7 @@ impl Layout {
             ));
         }
         self.ids.push(first..self.first.1 + conn_msg.len() as u32);
+        incoming
     }
 }
 
@@ -138,12 +141,14 @@ impl ConnCatalog {
     /// stream in `rngs` (one per host), advanced past them.
     pub fn build(factory: &ConnFactory, specs: &[MessageSpec], rngs: &mut [Rng], cut: Option<(&[u16], usize)>) -> Layout {
         let pieces = cut.map_or(1, |(_, n)| n);
-        let mut layout = Layout::after(rngs.len(), vec![0; pieces], vec![0; pieces], (0, 0));
+        let mut layout = Layout::after(vec![0; pieces], vec![0; pieces], (0, 0));
         Arc::make_mut(&mut layout.catalog.seeds).reserve_exact(specs.len());
         layout.ids.reserve_exact(specs.len());
+        let mut incoming = vec![0; rngs.len()];
         for spec in specs {
-            layout.push(factory, spec, &mut rngs[spec.src as usize], cut.map(|(home, _)| home));
+            incoming[spec.dst as usize] += layout.push(factory, spec, &mut rngs[spec.src as usize], cut.map(|(home, _)| home));
         }
+        layout.incoming = incoming;
         layout
     }
 

@@ -86,11 +86,10 @@ impl Simulation {
         let rows = self.pieces.iter().map(|p| p.nics.connections().rows_held()).collect();
         let held = self.pieces.iter().map(|p| p.nics.states().len()).collect();
         let first_conn = self.pieces[0].nics.connections().len() as u32;
-        let hosts = self.topology().hosts() as usize;
-        let mut layout = Layout::after(hosts, rows, held, (m, first_conn));
+        let mut layout = Layout::after(rows, held, (m, first_conn));
         let open = self.open.as_mut().expect("a session's run");
-        let factory = self.pieces[0].nics.connections().factory().clone();
-        layout.push(&factory, &spec, &mut open.rngs[spec.src as usize], home.as_deref());
+        let factory = self.pieces[0].nics.connections().factory();
+        let incoming = layout.push(factory, &spec, &mut open.rngs[spec.src as usize], home.as_deref());
         let ids = layout.ids[0].clone();
         // the shared lists grow in place: every piece lets go of them, one appends
         let mut catalogs: Vec<ConnCatalog> = self.pieces.iter_mut().map(|p| p.nics.connections_mut().take_catalog()).collect();
@@ -105,7 +104,7 @@ impl Simulation {
             p.nics.connections_mut().give_catalog(catalog.clone());
             p.nics.give_messages(messages.clone());
             p.nics.connections_mut().add_rows(&layout.bytes[i]);
-            p.nics.add_messages(layout.messages[i], &layout.incoming);
+            p.nics.add_message(layout.messages[i], spec.dst, incoming);
         }
         self.model.tags.push(Tag::NONE);
         let p = &mut self.pieces[usize::from(self.cut.home(spec.src))];
@@ -113,7 +112,7 @@ impl Simulation {
         let open = self.open.as_mut().expect("a session's run");
         if !open.watching {
             open.watching = true;
-            let at = spec.start.max(self.now) + self.watchdog.every();
+            let at = spec.start.max(self.now).saturating_add(self.watchdog.every());
             self.schedule_duty(at, Event::Watch);
         }
         m
@@ -203,7 +202,9 @@ impl Session {
             bytes,
             format!("allowed: at most {} packets of {payload} B", u32::MAX),
         )?;
-        ensure(at >= self.clock, "at", at, format!("allowed: the session's time ({} ps) or later", self.clock))?;
+        self.not_before("at", at)?;
+        let max = self.sim.model.max_time;
+        ensure(at <= max, "at", at, format!("allowed: up to stop.max_time ({max} ps): a message sent for later never starts"))?;
         ensure(
             (self.sim.flow_count() as usize) < MAX_MESSAGES,
             "send",
@@ -217,7 +218,7 @@ impl Session {
     /// scenario (`stop.max_time`, `max_events`, `max_wall`, no progress) ended the session
     /// first (its status says which). Refused for a time before the clock.
     pub fn run_until(&mut self, t: Time) -> Result<Status, ScenarioError> {
-        ensure(t >= self.clock, "t", t, format!("allowed: the session's time ({} ps) or later", self.clock))?;
+        self.not_before("t", t)?;
         self.bound(t);
         self.sim.step(u64::MAX);
         let status = self.sim.resume();
@@ -229,7 +230,7 @@ impl Session {
     /// does by then, every event at `limit` or before; the clock is the completion's time, or
     /// `limit`. What completed is in [`Session::completions`].
     pub fn run_until_completion(&mut self, limit: Time) -> Result<Status, ScenarioError> {
-        ensure(limit >= self.clock, "limit", limit, format!("allowed: the session's time ({} ps) or later", self.clock))?;
+        self.not_before("limit", limit)?;
         self.bound(limit);
         let done = self.sim.done;
         self.sim.run_to_completion();
@@ -240,6 +241,11 @@ impl Session {
             _ => self.sim.now.max(self.clock),
         };
         Ok(status)
+    }
+
+    /// Refuses a time before the clock, naming `field`.
+    fn not_before(&self, field: &str, t: Time) -> Result<(), ScenarioError> {
+        ensure(t >= self.clock, field, t, format!("allowed: the session's time ({} ps) or later", self.clock))
     }
 
     fn bound(&mut self, t: Time) {

@@ -129,6 +129,9 @@ fn a_send_the_session_cannot_take_is_refused_naming_the_argument() {
         assert_eq!(e.field, field, "{e}");
     }
     assert_eq!(s.run_until(5).unwrap_err().field, "t");
+    assert_eq!(s.run_until_completion(5).unwrap_err().field, "limit");
+    // a start past the time guard never comes (and stays far from u64's end)
+    assert_eq!(s.send(0, 1, 1, Some(u64::MAX - 1)).unwrap_err().field, "at");
 }
 
 #[test]

@@ -38,18 +38,14 @@ impl Nics {
         self.messages = messages;
     }
 
-    /// Makes room for the messages added to the run that this piece now holds an end of
-    /// (`held`: how many it holds in all; each waits for nothing), and for the bytes they
-    /// send its hosts (`incoming`, per host, of every host).
-    pub fn add_messages(&mut self, held: usize, incoming: &[u64]) {
+    /// Makes room for a message added to the run (`held`: how many messages this piece now
+    /// holds an end of; the new one waits for nothing), and counts the bytes it sends host
+    /// `dst` (`incoming`) if this piece holds it.
+    pub fn add_message(&mut self, held: usize, dst: u32, incoming: u64) {
         self.states.resize(held, MsgState::default());
-        if !self.waiting.is_empty() || held > 0 {
-            self.waiting.resize(held, 0);
-        }
-        for (h, &bytes) in incoming.iter().enumerate().filter(|&(_, &b)| b > 0) {
-            if self.is_home(h as u32) {
-                self.hosts[self.slot.of(h as u32)].incoming += bytes;
-            }
+        self.waiting.resize(held, 0);
+        if self.is_home(dst) {
+            self.hosts[self.slot.of(dst)].incoming += incoming;
         }
     }
 
