@@ -41,13 +41,17 @@ def test_a_ring_allreduce_driven_step_by_step_gives_the_native_rings_jct_to_the_
     assert len(r.flows) == 2 * 7 * 8 and r.flows["completed"].all()
 
 
-def test_messages_sent_while_it_runs_give_the_tables_of_the_same_messages_given_up_front() -> None:
-    flows = [(0, 64, 512 << 10, 0), (1, 65, 256 << 10, 0), (2, 64, 256 << 10, 3_000_000), (64, 0, 1 << 20, 4_000_000)]
-    up_front = FABRIC | {
+@pytest.mark.parametrize("lb", ["ecmp", "ops", "prime"])
+def test_messages_sent_while_it_runs_give_the_tables_of_the_same_messages_given_up_front(lb: str) -> None:
+    # each message draws from its own stream: ops and prime, which draw when built and while
+    # they send, give the closed run's tables too
+    flows = [(0, 64, 512 << 10, 0), (1, 65, 256 << 10, 0), (1, 66, 64 << 10, 0), (2, 64, 256 << 10, 3_000_000), (64, 0, 1 << 20, 4_000_000)]
+    fabric = FABRIC | {"lb": {"kind": lb}}
+    up_front = fabric | {
         "workload": {"kind": "flows", "flows": [{"src": s, "dst": d, "size": f"{b}B", "start": f"{t}ps"} for s, d, b, t in flows]}
     }
     expected = fabricsim.run(up_front, threads=1).flows
-    session = fabricsim.Session(FABRIC, threads=2)
+    session = fabricsim.Session(fabric, threads=2)
     for src, dst, size, at in flows:
         session.run_until(max(at - 1, 0))
         session.send(src, dst, size, at=at)

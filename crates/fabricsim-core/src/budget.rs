@@ -127,10 +127,10 @@ pub fn messages(transport: &TransportModel, subflows: u32, messages: &[MessageSp
 /// the compressed lists and in their reverse.
 const DEPENDENCY: u64 = 16;
 
-/// Bytes a message keeps for the whole run: its row, its source stream's copy, its
-/// dependency lists and tag, and its row of the flows table (27 columns) at collect time.
+/// Bytes a message keeps for the whole run: its row, its dependency lists and tag, and its
+/// row of the flows table (27 columns) at collect time.
 fn message_row() -> u64 {
-    std::mem::size_of::<Message>() as u64 + 32 + 40 + 27 * 12
+    std::mem::size_of::<Message>() as u64 + 40 + 27 * 12
 }
 
 /// Bytes a connection keeps for the whole run: its stored row, its slot and message, two

@@ -17,6 +17,9 @@ pub enum Stream {
     Fault = 5,
     /// The `[mixed]` choice of pinned flows.
     Mixed = 6,
+    /// A message's load balancers (index: the message's id): its own stream, whatever the
+    /// order in which messages are made or started.
+    Message = 7,
 }
 
 /// SplitMix64 finalizer: a good 64-bit mixer, used for seeds and ECMP hashing.

@@ -1,9 +1,8 @@
 //! What the pieces of a run read of its connections and none changes: which message each
-//! carries, the streams its load balancers draw from, and where each end's state lies.
+//! carries and where each end's state lies.
 
 use std::sync::Arc;
 
-use crate::engine::rng::Rng;
 use crate::host::factory::ConnFactory;
 use crate::workload::MessageSpec;
 
@@ -30,9 +29,6 @@ pub struct Side {
 pub struct ConnCatalog {
     /// The message of each connection ...
     pub(crate) conn_msg: Arc<Vec<u32>>,
-    /// ... its source host's stream as the message's load balancers draw from it (one per
-    /// message) ...
-    pub(crate) seeds: Arc<Vec<Rng>>,
     /// ... and, in a run of several pieces, where its state lies (empty in one piece: a
     /// connection's index is its id) ...
     pub(crate) sides: Arc<Vec<Side>>,
@@ -75,19 +71,14 @@ impl Layout {
         }
     }
 
-    /// Lays out the connections of `spec`'s message, the next one. Its load balancers draw
-    /// from `rng` (its source host's stream, advanced past them); `cut`: each node's piece in
-    /// a run of several. Returns the bytes on the wire of its data packets, each once: what
+    /// Lays out the connections of `spec`'s message, the next one; `cut`: each node's piece
+    /// in a run of several. Returns the bytes on the wire of its data packets, each once: what
     /// it sends its destination.
-    pub fn push(&mut self, factory: &ConnFactory, spec: &MessageSpec, rng: &mut Rng, cut: Option<&[u16]>) -> u64 {
+    pub fn push(&mut self, factory: &ConnFactory, spec: &MessageSpec, cut: Option<&[u16]>) -> u64 {
         let cat = &mut self.catalog;
-        let (conn_msg, seeds, sides, msg_sides) = (
-            Arc::make_mut(&mut cat.conn_msg),
-            Arc::make_mut(&mut cat.seeds),
-            Arc::make_mut(&mut cat.sides),
-            Arc::make_mut(&mut cat.msg_sides),
-        );
-        let m = self.first.0 + seeds.len() as u32;
+        let (conn_msg, sides, msg_sides) =
+            (Arc::make_mut(&mut cat.conn_msg), Arc::make_mut(&mut cat.sides), Arc::make_mut(&mut cat.msg_sides));
+        let m = self.first.0 + self.ids.len() as u32;
         // the index of an item with ends in pieces `piece` among those each of them holds
         let place = |count: &mut dyn FnMut(u16) -> u32, piece: [u16; 2]| {
             let first = count(piece[0]);
@@ -101,7 +92,6 @@ impl Layout {
             }
             None => messages[0] += 1,
         }
-        seeds.push(rng.clone());
         let first = self.first.1 + conn_msg.len() as u32;
         if factory.on_scale_up(spec) || spec.is_compute() {
             // no connection, no load balancer: its server's scale-up network carries it, or
@@ -110,7 +100,6 @@ impl Layout {
             return 0;
         }
         let mut incoming = 0;
-        factory.draw(spec, rng);
         for share in factory.shares(spec.bytes) {
             conn_msg.push(m);
             incoming += factory.wire_bytes(share);
@@ -137,16 +126,14 @@ impl Layout {
 impl ConnCatalog {
     /// The connections of `specs`' messages: every connection in one piece unless `cut`
     /// gives each node's piece and the pieces' count (then a piece holds the connections one
-    /// of whose ends is its). The messages' load balancers draw from their source host's
-    /// stream in `rngs` (one per host), advanced past them.
-    pub fn build(factory: &ConnFactory, specs: &[MessageSpec], rngs: &mut [Rng], cut: Option<(&[u16], usize)>) -> Layout {
+    /// of whose ends is its), over `hosts` hosts.
+    pub fn build(factory: &ConnFactory, specs: &[MessageSpec], hosts: usize, cut: Option<(&[u16], usize)>) -> Layout {
         let pieces = cut.map_or(1, |(_, n)| n);
         let mut layout = Layout::after(vec![0; pieces], vec![0; pieces], (0, 0));
-        Arc::make_mut(&mut layout.catalog.seeds).reserve_exact(specs.len());
         layout.ids.reserve_exact(specs.len());
-        let mut incoming = vec![0; rngs.len()];
+        let mut incoming = vec![0; hosts];
         for spec in specs {
-            incoming[spec.dst as usize] += layout.push(factory, spec, &mut rngs[spec.src as usize], cut.map(|(home, _)| home));
+            incoming[spec.dst as usize] += layout.push(factory, spec, cut.map(|(home, _)| home));
         }
         layout.incoming = incoming;
         layout
@@ -157,7 +144,6 @@ impl ConnCatalog {
     /// from every other first, `ConnTable::take_catalog`).
     pub fn append(&mut self, more: &ConnCatalog) {
         Arc::make_mut(&mut self.conn_msg).extend_from_slice(&more.conn_msg);
-        Arc::make_mut(&mut self.seeds).extend_from_slice(&more.seeds);
         Arc::make_mut(&mut self.sides).extend_from_slice(&more.sides);
         Arc::make_mut(&mut self.msg_sides).extend_from_slice(&more.msg_sides);
     }

@@ -1,15 +1,16 @@
 //! Building the connections that carry a message: one, or (MPTCP) its subflows, each with its
-//! own load balancer drawn from the source host's random stream, its window and its timer.
+//! own load balancer drawn from the message's own random stream, its window and its timer.
 //!
 //! A connection's sending half is built when its message starts, its receiving half when its
 //! first packet arrives ([`ConnFactory::receiver`]), not when the run is set up: a job of
 //! millions of messages keeps only the ones under way (docs/model.md, "Memory"). The load
-//! balancers' draws must not move with that, so at setup the source host's stream is copied
-//! for each message and advanced past the draws its load balancers will make
-//! ([`ConnFactory::draw`]); at the start the sending halves are built from the copy
-//! ([`ConnFactory::senders`]) and draw exactly what they would have drawn up front.
+//! balancers' draws must not move with that: each message draws from a stream derived from
+//! the run's seed and the message's id ([`ConnFactory::stream`]), so what it draws does not
+//! depend on when it was made or started, nor on the other messages (a message sent into a
+//! running session draws what it would have drawn up front). A host's own stream is left to
+//! what its load balancers draw while they send.
 
-use crate::engine::rng::Rng;
+use crate::engine::rng::{Rng, Stream};
 use crate::host::cc::{CcContext, Cwnd};
 use crate::host::connection::{RecvHalf, SendHalf};
 use crate::host::TransportModel;
@@ -26,12 +27,20 @@ pub struct ConnFactory {
     lb_ctx: LbContext,
     cc: CcContext,
     routes: Routes,
+    /// The run's seed, which each message's stream derives from.
+    seed: u64,
 }
 
 impl ConnFactory {
-    /// `cc` is the window's context for a lone connection (subflows split its initial window).
-    pub fn new(transport: TransportModel, lb: LbConfig, lb_ctx: LbContext, cc: CcContext, routes: Routes) -> ConnFactory {
-        ConnFactory { transport, lb, lb_ctx, cc, routes }
+    /// `cc` is the window's context for a lone connection (subflows split its initial window);
+    /// `seed` the run's.
+    pub fn new(transport: TransportModel, lb: LbConfig, lb_ctx: LbContext, cc: CcContext, routes: Routes, seed: u64) -> ConnFactory {
+        ConnFactory { transport, lb, lb_ctx, cc, routes, seed }
+    }
+
+    /// Message `m`'s own stream, which its load balancers draw from when they are built.
+    pub fn stream(&self, m: u32) -> Rng {
+        Rng::stream(self.seed, Stream::Message, m.into())
     }
 
     /// The bytes each connection of a message of `bytes` carries (one, or the subflows' shares).
@@ -71,11 +80,6 @@ impl ConnFactory {
     /// The transport every connection runs.
     pub fn transport(&self) -> &TransportModel {
         &self.transport
-    }
-
-    /// Advances `rng` past the draws of the message's load balancers (see the module's doc).
-    pub fn draw(&self, spec: &MessageSpec, rng: &mut Rng) {
-        drop(self.load_balancers(spec, rng));
     }
 
     /// The receiving half of a connection of `spec`'s message carrying `bytes`.

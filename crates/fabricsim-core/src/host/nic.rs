@@ -79,8 +79,8 @@ pub struct Nics {
 }
 
 impl Nics {
-    /// The NICs of piece `me`'s hosts (every host's, `rngs` their random streams as the
-    /// messages' load balancers left them: [`crate::host::table::ConnCatalog::build`]), with
+    /// The NICs of piece `me`'s hosts (every host's, `rngs` their random streams, which their
+    /// load balancers draw from while they send), with
     /// the messages and their connections (`conns`), the bytes sent to each host (`incoming`),
     /// and the number of messages one of whose ends they hold (`held`).
     pub fn new(

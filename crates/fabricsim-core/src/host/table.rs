@@ -223,12 +223,6 @@ impl ConnTable {
         *self = ConnTable::new(self.factory.clone(), self.keep_cnp, ConnCatalog::default(), self.me, &[]);
     }
 
-    /// Lets go of the messages' streams but the first (which [`ConnTable::lb_state_bytes`]
-    /// reads): no connection can start afterwards.
-    pub fn free_streams(&mut self) {
-        self.catalog.seeds = std::sync::Arc::new(self.catalog.seeds.iter().take(1).cloned().collect());
-    }
-
     /// See [`ConnFactory::notify_latency`].
     pub fn notify_latency(&self, from: u32, to: u32) -> Time {
         self.factory.notify_latency(from, to)
@@ -260,7 +254,7 @@ impl ConnTable {
         if !self.pairs.claim(spec, ids.start) {
             return false;
         }
-        let mut rng = self.catalog.seeds[self.message_of(ids.start) as usize].clone();
+        let mut rng = self.factory.stream(self.message_of(ids.start));
         let mut shared = false;
         for (c, mut half) in ids.zip(self.factory.senders(spec, &mut rng)) {
             self.resume(spec, c, &mut half);
@@ -471,7 +465,7 @@ impl ConnTable {
         }
         let flow = self.pairs.flow(spec, c);
         let (m, c, first) = if flow == c { (self.message_of(c), c, first) } else { (self.message_of(flow), flow, flow) };
-        let lbs = self.factory.load_balancers(spec, &mut self.catalog.seeds[m as usize].clone());
+        let lbs = self.factory.load_balancers(spec, &mut self.factory.stream(m));
         lbs.get((c - first) as usize)?.fixed_ev()
     }
 
@@ -483,8 +477,7 @@ impl ConnTable {
     /// The load-balancer state of message `m`'s connections, in bytes (a fresh build: the
     /// state's size is fixed at construction).
     pub fn lb_state_bytes(&self, m: u32, spec: &MessageSpec) -> u64 {
-        let Some(seed) = self.catalog.seeds.get(m as usize) else { return 0 };
-        let lbs = self.factory.load_balancers(spec, &mut seed.clone());
+        let lbs = self.factory.load_balancers(spec, &mut self.factory.stream(m));
         lbs.iter().map(|lb| lb.state_bytes() as u64).sum()
     }
 

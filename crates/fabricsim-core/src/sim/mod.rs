@@ -207,8 +207,8 @@ impl Simulation {
         // the pieces share the messages and their connections' catalog from here on (the
         // model's copy would double them); each holds the rows of its hosts' connections
         let specs = std::mem::take(&mut model.messages);
-        let mut rngs: Vec<Rng> = (0..topo.hosts()).map(|h| Rng::stream(model.seed, Stream::Host, h.into())).collect();
-        let layout = ConnCatalog::build(&factory, &specs, &mut rngs, (count > 1).then_some((&home[..], count)));
+        let rngs: Vec<Rng> = (0..topo.hosts()).map(|h| Rng::stream(model.seed, Stream::Host, h.into())).collect();
+        let layout = ConnCatalog::build(&factory, &specs, rngs.len(), (count > 1).then_some((&home[..], count)));
         let messages: Arc<Vec<Message>> = Arc::new(
             specs.iter().zip(&layout.ids).map(|(&spec, ids)| Message { spec, first: ids.start, count: ids.len() as u32 }).collect(),
         );
@@ -270,7 +270,7 @@ impl Simulation {
             finish_at: (stop_at == 0).then_some(0),
             wall: std::time::Duration::ZERO,
             window_bytes: [None; 2],
-            open: open.then(|| Box::new(session::Open::new(rngs))),
+            open: open.then(|| Box::new(session::Open::new())),
         })
     }
 
@@ -286,7 +286,7 @@ impl Simulation {
             rate: model.topo.host_rate(),
             trimming: model.switch.overflow == Overflow::Trim,
         };
-        ConnFactory::new(t.clone(), model.lb.clone(), model.lb_ctx.clone(), cc, Routes::new(model.topo.clone()))
+        ConnFactory::new(t.clone(), model.lb.clone(), model.lb_ctx.clone(), cc, Routes::new(model.topo.clone()), model.seed)
     }
 
     /// Runs to the end and returns the results.

@@ -24,7 +24,6 @@
 use std::time::Instant;
 
 use super::Simulation;
-use crate::engine::rng::Rng;
 use crate::engine::{Event, Status, MAX_MESSAGES};
 use crate::error::{ensure, ScenarioError};
 use crate::host::message::Message;
@@ -37,9 +36,6 @@ use crate::workload::MessageSpec;
 
 /// What a closed run does not keep and a session needs.
 pub(super) struct Open {
-    /// Each host's stream, as the load balancers of its messages so far left it (the next
-    /// message it sends draws from here).
-    rngs: Vec<Rng>,
     /// Events before this time run (`Time::MAX`: no bound).
     bound: Time,
     /// Whether the no-progress guard's check is scheduled (it stops when nothing is left).
@@ -47,8 +43,8 @@ pub(super) struct Open {
 }
 
 impl Open {
-    pub(super) fn new(rngs: Vec<Rng>) -> Open {
-        Open { rngs, bound: Time::MAX, watching: true }
+    pub(super) fn new() -> Open {
+        Open { bound: Time::MAX, watching: true }
     }
 }
 
@@ -87,9 +83,7 @@ impl Simulation {
         let held = self.pieces.iter().map(|p| p.nics.states().len()).collect();
         let first_conn = self.pieces[0].nics.connections().len() as u32;
         let mut layout = Layout::after(rows, held, (m, first_conn));
-        let open = self.open.as_mut().expect("a session's run");
-        let factory = self.pieces[0].nics.connections().factory();
-        let incoming = layout.push(factory, &spec, &mut open.rngs[spec.src as usize], home.as_deref());
+        let incoming = layout.push(self.pieces[0].nics.connections().factory(), &spec, home.as_deref());
         let ids = layout.ids[0].clone();
         // the shared lists grow in place: every piece lets go of them, one appends
         let mut catalogs: Vec<ConnCatalog> = self.pieces.iter_mut().map(|p| p.nics.connections_mut().take_catalog()).collect();

@@ -53,10 +53,8 @@ fn messages_sent_while_it_runs_give_the_tables_of_the_same_messages_given_up_fro
     ];
     let up_front: Vec<String> =
         list.iter().map(|&(s, d, b, t)| format!("{{ src = {s}, dst = {d}, size = \"{b}B\", start = \"{}ps\" }}", t)).collect();
-    // (load balancers that draw at random while they send as well, as prime or ops, draw
-    // from their host's stream where the messages of a closed run left it: equal once each
-    // message has its own stream, issue 62)
-    for lb in ["ecmp", "arcane", "mprdma"] {
+    // every load balancer, those that draw at random when built and while they send included
+    for lb in ["ecmp", "arcane", "ops", "prime", "co_prime", "round_robin", "bitmap", "mptcp"] {
         let extra = format!("[lb]\nkind = \"{lb}\"\n");
         let closed = format!("{extra}[workload]\nkind = \"flows\"\nflows = [{}]\n", up_front.join(", "));
         let expected = tables(&Simulation::new(&scenario(&fabric128(&closed)).unwrap()).unwrap().run());

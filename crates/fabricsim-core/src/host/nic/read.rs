@@ -33,7 +33,6 @@ impl Nics {
     /// Frees what only a running simulation needs and no result reads: the hosts' schedulers,
     /// the dependency lists and the messages' copies of their streams.
     pub fn free_schedule(&mut self) {
-        self.conns.free_streams();
         self.dependents = Arc::default();
         self.waiting = Vec::new();
         for h in &mut self.hosts {

@@ -1,7 +1,6 @@
 //! A connection table's halves and stored rows.
 
 use super::*;
-use crate::engine::rng::{Rng, Stream};
 use crate::scenario::Scenario;
 use crate::sim::Simulation;
 
@@ -13,8 +12,7 @@ fn table(spec: impl Fn(u64) -> MessageSpec) -> (ConnTable, u64, MessageSpec) {
     let payload = model.transport.mtu - model.transport.header;
     let spec = spec(payload);
     let factory = Simulation::factory(&model);
-    let mut rngs: Vec<Rng> = (0..16).map(|h| Rng::stream(1, Stream::Host, h)).collect();
-    let layout = ConnCatalog::build(&factory, &[spec], &mut rngs, None);
+    let layout = ConnCatalog::build(&factory, &[spec], 16, None);
     (ConnTable::new(factory, false, layout.catalog, 0, &layout.bytes[0]), payload, spec)
 }
 
