@@ -122,6 +122,35 @@ def test_the_native_results_are_taken_once_and_free_the_run():
         sim.step(1)
 
 
+def test_a_run_keeping_some_flow_columns_has_them_as_the_whole_table_and_the_same_summary():
+    """`flow_columns` keeps those columns of the flows table, in their declared order, equal to
+    the whole table's; every other table and the summary are the same, and what the CLI's
+    summary reads (`traffic_table`, `buckets_by_source`) works from its six columns. A name the
+    table does not declare is refused before anything runs."""
+    from fabricsim.cli import SUMMARY_FLOW_COLUMNS
+
+    s = fabric(kind="permutation", size="1MiB") | {
+        "lb": {"kind": "ecmp"},
+        "jobs": [{"name": "ar", "collective": "allreduce", "size": "1MiB", "ranks": 16}],
+    }
+    whole = fabricsim.run(s)
+    part = fabricsim.run(s, flow_columns=["slowdown", "traffic", "bytes"])
+    assert part.flows.columns == ["bytes", "traffic", "slowdown"]
+    assert part.flows.equals(whole.flows.select("bytes", "traffic", "slowdown"))
+    assert set(part.flows["traffic"]) == {"background", "allreduce"}
+    skip = {"wall_s", "peak_rss_mb"}
+    assert {k: v for k, v in part.summary.items() if k not in skip} == {k: v for k, v in whole.summary.items() if k not in skip}
+    for table in ("ports", "jobs", "steps", "buckets", "reorder"):
+        assert getattr(part, table).equals(getattr(whole, table)), table
+    printed = fabricsim.run(s, flow_columns=SUMMARY_FLOW_COLUMNS)
+    assert printed.traffic_table().equals(whole.traffic_table())
+    assert printed.buckets_by_source().equals(whole.buckets_by_source())
+    with pytest.raises(fabricsim.ScenarioError, match=r"flow_columns: got 'traffik'; allowed: the flows table's columns \(.*traffic"):
+        fabricsim.run(s | {"stop": {"max_time": "1s"}}, flow_columns=["traffik"])
+    with pytest.raises(fabricsim.ArgumentError, match="flow_columns"):
+        fabricsim.run(s, flow_columns="bytes")
+
+
 def test_registry_lists_load_balancers_and_workloads():
     names = {(r["category"], r["name"]) for r in fabricsim.registry()}
     assert {("lb", "ecmp"), ("lb", "ops"), ("workload", "permutation"), ("workload", "flows")} <= names

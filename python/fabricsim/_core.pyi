@@ -64,13 +64,15 @@ class Simulation:
     @property
     def status(self) -> str: ...
     def scenario_json(self) -> str: ...
-    def results(self) -> dict[str, object]:
+    def results(self, columns: list[str] | None = None) -> dict[str, object]:
         """Take the results (once: the run's state is freed as they are built; a second call,
         or any other call afterwards, raises RuntimeError): {"flows", "ports", "reorder", "samples",
         "jobs", "steps", "buckets": {col: column}, "summary", "accounting", "scenario": JSON str}.
         A column is little-endian bytes, 8 per row (u64 or f64 as the declared type says), bytes of
-        0/1 per row for a bool, a list for a string column, and (values, validity bytes) for one
-        that may be null (``fabricsim.columns()`` declares each)."""
+        0/1 per row for a bool, a list for a string column (or, where a few values repeat, a
+        code byte per row and the list of values), and (values, validity bytes) for one that may
+        be null (``fabricsim.columns()`` declares each). ``columns``: the flows table's columns
+        to make (all if None; a name it does not declare raises ScenarioError)."""
 
 def validate(scenario_json: str) -> str:
     """Check a scenario without running it; returns it with every default filled in (JSON)."""

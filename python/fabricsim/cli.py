@@ -12,7 +12,7 @@ import json
 import shutil
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
@@ -158,11 +158,19 @@ def _warn(scenario: Scenario, label: str = "", found: list[str] | None = None) -
         err.print(f"[yellow]warning{' (' + escape(label) + ')' if label else ''}:[/] {escape(w)}", highlight=False)
 
 
-def _run_with_bar(scenario: Scenario | Prepared, label: str, quiet: bool, threads: int | None = None) -> Results:
+#: The flows table's columns the printed summary reads (`Results.traffic_table`,
+#: `Results.buckets_by_source`): all a run keeps unless it writes its tables (`--out`).
+SUMMARY_FLOW_COLUMNS = ("bytes", "job", "traffic", "path_links", "slowdown", "completed")
+
+
+def _run_with_bar(
+    scenario: Scenario | Prepared, label: str, quiet: bool, threads: int | None = None, flow_columns: Sequence[str] | None = None
+) -> Results:
     """Run one scenario on `threads` threads; progress on stderr: flows completed (the bar),
     simulated time and events per second (a run whose flows finish together shows its pace
-    there). Says so where the run used fewer threads than asked."""
-    res = _run_quietly_or_not(scenario, label, quiet, threads)
+    there). Says so where the run used fewer threads than asked. `flow_columns`: the flows
+    table's columns to keep (all if None)."""
+    res = _run_quietly_or_not(scenario, label, quiet, threads, flow_columns)
     if "thread_note" in res.summary and not quiet:
         err.print(f"[yellow]note{' (' + escape(label) + ')' if label else ''}:[/] {escape(res.summary['thread_note'])}", highlight=False)
     return res
@@ -238,11 +246,13 @@ def _where(p: RunProgress, elapsed: float) -> tuple[float, str]:
     return share, words
 
 
-def _run_quietly_or_not(scenario: Scenario | Prepared, label: str, quiet: bool, threads: int | None) -> Results:
+def _run_quietly_or_not(
+    scenario: Scenario | Prepared, label: str, quiet: bool, threads: int | None, flow_columns: Sequence[str] | None = None
+) -> Results:
     """The run, with its estimate said first; then a bar on a terminal, or a line every
     LINE_EVERY_S seconds otherwise (nohup, CI, a batch job)."""
     if quiet:
-        return run_scenario(scenario, threads=threads)
+        return run_scenario(scenario, threads=threads, flow_columns=flow_columns)
     import time
 
     started = time.perf_counter()
@@ -266,7 +276,7 @@ def _run_quietly_or_not(scenario: Scenario | Prepared, label: str, quiet: bool, 
                 share, words = _where(p, now - started)
                 err.print(f"{escape(label)}: {share:.0%}: {words}, {now - started:,.0f} s", highlight=False, soft_wrap=True)
 
-        return run_scenario(scenario, progress=line, threads=threads)
+        return run_scenario(scenario, progress=line, threads=threads, flow_columns=flow_columns)
 
     columns = (TextColumn(f"[bold]{escape(label)}"), BarColumn(), TextColumn("{task.fields[words]}"), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as bar:
@@ -277,7 +287,7 @@ def _run_quietly_or_not(scenario: Scenario | Prepared, label: str, quiet: bool, 
             share, words = _where(p, time.perf_counter() - started)
             bar.update(task, completed=share, words=words)
 
-        return run_scenario(scenario, progress=update, threads=threads)
+        return run_scenario(scenario, progress=update, threads=threads, flow_columns=flow_columns)
 
 
 def _say_sweep_estimate(todo: list[Any], at_once: int) -> dict[str, int]:
@@ -419,7 +429,8 @@ def run(
     if out_dir is not None:
         _check_writable(out_dir)
     _warn(sc, found=prepared.warnings)
-    res = _run_with_bar(prepared, scenario.stem, quiet, asked)
+    # a run whose tables are not written keeps only the flows columns its summary reads
+    res = _run_with_bar(prepared, scenario.stem, quiet, asked, None if out_dir is not None else SUMMARY_FLOW_COLUMNS)
     if ref is not None:
         _attach_reference({scenario.stem: res}, ref, quiet, asked)
     if out_dir is not None:
@@ -629,7 +640,8 @@ def compare(
         _warn(v, name)
     # one reference for all: on one switch the load balancer has no choice to make
     ref = _reference_of(next(iter(variants.values())), reference)
-    results = {name: _run_with_bar(v, name, quiet, asked) for name, v in variants.items()}
+    keep = None if out_dir is not None else SUMMARY_FLOW_COLUMNS
+    results = {name: _run_with_bar(v, name, quiet, asked, keep) for name, v in variants.items()}
     if ref is not None:
         _attach_reference(results, ref, quiet, asked)
     if out_dir is not None:

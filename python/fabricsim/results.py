@@ -61,9 +61,13 @@ _NUMPY = {pl.UInt64: np.dtype("<u8"), pl.Float64: np.dtype("<f8"), pl.Boolean: n
 
 
 def _series(name: str, dtype: type[pl.DataType], value: Any) -> pl.Series:
-    """A column as the native module hands it over: strings as a list, numbers as their
+    """A column as the native module hands it over: strings as a list (or, where a few values
+    repeat over many rows, as (a code byte per row, the values)), numbers as their
     little-endian bytes, and a column with nulls as (values, validity) bytes."""
     if dtype == pl.String:
+        if isinstance(value, tuple):
+            codes, labels = value
+            return pl.Series(name, labels, dtype=dtype).gather(np.frombuffer(codes, dtype=np.uint8)).alias(name)
         return pl.Series(name, value, dtype=dtype)
     if isinstance(value, tuple):
         data, valid = value
@@ -73,10 +77,12 @@ def _series(name: str, dtype: type[pl.DataType], value: Any) -> pl.Series:
 
 
 def _frame(raw: dict[str, Any], table: str) -> pl.DataFrame:
+    """The native module's `table` as a frame: every declared column, or (the flows table of a
+    run asked for some columns) those of them it made, in their declared order."""
     columns = raw[table]
-    declared = schema(table)
+    declared = {name: dtype for name, dtype in schema(table).items() if name in columns}
     if list(columns) != list(declared):
-        raise InternalError(f"the native {table} table has columns {list(columns)}, declared {list(declared)}")
+        raise InternalError(f"the native {table} table has columns {list(columns)}, declared {list(schema(table))}")
     # each column's bytes are let go once it is a series: the hand-over holds one column twice
     return pl.DataFrame([_series(name, dtype, columns.pop(name)) for name, dtype in declared.items()])
 

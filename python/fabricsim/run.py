@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 import resource
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from . import _core
 from . import reference as reference_module
 from .errors import argument_error, scenario_error
-from .results import Results
+from .results import Results, schema
 from .scenario import Scenario
 
 __all__ = ["Prepared", "Progress", "cores", "parse_threads", "peak_rss_mb", "prepare", "run"]
@@ -123,6 +123,7 @@ def run(
     progress: Callable[[Progress], None] | None = None,
     threads: int | Literal["auto"] | None = "auto",
     reference: Literal["nonblocking"] | None = None,
+    flow_columns: Sequence[str] | None = None,
 ) -> Results:
     """Run a scenario to completion (or its stop guard) and return the results.
 
@@ -148,6 +149,12 @@ def run(
         NICs, transport and job placement, no faults: :mod:`fabricsim.reference`) and add each
         job iteration's ``nonblocking_jct_ps`` and ``fabric_cost`` (JCT over it) to ``jobs``,
         and ``max_fabric_cost`` to the summary. Needs ``[[jobs]]`` or a trace.
+    flow_columns
+        The columns of the flows table to keep (their declared order; ``None``, the default:
+        all 32). The others are never made: a run of millions of messages whose caller reads a
+        few columns holds only those (``fabricsim run`` without ``--out`` keeps the six its
+        summary reads). The summary and the other tables do not change. A name the table does
+        not declare raises :class:`fabricsim.ScenarioError` naming it.
 
     Raises
     ------
@@ -164,6 +171,12 @@ def run(
     ('complete', 1.0)
     """
     wanted = reference_module.check(reference)
+    if flow_columns is not None and (isinstance(flow_columns, str) or not all(isinstance(c, str) for c in flow_columns)):
+        raise argument_error("flow_columns", flow_columns, "a list of the flows table's column names, or None")
+    keep = None if flow_columns is None else list(flow_columns)
+    unknown = [c for c in keep or () if c not in schema("flows")]
+    if unknown:
+        raise scenario_error("flow_columns", f"got {unknown[0]!r}; allowed: the flows table's columns ({', '.join(schema('flows'))})")
     if progress is not None and not callable(progress):
         raise argument_error("progress", progress, "a callable taking a Progress, or None")
     if isinstance(scenario, Prepared):
@@ -190,7 +203,7 @@ def run(
     report()
     if asked is None:
         extra["solo_windows"] = sim.windows[1]
-    res = Results.from_native(sim.results(), extra | {"peak_rss_mb": round(peak_rss_mb(), 1)})
+    res = Results.from_native(sim.results(keep), extra | {"peak_rss_mb": round(peak_rss_mb(), 1)})
     if ref is not None:
         reference_module.attach(res, run(ref, threads=threads))
         res.summary["peak_rss_mb"] = round(peak_rss_mb(), 1)

@@ -1,9 +1,12 @@
 //! Memory by stage of the 1024-rank ring allreduce (`fabricsim bench`'s
 //! `allreduce-1024-64MiB-ring-ops` without Python): the peak (VmHWM) and current (VmRSS)
 //! resident memory after building, running and collecting the results.
-//! `cargo run --release --example mem_stages [size]` (default 64MiB; the message count, and so
-//! most of the memory, does not depend on it: 1MiB runs in seconds). Linux only.
+//! `cargo run --release --example mem_stages [size] [columns]` (default 64MiB; the message
+//! count, and so most of the memory, does not depend on it: 1MiB runs in seconds; `columns`:
+//! the flows table's columns to keep, comma-separated, as `fabricsim run` without `--out`
+//! keeps `bytes,job,traffic,path_links,slowdown,completed`; all by default). Linux only.
 use fabricsim_core::engine::Status;
+use fabricsim_core::stats::Keep;
 use fabricsim_core::{Scenario, Simulation};
 
 fn rss() -> String {
@@ -32,7 +35,11 @@ fn main() {
         sim.events(),
         sim.peak_live_connections()
     );
-    let r = sim.into_results();
+    let keep = match std::env::args().nth(2) {
+        Some(cols) => Keep::only(&cols.split(',').collect::<Vec<_>>()).expect("the flows table's columns"),
+        None => Keep::all(),
+    };
+    let r = sim.into_results_keeping(&keep);
     println!(
         "collected: {} ({} flows, status {}; the run's state freed as its tables were built)",
         rss(),

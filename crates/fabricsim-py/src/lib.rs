@@ -3,7 +3,7 @@
 //! `ScenarioError` and `InternalError` (plain `ValueError`/`RuntimeError` without the package).
 
 use fabricsim_core::stats::columns::Ty;
-use fabricsim_core::stats::{Column, Table};
+use fabricsim_core::stats::{Column, Keep, Table};
 use fabricsim_core::{Scenario, ScenarioError as CoreError};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -152,12 +152,18 @@ impl Simulation {
     }
 
     /// Takes the results, freeing the run's state as they are built (see
-    /// `Simulation::into_results`); a second call raises RuntimeError. Returns
-    /// {"flows": {column: list}, "ports": {...}, "summary": json, "accounting": json,
-    ///  "scenario": json}.
-    fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// `Simulation::into_results`); a second call raises RuntimeError. `columns`: the flows
+    /// table's columns to make (all if None; an unknown name raises ScenarioError before the
+    /// results are taken). Returns {"flows": {column: list}, "ports": {...}, "summary": json,
+    /// "accounting": json, "scenario": json}.
+    #[pyo3(signature = (columns = None))]
+    fn results<'py>(&mut self, py: Python<'py>, columns: Option<Vec<String>>) -> PyResult<Bound<'py, PyDict>> {
+        let keep = match columns {
+            Some(names) => Keep::only(&names).map_err(|e| scenario_error(py, e))?,
+            None => Keep::all(),
+        };
         let sim = self.inner.take().ok_or_else(taken)?;
-        let r = py.detach(|| sim.into_results());
+        let r = py.detach(|| sim.into_results_keeping(&keep));
         result_dict(py, r)
     }
 }
@@ -263,7 +269,7 @@ impl Session {
 
 /// A table as `{name: column}`: numbers cross as their little-endian bytes (u64, f64; bool as
 /// one byte each), a column with nulls as `(values, validity)` with a byte per row (1 =
-/// present), strings as a list. Each column's memory is freed once it is copied, so the
+/// present), strings as a list, or (a code byte per row, the values) where few values repeat. Each column's memory is freed once it is copied, so the
 /// hand-over needs one column more than the table, not a Python object per value.
 fn table(py: Python<'_>, t: Table) -> PyResult<Bound<'_, PyDict>> {
     fn bytes<'py, T: Copy>(py: Python<'py>, v: &[T], f: impl Fn(T) -> [u8; 8]) -> Bound<'py, PyBytes> {
@@ -291,6 +297,8 @@ fn table(py: Python<'_>, t: Table) -> PyResult<Bound<'_, PyDict>> {
             Column::F64(v) => bytes(py, &v, f64::to_le_bytes).into_any(),
             Column::Bool(v) => validity(py, &v).into_any(),
             Column::Str(v) => PyList::new(py, v)?.into_any(),
+            // a byte per row and the values once: no Python string per row
+            Column::Labels(v) => (PyBytes::new(py, &v.codes), PyList::new(py, v.labels)?).into_pyobject(py)?.into_any(),
             Column::OptU64(v) => (bytes(py, &v.values, u64::to_le_bytes), validity(py, &v.valid)).into_pyobject(py)?.into_any(),
             Column::OptF64(v) => (bytes(py, &v.values, f64::to_le_bytes), validity(py, &v.valid)).into_pyobject(py)?.into_any(),
         };

@@ -14,7 +14,7 @@ use crate::packet::{Ev, Kind, Packet, UNDECIDED};
 use crate::scenario::{Model, Scenario};
 use crate::stats::collect::{ConnColumns, MessageColumns, WorkView};
 use crate::stats::sampler::SampleRows;
-use crate::stats::{Accounting, RunResult, RunView};
+use crate::stats::{Accounting, Keep, RunResult, RunView};
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
 use crate::time::Time;
@@ -156,28 +156,39 @@ impl Simulation {
 
     /// Per-flow, per-port and summary results of the run so far (the run can go on).
     pub fn results(&self) -> RunResult {
-        let m = MessageColumns::of(&self.work(&self.states(), &self.up_times()), &self.conns());
+        self.results_keeping(&Keep::all())
+    }
+
+    /// [`Simulation::results`] with the flows table's columns `keep` keeps.
+    pub fn results_keeping(&self, keep: &Keep) -> RunResult {
+        let m = MessageColumns::of(&self.work(&self.states(), &self.up_times()), &self.conns(), keep);
         let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses());
         let samples = self.sampler.as_ref().map(|s| s.rows.clone()).unwrap_or_default();
         let ports = self.ports();
-        RunResult::collect(self.view(&ports, self.accounting(), self.achieved_load(), samples, self.stop_detail()), m, c)
+        RunResult::collect(self.view(&ports, self.accounting(), self.achieved_load(), samples, self.stop_detail()), m, c, keep)
     }
 
     /// The results of the run, freeing its state as they are built (see
     /// [`crate::stats::collect`]): the hosts' schedulers, dependency lists and streams first,
     /// the messages and the jobs' structures once their columns exist, the connection table
     /// once its columns do. Same tables as [`Simulation::results`].
-    pub fn into_results(mut self) -> RunResult {
+    pub fn into_results(self) -> RunResult {
+        self.into_results_keeping(&Keep::all())
+    }
+
+    /// [`Simulation::into_results`] with the flows table's columns `keep` keeps: a caller that
+    /// reads a few columns of millions of rows lets the others never be made.
+    pub fn into_results_keeping(mut self, keep: &Keep) -> RunResult {
         let (accounting, achieved, detail) = (self.accounting(), self.achieved_load(), self.stop_detail());
         self.pieces.iter_mut().for_each(|p| p.nics.free_schedule());
-        let m = MessageColumns::of(&self.work(&self.states(), &self.up_times()), &self.conns());
+        let m = MessageColumns::of(&self.work(&self.states(), &self.up_times()), &self.conns(), keep);
         self.pieces.iter_mut().for_each(|p| p.nics.free_messages());
         (self.model.deps, self.model.tags) = Default::default();
         let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses());
         self.pieces.iter_mut().for_each(|p| p.nics.free_connections());
         let samples = self.sampler.take().map(|s| s.rows).unwrap_or_default();
         let ports = self.ports();
-        RunResult::collect(self.view(&ports, accounting, achieved, samples, detail), m, c)
+        RunResult::collect(self.view(&ports, accounting, achieved, samples, detail), m, c, keep)
     }
 
     /// What the messages' ends counted, as one run's: each end's counts from its piece.

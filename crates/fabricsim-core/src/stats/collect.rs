@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use super::ideal::{ideal_fct, message_packets, releases};
 use super::jobs::JobTables;
-use super::{columns, mean, ns, percentile, Column, Nullable, RunResult, RunView, Summary, Table};
+use super::{columns, mean, ns, percentile, Column, Keep, Labels, Nullable, RunResult, RunView, Summary, Table};
 use crate::host::message::{Message, MsgState};
 use crate::host::parts::ConnParts;
 use crate::host::TransportModel;
@@ -47,21 +47,25 @@ pub struct WorkView<'a> {
 struct Source {
     job: Nullable<u64>,
     iteration: Nullable<u64>,
-    traffic: Vec<&'static str>,
+    traffic: Labels,
     path_links: Vec<u64>,
 }
 
 impl Source {
-    fn of(w: &WorkView<'_>) -> Source {
-        let of_job = |f: &dyn Fn(&Tag) -> u32| w.tags.iter().map(|t| (t.job != Tag::NONE.job).then(|| u64::from(f(t)))).collect();
+    /// The columns `keep` keeps (the others empty).
+    fn of(w: &WorkView<'_>, keep: &Keep) -> Source {
+        let of_job = |name: &str, f: &dyn Fn(&Tag) -> u32| {
+            let kept = w.tags.iter().filter(|_| keep.has(name));
+            kept.map(|t| (t.job != Tag::NONE.job).then(|| u64::from(f(t)))).collect()
+        };
         // compute tasks and scale-up messages cross no fabric link
         let links =
             |m: &Message| if m.on_scale_up() || m.spec.is_compute() { 0 } else { w.routes.topology().links(m.spec.src, m.spec.dst) as u64 };
         Source {
-            job: of_job(&|t| t.job),
-            iteration: of_job(&|t| t.iteration),
-            traffic: (0..w.messages.len()).map(|i| super::jobs::traffic(w, i)).collect(),
-            path_links: w.messages.iter().map(links).collect(),
+            job: of_job("job", &|t| t.job),
+            iteration: of_job("iteration", &|t| t.iteration),
+            traffic: (0..w.messages.len()).filter(|_| keep.has("traffic")).map(|i| super::jobs::traffic(w, i)).collect(),
+            path_links: w.messages.iter().filter(|_| keep.has("path_links")).map(links).collect(),
         }
     }
 }
@@ -90,15 +94,16 @@ pub struct MessageColumns {
 impl MessageColumns {
     /// Messages in the run (the rows of the flows table).
     pub fn len(&self) -> usize {
-        self.src.len()
+        self.bytes.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.src.is_empty()
+        self.bytes.is_empty()
     }
 
     /// The messages' part of the results; `flows` gives their connections' first send and end.
-    pub fn of(w: &WorkView<'_>, flows: &ConnParts<'_>) -> MessageColumns {
+    /// Columns only the flows table reads are made if `keep` keeps them.
+    pub fn of(w: &WorkView<'_>, flows: &ConnParts<'_>, keep: &Keep) -> MessageColumns {
         let (messages, transport) = (w.messages, w.transport);
         let topo = w.routes.topology();
         // the ideal depends only on the route, the size and the connections: computed once
@@ -146,17 +151,18 @@ impl MessageColumns {
         let jobs = super::jobs::tables(w, &ideal, &end);
         let compute: Vec<bool> = messages.iter().map(|m| m.spec.is_compute()).collect();
         let spec = |f: &dyn Fn(&Message) -> u64| messages.iter().map(f).collect::<Vec<u64>>();
+        let kept = |name: &str, f: &dyn Fn(&Message) -> u64| if keep.has(name) { spec(f) } else { Vec::new() };
         MessageColumns {
             // the engine's host ids are leaf slots; the table speaks the scenario's host ids
-            src: spec(&|m| topo.host(m.spec.src) as u64),
-            dst: spec(&|m| topo.host(m.spec.dst) as u64),
+            src: kept("src", &|m| topo.host(m.spec.src) as u64),
+            dst: kept("dst", &|m| topo.host(m.spec.dst) as u64),
             bytes: spec(&|m| m.spec.bytes),
             start: spec(&|m| m.spec.start),
-            ready: w.states.iter().map(MsgState::ready).collect(),
-            class: spec(&|m| m.spec.class as u64),
-            pinned: messages.iter().map(|m| m.spec.pinned).collect(),
+            ready: w.states.iter().filter(|_| keep.has("ready_ps")).map(MsgState::ready).collect(),
+            class: kept("class", &|m| m.spec.class as u64),
+            pinned: messages.iter().filter(|_| keep.has("pinned")).map(|m| m.spec.pinned).collect(),
             scale_up: messages.iter().map(Message::on_scale_up).collect(),
-            source: Source::of(w),
+            source: Source::of(w, keep),
             compute,
             first_send,
             end,
@@ -248,7 +254,7 @@ impl ConnColumns {
 impl RunResult {
     /// The tables of a run so far, from its state (`v`) and the columns of the messages (`m`)
     /// and of the connections (`c`).
-    pub fn collect(v: RunView<'_>, m: MessageColumns, c: ConnColumns) -> RunResult {
+    pub fn collect(v: RunView<'_>, m: MessageColumns, c: ConnColumns, keep: &Keep) -> RunResult {
         let (topo, ports) = (v.topo, v.ports);
         let (now, wall_s, status, transport) = (v.now, v.wall_s, v.status, v.transport);
         let (ids, m, c) = without_compute(m, c);
@@ -270,22 +276,29 @@ impl RunResult {
             ..
         } = m;
         let ConnColumns { counts, reorder: rt, losses } = c;
-        let n = src.len();
-        let dense = |v: Vec<u64>| if v.is_empty() { vec![0; n] } else { v };
-        let [mut delivered, packets, data_packets, retransmits, timeouts, ecn_acks, cnps, max_reorder, discarded, fast_nacks] =
-            counts.map(dense);
+        let n = bytes.len();
+        // a count column none of whose rows counted is empty until its column is made
+        let dense = move |v: Vec<u64>| Column::U64(if v.is_empty() { vec![0; n] } else { v });
+        let [delivered, packets, data_packets, retransmits, timeouts, ecn_acks, cnps, max_reorder, discarded, fast_nacks] = counts;
         let fct: Nullable<Time> = end.iter().zip(first_send.iter()).zip(&start).map(|((e, f), &s)| e.map(|e| e - f.unwrap_or(s))).collect();
         let slowdown: Nullable<f64> = fct.iter().zip(&ideal).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
         let buckets = super::buckets::table(bytes.iter().copied().zip(slowdown.iter()));
         let (fct_stats, slow_stats) = (Stats::of(fct.present().map(ns)), Stats::of(slowdown.present()));
         // payload bits over the FCT: what the application sees (Juniper post's accounting)
-        let goodput: Nullable<f64> = bytes.iter().zip(fct.iter()).map(|(&b, f)| f.map(|f| b as f64 * 8.0 / f as f64 * 1e3)).collect();
+        let goodput =
+            || -> Nullable<f64> { bytes.iter().zip(fct.iter()).map(|(&b, f)| f.map(|f| b as f64 * 8.0 / f as f64 * 1e3)).collect() };
+        let goodput = keep.has("goodput_gbps").then(goodput);
         let completed: Vec<bool> = fct.valid.clone();
         // a message on a scale-up network has no connection to count its bytes: it delivers
         // them all at once
-        for (i, _) in scale_up.iter().enumerate().filter(|(i, &up)| up && completed[*i]) {
-            delivered[i] = bytes[i];
-        }
+        let delivered = || {
+            let mut d = if delivered.is_empty() { vec![0; n] } else { delivered };
+            for (i, _) in scale_up.iter().enumerate().filter(|(i, &up)| up && completed[*i]) {
+                d[i] = bytes[i];
+            }
+            Column::U64(d)
+        };
+        let delivered = keep.has("delivered_bytes").then(delivered);
         let lost = |f: &dyn Fn(&ConnLosses) -> u64| {
             let mut col = vec![0; n];
             for (&i, l) in &losses {
@@ -293,41 +306,43 @@ impl RunResult {
             }
             Column::U64(col)
         };
+        let (total_data, total_retx): (u64, u64) = (data_packets.iter().sum(), retransmits.iter().sum());
+        let (trims, drops) = (losses.values().map(|l| l.trims).sum(), losses.values().map(|l| l.drops).sum::<u64>());
         let mut ft = Table::new(columns::FLOWS);
-        ft.add("flow", Column::U64(ids));
-        ft.add("src", Column::U64(src));
-        ft.add("dst", Column::U64(dst));
-        ft.add("bytes", Column::U64(bytes));
-        ft.add("start_ps", Column::U64(start));
-        ft.add("ready_ps", Column::OptU64(ready));
-        ft.add("class", Column::U64(class));
-        ft.add("pinned", Column::Bool(pinned));
-        ft.add("scale_up", Column::Bool(scale_up));
-        ft.add("job", Column::OptU64(source.job));
-        ft.add("iteration", Column::OptU64(source.iteration));
-        ft.add("traffic", Column::Str(source.traffic.into_iter().map(str::to_string).collect()));
-        ft.add("path_links", Column::U64(source.path_links));
-        ft.add("first_send_ps", Column::OptU64(first_send));
-        ft.add("end_ps", Column::OptU64(end));
-        ft.add("fct_ps", Column::OptU64(fct));
-        ft.add("ideal_fct_ps", Column::U64(ideal));
-        ft.add("slowdown", Column::OptF64(slowdown));
-        ft.add("completed", Column::Bool(completed));
+        let k = keep;
+        ft.add_if(k, "flow", || Column::U64(ids));
+        ft.add_if(k, "src", || Column::U64(src));
+        ft.add_if(k, "dst", || Column::U64(dst));
+        ft.add_if(k, "bytes", || Column::U64(bytes));
+        ft.add_if(k, "start_ps", || Column::U64(start));
+        ft.add_if(k, "ready_ps", || Column::OptU64(ready));
+        ft.add_if(k, "class", || Column::U64(class));
+        ft.add_if(k, "pinned", || Column::Bool(pinned));
+        ft.add_if(k, "scale_up", || Column::Bool(scale_up));
+        ft.add_if(k, "job", || Column::OptU64(source.job));
+        ft.add_if(k, "iteration", || Column::OptU64(source.iteration));
+        ft.add_if(k, "traffic", || Column::Labels(source.traffic));
+        ft.add_if(k, "path_links", || Column::U64(source.path_links));
+        ft.add_if(k, "first_send_ps", || Column::OptU64(first_send));
+        ft.add_if(k, "end_ps", || Column::OptU64(end));
+        ft.add_if(k, "fct_ps", || Column::OptU64(fct));
+        ft.add_if(k, "ideal_fct_ps", || Column::U64(ideal));
+        ft.add_if(k, "slowdown", || Column::OptF64(slowdown));
+        ft.add_if(k, "completed", || Column::Bool(completed));
         // every connection belongs to one message: the run's totals are the columns' sums
-        let (total_data, total_retx) = (data_packets.iter().sum(), retransmits.iter().sum());
-        ft.add("delivered_bytes", Column::U64(delivered));
-        ft.add("packets", Column::U64(packets));
-        ft.add("data_packets", Column::U64(data_packets));
-        ft.add("retransmits", Column::U64(retransmits));
-        ft.add("timeouts", Column::U64(timeouts));
-        ft.add("trims", lost(&|l| l.trims));
-        ft.add("drops", lost(&|l| l.drops));
-        ft.add("ecn_acks", Column::U64(ecn_acks));
-        ft.add("cnps", Column::U64(cnps));
-        ft.add("max_reorder", Column::U64(max_reorder));
-        ft.add("discarded", Column::U64(discarded));
-        ft.add("fast_nacks", Column::U64(fast_nacks));
-        ft.add("goodput_gbps", Column::OptF64(goodput));
+        ft.add_if(k, "delivered_bytes", || delivered.expect("kept"));
+        ft.add_if(k, "packets", || dense(packets));
+        ft.add_if(k, "data_packets", || dense(data_packets));
+        ft.add_if(k, "retransmits", || dense(retransmits));
+        ft.add_if(k, "timeouts", || dense(timeouts));
+        ft.add_if(k, "trims", || lost(&|l| l.trims));
+        ft.add_if(k, "drops", || lost(&|l| l.drops));
+        ft.add_if(k, "ecn_acks", || dense(ecn_acks));
+        ft.add_if(k, "cnps", || dense(cnps));
+        ft.add_if(k, "max_reorder", || dense(max_reorder));
+        ft.add_if(k, "discarded", || dense(discarded));
+        ft.add_if(k, "fast_nacks", || dense(fast_nacks));
+        ft.add_if(k, "goodput_gbps", || Column::OptF64(goodput.expect("kept")));
 
         let mut pt = Table::new(columns::PORTS);
         let pu = |f: &dyn Fn(&EgressPort) -> u64| Column::U64(ports.iter().map(f).collect());
@@ -367,10 +382,10 @@ impl RunResult {
             max_jct_slowdown: jobs.max_jct_slowdown,
             data_packets: total_data,
             retransmits: total_retx,
-            trims: losses.values().map(|l| l.trims).sum(),
+            trims,
             // data packets, as the flows count them; the rest of what ports lost apart
-            drops: losses.values().map(|l| l.drops).sum(),
-            control_drops: ports.iter().map(|p| p.stats.drops).sum::<u64>() - losses.values().map(|l| l.drops).sum::<u64>(),
+            drops,
+            control_drops: ports.iter().map(|p| p.stats.drops).sum::<u64>() - drops,
             ecn_marks: ports.iter().map(|p| p.stats.ecn_marks).sum(),
             max_queue_bytes: ports.iter().map(|p| p.stats.max_queue).max().unwrap_or(0),
             events: v.events,
@@ -425,7 +440,7 @@ fn without_compute(mut m: MessageColumns, mut c: ConnColumns) -> (Vec<u64>, Mess
     for v in [&mut m.src, &mut m.dst, &mut m.bytes, &mut m.start, &mut m.class, &mut m.ideal, &mut m.source.path_links] {
         only(v, &keep);
     }
-    only(&mut m.source.traffic, &keep);
+    only(&mut m.source.traffic.codes, &keep);
     for v in [&mut m.pinned, &mut m.scale_up, &mut m.compute] {
         only(v, &keep);
     }

@@ -125,16 +125,13 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
     // the iteration's first release, whenever its ranks entered it: the schedule only gets
     // earlier as releases do)
     let own = |i: usize| (v.tags[i].job, v.tags[i].iteration);
-    let mut lists: Vec<Vec<u32>> =
-        (0..v.messages.len()).map(|i| v.deps.of(i).iter().copied().filter(|&d| own(d as usize) == own(i)).collect()).collect();
+    let same = |i: usize, d: u32| own(d as usize) == own(i);
     // a collective's join of the previous iteration (`collective::Builder::join`) that is
     // left with nothing to wait for releases its pieces at their starts, as the pieces
     // would be whose lists held the previous iteration alone
-    let bare: Vec<bool> = (0..v.messages.len()).map(|i| joins(v, i) && lists[i].is_empty()).collect();
-    for l in lists.iter_mut() {
-        l.retain(|&d| !bare[d as usize]);
-    }
-    let deps = crate::workload::Deps::from_lists(&lists);
+    let n = v.messages.len();
+    let bare: Vec<bool> = (0..n).map(|i| joins(v, i) && !v.deps.of(i).iter().any(|&d| same(i, d))).collect();
+    let deps = v.deps.filtered(n, |i, d| same(i, d) && !bare[d as usize]);
     let ideal = ideal_finish(v.messages, &deps, ideals, &hearing);
     // each (job, iteration)'s messages on one NIC or scale-up port of one host
     let on = |i: usize| {

@@ -13,6 +13,7 @@ pub mod jobs;
 pub mod sampler;
 
 use crate::engine::Status;
+use crate::error::ScenarioError;
 use crate::host::TransportModel;
 use crate::switch::EgressPort;
 use crate::time::Time;
@@ -142,8 +143,42 @@ pub enum Column {
     F64(Vec<f64>),
     Bool(Vec<bool>),
     Str(Vec<String>),
+    /// A string column of a few values over many rows, as each row's index into its values
+    /// (the flows table's `traffic`: 16 or more bytes a row as strings, one as a code).
+    Labels(Labels),
     OptU64(Nullable<u64>),
     OptF64(Nullable<f64>),
+}
+
+/// Rows of a string column with few distinct values: `labels[codes[row]]` is a row's value.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Labels {
+    pub codes: Vec<u8>,
+    pub labels: Vec<&'static str>,
+}
+
+impl Labels {
+    /// A row's value.
+    pub fn get(&self, row: usize) -> &'static str {
+        self.labels[usize::from(self.codes[row])]
+    }
+
+    /// Appends a row; its value joins the labels the first time it is seen (at most 256).
+    pub fn push(&mut self, value: &'static str) {
+        let code = self.labels.iter().position(|&l| l == value).unwrap_or_else(|| {
+            self.labels.push(value);
+            self.labels.len() - 1
+        });
+        self.codes.push(u8::try_from(code).expect("at most 256 distinct labels"));
+    }
+}
+
+impl FromIterator<&'static str> for Labels {
+    fn from_iter<I: IntoIterator<Item = &'static str>>(iter: I) -> Labels {
+        let mut l = Labels::default();
+        iter.into_iter().for_each(|v| l.push(v));
+        l
+    }
 }
 
 impl Column {
@@ -154,6 +189,7 @@ impl Column {
             Column::F64(_) => (Ty::F64, false),
             Column::Bool(_) => (Ty::Bool, false),
             Column::Str(_) => (Ty::Str, false),
+            Column::Labels(_) => (Ty::Str, false),
             Column::OptU64(_) => (Ty::U64, true),
             Column::OptF64(_) => (Ty::F64, true),
         }
@@ -165,6 +201,7 @@ impl Column {
             Column::F64(v) => v.len(),
             Column::Bool(v) => v.len(),
             Column::Str(v) => v.len(),
+            Column::Labels(v) => v.codes.len(),
             Column::OptU64(v) => v.len(),
             Column::OptF64(v) => v.len(),
         }
@@ -175,26 +212,69 @@ impl Column {
     }
 }
 
+/// The columns of the flows table a caller keeps: every one ([`Keep::all`], the default) or
+/// those it names ([`Keep::only`]). A run of millions of messages whose caller reads a few
+/// columns (the CLI's printed summary) builds only those: the others are never made.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Keep(Option<Vec<&'static str>>);
+
+impl Keep {
+    pub fn all() -> Keep {
+        Keep(None)
+    }
+
+    /// The columns `names` names; a name the flows table does not declare is refused, naming
+    /// it and the columns there are.
+    pub fn only<S: AsRef<str>>(names: &[S]) -> Result<Keep, ScenarioError> {
+        let declared = columns::FLOWS;
+        let kept = names.iter().map(|n| {
+            let n = n.as_ref();
+            declared.iter().find(|c| c.name == n).map(|c| c.name).ok_or_else(|| {
+                let all: Vec<&str> = declared.iter().map(|c| c.name).collect();
+                ScenarioError::new("columns", format!("{n:?}"), format!("allowed: the flows table's columns ({})", all.join(", ")))
+            })
+        });
+        Ok(Keep(Some(kept.collect::<Result<_, _>>()?)))
+    }
+
+    /// Whether column `name` is kept.
+    pub fn has(&self, name: &str) -> bool {
+        self.0.as_ref().is_none_or(|k| k.contains(&name))
+    }
+}
+
 /// Named columns of equal length, in the order and types of their declaration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
     pub spec: &'static [ColumnSpec],
     pub columns: Vec<(&'static str, Column)>,
+    /// The next declared column (those left out by a [`Keep`] count).
+    next: usize,
 }
 
 impl Table {
     /// An empty table declared by `spec` (see [`columns`]).
     pub fn new(spec: &'static [ColumnSpec]) -> Table {
-        Table { spec, columns: Vec::new() }
+        Table { spec, columns: Vec::new(), next: 0 }
     }
 
     /// Adds the next declared column. Its name, type and nullability must match the
     /// declaration: a mismatch is a bug in the core, caught by every test that runs.
     fn add(&mut self, name: &'static str, col: Column) {
-        let d = self.spec.get(self.columns.len()).unwrap_or_else(|| panic!("undeclared column {name}"));
+        self.add_if(&Keep::all(), name, || col);
+    }
+
+    /// Adds the next declared column if `keep` keeps it (`col` is made only then), as
+    /// [`Table::add`] does.
+    fn add_if(&mut self, keep: &Keep, name: &'static str, col: impl FnOnce() -> Column) {
+        let d = self.spec.get(self.next).unwrap_or_else(|| panic!("undeclared column {name}"));
         assert_eq!(d.name, name, "columns are added in declaration order");
-        assert_eq!(col.ty(), (d.ty, !d.null_when.is_empty()), "column {name} has its declared type");
-        self.columns.push((name, col));
+        self.next += 1;
+        if keep.has(name) {
+            let col = col();
+            assert_eq!(col.ty(), (d.ty, !d.null_when.is_empty()), "column {name} has its declared type");
+            self.columns.push((name, col));
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&Column> {
@@ -221,6 +301,14 @@ impl Table {
     pub fn str(&self, name: &str) -> &[String] {
         match self.get(name) {
             Some(Column::Str(v)) => v,
+            _ => panic!("no string column {name}"),
+        }
+    }
+    /// A string column's values, however it holds them.
+    pub fn strs(&self, name: &str) -> Vec<&str> {
+        match self.get(name) {
+            Some(Column::Str(v)) => v.iter().map(String::as_str).collect(),
+            Some(Column::Labels(v)) => (0..v.codes.len()).map(|r| v.get(r)).collect(),
             _ => panic!("no string column {name}"),
         }
     }

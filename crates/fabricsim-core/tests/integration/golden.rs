@@ -33,6 +33,7 @@ fn cell(col: &Column, row: usize) -> String {
         Column::F64(v) => format!("{:?}", v[row]),
         Column::Bool(v) => v[row].to_string(),
         Column::Str(v) => v[row].clone(),
+        Column::Labels(v) => v.get(row).to_string(),
         // a value that does not exist is an empty cell, as in CSV
         Column::OptU64(v) => v.get(row).map(|x| x.to_string()).unwrap_or_default(),
         Column::OptF64(v) => v.get(row).map(|x| format!("{x:?}")).unwrap_or_default(),

@@ -28,6 +28,21 @@ impl Deps {
         d
     }
 
+    /// The dependencies of messages `0..n` that `keep(i, d)` keeps, as [`Deps::from_lists`]
+    /// of the kept lists gives them (built in place: no list per message).
+    pub fn filtered(&self, n: usize, keep: impl Fn(usize, u32) -> bool) -> Deps {
+        let mut d = Deps { first: Vec::with_capacity(n + 1), ids: Vec::new() };
+        d.first.push(0);
+        for i in 0..n {
+            d.ids.extend(self.of(i).iter().copied().filter(|&x| keep(i, x)));
+            d.first.push(d.ids.len() as u32);
+        }
+        if d.ids.is_empty() {
+            return Deps::default();
+        }
+        d
+    }
+
     /// No message waits for another.
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
