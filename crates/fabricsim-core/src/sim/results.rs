@@ -12,7 +12,7 @@ use crate::host::message::MsgState;
 use crate::host::parts::ConnParts;
 use crate::packet::{Ev, Kind, Packet, UNDECIDED};
 use crate::scenario::{Model, Scenario};
-use crate::stats::collect::{ConnColumns, MessageColumns, WorkView};
+use crate::stats::collect::{ConnColumns, Ends, MessageColumns, WorkView};
 use crate::stats::sampler::SampleRows;
 use crate::stats::{Accounting, Keep, RunResult, RunView};
 use crate::switch::forward::ConnLosses;
@@ -161,8 +161,10 @@ impl Simulation {
 
     /// [`Simulation::results`] with the flows table's columns `keep` keeps.
     pub fn results_keeping(&self, keep: &Keep) -> RunResult {
-        let m = MessageColumns::of(&self.work(&self.states(), &self.up_times()), &self.conns(), keep);
-        let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses());
+        let (states, up) = (self.states(), self.up_times());
+        let w = self.work(&states, &up);
+        let m = MessageColumns::of(&w, Ends::of(&w, &self.conns()), keep);
+        let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses(), keep);
         let samples = self.sampler.as_ref().map(|s| s.rows.clone()).unwrap_or_default();
         let ports = self.ports();
         RunResult::collect(self.view(&ports, self.accounting(), self.achieved_load(), samples, self.stop_detail()), m, c, keep)
@@ -181,11 +183,16 @@ impl Simulation {
     pub fn into_results_keeping(mut self, keep: &Keep) -> RunResult {
         let (accounting, achieved, detail) = (self.accounting(), self.achieved_load(), self.stop_detail());
         self.pieces.iter_mut().for_each(|p| p.nics.free_schedule());
-        let m = MessageColumns::of(&self.work(&self.states(), &self.up_times()), &self.conns(), keep);
+        // the connections are read first and freed before the jobs' ideal bound needs its
+        // scratch memory (`MessageColumns::of`)
+        let (states, up) = (self.states().into_owned(), self.up_times());
+        let ends = Ends::of(&self.work(&states, &up), &self.conns());
+        let c = ConnColumns::of(states.len(), &self.conns(), &self.conn_losses(), keep);
+        self.pieces.iter_mut().for_each(|p| p.nics.free_connections());
+        let m = MessageColumns::of(&self.work(&states, &up), ends, keep);
+        drop(states);
         self.pieces.iter_mut().for_each(|p| p.nics.free_messages());
         (self.model.deps, self.model.tags) = Default::default();
-        let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses());
-        self.pieces.iter_mut().for_each(|p| p.nics.free_connections());
         let samples = self.sampler.take().map(|s| s.rows).unwrap_or_default();
         let ports = self.ports();
         RunResult::collect(self.view(&ports, accounting, achieved, samples, detail), m, c, keep)

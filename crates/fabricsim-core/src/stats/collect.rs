@@ -101,9 +101,10 @@ impl MessageColumns {
         self.bytes.is_empty()
     }
 
-    /// The messages' part of the results; `flows` gives their connections' first send and end.
-    /// Columns only the flows table reads are made if `keep` keeps them.
-    pub fn of(w: &WorkView<'_>, flows: &ConnParts<'_>, keep: &Keep) -> MessageColumns {
+    /// The messages' part of the results, from their `ends` (read from the connections
+    /// before these are freed). Columns only the flows table reads are made if `keep` keeps
+    /// them.
+    pub fn of(w: &WorkView<'_>, ends: Ends, keep: &Keep) -> MessageColumns {
         let (messages, transport) = (w.messages, w.transport);
         let topo = w.routes.topology();
         // the ideal depends only on the route, the size and the connections: computed once
@@ -128,25 +129,7 @@ impl MessageColumns {
                 })
             })
             .collect();
-        let (mut first_send, mut end) = (Nullable::with_capacity(messages.len()), Nullable::with_capacity(messages.len()));
-        for (i, (m, state)) in messages.iter().zip(w.states).enumerate() {
-            if m.count == 0 {
-                // on a scale-up network, or a compute task: its ends kept its times
-                let t = w.up.get(&(i as u32)).copied().unwrap_or([Time::MAX; 2]);
-                let known = |t: Time| (t != Time::MAX).then_some(t);
-                first_send.push(known(t[0]));
-                end.push(known(t[1]));
-                continue;
-            }
-            let (mut first, mut last) = (None::<Time>, None::<Time>);
-            for c in m.first..m.first + m.count {
-                let r = flows.row(c);
-                first = first.into_iter().chain(r.first_send()).min();
-                last = last.into_iter().chain(r.end()).max();
-            }
-            first_send.push(first);
-            end.push(if state.done == m.count { last } else { None });
-        }
+        let Ends { first_send, end, lb_state_bytes } = ends;
         // the jobs' ideal needs scratch memory: it runs before the other columns exist
         let jobs = super::jobs::tables(w, &ideal, &end);
         let compute: Vec<bool> = messages.iter().map(|m| m.spec.is_compute()).collect();
@@ -168,18 +151,59 @@ impl MessageColumns {
             end,
             ideal,
             jobs,
-            // per message: all of its connections' load-balancer state
-            lb_state_bytes: messages.first().map_or(0, |m| flows.lb_state_bytes(0, &m.spec)),
+            lb_state_bytes,
         }
     }
 }
 
+/// When each message first sent and ended, read from its connections (its MPTCP subflows:
+/// the first send and the last end), and the load balancers' state size.
+pub struct Ends {
+    first_send: Nullable<Time>,
+    end: Nullable<Time>,
+    lb_state_bytes: u64,
+}
+
+impl Ends {
+    /// The messages' ends; `flows` holds their connections' rows.
+    pub fn of(w: &WorkView<'_>, flows: &ConnParts<'_>) -> Ends {
+        let messages = w.messages;
+        let (mut first_send, mut end) = (Nullable::with_capacity(messages.len()), Nullable::with_capacity(messages.len()));
+        for (i, (m, state)) in messages.iter().zip(w.states).enumerate() {
+            if m.count == 0 {
+                // on a scale-up network, or a compute task: its ends kept its times
+                let t = w.up.get(&(i as u32)).copied().unwrap_or([Time::MAX; 2]);
+                let known = |t: Time| (t != Time::MAX).then_some(t);
+                first_send.push(known(t[0]));
+                end.push(known(t[1]));
+                continue;
+            }
+            let (mut first, mut last) = (None::<Time>, None::<Time>);
+            for c in m.first..m.first + m.count {
+                let r = flows.row(c);
+                first = first.into_iter().chain(r.first_send()).min();
+                last = last.into_iter().chain(r.end()).max();
+            }
+            first_send.push(first);
+            end.push(if state.done == m.count { last } else { None });
+        }
+        // per message: all of its connections' load-balancer state
+        let lb_state_bytes = messages.first().map_or(0, |m| flows.lb_state_bytes(0, &m.spec));
+        Ends { first_send, end, lb_state_bytes }
+    }
+}
+
+/// The flows table's columns counted from the connections, in [`ConnColumns`]' order.
+const COUNTS: [&str; 10] =
+    ["delivered_bytes", "packets", "data_packets", "retransmits", "timeouts", "ecn_acks", "cnps", "max_reorder", "discarded", "fast_nacks"];
+
 /// What the tables read of the connections, by message (a message's connections, its MPTCP
 /// subflows, are summed): their counters, the reorder table and what the fabric lost of them.
 pub struct ConnColumns {
-    /// delivered_bytes, packets, data_packets, retransmits, timeouts, ecn_acks, cnps,
-    /// max_reorder, discarded, fast_nacks, in that order; an empty column is all zeros.
+    /// [`COUNTS`], in that order; an empty column is all zeros (or not kept).
     counts: [Vec<u64>; 10],
+    /// The run's data packets and retransmissions.
+    totals: (u64, u64),
     reorder: Table,
     /// By message; absent: nothing lost.
     losses: BTreeMap<u32, ConnLosses>,
@@ -187,13 +211,17 @@ pub struct ConnColumns {
 
 impl ConnColumns {
     /// The connections' part of the results of `messages` messages; `losses`: by connection.
-    pub fn of(messages: usize, flows: &ConnParts<'_>, losses: &BTreeMap<u32, ConnLosses>) -> ConnColumns {
+    /// The columns `keep` keeps of them (the run's totals of data packets and retransmissions
+    /// always).
+    pub fn of(messages: usize, flows: &ConnParts<'_>, losses: &BTreeMap<u32, ConnLosses>, keep: &Keep) -> ConnColumns {
         // a column is allocated at its first count that is not zero: a run without losses
         // keeps its loss counters empty while the connection table lives (the peak of a run
         // of many messages), and they become zeros once it is freed (`RunResult::collect`)
         let mut counts: [Vec<u64>; 10] = Default::default();
+        let kept = COUNTS.map(|name| keep.has(name));
+        let mut totals = (0, 0);
         let mut count = |col: usize, m: u32, a: u64, f: fn(u64, u64) -> u64| {
-            if a != 0 {
+            if a != 0 && kept[col] {
                 let col = &mut counts[col];
                 if col.is_empty() {
                     *col = vec![0; messages];
@@ -228,6 +256,7 @@ impl ConnColumns {
                 s.discarded,
                 s.fast_nacks,
             ];
+            (totals.0, totals.1) = (totals.0 + s.data_packets, totals.1 + s.retransmits);
             for (col, a) in add.into_iter().enumerate() {
                 count(col, m, a, |x, a| x + a);
             }
@@ -247,7 +276,7 @@ impl ConnColumns {
             e.trims += l.trims;
             e.drops += l.drops;
         }
-        ConnColumns { counts, reorder, losses: by_message }
+        ConnColumns { counts, totals, reorder, losses: by_message }
     }
 }
 
@@ -275,7 +304,7 @@ impl RunResult {
             lb_state_bytes,
             ..
         } = m;
-        let ConnColumns { counts, reorder: rt, losses } = c;
+        let ConnColumns { counts, totals: (total_data, total_retx), reorder: rt, losses } = c;
         let n = bytes.len();
         // a count column none of whose rows counted is empty until its column is made
         let dense = move |v: Vec<u64>| Column::U64(if v.is_empty() { vec![0; n] } else { v });
@@ -306,7 +335,6 @@ impl RunResult {
             }
             Column::U64(col)
         };
-        let (total_data, total_retx): (u64, u64) = (data_packets.iter().sum(), retransmits.iter().sum());
         let (trims, drops) = (losses.values().map(|l| l.trims).sum(), losses.values().map(|l| l.drops).sum::<u64>());
         let mut ft = Table::new(columns::FLOWS);
         let k = keep;
