@@ -268,6 +268,30 @@ def test_compare_puts_switch_adaptive_routing_beside_host_schemes(tmp_path):
     assert s.data["lb"]["kind"] == "ecmp" and s.data["switch"]["routing"] == "adaptive"
 
 
+def test_compare_writes_each_run_as_it_finishes_and_a_stop_keeps_those_done(demo_path, tmp_path, monkeypatch):
+    """Issue 68: Ctrl-C during `compare --out` after ECMP had finished lost it ("nothing was
+    written"). Each load balancer's run is now written as it finishes (with its fabric cost:
+    the reference runs first), and a stop says which are whole."""
+    from fabricsim import cli
+
+    real, started = cli._run_with_bar, []
+
+    def stop_at_the_third(*args, **kwargs):
+        started.append(args[1])
+        if len(started) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "_run_with_bar", stop_at_the_third)
+    out = tmp_path / "cmp"
+    r = invoke("compare", str(demo_path), "--set", "workload.size=64KiB", "--lb", "ecmp,ops,prime", "--out", str(out), "-q")
+    assert r.exit_code == 130, r.output
+    assert f"stopped by SIGINT after the results were written to {out / 'ecmp'}, {out / 'ops'}" in " ".join(r.output.split())
+    assert started == ["ecmp", "ops", "prime"] and sorted(p.name for p in out.iterdir()) == ["ecmp", "ops"]
+    whole = fabricsim.Results.read(out / "ops")
+    assert whole.flows.columns == list(fabricsim.results.schema("flows")) and whole.summary["status"] == "complete"
+
+
 def test_set_topology_kind_keeps_the_fields_the_new_kind_takes():
     from conftest import ROOT
 

@@ -617,7 +617,12 @@ def compare(
     reference: ReferenceOpt = None,
     out_dir: Annotated[
         Path | None,
-        typer.Option("--out", "-o", metavar="DIR", help="Write each load balancer's run into DIR/LB/, as run --out writes one."),
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="DIR",
+            help="Write each load balancer's run into DIR/LB/ as it finishes, as run --out writes one (a stop keeps those done).",
+        ),
     ] = None,
 ) -> None:
     """Run the same scenario under several load balancers and tabulate FCTs, queues, trims, drops."""
@@ -641,12 +646,26 @@ def compare(
     # one reference for all: on one switch the load balancer has no choice to make
     ref = _reference_of(next(iter(variants.values())), reference)
     keep = None if out_dir is not None else SUMMARY_FLOW_COLUMNS
-    results = {name: _run_with_bar(v, name, quiet, asked, keep) for name, v in variants.items()}
-    if ref is not None:
-        _attach_reference(results, ref, quiet, asked)
-    if out_dir is not None:
-        for name, res in results.items():
+    from . import reference as reference_module
+
+    # the reference first (its jobs table is all it gives), so that each run is whole when
+    # it is written: as it finishes, so that a stop keeps the runs done
+    theirs = None if ref is None else _run_with_bar(ref, "non-blocking reference", quiet, asked, ())
+    results: dict[str, Results] = {}
+    for name, v in variants.items():
+        try:
+            res = _run_with_bar(v, name, quiet, asked, keep)
+        except KeyboardInterrupt:
+            if out_dir is None or not results:
+                raise
+            raise InterruptedAfterWrite(signal.SIGINT, ", ".join(str(out_dir / n) for n in results)) from None
+        if theirs is not None:
+            reference_module.attach(res, theirs)
+        if out_dir is not None:
             res.write(out_dir / name)
+            # the rest of its flows table is on disk: it holds what the printed tables read
+            res.flows = res.flows.select(SUMMARY_FLOW_COLUMNS)
+        results[name] = res
     if as_json:
         sys.stdout.write(json.dumps({n: r.summary for n, r in results.items()}) + "\n")
     else:
