@@ -250,3 +250,15 @@ def test_size_buckets_apart_for_each_source_add_up_to_the_pooled_ones():
             assert row["p99_slowdown"] == pooled[bucket[0]]["p99_slowdown"] and row["p50_slowdown"] == pooled[bucket[0]]["p50_slowdown"]
     back = by.filter(pl.col("job").is_null())
     assert back["messages"].sum() == r.flows.filter(pl.col("job").is_null()).height
+
+
+def test_a_jobs_default_connections_follow_mptcps_subflows():
+    """Issue 68: `lb.kind = "mptcp"` with one subflow keeps a job's default `per_pair` (it is a
+    connection per message or pair as any other); with more, its subflows are connections of
+    their own, so `per_message` (docs/scenario.md, `transport.connections`)."""
+    base = {"topology": {"hosts": 16, "radix": 8}, "jobs": [{"collective": "allreduce", "size": "64KiB", "ranks": 4}]}
+    for subflows, expected in ((1, "per_pair"), (8, "per_message")):
+        s = fabricsim.Scenario(base | {"lb": {"kind": "mptcp", "subflows": subflows}})
+        assert s.filled()["transport"]["connections"] == expected, subflows
+    with pytest.raises(fabricsim.ScenarioError, match=r"transport\.connections"):
+        fabricsim.Scenario(base | {"lb": {"kind": "mptcp"}, "transport": {"connections": "per_pair"}}).validate()

@@ -176,6 +176,8 @@ def test_a_scenario_is_resolved_once_for_its_warnings_its_estimate_and_its_check
     s.copy().warnings()
     events, memory = s.estimate()
     assert len(calls) == 1 and events > 0 and memory > 0
+    # issue 68: the estimate says what its numbers are
+    assert s.estimate() == fabricsim.Estimate(events=events, memory_bytes=memory) and s.estimate().memory_bytes == memory
     # another scenario is resolved for itself
     s.set("workload.size", "128KiB").estimate()
     assert len(calls) == 2

@@ -38,7 +38,7 @@ from . import _core  # noqa: E402
 from .errors import ArgumentError, FabricsimError, InternalError, MissingDependency, ScenarioError, SpecError  # noqa: E402
 from .results import Results  # noqa: E402
 from .run import Prepared, Progress, prepare, run  # noqa: E402
-from .scenario import Scenario  # noqa: E402
+from .scenario import Estimate, Scenario  # noqa: E402
 from .session import Completion, Session  # noqa: E402
 
 __version__ = _core.__version__
@@ -46,6 +46,7 @@ __version__ = _core.__version__
 __all__ = [
     "ArgumentError",
     "Completion",
+    "Estimate",
     "FabricsimError",
     "InternalError",
     "MissingDependency",

@@ -19,7 +19,7 @@ import tomllib
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import tomli_w
 
@@ -77,6 +77,15 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
         raise scenario_error(where, f"holds a number Python cannot read ({e}); allowed: at most 4300 digits") from None
     except RecursionError:
         raise scenario_error(where, f"nested too deeply to be {what}") from None
+
+
+class Estimate(NamedTuple):
+    """What :meth:`Scenario.estimate` says a run will take, before it is built."""
+
+    #: Events the run is expected to make.
+    events: int
+    #: Memory it is estimated to need, bytes (what ``stop.max_memory`` is checked against).
+    memory_bytes: int
 
 
 class Scenario:
@@ -411,11 +420,12 @@ class Scenario:
         raises ``ScenarioError`` where the scenario is not valid."""
         return list(self._survey()[0])
 
-    def estimate(self) -> tuple[int, int]:
-        """What a run of this scenario will take, before it is built: the events it is expected
-        to make (the shipped scenarios make 0.76 to 0.97 of them) and the memory it is estimated
-        to need, bytes; raises ``ScenarioError`` where the scenario is not valid."""
-        return self._survey()[1]
+    def estimate(self) -> Estimate:
+        """What a run of this scenario will take, before it is built (:class:`Estimate`: the
+        ``events`` it is expected to make, the shipped scenarios making 0.76 to 0.97 of them, and
+        the ``memory_bytes`` it is estimated to need; a tuple, so ``events, memory =
+        s.estimate()`` reads it too); raises ``ScenarioError`` where the scenario is not valid."""
+        return Estimate(*self._survey()[1])
 
     def _survey(self) -> tuple[tuple[str, ...], tuple[int, int]]:
         """The core's warnings and estimate of this scenario, from one resolve, kept per scenario

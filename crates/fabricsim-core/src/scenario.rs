@@ -439,8 +439,8 @@ impl Scenario {
     /// thresholds from the buffer).
     /// `transport.connections`, or where it is left out: `per_pair` for a scenario with jobs
     /// (NCCL's network transport keeps a queue pair per peer and channel for the communicator's
-    /// life, `src/transport/net_ib.cc`), unless `cc = "dcqcn"` or `lb = "mptcp"`, which need a
-    /// connection per message; `per_message` otherwise.
+    /// life, `src/transport/net_ib.cc`), unless `cc = "dcqcn"`, or `lb = "mptcp"` with more than
+    /// one subflow, which need a connection per message; `per_message` otherwise.
     pub fn connections(&self) -> Connections {
         self.transport.connections.unwrap_or(if !self.jobs.is_empty() && self.transport.cc != CcKind::Dcqcn && self.lb.subflows() <= 1 {
             Connections::PerPair

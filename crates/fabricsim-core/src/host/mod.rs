@@ -153,7 +153,8 @@ pub struct TransportConfig {
     /// messages to one host and class go one after another through one long-lived connection
     /// (a queue pair), whose window, load balancer and RTO estimator outlive each message.
     /// Absent: `per_pair` where the scenario has jobs (NCCL keeps its queue pairs), unless
-    /// `cc = "dcqcn"` or `lb = "mptcp"`; `per_message` otherwise ([`crate::Scenario::connections`]).
+    /// `cc = "dcqcn"`, or `lb = "mptcp"` with more than one subflow; `per_message` otherwise
+    /// ([`crate::Scenario::connections`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<Connections>,
 }
