@@ -148,6 +148,50 @@ pub struct FaultContext<'a> {
     pub index: usize,
 }
 
+/// The switches' names, in the fabric's order.
+fn switches(topo: &Topology) -> Vec<&str> {
+    topo.nodes.iter().filter(|n| n.tier.is_some()).map(|n| n.name.as_str()).collect()
+}
+
+/// `names` as ranges where they number on (`leaf0-leaf15, spine0-spine7`; `leaf0:up0-leaf0:up7`),
+/// at most 12 ranges and then how many in all.
+fn ranges(names: &[&str]) -> String {
+    // a name's stem and number: "leaf12" is ("leaf", 12); "h-a" has none
+    let split = |n: &str| {
+        let digits = n.len() - n.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (stem, num) = n.split_at(n.len() - digits);
+        num.parse::<u64>().ok().filter(|_| !num.starts_with('0') || num == "0").map(|k| (stem.to_string(), k))
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut run: Option<(String, u64, u64)> = None; // stem, first number, last number
+    let close = |run: &Option<(String, u64, u64)>, out: &mut Vec<String>| {
+        if let Some((stem, a, b)) = run {
+            out.push(if a == b { format!("{stem}{a}") } else { format!("{stem}{a}-{stem}{b}") });
+        }
+    };
+    for &n in names {
+        match (split(n), &mut run) {
+            (Some((stem, k)), Some((s, _, last))) if *s == stem && k == *last + 1 => *last = k,
+            (Some((stem, k)), _) => {
+                close(&run, &mut out);
+                run = Some((stem, k, k));
+            }
+            (None, _) => {
+                close(&run, &mut out);
+                run = None;
+                out.push(n.to_string());
+            }
+        }
+    }
+    close(&run, &mut out);
+    const SHOWN: usize = 12;
+    if out.len() > SHOWN {
+        format!("{}, ... ({} names in all)", out[..SHOWN].join(", "), names.len())
+    } else {
+        out.join(", ")
+    }
+}
+
 impl FaultContext<'_> {
     /// The dotted path of one of this fault's fields.
     pub fn field(&self, key: &str) -> String {
@@ -169,14 +213,20 @@ impl FaultContext<'_> {
                     "allowed: only with `links`, not with `link`",
                 )?;
                 let ports = link_ports(topo, name).ok_or_else(|| {
+                    // the ports of the node it names, if that node exists; else the switches
+                    let node = name.split_once(':').map_or(name.as_str(), |(n, _)| n);
+                    let own: Vec<&str> =
+                        topo.ports.iter().map(|p| p.name.as_str()).filter(|p| p.split_once(':').is_some_and(|(n, _)| n == node)).collect();
+                    let there = if own.is_empty() {
+                        let hosts: Vec<&str> = topo.nodes.iter().filter(|n| n.tier.is_none()).map(|n| n.name.as_str()).collect();
+                        format!("a port (NODE:PORT) of a host ({}) or a switch ({})", ranges(&hosts), ranges(&switches(topo)))
+                    } else {
+                        format!("one of {node}'s ports, {}", ranges(&own))
+                    };
                     ScenarioError::new(
                         self.field("link"),
                         format!("{name:?}"),
-                        format!(
-                            "allowed: a port name such as {:?} or {:?} (see the ports table of a run)",
-                            topo.ports[topo.hosts() as usize].name,
-                            topo.ports.last().map_or("", |p| p.name.as_str())
-                        ),
+                        format!("allowed: {there} (the ports table of a run lists them)"),
                     )
                 })?;
                 Ok(vec![ports])
@@ -209,7 +259,7 @@ impl FaultContext<'_> {
             !own.is_empty() && !is_host,
             &self.field("switch"),
             format!("{name:?}"),
-            "allowed: a switch's name as its ports carry it, such as \"leaf0\" or \"spine3\" (see the ports table of a run)",
+            format!("allowed: a switch's name as its ports carry it: {}", ranges(&switches(topo))),
         )?;
         Ok(own.into_iter().map(|p| [p, reverse(topo, p).unwrap_or(p)]).collect())
     }

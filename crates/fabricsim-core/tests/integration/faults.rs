@@ -218,3 +218,22 @@ fn an_estimated_rto_on_a_sprayed_flow_resends_only_what_its_late_path_carried() 
         assert!(retx * 100 < data, "{lb}: {retx} of {data} data packets resent");
     }
 }
+
+/// A fault on a port or switch that does not exist says which do (issue 68): the ports of the
+/// node it names, or the hosts and switches as ranges.
+#[test]
+fn a_fault_on_a_name_that_does_not_exist_says_which_exist() {
+    let refused = |fault: &str| {
+        let text = fabric128(&format!("[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n[[faults]]\n{fault}start = \"0us\"\n"));
+        let e = scenario(&text).and_then(|s| Simulation::new(&s).map(|_| ())).expect_err("refused");
+        (e.field, e.message)
+    };
+    let (field, message) = refused("kind = \"link_down\"\nlink = \"leaf0:up9\"\n");
+    assert_eq!(field, "faults[0].link");
+    assert!(message.contains("one of leaf0's ports, leaf0:down0-leaf0:down7, leaf0:up0-leaf0:up7"), "{message}");
+    let (_, message) = refused("kind = \"link_down\"\nlink = \"leafX\"\n");
+    assert!(message.contains("a host (host0-host127) or a switch (leaf0-leaf15, spine0-spine7)"), "{message}");
+    let (field, message) = refused("kind = \"switch_down\"\nswitch = \"spine12\"\n");
+    assert_eq!(field, "faults[0].switch");
+    assert!(message.ends_with("as its ports carry it: leaf0-leaf15, spine0-spine7"), "{message}");
+}
