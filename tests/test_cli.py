@@ -216,6 +216,10 @@ def test_ctrl_c_while_the_command_starts_says_so_without_a_traceback():
         _, stderr = proc.communicate(timeout=60)
         if proc.returncode == 0:
             continue  # the run was done before the signal (a fast machine)
+        if proc.returncode == 1 and stderr.startswith("Could not import runpy module"):
+            # CPython's own start (a loaded machine): `-m` had not reached the package yet,
+            # and the interpreter, not fabricsim, reports it
+            continue
         # 130 where the command caught it, killed by SIGINT (a shell's 130) where Python did,
         # or before the interpreter set its own handler (nothing printed then: killed, as any
         # program that has not started); never a traceback

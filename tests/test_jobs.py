@@ -217,6 +217,9 @@ def test_the_flows_table_tells_each_job_and_the_background_apart():
     assert (f.filter(same_leaf)["path_links"] == 2).all() and (f.filter(~same_leaf)["path_links"] == 4).all()
     t = r.traffic_table()
     assert t["traffic"].to_list() == ["background", "allreduce"] and t["job"].to_list() == [None, 0]
+    # issue 68: one identity for a job in every table, its index and its name
+    assert t["name"].to_list() == [None, r.job_table()["name"][0]] and r.job_table()["job"].to_list() == [0]
+    assert r.buckets_by_source().select("job", "name").rows() == t.select("job", "name").rows()
     assert t["messages"].sum() == f.height and t["bytes"].sum() == f["bytes"].sum()
     for row in t.iter_rows(named=True):
         rows = f.filter(pl.col("traffic") == row["traffic"])

@@ -92,7 +92,8 @@ JOB_METRICS = ("jct_ns", "slowdown", "busbw_gbps")
 
 
 def job_table(jobs: pl.DataFrame | None) -> pl.DataFrame:
-    """One row per job (in ``[[jobs]]`` order): ``name``, ``collective``, ``ranks``,
+    """One row per job (in ``[[jobs]]`` order): ``job`` (its index, as the flows, traffic and
+    bucket tables name it), ``name``, ``collective``, ``ranks``,
     ``size_bytes``, ``iterations`` (completed / run), and over its completed iterations the mean
     ``jct_ns``, ``ideal_jct_ns``, ``slowdown``, ``busbw_gbps``, (training) ``exposed_comm_ns``
     (null when none completed, or not a training job) and, from a run with a reference,
@@ -118,7 +119,6 @@ def job_table(jobs: pl.DataFrame | None) -> pl.DataFrame:
             *([pl.col("fabric_cost").mean()] if "fabric_cost" in jobs.columns else []),
         )
         .sort("job")
-        .drop("job")
     )
 
 
@@ -236,10 +236,12 @@ class Results:
         messages (its collective, or a training job's tp, pp, dp and ep): messages, bytes, the
         share of the bytes whose path climbs above the leaf (``path_links`` of 4 or more: a
         spine, aggregation or core switch; what a load balancer can act on), and the slowdown
-        of the completed ones. Messages on a scale-up network count, on no fabric path."""
+        of the completed ones. Messages on a scale-up network count, on no fabric path. A job
+        is named by its index (``job``, as in the flows and jobs tables) and its ``name``."""
         f = self.flows
         climbs = pl.when(pl.col("path_links") >= 4).then(pl.col("bytes")).otherwise(0)
-        return (
+        names = self._job_names()
+        table = (
             f.group_by(["job", "traffic"])
             .agg(
                 pl.len().alias("messages"),
@@ -251,15 +253,25 @@ class Results:
             )
             .sort(["job", "traffic"], nulls_last=False)
         )
+        name = pl.col("job").replace_strict(names, default=None, return_dtype=pl.Utf8).alias("name")
+        return table.select("job", name, pl.exclude("job"))
+
+    def _job_names(self) -> dict[int, str]:
+        """Each job's name by its index (the ``job`` of the flows, jobs and traffic tables)."""
+        if self.jobs is None or not self.jobs.height:
+            return {}
+        return dict(self.jobs.select("job", "name").unique(maintain_order=True).iter_rows())
 
     def buckets_by_source(self) -> pl.DataFrame:
         """The size buckets (:attr:`buckets`: the papers' < 100 KB, 100 KB-1 MB, 1-10 MB, > 10 MB)
         apart for each source of traffic (:meth:`traffic_table`'s ``job`` and ``traffic``), so
         that a job's messages are not pooled with the background's: messages, completed, and
         the completed ones' p50 and p99 (nearest rank, as the pooled table) and mean slowdown.
-        Buckets a source has no message in are left out."""
+        Buckets a source has no message in are left out. A job is named as in
+        :meth:`traffic_table`: its index (``job``) and its ``name``."""
         schema = {
-            "job": pl.UInt32,
+            "job": pl.UInt64,
+            "name": pl.Utf8,
             "traffic": pl.Utf8,
             "bucket": pl.Utf8,
             "min_bytes": pl.UInt64,
@@ -276,6 +288,7 @@ class Results:
         # each message's bucket: the last whose lower bound it reaches (the buckets start at 0)
         at = np.searchsorted(lower, self.flows["bytes"].to_numpy(), side="right") - 1
         f = self.flows.select("job", "traffic", "slowdown").with_columns(pl.Series("at", at, dtype=pl.Int32))
+        job_names = self._job_names()
         rows = []
         for (job, traffic, k), g in f.group_by(["job", "traffic", "at"]):
             # the completed ones' slowdowns as one sorted array (8 B each: a Python list of
@@ -290,6 +303,7 @@ class Results:
             rows.append(
                 {
                     "job": job,
+                    "name": job_names.get(job) if job is not None else None,
                     "traffic": traffic,
                     "bucket": names[k],
                     "min_bytes": int(lower[k]),
