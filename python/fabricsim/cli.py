@@ -189,13 +189,9 @@ def _reference_of(scenario: Scenario | Prepared, reference: str | None) -> Scena
     return reference_module.reference_scenario(_core.Simulation(scenario.to_json(), 1), scenario.base_dir)
 
 
-def _attach_reference(results: dict[str, Results], ref: Scenario, quiet: bool, threads: int | None) -> None:
-    """Runs the reference once and adds its JCTs to every result."""
-    from . import reference as reference_module
-
-    theirs = _run_with_bar(ref, "non-blocking reference", quiet, threads)
-    for res in results.values():
-        reference_module.attach(res, theirs)
+def _run_reference(ref: Scenario, quiet: bool, threads: int | None) -> Results:
+    """Runs the non-blocking reference once: its jobs table is all it gives (no flows columns)."""
+    return _run_with_bar(ref, "non-blocking reference", quiet, threads, ())
 
 
 #: Events a second on one thread on the benchmarks (docs/performance.md, "How long a run
@@ -432,7 +428,9 @@ def run(
     # a run whose tables are not written keeps only the flows columns its summary reads
     res = _run_with_bar(prepared, scenario.stem, quiet, asked, None if out_dir is not None else SUMMARY_FLOW_COLUMNS)
     if ref is not None:
-        _attach_reference({scenario.stem: res}, ref, quiet, asked)
+        from . import reference as reference_module
+
+        reference_module.attach(res, _run_reference(ref, quiet, asked))
     if out_dir is not None:
         res.write(out_dir)
     try:
@@ -521,11 +519,10 @@ def _print_traffic(res: Results) -> None:
     t = Table(title="traffic by source (completed messages' slowdown)")
     for head in ("job", "traffic", "messages", "bytes", "above the leaf", "mean slowdown", "p99 slowdown"):
         t.add_column(head, justify="left" if head in ("job", "traffic") else "right")
-    names = dict(res.jobs.select("job", "name").iter_rows()) if res.jobs is not None else {}
     for row in res.traffic_table().iter_rows(named=True):
         slow = ("-", "-") if row["mean_slowdown"] is None else (f"{row['mean_slowdown']:.3f}", f"{row['p99_slowdown']:.3f}")
         t.add_row(
-            "-" if row["job"] is None else escape(str(names.get(row["job"], row["job"]))),
+            _job_of(row),
             row["traffic"],
             f"{row['messages']:,}",
             _bytes(row["bytes"]),
@@ -535,15 +532,19 @@ def _print_traffic(res: Results) -> None:
     out.print(t)
 
 
+def _job_of(row: dict[str, Any]) -> str:
+    """A source's job as the tables print it (`traffic_table`, `buckets_by_source`): its name,
+    or "-" for the background."""
+    return "-" if row["job"] is None else escape(str(row["name"] if row["name"] is not None else row["job"]))
+
+
 def _print_buckets(res: Results, by_source: bool) -> None:
     """Slowdown by message size in the papers' buckets: per source of traffic with jobs
     (:meth:`Results.buckets_by_source`), pooled otherwise; buckets without messages left out."""
     if by_source:
         rows = list(res.buckets_by_source().iter_rows(named=True))
-        names = dict(res.jobs.select("job", "name").iter_rows()) if res.jobs is not None else {}
     elif res.buckets is not None:
         rows = [r | {"job": None, "traffic": "all"} for r in res.buckets.iter_rows(named=True) if r["messages"]]
-        names = {}
     else:
         return
     if not rows:
@@ -553,7 +554,7 @@ def _print_buckets(res: Results, by_source: bool) -> None:
     for head in heads:
         t.add_column(head, justify="left" if head in ("job", "traffic", "size") else "right")
     for row in rows:
-        source = ("-" if row["job"] is None else escape(str(names.get(row["job"], row["job"]))), row["traffic"]) if by_source else ()
+        source = (_job_of(row), row["traffic"]) if by_source else ()
         stats = (_num(row[k], 3) if row[k] is not None else "-" for k in ("p50_slowdown", "p99_slowdown", "mean_slowdown"))
         t.add_row(*source, row["bucket"], f"{row['messages']:,}", f"{row['completed']:,}", *stats)
     out.print(t)
@@ -650,7 +651,7 @@ def compare(
 
     # the reference first (its jobs table is all it gives), so that each run is whole when
     # it is written: as it finishes, so that a stop keeps the runs done
-    theirs = None if ref is None else _run_with_bar(ref, "non-blocking reference", quiet, asked, ())
+    theirs = None if ref is None else _run_reference(ref, quiet, asked)
     results: dict[str, Results] = {}
     for name, v in variants.items():
         try:
@@ -761,8 +762,6 @@ def _print_compare_sources(results: dict[str, Results]) -> None:
     """With jobs: each source of traffic's share of bytes above the leaf (where a load balancer
     can act; the same under every one) and its p99 message slowdown under each."""
     tables = {name: r.traffic_table() for name, r in results.items()}
-    first_result = next(iter(results.values()))
-    names = dict(first_result.jobs.select("job", "name").iter_rows()) if first_result.jobs is not None else {}
     t = Table(title="p99 message slowdown by source")
     for head in ("job", "traffic", "bytes above leaf"):
         t.add_column(head, justify="left" if head != "bytes above leaf" else "right")
@@ -770,8 +769,7 @@ def _print_compare_sources(results: dict[str, Results]) -> None:
         t.add_column(name, justify="right")
     first = next(iter(tables.values()))
     for i, row in enumerate(first.iter_rows(named=True)):
-        job = "-" if row["job"] is None else escape(str(names.get(row["job"], row["job"])))
-        t.add_row(job, row["traffic"], f"{row['above_leaf_share']:.1%}", *(_num(tt["p99_slowdown"][i]) for tt in tables.values()))
+        t.add_row(_job_of(row), row["traffic"], f"{row['above_leaf_share']:.1%}", *(_num(tt["p99_slowdown"][i]) for tt in tables.values()))
     out.print(t)
 
 

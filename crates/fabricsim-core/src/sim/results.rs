@@ -171,9 +171,10 @@ impl Simulation {
     }
 
     /// The results of the run, freeing its state as they are built (see
-    /// [`crate::stats::collect`]): the hosts' schedulers, dependency lists and streams first,
-    /// the messages and the jobs' structures once their columns exist, the connection table
-    /// once its columns do. Same tables as [`Simulation::results`].
+    /// [`crate::stats::collect`]): the hosts' schedulers and dependency lists first, the
+    /// connection table once its columns (and each message's first send and end) exist, the
+    /// messages and the jobs' structures once theirs do. Same tables as
+    /// [`Simulation::results`].
     pub fn into_results(self) -> RunResult {
         self.into_results_keeping(&Keep::all())
     }
@@ -185,6 +186,8 @@ impl Simulation {
         self.pieces.iter_mut().for_each(|p| p.nics.free_schedule());
         // the connections are read first and freed before the jobs' ideal bound needs its
         // scratch memory (`MessageColumns::of`)
+        // (the messages' states are taken whole first: several pieces' are merged through the
+        // connection catalog, which goes with the connections)
         let (states, up) = (self.states().into_owned(), self.up_times());
         let ends = Ends::of(&self.work(&states, &up), &self.conns());
         let c = ConnColumns::of(states.len(), &self.conns(), &self.conn_losses(), keep);

@@ -30,8 +30,8 @@ impl Nics {
         &self.conns
     }
 
-    /// Frees what only a running simulation needs and no result reads: the hosts' schedulers,
-    /// the dependency lists and the messages' copies of their streams.
+    /// Frees what only a running simulation needs and no result reads: the hosts' schedulers
+    /// and the dependency lists.
     pub fn free_schedule(&mut self) {
         self.dependents = Arc::default();
         self.waiting = Vec::new();
