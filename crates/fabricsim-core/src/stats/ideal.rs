@@ -49,6 +49,34 @@ pub fn message_packets(bytes: u64, mtu: u64, header: u64, subflows: u32) -> Vec<
     round_robin(&per_connection(bytes, mtu, header, subflows))
 }
 
+/// The connections' shares of a message of `bytes` cut into `subflows` ([`shares`]), as
+/// (share, how many connections carry it): at most two sizes, one byte apart.
+fn share_sizes(bytes: u64, subflows: u32) -> [(u64, u64); 2] {
+    let k = u64::from(subflows).min(bytes).max(1);
+    [(bytes / k + 1, bytes % k), (bytes / k, k - bytes % k)]
+}
+
+/// The last (shortest) of the packets a connection of `share` bytes sends, on the wire.
+fn last_packet(share: u64, mtu: u64, header: u64) -> u64 {
+    let payload = mtu - header;
+    let n = share.div_ceil(payload).max(1);
+    share - (n - 1) * payload + header
+}
+
+/// The time the packets of [`message_packets`] hold a link of `rate` back to back (each
+/// packet serialized on its own), without listing them: the same sum, in closed form.
+pub fn wire_time(bytes: u64, mtu: u64, header: u64, subflows: u32, rate: u64) -> Time {
+    let payload = mtu - header;
+    let one =
+        |share: u64| (share.div_ceil(payload).max(1) - 1) * serialization(mtu, rate) + serialization(last_packet(share, mtu, header), rate);
+    share_sizes(bytes, subflows).iter().filter(|&&(_, k)| k > 0).map(|&(share, k)| k * one(share)).sum()
+}
+
+/// The smallest of the packets of [`message_packets`], without listing them.
+pub fn smallest_packet(bytes: u64, mtu: u64, header: u64, subflows: u32) -> u64 {
+    share_sizes(bytes, subflows).iter().filter(|&&(_, k)| k > 0).map(|&(share, _)| last_packet(share, mtu, header)).min().unwrap_or(header)
+}
+
 /// When each packet of [`message_packets`] may start under a per-connection rate cap of `cap`
 /// bits/s (0: no cap, all at 0): a connection's packets `size / cap` apart, as the NIC paces
 /// them.
@@ -104,6 +132,18 @@ mod tests {
 
     fn hop(rate: u64, latency: Time, links: u64) -> Hop {
         Hop { rate, latency, links }
+    }
+
+    #[test]
+    fn closed_forms_agree_with_the_packets_listed() {
+        for bytes in [0, 1, 63, 4095, 4096, 4097, 8192, 10_000, 123_457, 1 << 20] {
+            for subflows in [1, 2, 3, 8] {
+                let packets = message_packets(bytes, 4160, 64, subflows);
+                let sum: Time = packets.iter().map(|&p| serialization(p, G400)).sum();
+                assert_eq!(wire_time(bytes, 4160, 64, subflows, G400), sum, "{bytes} B, {subflows} subflows");
+                assert_eq!(smallest_packet(bytes, 4160, 64, subflows), packets.iter().copied().min().unwrap(), "{bytes} B");
+            }
+        }
     }
 
     #[test]

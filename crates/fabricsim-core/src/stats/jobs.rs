@@ -15,7 +15,7 @@
 //! of what a rank receives slip between its data packets and it runs a little above.
 
 use super::collect::WorkView;
-use super::ideal::{ideal_fct, message_packets};
+use super::ideal::{ideal_fct, smallest_packet, wire_time};
 use super::{columns, ns, Column, Nullable, Table};
 use crate::time::{serialization, Time};
 use crate::workload::collective::{ideal_finish, nic_bounds, Hearing, Lane, Tag};
@@ -102,7 +102,7 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
         .iter()
         .map(|m| match topo.scale_up_between(m.spec.src, m.spec.dst) {
             Some(up) => serialization(m.spec.bytes, up.rate),
-            None => message_packets(m.spec.bytes, mtu, header, m.count).iter().map(|&p| serialization(p, rate)).sum(),
+            None => wire_time(m.spec.bytes, mtu, header, m.count, rate),
         })
         .collect();
     let training = |i: usize| v.tags[i].job != Tag::NONE.job && v.jobs[v.tags[i].job as usize].training();
@@ -142,15 +142,19 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
     // the least a packet of each message takes from leaving its NIC to arriving: its smallest
     // packet alone on its path, at whatever pace the NIC sends (a scale-up transfer is one
     // piece: what follows its port's)
+    // (one packet's flight, by path and size: a run has few of either)
+    let mut flight = std::collections::HashMap::new();
     let tail: Vec<Time> = (0..v.messages.len())
         .map(|i| {
             let m = &v.messages[i];
             if lanes[i] != Lane::Nic {
                 return ideals[i].saturating_sub(wire[i]);
             }
-            let smallest = message_packets(m.spec.bytes, mtu, header, m.count).into_iter().min().unwrap_or(header);
-            let hops = &v.routes.ideal_route(m.spec.src, m.spec.dst).hops;
-            ideal_fct(hops, &[smallest], &[0]).saturating_sub(serialization(smallest, rate))
+            let smallest = smallest_packet(m.spec.bytes, mtu, header, m.count);
+            let route = v.routes.ideal_route(m.spec.src, m.spec.dst);
+            *flight
+                .entry((route.hops, smallest))
+                .or_insert_with_key(|(hops, p)| ideal_fct(hops, &[*p], &[0]).saturating_sub(serialization(*p, rate)))
         })
         .collect();
     for ((job, it, _, _), b) in nic_bounds(&ideal, &wire, &tail, on) {
