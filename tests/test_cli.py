@@ -445,9 +445,9 @@ def test_a_run_says_what_it_will_take_before_it_starts_and_where_it_is_meanwhile
     assert 0.019 < cli._where(early, 30.0)[0] < 0.02
     assert cli._where(Progress(0, 1, 64, 128, 9, expected_events=0, memory_estimate=0), 1.0)[0] == 0.5
     # a long one is told of stop.max_wall, unless it set one
-    long = Progress(0, 1, 0, 128, 0, expected_events=20_000_000_000, memory_estimate=1 << 30)
-    assert "stop.max_wall" in cli._estimate("big", long, max_wall=False)
-    assert "stop.max_wall" not in cli._estimate("big", long, max_wall=True) and "1.0 GiB" in cli._estimate("big", long, True)
+    assert "stop.max_wall" in cli._estimate("big", 20_000_000_000, 1 << 30, max_wall=False)
+    said = cli._estimate("big", 20_000_000_000, 1 << 30, max_wall=True)
+    assert "stop.max_wall" not in said and "1.0 GiB" in said
 
 
 def test_the_expected_events_are_close_to_what_a_run_makes(demo_path):

@@ -204,13 +204,13 @@ LONG_RUN_S = 600.0
 LINE_EVERY_S = 30.0
 
 
-def _estimate(label: str, p: RunProgress, max_wall: bool) -> str:
-    """What a run will take, said before it starts: its events, a range of wall time on one
-    thread, its memory; and stop.max_wall where it may be long and none is set."""
-    fast, slow = (p.expected_events / rate for rate in reversed(EVENTS_PER_S))
+def _estimate(label: str, events: int, memory: int, max_wall: bool) -> str:
+    """What a run will take, said before it starts: its `events`, a range of wall time on one
+    thread, its `memory`; and stop.max_wall where it may be long and none is set."""
+    fast, slow = (events / rate for rate in reversed(EVENTS_PER_S))
     text = (
-        f"{escape(label)}: about {p.expected_events / 1e6:,.1f} M events, {_seconds(fast)} to {_seconds(slow)} on one thread; "
-        f"about {_bytes(p.memory_estimate)} of memory"
+        f"{escape(label)}: about {events / 1e6:,.1f} M events, {_seconds(fast)} to {_seconds(slow)} on one thread; "
+        f"about {_bytes(memory)} of memory"
     )
     if slow > LONG_RUN_S and not max_wall:
         text += "; stop.max_wall bounds it (--set stop.max_wall=600s: the run stops there, incomplete, with what it has)"
@@ -245,7 +245,8 @@ def _where(p: RunProgress, elapsed: float) -> tuple[float, str]:
 def _run_quietly_or_not(
     scenario: Scenario | Prepared, label: str, quiet: bool, threads: int | None, flow_columns: Sequence[str] | None = None
 ) -> Results:
-    """The run, with its estimate said first; then a bar on a terminal, or a line every
+    """The run, with its estimate said first (before a scenario is built: its survey, which
+    counts a job's messages without holding them); then a bar on a terminal, or a line every
     LINE_EVERY_S seconds otherwise (nohup, CI, a batch job)."""
     if quiet:
         return run_scenario(scenario, threads=threads, flow_columns=flow_columns)
@@ -255,11 +256,14 @@ def _run_quietly_or_not(
     data = scenario.scenario.data if isinstance(scenario, Prepared) else scenario.data
     max_wall = "max_wall" in data.get("stop", {})
     said = [False]
+    if isinstance(scenario, Scenario):
+        said[0] = True
+        err.print(_estimate(label, *scenario.estimate(), max_wall), highlight=False, soft_wrap=True)
 
     def say_estimate(p: RunProgress) -> None:
         if not said[0]:
             said[0] = True
-            err.print(_estimate(label, p, max_wall), highlight=False, soft_wrap=True)
+            err.print(_estimate(label, p.expected_events, p.memory_estimate, max_wall), highlight=False, soft_wrap=True)
 
     if not err.is_terminal and not _force_progress():
         last = [started]

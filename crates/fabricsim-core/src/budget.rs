@@ -19,7 +19,7 @@ use crate::host::table::STORED_ROW_BYTES;
 use crate::host::TransportModel;
 use crate::packet::Packet;
 use crate::switch::{EgressPort, SwitchModel};
-use crate::topology::{Cut, GraphSize};
+use crate::topology::{Cut, GraphSize, Topology};
 use crate::workload::{Deps, MessageSpec};
 
 /// Bytes of one row of the port time series: its four 8-byte values, and one more while the
@@ -79,6 +79,23 @@ pub fn message_floor() -> u64 {
     message_row() + connection_row()
 }
 
+/// Events a data packet makes, about, per tier of the fabric: per hop its wire's arrival and
+/// its port's wake-up, there and back (the ACK), and the host's work at each end. Measured:
+/// 14.7 events per data packet on `perm-128-8MiB-ops` and 15.0 on `perm-1024-8MiB-ops`, both
+/// 2-tier (events / data packets of `fabricsim bench`).
+pub const EVENTS_PER_PACKET_TIER: u64 = 8;
+
+/// The events message `m` is expected to make (a run's `expected_events`, one
+/// message's part; `m`'s hosts by leaf slot, as a run's model holds them; `mss`: a packet's
+/// payload).
+pub fn events(topo: &Topology, mss: u64, m: &MessageSpec) -> u64 {
+    if m.is_compute() || topo.scale_up_between(m.src, m.dst).is_some() {
+        return EVENTS_PER_PACKET_TIER;
+    }
+    let tiers = (topo.links(m.src, m.dst) / 2) as u64;
+    m.bytes.div_ceil(mss).max(1).saturating_mul(EVENTS_PER_PACKET_TIER * tiers)
+}
+
 /// The memory of the messages. Every message keeps its row, its connections' results rows and
 /// its results-table row for the whole run; a connection's full state (per packet, at both
 /// ends) exists only while its message is under way ([`crate::host::table`]). Messages that
@@ -87,40 +104,74 @@ pub fn message_floor() -> u64 {
 /// deepest dependency's). Where a message waits for a later one the levels are not computed and
 /// every message counts as under way.
 pub fn messages(transport: &TransportModel, subflows: u32, messages: &[MessageSpec], deps: &Deps) -> u64 {
-    let payload = transport.mtu - transport.header;
-    let per_conn = per_connection();
-    // sender: state, transmit count, send log entry, send time (kept with an adaptive RTO or
-    // an RTT-driven window; counted always, as a bound) and, reporting every EV, the EV sent;
-    // receiver: its bitmap (and the marks' bitmap when reporting every EV)
-    let all_evs = u64::from(transport.ack_policy.all_evs);
-    let per_packet = 1 + 2 + 24 + 8 + 4 * all_evs;
-    let conns = |m: &MessageSpec| (subflows as u64).min(m.bytes).max(1);
-    let live = |m: &MessageSpec| {
-        let packets = m.bytes.div_ceil(payload);
-        (conns(m) * per_conn).saturating_add(packets.saturating_mul(per_packet) + packets * (1 + all_evs) / 8)
-    };
-    let kept = messages.iter().fold(0u64, |total, m| total.saturating_add(message_row() + conns(m) * connection_row()));
-    let levels = (0..messages.len()).try_fold(Vec::with_capacity(messages.len()), |mut level: Vec<u32>, i| {
-        let d = deps.of(i);
-        if d.iter().any(|&j| j as usize >= i) {
-            return None;
+    let mut tally = Tally::new(transport, subflows);
+    for (i, m) in messages.iter().enumerate() {
+        tally.add(m, deps.of(i));
+    }
+    tally.bytes()
+}
+
+/// [`messages`] counted one message at a time, in order, without holding them: what a
+/// workload's messages will need as it makes them (a scenario's survey). Holds 4 bytes
+/// a message (its level) while the levels are computed.
+#[derive(Debug, Clone)]
+pub struct Tally {
+    payload: u64,
+    subflows: u32,
+    all_evs: u64,
+    made: u32,
+    kept: u64,
+    /// Each message's level, and the bytes under way at each level (`None` once a message
+    /// waits for a later one) ...
+    levels: Option<(Vec<u32>, Vec<u64>)>,
+    /// ... and the bytes of every message under way at once.
+    all: u64,
+    entries: u64,
+}
+
+impl Tally {
+    pub fn new(transport: &TransportModel, subflows: u32) -> Tally {
+        let payload = transport.mtu - transport.header;
+        let all_evs = u64::from(transport.ack_policy.all_evs);
+        Tally { payload, subflows, all_evs, made: 0, kept: 0, levels: Some((Vec::new(), Vec::new())), all: 0, entries: 0 }
+    }
+
+    /// Counts the next message, `m`, which waits for `after`.
+    pub fn add(&mut self, m: &MessageSpec, after: &[u32]) {
+        let conns = (self.subflows as u64).min(m.bytes).max(1);
+        // sender: state, transmit count, send log entry, send time (kept with an adaptive RTO
+        // or an RTT-driven window; counted always, as a bound) and, reporting every EV, the EV
+        // sent; receiver: its bitmap (and the marks' bitmap when reporting every EV)
+        let per_packet = 1 + 2 + 24 + 8 + 4 * self.all_evs;
+        let packets = m.bytes.div_ceil(self.payload);
+        let live = (conns * per_connection()).saturating_add(packets.saturating_mul(per_packet) + packets * (1 + self.all_evs) / 8);
+        self.kept = self.kept.saturating_add(message_row() + conns * connection_row());
+        self.all = self.all.saturating_add(live);
+        self.entries += after.len() as u64;
+        let i = self.made;
+        self.made += 1;
+        let Some((level, cost)) = &mut self.levels else { return };
+        if after.iter().any(|&j| j >= i) {
+            self.levels = None;
+            return;
         }
-        level.push(d.iter().map(|&j| level[j as usize] + 1).max().unwrap_or(0));
-        Some(level)
-    });
-    let under_way = match levels {
-        Some(level) => {
-            let mut cost = vec![0u64; level.iter().max().map_or(0, |&l| l as usize + 2)];
-            for (m, &l) in messages.iter().zip(&level) {
-                cost[l as usize] = cost[l as usize].saturating_add(live(m));
-            }
-            cost.windows(2).map(|w| w[0].saturating_add(w[1])).max().unwrap_or(0)
+        let l = after.iter().map(|&j| level[j as usize] + 1).max().unwrap_or(0);
+        level.push(l);
+        if cost.len() < l as usize + 2 {
+            cost.resize(l as usize + 2, 0);
         }
-        None => messages.iter().fold(0u64, |total, m| total.saturating_add(live(m))),
-    };
-    // the dependency lists, built as one list a message, then compressed with their reverse
-    let lists = (deps.len() as u64).saturating_mul(DEPENDENCY);
-    kept.saturating_add(under_way).saturating_add(lists)
+        cost[l as usize] = cost[l as usize].saturating_add(live);
+    }
+
+    /// The bytes of the messages counted so far.
+    pub fn bytes(&self) -> u64 {
+        let under_way = match &self.levels {
+            Some((_, cost)) => cost.windows(2).map(|w| w[0].saturating_add(w[1])).max().unwrap_or(0),
+            None => self.all,
+        };
+        // the dependency lists, built as one list a message, then compressed with their reverse
+        self.kept.saturating_add(under_way).saturating_add(self.entries.saturating_mul(DEPENDENCY))
+    }
 }
 
 /// Bytes a dependency entry may take at its peak: in the list a message's is built in, in

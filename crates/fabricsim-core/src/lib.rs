@@ -117,35 +117,38 @@ pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
 /// What a scenario's run will take, before it is built: the events it is expected to make
 /// ([`sim::threads::expected_events`]) and the memory it is estimated to need, bytes.
 pub fn estimate(scenario: &Scenario) -> Result<(u64, u64), ScenarioError> {
-    let model = scenario.resolve()?;
-    Ok((sim::threads::expected_events(&model), model.need.total()))
+    survey(scenario).map(|(_, events, memory)| (events, memory))
 }
 
 /// Legal but probably unintended settings of a scenario, which is first checked as [`check`]
 /// does (an invalid one is refused), the scenario resolved and its topology built once: a
-/// front end checks a scenario and shows its warnings before the run, and with millions of
-/// messages resolving is most of the time before it.
+/// front end checks a scenario and shows its warnings before the run.
 pub fn warnings(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
-    warnings_of(scenario, &scenario.resolve()?)
+    survey(scenario).map(|(warnings, ..)| warnings)
 }
 
-/// [`warnings`] of a scenario resolved as `model`.
-fn warnings_of(scenario: &Scenario, model: &scenario::Model) -> Result<Vec<String>, ScenarioError> {
-    let topo = &model.topo;
-    faults::timeline(&scenario.faults, topo, model.seed, model.max_time)?;
-    let mut out = model.warnings.clone();
-    if let Some(cfg) = &scenario.samples {
-        out.extend(cfg.resolve(topo)?.warning(model.max_time));
-    }
-    Ok(out)
-}
-
-/// [`warnings`] and [`estimate`] from one resolve: what a front end checks and says before a
-/// run (a sweep's points are checked and estimated at once).
+/// [`warnings`] and [`estimate`] (its port samples included, as a run counts them; not what
+/// more threads add, which the run says) from one survey ([`Scenario::survey`]: the jobs' messages
+/// counted as they are made, never held), or one resolve where only that tells: what a front
+/// end checks and says before a run (a sweep's points are checked and estimated at once).
 pub fn survey(scenario: &Scenario) -> Result<(Vec<String>, u64, u64), ScenarioError> {
-    let model = scenario.resolve()?;
-    let warnings = warnings_of(scenario, &model)?;
-    Ok((warnings, sim::threads::expected_events(&model), model.need.total()))
+    let s = match scenario.survey()? {
+        Some(s) => s,
+        None => {
+            let model = scenario.resolve()?;
+            let events = sim::threads::expected_events(&model);
+            scenario::Survey { warnings: model.warnings, events, need: model.need, topo: model.topo, max_time: model.max_time }
+        }
+    };
+    let topo = &s.topo;
+    faults::timeline(&scenario.faults, topo, scenario.seed, s.max_time)?;
+    let (mut warnings, mut need) = (s.warnings, s.need);
+    if let Some(cfg) = &scenario.samples {
+        let sampler = cfg.resolve(topo)?;
+        warnings.extend(sampler.warning(s.max_time));
+        need = budget::with_samples(need, sampler.rows_until(s.max_time));
+    }
+    Ok((warnings, s.events, need.total()))
 }
 
 /// The crate version, recorded with every result.

@@ -17,22 +17,21 @@ use serde::{Deserialize, Serialize};
 
 use crate::budget::{self, Estimate};
 use crate::engine::rng::{Rng, Stream};
-use crate::error::{ensure, ScenarioError};
+use crate::error::ScenarioError;
 use crate::faults::FaultConfig;
 use crate::host::cc::CcKind;
 use crate::host::{Connections, TransportConfig, TransportModel};
 use crate::lb::{LbConfig, LbContext};
 use crate::stats::sampler::SamplesConfig;
-use crate::switch::routing::Rule;
-use crate::switch::{SwitchConfig, SwitchContext, SwitchModel};
-use crate::time::{serialization, Time};
+use crate::switch::{SwitchConfig, SwitchModel};
+use crate::time::Time;
 use crate::topology::{Topology, TopologyConfig};
 use crate::units::{AutoOr, Duration, Size};
-use crate::workload::collective::Tag;
+use crate::workload::collective::{Listed, Tag};
 use crate::workload::job::{self, JobConfig, JobInfo};
 use crate::workload::trace::LoadWindow;
 use crate::workload::{relay, stripe};
-use crate::workload::{Deps, Hosts, MessageSpec, WorkloadConfig};
+use crate::workload::{Deps, MessageSpec, WorkloadConfig};
 
 /// A whole scenario. Field docs are the reference (docs/scenario.md mirrors them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -202,135 +201,20 @@ impl Scenario {
     /// [`Scenario::resolve`]; `open`: for a session (`sim::session`), whose scenario may have
     /// no workload (then it has no message until one is sent).
     pub fn resolve_as(&self, open: bool) -> Result<Model, ScenarioError> {
-        let (mtu, header) = self.transport.packet_sizes()?;
-        ensure(self.stop.max_time.0 > 0, "stop.max_time", self.stop.max_time, "allowed: a positive duration")?;
-        ensure(self.stop.max_events > 0, "stop.max_events", self.stop.max_events, "allowed: a positive count")?;
-        if let Some(w) = self.stop.max_wall {
-            ensure(w.0 >= 1_000, "stop.max_wall", w, "allowed: at least 1ns")?;
-        }
-
-        // refuse a fabric that cannot fit before building it (a 268M-host tree): its graph and
-        // tables first, its queues once the BDP that sizes them is known
-        let max_memory = self.stop.max_memory.or(Size(DEFAULT_MAX_MEMORY)).0;
-        let topo = Arc::new(build_topology(&self.topology, max_memory)?);
-
-        // Base RTT: a full data packet over the diameter path and its ACK back.
-        let path = topo.diameter_route().hops;
-        let one_way = |bytes: u64| -> Time { path.iter().map(|h| serialization(bytes, h.rate) + h.latency).sum::<Time>() };
-        let base_rtt = one_way(mtu) + one_way(header);
-        let host_rate = topo.host_rate();
-        let bdp_bits = host_rate as u128 * base_rtt as u128;
-        let bdp_packets = bdp_bits.div_ceil(8 * crate::time::PS_PER_S as u128 * mtu as u128) as u64;
-        let bdp_bytes = bdp_packets * mtu;
-
-        let transport = self.transport.resolve(bdp_packets, self.connections())?;
-        ensure(
-            !(transport.per_pair && self.lb.subflows() > 1),
-            "transport.connections",
-            "\"per_pair\"",
-            "allowed: \"per_message\" with lb = \"mptcp\" (its subflows are connections of their own)",
-        )?;
-        self.lb.validate()?;
-        let up_ports = topo.choices_per_tier();
-        let writes_mp_ev = self.lb.writes_mp_ev();
-        let switch = self.switch.resolve(&SwitchContext { bdp_packets, mtu, header, up_ports: &up_ports, writes_mp_ev })?;
-        let mut warnings = Vec::new();
-        if writes_mp_ev {
-            for (tier, rule) in switch.rules.iter().enumerate() {
-                if *rule != Rule::MpEv {
-                    warnings.push(format!(
-                        "lb.kind = {:?} writes a multi-part EV (one up-port index per tier), but switch.routing makes tier-{tier} switches use {:?}: its round robin is lost; use routing = \"auto\" or \"mp_ev\"",
-                        self.lb.name(),
-                        rule.name()
-                    ));
-                }
-            }
-        }
-        let rto_field = if transport.rto_adaptive { "transport.rto_min" } else { "transport.rto" };
-        // a fixed RTO below the base RTT resends every packet before its ACK can return: the
-        // run would spend its whole budget on spurious retransmits (often a unit slip in
-        // link_latency, "1ms" for "1us"); an estimated RTO backs off and recovers
-        let switch_latency = |p: &crate::topology::PortInfo| if p.to >= topo.hosts() { self.topology.shared().switch_latency.0 } else { 0 };
-        let longest = topo.ports.iter().map(|p| p.delay - switch_latency(p)).max().unwrap_or(0);
-        let slip = if longest >= 100 * crate::time::PS_PER_US {
-            format!(", or a shorter topology.link_latency ({} per link: a datacenter link is about 1us)", Duration(longest))
-        } else {
-            String::new()
-        };
-        ensure(
-            transport.rto_adaptive || transport.rto >= base_rtt,
-            "transport.rto",
-            Duration(transport.rto),
-            format!(
-                "allowed: at least the fabric's base RTT ({:.3}us), else every packet times out before its ACK returns and is sent again; a larger transport.rto, transport.rto = \"adaptive\"{slip}",
-                base_rtt as f64 / 1e6
-            ),
-        )?;
-        if transport.rto < base_rtt {
-            warnings.push(format!(
-                "{rto_field} ({}) is below the fabric's base RTT ({:.3}us): packets time out before their ACK can return, and flows may never finish",
-                Duration(transport.rto),
-                base_rtt as f64 / 1e6
-            ));
-        }
-        for (i, f) in self.faults.iter().enumerate() {
-            if let crate::faults::FaultConfig::Delay(d) = f {
-                if !transport.rto_adaptive && transport.rto < base_rtt + d.extra.0 {
-                    warnings.push(format!(
-                        "transport.rto ({}) is below the base RTT through the link faults[{i}] delays ({:.3}us): every packet sent on it times out and is resent spuriously; transport.rto = \"adaptive\" estimates it",
-                        Duration(transport.rto),
-                        (base_rtt + d.extra.0) as f64 / 1e6
-                    ));
-                }
-            }
-            if f.start().0 >= self.stop.max_time.0 {
-                warnings.push(format!(
-                    "faults[{i}] starts at {}, at or after stop.max_time ({}): it never takes effect",
-                    f.start(),
-                    self.stop.max_time
-                ));
-            }
-        }
-        let lb_ctx = LbContext {
-            bdp_packets,
-            base_rtt,
-            mtu,
-            mp_ev: switch.mp_ev.clone(),
-            kmin_packets: switch.ecn.map_or(switch.buffer, |(kmin, _, _)| kmin).div_ceil(mtu),
-            buffer_packets: switch.buffer.div_ceil(mtu),
-            packet_time: serialization(mtu, host_rate),
-        };
-        // refuse what cannot fit before making anything more: the fabric before any workload
-        // is generated, then the messages
-        let mut need = Estimate { fabric: budget::fabric(&topo.size(), &switch, mtu, bdp_packets), ..Estimate::default() };
-        budget::check(&need, max_memory)?;
-        let workload = if open { self.workload.clone() } else { self.workload() };
-        let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
-        let hosts = Hosts { count: topo.gpus(), rate: host_rate };
-        let (mut messages, mut lists) = match &workload {
-            Some(w) => {
-                let m = w.messages(&hosts, &mut rng)?;
-                let d = w.deps()?;
-                let lists: Vec<Vec<u32>> = (0..m.len()).map(|i| d.of(i).to_vec()).collect();
-                (m, lists)
-            }
-            None => (Vec::new(), Vec::new()),
-        };
-        let load_window = match &workload {
-            Some(WorkloadConfig::Trace(t)) => Some(t.window(&messages, &hosts)),
-            _ => None,
-        };
+        let Frame { topo, transport, switch, lb_ctx, mut warnings, mut need, max_memory, base_rtt, bdp_packets, bdp_bytes } =
+            self.frame()?;
+        let Given { workload, mut messages, mut lists, load_window } = self.given(&topo, open)?;
         let mut tags = vec![Tag::NONE; messages.len()];
         // the jobs' messages after the workload's, refused before they are made if even their
         // bookkeeping would not fit
-        let plan = job::plan(
+        let mut plan = Listed { base: messages.len() as u32, ..Listed::default() };
+        let mut jobs = job::plan(
             &self.jobs,
-            messages.len(),
+            &mut plan,
             &topo,
             max_memory / budget::message_floor(),
             &mut Rng::stream(self.seed, Stream::Workload, 1),
         )?;
-        let mut jobs = plan.jobs;
         let file = match &workload {
             Some(WorkloadConfig::Flows(f)) => f.file.as_deref(),
             _ => None,
@@ -349,11 +233,7 @@ impl Scenario {
         let deps = Deps::from_lists(&lists);
         drop(lists);
         // where a message's size and class were written, for errors
-        let field_of = |i: usize, k: &str| match (tags[i].job, &workload) {
-            (j, _) if i >= workload_messages => format!("jobs[{j}].{k}"),
-            (_, Some(w)) if k == "size" => w.size_field(i),
-            _ => format!("workload.flows[{i}].{k}"),
-        };
+        let field_of = |i: usize, k: &str| message_field(i, k, tags[i].job, workload_messages, workload.as_ref());
         if let Err((i, key, why)) = relayed {
             let m = &messages[i];
             let value = if key == "dst" { m.dst } else { m.src };
@@ -368,26 +248,14 @@ impl Scenario {
         // PSNs are 32-bit: a message may need at most 2^32 - 1 packets (the error's words are
         // made only for a message that fails: formatting them for every message was most of
         // the time of this loop)
-        if let Some((i, f)) = messages.iter().enumerate().find(|(_, f)| f.bytes.div_ceil(payload) > u32::MAX as u64) {
-            let packets = f.bytes.div_ceil(payload);
-            return Err(ScenarioError::new(
-                field_of(i, "size"),
-                format!("{} B in {packets} packets of {payload} B payload", f.bytes),
-                format!("allowed: at most {} packets per message (a larger mtu, or a smaller size)", u32::MAX),
-            ));
+        if let Some((i, f)) = messages.iter().enumerate().find(|(_, f)| too_many_packets(f, payload)) {
+            return Err(packets_error(field_of(i, "size"), f.bytes, payload));
         }
-        ensure(
-            messages.len() <= crate::engine::MAX_MESSAGES,
-            "workload",
-            format!("{} messages", messages.len()),
-            format!("allowed: at most {} messages in a run", crate::engine::MAX_MESSAGES),
-        )?;
+        check_count(messages.len())?;
         need.messages = budget::messages(&transport, self.lb.subflows(), &messages, &deps);
         budget::check(&need, max_memory)?;
         if let Some(m) = &self.mixed {
-            let classes = switch.classes;
-            ensure(m.share > 0.0 && m.share <= 1.0, "mixed.share", m.share, "allowed: a fraction in (0, 1]")?;
-            ensure(m.class < classes, "mixed.class", m.class, format!("allowed: a class below switch.classes ({classes})"))?;
+            m.check(switch.classes)?;
             let mut order: Vec<usize> = (0..messages.len()).collect();
             Rng::stream(self.seed, Stream::Mixed, 0).shuffle(&mut order);
             // at least one message when there are any (a trace may draw none: nothing to mix)
@@ -398,11 +266,7 @@ impl Scenario {
             }
         }
         if let Some((i, f)) = messages.iter().enumerate().find(|(_, f)| u32::from(f.class) >= switch.classes) {
-            return Err(ScenarioError::new(
-                field_of(i, "class"),
-                f.class,
-                format!("allowed: a class below switch.classes ({})", switch.classes),
-            ));
+            return Err(class_error(field_of(i, "class"), f.class, switch.classes));
         }
         // the engine numbers hosts by leaf slot: the same ids, unless topology.rails
         if !topo.hosts.node_of.is_empty() {
@@ -496,3 +360,8 @@ fn located(path: String, message: String) -> ScenarioError {
 
 #[cfg(test)]
 mod tests;
+
+mod frame;
+mod survey;
+use frame::{check_count, class_error, message_field, packets_error, too_many_packets, Frame, Given};
+pub use survey::Survey;

@@ -36,11 +36,7 @@ use crate::topology::{Cut, Topology};
 /// thread (5-10 M events/s on the benchmarks), less than a parallel run could gain.
 pub const MIN_EVENTS: u64 = 2_000_000;
 
-/// Events a data packet makes, about, per tier of the fabric: per hop its wire's arrival and
-/// its port's wake-up, there and back (the ACK), and the host's work at each end. Measured:
-/// 14.7 events per data packet on `perm-128-8MiB-ops` and 15.0 on `perm-1024-8MiB-ops`, both
-/// 2-tier (events / data packets of `fabricsim bench`).
-pub const EVENTS_PER_PACKET_TIER: u64 = 8;
+pub use crate::budget::EVENTS_PER_PACKET_TIER;
 
 /// The CPUs this process may run on: its affinity mask and its cgroup's CPU quota (what
 /// `std::thread::available_parallelism` reads on Linux), at least 1.
@@ -55,14 +51,7 @@ pub fn available_cpus() -> usize {
 /// to 0.97 of it (docs/performance.md, "How long a run takes").
 pub fn expected_events(model: &Model) -> u64 {
     let mss = model.transport.mtu.saturating_sub(model.transport.header).max(1);
-    let events = |m: &crate::workload::MessageSpec| {
-        if m.is_compute() || model.topo.scale_up_between(m.src, m.dst).is_some() {
-            return EVENTS_PER_PACKET_TIER;
-        }
-        let tiers = (model.topo.links(m.src, m.dst) / 2) as u64;
-        m.bytes.div_ceil(mss).max(1).saturating_mul(EVENTS_PER_PACKET_TIER * tiers)
-    };
-    model.messages.iter().map(events).fold(0, u64::saturating_add)
+    model.messages.iter().map(|m| crate::budget::events(&model.topo, mss, m)).fold(0, u64::saturating_add)
 }
 
 /// The threads an auto run asks for, from its work (`events`, [`expected_events`]) and the CPUs available (see the module

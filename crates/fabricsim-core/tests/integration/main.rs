@@ -24,6 +24,7 @@ mod rail_only;
 mod samples;
 mod scale_up;
 mod session;
+mod survey;
 mod training;
 
 use fabricsim_core::stats::RunResult;

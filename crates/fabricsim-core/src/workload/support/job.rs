@@ -17,7 +17,7 @@ use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
 use crate::topology::Topology;
 use crate::units::{Duration, Size};
-use crate::workload::collective::{ring, share, tuner, AlgorithmKind, Builder, Op, Out, Ranks, Tag};
+use crate::workload::collective::{ring, share, tuner, AlgorithmKind, Builder, Op, Out, Ranks, Sink, Tag};
 use crate::workload::training::{ModelConfig, Parallel, Trainer};
 use crate::workload::{check_size, MessageSpec};
 
@@ -218,14 +218,6 @@ impl JobInfo {
     }
 }
 
-/// Jobs' messages, appended after the `[workload]`'s.
-pub struct JobPlan {
-    pub messages: Vec<MessageSpec>,
-    pub deps: Vec<Vec<u32>>,
-    pub tags: Vec<Tag>,
-    pub jobs: Vec<JobInfo>,
-}
-
 impl JobConfig {
     /// The hosts of the ranks, in rank order. Placed ranks take hosts no earlier job holds;
     /// listed hosts are taken as given (and held from later placed jobs).
@@ -285,10 +277,17 @@ pub fn trace(messages: &[MessageSpec], lists: &[Vec<u32>], file: Option<&str>, j
     })
 }
 
-/// Expands the jobs into dependent messages, numbered from `base` (the `[workload]`'s come
-/// first); refuses, before making any, more than `max_messages` in all (the memory budget).
-pub fn plan(jobs: &[JobConfig], base: usize, topo: &Topology, max_messages: u64, rng: &mut Rng) -> Result<JobPlan, ScenarioError> {
-    let mut p = JobPlan { messages: Vec::new(), deps: Vec::new(), tags: Vec::new(), jobs: Vec::new() };
+/// Expands the jobs into dependent messages, made into `sink` (which numbers them after the
+/// `[workload]`'s); refuses, before making any, more than `max_messages` in all (the memory
+/// budget). Returns what each job is.
+pub fn plan(
+    jobs: &[JobConfig],
+    sink: &mut dyn Sink,
+    topo: &Topology,
+    max_messages: u64,
+    rng: &mut Rng,
+) -> Result<Vec<JobInfo>, ScenarioError> {
+    let mut infos = Vec::new();
     let mut held = vec![false; topo.gpus() as usize];
     for (i, job) in jobs.iter().enumerate() {
         let at = |k: &str| format!("jobs[{i}].{k}");
@@ -298,7 +297,6 @@ pub fn plan(jobs: &[JobConfig], base: usize, topo: &Topology, max_messages: u64,
         }
         let name = job.name.clone().unwrap_or_else(|| format!("job{i}"));
         ensure((1..=1_000_000).contains(&job.iterations), &at("iterations"), job.iterations, "allowed: 1 to 1000000")?;
-        let first = p.messages.len();
         let (op, size) = match (job.collective, &job.model) {
             (Some(_), Some(_)) => {
                 return Err(ScenarioError { field: at("model"), message: "got both collective and model; allowed: one of them".into() })
@@ -307,30 +305,23 @@ pub fn plan(jobs: &[JobConfig], base: usize, topo: &Topology, max_messages: u64,
                 return Err(ScenarioError { field: at("collective"), message: "missing; give a collective, or a model to train".into() })
             }
             (Some(op), None) => {
-                collective(job, i, op, &ranks, topo, max_messages, &mut p)?;
+                collective(job, i, op, &ranks, topo, max_messages, sink)?;
                 (Some(op), check_size(&at("size"), job.size.unwrap_or(Size(0)))?)
             }
             (None, Some(model)) => {
-                training(job, i, model, &ranks, topo, max_messages, &mut p)?;
+                training(job, i, model, &ranks, topo, max_messages, sink)?;
                 (None, 0)
             }
         };
-        for d in &mut p.deps[first..] {
-            for x in d.iter_mut() {
-                *x += base as u32;
-            }
-        }
-        p.jobs.push(JobInfo { name, op, size, iterations: job.iterations, trace: false, hosts: ranks });
+        infos.push(JobInfo { name, op, size, iterations: job.iterations, trace: false, hosts: ranks });
     }
-    Ok(p)
+    Ok(infos)
 }
 
-impl JobPlan {
-    /// Where iteration `it` of job `i` puts its messages.
-    fn out(&mut self, job: &JobConfig, i: usize, it: u32) -> Out<'_> {
-        let tag = Tag { job: i as u32, iteration: it, step: 0 };
-        Out { messages: &mut self.messages, deps: &mut self.deps, tags: &mut self.tags, start: job.start.0, class: job.class, tag, qp: 0 }
-    }
+/// Where iteration `it` of job `i` puts its messages.
+fn out<'a>(sink: &'a mut dyn Sink, job: &JobConfig, i: usize, it: u32) -> Out<'a> {
+    let tag = Tag { job: i as u32, iteration: it, step: 0 };
+    Out { start: job.start.0, class: job.class, tag, ..Out::to(sink) }
 }
 
 /// More messages than `max` (the memory budget) in all, for job `i`'s `count`.
@@ -351,7 +342,7 @@ fn collective(
     ranks: &[u32],
     topo: &Topology,
     max_messages: u64,
-    p: &mut JobPlan,
+    sink: &mut dyn Sink,
 ) -> Result<(), ScenarioError> {
     let at = |k: &str| format!("jobs[{i}].{k}");
     ensure(job.parallel.is_none(), &at("parallel"), "a table", "allowed: only with model (a training job)")?;
@@ -395,7 +386,7 @@ fn collective(
     let count = (algorithm.count(op, &layout).saturating_mul(pieces).saturating_add(joins))
         .saturating_mul(u64::from(channels))
         .saturating_mul(job.iterations as u64);
-    let total = (p.messages.len() as u64).saturating_add(count);
+    let total = (sink.len() as u64).saturating_add(count);
     let max = max_messages.min(u32::MAX as u64 / 2);
     if total > max {
         return Err(too_many(i, total, count, max_messages));
@@ -405,7 +396,7 @@ fn collective(
         // the channels run at once; a rank's next iteration waits for its part of all of them
         let mut done: Vec<Vec<u32>> = vec![Vec::new(); n];
         for c in 0..channels {
-            let mut out = p.out(job, i, it);
+            let mut out = out(sink, job, i, it);
             out.qp = c as u8;
             let mut b = Builder {
                 ranks,
@@ -434,7 +425,7 @@ fn training(
     ranks: &[u32],
     topo: &Topology,
     max_messages: u64,
-    p: &mut JobPlan,
+    sink: &mut dyn Sink,
 ) -> Result<(), ScenarioError> {
     let at = |k: &str| format!("jobs[{i}].{k}");
     for (given, k) in
@@ -447,13 +438,13 @@ fn training(
     let layout = parallel.resolve(&format!("jobs[{i}]"), ranks.len(), &shape)?;
     let max = max_messages.min(u32::MAX as u64 / 2) as usize;
     let least = layout.least_messages(&shape, ranks.len()).saturating_mul(job.iterations.into());
-    let total = (p.messages.len() as u64).saturating_add(least);
+    let total = (sink.len() as u64).saturating_add(least);
     if total > max as u64 {
         return Err(too_many(i, total, least, max_messages));
     }
     let mut entry: Vec<Vec<u32>> = vec![Vec::new(); ranks.len()];
     for it in 0..job.iterations {
-        let mut t = Trainer { shape, layout, hosts: ranks, per_server: topo.nics(), gap: job.compute.0, out: p.out(job, i, it) };
+        let mut t = Trainer { shape, layout, hosts: ranks, per_server: topo.nics(), gap: job.compute.0, out: out(sink, job, i, it) };
         entry = t.iteration(&entry, max).map_err(|made| too_many(i, made as u64, made as u64, max_messages))?;
     }
     Ok(())

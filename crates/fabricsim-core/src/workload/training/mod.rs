@@ -268,26 +268,15 @@ impl Trainer<'_> {
             return after;
         }
         let hosts: Vec<u32> = members.iter().map(|&r| self.hosts[r]).collect();
-        let first = self.out.len();
         let n = members.len();
-        let mut b = Builder {
-            ranks: &hosts,
-            per_server: self.per_server,
-            size,
-            entry: &after,
-            max_connections: n - 1,
-            compute: 0,
-            slice: 0,
-            out: self.out.reborrow(),
-        };
-        let done = match op {
+        let mut out = self.out.reborrow();
+        out.step = Some(kind);
+        let mut b =
+            Builder { ranks: &hosts, per_server: self.per_server, size, entry: &after, max_connections: n - 1, compute: 0, slice: 0, out };
+        match op {
             Op::Alltoall => Direct::iteration(op, &mut b),
             _ => ring(&mut b, &(0..n).collect::<Vec<_>>(), op, size, 0, &vec![Vec::new(); n], true),
-        };
-        for t in &mut self.out.tags[first..] {
-            t.step = kind;
         }
-        done
     }
 
     /// One iteration; `entry[r]`: what rank r's first compute waits for (its part of the

@@ -3,8 +3,7 @@
 //! entry (what its first messages wait for) left as a placeholder the importer fills in with
 //! that rank's dependencies in its trace.
 
-use crate::workload::collective::{AlgorithmKind, Builder, Op, Out, Ranks, Tag};
-use crate::workload::MessageSpec;
+use crate::workload::collective::{AlgorithmKind, Builder, Listed, Op, Out, Ranks};
 
 /// A collective's messages, in the order the algorithm made them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +51,7 @@ pub fn expand(
     // placeholders above any message id: rank r's entry is u32::MAX - r
     let placeholder = |r: usize| u32::MAX - r as u32;
     let entry: Vec<Vec<u32>> = (0..n).map(|r| vec![placeholder(r)]).collect();
-    let (mut messages, mut deps, mut tags): (Vec<MessageSpec>, Vec<Vec<u32>>, Vec<Tag>) = Default::default();
+    let mut listed = Listed::default();
     let mut b = Builder {
         ranks: hosts,
         per_server,
@@ -61,9 +60,10 @@ pub fn expand(
         max_connections: max_connections.unwrap_or(n - 1).max(1),
         compute: 0,
         slice: 0,
-        out: Out { messages: &mut messages, deps: &mut deps, tags: &mut tags, start: 0, class: 0, tag: Tag::NONE, qp: 0 },
+        out: Out::to(&mut listed),
     };
     let done = algorithm.iteration(op, &mut b);
+    let Listed { messages, deps, .. } = listed;
     let made = messages.len() as u32;
     let after = deps
         .into_iter()

@@ -1,0 +1,62 @@
+//! A survey (`Scenario::survey`: the jobs' messages counted as they are made, never held)
+//! says what a run's resolve says: the same warnings, expected events and memory estimate, and
+//! the same error where the scenario is refused.
+
+use std::path::Path;
+
+use fabricsim_core::sim::threads::expected_events;
+use fabricsim_core::Scenario;
+
+use super::{fabric128, scenario};
+
+/// The survey of `s` against its resolve; whether the survey answered (it may leave a fabric
+/// that rewrites messages to the resolve).
+fn agrees(name: &str, s: &Scenario) -> bool {
+    let listed = s.resolve().map(|m| (m.warnings.clone(), expected_events(&m), m.need));
+    match (s.survey(), listed) {
+        (Ok(Some(sv)), Ok((warnings, events, need))) => {
+            assert_eq!((sv.warnings, sv.events, sv.need), (warnings, events, need), "{name}");
+            true
+        }
+        (Ok(None), Ok(_)) => false,
+        (Err(a), Err(b)) => {
+            assert_eq!((a.field, a.message), (b.field, b.message), "{name}");
+            true
+        }
+        (a, b) => panic!("{name}: the survey gives {:?}, the resolve {:?}", a.map(|s| s.map(|s| s.events)), b.map(|b| b.1)),
+    }
+}
+
+#[test]
+fn a_survey_says_what_a_resolve_says() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden");
+    let mut answered = 0;
+    let mut paths: Vec<_> = std::fs::read_dir(&golden).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    for p in paths.iter().filter(|p| p.extension().is_some_and(|e| e == "toml")) {
+        let s = scenario(&std::fs::read_to_string(p).unwrap()).unwrap();
+        answered += usize::from(agrees(&p.display().to_string(), &s));
+    }
+    let jobs = [
+        // a training job (tensor-parallel rings on the scale-up network, pipeline, data parallel)
+        "[topology]\nhosts = 64\nradix = 16\nnics_per_server = 8\nrails = true\nscale_up_rate = \"7200Gbps\"\n[[jobs]]\nranks = 64\nmodel = { preset = \"llama3-8b\", layers = 4 }\nparallel = { tp = 8, pp = 2, dp = 4, micro_batches = 4, gpu_tflops = 400 }\niterations = 2".to_string(),
+        // collectives: channels and slices, a tree, an alltoall, two jobs
+        fabric128("[[jobs]]\ncollective = \"allreduce\"\nsize = \"8MiB\"\nranks = 64\nchannels = 4\nslice = \"256KiB\"\niterations = 2\n[[jobs]]\ncollective = \"alltoall\"\nsize = \"1MiB\"\nranks = 32\n"),
+        fabric128("[[jobs]]\ncollective = \"allreduce\"\nalgorithm = \"tree\"\nsize = \"4MiB\"\nranks = 128\nclass = 1\n[switch]\nclasses = 2\n"),
+        // background traffic beside a job, in a mixed class
+        fabric128("[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n[[jobs]]\ncollective = \"allgather\"\nsize = \"1MiB\"\nranks = 16\n[mixed]\nshare = 0.5\n[switch]\nclasses = 2\n"),
+        // flows waiting for flows
+        fabric128("[workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 9, size = \"1MiB\" }, { src = 9, dst = 20, size = \"2MiB\", after = [0] }]\n"),
+        // refused: a class the switches lack, a message of too many packets, too much memory
+        fabric128("[[jobs]]\ncollective = \"allreduce\"\nsize = \"1MiB\"\nranks = 8\nclass = 3\n"),
+        fabric128("[transport]\nmtu = \"128B\"\nheader = \"120B\"\n[[jobs]]\ncollective = \"broadcast\"\nsize = \"1024GiB\"\nranks = 8\n"),
+        fabric128("[stop]\nmax_memory = \"50MiB\"\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"1MiB\"\nranks = 128\niterations = 40\n"),
+    ];
+    let refused = [None, None, None, None, None, Some("jobs[0].class"), Some("jobs[0].size"), Some("stop.max_memory")];
+    for (i, text) in jobs.iter().enumerate() {
+        let s = scenario(text).unwrap_or_else(|e| panic!("case {i}: {e}"));
+        assert!(agrees(&format!("case {i}"), &s), "case {i}: the survey answers");
+        assert_eq!(s.survey().err().map(|e| e.field), refused[i].map(String::from), "case {i}");
+    }
+    assert!(answered >= 20, "the survey answers most golden scenarios ({answered})");
+}
