@@ -187,8 +187,13 @@ impl Simulation {
         // the connections are read first and freed before the jobs' ideal bound needs its
         // scratch memory (`MessageColumns::of`)
         // (the messages' states are taken whole first: several pieces' are merged through the
-        // connection catalog, which goes with the connections)
-        let (states, up) = (self.states().into_owned(), self.up_times());
+        // connection catalog, which goes with the connections; one piece's are moved, not
+        // copied)
+        let states = match &mut self.pieces[..] {
+            [one] => one.nics.take_states(),
+            _ => self.states().into_owned(),
+        };
+        let up = self.up_times();
         let ends = Ends::of(&self.work(&states, &up), &self.conns());
         let c = ConnColumns::of(states.len(), &self.conns(), &self.conn_losses(), keep);
         self.pieces.iter_mut().for_each(|p| p.nics.free_connections());

@@ -40,6 +40,12 @@ impl Nics {
         }
     }
 
+    /// Takes what this piece's hosts counted of the messages ([`Nics::states`]), leaving none:
+    /// a run of one piece hands its counts to the results instead of copying them.
+    pub fn take_states(&mut self) -> Vec<MsgState> {
+        std::mem::take(&mut self.states)
+    }
+
     /// Lets go of the messages, once the results have read them.
     pub fn free_messages(&mut self) {
         (self.messages, self.states) = (Arc::default(), Vec::new());
