@@ -22,10 +22,11 @@ use crate::faults::FaultConfig;
 use crate::host::cc::CcKind;
 use crate::host::{Connections, TransportConfig, TransportModel};
 use crate::lb::{LbConfig, LbContext};
+use crate::stats::least::Least;
 use crate::stats::sampler::SamplesConfig;
 use crate::switch::{SwitchConfig, SwitchModel};
 use crate::time::Time;
-use crate::topology::{Topology, TopologyConfig};
+use crate::topology::{Routes, Topology, TopologyConfig};
 use crate::units::{AutoOr, Duration, Size};
 use crate::workload::collective::{Listed, Tag};
 use crate::workload::job::{self, JobConfig, JobInfo};
@@ -274,6 +275,16 @@ impl Scenario {
                 (m.src, m.dst) = (topo.slot(m.src), topo.slot(m.dst));
             }
         }
+        // a job that cannot complete by stop.max_time
+        let routes = Routes::new(topo.clone());
+        let names: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
+        warnings.extend({
+            let mut least = Least::new(&routes, &transport, self.lb.subflows(), workload_messages);
+            for (i, m) in messages.iter().enumerate().skip(workload_messages) {
+                least.add(m, deps.of(i), tags[i].job);
+            }
+            least.warnings(self.stop.max_time.0, &names)
+        });
 
         Ok(Model {
             seed: self.seed,

@@ -5,7 +5,8 @@
 //! resolve, by construction: the same per-message counts ([`budget::Tally`],
 //! [`budget::events`]) and checks (`frame.rs`), in the same order. A job
 //! of 55 M messages (Llama 3 405B on 8 192 GPUs) is surveyed in seconds within a few hundred MB
-//! (4 bytes a message: its level in the dependency graph, which the memory estimate reads).
+//! (4 bytes a message, its level in the dependency graph, which the memory estimate reads,
+//! and 16 a job message, what the jobs' least times read: [`crate::stats::least`]).
 //!
 //! Where the fabric rewrites messages after they are made (a rail-only fabric relays them
 //! through a server's GPU, a multi-plane one stripes them over its planes), or `[mixed]` may
@@ -18,8 +19,9 @@ use super::Scenario;
 use crate::budget::{self, Estimate, Tally};
 use crate::engine::rng::{Rng, Stream};
 use crate::error::ScenarioError;
+use crate::stats::least::Least;
 use crate::time::Time;
-use crate::topology::Topology;
+use crate::topology::{Routes, Topology};
 use crate::workload::collective::{Sink, Tag};
 use crate::workload::{job, MessageSpec};
 
@@ -39,6 +41,8 @@ pub struct Survey {
 /// Counts each message as it is made ([`Scenario::survey`]).
 struct Counting<'a> {
     topo: &'a Topology,
+    /// The jobs' least times (from the jobs' first message on).
+    least: Option<Least<'a>>,
     /// A packet's payload, and the switches' classes.
     payload: u64,
     classes: u32,
@@ -60,6 +64,7 @@ impl Counting<'_> {
         let i = self.base as usize + self.pushed;
         if self.packets.is_none() && too_many_packets(m, self.payload) {
             self.packets = Some((i, job, m.bytes));
+            self.least = None; // refused: no least time to tell
         }
         if self.class.is_none() && u32::from(m.class) >= self.classes {
             self.class = Some((i, job, m.class));
@@ -72,6 +77,9 @@ impl Counting<'_> {
             MessageSpec { src: self.topo.slot(m.src), dst: self.topo.slot(m.dst), ..*m }
         };
         self.events = self.events.saturating_add(budget::events(self.topo, self.payload.max(1), &on));
+        if let Some(least) = &mut self.least {
+            least.add(&on, after, job);
+        }
     }
 }
 
@@ -97,8 +105,10 @@ impl Scenario {
         }
         let Given { workload, messages, lists, .. } = self.given(&topo, false)?;
         let payload = transport.mtu - transport.header;
+        let routes = Routes::new(topo.clone());
         let mut c = Counting {
             topo: &topo,
+            least: None,
             payload,
             classes: switch.classes,
             base: 0,
@@ -114,8 +124,9 @@ impl Scenario {
         drop(lists);
         let given = messages.len();
         (c.base, c.pushed) = (given as u32, 0);
+        c.least = Some(Least::new(&routes, &transport, self.lb.subflows(), given));
         let max_messages = max_memory / budget::message_floor();
-        job::plan(&self.jobs, &mut c, &topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1))?;
+        let jobs = job::plan(&self.jobs, &mut c, &topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1))?;
         warnings.extend(crate::workload::costless_compute(&messages));
         warnings.extend(job::small_slices(&self.jobs, payload));
         let field = |i: usize, k: &str, job: u32| message_field(i, k, job, given, workload.as_ref());
@@ -134,6 +145,8 @@ impl Scenario {
         if let Some((i, job, class)) = c.class {
             return Err(class_error(field(i, "class", job), class, switch.classes));
         }
+        let names: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
+        warnings.extend(c.least.as_ref().map(|l| l.warnings(self.stop.max_time.0, &names)).unwrap_or_default());
         let events = c.events;
         Ok(Some(Survey { warnings, events, need, topo, max_time: self.stop.max_time.0 }))
     }

@@ -12,15 +12,15 @@
 
 use std::collections::BTreeMap;
 
-use super::ideal::{ideal_fct, message_packets, releases};
 use super::jobs::JobTables;
+use super::least::IdealFcts;
 use super::{columns, mean, ns, percentile, Column, Keep, Labels, Nullable, RunResult, RunView, Summary, Table};
 use crate::host::message::{Message, MsgState};
 use crate::host::parts::ConnParts;
 use crate::host::TransportModel;
 use crate::switch::forward::ConnLosses;
 use crate::switch::EgressPort;
-use crate::time::{serialization, Time};
+use crate::time::Time;
 use crate::topology::Routes;
 use crate::workload::collective::Tag;
 use crate::workload::job::JobInfo;
@@ -109,26 +109,8 @@ impl MessageColumns {
         let topo = w.routes.topology();
         // the ideal depends only on the route, the size and the connections: computed once
         // per (route, size, connections)
-        let mut ideal_cache = std::collections::HashMap::new();
-        let ideal: Vec<Time> = messages
-            .iter()
-            .map(|m| {
-                let spec = m.spec;
-                if spec.is_compute() {
-                    return 0;
-                }
-                if let Some(up) = topo.scale_up_between(spec.src, spec.dst) {
-                    // alone on its server's scale-up network (`host::nic::scale_up`)
-                    return up.latency + serialization(spec.bytes, up.rate);
-                }
-                let route = w.routes.ideal_route(spec.src, spec.dst);
-                *ideal_cache.entry((route.hops, spec.bytes, m.count)).or_insert_with_key(|(hops, ..)| {
-                    let (mtu, header) = (transport.mtu, transport.header);
-                    let packets = message_packets(spec.bytes, mtu, header, m.count);
-                    ideal_fct(hops, &packets, &releases(spec.bytes, mtu, header, m.count, transport.rate_cap))
-                })
-            })
-            .collect();
+        let mut fcts = IdealFcts::default();
+        let ideal: Vec<Time> = messages.iter().map(|m| fcts.of(&w.routes, transport, &m.spec, m.count)).collect();
         let Ends { first_send, end, lb_state_bytes } = ends;
         // the jobs' ideal needs scratch memory: it runs before the other columns exist
         let jobs = super::jobs::tables(w, &ideal, &end);

@@ -10,6 +10,7 @@ pub mod collect;
 pub mod columns;
 pub mod ideal;
 pub mod jobs;
+pub mod least;
 pub mod sampler;
 
 use crate::engine::Status;

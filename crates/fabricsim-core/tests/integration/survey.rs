@@ -60,3 +60,36 @@ fn a_survey_says_what_a_resolve_says() {
     }
     assert!(answered >= 20, "the survey answers most golden scenarios ({answered})");
 }
+
+#[test]
+fn a_stop_before_a_jobs_least_time_is_warned_of_and_the_least_time_bounds_the_run() {
+    use fabricsim_core::units::Duration;
+    use fabricsim_core::Simulation;
+    let least = |s: &Scenario| fabricsim_core::warnings(s).unwrap().into_iter().filter(|w| w.contains("least time")).collect::<Vec<_>>();
+    let cases = [
+        "[topology]\nhosts = 64\nradix = 16\nnics_per_server = 8\nrails = true\nscale_up_rate = \"7200Gbps\"\n[[jobs]]\nname = \"step\"\nranks = 64\nmodel = { preset = \"llama3-8b\", layers = 2 }\nparallel = { tp = 8, pp = 2, dp = 4, micro_batches = 2, gpu_tflops = 400 }".to_string(),
+        fabric128("[[jobs]]\nname = \"ring\"\ncollective = \"allreduce\"\nsize = \"4MiB\"\nranks = 32\nchannels = 2\nslice = \"256KiB\"\niterations = 2\ncompute = \"5us\"\n[[jobs]]\ncollective = \"alltoall\"\nsize = \"1MiB\"\nranks = 16\n"),
+        fabric128("[lb]\nkind = \"ecmp\"\n[[jobs]]\ncollective = \"allreduce\"\nalgorithm = \"tree\"\nsize = \"2MiB\"\nranks = 64\n"),
+    ];
+    for (i, text) in cases.iter().enumerate() {
+        let mut s = scenario(text).unwrap();
+        assert!(least(&s).is_empty(), "case {i}: the default stop.max_time leaves time");
+        let r = Simulation::new(&s).unwrap().run();
+        assert_eq!(r.summary.status, "complete", "case {i}");
+        // the least time is a bound: a stop at the run's own end is not warned of ...
+        let end = r.jobs.opt_u64("end_ps").iter().map(|e| e.unwrap()).max().unwrap();
+        s.stop.max_time = Duration(end);
+        assert!(least(&s).is_empty(), "case {i}: {:?}", least(&s));
+        assert!(agrees(&format!("case {i} at its end"), &s));
+        // ... and one well before it is, naming the job, in the survey and the resolve alike
+        s.stop.max_time = Duration(end / 4);
+        let said = least(&s);
+        assert!(!said.is_empty() && said[0].contains("jobs[0]"), "case {i}: {said:?}");
+        assert!(agrees(&format!("case {i} stopped early"), &s));
+        let listed = s.resolve().unwrap().warnings;
+        assert!(said.iter().all(|w| listed.contains(w)), "case {i}");
+        // a run stopped there does not complete the job
+        let r = Simulation::new(&s).unwrap().run();
+        assert_ne!(r.summary.status, "complete", "case {i}");
+    }
+}

@@ -1,0 +1,176 @@
+//! The least time each job takes, known before its run: its messages' critical path with
+//! each message at its ideal FCT ([`super::ideal`]), its sender hearing of what it waits for
+//! as the jobs' ideal bound has it ([`crate::workload::collective::ideal_finish`]), from its
+//! start. No message finishes before its ideal finish there (a message is never faster than
+//! its ideal FCT, and never hears sooner), so a run whose `stop.max_time` is below a job's
+//! least time cannot complete it: the scenario is warned of before anything runs.
+//!
+//! Counted as the messages are made, in order ([`Least::add`]: a job's wait only for earlier
+//! ones), holding 16 bytes a message (its ideal finish and its two hosts).
+
+use std::collections::HashMap;
+
+use super::ideal::{ideal_fct, message_packets, releases};
+use crate::host::TransportModel;
+use crate::time::{serialization, Time};
+use crate::topology::{Hop, Routes};
+use crate::units::Duration;
+use crate::workload::collective::{first_release, Tag};
+use crate::workload::MessageSpec;
+
+/// Each message's ideal FCT: computed once per (route, size, connections).
+#[derive(Default)]
+pub struct IdealFcts(HashMap<(Vec<Hop>, u64, u32), Time>);
+
+impl IdealFcts {
+    /// The ideal FCT of `spec`'s message (hosts by leaf slot) carried by `count` connections.
+    pub fn of(&mut self, routes: &Routes, transport: &TransportModel, spec: &MessageSpec, count: u32) -> Time {
+        if spec.is_compute() {
+            return 0;
+        }
+        if let Some(up) = routes.topology().scale_up_between(spec.src, spec.dst) {
+            // alone on its server's scale-up network (`host::nic::scale_up`)
+            return up.latency + serialization(spec.bytes, up.rate);
+        }
+        let route = routes.ideal_route(spec.src, spec.dst);
+        *self.0.entry((route.hops, spec.bytes, count)).or_insert_with_key(|(hops, ..)| {
+            let (mtu, header) = (transport.mtu, transport.header);
+            let packets = message_packets(spec.bytes, mtu, header, count);
+            ideal_fct(hops, &packets, &releases(spec.bytes, mtu, header, count, transport.rate_cap))
+        })
+    }
+}
+
+/// Job messages a chunk of [`Least`]'s list holds.
+const CHUNK: usize = 1 << 20;
+
+/// The jobs' least times, counted message by message.
+pub struct Least<'a> {
+    routes: &'a Routes,
+    transport: &'a TransportModel,
+    subflows: u32,
+    fcts: IdealFcts,
+    /// The id of the first job message, and each job message's (ideal finish, source,
+    /// destination) so far, in chunks of [`CHUNK`] (no copy as it grows: 55 M of them are
+    /// 880 MB).
+    base: usize,
+    done: Vec<Vec<(Time, u32, u32)>>,
+    made: usize,
+    /// Each job's latest ideal finish; `None` once a message waits for a later one or for
+    /// one that is not a job's (no bound is then said).
+    jobs: Option<Vec<Time>>,
+    /// The final ACK's flight between two hosts, by (from, to).
+    acks: HashMap<(u32, u32), Time>,
+}
+
+impl<'a> Least<'a> {
+    /// Job messages numbered from `base`; `subflows`: the connections a message is cut into.
+    pub fn new(routes: &'a Routes, transport: &'a TransportModel, subflows: u32, base: usize) -> Least<'a> {
+        Least {
+            routes,
+            transport,
+            subflows,
+            fcts: IdealFcts::default(),
+            base,
+            done: Vec::new(),
+            made: 0,
+            jobs: Some(Vec::new()),
+            acks: HashMap::new(),
+        }
+    }
+
+    /// Counts the next job message, `m` (hosts by leaf slot) of job `job` (none: a part a
+    /// fabric made of one), which waits for `after`.
+    pub fn add(&mut self, m: &MessageSpec, after: &[u32], job: u32) {
+        let count = if m.is_compute() || self.routes.topology().scale_up_between(m.src, m.dst).is_some() {
+            0
+        } else {
+            (u64::from(self.subflows).min(m.bytes).max(1)) as u32
+        };
+        let fct = self.fcts.of(self.routes, self.transport, m, count);
+        let mut latest: Option<Time> = None;
+        for &d in after {
+            let Some(&(finish, src, dst)) =
+                (d as usize).checked_sub(self.base).filter(|&k| k < self.made).map(|k| &self.done[k / CHUNK][k % CHUNK])
+            else {
+                self.jobs = None;
+                break;
+            };
+            let heard = match m.src {
+                by if by == dst => finish,
+                by if by == src => finish + self.ack_flight(dst, src),
+                by => finish + self.routes.notice_latency(dst, by),
+            };
+            latest = Some(latest.map_or(heard, |t| t.max(heard)));
+        }
+        let release = match latest {
+            None => first_release(m),
+            Some(after) => m.start.max(after.saturating_add(m.delay)),
+        };
+        let finish = release.saturating_add(fct);
+        if self.made.is_multiple_of(CHUNK) {
+            self.done.push(Vec::with_capacity(CHUNK));
+        }
+        self.done[self.made / CHUNK].push((finish, m.src, m.dst));
+        self.made += 1;
+        if let Some(jobs) = self.jobs.as_mut().filter(|_| job != Tag::NONE.job) {
+            let j = job as usize;
+            if jobs.len() <= j {
+                jobs.resize(j + 1, 0);
+            }
+            jobs[j] = jobs[j].max(finish);
+        }
+    }
+
+    /// A final ACK's flight from `from` back to `to` (a header on its ideal route, or the
+    /// scale-up network's latency).
+    fn ack_flight(&mut self, from: u32, to: u32) -> Time {
+        let (routes, header) = (self.routes, self.transport.header);
+        *self.acks.entry((from, to)).or_insert_with(|| match routes.topology().scale_up_between(from, to) {
+            Some(up) => up.latency,
+            None => ideal_fct(&routes.ideal_route(from, to).hops, &[header], &[0]),
+        })
+    }
+
+    /// The warnings for the jobs (named `names`) whose least time is beyond `max_time`.
+    pub fn warnings(&self, max_time: Time, names: &[String]) -> Vec<String> {
+        let Some(jobs) = &self.jobs else { return Vec::new() };
+        jobs.iter()
+            .enumerate()
+            .filter(|&(_, &least)| least > max_time)
+            .map(|(j, &least)| {
+                let name = names.get(j).map_or(String::new(), |n| format!(" ({n})"));
+                format!(
+                    "stop.max_time ({}) is below the least time jobs[{j}]{name} takes ({}: its messages' critical path, each at its ideal FCT): the run stops before the job completes; raise stop.max_time",
+                    Duration(max_time),
+                    about(least)
+                )
+            })
+            .collect()
+    }
+}
+
+/// A time in the largest unit it has a whole one of, to 4 figures ("13.64s", "812.5us").
+fn about(t: Time) -> String {
+    let units = [(1_000_000_000_000, "s"), (1_000_000_000, "ms"), (1_000_000, "us"), (1_000, "ns")];
+    let (per, unit) = units.into_iter().find(|&(per, _)| t >= per).unwrap_or((1, "ps"));
+    let v = t as f64 / per as f64;
+    let decimals = if v >= 100.0 {
+        1
+    } else if v >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{v:.decimals$}{unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_time_reads_in_its_largest_unit() {
+        assert_eq!(super::about(13_635_065_838_326), "13.64s");
+        assert_eq!(super::about(812_512_000), "812.5us");
+        assert_eq!(super::about(999), "999.0ps");
+    }
+}
