@@ -84,7 +84,10 @@ def test_a_killed_sweep_resumes_without_redoing_done_points(tmp_path):
     proc.wait()
     done = {p.parent.name: p.stat().st_mtime_ns for p in written()}
     assert 1 <= len(done) < 4, done
-    assert not (out / "points.parquet").exists()
+    # the table, where it was written before the kill, holds points done, marked partial
+    if (out / "points.parquet").exists():
+        assert pl.read_parquet_metadata(out / "points.parquet")["fabricsim_sweep"] == "partial"
+        assert set(pl.read_parquet(out / "points.parquet")["point"]) <= set(done)
     r = subprocess.run([*cmd[:-3], "-j", "2", "-q"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert f"({len(done)} were already there)" in r.stderr
@@ -92,6 +95,7 @@ def test_a_killed_sweep_resumes_without_redoing_done_points(tmp_path):
         assert (out / "points" / point / "summary.json").stat().st_mtime_ns == mtime, "a done point was run again"
     assert not list(out.glob("points/.*"))
     resumed = pl.read_parquet(out / "points.parquet")
+    assert pl.read_parquet_metadata(out / "points.parquet")["fabricsim_sweep"] == "complete"
     fresh = run_sweep(Sweep.load(path), tmp_path / "fresh", workers=2)
     assert resumed.equals(fresh)
 
@@ -132,6 +136,7 @@ def test_a_signal_stops_a_sweep_in_seconds_leaves_no_worker_and_resumes_to_the_s
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     resumed = pl.read_parquet(out / "points.parquet")
+    assert pl.read_parquet_metadata(out / "points.parquet")["fabricsim_sweep"] == "complete"
     fresh = run_sweep(Sweep.load(path), tmp_path / "fresh", workers=2)
     assert resumed.equals(fresh)
     assert not list(out.glob("points/.*"))
@@ -367,3 +372,29 @@ def test_a_script_without_a_main_guard_sweeps_on_several_workers(tmp_path):
     )
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0 and "points 4" in done.stdout, done.stderr[-2000:]
+
+
+def test_a_long_sweep_says_where_its_running_points_stand_and_keeps_its_table_as_points_finish(tmp_path, monkeypatch):
+    import fabricsim.cli as cli
+    import fabricsim.sweep as sweep_module
+
+    # every report a running point makes is written, and read every few hundredths of a second
+    monkeypatch.setattr(sweep_module, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(cli, "LINE_EVERY_S", 0.02)
+    seen: list[tuple[int, str | None]] = []
+    real = sweep_module.collect
+
+    def collect(out_dir, points, table=sweep_module.POINTS_FILE, partial=False):  # type: ignore[no-untyped-def]
+        frame = real(out_dir, points, table, partial)
+        seen.append((frame.height, pl.read_parquet_metadata(out_dir / table).get("fabricsim_sweep")))
+        return frame
+
+    monkeypatch.setattr(sweep_module, "collect", collect)
+    out = tmp_path / "o"
+    r = CliRunner().invoke(app, ["sweep", str(spec(tmp_path, "2MiB")), "--out", str(out), "-j", "1"])
+    assert r.exit_code == 0, r.output
+    running = [line for line in r.output.splitlines() if line.startswith("sweep: running ")]
+    assert running and "seed=" in running[0] and "%: " in running[0] and "M events/s" in running[0], r.output
+    # the table after each point, marked partial, then the whole one
+    assert seen == [(1, "partial"), (2, "partial"), (3, "partial"), (4, "partial"), (4, "complete")], seen
+    assert not list((out / "points").glob(".*.progress")), "a point's report goes once its tables are written"

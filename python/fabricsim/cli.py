@@ -12,6 +12,7 @@ import json
 import shutil
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
@@ -343,6 +344,16 @@ class _SweepLines:
         if self.done < self.total and self.events_done:
             eta = f"; about {_seconds(left * self.wall / self.events_done / self.workers)} left"
         err.print(escape(f"sweep: {self.done}/{self.total} done: {p.label()} in {_seconds(took)}{eta}"), highlight=False, soft_wrap=True)
+
+    def running(self, out_dir: Path, labels: dict[str, str]) -> None:
+        """A line for each point running now: how far it is (events against its estimate,
+        simulated time, flows) and its pace, as a run's progress lines say."""
+        from .sweep import running
+
+        for point, (p, wall) in sorted(running(out_dir).items()):
+            share, words = _where(p, wall)
+            label = labels.get(point, point)
+            err.print(escape(f"sweep: running {label}: {share:.0%}: {words}, {wall:,.0f} s"), highlight=False, soft_wrap=True)
 
 
 def _force_progress() -> bool:
@@ -996,16 +1007,30 @@ def sweep(
             bar.advance(task)
             lines.finished(p)
 
-        table = run_sweep(
-            sw,
-            out_dir,
-            workers=workers,
-            ray_address=ray_address,
-            finished=finished,
-            allow_other_version=allow_other_version,
-            threads_per_point=threads_per_point,
-            started=lines.started,
-        )
+        # every LINE_EVERY_S, where each running point stands (its worker writes it)
+        labels = {p.id: p.label() for p in points}
+        stop = threading.Event()
+
+        def report() -> None:
+            while not stop.wait(LINE_EVERY_S):
+                lines.running(out_dir, labels)
+
+        reporter = threading.Thread(target=report, daemon=True)
+        if not quiet:
+            reporter.start()
+        try:
+            table = run_sweep(
+                sw,
+                out_dir,
+                workers=workers,
+                ray_address=ray_address,
+                finished=finished,
+                allow_other_version=allow_other_version,
+                threads_per_point=threads_per_point,
+                started=lines.started,
+            )
+        finally:
+            stop.set()
     incomplete = table.filter(table["status"] != "complete").height if table.height else 0
     err.print(escape(f"{table.height} points in {out_dir / 'points.parquet'} ({done_before} were already there); {incomplete} incomplete"))
 

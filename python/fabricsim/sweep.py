@@ -20,7 +20,9 @@ Points are the product of the grid's axes, the zip's rows and the seeds, in that
 point is validated before any runs. Each runs in its own process; its tables go to
 ``DIR/points/<id>/`` (written to a temporary directory, then renamed: a point is there whole
 or not at all), and ``DIR/points.parquet`` has one row per point: its id, its axis values, and
-its summary. A rerun skips the points already there. A point's id is a hash of its whole scenario
+its summary, rewritten as each point finishes and marked partial in its Parquet metadata
+(``fabricsim_sweep``) until the sweep ends; a running point says where it stands every
+:data:`PROGRESS_EVERY_S` seconds (:func:`running`). A rerun skips the points already there. A point's id is a hash of its whole scenario
 (base, ``set``, axis values, seed): points keep their results when the spec gains or loses
 others, and run again when the base or an override changes. ``points.parquet``
 leaves out what depends on the machine (``wall_s``, ``peak_rss_mb``), so a sweep gives the
@@ -39,6 +41,7 @@ before it writes the new ``sweep.toml``, so the two always agree.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -62,6 +65,7 @@ import tomli_w
 
 from .errors import MissingDependency, ScenarioError, spec_error
 from .results import JOB_METRICS, PROVENANCE, job_table, parquet_metadata
+from .run import Progress
 from .scenario import Scenario, read_toml
 
 __all__ = ["MACHINE_COLUMNS", "Interrupted", "Point", "Sweep", "run_points", "run_sweep"]
@@ -307,16 +311,61 @@ def _worker_init(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+#: How often a running point writes where it stands (:func:`running`), s.
+PROGRESS_EVERY_S = 5.0
+
+
+def _progress_file(out: Path) -> Path:
+    """Where the point whose tables go to ``out`` writes where it stands while it runs."""
+    return out.with_name(f".{out.name}.progress")
+
+
+def running(out_dir: str | Path) -> dict[str, tuple[Progress, float]]:
+    """The points of the sweep in ``out_dir`` that are running, by id: where each stands (as
+    :func:`fabricsim.run` reports it to a progress callback) and the seconds it has run; each
+    writes it every :data:`PROGRESS_EVERY_S` seconds, and removes it when its tables are
+    written."""
+    found = {}
+    for path in (Path(out_dir) / "points").glob(".*.progress"):
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # gone, or being replaced
+        wall = doc.pop("wall_s", 0.0)
+        found[path.name[1 : -len(".progress")]] = (Progress(**doc), wall)
+    return found
+
+
 def run_point(data: dict[str, Any], base_dir: str, out: str, threads: int = 1) -> dict[str, Any]:
     """Run one point on ``threads`` threads and write its tables to ``out`` whole (a
-    temporary directory, renamed).
+    temporary directory, renamed); while it runs, where it stands goes to a file beside it
+    every :data:`PROGRESS_EVERY_S` seconds (:func:`running` reads them).
 
     Top-level so a process pool or Ray can ship it. Returns the summary.
     """
     from .run import run
 
-    res = run(Scenario(data, base_dir), threads=threads)
     final = Path(out)
+    where = _progress_file(final)
+    began = time.monotonic()
+    last = [began]
+
+    def progress(p: Progress) -> None:
+        now = time.monotonic()
+        if now - last[0] < PROGRESS_EVERY_S:
+            return
+        last[0] = now
+        tmp = where.with_name(f"{where.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(dataclasses.asdict(p) | {"wall_s": now - began}))
+            os.replace(tmp, where)
+        except OSError:
+            pass  # where it stands is a courtesy: the run goes on
+
+    try:
+        res = run(Scenario(data, base_dir), threads=threads, progress=progress)
+    finally:
+        where.unlink(missing_ok=True)
     tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     res.write(tmp)
@@ -450,9 +499,10 @@ def run_ray(points: list[Point], out_dir: Path, finished: Callable[[Point], None
             ray.shutdown()
 
 
-def collect(out_dir: Path, points: Iterable[Point], table: str = POINTS_FILE) -> pl.DataFrame:
+def collect(out_dir: Path, points: Iterable[Point], table: str = POINTS_FILE, partial: bool = False) -> pl.DataFrame:
     """``points.parquet`` (or ``table``): one row per point that has results (id, axis values,
-    summary)."""
+    summary); ``partial``: written while the sweep runs (its Parquet metadata says
+    ``fabricsim_sweep = "partial"``, else ``"complete"``)."""
     rows = []
     for p in points:
         path = out_dir / "points" / p.id / "summary.json"
@@ -477,7 +527,7 @@ def collect(out_dir: Path, points: Iterable[Point], table: str = POINTS_FILE) ->
     target = out_dir / table
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp")
-    frame.write_parquet(tmp, metadata=parquet_metadata(PROVENANCE))
+    frame.write_parquet(tmp, metadata=parquet_metadata(PROVENANCE | {"sweep": "partial" if partial else "complete"}))
     os.replace(tmp, target)
     return frame
 
@@ -600,7 +650,13 @@ def run_points(
         for stale in (out / "points").glob(".*.tmp"):
             shutil.rmtree(stale, ignore_errors=True)
         todo = [p for p in points if not _done(out, p)]
-        note = finished or (lambda p: None)
+
+        def note(p: Point) -> None:
+            # the table holds the points done so far, marked partial, as each finishes
+            collect(out, points, table, partial=True)
+            if finished is not None:
+                finished(p)
+
         try:
             with _stop_on_signals():
                 if todo:
