@@ -294,6 +294,23 @@ def test_compare_writes_each_run_as_it_finishes_and_a_stop_keeps_those_done(demo
     assert started == ["ecmp", "ops", "prime"] and sorted(p.name for p in out.iterdir()) == ["ecmp", "ops"]
     whole = fabricsim.Results.read(out / "ops")
     assert whole.flows.columns == list(fabricsim.results.schema("flows")) and whole.summary["status"] == "complete"
+    assert "the same command resumes it" in " ".join(r.output.split())
+    # the same command runs only what is missing, and prints what a whole compare prints
+    monkeypatch.setattr(cli, "_run_with_bar", real)
+    ran: list[str] = []
+    monkeypatch.setattr(cli, "_run_with_bar", lambda *a, **k: ran.append(a[1]) or real(*a, **k))
+    r = invoke("compare", str(demo_path), "--set", "workload.size=64KiB", "--lb", "ecmp,ops,prime", "--out", str(out))
+    assert r.exit_code == 0 and ran == ["prime"], (ran, r.output)
+    assert f"ecmp: kept {out / 'ecmp'}" in " ".join(r.output.split())
+    fresh = invoke("compare", str(demo_path), "--set", "workload.size=64KiB", "--lb", "ecmp,ops,prime", "--json")
+    resumed = invoke("compare", str(demo_path), "--set", "workload.size=64KiB", "--lb", "ecmp,ops,prime", "--out", str(out), "--json", "-q")
+    machine = {"wall_s", "peak_rss_mb", "threads", "thread_note", "solo_windows"}
+    same = [{n: {k: v for k, v in s.items() if k not in machine} for n, s in json.loads(x.stdout).items()} for x in (fresh, resumed)]
+    assert same[0] == same[1]
+    # another scenario in the same directory is run again, not kept
+    ran.clear()
+    r = invoke("compare", str(demo_path), "--set", "workload.size=128KiB", "--lb", "ecmp", "--out", str(out), "-q")
+    assert r.exit_code == 0 and ran == ["ecmp"], r.output
 
 
 def test_set_topology_kind_keeps_the_fields_the_new_kind_takes():

@@ -26,7 +26,7 @@ from rich.text import Text
 
 from . import registry
 from .errors import ArgumentError, InterruptedAfterWrite, MissingDependency, ScenarioError, scenario_error
-from .results import Results
+from .results import PROVENANCE, Results
 from .run import Prepared, parse_threads, prepare
 from .run import Progress as RunProgress
 from .run import run as run_scenario
@@ -637,7 +637,7 @@ def compare(
             "--out",
             "-o",
             metavar="DIR",
-            help="Write each load balancer's run into DIR/LB/ as it finishes, as run --out writes one (a stop keeps those done).",
+            help="Write each load balancer's run into DIR/LB/ as it finishes, as run --out does (a stop keeps them; rerun to resume).",
         ),
     ] = None,
 ) -> None:
@@ -669,15 +669,24 @@ def compare(
     theirs = None if ref is None else _run_reference(ref, quiet, asked)
     results: dict[str, Results] = {}
     for name, v in variants.items():
-        try:
-            res = _run_with_bar(v, name, quiet, asked, keep)
-        except KeyboardInterrupt:
-            if out_dir is None or not results:
-                raise
-            raise InterruptedAfterWrite(signal.SIGINT, ", ".join(str(out_dir / n) for n in results)) from None
+        kept = None if out_dir is None else _kept_run(out_dir / name, v)
+        if kept is not None and out_dir is not None:
+            # written by an earlier compare (one that was stopped) of the same scenario, by this
+            # build: the same run would give the same tables
+            if not quiet:
+                err.print(escape(f"{name}: kept {out_dir / name} (the same scenario, run by this build)"), highlight=False)
+            res = kept
+        else:
+            try:
+                res = _run_with_bar(v, name, quiet, asked, keep)
+            except KeyboardInterrupt:
+                if out_dir is None or not results:
+                    raise
+                written = ", ".join(str(out_dir / n) for n in results)
+                raise InterruptedAfterWrite(signal.SIGINT, f"{written}; the same command resumes it") from None
         if theirs is not None:
             reference_module.attach(res, theirs)
-        if out_dir is not None:
+        if out_dir is not None and kept is None:
             res.write(out_dir / name)
             # the rest of its flows table is on disk: it holds what the printed tables read
             res.flows = res.flows.select(SUMMARY_FLOW_COLUMNS)
@@ -690,6 +699,20 @@ def compare(
     if incomplete:
         err.print("[yellow]incomplete:[/] " + ", ".join(escape(f"{n} ({results[n].summary['stop_reason']})") for n in incomplete))
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _kept_run(out: Path, scenario: Scenario) -> Results | None:
+    """The run in ``out`` if it is whole (its ``summary.json`` is written last), of
+    ``scenario`` as the core fills it in, and computed by this build of fabricsim; else None
+    (it is run again, and written over)."""
+    if not (out / "summary.json").exists():
+        return None
+    try:
+        res = Results.read(out)
+    except (OSError, ValueError, KeyError):
+        return None
+    same = json.dumps(res.scenario, sort_keys=True) == json.dumps(scenario.filled(), sort_keys=True)
+    return res if same and res.provenance == PROVENANCE else None
 
 
 def _job_words(job: dict[str, Any]) -> str:
