@@ -30,11 +30,20 @@ export PIP_ROOT_USER_ACTION := ignore
 ## on PATH for that step, since nothing has activated the environment (issue 45).
 install-core: EXTRAS :=
 install: EXTRAS := [test,ray]
+## A second install with nothing changed (no Rust source, manifest or pyproject.toml newer than
+## the last install into this Python with these extras; Python sources are editable) says so
+## in one line instead of reinstalling.
 install install-core: $(VENV)
-	@echo "fabricsim: installing '.$(EXTRAS)' into $(PYTHON); the first time takes a minute or two (a release build of the Rust core)"
-	$(PIP) install --progress-bar off "maturin>=1.7,<2"
+	@stamp="target/.installed-$$(printf '%s %s' '$(PYTHON)' '$(EXTRAS)' | cksum | cut -d' ' -f1)"; \
+	if [ -f "$$stamp" ] && $(PYTHON) -c 'import fabricsim._core' 2>/dev/null \
+	  && [ -z "$$(find crates Cargo.toml Cargo.lock pyproject.toml -newer "$$stamp" -not -path '*/target/*' 2>/dev/null | head -n 1)" ]; then \
+	  echo "fabricsim: '.$(EXTRAS)' is installed in $(PYTHON) and up to date"; exit 0; fi; \
+	echo "fabricsim: installing '.$(EXTRAS)' into $(PYTHON); the first time takes a minute or two (a release build of the Rust core)"; \
+	set -e; \
+	$(PIP) install -q --progress-bar off "maturin>=1.7,<2"; \
 	PATH="$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$$PATH" \
-	  $(PIP) install --progress-bar off --no-build-isolation -e '.$(EXTRAS)'
+	  $(PIP) install -q --progress-bar off --no-build-isolation -e '.$(EXTRAS)'; \
+	mkdir -p target; touch "$$stamp"
 
 ## The README's demo: ECMP vs oblivious spraying on a 128-host permutation.
 demo: install-core

@@ -228,6 +228,18 @@ def test_a_topology_kind_axis_keeps_each_kinds_own_fields():
     assert points[0].scenario.data["topology"]["hosts"] == 128
 
 
+def test_a_sweep_takes_its_base_as_a_scenario_a_path_or_a_table():
+    import fabricsim
+
+    path = ROOT / "scenarios" / "permutation_128.toml"
+    axes = {"grid": {"lb.kind": ["ecmp", "ops"]}, "seeds": [1, 2]}
+    ids = [[p.id for p in Sweep.from_dict({"base": base} | axes).validate()] for base in (fabricsim.Scenario.load(path), path, str(path))]
+    assert ids[0] == ids[1] == ids[2] and len(ids[0]) == 4
+    with pytest.raises(ScenarioError) as e:
+        Sweep.from_dict({"base": 3} | axes)
+    assert e.value.field == "base" and "fabricsim.Scenario" in e.value.message
+
+
 def test_a_label_axis_names_rows_and_sets_nothing():
     base = ROOT / "scenarios" / "permutation_128.toml"
     sw = Sweep.from_dict({"base": str(base), "zip": {"label": ["small", "big"], "workload.size": ["64KiB", "1MiB"]}})

@@ -164,12 +164,14 @@ class Sweep:
         if "base" not in spec:
             raise spec_error("base", "missing; the scenario file the sweep varies (relative to the spec), or a table")
         raw = spec["base"]
-        if isinstance(raw, str):
+        if isinstance(raw, Scenario):
+            base = raw
+        elif isinstance(raw, (str, os.PathLike)):
             base = Scenario.load(base_dir / raw)
         elif isinstance(raw, dict):
             base = Scenario(raw, base_dir)
         else:
-            raise spec_error("base", f"got {raw!r}; allowed: a scenario file name or a table")
+            raise spec_error("base", f"got {raw!r}; allowed: a scenario file name, a table or a fabricsim.Scenario")
         names: dict[str, list[str]] = {}
         grid = _axes(spec.get("grid", {}), "grid", names)
         zipped = _axes(spec.get("zip", {}), "zip", names)
