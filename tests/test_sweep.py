@@ -330,8 +330,11 @@ def test_each_job_has_its_columns_in_the_points(tmp_path):
         ],
     }
     table = run_sweep(Sweep.from_dict({"base": base, "grid": {"lb.kind": ["ecmp", "ops"]}}), tmp_path, workers=1)
-    cols = [f"job.{j}.{m}" for j in ("big", "small") for m in ("jct_ns", "slowdown", "busbw_gbps")]
+    cols = [f"job.{j}.{m}" for j in ("big", "small") for m in ("jct_ns", "ideal_jct_ns", "slowdown", "busbw_gbps")]
     assert set(cols) <= set(table.columns)
+    # the slowdown is the JCT over the ideal beside it
+    for jct, ideal, slowdown in table.select("job.big.jct_ns", "job.big.ideal_jct_ns", "job.big.slowdown").iter_rows():
+        assert slowdown == pytest.approx(jct / ideal, rel=0.05)
     for point, big, slow in table.select("point", "job.big.jct_ns", "job.small.slowdown").iter_rows():
         jobs = pl.read_parquet(tmp_path / "points" / point / "jobs.parquet")
         # the mean over the job's iterations, from its own rows

@@ -88,7 +88,7 @@ def _frame(raw: dict[str, Any], table: str) -> pl.DataFrame:
 
 
 #: The per-job answers of :func:`job_table`, as sweep columns ``job.NAME.<metric>``.
-JOB_METRICS = ("jct_ns", "slowdown", "busbw_gbps")
+JOB_METRICS = ("jct_ns", "ideal_jct_ns", "slowdown", "busbw_gbps")
 
 
 def job_table(jobs: pl.DataFrame | None) -> pl.DataFrame:
