@@ -154,3 +154,26 @@ def test_no_varied_axis_is_pooled_silently(tmp_path):
     # one axis alone keeps its plain label
     one = {f.name: f for f in sweep_figures(tmp_path / "sw", x="faults", line="lb.kind")}
     assert [s.label for s in one["sweep_max_fct_ns"].series] == ["lb.kind=ecmp", "lb.kind=ops"]
+
+
+def test_log_axes_read_as_plain_numbers_at_one_two_and_five_over_a_short_span():
+    """Issue 68: log-scale PNGs showed raw "$\\mathdefault{10^{-3}}$" tick labels (TeX is never
+    parsed here: labels are the user's text), and a sweep's 1-30 axis was labelled at 1 and 10."""
+    from fabricsim.figures import Figure, Series
+    from fabricsim.plot import draw
+
+    def labels(fig: Figure, axis: str) -> list[str]:
+        f = draw(fig)
+        f.canvas.draw()
+        ax = f.axes[0]
+        ticks = ax.get_yticklabels() if axis == "y" else ax.get_xticklabels()
+        lo, hi = sorted(ax.get_ylim() if axis == "y" else ax.get_xlim())
+        values = ax.get_yticks() if axis == "y" else ax.get_xticks()
+        return [t.get_text() for t, v in zip(ticks, values, strict=True) if lo <= v <= hi and t.get_text()]
+
+    wide = Figure("w", "lines", "t", "x", "y", [Series("a", [1.0, 2.0, 3.0], [1e-4, 1e-2, 1.0])], ylog=True)
+    said = labels(wide, "y")
+    assert said and not any("$" in t or "mathdefault" in t for t in said), said
+    assert {"0.001", "0.01", "0.1"} <= set(said), said
+    short = Figure("s", "lines", "t", "x", "y", [Series("a", [1.0, 30.0], [1.0, 2.0])], xlog=True)
+    assert {"1", "2", "5", "10", "20"} <= set(labels(short, "x")), labels(short, "x")

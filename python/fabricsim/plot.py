@@ -30,9 +30,16 @@ DASHES = ("-", "--", "-.", ":")
 
 
 def _log_axis(axis: Any) -> None:
-    """A log axis labelled in plain numbers at its decades only (minor labels overlap)."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    """A log axis labelled in plain numbers ("0.001", not TeX that is never parsed here): at
+    1, 2 and 5 times each power of ten where it spans two decades or less (a sweep's 1 to 30),
+    else at its decades only (more labels would overlap)."""
+    import math
 
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    lo, hi = sorted(axis.get_view_interval())
+    decades = math.log10(hi / lo) if lo > 0 and hi > 0 else 99.0
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 2 else (1.0,)))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(NullFormatter())
 
@@ -90,6 +97,7 @@ def draw(fig: Figure) -> Any:
             _log_axis(ax.xaxis)
         if fig.ylog:
             ax.set_yscale("log")
+            _log_axis(ax.yaxis)
         if fig.xticks is not None and fig.x is not None:
             from matplotlib.ticker import NullFormatter
 
