@@ -868,6 +868,9 @@ def topology(
         f"{summary['table_entries']:,} entries (switch, destination edge switch); "
         f"{summary['table_ports']:,} ports in their distinct groups",
     )
+    if summary["irregular_count"]:
+        more = summary["irregular_count"] - len(summary["irregular"])
+        t.add_row("irregular", escape("; ".join(summary["irregular"]) + (f"; and {more} more" if more else "")))
     for what, path in (("written to", export), ("drawn in", draw)):
         if path is not None:
             t.add_row(what, escape(str(path)))

@@ -22,7 +22,16 @@ pub struct Summary {
     /// Forwarding table entries, and the ports of their distinct groups.
     pub table_entries: usize,
     pub table_ports: usize,
+    /// The switches whose links to hosts and to switches differ from most of their group's (a
+    /// leaf built with two uplinks fewer, a graph with a link missing): `"leaf3: links to 8
+    /// hosts and 6 switches, where 15 leaf switches have 8 and 8"`, at most
+    /// [`IRREGULAR_SHOWN`], and how many there are.
+    pub irregular: Vec<String>,
+    pub irregular_count: usize,
 }
+
+/// The irregular switches [`Summary::irregular`] names.
+pub const IRREGULAR_SHOWN: usize = 12;
 
 /// The summary of `topo`.
 pub fn summary(topo: &Topology) -> Summary {
@@ -43,12 +52,13 @@ pub fn summary(topo: &Topology) -> Summary {
         }
     }
     let switches: Vec<(String, u32)> = groups
-        .into_iter()
+        .iter()
         .map(|(letters, _, shared, count)| {
             let label = shared.trim_end_matches(|c: char| c.is_ascii_digit()).trim_end_matches(['.', '_', '-', ':']);
-            (if label.is_empty() { letters } else { label.to_string() }, count)
+            (if label.is_empty() { letters.clone() } else { label.to_string() }, *count)
         })
         .collect();
+    let (irregular, irregular_count) = irregular(topo, &groups, &switches);
     let mut links = vec![0u32; topo.ports.iter().map(|p| p.tier as usize + 1).max().unwrap_or(0)];
     for p in topo.ports.iter().filter(|p| p.up) {
         links[p.tier as usize] += 1;
@@ -69,7 +79,50 @@ pub fn summary(topo: &Topology) -> Summary {
         injection_bps: u64::from(half) * u64::from(planes) * topo.host_rate(),
         table_entries,
         table_ports,
+        irregular,
+        irregular_count,
     }
+}
+
+/// The switches whose (links to hosts, links to switches) differ from the most common of their group's
+/// (`groups`: letters, tier, shared name, count; `labels`: each group's label).
+fn irregular(topo: &Topology, groups: &[(String, Option<u32>, String, u32)], labels: &[(String, u32)]) -> (Vec<String>, usize) {
+    // (links to hosts, links to switches): up and down mean little in a dragonfly's groups
+    let mut degree = vec![(0u32, 0u32); topo.nodes.len()];
+    for p in &topo.ports {
+        let d = &mut degree[p.from as usize];
+        if p.to < topo.hosts() {
+            d.0 += 1;
+        } else {
+            d.1 += 1;
+        }
+    }
+    let group_of = |n: &super::Node| {
+        let letters: String = n.name.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+        groups.iter().position(|(l, tier, _, _)| *l == letters && *tier == n.tier)
+    };
+    let switches = || (topo.hosts() as usize..topo.nodes.len()).filter_map(|k| Some((k, group_of(&topo.nodes[k])?)));
+    let mut counts: Vec<std::collections::BTreeMap<(u32, u32), u32>> = vec![Default::default(); groups.len()];
+    for (k, g) in switches() {
+        *counts[g].entry(degree[k]).or_default() += 1;
+    }
+    // the most common, the lowest on a tie
+    let usual: Vec<(u32, u32)> =
+        counts.iter().map(|c| c.iter().max_by_key(|&(d, n)| (*n, std::cmp::Reverse(*d))).map_or((0, 0), |(d, _)| *d)).collect();
+    let odd: Vec<(usize, usize)> = switches().filter(|&(k, g)| degree[k] != usual[g]).collect();
+    let said = odd
+        .iter()
+        .take(IRREGULAR_SHOWN)
+        .map(|&(k, g)| {
+            let ((hosts, switches), (h, s)) = (degree[k], usual[g]);
+            let others = counts[g].get(&usual[g]).copied().unwrap_or(0);
+            format!(
+                "{}: links to {hosts} hosts and {switches} switches, where {others} {} switches have {h} and {s}",
+                topo.nodes[k].name, labels[g].0
+            )
+        })
+        .collect();
+    (said, odd.len())
 }
 
 /// The most bits per second the hosts `a` can send to the hosts `b` at once over `topo`'s

@@ -154,3 +154,26 @@ fn the_multi_part_ev_routes_over_groups_of_unequal_size() {
         assert_eq!(used, ["s0", "s1"], "{lb}/{routing}");
     }
 }
+
+#[test]
+fn the_summary_names_the_switches_whose_links_differ_from_their_tiers() {
+    use fabricsim_core::topology::graph::summary;
+    let topo = |text: &str| super::scenario(text).expect("valid").resolve().expect("builds").topo;
+    // the third leaf has two uplinks where the others have three, and the third spine has
+    // two leaves below it where the others have three
+    let s = summary(&topo(&uneven_leaves("")));
+    assert_eq!(s.irregular_count, 2, "{:?}", s.irregular);
+    assert_eq!(
+        s.irregular,
+        [
+            "l2: links to 2 hosts and 2 switches, where 2 l switches have 2 and 3",
+            "s2: links to 0 hosts and 2 switches, where 2 s switches have 0 and 3"
+        ]
+    );
+    // a fat tree, a dragonfly: none
+    assert_eq!(summary(&topo("[topology]\nhosts = 128\nradix = 16\n")).irregular_count, 0);
+    assert_eq!(summary(&topo("[topology]\nkind = \"dragonfly\"\n")).irregular_count, 0);
+    assert_eq!(summary(&topo("[topology]\ntiers = 3\nhosts = 128\nradix = 8\n")).irregular_count, 0);
+    let planes = "[topology]\nkind = \"multi_plane\"\nplanes = 2\nhosts = 16\nradix = 8\n";
+    assert_eq!(summary(&topo(planes)).irregular_count, 0);
+}
