@@ -220,6 +220,10 @@ def test_the_flows_table_tells_each_job_and_the_background_apart():
     # issue 68: one identity for a job in every table, its index and its name
     assert t["name"].to_list() == [None, r.job_table()["name"][0]] and r.job_table()["job"].to_list() == [0]
     assert r.buckets_by_source().select("job", "name").rows() == t.select("job", "name").rows()
+    # joined by the job column alone, no map by hand: the job's traffic and buckets beside its JCT
+    joined = r.job_table().join(t, on="job", suffix="_t").join(r.buckets_by_source(), on="job", suffix="_b")
+    assert joined.height >= 1 and set(joined["job"]) == {0} and (joined["name"] == joined["name_t"]).all()
+    assert joined["jct_ns"].is_not_null().all() and joined["traffic"].to_list()[0] == "allreduce"
     assert t["messages"].sum() == f.height and t["bytes"].sum() == f["bytes"].sum()
     for row in t.iter_rows(named=True):
         rows = f.filter(pl.col("traffic") == row["traffic"])
