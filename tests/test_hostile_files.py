@@ -128,6 +128,16 @@ def test_unknown_link_attributes_are_refused_by_name_and_fnss_units_are_read(tmp
     refused(tmp_path / "nounit.graphml", "delay '0.5' cannot be read as its latency")
     (tmp_path / "other.graphml").write_text(graphml.replace('attr.name="delay"', 'attr.name="LinkLabel"'))
     refused(tmp_path / "other.graphml", "unknown link attribute 'LinkLabel'")
+    # issue 68: an edge is named by the file's own place, its line and its id
+    lines = graphml.replace("<edge ", '\n<edge id="e{}" ').replace("</graph>", "\n</graph>")
+    lines = lines.format(*range(lines.count("{}")))
+    last = '<data key="d">0.5</data></edge>\n</graph>'
+    (tmp_path / "lines.graphml").write_text(lines.replace(last, last.replace("0.5", "x")))
+    with pytest.raises(ScenarioError) as e:
+        fabricsim.Scenario({"topology": {"kind": "graph", "file": "lines.graphml"}}, tmp_path).validate()
+    assert "lines.graphml:3: edge e1 (h1 - s)" in str(e.value), str(e.value)
+    (tmp_path / "lines.graphml").write_text(lines.replace('source="h1" target="s"', 'source="h1"'))
+    refused(tmp_path / "lines.graphml", "lines.graphml:3: edge e1 lacks a source or target")
 
 
 def test_an_inline_graph_beside_a_different_file_is_refused(tmp_path: Path):

@@ -197,6 +197,26 @@ def _edge_list(path: Path) -> list[Edge]:
     return edges
 
 
+def _edge_lines(path: Path) -> list[int]:
+    """The line each ``<edge>`` of a GraphML file starts on, in order (expat reports them;
+    ElementTree does not)."""
+    from xml.parsers import expat
+
+    lines: list[int] = []
+    parser = expat.ParserCreate(namespace_separator=" ")
+
+    def start(name: str, _attrs: dict[str, str]) -> None:
+        if name.rsplit(" ", 1)[-1] == "edge":
+            lines.append(parser.CurrentLineNumber)
+
+    parser.StartElementHandler = start
+    try:
+        parser.Parse(_text(path), True)
+    except expat.ExpatError:
+        return lines  # ElementTree's error says what is wrong with the file
+    return lines
+
+
 def _graphml(path: Path, places: list[str]) -> dict[str, Any]:
     try:
         root = ET.fromstring(_text(path))
@@ -225,11 +245,15 @@ def _graphml(path: Path, places: list[str]) -> dict[str, Any]:
     graph = root.find(f"{ns}graph")
     units = data(graph) if graph is not None else {}
     edges: list[Edge] = []
+    lines = _edge_lines(path)
     for i, edge in enumerate(root.iter(f"{ns}edge")):
         a, b = edge.get("source"), edge.get("target")
+        # where the file has it: its line, and its id where it has one (else its place)
+        line = f":{lines[i]}" if i < len(lines) else ""
+        place = f"{path}{line}: edge {edge.get('id') or i} ({a} - {b})"
         if not a or not b:
-            raise scenario_error(FIELD, f"{path}: edge {i} lacks a source or target")
-        edges.append((a, b, _fnss(data(edge), units, f"{path}: edge {i} ({a} - {b})"), f"{path}: edge {i} ({a} - {b})"))
+            raise scenario_error(FIELD, f"{path}{line}: edge {edge.get('id') or i} lacks a source or target")
+        edges.append((a, b, _fnss(data(edge), units, place), place))
     places.extend(e[3] for e in edges)
     return _graph(edges, kinds, order)
 
