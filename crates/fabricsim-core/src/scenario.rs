@@ -275,12 +275,12 @@ impl Scenario {
                 (m.src, m.dst) = (topo.slot(m.src), topo.slot(m.dst));
             }
         }
-        // a job that cannot complete by stop.max_time
+        // a job or the [workload] that cannot complete by stop.max_time
         let routes = Routes::new(topo.clone());
         let names: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
         warnings.extend({
             let mut least = Least::new(&routes, &transport, self.lb.subflows(), workload_messages);
-            for (i, m) in messages.iter().enumerate().skip(workload_messages) {
+            for (i, m) in messages.iter().enumerate() {
                 least.add(m, deps.of(i), tags[i].job);
             }
             least.warnings(self.stop.max_time.0, &names)

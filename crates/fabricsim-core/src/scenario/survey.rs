@@ -6,7 +6,7 @@
 //! [`budget::events`]) and checks (`frame.rs`), in the same order. A job
 //! of 55 M messages (Llama 3 405B on 8 192 GPUs) is surveyed in seconds within a few hundred MB
 //! (4 bytes a message, its level in the dependency graph, which the memory estimate reads,
-//! and 16 a job message, what the jobs' least times read: [`crate::stats::least`]).
+//! and 16 more, what the least times read: [`crate::stats::least`]).
 //!
 //! Where the fabric rewrites messages after they are made (a rail-only fabric relays them
 //! through a server's GPU, a multi-plane one stripes them over its planes), or `[mixed]` may
@@ -41,7 +41,7 @@ pub struct Survey {
 /// Counts each message as it is made ([`Scenario::survey`]).
 struct Counting<'a> {
     topo: &'a Topology,
-    /// The jobs' least times (from the jobs' first message on).
+    /// The jobs' and the `[workload]`'s least times.
     least: Option<Least<'a>>,
     /// A packet's payload, and the switches' classes.
     payload: u64,
@@ -118,13 +118,13 @@ impl Scenario {
             packets: None,
             class: None,
         };
+        let given = messages.len();
+        c.least = Some(Least::new(&routes, &transport, self.lb.subflows(), given));
         for (m, after) in messages.iter().zip(&lists) {
             c.push(*m, after.clone(), Tag::NONE);
         }
         drop(lists);
-        let given = messages.len();
         (c.base, c.pushed) = (given as u32, 0);
-        c.least = Some(Least::new(&routes, &transport, self.lb.subflows(), given));
         let max_messages = max_memory / budget::message_floor();
         let jobs = job::plan(&self.jobs, &mut c, &topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1))?;
         warnings.extend(crate::workload::costless_compute(&messages));

@@ -50,37 +50,29 @@ pub struct Least<'a> {
     transport: &'a TransportModel,
     subflows: u32,
     fcts: IdealFcts,
-    /// The id of the first job message, and each job message's (ideal finish, source,
-    /// destination) so far, in chunks of [`CHUNK`] (no copy as it grows: 55 M of them are
-    /// 880 MB).
-    base: usize,
+    /// How many of the messages are the `[workload]`'s (they come first), and each message's
+    /// (ideal finish, source, destination) so far, in chunks of [`CHUNK`] (no copy as it
+    /// grows: 55 M of them are 880 MB).
+    given: usize,
     done: Vec<Vec<(Time, u32, u32)>>,
     made: usize,
-    /// Each job's latest ideal finish; `None` once a message waits for a later one or for
-    /// one that is not a job's (no bound is then said).
-    jobs: Option<Vec<Time>>,
+    /// The `[workload]`'s latest ideal finish, and each job's; `None` once a message waits for
+    /// a later one (no bound is then said).
+    jobs: Option<(Time, Vec<Time>)>,
     /// The final ACK's flight between two hosts, by (from, to).
     acks: HashMap<(u32, u32), Time>,
 }
 
 impl<'a> Least<'a> {
-    /// Job messages numbered from `base`; `subflows`: the connections a message is cut into.
-    pub fn new(routes: &'a Routes, transport: &'a TransportModel, subflows: u32, base: usize) -> Least<'a> {
-        Least {
-            routes,
-            transport,
-            subflows,
-            fcts: IdealFcts::default(),
-            base,
-            done: Vec::new(),
-            made: 0,
-            jobs: Some(Vec::new()),
-            acks: HashMap::new(),
-        }
+    /// Messages numbered from 0, the first `given` the `[workload]`'s; `subflows`: the
+    /// connections a message is cut into.
+    pub fn new(routes: &'a Routes, transport: &'a TransportModel, subflows: u32, given: usize) -> Least<'a> {
+        let fcts = IdealFcts::default();
+        Least { routes, transport, subflows, fcts, given, done: Vec::new(), made: 0, jobs: Some((0, Vec::new())), acks: HashMap::new() }
     }
 
-    /// Counts the next job message, `m` (hosts by leaf slot) of job `job` (none: a part a
-    /// fabric made of one), which waits for `after`.
+    /// Counts the next message, `m` (hosts by leaf slot): the `[workload]`'s, or of job `job`
+    /// (none: a part a fabric made of a message), which waits for `after`.
     pub fn add(&mut self, m: &MessageSpec, after: &[u32], job: u32) {
         let count = if m.is_compute() || self.routes.topology().scale_up_between(m.src, m.dst).is_some() {
             0
@@ -90,9 +82,7 @@ impl<'a> Least<'a> {
         let fct = self.fcts.of(self.routes, self.transport, m, count);
         let mut latest: Option<Time> = None;
         for &d in after {
-            let Some(&(finish, src, dst)) =
-                (d as usize).checked_sub(self.base).filter(|&k| k < self.made).map(|k| &self.done[k / CHUNK][k % CHUNK])
-            else {
+            let Some(&(finish, src, dst)) = Some(d as usize).filter(|&k| k < self.made).map(|k| &self.done[k / CHUNK][k % CHUNK]) else {
                 self.jobs = None;
                 break;
             };
@@ -112,13 +102,18 @@ impl<'a> Least<'a> {
             self.done.push(Vec::with_capacity(CHUNK));
         }
         self.done[self.made / CHUNK].push((finish, m.src, m.dst));
+        let given = self.made < self.given;
         self.made += 1;
-        if let Some(jobs) = self.jobs.as_mut().filter(|_| job != Tag::NONE.job) {
-            let j = job as usize;
-            if jobs.len() <= j {
-                jobs.resize(j + 1, 0);
+        match &mut self.jobs {
+            Some((workload, _)) if given => *workload = (*workload).max(finish),
+            Some((_, jobs)) if job != Tag::NONE.job => {
+                let j = job as usize;
+                if jobs.len() <= j {
+                    jobs.resize(j + 1, 0);
+                }
+                jobs[j] = jobs[j].max(finish);
             }
-            jobs[j] = jobs[j].max(finish);
+            _ => {}
         }
     }
 
@@ -132,21 +127,26 @@ impl<'a> Least<'a> {
         })
     }
 
-    /// The warnings for the jobs (named `names`) whose least time is beyond `max_time`.
+    /// The warnings for the `[workload]` and the jobs (named `names`) whose least time is
+    /// beyond `max_time`.
     pub fn warnings(&self, max_time: Time, names: &[String]) -> Vec<String> {
-        let Some(jobs) = &self.jobs else { return Vec::new() };
-        jobs.iter()
-            .enumerate()
-            .filter(|&(_, &least)| least > max_time)
-            .map(|(j, &least)| {
-                let name = names.get(j).map_or(String::new(), |n| format!(" ({n})"));
-                format!(
-                    "stop.max_time ({}) is below the least time jobs[{j}]{name} takes ({}: its messages' critical path, each at its ideal FCT): the run stops before the job completes; raise stop.max_time",
-                    Duration(max_time),
-                    about(least)
-                )
-            })
-            .collect()
+        let Some((workload, jobs)) = &self.jobs else { return Vec::new() };
+        let said = |what: String, least: Time| {
+            format!(
+                "stop.max_time ({}) is below the least time {what} takes ({}: its messages' critical path, each at its ideal FCT): the run stops before it completes; raise stop.max_time",
+                Duration(max_time),
+                about(least)
+            )
+        };
+        let mut out: Vec<String> = Vec::new();
+        if *workload > max_time {
+            out.push(said("the [workload]".into(), *workload));
+        }
+        for (j, &least) in jobs.iter().enumerate().filter(|&(_, &least)| least > max_time) {
+            let name = names.get(j).map_or(String::new(), |n| format!(" ({n})"));
+            out.push(said(format!("jobs[{j}]{name}"), least));
+        }
+        out
     }
 }
 

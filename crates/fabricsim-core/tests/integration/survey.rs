@@ -92,4 +92,13 @@ fn a_stop_before_a_jobs_least_time_is_warned_of_and_the_least_time_bounds_the_ru
         let r = Simulation::new(&s).unwrap().run();
         assert_ne!(r.summary.status, "complete", "case {i}");
     }
+    // the [workload]'s least time: its last message's ideal finish
+    let mut s = scenario(&fabric128("[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n")).unwrap();
+    let r = Simulation::new(&s).unwrap().run();
+    let end = r.flows.opt_u64("end_ps").iter().map(|e| e.unwrap()).max().unwrap();
+    s.stop.max_time = Duration(end);
+    assert!(least(&s).is_empty(), "{:?}", least(&s));
+    s.stop.max_time = Duration(end / 2);
+    assert!(least(&s).iter().any(|w| w.contains("the [workload]")), "{:?}", least(&s));
+    assert!(agrees("the workload stopped early", &s));
 }
