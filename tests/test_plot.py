@@ -177,3 +177,17 @@ def test_log_axes_read_as_plain_numbers_at_one_two_and_five_over_a_short_span():
     assert {"0.001", "0.01", "0.1"} <= set(said), said
     short = Figure("s", "lines", "t", "x", "y", [Series("a", [1.0, 30.0], [1.0, 2.0])], xlog=True)
     assert {"1", "2", "5", "10", "20"} <= set(labels(short, "x")), labels(short, "x")
+
+
+def test_lines_that_coincide_still_show_each_series():
+    """Issue 68: OPS's line was drawn under ARCANE's (the same solid line): each series now has
+    its own dash and marker, the later markers smaller."""
+    from fabricsim.figures import Figure, Series
+    from fabricsim.plot import draw
+
+    same = [Series(lb, [1.0, 2.0], [50.0, 190.0]) for lb in ("ecmp", "ops", "arcane", "prime")]
+    lines = draw(Figure("f", "lines", "t", "x", "y", same)).axes[0].get_lines()
+    styles = [(ln.get_linestyle(), ln.get_marker()) for ln in lines]
+    assert len(set(styles)) == 4, styles
+    sizes = [ln.get_markersize() for ln in lines]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1], sizes

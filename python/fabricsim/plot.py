@@ -62,7 +62,10 @@ def draw(fig: Figure) -> Any:
         n = len(fig.series)
         categories = list(dict.fromkeys(x for s in fig.series for x in s.x)) if fig.kind in ("points", "bar") else []
         for i, s in enumerate(fig.series):
-            style = {"marker": MARKERS[i % len(MARKERS)], "linestyle": DASHES[(i // len(MARKERS)) % len(DASHES)]}
+            # a dash and a marker each, the markers smaller series by series: a line drawn over
+            # another (OPS under ARCANE) still shows
+            style = {"marker": MARKERS[i % len(MARKERS)], "linestyle": DASHES[i % len(DASHES)]}
+            size = max(3.5, 8.0 - 1.2 * i)
             if fig.kind == "cdf":
                 ax.step(s.x, s.y, where="post", label=s.label, linestyle=DASHES[i % len(DASHES)], linewidth=1.6)
             elif fig.kind == "bar" and all(isinstance(x, str) for x in s.x):
@@ -82,7 +85,8 @@ def draw(fig: Figure) -> Any:
                 if s.y:
                     ax.hlines(sum(s.y) / len(s.y), i - 0.25, i + 0.25, color="black")
             else:
-                ax.plot(s.x, s.y, marker=style["marker"] if len(s.x) <= 50 else None, linestyle=style["linestyle"], label=s.label)
+                marker = style["marker"] if len(s.x) <= 50 else None
+                ax.plot(s.x, s.y, marker=marker, markersize=size, linestyle=style["linestyle"], label=s.label)
                 if s.lo is not None and s.hi is not None:
                     ax.fill_between(s.x, s.lo, s.hi, alpha=0.15)
         if fig.kind == "scatter":
