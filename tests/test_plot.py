@@ -177,6 +177,11 @@ def test_log_axes_read_as_plain_numbers_at_one_two_and_five_over_a_short_span():
     assert {"0.001", "0.01", "0.1"} <= set(said), said
     short = Figure("s", "lines", "t", "x", "y", [Series("a", [1.0, 30.0], [1.0, 2.0])], xlog=True)
     assert {"1", "2", "5", "10", "20"} <= set(labels(short, "x")), labels(short, "x")
+    # sixteen named x values (ARCANE Fig. 16's EVS sizes) are turned, not run into one another
+    powers = [f"2^{k}" for k in range(1, 17)]
+    f = draw(Figure("p", "lines", "t", "EVS size", "y", [Series("a", powers, [1.0 / k for k in range(1, 17)])], ylog=True))
+    turned = f.axes[0].get_xticklabels()
+    assert [t.get_text() for t in turned] == powers and all(t.get_rotation() == 45 for t in turned)
 
 
 def test_lines_that_coincide_still_show_each_series():

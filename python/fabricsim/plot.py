@@ -89,6 +89,11 @@ def draw(fig: Figure) -> Any:
                 ax.plot(s.x, s.y, marker=marker, markersize=size, linestyle=style["linestyle"], label=s.label)
                 if s.lo is not None and s.hi is not None:
                     ax.fill_between(s.x, s.lo, s.hi, alpha=0.15)
+        # a line over named x values (16 powers of two): their labels turned where they would
+        # run into one another
+        named = list(dict.fromkeys(x for s in fig.series for x in s.x if isinstance(x, str))) if fig.kind == "lines" else []
+        if sum(map(len, named)) > 40:
+            ax.set_xticks(range(len(named)), named, rotation=45, ha="right")
         if fig.kind == "scatter":
             ax.set_xticks(range(n), [s.label for s in fig.series])
         elif categories:
@@ -105,7 +110,9 @@ def draw(fig: Figure) -> Any:
         if fig.xticks is not None and fig.x is not None:
             from matplotlib.ticker import NullFormatter
 
-            ax.set_xticks(fig.x, fig.xticks)
+            # labels that would run into one another (16 powers of two) are turned
+            crowded = sum(len(t) for t in fig.xticks) > 40
+            ax.set_xticks(fig.x, fig.xticks, rotation=45 if crowded else 0, ha="right" if crowded else "center")
             ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set(xlabel=fig.xlabel, ylabel=fig.ylabel)
     ax.set_title(fig.title, fontsize="medium")
