@@ -508,3 +508,27 @@ def test_compare_prints_slowdown_by_size_and_with_jobs_by_source():
     ops = fabricsim.run(fabricsim.load(ROOT / "scenarios" / "jobs_and_background.toml").with_lb("ops")).traffic_table()
     p99 = ops.filter(ops["traffic"] == "alltoall")["p99_slowdown"][0]
     assert f"{p99:.3f}" in sources
+
+
+def test_compare_resolves_each_load_balancers_scenario_once(demo_path, monkeypatch):
+    """Issue 63: compare resolved each scenario three times per load balancer (validate, the
+    estimate, the build). Now each load balancer's scenario is surveyed once (its messages
+    counted, never held: issue 62) and resolved once, to build its run."""
+    from fabricsim import _core
+
+    calls: dict[str, int] = {"survey": 0, "build": 0}
+    real_survey, real_sim = _core.survey, _core.Simulation
+
+    def survey(text: str):  # type: ignore[no-untyped-def]
+        calls["survey"] += 1
+        return real_survey(text)
+
+    def build(text: str, threads):  # type: ignore[no-untyped-def]
+        calls["build"] += 1
+        return real_sim(text, threads)
+
+    monkeypatch.setattr(_core, "survey", survey)
+    monkeypatch.setattr(_core, "Simulation", build)
+    r = invoke("compare", str(demo_path), "--set", "workload.size=64KiB", "--lb", "ecmp,ops,prime")
+    assert r.exit_code == 0, r.output
+    assert calls == {"survey": 3, "build": 3}, calls

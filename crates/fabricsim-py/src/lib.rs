@@ -315,7 +315,8 @@ fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     Ok(scenario.filled().to_json())
 }
 
-/// A scenario's warnings, expected events and memory estimate from one resolve; raises
+/// A scenario's warnings, expected events and memory estimate from one survey (its jobs' messages
+/// counted, never held: `Scenario::survey`), or a resolve where only that tells; raises
 /// `ScenarioError` where it is not valid.
 #[pyfunction]
 fn survey(py: Python<'_>, scenario_json: &str) -> PyResult<(Vec<String>, u64, u64)> {
