@@ -337,3 +337,33 @@ def test_a_prepared_run_is_built_once_and_runs_once_as_the_scenario_does():
         fabricsim.run(prepared)
     with pytest.raises(fabricsim.ScenarioError):
         fabricsim.prepare(s.set("topology.hosts", 17))
+
+
+def test_a_table_as_pandas_names_the_extra_that_installs_what_it_lacks(monkeypatch):
+    """Issue 68: polars' own to_pandas() without pyarrow names only the module; Results.to_pandas
+    says which extra installs it."""
+    import builtins
+
+    from fabricsim.errors import ArgumentError, MissingDependency
+
+    r = fabricsim.run({"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "permutation", "size": "4KiB"}})
+    real = builtins.__import__
+
+    def without(name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if name in ("pandas", "pyarrow"):
+            raise ImportError(f"No module named {name!r}")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without)
+    with pytest.raises(MissingDependency) as e:
+        r.to_pandas("flows")
+    assert "needs pandas" in str(e.value) and "fabricsim[pandas]" in str(e.value)
+    monkeypatch.setattr(builtins, "__import__", real)
+    with pytest.raises(ArgumentError):
+        r.to_pandas("flow")
+    try:
+        import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return
+    assert len(r.to_pandas("flows")) == r.flows.height

@@ -19,7 +19,7 @@ import polars as pl
 import tomli_w
 
 from . import _core
-from .errors import InternalError, InterruptedAfterWrite
+from .errors import InternalError, InterruptedAfterWrite, MissingDependency, argument_error
 
 __all__ = ["COLUMNS", "JOB_METRICS", "OUTPUT_FILES", "PROVENANCE", "Results", "job_table", "schema"]
 
@@ -226,6 +226,23 @@ class Results:
             provenance=doc.get("provenance", {}),
             **frames,
         )
+
+    def to_pandas(self, table: str = "flows") -> Any:
+        """A table (``flows``, ``ports``, ``reorder``, ``samples``, ``jobs``, ``steps``,
+        ``buckets``) as a pandas DataFrame, which needs pandas and pyarrow: without them, says
+        which extra installs them (``pip install 'fabricsim[pandas]'``) where polars' own
+        ``to_pandas()`` names only the module it lacks."""
+        frames = {"flows": self.flows, "ports": self.ports, "reorder": self.reorder, "samples": self.samples}
+        frames |= {"jobs": self.jobs, "steps": self.steps, "buckets": self.buckets}
+        if table not in frames:
+            raise argument_error("table", table, f"one of {', '.join(frames)}")
+        for module in ("pandas", "pyarrow"):
+            try:
+                __import__(module)
+            except ImportError:
+                raise MissingDependency(f"a table as pandas needs {module}; pip install 'fabricsim[pandas]'") from None
+        frame = frames[table]
+        return (frame if frame is not None else pl.DataFrame(schema=schema(table))).to_pandas()
 
     def job_table(self) -> pl.DataFrame:
         """One row per job: JCT, slowdown and bus bandwidth over its iterations (:func:`job_table`)."""
