@@ -527,8 +527,12 @@ def test_compare_resolves_each_load_balancers_scenario_once(demo_path, monkeypat
         calls["build"] += 1
         return real_sim(text, threads)
 
+    import fabricsim.scenario as scenario_module
+
     monkeypatch.setattr(_core, "survey", survey)
     monkeypatch.setattr(_core, "Simulation", build)
+    # surveys are kept per scenario text: none kept from the tests before
+    monkeypatch.setattr(scenario_module, "_SURVEYS", {})
     r = invoke("compare", str(demo_path), "--set", "workload.size=64KiB", "--lb", "ecmp,ops,prime")
     assert r.exit_code == 0, r.output
     assert calls == {"survey": 3, "build": 3}, calls
