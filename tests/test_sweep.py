@@ -399,8 +399,8 @@ def test_a_long_sweep_says_where_its_running_points_stand_and_keeps_its_table_as
     seen: list[tuple[int, str | None]] = []
     real = sweep_module.collect
 
-    def collect(out_dir, points, table=sweep_module.POINTS_FILE, partial=False):  # type: ignore[no-untyped-def]
-        frame = real(out_dir, points, table, partial)
+    def collect(out_dir, points, table=sweep_module.POINTS_FILE, partial=False, read=None):  # type: ignore[no-untyped-def]
+        frame = real(out_dir, points, table, partial, read)
         seen.append((frame.height, pl.read_parquet_metadata(out_dir / table).get("fabricsim_sweep")))
         return frame
 

@@ -44,6 +44,13 @@ def _log_axis(axis: Any) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+def _x_labels(ax: Any, positions: Any, labels: list[str]) -> None:
+    """Labels at x ``positions``, turned where they would run into one another (16 powers of
+    two: more than 40 characters in all)."""
+    crowded = sum(map(len, labels)) > 40
+    ax.set_xticks(positions, labels, rotation=45 if crowded else 0, ha="right" if crowded else "center")
+
+
 def draw(fig: Figure) -> Any:
     """A matplotlib figure of ``fig``."""
     plt = _pyplot()
@@ -89,11 +96,10 @@ def draw(fig: Figure) -> Any:
                 ax.plot(s.x, s.y, marker=marker, markersize=size, linestyle=style["linestyle"], label=s.label)
                 if s.lo is not None and s.hi is not None:
                     ax.fill_between(s.x, s.lo, s.hi, alpha=0.15)
-        # a line over named x values (16 powers of two): their labels turned where they would
-        # run into one another
+        # a line over named x values: their labels turned where they would run together
         named = list(dict.fromkeys(x for s in fig.series for x in s.x if isinstance(x, str))) if fig.kind == "lines" else []
-        if sum(map(len, named)) > 40:
-            ax.set_xticks(range(len(named)), named, rotation=45, ha="right")
+        if named:
+            _x_labels(ax, range(len(named)), named)
         if fig.kind == "scatter":
             ax.set_xticks(range(n), [s.label for s in fig.series])
         elif categories:
@@ -110,9 +116,7 @@ def draw(fig: Figure) -> Any:
         if fig.xticks is not None and fig.x is not None:
             from matplotlib.ticker import NullFormatter
 
-            # labels that would run into one another (16 powers of two) are turned
-            crowded = sum(len(t) for t in fig.xticks) > 40
-            ax.set_xticks(fig.x, fig.xticks, rotation=45 if crowded else 0, ha="right" if crowded else "center")
+            _x_labels(ax, fig.x, fig.xticks)
             ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set(xlabel=fig.xlabel, ylabel=fig.ylabel)
     ax.set_title(fig.title, fontsize="medium")

@@ -501,12 +501,20 @@ def run_ray(points: list[Point], out_dir: Path, finished: Callable[[Point], None
             ray.shutdown()
 
 
-def collect(out_dir: Path, points: Iterable[Point], table: str = POINTS_FILE, partial: bool = False) -> pl.DataFrame:
+def collect(
+    out_dir: Path, points: Iterable[Point], table: str = POINTS_FILE, partial: bool = False, read: dict[str, dict[str, Any]] | None = None
+) -> pl.DataFrame:
     """``points.parquet`` (or ``table``): one row per point that has results (id, axis values,
     summary); ``partial``: written while the sweep runs (its Parquet metadata says
-    ``fabricsim_sweep = "partial"``, else ``"complete"``)."""
+    ``fabricsim_sweep = "partial"``, else ``"complete"``). ``read``: the rows of points read
+    before (a point's results do not change once written), kept between calls, so that a
+    sweep that rewrites the table as each point finishes reads each point once."""
     rows = []
+    read = {} if read is None else read
     for p in points:
+        if p.id in read:
+            rows.append(read[p.id])
+            continue
         path = out_dir / "points" / p.id / "summary.json"
         if not path.exists():
             continue
@@ -524,6 +532,7 @@ def collect(out_dir: Path, points: Iterable[Point], table: str = POINTS_FILE, pa
         # what computed this point (null where it predates the record)
         made_by = doc.get("provenance", {})
         row |= {"fabricsim": made_by.get("fabricsim"), "fabricsim_commit": made_by.get("commit")}
+        read[p.id] = row
         rows.append(row)
     frame = pl.DataFrame(rows, infer_schema_length=None, strict=False)
     target = out_dir / table
@@ -652,10 +661,11 @@ def run_points(
         for stale in (out / "points").glob(".*.tmp"):
             shutil.rmtree(stale, ignore_errors=True)
         todo = [p for p in points if not _done(out, p)]
+        read: dict[str, dict[str, Any]] = {}
 
         def note(p: Point) -> None:
             # the table holds the points done so far, marked partial, as each finishes
-            collect(out, points, table, partial=True)
+            collect(out, points, table, partial=True, read=read)
             if finished is not None:
                 finished(p)
 
@@ -671,9 +681,9 @@ def run_points(
                         n = local_workers(workers, threads_per_point, len(todo))
                         run_local(todo, out, note, n, threads_per_point, started)
         except _Stop as stop:
-            frame = collect(out, points, table)
+            frame = collect(out, points, table, read=read)
             raise Interrupted(stop.signum, frame.height, len(points), out) from None
-        return collect(out, points, table)
+        return collect(out, points, table, read=read)
 
 
 def local_workers(workers: int | None, threads_per_point: int, points: int) -> int:

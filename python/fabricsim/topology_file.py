@@ -197,9 +197,9 @@ def _edge_list(path: Path) -> list[Edge]:
     return edges
 
 
-def _edge_lines(path: Path) -> list[int]:
-    """The line each ``<edge>`` of a GraphML file starts on, in order (expat reports them;
-    ElementTree does not)."""
+def _edge_lines(text: str) -> list[int]:
+    """The line each ``<edge>`` of a GraphML file's ``text`` starts on, in order (expat reports
+    them; ElementTree does not)."""
     from xml.parsers import expat
 
     lines: list[int] = []
@@ -211,15 +211,16 @@ def _edge_lines(path: Path) -> list[int]:
 
     parser.StartElementHandler = start
     try:
-        parser.Parse(_text(path), True)
+        parser.Parse(text, True)
     except expat.ExpatError:
         return lines  # ElementTree's error says what is wrong with the file
     return lines
 
 
 def _graphml(path: Path, places: list[str]) -> dict[str, Any]:
+    text = _text(path)
     try:
-        root = ET.fromstring(_text(path))
+        root = ET.fromstring(text)
     except ET.ParseError as e:
         raise scenario_error(FIELD, f"{path}: not GraphML ({e})") from None
     ns = root.tag.split("}")[0] + "}" if root.tag.startswith("{") else ""
@@ -245,14 +246,14 @@ def _graphml(path: Path, places: list[str]) -> dict[str, Any]:
     graph = root.find(f"{ns}graph")
     units = data(graph) if graph is not None else {}
     edges: list[Edge] = []
-    lines = _edge_lines(path)
+    lines = _edge_lines(text)
     for i, edge in enumerate(root.iter(f"{ns}edge")):
         a, b = edge.get("source"), edge.get("target")
         # where the file has it: its line, and its id where it has one (else its place)
-        line = f":{lines[i]}" if i < len(lines) else ""
-        place = f"{path}{line}: edge {edge.get('id') or i} ({a} - {b})"
+        where = f"{path}{f':{lines[i]}' if i < len(lines) else ''}: edge {edge.get('id') or i}"
         if not a or not b:
-            raise scenario_error(FIELD, f"{path}{line}: edge {edge.get('id') or i} lacks a source or target")
+            raise scenario_error(FIELD, f"{where} lacks a source or target")
+        place = f"{where} ({a} - {b})"
         edges.append((a, b, _fnss(data(edge), units, place), place))
     places.extend(e[3] for e in edges)
     return _graph(edges, kinds, order)

@@ -16,6 +16,7 @@
 
 use super::collect::WorkView;
 use super::ideal::{ideal_fct, smallest_packet, wire_time};
+use super::least::ack_flight;
 use super::{columns, ns, Column, Nullable, Table};
 use crate::time::{serialization, Time};
 use crate::workload::collective::{ideal_finish, nic_bounds, Hearing, Lane, Tag};
@@ -114,10 +115,7 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
             _ => Lane::Nic,
         })
         .collect();
-    let ack_flight = |from: u32, to: u32| match topo.scale_up_between(from, to) {
-        Some(up) => up.latency,
-        None => ideal_fct(&v.routes.ideal_route(from, to).hops, &[header], &[0]),
-    };
+    let ack_flight = |from: u32, to: u32| ack_flight(&v.routes, header, from, to);
     let notice = |from: u32, to: u32| v.routes.notice_latency(from, to);
     let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
     // each iteration on its own: what it waits for in another iteration is dropped, so that

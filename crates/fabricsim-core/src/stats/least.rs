@@ -1,4 +1,5 @@
-//! The least time each job takes, known before its run: its messages' critical path with
+//! The least time each job (and the `[workload]`) takes, known before its run: its messages'
+//! critical path with
 //! each message at its ideal FCT ([`super::ideal`]), its sender hearing of what it waits for
 //! as the jobs' ideal bound has it ([`crate::workload::collective::ideal_finish`]), from its
 //! start. No message finishes before its ideal finish there (a message is never faster than
@@ -6,8 +7,10 @@
 //! least time cannot complete it: the scenario is warned of before anything runs.
 //!
 //! Counted as the messages are made, in order ([`Least::add`]: a job's wait only for earlier
-//! ones), holding 16 bytes a message (its ideal finish and its two hosts).
+//! ones; the `[workload]`'s come first), holding 16 bytes a message (its ideal finish and its
+//! two hosts).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::ideal::{ideal_fct, message_packets, releases};
@@ -15,7 +18,7 @@ use crate::host::TransportModel;
 use crate::time::{serialization, Time};
 use crate::topology::{Hop, Routes};
 use crate::units::Duration;
-use crate::workload::collective::{first_release, Tag};
+use crate::workload::collective::{heard, released, Hearing, Tag};
 use crate::workload::MessageSpec;
 
 /// Each message's ideal FCT: computed once per (route, size, connections).
@@ -41,6 +44,15 @@ impl IdealFcts {
     }
 }
 
+/// A final ACK's flight from `from` back to `to`, as the jobs' ideal bound counts it: a header
+/// alone on the ideal route, or the latency of their server's scale-up network.
+pub fn ack_flight(routes: &Routes, header: u64, from: u32, to: u32) -> Time {
+    match routes.topology().scale_up_between(from, to) {
+        Some(up) => up.latency,
+        None => ideal_fct(&routes.ideal_route(from, to).hops, &[header], &[0]),
+    }
+}
+
 /// Job messages a chunk of [`Least`]'s list holds.
 const CHUNK: usize = 1 << 20;
 
@@ -59,8 +71,8 @@ pub struct Least<'a> {
     /// The `[workload]`'s latest ideal finish, and each job's; `None` once a message waits for
     /// a later one (no bound is then said).
     jobs: Option<(Time, Vec<Time>)>,
-    /// The final ACK's flight between two hosts, by (from, to).
-    acks: HashMap<(u32, u32), Time>,
+    /// The final ACK's flight between two hosts, by (from, to) ([`ack_flight`], kept).
+    acks: RefCell<HashMap<(u32, u32), Time>>,
 }
 
 impl<'a> Least<'a> {
@@ -68,7 +80,7 @@ impl<'a> Least<'a> {
     /// connections a message is cut into.
     pub fn new(routes: &'a Routes, transport: &'a TransportModel, subflows: u32, given: usize) -> Least<'a> {
         let fcts = IdealFcts::default();
-        Least { routes, transport, subflows, fcts, given, done: Vec::new(), made: 0, jobs: Some((0, Vec::new())), acks: HashMap::new() }
+        Least { routes, transport, subflows, fcts, given, done: Vec::new(), made: 0, jobs: Some((0, Vec::new())), acks: RefCell::default() }
     }
 
     /// Counts the next message, `m` (hosts by leaf slot): the `[workload]`'s, or of job `job`
@@ -80,24 +92,23 @@ impl<'a> Least<'a> {
             (u64::from(self.subflows).min(m.bytes).max(1)) as u32
         };
         let fct = self.fcts.of(self.routes, self.transport, m, count);
+        let (ack, notice) = (|from, to| self.ack_flight(from, to), |from, to| self.routes.notice_latency(from, to));
+        let hearing = Hearing { ack_flight: &ack, notice: &notice };
         let mut latest: Option<Time> = None;
+        let mut known = true;
         for &d in after {
+            // a message that waits for a later one: no bound is said
             let Some(&(finish, src, dst)) = Some(d as usize).filter(|&k| k < self.made).map(|k| &self.done[k / CHUNK][k % CHUNK]) else {
-                self.jobs = None;
+                known = false;
                 break;
             };
-            let heard = match m.src {
-                by if by == dst => finish,
-                by if by == src => finish + self.ack_flight(dst, src),
-                by => finish + self.routes.notice_latency(dst, by),
-            };
-            latest = Some(latest.map_or(heard, |t| t.max(heard)));
+            let at = heard(&hearing, (src, dst), m.src, finish);
+            latest = Some(latest.map_or(at, |t| t.max(at)));
         }
-        let release = match latest {
-            None => first_release(m),
-            Some(after) => m.start.max(after.saturating_add(m.delay)),
-        };
-        let finish = release.saturating_add(fct);
+        if !known {
+            self.jobs = None;
+        }
+        let finish = released(m, latest).saturating_add(fct);
         if self.made.is_multiple_of(CHUNK) {
             self.done.push(Vec::with_capacity(CHUNK));
         }
@@ -119,12 +130,8 @@ impl<'a> Least<'a> {
 
     /// A final ACK's flight from `from` back to `to` (a header on its ideal route, or the
     /// scale-up network's latency).
-    fn ack_flight(&mut self, from: u32, to: u32) -> Time {
-        let (routes, header) = (self.routes, self.transport.header);
-        *self.acks.entry((from, to)).or_insert_with(|| match routes.topology().scale_up_between(from, to) {
-            Some(up) => up.latency,
-            None => ideal_fct(&routes.ideal_route(from, to).hops, &[header], &[0]),
-        })
+    fn ack_flight(&self, from: u32, to: u32) -> Time {
+        *self.acks.borrow_mut().entry((from, to)).or_insert_with(|| ack_flight(self.routes, self.transport.header, from, to))
     }
 
     /// The warnings for the `[workload]` and the jobs (named `names`) whose least time is

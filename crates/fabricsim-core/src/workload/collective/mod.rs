@@ -373,6 +373,26 @@ pub fn first_release(m: &MessageSpec) -> Time {
     m.start.saturating_add(if m.is_compute() { m.delay } else { 0 })
 }
 
+/// When the sender of a message `by` sends hears that a message between `from` (its source and
+/// destination) finished at `finish`: at once if it is that message's receiver, by the final
+/// ACK's flight if its sender, by a notice otherwise ([`Hearing`]).
+pub fn heard(hearing: &Hearing<'_>, (src, dst): (u32, u32), by: u32, finish: Time) -> Time {
+    match by {
+        by if by == dst => finish,
+        by if by == src => finish + (hearing.ack_flight)(dst, src),
+        by => finish + (hearing.notice)(dst, by),
+    }
+}
+
+/// When message `m` is released, once it has heard of the last of what it waits for at
+/// `after` (`None`: it waits for none): after its delay, not before its start.
+pub fn released(m: &MessageSpec, after: Option<Time>) -> Time {
+    match after {
+        None => first_release(m),
+        Some(after) => m.start.max(after.saturating_add(m.delay)),
+    }
+}
+
 /// Ideal release and finish of every message on an idle fabric: a lower bound of each
 /// message's release and finish in the run. A message is released at its start, or once it
 /// has heard of its dependencies' ideal finishes, plus its delay. Its source hears of a finish
@@ -402,12 +422,7 @@ fn schedule<M: AsRef<MessageSpec>>(
     use std::cmp::Reverse;
     let n = messages.len();
     // when `to`'s sender hears that `from` (finished at `finish`) is done
-    let heard = |from: &MessageSpec, to: &MessageSpec, finish: Time| match to.src {
-        by if by == from.dst => finish,
-        // its sender hears by the final ACK's flight
-        by if by == from.src => finish + (hearing.ack_flight)(from.dst, from.src),
-        by => finish + (hearing.notice)(from.dst, by),
-    };
+    let heard = |from: &MessageSpec, to: &MessageSpec, finish: Time| heard(hearing, (from.src, from.dst), to.src, finish);
     // where every message waits only for earlier ones (a job's, always), each is scheduled in
     // turn from what it waits for: the same schedule, without the reverse lists, the counts
     // and the queue below (a tenth of the results' peak memory on a 2 M-message ring)
@@ -415,10 +430,7 @@ fn schedule<M: AsRef<MessageSpec>>(
         let mut out: Vec<(Time, Time)> = Vec::with_capacity(n);
         for (i, m) in messages.iter().enumerate() {
             let m = m.as_ref();
-            let at = match deps.of(i).iter().map(|&d| heard(messages[d as usize].as_ref(), m, out[d as usize].1)).max() {
-                None => first_release(m),
-                Some(after) => m.start.max(after.saturating_add(m.delay)),
-            };
+            let at = released(m, deps.of(i).iter().map(|&d| heard(messages[d as usize].as_ref(), m, out[d as usize].1)).max());
             out.push((at, at + ideal[i]));
         }
         return out;
@@ -429,15 +441,13 @@ fn schedule<M: AsRef<MessageSpec>>(
     // (release, message), earliest first: nothing is shared between messages (no NIC state),
     // so a message's schedule depends only on what it waits for
     let mut heap: std::collections::BinaryHeap<Reverse<(Time, u32)>> =
-        (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((first_release(messages[i].as_ref()), i as u32))).collect();
+        (0..n).filter(|&i| waiting[i] == 0).map(|i| Reverse((released(messages[i].as_ref(), None), i as u32))).collect();
     let mut out: Vec<(Time, Time)> = vec![(0, 0); n];
     let mut hear = |heap: &mut std::collections::BinaryHeap<Reverse<(Time, u32)>>, j: usize, at: Time| {
         latest[j] = Some(latest[j].map_or(at, |t| t.max(at)));
         waiting[j] -= 1;
         if waiting[j] == 0 {
-            let m = messages[j].as_ref();
-            let after = latest[j].expect("a dependency finished");
-            heap.push(Reverse((m.start.max(after.saturating_add(m.delay)), j as u32)));
+            heap.push(Reverse((released(messages[j].as_ref(), latest[j]), j as u32)));
         }
     };
     while let Some(Reverse((at, i))) = heap.pop() {
