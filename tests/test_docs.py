@@ -253,3 +253,39 @@ def test_the_pages_count_the_experiments_there_are():
     for page in ("README.md", "docs/reproduction.md"):
         said = [int(m) for m in re.findall(r"(\d+) experiments", (ROOT / page).read_text())]
         assert said and all(k == n for k in said), (page, said, n)
+
+
+def _llama(preset: str, gpus: int, parallel: dict[str, int]) -> Scenario:
+    """A training step on `gpus` GPUs, 8 a server with rails, as docs/workloads.md's "A step out
+    of reach" and docs/scenario.md's least time state it."""
+    topology = {"hosts": gpus, "radix": 64, "nics_per_server": 8, "rails": True, "scale_up_rate": "7200Gbps", "scale_up_latency": "300ns"}
+    job = {"name": preset, "ranks": gpus, "model": {"preset": preset}, "parallel": parallel | {"gpu_tflops": 400}}
+    return Scenario({"seed": 1, "topology": topology, "lb": {"kind": "ops"}, "jobs": [job], "stop": {"max_time": "60s"}})
+
+
+def _least(s: Scenario) -> str:
+    """A scenario's least time as the docs write it ("3.730 s"), from the warning a 1 ns stop gets."""
+    import re
+
+    said = [w for w in s.set("stop.max_time", "1ns").warnings() if "least time" in w]
+    found = re.search(r"takes \(([\d.]+)([a-z]+):", said[0])
+    assert found is not None, said
+    return f"{found[1]} {found[2]}"
+
+
+def test_the_step_cutting_table_and_the_least_time_are_what_the_estimate_says():
+    """docs/workloads.md's "what to cut" table (events, memory, least time of each cut of a
+    Llama 3 70B step) and docs/scenario.md's Llama 3 405B least time, from the survey itself."""
+    base = _llama("llama3-70b", 1024, {"tp": 8, "pp": 4, "dp": 32, "micro_batches": 8})
+    cuts = {
+        "as given (80 layers, 8 micro-batches, DP 32)": base,
+        "`model.layers = 8`": base.set("jobs[0].model.layers", 8),
+        "`parallel.dp = 4` (`ranks = 128`)": base.set("jobs[0].parallel.dp", 4).set("jobs[0].ranks", 128),
+    }
+    page = (ROOT / "docs" / "workloads.md").read_text()
+    for name, s in cuts.items():
+        events, memory = s.estimate()
+        row = f"| {name} | {events / 1e9:,.1f} G | {memory / 2**30:.2f} GiB | {_least(s)} |"
+        assert row in page, row
+    step = _llama("llama3-405b", 1024, {"tp": 8, "pp": 16, "dp": 8, "micro_batches": 16})
+    assert f"16 micro-batches at 400 TFLOPS: {_least(step)})" in (ROOT / "docs" / "scenario.md").read_text(), _least(step)
