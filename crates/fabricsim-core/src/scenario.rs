@@ -223,15 +223,23 @@ impl Scenario {
         jobs.extend(job::trace(&messages, &lists, file, jobs.len() as u32, &mut tags));
         let workload_messages = messages.len();
         warnings.extend(crate::workload::costless_compute(&messages));
+        let made = plan.messages.len();
         messages.extend(plan.messages);
-        lists.extend(plan.deps);
         tags.extend(plan.tags);
-        // on a fabric of islands (rail-only), messages between them go through a GPU of their
-        // source's server
-        let relayed = relay::through_scale_up(&topo, &mut messages, &mut lists, &mut tags);
-        // on a multi-plane fabric, every message in one part per plane
-        stripe::over_planes(&topo, &mut messages, &mut lists, &mut tags);
-        let deps = Deps::from_lists(&lists);
+        let (deps, relayed) = if topo.tables.split().is_some() || topo.planes() > 1 {
+            lists.extend(plan.deps.to_lists(made));
+            drop(plan.deps);
+            // on a fabric of islands (rail-only), messages between them go through a GPU of
+            // their source's server
+            let relayed = relay::through_scale_up(&topo, &mut messages, &mut lists, &mut tags);
+            // on a multi-plane fabric, every message in one part per plane
+            stripe::over_planes(&topo, &mut messages, &mut lists, &mut tags);
+            (Deps::from_lists(&lists), relayed)
+        } else {
+            let mut deps = Deps::from_lists(&lists);
+            deps.append(lists.len(), &plan.deps, made);
+            (deps.finish(), Ok(0))
+        };
         drop(lists);
         // where a message's size and class were written, for errors
         let field_of = |i: usize, k: &str| message_field(i, k, tags[i].job, workload_messages, workload.as_ref());
@@ -253,7 +261,7 @@ impl Scenario {
             return Err(packets_error(field_of(i, "size"), f.bytes, payload));
         }
         check_count(messages.len())?;
-        need.messages = budget::messages(&transport, self.lb.subflows(), &messages, &deps);
+        need.messages = budget::messages(&topo, &transport, self.lb.subflows(), &messages, &deps);
         budget::check(&need, max_memory)?;
         if let Some(m) = &self.mixed {
             m.check(switch.classes)?;

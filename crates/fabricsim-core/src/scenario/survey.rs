@@ -51,6 +51,7 @@ struct Counting<'a> {
     base: u32,
     pushed: usize,
     tally: Tally,
+    subflows: u32,
     events: u64,
     /// The first message in too many packets, and the first in a class the switches lack:
     /// (its index, its job, the value).
@@ -69,7 +70,7 @@ impl Counting<'_> {
         if self.class.is_none() && u32::from(m.class) >= self.classes {
             self.class = Some((i, job, m.class));
         }
-        self.tally.add(m, after);
+        self.tally.add(m, after, budget::connections(self.topo, self.subflows, m));
         // the engine numbers hosts by leaf slot
         let on = if self.topo.hosts.node_of.is_empty() {
             *m
@@ -113,7 +114,8 @@ impl Scenario {
             classes: switch.classes,
             base: 0,
             pushed: 0,
-            tally: Tally::new(&transport, self.lb.subflows()),
+            tally: Tally::new(&transport),
+            subflows: self.lb.subflows(),
             events: 0,
             packets: None,
             class: None,

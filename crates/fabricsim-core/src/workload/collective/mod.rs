@@ -121,7 +121,9 @@ pub trait Sink {
 pub struct Listed {
     pub base: u32,
     pub messages: Vec<MessageSpec>,
-    pub deps: Vec<Vec<u32>>,
+    /// What each waits for, one compressed list a message (a `Vec` a message took 80 bytes a
+    /// message more at the peak of a resolve: 645 MB for Llama 3 405B on 1 024 GPUs).
+    pub deps: Deps,
     pub tags: Vec<Tag>,
 }
 
@@ -129,7 +131,7 @@ impl Sink for Listed {
     fn push(&mut self, spec: MessageSpec, after: Vec<u32>, tag: Tag) -> u32 {
         let id = self.base + self.messages.len() as u32;
         self.messages.push(spec);
-        self.deps.push(after);
+        self.deps.push(&after);
         self.tags.push(tag);
         id
     }

@@ -28,6 +28,51 @@ impl Deps {
         d
     }
 
+    /// Adds the list of the next message (built one message at a time, without a list per
+    /// message; [`Deps::finish`] once all are pushed).
+    pub fn push(&mut self, list: &[u32]) {
+        if self.first.is_empty() {
+            self.first.push(0);
+        }
+        self.ids.extend_from_slice(list);
+        self.first.push(self.ids.len() as u32);
+    }
+
+    /// Lists pushed so far.
+    pub fn lists(&self) -> usize {
+        self.first.len().saturating_sub(1)
+    }
+
+    /// Appends `other`'s lists after the `n` of these (`n` counts lists of none when these
+    /// are empty, [`Deps::default`]).
+    pub fn append(&mut self, n: usize, other: &Deps, m: usize) {
+        if other.is_empty() {
+            for _ in 0..m {
+                self.push(&[]);
+            }
+            return;
+        }
+        while self.lists() < n {
+            self.push(&[]);
+        }
+        for i in 0..m {
+            self.push(other.of(i));
+        }
+    }
+
+    /// As [`Deps::from_lists`] gives the pushed lists: none at all when every list is empty.
+    pub fn finish(self) -> Deps {
+        if self.ids.is_empty() {
+            return Deps::default();
+        }
+        self
+    }
+
+    /// One list per message, for what rewrites them (`relay`, `stripe`).
+    pub fn to_lists(&self, n: usize) -> Vec<Vec<u32>> {
+        (0..n).map(|i| self.of(i).to_vec()).collect()
+    }
+
     /// The dependencies of messages `0..n` that `keep(i, d)` keeps, as [`Deps::from_lists`]
     /// of the kept lists gives them (built in place: no list per message).
     pub fn filtered(&self, n: usize, keep: impl Fn(usize, u32) -> bool) -> Deps {

@@ -65,9 +65,8 @@ pub fn expand(
     let done = algorithm.iteration(op, &mut b);
     let Listed { messages, deps, .. } = listed;
     let made = messages.len() as u32;
-    let after = deps
-        .into_iter()
-        .map(|list| list.into_iter().map(|d| if d < made { Dep::Message(d) } else { Dep::Entry(u32::MAX - d) }).collect())
+    let after = (0..messages.len())
+        .map(|i| deps.of(i).iter().map(|&d| if d < made { Dep::Message(d) } else { Dep::Entry(u32::MAX - d) }).collect())
         .collect();
     Ok(Expanded { messages: messages.iter().map(|m| (m.src, m.dst, m.bytes)).collect(), after, done })
 }
