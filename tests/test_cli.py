@@ -276,7 +276,7 @@ def test_compare_writes_each_run_as_it_finishes_and_a_stop_keeps_those_done(demo
     """Issue 68: Ctrl-C during `compare --out` after ECMP had finished lost it ("nothing was
     written"). Each load balancer's run is now written as it finishes (with its fabric cost:
     the reference runs first), and a stop says which are whole."""
-    from fabricsim import cli
+    from fabricsim.cli import compare as cli
 
     real, started = cli._run_with_bar, []
 
@@ -445,7 +445,7 @@ def test_every_shipped_scenarios_header_command_names_load_balancers_compare_tak
 
 
 def test_a_run_says_what_it_will_take_before_it_starts_and_where_it_is_meanwhile(demo_path, monkeypatch):
-    import fabricsim.cli as cli
+    import fabricsim.cli.common as cli
     from fabricsim.run import Progress
 
     # a small run: the estimate line first, then (stderr is no terminal here) a line per report

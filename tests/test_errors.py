@@ -10,7 +10,7 @@ import fabricsim
 import pytest
 import typer
 from fabricsim import ArgumentError, FabricsimError, InternalError, MissingDependency, ScenarioError, SpecError, _core
-from fabricsim.cli import _guard
+from fabricsim.cli.common import _guard
 
 SMALL = {"topology": {"hosts": 16, "radix": 8}}
 

@@ -55,3 +55,21 @@ def test_no_rust_source_file_over_500_lines():
         str(p.relative_to(SRC.parent.parent)): n for p in SRC.parent.parent.rglob("*.rs") if (n := len(p.read_text().splitlines())) > 500
     }
     assert not long, f"split these by concern: {long}"
+
+
+CLI = Path(__file__).resolve().parent.parent / "python" / "fabricsim" / "cli"
+
+
+def test_the_command_line_is_a_module_a_command_in_two_layers():
+    """`fabricsim.cli` (issue 63 item 4): one module a command, each using only the frame
+    (`common`) and what the commands print (`printer`); `printer` uses only `common`, `common`
+    none of them; no file over 500 lines."""
+    allowed = {"common": set(), "printer": {"common"}, "__init__": None}
+    for path in sorted(CLI.glob("*.py")):
+        text = path.read_text()
+        assert len(text.splitlines()) <= 500, f"{path.name}: {len(text.splitlines())} lines"
+        mine = set(re.findall(r"^from \.(\w+) import|^from \. import (\w+)", text, re.M))
+        used = {a or b for a, b in mine}
+        may = allowed.get(path.stem, {"common", "printer"})
+        if may is not None:
+            assert used <= may, f"{path.name} imports {sorted(used - may)} of fabricsim.cli"

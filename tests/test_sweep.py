@@ -390,7 +390,7 @@ def test_a_script_without_a_main_guard_sweeps_on_several_workers(tmp_path):
 
 
 def test_a_long_sweep_says_where_its_running_points_stand_and_keeps_its_table_as_points_finish(tmp_path, monkeypatch):
-    import fabricsim.cli as cli
+    import fabricsim.cli.common as cli
     import fabricsim.sweep as sweep_module
 
     # every report a running point makes is written, and read every few hundredths of a second

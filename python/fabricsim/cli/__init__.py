@@ -1,0 +1,19 @@
+"""The ``fabricsim`` command: one module a command (``run``, ``compare``, ``topology`` and
+``list``, ``bench``, ``sweep``, ``plot`` and ``report``, ``reproduce``), what they share in
+:mod:`.common` and what they print in :mod:`.printer`.
+
+Exit codes: 0 success, 1 internal error, 2 bad input (a scenario the core rejects, a
+missing file, a bad option, a sweep or experiment file), 3 a run that ended incomplete (stop
+guard hit), 4 a missing optional dependency; each from the exception's class
+(:mod:`fabricsim.errors`).
+"""
+
+from __future__ import annotations
+
+from . import bench, compare, plot, reproduce, run, sweep, topology
+from .common import SUMMARY_FLOW_COLUMNS, app, main
+
+__all__ = ["SUMMARY_FLOW_COLUMNS", "app", "bench", "compare", "main", "plot", "reproduce", "run", "sweep", "topology"]
+
+if __name__ == "__main__":
+    main()

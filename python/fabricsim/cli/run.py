@@ -1,0 +1,84 @@
+"""`fabricsim run`."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from ..errors import InterruptedAfterWrite
+from ..run import prepare
+from .common import (
+    EXIT_INCOMPLETE,
+    SUMMARY_FLOW_COLUMNS,
+    QuietOpt,
+    ReferenceOpt,
+    SetOpt,
+    ThreadsOpt,
+    _check_writable,
+    _guard,
+    _load,
+    _reference_of,
+    _run_reference,
+    _run_with_bar,
+    _threads_option,
+    _warn,
+    app,
+    err,
+)
+from .printer import (
+    _print_summary,
+)
+
+
+@app.command()
+@_guard
+def run(
+    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario TOML file.")],
+    set_: SetOpt = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", metavar="DIR", help="Write flows.parquet, ports.parquet, reorder.parquet, summary.json, scenario.toml here."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print {scenario, summary} as one JSON object on stdout.")] = False,
+    quiet: QuietOpt = False,
+    threads: ThreadsOpt = "auto",
+    reference: ReferenceOpt = None,
+) -> None:
+    """Run one scenario and print its summary."""
+    asked = _threads_option(threads)
+    sc = _load(scenario, set_)
+    # checked and built once, for its warnings, its reference and its run
+    prepared = prepare(sc, "auto" if asked is None else asked)
+    ref = _reference_of(prepared, reference)
+    if out_dir is not None:
+        _check_writable(out_dir)
+    _warn(sc, found=prepared.warnings)
+    # a run whose tables are not written keeps only the flows columns its summary reads
+    res = _run_with_bar(prepared, scenario.stem, quiet, asked, None if out_dir is not None else SUMMARY_FLOW_COLUMNS)
+    if ref is not None:
+        from .. import reference as reference_module
+
+        reference_module.attach(res, _run_reference(ref, quiet, asked))
+    if out_dir is not None:
+        res.write(out_dir)
+    try:
+        if as_json:
+            sys.stdout.write(json.dumps(res.to_json()) + "\n")
+        else:
+            _print_summary(res)
+    except KeyboardInterrupt:
+        if out_dir is None:
+            raise
+        raise InterruptedAfterWrite(signal.SIGINT, out_dir) from None
+    if not res.complete:
+        done = f"{res.summary['completed']}/{res.summary['flows']} flows completed"
+        err.print(f"[yellow]incomplete:[/] {escape(res.summary['stop_reason'])}; {done}")
+        raise typer.Exit(EXIT_INCOMPLETE)
