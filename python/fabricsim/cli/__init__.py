@@ -10,7 +10,11 @@ guard hit), 4 a missing optional dependency; each from the exception's class
 
 from __future__ import annotations
 
-from . import bench, compare, plot, reproduce, run, sweep, topology
+# the commands register in the order `fabricsim --help` lists them
+# isort: off
+from . import run, compare, topology, bench, sweep, plot, reproduce
+
+# isort: on
 from .common import SUMMARY_FLOW_COLUMNS, app, main
 
 __all__ = ["SUMMARY_FLOW_COLUMNS", "app", "bench", "compare", "main", "plot", "reproduce", "run", "sweep", "topology"]
