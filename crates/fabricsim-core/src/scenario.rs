@@ -130,6 +130,8 @@ impl Default for StopConfig {
 /// Everything a run needs, in core units, checked.
 #[derive(Debug, Clone)]
 pub struct Model {
+    /// What the jobs' tables hold before any run (`stats::jobs::bounds`).
+    pub job_bounds: crate::stats::jobs::JobBounds,
     pub seed: u64,
     /// The fabric, built once and shared by every piece of a run.
     pub topo: Arc<Topology>,
@@ -294,7 +296,19 @@ impl Scenario {
             least.warnings(self.stop.max_time.0, &names)
         });
 
+        // what the jobs' tables hold before any run (their ideal spans), from the workload
+        let job_bounds = crate::stats::jobs::bounds(&crate::stats::jobs::Plan {
+            routes: &routes,
+            transport: &transport,
+            specs: &messages,
+            subflows: self.lb.subflows(),
+            deps: &deps,
+            tags: &tags,
+            jobs: &jobs,
+        });
+
         Ok(Model {
+            job_bounds,
             seed: self.seed,
             topo,
             switch,

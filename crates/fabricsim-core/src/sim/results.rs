@@ -184,8 +184,9 @@ impl Simulation {
     pub fn into_results_keeping(mut self, keep: &Keep) -> RunResult {
         let (accounting, achieved, detail) = (self.accounting(), self.achieved_load(), self.stop_detail());
         self.pieces.iter_mut().for_each(|p| p.nics.free_schedule());
-        // the connections are read first and freed before the jobs' ideal bound needs its
-        // scratch memory (`MessageColumns::of`)
+        // the connections are read first and freed before the messages' columns are made
+        // (`MessageColumns::of`; the jobs' ideal spans were computed at resolve,
+        // `Model::job_bounds`)
         // (the messages' states are taken whole first: several pieces' are merged through the
         // connection catalog, which goes with the connections; one piece's are moved, not
         // copied)
@@ -295,6 +296,7 @@ impl Simulation {
             deps: &m.deps,
             tags: &m.tags,
             jobs: &m.jobs,
+            bounds: &m.job_bounds,
         }
     }
 

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::jobs::JobTables;
+use super::jobs::{JobBounds, JobTables};
 use super::least::IdealFcts;
 use super::{columns, mean, ns, percentile, Column, Keep, Labels, Nullable, RunResult, RunView, Summary, Table};
 use crate::host::message::{Message, MsgState};
@@ -40,6 +40,8 @@ pub struct WorkView<'a> {
     pub deps: &'a Deps,
     pub tags: &'a [Tag],
     pub jobs: &'a [JobInfo],
+    /// What the jobs' tables hold before the run (`Model::job_bounds`).
+    pub bounds: &'a JobBounds,
 }
 
 /// Whose each message is and how far it climbs: the flows table's `job`, `iteration`,
@@ -112,8 +114,7 @@ impl MessageColumns {
         let mut fcts = IdealFcts::default();
         let ideal: Vec<Time> = messages.iter().map(|m| fcts.of(&w.routes, transport, &m.spec, m.count)).collect();
         let Ends { first_send, end, lb_state_bytes } = ends;
-        // the jobs' ideal needs scratch memory: it runs before the other columns exist
-        let jobs = super::jobs::tables(w, &ideal, &end);
+        let jobs = super::jobs::tables(w, w.bounds, &end);
         let compute: Vec<bool> = messages.iter().map(|m| m.spec.is_compute()).collect();
         let spec = |f: &dyn Fn(&Message) -> u64| messages.iter().map(f).collect::<Vec<u64>>();
         let kept = |name: &str, f: &dyn Fn(&Message) -> u64| if keep.has(name) { spec(f) } else { Vec::new() };

@@ -13,14 +13,25 @@
 //! halving-doubling job with ACKs only at a message's end meets it but for the final ACKs its
 //! ranks' NICs send between steps (1.28 ns each at 400 Gb/s); with an ACK per packet, the ACKs
 //! of what a rank receives slip between its data packets and it runs a little above.
+//!
+//! The bound depends on the workload alone, not on the run: it is computed when the scenario
+//! is resolved ([`bounds`], kept in the model as [`JobBounds`]), in one pass over the messages
+//! where each waits only for earlier ones (a job's always), holding two times a message; the
+//! results add what the run did (releases and ends).
+
+use std::collections::BTreeMap;
 
 use super::collect::WorkView;
 use super::ideal::{ideal_fct, smallest_packet, wire_time};
-use super::least::ack_flight;
+use super::least::{ack_flight, IdealFcts};
 use super::{columns, ns, Column, Nullable, Table};
+use crate::host::TransportModel;
 use crate::time::{serialization, Time};
+use crate::topology::Routes;
 use crate::workload::collective::{ideal_finish, nic_bounds, Hearing, Lane, Tag};
+use crate::workload::job::JobInfo;
 use crate::workload::training::KINDS;
+use crate::workload::{Deps, MessageSpec};
 
 /// The jobs and steps tables, and (max JCT ns, mean JCT ns, max JCT slowdown).
 pub struct JobTables {
@@ -33,7 +44,7 @@ pub struct JobTables {
 
 /// Start (first release), end (last end, if every message ended) and count of a group of
 /// messages; and the same on an idle fabric.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Span {
     start: Option<Time>,
     end: Option<Time>,
@@ -60,23 +71,29 @@ impl Span {
             scale_up_bytes: 0,
         }
     }
-    fn add(&mut self, ready: Option<Time>, end: Option<Time>, ideal: (Time, Time), free: (Time, Time)) {
+    /// One of its messages, as the workload has it: its ideal and compute-only (release,
+    /// finish), its bytes.
+    fn add_planned(&mut self, ideal: (Time, Time), free: (Time, Time), bytes: u64, scale_up_bytes: u64) {
         self.free = (self.free.0.min(free.0), self.free.1.max(free.1));
+        self.ideal = (self.ideal.0.min(ideal.0), self.ideal.1.max(ideal.1));
+        self.count += 1;
+        self.bytes += bytes;
+        self.scale_up_bytes += scale_up_bytes;
+    }
+    /// One of its messages, as the run went: released at `ready` (`None`: it was not).
+    fn add_run(&mut self, ready: Option<Time>, end: Option<Time>) {
         self.start = match (self.start, ready) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        self.close(end, ideal.1);
-        self.count += 1;
-        self.ideal.0 = self.ideal.0.min(ideal.0);
+        self.close(end);
     }
-    /// One of its messages ends at `end` (`None`: did not), at the earliest at `ideal_end`.
-    fn close(&mut self, end: Option<Time>, ideal_end: Time) {
+    /// One of its messages ends at `end` (`None`: did not).
+    fn close(&mut self, end: Option<Time>) {
         match end {
             Some(e) => self.end = Some(self.end.map_or(e, |x| x.max(e))),
             None => self.unfinished = true,
         }
-        self.ideal.1 = self.ideal.1.max(ideal_end);
     }
     fn end(&self) -> Option<Time> {
         if self.unfinished {
@@ -87,35 +104,220 @@ impl Span {
     }
 }
 
+/// A workload as the jobs' bounds read it, before any run: its messages (hosts by leaf slot,
+/// as a run's model holds them), what they wait for, their tags and jobs.
+pub struct Plan<'a> {
+    pub routes: &'a Routes,
+    pub transport: &'a TransportModel,
+    pub specs: &'a [MessageSpec],
+    /// The scenario's subflows a message (`lb.subflows()`): its connections over the fabric.
+    pub subflows: u32,
+    pub deps: &'a Deps,
+    pub tags: &'a [Tag],
+    pub jobs: &'a [JobInfo],
+}
+
+impl Plan<'_> {
+    /// Message `i`'s connections as the run builds them (`ConnCatalog::build`): none for a
+    /// compute task or a scale-up transfer, one per subflow otherwise.
+    fn count(&self, i: usize) -> u32 {
+        let m = &self.specs[i];
+        if m.is_compute() || self.up(i) {
+            return 0;
+        }
+        u64::from(self.subflows).min(m.bytes).max(1) as u32
+    }
+    fn up(&self, i: usize) -> bool {
+        let m = &self.specs[i];
+        self.routes.topology().scale_up_between(m.src, m.dst).is_some()
+    }
+    /// Whether message `i` crosses its server's scale-up network (`Message::on_scale_up`).
+    fn on_scale_up(&self, i: usize) -> bool {
+        !self.specs[i].is_compute() && self.up(i)
+    }
+}
+
+/// What the jobs and steps tables hold before any run: per (job, iteration) and per step, the
+/// ideal and compute-only spans, the messages and bytes. Computed once from the workload
+/// ([`bounds`], with the model), so that the results add only what the run did: their scratch
+/// (a schedule and four columns over every message, about 75 bytes each) is no longer taken
+/// beside the run's state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobBounds {
+    iters: BTreeMap<(u32, u32), Span>,
+    steps: BTreeMap<(u32, u32, u32), Span>,
+}
+
+/// The jobs' bounds of the workload `p` (see [`JobBounds`]). Where every message waits only
+/// for earlier ones (a job's always) in one pass over the messages that keeps two times a
+/// message (`streamed`); otherwise from the whole schedule (`ideals`): the same bounds.
+pub fn bounds(p: &Plan<'_>) -> JobBounds {
+    bounds_by(p, true)
+}
+
+/// [`bounds`] from the whole schedule even where one pass would do: what a test compares the
+/// pass with.
+#[doc(hidden)]
+pub fn bounds_whole(p: &Plan<'_>) -> JobBounds {
+    bounds_by(p, false)
+}
+
+fn bounds_by(p: &Plan<'_>, pass: bool) -> JobBounds {
+    let mut b = JobBounds::default();
+    if p.jobs.is_empty() {
+        return b;
+    }
+    let n = p.specs.len();
+    let busy = if pass && (0..n).all(|i| p.deps.of(i).iter().all(|&d| (d as usize) < i)) {
+        streamed(p, &mut b)
+    } else {
+        let mut fcts = IdealFcts::default();
+        let ideals: Vec<Time> = (0..n).map(|i| fcts.of(p.routes, p.transport, &p.specs[i], p.count(i))).collect();
+        let (ideal, compute_only, busy) = self::ideals(p, &ideals);
+        for i in 0..n {
+            b.add(p, i, ideal[i], compute_only.as_ref().map(|c| c[i]));
+        }
+        busy
+    };
+    for (key, span) in b.iters.iter_mut() {
+        span.ideal.1 = span.ideal.1.max(busy.get(key).copied().unwrap_or(0));
+    }
+    b
+}
+
+impl JobBounds {
+    /// Message `i` of `p`, ideally released and finished at `ideal`, and at `free` with every
+    /// message taking no time (where the run has training jobs).
+    fn add(&mut self, p: &Plan<'_>, i: usize, ideal: (Time, Time), free: Option<(Time, Time)>) {
+        let t = p.tags[i];
+        if t.job == Tag::NONE.job || joins(p, i) {
+            // a collective's compute task only joins what a rank's pieces wait for
+            // (`collective::Builder::join`): no work of the iteration's
+            return;
+        }
+        let m = &p.specs[i];
+        // a compute task runs for its delay before its release
+        let ran = if m.is_compute() { m.delay } else { 0 };
+        let ideal = (ideal.0 - ran, ideal.1);
+        let free = free.map_or((0, 0), |c| (c.0 - ran, c.1));
+        let up = if p.on_scale_up(i) { m.bytes } else { 0 };
+        self.iters.entry((t.job, t.iteration)).or_insert_with(Span::new).add_planned(ideal, free, m.bytes, up);
+        self.steps.entry((t.job, t.iteration, t.step)).or_insert_with(Span::new).add_planned(ideal, free, m.bytes, up);
+        if p.jobs[t.job as usize].trace && m.dst != m.src {
+            // a trace's rank is done once what it receives is, too
+            let rank = self.steps.entry((t.job, t.iteration, p.routes.topology().host(m.dst))).or_insert_with(Span::new);
+            rank.ideal.1 = rank.ideal.1.max(ideal.1);
+        }
+    }
+}
+
+/// Where every message of `p` waits only for earlier ones: [`ideals`]' schedules and NIC
+/// bounds in one pass, each message's spans added to `b` as it is scheduled; holds each
+/// message's ideal and compute-only finish (16 bytes), not [`ideals`]' columns. Returns the
+/// bound each (job, iteration)'s NICs and CPUs set on its ideal end.
+fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, u32), Time> {
+    let topo = p.routes.topology();
+    let (rate, mtu, header) = (topo.host_rate(), p.transport.mtu, p.transport.header);
+    let training = |i: usize| p.tags[i].job != Tag::NONE.job && p.jobs[p.tags[i].job as usize].training();
+    let ack_flight = |from: u32, to: u32| ack_flight(p.routes, header, from, to);
+    let notice = |from: u32, to: u32| p.routes.notice_latency(from, to);
+    let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
+    let own = |i: usize| (p.tags[i].job, p.tags[i].iteration);
+    let same = |i: usize, d: u32| own(d as usize) == own(i);
+    let bare = |d: usize| joins(p, d) && !p.deps.of(d).iter().any(|&x| same(d, x));
+    let free_too = p.jobs.iter().any(|j| j.training());
+    let cpus = p.specs.iter().any(|m| m.cpu.is_some());
+    let n = p.specs.len();
+    let mut finish: Vec<Time> = Vec::with_capacity(n);
+    let mut free_finish: Vec<Time> = Vec::with_capacity(if free_too { n } else { 0 });
+    let (mut fcts, mut flight) = (IdealFcts::default(), std::collections::HashMap::new());
+    type Acc = std::collections::HashMap<(u32, u32, u32, u32), (Time, Time, Time)>;
+    let (mut nics, mut on_cpus): (Acc, Acc) = Default::default();
+    let fold = |acc: &mut Acc, key: (u32, u32, u32, u32), first: Time, held: Time, tail: Time| {
+        let e = acc.entry(key).or_insert((Time::MAX, 0, Time::MAX));
+        *e = (e.0.min(first), e.1.saturating_add(held), e.2.min(tail));
+    };
+    for i in 0..n {
+        let m = &p.specs[i];
+        let waits = p.deps.of(i).iter().copied().filter(|&d| same(i, d) && !bare(d as usize));
+        let heard_at = |d: u32| {
+            crate::workload::collective::heard(&hearing, (p.specs[d as usize].src, p.specs[d as usize].dst), m.src, finish[d as usize])
+        };
+        let release = crate::workload::collective::released(m, waits.clone().map(heard_at).max());
+        let count = p.count(i);
+        let fct = fcts.of(p.routes, p.transport, m, count);
+        finish.push(release + fct);
+        let free = free_too.then(|| {
+            let at = crate::workload::collective::released(m, waits.map(|d| free_finish[d as usize]).max());
+            free_finish.push(at);
+            (at, at)
+        });
+        b.add(p, i, (release, release + fct), free);
+        let t = p.tags[i];
+        if t.job == Tag::NONE.job {
+            continue;
+        }
+        let lane = match m {
+            _ if training(i) => Lane::Alone,
+            m if m.is_compute() => Lane::Alone,
+            _ if p.on_scale_up(i) => Lane::ScaleUp,
+            _ => Lane::Nic,
+        };
+        if lane != Lane::Alone {
+            let wire = match topo.scale_up_between(m.src, m.dst) {
+                Some(up) => serialization(m.bytes, up.rate),
+                None => wire_time(m.bytes, mtu, header, count, rate),
+            };
+            let tail = if lane == Lane::Nic {
+                let smallest = smallest_packet(m.bytes, mtu, header, count);
+                let route = p.routes.ideal_route(m.src, m.dst);
+                *flight.entry((route.hops, smallest)).or_insert_with_key(|(hops, s): &(Vec<crate::topology::Hop>, u64)| {
+                    ideal_fct(hops, &[*s], &[0]).saturating_sub(serialization(*s, rate))
+                })
+            } else {
+                fct.saturating_sub(wire)
+            };
+            fold(&mut nics, (t.job, t.iteration, m.src, u32::from(lane == Lane::ScaleUp)), release, wire, tail);
+        }
+        if let Some(cpu) = m.cpu.filter(|_| cpus) {
+            fold(&mut on_cpus, (t.job, t.iteration, m.src, u32::from(cpu)), release.saturating_sub(m.delay), m.delay, fct);
+        }
+    }
+    let mut busy: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
+    for ((job, it, _, _), (first, held, tail)) in nics.into_iter().chain(on_cpus) {
+        let e = busy.entry((job, it)).or_insert(0);
+        *e = (*e).max(first.saturating_add(held).saturating_add(tail));
+    }
+    busy
+}
+
 /// Per message, when it is released and finishes.
 type Schedule = Vec<(Time, Time)>;
 
 /// Per message, its ideal (release, finish) and, where the run has training jobs, its
 /// (release, finish) with every message taking no time (the compute-only schedule); and per
 /// (job, iteration), the bound its NICs' busy times set on its ideal end.
-fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std::collections::HashMap<(u32, u32), Time>) {
+fn ideals(v: &Plan<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std::collections::HashMap<(u32, u32), Time>) {
     let topo = v.routes.topology();
     let (rate, mtu, header) = (topo.host_rate(), v.transport.mtu, v.transport.header);
     // how long each message holds its sender's NIC (its packets back to back) or its port
     // on the scale-up network
-    let wire: Vec<Time> = v
-        .messages
-        .iter()
-        .map(|m| match topo.scale_up_between(m.spec.src, m.spec.dst) {
-            Some(up) => serialization(m.spec.bytes, up.rate),
-            None => wire_time(m.spec.bytes, mtu, header, m.count, rate),
+    let wire: Vec<Time> = (0..v.specs.len())
+        .map(|i| match topo.scale_up_between(v.specs[i].src, v.specs[i].dst) {
+            Some(up) => serialization(v.specs[i].bytes, up.rate),
+            None => wire_time(v.specs[i].bytes, mtu, header, v.count(i), rate),
         })
         .collect();
     let training = |i: usize| v.tags[i].job != Tag::NONE.job && v.jobs[v.tags[i].job as usize].training();
-    let lanes: Vec<Lane> = (0..v.messages.len())
-        .map(|i| match &v.messages[i] {
+    let lanes: Vec<Lane> = (0..v.specs.len())
+        .map(|i| match &v.specs[i] {
             _ if training(i) => Lane::Alone,
-            m if m.spec.is_compute() => Lane::Alone,
-            m if m.on_scale_up() => Lane::ScaleUp,
+            m if m.is_compute() => Lane::Alone,
+            _ if v.on_scale_up(i) => Lane::ScaleUp,
             _ => Lane::Nic,
         })
         .collect();
-    let ack_flight = |from: u32, to: u32| ack_flight(&v.routes, header, from, to);
+    let ack_flight = |from: u32, to: u32| ack_flight(v.routes, header, from, to);
     let notice = |from: u32, to: u32| v.routes.notice_latency(from, to);
     let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
     // each iteration on its own: what it waits for in another iteration is dropped, so that
@@ -127,14 +329,14 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
     // a collective's join of the previous iteration (`collective::Builder::join`) that is
     // left with nothing to wait for releases its pieces at their starts, as the pieces
     // would be whose lists held the previous iteration alone
-    let n = v.messages.len();
+    let n = v.specs.len();
     let bare: Vec<bool> = (0..n).map(|i| joins(v, i) && !v.deps.of(i).iter().any(|&d| same(i, d))).collect();
     let deps = v.deps.filtered(n, |i, d| same(i, d) && !bare[d as usize]);
-    let ideal = ideal_finish(v.messages, &deps, ideals, &hearing);
+    let ideal = ideal_finish(v.specs, &deps, ideals, &hearing);
     // each (job, iteration)'s messages on one NIC or scale-up port of one host
     let on = |i: usize| {
         let t = v.tags[i];
-        (t.job != Tag::NONE.job && lanes[i] != Lane::Alone).then(|| (t.job, t.iteration, v.messages[i].spec.src, lanes[i] == Lane::ScaleUp))
+        (t.job != Tag::NONE.job && lanes[i] != Lane::Alone).then(|| (t.job, t.iteration, v.specs[i].src, lanes[i] == Lane::ScaleUp))
     };
     let mut busy: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
     // the least a packet of each message takes from leaving its NIC to arriving: its smallest
@@ -142,14 +344,14 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
     // piece: what follows its port's)
     // (one packet's flight, by path and size: a run has few of either)
     let mut flight = std::collections::HashMap::new();
-    let tail: Vec<Time> = (0..v.messages.len())
+    let tail: Vec<Time> = (0..v.specs.len())
         .map(|i| {
-            let m = &v.messages[i];
+            let m = &v.specs[i];
             if lanes[i] != Lane::Nic {
                 return ideals[i].saturating_sub(wire[i]);
             }
-            let smallest = smallest_packet(m.spec.bytes, mtu, header, m.count);
-            let route = v.routes.ideal_route(m.spec.src, m.spec.dst);
+            let smallest = smallest_packet(m.bytes, mtu, header, v.count(i));
+            let route = v.routes.ideal_route(m.src, m.dst);
             *flight
                 .entry((route.hops, smallest))
                 .or_insert_with_key(|(hops, p)| ideal_fct(hops, &[*p], &[0]).saturating_sub(serialization(*p, rate)))
@@ -165,14 +367,14 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
     // a compute task). The schedule above lets them overlap (issue 61: a trace's ideal ignored
     // the serialization)
     // (only where an entry names a CPU: three columns over every message otherwise, for nothing)
-    if v.messages.iter().any(|m| m.spec.cpu.is_some()) {
+    if v.specs.iter().any(|m| m.cpu.is_some()) {
         let on_cpu = |i: usize| {
-            let (t, m) = (v.tags[i], &v.messages[i].spec);
+            let (t, m) = (v.tags[i], &v.specs[i]);
             (t.job != Tag::NONE.job).then_some(())?;
             m.cpu.map(|cpu| (t.job, t.iteration, m.src, cpu))
         };
-        let begun: Vec<(Time, Time)> = ideal.iter().zip(v.messages).map(|(&(r, f), m)| (r.saturating_sub(m.spec.delay), f)).collect();
-        let held: Vec<Time> = v.messages.iter().map(|m| m.spec.delay).collect();
+        let begun: Vec<(Time, Time)> = ideal.iter().zip(v.specs).map(|(&(r, f), m)| (r.saturating_sub(m.delay), f)).collect();
+        let held: Vec<Time> = v.specs.iter().map(|m| m.delay).collect();
         let after: Vec<Time> = ideal.iter().map(|&(r, f)| f - r).collect();
         for ((job, it, _, _), b) in nic_bounds(&begun, &held, &after, on_cpu) {
             let e = busy.entry((job, it)).or_insert(0);
@@ -183,16 +385,16 @@ fn ideals(v: &WorkView<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std
         let none = |_: u32, _: u32| 0;
         let free = Hearing { ack_flight: &none, notice: &none };
         let zero = vec![0; ideals.len()];
-        ideal_finish(v.messages, &deps, &zero, &free)
+        ideal_finish(v.specs, &deps, &zero, &free)
     });
     (ideal, compute_only, busy)
 }
 
 /// Whether message `i` is a collective's compute task, which only joins what a rank's
 /// pieces wait for (`collective::Builder::join`): a collective has no other.
-fn joins(v: &WorkView<'_>, i: usize) -> bool {
+fn joins(v: &Plan<'_>, i: usize) -> bool {
     let job = v.tags[i].job;
-    job != Tag::NONE.job && v.messages[i].spec.is_compute() && v.jobs[job as usize].op.is_some()
+    job != Tag::NONE.job && v.specs[i].is_compute() && v.jobs[job as usize].op.is_some()
 }
 
 /// What message `i` is (the flows table's `traffic`): background, its job's collective, a
@@ -208,41 +410,32 @@ pub fn traffic(v: &WorkView<'_>, i: usize) -> &'static str {
     }
 }
 
-pub fn tables(v: &WorkView<'_>, ideals: &[Time], end: &Nullable<Time>) -> JobTables {
-    let (ideal, compute_only, busy) = if v.jobs.is_empty() { (Vec::new(), None, Default::default()) } else { self::ideals(v, ideals) };
+/// The jobs and steps tables of the run `v` whose messages ended at `end`, from the bounds
+/// its workload set before it ran ([`bounds`]).
+pub fn tables(v: &WorkView<'_>, bounds: &JobBounds, end: &Nullable<Time>) -> JobTables {
     // spans per (job, iteration) and per (job, iteration, step), in that order
-    let mut iters: std::collections::BTreeMap<(u32, u32), Span> = Default::default();
-    let mut steps: std::collections::BTreeMap<(u32, u32, u32), Span> = Default::default();
+    let (mut iters, mut steps) = (bounds.iters.clone(), bounds.steps.clone());
+    let joins = |i: usize| {
+        let job = v.tags[i].job;
+        v.messages[i].spec.is_compute() && v.jobs[job as usize].op.is_some()
+    };
     for (i, t) in v.tags.iter().enumerate() {
-        if t.job == Tag::NONE.job {
+        if t.job == Tag::NONE.job || joins(i) {
             continue;
         }
         let m = &v.messages[i];
-        if joins(v, i) {
-            // a collective's compute task only joins what a rank's pieces wait for
-            // (`collective::Builder::join`): no work of the iteration's
-            continue;
-        }
         // a compute task runs for its delay before its release
         let ran = if m.spec.is_compute() { m.spec.delay } else { 0 };
         let ready = v.states[i].ready().map(|r| r - ran);
-        let ideal = (ideal[i].0 - ran, ideal[i].1);
-        let free = compute_only.as_ref().map_or((0, 0), |c| (c[i].0 - ran, c[i].1));
-        for span in [
-            iters.entry((t.job, t.iteration)).or_insert_with(Span::new),
-            steps.entry((t.job, t.iteration, t.step)).or_insert_with(Span::new),
-        ] {
-            span.add(ready, end.get(i), ideal, free);
-            span.bytes += m.spec.bytes;
-            span.scale_up_bytes += if m.on_scale_up() { m.spec.bytes } else { 0 };
+        for span in [iters.get_mut(&(t.job, t.iteration)), steps.get_mut(&(t.job, t.iteration, t.step))].into_iter().flatten() {
+            span.add_run(ready, end.get(i));
         }
         if v.jobs[t.job as usize].trace && m.spec.dst != m.spec.src {
             // a trace's rank is done once what it receives is, too
-            steps.entry((t.job, t.iteration, v.routes.topology().host(m.spec.dst))).or_insert_with(Span::new).close(end.get(i), ideal.1);
+            if let Some(rank) = steps.get_mut(&(t.job, t.iteration, v.routes.topology().host(m.spec.dst))) {
+                rank.close(end.get(i));
+            }
         }
-    }
-    for (key, span) in iters.iter_mut() {
-        span.ideal.1 = span.ideal.1.max(busy.get(key).copied().unwrap_or(0));
     }
     let mut jt = Table::new(columns::JOBS);
     let rows: Vec<(&(u32, u32), &Span)> = iters.iter().collect();

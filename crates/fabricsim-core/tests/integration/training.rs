@@ -253,3 +253,42 @@ fn each_kinds_bytes_per_gpu_equal_the_documented_formulas() {
         assert!((per_gpu(&text) - mb).abs() < 0.1, "{} MB per GPU against {mb}", per_gpu(&text));
     }
 }
+
+/// The jobs' bounds (the ideal spans of the jobs and steps tables, computed at resolve) are
+/// the same from the one pass over the messages in order as from the whole schedule, on
+/// training jobs, collectives, and a flow list with CPUs (as a trace job); and a flow list
+/// that waits for a later flow takes the whole schedule.
+#[test]
+fn the_jobs_bounds_from_one_pass_are_the_whole_schedules() {
+    let file = |name: &str| std::fs::read_to_string(format!("{}/../../scenarios/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let flows = |list: &str| format!("[topology]\nhosts = 16\nradix = 8\n[workload]\nkind = \"flows\"\nflows = [{list}]\n");
+    let cases = [
+        file("training_dense_256.toml"),
+        file("training_moe_256.toml"),
+        file("china_mobile_8_jobs.toml"),
+        file("allreduce_ring_128.toml"),
+        flows(
+            "{id = 11, src = 0, dst = 9, size = \"1MiB\"}, {id = 12, src = 9, dst = 3, size = \"1MiB\", after = [11], delay = \"20us\", cpu = 0}, \
+             {id = 13, src = 9, dst = 4, size = \"64KiB\", after = [11], delay = \"30us\", cpu = 0}, {src = 3, dst = 0, size = \"8KiB\", after = [12, 13]}",
+        ),
+        // waits for a later flow: not in order
+        flows("{id = 11, src = 0, dst = 9, size = \"1MiB\", after = [12]}, {id = 12, src = 9, dst = 3, size = \"1MiB\", cpu = 1, delay = \"1us\"}"),
+    ];
+    for (i, text) in cases.iter().enumerate() {
+        let m = scenario(text).expect("valid").resolve().expect("resolves");
+        let routes = fabricsim_core::topology::Routes::new(m.topo.clone());
+        let plan = fabricsim_core::stats::jobs::Plan {
+            routes: &routes,
+            transport: &m.transport,
+            specs: &m.messages,
+            subflows: m.lb.subflows(),
+            deps: &m.deps,
+            tags: &m.tags,
+            jobs: &m.jobs,
+        };
+        let pass = fabricsim_core::stats::jobs::bounds(&plan);
+        assert_eq!(pass, fabricsim_core::stats::jobs::bounds_whole(&plan), "case {i}");
+        assert_eq!(pass, m.job_bounds, "case {i}: the model's");
+        assert_ne!(pass, Default::default(), "case {i}: some job");
+    }
+}
