@@ -142,7 +142,8 @@ pub struct Model {
     pub lb_ctx: LbContext,
     /// The messages (the `[workload]`'s, then the jobs'), what each waits for, and the job,
     /// iteration and step of each (`Tag::NONE` for the workload's). A [`crate::Simulation`]
-    /// moves the messages into its NICs: its model's list is empty.
+    /// moves the messages into its NICs and what they wait for into its pieces' counts and
+    /// reverse lists: its model's lists of both are empty.
     pub messages: Vec<MessageSpec>,
     pub deps: Deps,
     pub tags: Vec<Tag>,

@@ -201,7 +201,7 @@ impl Simulation {
         let m = MessageColumns::of(&self.work(&states, &up), ends, keep);
         drop(states);
         self.pieces.iter_mut().for_each(|p| p.nics.free_messages());
-        (self.model.deps, self.model.tags) = Default::default();
+        self.model.tags = Default::default();
         let samples = self.sampler.take().map(|s| s.rows).unwrap_or_default();
         let ports = self.ports();
         RunResult::collect(self.view(&ports, accounting, achieved, samples, detail), m, c, keep)
@@ -293,7 +293,6 @@ impl Simulation {
             messages,
             states,
             up,
-            deps: &m.deps,
             tags: &m.tags,
             jobs: &m.jobs,
             bounds: &m.job_bounds,

@@ -24,7 +24,6 @@ use crate::time::Time;
 use crate::topology::Routes;
 use crate::workload::collective::Tag;
 use crate::workload::job::JobInfo;
-use crate::workload::Deps;
 
 /// The workload as the run kept it: what the first stage reads.
 pub struct WorkView<'a> {
@@ -36,8 +35,7 @@ pub struct WorkView<'a> {
     pub states: &'a [MsgState],
     /// When each message on a scale-up network was sent and delivered (`Time::MAX`: not).
     pub up: &'a BTreeMap<u32, [Time; 2]>,
-    /// What each message waits for, its job tag, and the jobs.
-    pub deps: &'a Deps,
+    /// Each message's job tag, and the jobs.
     pub tags: &'a [Tag],
     pub jobs: &'a [JobInfo],
     /// What the jobs' tables hold before the run (`Model::job_bounds`).
