@@ -206,13 +206,10 @@ impl Simulation {
         let factory = Self::factory(&model);
         // the pieces share the messages and their connections' catalog from here on (the
         // model's copy would double them); each holds the rows of its hosts' connections
-        let specs = std::mem::take(&mut model.messages);
+        let mut specs = std::mem::take(&mut model.messages);
         let rngs: Vec<Rng> = (0..topo.hosts()).map(|h| Rng::stream(model.seed, Stream::Host, h.into())).collect();
         let layout = ConnCatalog::build(&factory, &specs, rngs.len(), (count > 1).then_some((&home[..], count)));
-        let messages: Arc<Vec<Message>> = Arc::new(
-            specs.iter().zip(&layout.ids).map(|(&spec, ids)| Message { spec, first: ids.start, count: ids.len() as u32 }).collect(),
-        );
-        drop(specs);
+        let messages = Arc::new(Message::list(&mut specs, &layout.ids));
         if count > 1 {
             need.pieces =
                 budget::pieces(count as u64 - 1, &topo.size(), messages.len() as u64, layout.ids.last().map_or(0, |r| r.end.into()));

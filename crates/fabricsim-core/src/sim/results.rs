@@ -163,7 +163,9 @@ impl Simulation {
     pub fn results_keeping(&self, keep: &Keep) -> RunResult {
         let (states, up) = (self.states(), self.up_times());
         let w = self.work(&states, &up);
-        let m = MessageColumns::of(&w, Ends::of(&w, &self.conns()), keep);
+        let mut m = MessageColumns::of(&w, Ends::of(&w, &self.conns()), keep);
+        // the run goes on: its messages' columns from a copy of the list
+        m.add_messages(w.messages.to_vec(), &w.routes, w.transport, keep);
         let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses(), keep);
         let samples = self.sampler.as_ref().map(|s| s.rows.clone()).unwrap_or_default();
         let ports = self.ports();
@@ -198,8 +200,15 @@ impl Simulation {
         let ends = Ends::of(&self.work(&states, &up), &self.conns());
         let c = ConnColumns::of(states.len(), &self.conns(), &self.conn_losses(), keep);
         self.pieces.iter_mut().for_each(|p| p.nics.free_connections());
-        let m = MessageColumns::of(&self.work(&states, &up), ends, keep);
+        let mut m = MessageColumns::of(&self.work(&states, &up), ends, keep);
         drop(states);
+        // the messages' own columns, made as the list gives its memory back: the list itself
+        // where the pieces held the only handles (a copy otherwise)
+        let mut lists: Vec<_> = self.pieces.iter_mut().map(|p| p.nics.take_messages()).collect();
+        let list = lists.swap_remove(0);
+        drop(lists);
+        let list = std::sync::Arc::try_unwrap(list).unwrap_or_else(|shared| (*shared).clone());
+        m.add_messages(list, &Routes::new(self.model.topo.clone()), &self.model.transport, keep);
         self.pieces.iter_mut().for_each(|p| p.nics.free_messages());
         self.model.tags = Default::default();
         let samples = self.sampler.take().map(|s| s.rows).unwrap_or_default();

@@ -12,8 +12,9 @@
 
 use std::collections::BTreeMap;
 
+mod messages;
+
 use super::jobs::{JobBounds, JobTables};
-use super::least::IdealFcts;
 use super::{columns, mean, ns, percentile, Column, Keep, Labels, Nullable, RunResult, RunView, Summary, Table};
 use crate::host::message::{Message, MsgState};
 use crate::host::parts::ConnParts;
@@ -58,14 +59,12 @@ impl Source {
             let kept = w.tags.iter().filter(|_| keep.has(name));
             kept.map(|t| (t.job != Tag::NONE.job).then(|| u64::from(f(t)))).collect()
         };
-        // compute tasks and scale-up messages cross no fabric link
-        let links =
-            |m: &Message| if m.on_scale_up() || m.spec.is_compute() { 0 } else { w.routes.topology().links(m.spec.src, m.spec.dst) as u64 };
         Source {
             job: of_job("job", &|t| t.job),
             iteration: of_job("iteration", &|t| t.iteration),
             traffic: (0..w.messages.len()).filter(|_| keep.has("traffic")).map(|i| super::jobs::traffic(w, i)).collect(),
-            path_links: w.messages.iter().filter(|_| keep.has("path_links")).map(links).collect(),
+            // made with the messages' other columns (`MessageColumns::add_messages`)
+            path_links: Vec::new(),
         }
     }
 }
@@ -101,36 +100,27 @@ impl MessageColumns {
         self.bytes.is_empty()
     }
 
-    /// The messages' part of the results, from their `ends` (read from the connections
-    /// before these are freed). Columns only the flows table reads are made if `keep` keeps
-    /// them.
+    /// The messages' part of the results that reads the run (their `ends`, read from the
+    /// connections before these are freed, their states and tags, the jobs' tables); the
+    /// columns of the messages themselves come from [`MessageColumns::add_messages`]. Columns
+    /// only the flows table reads are made if `keep` keeps them.
     pub fn of(w: &WorkView<'_>, ends: Ends, keep: &Keep) -> MessageColumns {
-        let (messages, transport) = (w.messages, w.transport);
-        let topo = w.routes.topology();
-        // the ideal depends only on the route, the size and the connections: computed once
-        // per (route, size, connections)
-        let mut fcts = IdealFcts::default();
-        let ideal: Vec<Time> = messages.iter().map(|m| fcts.of(&w.routes, transport, &m.spec, m.count)).collect();
         let Ends { first_send, end, lb_state_bytes } = ends;
         let jobs = super::jobs::tables(w, w.bounds, &end);
-        let compute: Vec<bool> = messages.iter().map(|m| m.spec.is_compute()).collect();
-        let spec = |f: &dyn Fn(&Message) -> u64| messages.iter().map(f).collect::<Vec<u64>>();
-        let kept = |name: &str, f: &dyn Fn(&Message) -> u64| if keep.has(name) { spec(f) } else { Vec::new() };
         MessageColumns {
-            // the engine's host ids are leaf slots; the table speaks the scenario's host ids
-            src: kept("src", &|m| topo.host(m.spec.src) as u64),
-            dst: kept("dst", &|m| topo.host(m.spec.dst) as u64),
-            bytes: spec(&|m| m.spec.bytes),
-            start: spec(&|m| m.spec.start),
+            src: Vec::new(),
+            dst: Vec::new(),
+            bytes: Vec::new(),
+            start: Vec::new(),
             ready: w.states.iter().filter(|_| keep.has("ready_ps")).map(MsgState::ready).collect(),
-            class: kept("class", &|m| m.spec.class as u64),
-            pinned: messages.iter().filter(|_| keep.has("pinned")).map(|m| m.spec.pinned).collect(),
-            scale_up: messages.iter().map(Message::on_scale_up).collect(),
+            class: Vec::new(),
+            pinned: Vec::new(),
+            scale_up: Vec::new(),
             source: Source::of(w, keep),
-            compute,
+            compute: Vec::new(),
             first_send,
             end,
-            ideal,
+            ideal: Vec::new(),
             jobs,
             lb_state_bytes,
         }
