@@ -114,14 +114,11 @@ pub fn messages(topo: &Topology, transport: &TransportModel, subflows: u32, mess
     tally.bytes()
 }
 
-/// The connections message `m` (its hosts by id, as a workload makes it) runs on: none for a
-/// compute task or a transfer on its server's scale-up network (`ConnCatalog::build`), one per
-/// subflow otherwise.
+/// The connections message `m` (its hosts by id, as a workload makes it) runs on
+/// ([`crate::stats::least::connections`] of its hosts by leaf slot).
 pub fn connections(topo: &Topology, subflows: u32, m: &MessageSpec) -> u64 {
-    if m.is_compute() || topo.scale_up_between(topo.slot(m.src), topo.slot(m.dst)).is_some() {
-        return 0;
-    }
-    u64::from(subflows).min(m.bytes).max(1)
+    let on = MessageSpec { src: topo.slot(m.src), dst: topo.slot(m.dst), ..*m };
+    crate::stats::least::connections(topo, subflows, &on).into()
 }
 
 /// [`messages`] counted one message at a time, in order, without holding them: what a

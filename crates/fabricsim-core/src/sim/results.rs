@@ -164,8 +164,8 @@ impl Simulation {
         let (states, up) = (self.states(), self.up_times());
         let w = self.work(&states, &up);
         let mut m = MessageColumns::of(&w, Ends::of(&w, &self.conns()), keep);
-        // the run goes on: its messages' columns from a copy of the list
-        m.add_messages(w.messages.to_vec(), &w.routes, w.transport, keep);
+        // the run goes on: its messages are only read
+        m.add_messages(Cow::Borrowed(w.messages), &w.routes, w.transport, keep);
         let c = ConnColumns::of(m.len(), &self.conns(), &self.conn_losses(), keep);
         let samples = self.sampler.as_ref().map(|s| s.rows.clone()).unwrap_or_default();
         let ports = self.ports();
@@ -208,7 +208,7 @@ impl Simulation {
         let list = lists.swap_remove(0);
         drop(lists);
         let list = std::sync::Arc::try_unwrap(list).unwrap_or_else(|shared| (*shared).clone());
-        m.add_messages(list, &Routes::new(self.model.topo.clone()), &self.model.transport, keep);
+        m.add_messages(Cow::Owned(list), &Routes::new(self.model.topo.clone()), &self.model.transport, keep);
         self.pieces.iter_mut().for_each(|p| p.nics.free_messages());
         self.model.tags = Default::default();
         let samples = self.sampler.take().map(|s| s.rows).unwrap_or_default();

@@ -23,12 +23,12 @@ use std::collections::BTreeMap;
 
 use super::collect::WorkView;
 use super::ideal::{ideal_fct, smallest_packet, wire_time};
-use super::least::{ack_flight, IdealFcts};
+use super::least::{ack_flight, connections, IdealFcts};
 use super::{columns, ns, Column, Nullable, Table};
 use crate::host::TransportModel;
 use crate::time::{serialization, Time};
 use crate::topology::Routes;
-use crate::workload::collective::{ideal_finish, nic_bounds, Hearing, Lane, Tag};
+use crate::workload::collective::{heard, ideal_finish, nic_bounds, released, Hearing, Lane, Tag};
 use crate::workload::job::JobInfo;
 use crate::workload::training::KINDS;
 use crate::workload::{Deps, MessageSpec};
@@ -118,24 +118,57 @@ pub struct Plan<'a> {
 }
 
 impl Plan<'_> {
-    /// Message `i`'s connections as the run builds them (`ConnCatalog::build`): none for a
-    /// compute task or a scale-up transfer, one per subflow otherwise.
+    /// Message `i`'s connections as the run builds them ([`connections`]).
     fn count(&self, i: usize) -> u32 {
-        let m = &self.specs[i];
-        if m.is_compute() || self.up(i) {
-            return 0;
-        }
-        u64::from(self.subflows).min(m.bytes).max(1) as u32
-    }
-    fn up(&self, i: usize) -> bool {
-        let m = &self.specs[i];
-        self.routes.topology().scale_up_between(m.src, m.dst).is_some()
+        connections(self.routes.topology(), self.subflows, &self.specs[i])
     }
     /// Whether message `i` crosses its server's scale-up network (`Message::on_scale_up`).
     fn on_scale_up(&self, i: usize) -> bool {
-        !self.specs[i].is_compute() && self.up(i)
+        let m = &self.specs[i];
+        !m.is_compute() && self.routes.topology().scale_up_between(m.src, m.dst).is_some()
+    }
+    /// What message `i` holds while it is sent: its sender's NIC, its scale-up port, or
+    /// nothing shared (a compute task, or any message of a training job).
+    fn lane(&self, i: usize) -> Lane {
+        let job = self.tags[i].job;
+        match &self.specs[i] {
+            _ if job != Tag::NONE.job && self.jobs[job as usize].training() => Lane::Alone,
+            m if m.is_compute() => Lane::Alone,
+            _ if self.on_scale_up(i) => Lane::ScaleUp,
+            _ => Lane::Nic,
+        }
+    }
+    /// How long message `i` holds its sender's NIC (its packets back to back) or its port on
+    /// the scale-up network.
+    fn wire(&self, i: usize) -> Time {
+        let (m, topo) = (&self.specs[i], self.routes.topology());
+        match topo.scale_up_between(m.src, m.dst) {
+            Some(up) => serialization(m.bytes, up.rate),
+            None => wire_time(m.bytes, self.transport.mtu, self.transport.header, self.count(i), topo.host_rate()),
+        }
+    }
+    /// The least message `i` (ideal FCT `fct`, holding its lane for `wire`) takes after its
+    /// last byte left: on a NIC, its smallest packet alone on its path at whatever pace the
+    /// NIC sends (one packet's flight cached in `flight` by path and size: a run has few of
+    /// either); a scale-up transfer is one piece, what follows its port's.
+    fn tail(&self, i: usize, fct: Time, wire: Time, flight: &mut Flights) -> Time {
+        if self.lane(i) != Lane::Nic {
+            return fct.saturating_sub(wire);
+        }
+        let (m, t) = (&self.specs[i], self.transport);
+        let rate = self.routes.topology().host_rate();
+        let smallest = smallest_packet(m.bytes, t.mtu, t.header, self.count(i));
+        let route = self.routes.ideal_route(m.src, m.dst);
+        *flight
+            .entry((route.hops, smallest))
+            .or_insert_with_key(|(hops, p)| ideal_fct(hops, &[*p], &[0]).saturating_sub(serialization(*p, rate)))
     }
 }
+
+/// One packet's flight after it left its NIC, by path and size.
+type Flights = std::collections::HashMap<(Vec<crate::topology::Hop>, u64), Time>;
+
+impl Plan<'_> {}
 
 /// What the jobs and steps tables hold before any run: per (job, iteration) and per step, the
 /// ideal and compute-only spans, the messages and bytes. Computed once from the workload
@@ -216,21 +249,17 @@ impl JobBounds {
 /// message's ideal and compute-only finish (16 bytes), not [`ideals`]' columns. Returns the
 /// bound each (job, iteration)'s NICs and CPUs set on its ideal end.
 fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, u32), Time> {
-    let topo = p.routes.topology();
-    let (rate, mtu, header) = (topo.host_rate(), p.transport.mtu, p.transport.header);
-    let training = |i: usize| p.tags[i].job != Tag::NONE.job && p.jobs[p.tags[i].job as usize].training();
-    let ack_flight = |from: u32, to: u32| ack_flight(p.routes, header, from, to);
+    let ack_flight = |from: u32, to: u32| ack_flight(p.routes, p.transport.header, from, to);
     let notice = |from: u32, to: u32| p.routes.notice_latency(from, to);
     let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
     let own = |i: usize| (p.tags[i].job, p.tags[i].iteration);
     let same = |i: usize, d: u32| own(d as usize) == own(i);
     let bare = |d: usize| joins(p, d) && !p.deps.of(d).iter().any(|&x| same(d, x));
     let free_too = p.jobs.iter().any(|j| j.training());
-    let cpus = p.specs.iter().any(|m| m.cpu.is_some());
     let n = p.specs.len();
     let mut finish: Vec<Time> = Vec::with_capacity(n);
     let mut free_finish: Vec<Time> = Vec::with_capacity(if free_too { n } else { 0 });
-    let (mut fcts, mut flight) = (IdealFcts::default(), std::collections::HashMap::new());
+    let (mut fcts, mut flight) = (IdealFcts::default(), Flights::new());
     type Acc = std::collections::HashMap<(u32, u32, u32, u32), (Time, Time, Time)>;
     let (mut nics, mut on_cpus): (Acc, Acc) = Default::default();
     let fold = |acc: &mut Acc, key: (u32, u32, u32, u32), first: Time, held: Time, tail: Time| {
@@ -240,15 +269,13 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
     for i in 0..n {
         let m = &p.specs[i];
         let waits = p.deps.of(i).iter().copied().filter(|&d| same(i, d) && !bare(d as usize));
-        let heard_at = |d: u32| {
-            crate::workload::collective::heard(&hearing, (p.specs[d as usize].src, p.specs[d as usize].dst), m.src, finish[d as usize])
-        };
-        let release = crate::workload::collective::released(m, waits.clone().map(heard_at).max());
+        let heard_at = |d: u32| heard(&hearing, (p.specs[d as usize].src, p.specs[d as usize].dst), m.src, finish[d as usize]);
+        let release = released(m, waits.clone().map(heard_at).max());
         let count = p.count(i);
         let fct = fcts.of(p.routes, p.transport, m, count);
         finish.push(release + fct);
         let free = free_too.then(|| {
-            let at = crate::workload::collective::released(m, waits.map(|d| free_finish[d as usize]).max());
+            let at = released(m, waits.map(|d| free_finish[d as usize]).max());
             free_finish.push(at);
             (at, at)
         });
@@ -257,29 +284,13 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
         if t.job == Tag::NONE.job {
             continue;
         }
-        let lane = match m {
-            _ if training(i) => Lane::Alone,
-            m if m.is_compute() => Lane::Alone,
-            _ if p.on_scale_up(i) => Lane::ScaleUp,
-            _ => Lane::Nic,
-        };
+        let lane = p.lane(i);
         if lane != Lane::Alone {
-            let wire = match topo.scale_up_between(m.src, m.dst) {
-                Some(up) => serialization(m.bytes, up.rate),
-                None => wire_time(m.bytes, mtu, header, count, rate),
-            };
-            let tail = if lane == Lane::Nic {
-                let smallest = smallest_packet(m.bytes, mtu, header, count);
-                let route = p.routes.ideal_route(m.src, m.dst);
-                *flight.entry((route.hops, smallest)).or_insert_with_key(|(hops, s): &(Vec<crate::topology::Hop>, u64)| {
-                    ideal_fct(hops, &[*s], &[0]).saturating_sub(serialization(*s, rate))
-                })
-            } else {
-                fct.saturating_sub(wire)
-            };
+            let wire = p.wire(i);
+            let tail = p.tail(i, fct, wire, &mut flight);
             fold(&mut nics, (t.job, t.iteration, m.src, u32::from(lane == Lane::ScaleUp)), release, wire, tail);
         }
-        if let Some(cpu) = m.cpu.filter(|_| cpus) {
+        if let Some(cpu) = m.cpu {
             fold(&mut on_cpus, (t.job, t.iteration, m.src, u32::from(cpu)), release.saturating_sub(m.delay), m.delay, fct);
         }
     }
@@ -298,26 +309,10 @@ type Schedule = Vec<(Time, Time)>;
 /// (release, finish) with every message taking no time (the compute-only schedule); and per
 /// (job, iteration), the bound its NICs' busy times set on its ideal end.
 fn ideals(v: &Plan<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std::collections::HashMap<(u32, u32), Time>) {
-    let topo = v.routes.topology();
-    let (rate, mtu, header) = (topo.host_rate(), v.transport.mtu, v.transport.header);
-    // how long each message holds its sender's NIC (its packets back to back) or its port
-    // on the scale-up network
-    let wire: Vec<Time> = (0..v.specs.len())
-        .map(|i| match topo.scale_up_between(v.specs[i].src, v.specs[i].dst) {
-            Some(up) => serialization(v.specs[i].bytes, up.rate),
-            None => wire_time(v.specs[i].bytes, mtu, header, v.count(i), rate),
-        })
-        .collect();
-    let training = |i: usize| v.tags[i].job != Tag::NONE.job && v.jobs[v.tags[i].job as usize].training();
-    let lanes: Vec<Lane> = (0..v.specs.len())
-        .map(|i| match &v.specs[i] {
-            _ if training(i) => Lane::Alone,
-            m if m.is_compute() => Lane::Alone,
-            _ if v.on_scale_up(i) => Lane::ScaleUp,
-            _ => Lane::Nic,
-        })
-        .collect();
-    let ack_flight = |from: u32, to: u32| ack_flight(v.routes, header, from, to);
+    let n = v.specs.len();
+    let wire: Vec<Time> = (0..n).map(|i| v.wire(i)).collect();
+    let lanes: Vec<Lane> = (0..n).map(|i| v.lane(i)).collect();
+    let ack_flight = |from: u32, to: u32| ack_flight(v.routes, v.transport.header, from, to);
     let notice = |from: u32, to: u32| v.routes.notice_latency(from, to);
     let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
     // each iteration on its own: what it waits for in another iteration is dropped, so that
@@ -329,7 +324,6 @@ fn ideals(v: &Plan<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std::co
     // a collective's join of the previous iteration (`collective::Builder::join`) that is
     // left with nothing to wait for releases its pieces at their starts, as the pieces
     // would be whose lists held the previous iteration alone
-    let n = v.specs.len();
     let bare: Vec<bool> = (0..n).map(|i| joins(v, i) && !v.deps.of(i).iter().any(|&d| same(i, d))).collect();
     let deps = v.deps.filtered(n, |i, d| same(i, d) && !bare[d as usize]);
     let ideal = ideal_finish(v.specs, &deps, ideals, &hearing);
@@ -339,24 +333,9 @@ fn ideals(v: &Plan<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std::co
         (t.job != Tag::NONE.job && lanes[i] != Lane::Alone).then(|| (t.job, t.iteration, v.specs[i].src, lanes[i] == Lane::ScaleUp))
     };
     let mut busy: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
-    // the least a packet of each message takes from leaving its NIC to arriving: its smallest
-    // packet alone on its path, at whatever pace the NIC sends (a scale-up transfer is one
-    // piece: what follows its port's)
-    // (one packet's flight, by path and size: a run has few of either)
-    let mut flight = std::collections::HashMap::new();
-    let tail: Vec<Time> = (0..v.specs.len())
-        .map(|i| {
-            let m = &v.specs[i];
-            if lanes[i] != Lane::Nic {
-                return ideals[i].saturating_sub(wire[i]);
-            }
-            let smallest = smallest_packet(m.bytes, mtu, header, v.count(i));
-            let route = v.routes.ideal_route(m.src, m.dst);
-            *flight
-                .entry((route.hops, smallest))
-                .or_insert_with_key(|(hops, p)| ideal_fct(hops, &[*p], &[0]).saturating_sub(serialization(*p, rate)))
-        })
-        .collect();
+    // the least a packet of each message takes from leaving its NIC to arriving
+    let mut flight = Flights::new();
+    let tail: Vec<Time> = (0..n).map(|i| v.tail(i, ideals[i], wire[i], &mut flight)).collect();
     for ((job, it, _, _), b) in nic_bounds(&ideal, &wire, &tail, on) {
         let e = busy.entry((job, it)).or_insert(0);
         *e = (*e).max(b);
@@ -393,8 +372,12 @@ fn ideals(v: &Plan<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std::co
 /// Whether message `i` is a collective's compute task, which only joins what a rank's
 /// pieces wait for (`collective::Builder::join`): a collective has no other.
 fn joins(v: &Plan<'_>, i: usize) -> bool {
-    let job = v.tags[i].job;
-    job != Tag::NONE.job && v.specs[i].is_compute() && v.jobs[job as usize].op.is_some()
+    joins_in(&v.specs[i], v.tags[i].job, v.jobs)
+}
+
+/// [`joins`] for message `m` of job `job` among `jobs` (`Tag::NONE`'s: not a job's).
+fn joins_in(m: &MessageSpec, job: u32, jobs: &[JobInfo]) -> bool {
+    job != Tag::NONE.job && m.is_compute() && jobs[job as usize].op.is_some()
 }
 
 /// What message `i` is (the flows table's `traffic`): background, its job's collective, a
@@ -415,12 +398,9 @@ pub fn traffic(v: &WorkView<'_>, i: usize) -> &'static str {
 pub fn tables(v: &WorkView<'_>, bounds: &JobBounds, end: &Nullable<Time>) -> JobTables {
     // spans per (job, iteration) and per (job, iteration, step), in that order
     let (mut iters, mut steps) = (bounds.iters.clone(), bounds.steps.clone());
-    let joins = |i: usize| {
-        let job = v.tags[i].job;
-        v.messages[i].spec.is_compute() && v.jobs[job as usize].op.is_some()
-    };
     for (i, t) in v.tags.iter().enumerate() {
-        if t.job == Tag::NONE.job || joins(i) {
+        if t.job == Tag::NONE.job || joins_in(&v.messages[i].spec, t.job, v.jobs) {
+            // a collective's compute task only joins what a rank's pieces wait for
             continue;
         }
         let m = &v.messages[i];

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use super::ideal::{ideal_fct, message_packets, releases};
 use crate::host::TransportModel;
 use crate::time::{serialization, Time};
-use crate::topology::{Hop, Routes};
+use crate::topology::{Hop, Routes, Topology};
 use crate::units::Duration;
 use crate::workload::collective::{heard, released, Hearing, Tag};
 use crate::workload::MessageSpec;
@@ -42,6 +42,16 @@ impl IdealFcts {
             ideal_fct(hops, &packets, &releases(spec.bytes, mtu, header, count, transport.rate_cap))
         })
     }
+}
+
+/// The connections message `m` (its hosts by leaf slot, as a run's model holds them) runs on,
+/// as `ConnCatalog::build` makes them: none for a compute task or a transfer on its server's
+/// scale-up network, one per subflow otherwise (`lb::mptcp::shares`).
+pub fn connections(topo: &Topology, subflows: u32, m: &MessageSpec) -> u32 {
+    if m.is_compute() || topo.scale_up_between(m.src, m.dst).is_some() {
+        return 0;
+    }
+    u64::from(subflows).min(m.bytes).max(1) as u32
 }
 
 /// A final ACK's flight from `from` back to `to`, as the jobs' ideal bound counts it: a header
@@ -86,11 +96,7 @@ impl<'a> Least<'a> {
     /// Counts the next message, `m` (hosts by leaf slot): the `[workload]`'s, or of job `job`
     /// (none: a part a fabric made of a message), which waits for `after`.
     pub fn add(&mut self, m: &MessageSpec, after: &[u32], job: u32) {
-        let count = if m.is_compute() || self.routes.topology().scale_up_between(m.src, m.dst).is_some() {
-            0
-        } else {
-            (u64::from(self.subflows).min(m.bytes).max(1)) as u32
-        };
+        let count = connections(self.routes.topology(), self.subflows, m);
         let fct = self.fcts.of(self.routes, self.transport, m, count);
         let (ack, notice) = (|from, to| self.ack_flight(from, to), |from, to| self.routes.notice_latency(from, to));
         let hearing = Hearing { ack_flight: &ack, notice: &notice };

@@ -1,6 +1,8 @@
 //! The flows table's columns read from the messages themselves (their hosts, sizes, starts,
 //! classes, paths and ideal FCTs), made as the run's list of messages gives its memory back.
 
+use std::borrow::Cow;
+
 use super::MessageColumns;
 use crate::host::message::Message;
 use crate::host::TransportModel;
@@ -9,11 +11,12 @@ use crate::stats::Keep;
 use crate::topology::Routes;
 
 impl MessageColumns {
-    /// The columns read from the messages themselves, made from the last message to the first
-    /// while `messages` gives its memory back (a chunk at a time: the columns' pages are
-    /// touched as the list's are released), so that the list and its columns, each about
-    /// 40 bytes a message, never take their memory together.
-    pub fn add_messages(&mut self, mut messages: Vec<Message>, routes: &Routes, transport: &TransportModel, keep: &Keep) {
+    /// The columns read from the messages themselves, made from the last message to the first;
+    /// a list given whole (`Cow::Owned`, a finished run's) gives its memory back as they are
+    /// made (a chunk at a time: the columns' pages are touched as the list's are released), so
+    /// that the list and its columns, each about 40 bytes a message, never take their memory
+    /// together; a borrowed one (a run that goes on) is only read.
+    pub fn add_messages(&mut self, mut messages: Cow<'_, [Message]>, routes: &Routes, transport: &TransportModel, keep: &Keep) {
         const CHUNK: usize = 1 << 16;
         let n = messages.len();
         let topo = routes.topology();
@@ -54,8 +57,10 @@ impl MessageColumns {
                 scale_up[i] = m.on_scale_up();
                 compute[i] = spec.is_compute();
             }
-            messages.truncate(lo);
-            messages.shrink_to_fit();
+            if let Cow::Owned(list) = &mut messages {
+                list.truncate(lo);
+                list.shrink_to_fit();
+            }
             hi = lo;
         }
         (self.src, self.dst, self.start, self.class, self.source.path_links) = (src, dst, start, class, path_links);

@@ -20,10 +20,8 @@ impl Deps {
             return Deps::default();
         }
         let mut d = Deps { first: Vec::with_capacity(lists.len() + 1), ids: Vec::new() };
-        d.first.push(0);
         for l in lists {
-            d.ids.extend_from_slice(l);
-            d.first.push(d.ids.len() as u32);
+            d.push(l);
         }
         d
     }
@@ -47,9 +45,7 @@ impl Deps {
     /// are empty, [`Deps::default`]).
     pub fn append(&mut self, n: usize, other: &Deps, m: usize) {
         if other.is_empty() {
-            for _ in 0..m {
-                self.push(&[]);
-            }
+            // none waits: a message past the lists waits for none (`Deps::of`)
             return;
         }
         while self.lists() < n {
