@@ -289,3 +289,12 @@ def test_the_step_cutting_table_and_the_least_time_are_what_the_estimate_says():
         assert row in page, row
     step = _llama("llama3-405b", 1024, {"tp": 8, "pp": 16, "dp": 8, "micro_batches": 16})
     assert f"16 micro-batches at 400 TFLOPS: {_least(step)})" in (ROOT / "docs" / "scenario.md").read_text(), _least(step)
+
+
+def test_the_8192_gpu_step_s_estimate_is_what_scenario_md_says():
+    """docs/scenario.md's memory estimate of the 8 192-GPU Llama 3 405B step (what
+    `stop.max_memory` it needs), from the survey itself (a few seconds, about 1.5 GB)."""
+    step = _llama("llama3-405b", 8192, {"tp": 8, "pp": 16, "dp": 64, "micro_batches": 16}).set("topology.radix", 128)
+    _, memory = step.set("stop.max_memory", "64GiB").estimate()
+    said = f"radix 128: {memory / 2**30:.1f} GiB with every column of the flows table"
+    assert said in " ".join((ROOT / "docs" / "scenario.md").read_text().split()), said
