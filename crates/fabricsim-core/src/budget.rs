@@ -15,7 +15,7 @@
 use crate::error::ScenarioError;
 use crate::host::connection::{RecvHalf, SendHalf, REORDER_BUCKETS};
 use crate::host::message::{Message, MsgState};
-use crate::host::table::STORED_ROW_BYTES;
+use crate::host::table::{NARROW_PACKETS, STORED_ROW_BYTES, WIDE_ROW_BYTES};
 use crate::host::TransportModel;
 use crate::packet::Packet;
 use crate::stats::columns::{Ty, FLOWS};
@@ -157,7 +157,9 @@ impl Tally {
             0 => 0,
             _ => (conns * per_connection()).saturating_add(packets.saturating_mul(per_packet) + packets * (1 + self.all_evs) / 8),
         };
-        self.kept = self.kept.saturating_add(message_row() + conns * connection_row());
+        // a connection of more packets than its row's counters hold keeps them in a map
+        let wide = if conns > 0 && packets.div_ceil(conns) > NARROW_PACKETS { WIDE_ROW_BYTES } else { 0 };
+        self.kept = self.kept.saturating_add(message_row() + conns * (connection_row() + wide));
         self.all = self.all.saturating_add(live);
         self.entries += after.len() as u64;
         let i = self.made;
@@ -307,5 +309,22 @@ mod tests {
         let mut t = Tally::new(&transport);
         t.add(&m, &[], 1);
         assert!(t.bytes() > message_row() + connection_row() + per_connection(), "{}", t.bytes());
+    }
+
+    /// A connection of more packets than its stored row's counters hold keeps them in a map:
+    /// counted beside its row, and only then.
+    #[test]
+    fn a_connection_past_its_rows_counters_counts_their_map() {
+        let transport =
+            crate::host::TransportConfig::default().resolve(16, crate::host::Connections::PerMessage).expect("the defaults resolve");
+        let payload = transport.mtu - transport.header;
+        let kept = |packets: u64, conns: u64| {
+            let mut t = Tally::new(&transport);
+            t.add(&MessageSpec::new(0, 1, packets * payload, 0, 0), &[], conns);
+            t.kept
+        };
+        assert_eq!(kept(NARROW_PACKETS, 1), message_row() + connection_row());
+        assert_eq!(kept(NARROW_PACKETS + 1, 1), message_row() + connection_row() + WIDE_ROW_BYTES);
+        assert_eq!(kept(NARROW_PACKETS + 1, 2), message_row() + 2 * connection_row(), "two subflows share the packets");
     }
 }

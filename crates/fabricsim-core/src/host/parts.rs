@@ -49,6 +49,11 @@ impl<'a> ConnParts<'a> {
         }
     }
 
+    /// See [`ConnTable::reorder_entries`].
+    pub fn reorder_entries(&self) -> usize {
+        self.parts.iter().map(|t| t.reorder_entries()).sum()
+    }
+
     /// See [`ConnTable::lb_state_bytes`] (every piece can rebuild a message's load balancers).
     pub fn lb_state_bytes(&self, m: u32, spec: &MessageSpec) -> u64 {
         self.parts[0].lb_state_bytes(m, spec)

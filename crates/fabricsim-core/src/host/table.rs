@@ -27,7 +27,7 @@ use slab::Slab;
 
 pub use crate::host::catalog::{ConnCatalog, End, Layout, Side};
 use crate::host::cc::dcqcn::Notifier;
-use crate::host::connection::{ConnStats, RecvHalf, SendHalf, REORDER_BUCKETS};
+use crate::host::connection::{ConnStats, RecvHalf, SendHalf};
 use crate::host::factory::ConnFactory;
 use crate::host::receiver::complete_ack_fields;
 use crate::lb::LoadBalancer;
@@ -38,6 +38,7 @@ use pairs::Pairs;
 
 mod grow;
 mod pairs;
+mod read;
 
 /// No slot: the half does not exist (not started, or done).
 const NONE: u32 = u32::MAX;
@@ -78,8 +79,10 @@ impl ConnRow {
 
 /// What the table keeps of a connection (64 bytes: a run keeps one per connection): zeros
 /// until it starts; what each half left once it is done (its results, the counts of the late
-/// packets it met, and the little a late packet still reads). Its counters take 4 bytes each; a connection whose counts outgrow them keeps
-/// them in the table's `wide` map instead (exact, never clipped).
+/// packets it met, and the little a late packet still reads). Its counters take 2 bytes each
+/// (a connection of up to 65 535 packets, 256 MiB at a 4 KiB MTU, counts within them); a
+/// connection whose counts outgrow them keeps them in the table's `wide` map instead (exact,
+/// never clipped; [`WIDE_ROW_BYTES`] more).
 #[derive(Debug, Clone)]
 struct Stored {
     first_send: Time,
@@ -87,7 +90,7 @@ struct Stored {
     /// Payload bytes the connection carries: all of them were delivered once the receiver is done.
     bytes: u64,
     /// discarded, fast_nacks, data_packets, retransmits, ecn_acks, timeouts, cnps.
-    counts: [u32; 7],
+    counts: [u16; 7],
     max_reorder: u32,
     /// Where its reorder histogram lies in the table's store once the receiver is done.
     reorder_at: u32,
@@ -97,6 +100,13 @@ struct Stored {
 
 /// Bytes the table keeps per connection for the whole run (for the memory estimate).
 pub const STORED_ROW_BYTES: u64 = std::mem::size_of::<Stored>() as u64;
+
+/// Bytes a connection whose counts outgrew its row keeps in the `wide` map, beside its row
+/// (its counters, its key and the map's share of slack).
+pub const WIDE_ROW_BYTES: u64 = std::mem::size_of::<ConnStats>() as u64 + 4 + 20;
+
+/// The most packets a connection's counts fit its stored row for (2 bytes a counter).
+pub const NARROW_PACKETS: u64 = u16::MAX as u64;
 
 /// `Stored::flags`: the receiver has every packet and its half is gone ...
 const RX_DONE: u8 = 1;
@@ -110,17 +120,17 @@ impl Stored {
         Stored { first_send: NEVER, end: NEVER, bytes, counts: [0; 7], max_reorder: 0, reorder_at: 0, reorder_len: 0, flags: 0 }
     }
 
-    /// The counters in 4 bytes each, if they fit.
-    fn narrow(s: &ConnStats) -> Option<[u32; 7]> {
+    /// The counters in 2 bytes each, if they fit.
+    fn narrow(s: &ConnStats) -> Option<[u16; 7]> {
         let all = [s.discarded, s.fast_nacks, s.data_packets, s.retransmits, s.ecn_acks, s.timeouts, s.cnps];
-        let mut out = [0u32; 7];
+        let mut out = [0u16; 7];
         for (o, v) in out.iter_mut().zip(all) {
-            *o = u32::try_from(v).ok()?;
+            *o = u16::try_from(v).ok()?;
         }
         Some(out)
     }
 
-    fn widen(c: &[u32; 7]) -> ConnStats {
+    fn widen(c: &[u16; 7]) -> ConnStats {
         let [discarded, fast_nacks, data_packets, retransmits, ecn_acks, timeouts, cnps] = c.map(u64::from);
         ConnStats { discarded, fast_nacks, data_packets, retransmits, ecn_acks, timeouts, cnps }
     }
@@ -142,7 +152,7 @@ pub struct ConnTable {
     receivers: Slab<RecvHalf>,
     rx_slot: Vec<u32>,
     rows: Vec<Stored>,
-    /// Counters of the done connections whose counts outgrew 4 bytes, by row.
+    /// Counters of the done connections whose counts outgrew 2 bytes, by row.
     wide: HashMap<u32, ConnStats>,
     /// Reorder histograms of complete receivers, sparse: distance << 56 | arrivals.
     reorder: Vec<u64>,
@@ -220,7 +230,12 @@ impl ConnTable {
     /// Frees every connection's state and row (the table is empty afterwards; see
     /// `Nics::free_connections`).
     pub fn free_all(&mut self) {
-        *self = ConnTable::new(self.factory.clone(), self.keep_cnp, ConnCatalog::default(), self.me, &[]);
+        *self = self.emptied();
+    }
+
+    /// A table of no connection, for the same run and piece.
+    pub fn emptied(&self) -> ConnTable {
+        ConnTable::new(self.factory.clone(), self.keep_cnp, ConnCatalog::default(), self.me, &[])
     }
 
     /// See [`ConnFactory::notify_latency`].
@@ -406,51 +421,6 @@ impl ConnTable {
         self.rows[at].first_send = half.tx.first_send.unwrap_or(NEVER);
         self.count_late(c, End::Tx, |s| s.add(&half.stats));
         self.pair_done(&half, c)
-    }
-
-    /// Connection `c`'s results so far, as far as this piece holds them (its ends' parts;
-    /// nothing of a connection neither of whose ends it holds: zeros).
-    pub fn row(&self, c: u32) -> ConnRow {
-        let Some(at) = self.held(c) else {
-            return ConnRow { n_pkts: 0, max_reorder: 0, first_send: NEVER, end: NEVER, delivered_bytes: 0, stats: ConnStats::default() };
-        };
-        let r = &self.rows[at];
-        let mut row = ConnRow {
-            n_pkts: self.factory.packets(r.bytes),
-            max_reorder: r.max_reorder,
-            first_send: r.first_send,
-            end: r.end,
-            delivered_bytes: if r.flags & RX_DONE != 0 { r.bytes } else { 0 },
-            stats: if r.flags & WIDE != 0 { self.wide[&(at as u32)].clone() } else { Stored::widen(&r.counts) },
-        };
-        if let Some(tx) = self.senders.get(self.tx_slot[at] as usize) {
-            row.first_send = tx.tx.first_send.unwrap_or(NEVER);
-            row.stats.add(&tx.stats);
-        }
-        if let Some(rx) = self.receivers.get(self.rx_slot[at] as usize) {
-            (row.max_reorder, row.end, row.delivered_bytes) = (rx.rx.max_reorder, rx.rx.end.unwrap_or(NEVER), rx.rx.delivered_bytes);
-            row.stats.add(&rx.stats);
-        }
-        row
-    }
-
-    /// Adds connection `c`'s reorder histogram to `hist` (if this piece holds its receiver).
-    pub fn add_reorder(&self, c: u32, hist: &mut [u64; REORDER_BUCKETS]) {
-        let Some(at) = self.held(c) else { return };
-        match self.receivers.get(self.rx_slot[at] as usize) {
-            Some(half) => {
-                for (h, n) in hist.iter_mut().zip(&half.rx.reorder_hist) {
-                    *h += n;
-                }
-            }
-            None => {
-                let r = &self.rows[at];
-                let from = r.reorder_at as usize;
-                for &e in &self.reorder[from..from + r.reorder_len as usize] {
-                    hist[(e >> 56) as usize] += e & ((1 << 56) - 1);
-                }
-            }
-        }
     }
 
     /// The EV every packet of connection `c` gets, for load balancers that use one (its

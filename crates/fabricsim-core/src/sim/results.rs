@@ -197,8 +197,18 @@ impl Simulation {
             _ => self.states().into_owned(),
         };
         let up = self.up_times();
-        let ends = Ends::of(&self.work(&states, &up), &self.conns());
         let c = ConnColumns::of(states.len(), &self.conns(), &self.conn_losses(), keep);
+        self.pieces.iter_mut().for_each(|p| p.nics.connections_mut().free_reorder());
+        let ends = match &mut self.pieces[..] {
+            // one piece gives each connection's row back once its message's ends are read
+            [one] => {
+                let mut table = one.nics.take_connections();
+                let ends = Ends::giving_back(&self.work(&states, &up), &mut table);
+                drop(table);
+                ends
+            }
+            _ => Ends::of(&self.work(&states, &up), &self.conns()),
+        };
         self.pieces.iter_mut().for_each(|p| p.nics.free_connections());
         let mut m = MessageColumns::of(&self.work(&states, &up), ends, keep);
         drop(states);

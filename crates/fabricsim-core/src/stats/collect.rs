@@ -12,7 +12,10 @@
 
 use std::collections::BTreeMap;
 
+mod ends;
 mod messages;
+
+pub use ends::Ends;
 
 use super::jobs::{JobBounds, JobTables};
 use super::{columns, mean, ns, percentile, Column, Keep, Labels, Nullable, RunResult, RunView, Summary, Table};
@@ -127,43 +130,6 @@ impl MessageColumns {
     }
 }
 
-/// When each message first sent and ended, read from its connections (its MPTCP subflows:
-/// the first send and the last end), and the load balancers' state size.
-pub struct Ends {
-    first_send: Nullable<Time>,
-    end: Nullable<Time>,
-    lb_state_bytes: u64,
-}
-
-impl Ends {
-    /// The messages' ends; `flows` holds their connections' rows.
-    pub fn of(w: &WorkView<'_>, flows: &ConnParts<'_>) -> Ends {
-        let messages = w.messages;
-        let (mut first_send, mut end) = (Nullable::with_capacity(messages.len()), Nullable::with_capacity(messages.len()));
-        for (i, (m, state)) in messages.iter().zip(w.states).enumerate() {
-            if m.count == 0 {
-                // on a scale-up network, or a compute task: its ends kept its times
-                let t = w.up.get(&(i as u32)).copied().unwrap_or([Time::MAX; 2]);
-                let known = |t: Time| (t != Time::MAX).then_some(t);
-                first_send.push(known(t[0]));
-                end.push(known(t[1]));
-                continue;
-            }
-            let (mut first, mut last) = (None::<Time>, None::<Time>);
-            for c in m.first..m.first + m.count {
-                let r = flows.row(c);
-                first = first.into_iter().chain(r.first_send()).min();
-                last = last.into_iter().chain(r.end()).max();
-            }
-            first_send.push(first);
-            end.push(if state.done == m.count { last } else { None });
-        }
-        // per message: all of its connections' load-balancer state
-        let lb_state_bytes = messages.first().map_or(0, |m| flows.lb_state_bytes(0, &m.spec));
-        Ends { first_send, end, lb_state_bytes }
-    }
-}
-
 /// The flows table's columns counted from the connections, in [`ConnColumns`]' order.
 const COUNTS: [&str; 10] =
     ["delivered_bytes", "packets", "data_packets", "retransmits", "timeouts", "ecn_acks", "cnps", "max_reorder", "discarded", "fast_nacks"];
@@ -202,7 +168,10 @@ impl ConnColumns {
         };
         // reorder distance distribution, long format: one row per (flow, distance) seen; a
         // message's connections are consecutive ids
-        let (mut rf, mut rd, mut rc) = (Vec::new(), Vec::new(), Vec::new());
+        // (made to their size: grown by doubling, three columns of a million rows took twice
+        // their memory at the results' peak)
+        let rows = flows.reorder_entries();
+        let (mut rf, mut rd, mut rc) = (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
         let mut hist = [0u64; crate::host::connection::REORDER_BUCKETS];
         let mut flush = |m: u32, hist: &mut [u64; crate::host::connection::REORDER_BUCKETS]| {
             for (d, &n) in hist.iter().enumerate().filter(|(_, &n)| n > 0) {

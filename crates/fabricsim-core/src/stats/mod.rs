@@ -116,6 +116,12 @@ impl<T: Copy + Default> Nullable<T> {
         self.values.is_empty()
     }
 
+    /// Reverses the rows in place (a column made from its last row to its first).
+    pub fn reverse(&mut self) {
+        self.values.reverse();
+        self.valid.reverse();
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = Option<T>> + '_ {
         self.values.iter().zip(&self.valid).map(|(&v, &ok)| ok.then_some(v))
     }

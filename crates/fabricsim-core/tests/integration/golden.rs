@@ -119,3 +119,27 @@ fn golden_results_are_unchanged() {
     }
     assert!(failures.is_empty(), "golden results changed (re-bless only on purpose, see golden.rs):\n{}", failures.join("\n"));
 }
+
+#[test]
+fn a_run_stopped_half_way_reads_the_same_tables_mid_life_and_consumed() {
+    // a run of one piece reads its connections from the last while the table gives their
+    // rows back (`Ends::giving_back`); stopped half way, live halves hold part of the counts
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(golden_dir())
+        .expect("tests/golden exists")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    let mut stopped = 0;
+    for path in &paths {
+        let scenario = super::scenario(&std::fs::read_to_string(path).expect("readable")).expect("valid scenario");
+        let mut whole = Simulation::new(&scenario).expect("builds");
+        whole.step(u64::MAX);
+        let mut sim = Simulation::new(&scenario).expect("builds");
+        sim.step(whole.events() / 2);
+        let mid = render(&sim.results());
+        stopped += usize::from(mid.contains("null"));
+        assert_eq!(mid, render(&sim.into_results()), "{}: stopped half way, into_results differs from results", path.display());
+    }
+    assert!(stopped > paths.len() / 2, "most runs stopped half way have messages without an end");
+}

@@ -51,6 +51,13 @@ impl Nics {
         (self.messages, self.states) = (Arc::default(), Vec::new());
     }
 
+    /// Takes the connections' table, leaving an empty one (the results read it while it
+    /// gives its rows back: [`ConnTable::give_back_rows`]).
+    pub fn take_connections(&mut self) -> ConnTable {
+        let empty = self.conns.emptied();
+        std::mem::replace(&mut self.conns, empty)
+    }
+
     /// Frees every connection's state and row, once the results have read them.
     pub fn free_connections(&mut self) {
         self.conns.free_all();

@@ -17,12 +17,12 @@ fn table(spec: impl Fn(u64) -> MessageSpec) -> (ConnTable, u64, MessageSpec) {
 }
 
 #[test]
-fn a_stored_row_keeps_counts_beyond_four_bytes_exactly() {
+fn a_stored_row_keeps_counts_beyond_two_bytes_exactly() {
     let (mut t, _, _) = table(|payload| MessageSpec::new(0, 1, 10 * payload + 1, 0, 0));
     let c = 0;
     let pending = t.row(c);
     assert_eq!((pending.n_pkts, pending.delivered_bytes, pending.first_send()), (11, 0, None));
-    let big = u64::from(u32::MAX) + 5;
+    let big = u64::from(u16::MAX) + 5;
     t.count_late(c, End::Rx, |s| s.cnps += 1);
     t.count_late(c, End::Tx, |s| s.data_packets = big);
     t.count_late(c, End::Rx, |s| s.cnps += 1); // once wide, it stays exact
@@ -31,6 +31,9 @@ fn a_stored_row_keeps_counts_beyond_four_bytes_exactly() {
     assert_eq!(Stored::narrow(&r.stats), None);
     let small = ConnStats { retransmits: 7, ..ConnStats::default() };
     assert_eq!(Stored::narrow(&small).map(|n| Stored::widen(&n).retransmits), Some(7));
+    let edge = ConnStats { timeouts: u64::from(u16::MAX), ..ConnStats::default() };
+    assert_eq!(Stored::narrow(&edge).map(|n| Stored::widen(&n).timeouts), Some(u64::from(u16::MAX)));
+    assert_eq!(STORED_ROW_BYTES, 48, "a stored row is what a run keeps per connection");
 }
 
 #[test]
