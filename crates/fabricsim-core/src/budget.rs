@@ -22,6 +22,7 @@ use crate::stats::columns::{Ty, FLOWS};
 use crate::switch::{EgressPort, SwitchModel};
 use crate::topology::{Cut, GraphSize, Topology};
 use crate::workload::collective::Tag;
+use crate::workload::window::{FarIds, Window};
 use crate::workload::{Deps, MessageSpec};
 
 /// Bytes of one row of the port time series: its four 8-byte values, and one more while the
@@ -106,8 +107,9 @@ pub fn events(topo: &Topology, mss: u64, m: &MessageSpec) -> u64 {
 /// heaviest consecutive levels of the dependency graph (a message's level is one more than its
 /// deepest dependency's). Where a message waits for a later one the levels are not computed and
 /// every message counts as under way.
-pub fn messages(topo: &Topology, transport: &TransportModel, subflows: u32, messages: &[MessageSpec], deps: &Deps) -> u64 {
-    let mut tally = Tally::new(transport);
+/// `far`: the messages read from far on ([`crate::workload::window::Far::of`] `deps`).
+pub fn messages(topo: &Topology, transport: &TransportModel, subflows: u32, messages: &[MessageSpec], deps: &Deps, far: FarIds) -> u64 {
+    let mut tally = Tally::new(transport, far);
     for (i, m) in messages.iter().enumerate() {
         tally.add(m, deps.of(i), connections(topo, subflows, m));
     }
@@ -122,8 +124,8 @@ pub fn connections(topo: &Topology, subflows: u32, m: &MessageSpec) -> u64 {
 }
 
 /// [`messages`] counted one message at a time, in order, without holding them: what a
-/// workload's messages will need as it makes them (a scenario's survey). Holds 4 bytes
-/// a message (its level) while the levels are computed.
+/// workload's messages will need as it makes them (a scenario's survey). Holds a message's
+/// level while a later message may read it ([`Window`]).
 #[derive(Debug, Clone)]
 pub struct Tally {
     payload: u64,
@@ -132,17 +134,19 @@ pub struct Tally {
     kept: u64,
     /// Each message's level, and the bytes under way at each level (`None` once a message
     /// waits for a later one) ...
-    levels: Option<(Vec<u32>, Vec<u64>)>,
+    levels: Option<(Window<u32>, Vec<u64>)>,
     /// ... and the bytes of every message under way at once.
     all: u64,
     entries: u64,
 }
 
 impl Tally {
-    pub fn new(transport: &TransportModel) -> Tally {
+    /// Messages numbered from 0, those in `far` read from far on
+    /// ([`crate::workload::window::Far`]).
+    pub fn new(transport: &TransportModel, far: FarIds) -> Tally {
         let payload = transport.mtu - transport.header;
         let all_evs = u64::from(transport.ack_policy.all_evs);
-        Tally { payload, all_evs, made: 0, kept: 0, levels: Some((Vec::new(), Vec::new())), all: 0, entries: 0 }
+        Tally { payload, all_evs, made: 0, kept: 0, levels: Some((Window::new(far), Vec::new())), all: 0, entries: 0 }
     }
 
     /// Counts the next message, `m`, which waits for `after` and runs on `conns` connections
@@ -169,7 +173,7 @@ impl Tally {
             self.levels = None;
             return;
         }
-        let l = after.iter().map(|&j| level[j as usize] + 1).max().unwrap_or(0);
+        let l = after.iter().filter_map(|&j| level.get(j)).map(|l| l + 1).max().unwrap_or(0);
         level.push(l);
         if cost.len() < l as usize + 2 {
             cost.resize(l as usize + 2, 0);
@@ -303,10 +307,10 @@ mod tests {
         let transport =
             crate::host::TransportConfig::default().resolve(16, crate::host::Connections::PerMessage).expect("the defaults resolve");
         let m = MessageSpec::new(0, 1, 1 << 20, 0, 0);
-        let mut t = Tally::new(&transport);
+        let mut t = Tally::new(&transport, FarIds::default());
         t.add(&m, &[], 0);
         assert_eq!(t.bytes(), message_row());
-        let mut t = Tally::new(&transport);
+        let mut t = Tally::new(&transport, FarIds::default());
         t.add(&m, &[], 1);
         assert!(t.bytes() > message_row() + connection_row() + per_connection(), "{}", t.bytes());
     }
@@ -319,7 +323,7 @@ mod tests {
             crate::host::TransportConfig::default().resolve(16, crate::host::Connections::PerMessage).expect("the defaults resolve");
         let payload = transport.mtu - transport.header;
         let kept = |packets: u64, conns: u64| {
-            let mut t = Tally::new(&transport);
+            let mut t = Tally::new(&transport, FarIds::default());
             t.add(&MessageSpec::new(0, 1, packets * payload, 0, 0), &[], conns);
             t.kept
         };

@@ -31,6 +31,7 @@ use crate::units::{AutoOr, Duration, Size};
 use crate::workload::collective::{Listed, Tag};
 use crate::workload::job::{self, JobConfig, JobInfo};
 use crate::workload::trace::LoadWindow;
+use crate::workload::window::Far;
 use crate::workload::{relay, stripe};
 use crate::workload::{Deps, MessageSpec, WorkloadConfig};
 
@@ -264,7 +265,10 @@ impl Scenario {
             return Err(packets_error(field_of(i, "size"), f.bytes, payload));
         }
         check_count(messages.len())?;
-        need.messages = budget::messages(&topo, &transport, self.lb.subflows(), &messages, &deps);
+        // the messages read from far on by a later one: what the counting passes hold beyond
+        // their window (`workload::window`)
+        let far = Far::of(&deps).shared();
+        need.messages = budget::messages(&topo, &transport, self.lb.subflows(), &messages, &deps, far.clone());
         budget::check(&need, max_memory)?;
         if let Some(m) = &self.mixed {
             m.check(switch.classes)?;
@@ -290,7 +294,7 @@ impl Scenario {
         let routes = Routes::new(topo.clone());
         let names: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
         warnings.extend({
-            let mut least = Least::new(&routes, &transport, self.lb.subflows(), workload_messages);
+            let mut least = Least::new(&routes, &transport, self.lb.subflows(), workload_messages, far);
             for (i, m) in messages.iter().enumerate() {
                 least.add(m, deps.of(i), tags[i].job);
             }

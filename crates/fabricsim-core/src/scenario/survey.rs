@@ -3,10 +3,12 @@
 //! jobs' messages: each is counted as its job makes it ([`Counting`], a
 //! [`crate::workload::collective::Sink`]) and dropped. The numbers are those of a run's
 //! resolve, by construction: the same per-message counts ([`budget::Tally`],
-//! [`budget::events`]) and checks (`frame.rs`), in the same order. A job
-//! of 55 M messages (Llama 3 405B on 8 192 GPUs) is surveyed in seconds within a few hundred MB
-//! (4 bytes a message, its level in the dependency graph, which the memory estimate reads,
-//! and 16 more, what the least times read: [`crate::stats::least`]).
+//! [`budget::events`]) and checks (`frame.rs`), in the same order. The jobs are made twice:
+//! a first pass finds the few messages a later one reads from far back
+//! ([`crate::workload::window::Far`]), so that the counting pass holds what a message's
+//! dependents read of it (its level in the dependency graph, which the memory estimate reads,
+//! and its least time, [`crate::stats::least`]) only while one may still read it: a window
+//! of the latest messages and the far ones, not 20 bytes for every message.
 //!
 //! Where the fabric rewrites messages after they are made (a rail-only fabric relays them
 //! through a server's GPU, a multi-plane one stripes them over its planes), or `[mixed]` may
@@ -23,6 +25,7 @@ use crate::stats::least::Least;
 use crate::time::Time;
 use crate::topology::{Routes, Topology};
 use crate::workload::collective::{Sink, Tag};
+use crate::workload::window::Far;
 use crate::workload::{job, MessageSpec};
 
 /// What a survey finds.
@@ -107,6 +110,7 @@ impl Scenario {
         let Given { workload, messages, lists, .. } = self.given(&topo, false)?;
         let payload = transport.mtu - transport.header;
         let routes = Routes::new(topo.clone());
+        let max_messages = max_memory / budget::message_floor();
         let mut c = Counting {
             topo: &topo,
             least: None,
@@ -114,20 +118,30 @@ impl Scenario {
             classes: switch.classes,
             base: 0,
             pushed: 0,
-            tally: Tally::new(&transport),
+            tally: Tally::new(&transport, Default::default()),
             subflows: self.lb.subflows(),
             events: 0,
             packets: None,
             class: None,
         };
         let given = messages.len();
-        c.least = Some(Least::new(&routes, &transport, self.lb.subflows(), given));
+        // a first pass finds the messages read from far on (`workload::window`): the counting
+        // pass holds each message's levels and least time only while a later one may read them
+        let far = {
+            let mut far = Far::default();
+            for after in &lists {
+                far.see(after);
+            }
+            job::plan(&self.jobs, &mut far, &topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1))?;
+            far.shared()
+        };
+        c.tally = Tally::new(&transport, far.clone());
+        c.least = Some(Least::new(&routes, &transport, self.lb.subflows(), given, far));
         for (m, after) in messages.iter().zip(&lists) {
             c.push(*m, after.clone(), Tag::NONE);
         }
         drop(lists);
         (c.base, c.pushed) = (given as u32, 0);
-        let max_messages = max_memory / budget::message_floor();
         let jobs = job::plan(&self.jobs, &mut c, &topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1))?;
         warnings.extend(crate::workload::costless_compute(&messages));
         warnings.extend(job::small_slices(&self.jobs, payload));

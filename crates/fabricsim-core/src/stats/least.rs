@@ -7,8 +7,8 @@
 //! least time cannot complete it: the scenario is warned of before anything runs.
 //!
 //! Counted as the messages are made, in order ([`Least::add`]: a job's wait only for earlier
-//! ones; the `[workload]`'s come first), holding 16 bytes a message (its ideal finish and its
-//! two hosts).
+//! ones; the `[workload]`'s come first), holding a message's ideal finish and two hosts only
+//! while a later message may read them ([`Window`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -19,6 +19,7 @@ use crate::time::{serialization, Time};
 use crate::topology::{Hop, Routes, Topology};
 use crate::units::Duration;
 use crate::workload::collective::{heard, released, Hearing, Tag};
+use crate::workload::window::{FarIds, Window};
 use crate::workload::MessageSpec;
 
 /// Each message's ideal FCT: computed once per (route, size, connections).
@@ -63,9 +64,6 @@ pub fn ack_flight(routes: &Routes, header: u64, from: u32, to: u32) -> Time {
     }
 }
 
-/// Job messages a chunk of [`Least`]'s list holds.
-const CHUNK: usize = 1 << 20;
-
 /// The jobs' least times, counted message by message.
 pub struct Least<'a> {
     routes: &'a Routes,
@@ -73,11 +71,9 @@ pub struct Least<'a> {
     subflows: u32,
     fcts: IdealFcts,
     /// How many of the messages are the `[workload]`'s (they come first), and each message's
-    /// (ideal finish, source, destination) so far, in chunks of [`CHUNK`] (no copy as it
-    /// grows: 55 M of them are 880 MB).
+    /// (ideal finish, source, destination) while a later one may read it.
     given: usize,
-    done: Vec<Vec<(Time, u32, u32)>>,
-    made: usize,
+    done: Window<(Time, u32, u32)>,
     /// The `[workload]`'s latest ideal finish, and each job's; `None` once a message waits for
     /// a later one (no bound is then said).
     jobs: Option<(Time, Vec<Time>)>,
@@ -86,11 +82,12 @@ pub struct Least<'a> {
 }
 
 impl<'a> Least<'a> {
-    /// Messages numbered from 0, the first `given` the `[workload]`'s; `subflows`: the
-    /// connections a message is cut into.
-    pub fn new(routes: &'a Routes, transport: &'a TransportModel, subflows: u32, given: usize) -> Least<'a> {
-        let fcts = IdealFcts::default();
-        Least { routes, transport, subflows, fcts, given, done: Vec::new(), made: 0, jobs: Some((0, Vec::new())), acks: RefCell::default() }
+    /// Messages numbered from 0, the first `given` the `[workload]`'s, those in `far` read
+    /// from far on ([`crate::workload::window::Far`]); `subflows`: the connections a message
+    /// is cut into.
+    pub fn new(routes: &'a Routes, transport: &'a TransportModel, subflows: u32, given: usize, far: FarIds) -> Least<'a> {
+        let (fcts, done) = (IdealFcts::default(), Window::new(far));
+        Least { routes, transport, subflows, fcts, given, done, jobs: Some((0, Vec::new())), acks: RefCell::default() }
     }
 
     /// Counts the next message, `m` (hosts by leaf slot): the `[workload]`'s, or of job `job`
@@ -104,7 +101,7 @@ impl<'a> Least<'a> {
         let mut known = true;
         for &d in after {
             // a message that waits for a later one: no bound is said
-            let Some(&(finish, src, dst)) = Some(d as usize).filter(|&k| k < self.made).map(|k| &self.done[k / CHUNK][k % CHUNK]) else {
+            let Some((finish, src, dst)) = self.done.get(d) else {
                 known = false;
                 break;
             };
@@ -115,12 +112,8 @@ impl<'a> Least<'a> {
             self.jobs = None;
         }
         let finish = released(m, latest).saturating_add(fct);
-        if self.made.is_multiple_of(CHUNK) {
-            self.done.push(Vec::with_capacity(CHUNK));
-        }
-        self.done[self.made / CHUNK].push((finish, m.src, m.dst));
-        let given = self.made < self.given;
-        self.made += 1;
+        let given = (self.done.made() as usize) < self.given;
+        self.done.push((finish, m.src, m.dst));
         match &mut self.jobs {
             Some((workload, _)) if given => *workload = (*workload).max(finish),
             Some((_, jobs)) if job != Tag::NONE.job => {

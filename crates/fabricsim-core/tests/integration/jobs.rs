@@ -313,7 +313,18 @@ fn bad_jobs_are_refused_naming_the_field() {
         ("collective = \"allreduce\"\nsize = \"1MiB\"\nhosts = [0, 0]", "jobs[0].hosts[1]", "once"),
         ("collective = \"allreduce\"\nsize = \"1MiB\"\nhosts = \"5-200\"", "jobs[0].hosts[123]", "from 0 to 127"),
         ("collective = \"allreduce\"\nsize = \"1MiB\"\nhosts = \"x\"", "jobs[0].hosts", "range"),
-        ("collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 128\niterations = 1000000", "stop.max_memory", "messages"),
+        ("collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 128\niterations = 10000", "stop.max_memory", "messages"),
+        // past what a run numbers, whatever the memory: refused before any message is made
+        (
+            "collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 128\niterations = 1000000",
+            "workload",
+            "at most 1073741824 messages in a run",
+        ),
+        (
+            "collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 128\niterations = 1000000\n[stop]\nmax_memory = \"1024GiB\"",
+            "workload",
+            "at most 1073741824 messages in a run",
+        ),
         ("collective = \"gossip\"\nsize = \"1MiB\"\nranks = 4", "jobs[0].collective", "allreduce"),
         ("collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 4\nplacement = \"rail\"", "jobs[0].placement", "nics_per_server"),
     ];

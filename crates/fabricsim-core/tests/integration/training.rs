@@ -112,7 +112,10 @@ fn a_layout_that_does_not_fit_the_ranks_or_the_model_is_refused() {
     let huge = cluster(16, "[[jobs]]\nranks = 8\nmodel = { layers = 16777216, hidden = 16777216, ffn = 16777216, seq = 16777216, vocab = 16777216, experts = 65536, top_k = 65536 }\nparallel = { tp = 4, micro_batch_size = 65536, gpu_tflops = 1 }\n");
     assert_eq!(Simulation::new(&scenario(&huge).unwrap()).err().unwrap().field, "jobs[0].model");
     let long = cluster(16, "[[jobs]]\nranks = 8\nmodel = { layers = 16777216, hidden = 64, seq = 64, vocab = 64 }\nparallel = { tp = 4, micro_batches = 65536, gpu_tflops = 1 }\n");
-    assert_eq!(Simulation::new(&scenario(&long).unwrap()).err().unwrap().field, "stop.max_memory");
+    assert_eq!(Simulation::new(&scenario(&long).unwrap()).err().unwrap().field, "workload", "more messages than a run numbers");
+    let long = cluster(16, "[[jobs]]\nranks = 8\nmodel = { layers = 4096, hidden = 64, seq = 64, vocab = 64 }\nparallel = { tp = 4, micro_batches = 1024, gpu_tflops = 1 }\n");
+    let e = Simulation::new(&scenario(&long).unwrap()).err().unwrap();
+    assert_eq!(e.field, "stop.max_memory", "more than the memory holds: {e}");
     let both = cluster(16, &format!("[[jobs]]\nranks = 8\ncollective = \"allreduce\"\nsize = \"1MiB\"\n{TINY}\n"));
     assert_eq!(Simulation::new(&scenario(&both).unwrap()).err().unwrap().field, "jobs[0].model");
     // grouped-query attention: key/value heads dividing the heads, at most hidden heads

@@ -14,6 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::Rng;
+use crate::engine::MAX_MESSAGES;
 use crate::error::{ensure, ScenarioError};
 use crate::topology::Topology;
 use crate::units::{Duration, Size};
@@ -324,8 +325,14 @@ fn out<'a>(sink: &'a mut dyn Sink, job: &JobConfig, i: usize, it: u32) -> Out<'a
     Out { start: job.start.0, class: job.class, tag, ..Out::to(sink) }
 }
 
-/// More messages than `max` (the memory budget) in all, for job `i`'s `count`.
+/// More messages than `max` (the memory budget) in all, or than a run holds
+/// ([`MAX_MESSAGES`]), for job `i`'s `count`.
 fn too_many(i: usize, total: u64, count: u64, max: u64) -> ScenarioError {
+    if total > MAX_MESSAGES as u64 {
+        let message =
+            format!("got jobs that make {total} messages (jobs[{i}]: {count}); allowed: at most {MAX_MESSAGES} messages in a run");
+        return ScenarioError { field: "workload".into(), message };
+    }
     ScenarioError {
         field: "stop.max_memory".into(),
         message: format!(
@@ -387,7 +394,7 @@ fn collective(
         .saturating_mul(u64::from(channels))
         .saturating_mul(job.iterations as u64);
     let total = (sink.len() as u64).saturating_add(count);
-    let max = max_messages.min(u32::MAX as u64 / 2);
+    let max = max_messages.min(MAX_MESSAGES as u64);
     if total > max {
         return Err(too_many(i, total, count, max_messages));
     }
@@ -436,7 +443,7 @@ fn training(
     let shape = model.resolve(&at("model"))?;
     let parallel = job.parallel.clone().unwrap_or_default();
     let layout = parallel.resolve(&format!("jobs[{i}]"), ranks.len(), &shape)?;
-    let max = max_messages.min(u32::MAX as u64 / 2) as usize;
+    let max = max_messages.min(MAX_MESSAGES as u64) as usize;
     let least = layout.least_messages(&shape, ranks.len()).saturating_mul(job.iterations.into());
     let total = (sink.len() as u64).saturating_add(least);
     if total > max as u64 {

@@ -5,3 +5,4 @@ pub mod deps;
 pub mod job;
 pub mod relay;
 pub mod stripe;
+pub mod window;
