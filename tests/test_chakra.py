@@ -13,8 +13,8 @@ from typing import Any
 import polars as pl
 import pytest
 from fabricsim import Scenario, run
-from fabricsim.chakra import read_chakra
 from fabricsim.errors import ScenarioError
+from fabricsim.io.chakra import read_chakra
 
 # NodeType and CollectiveCommType of Chakra's et_def.proto
 METADATA, MEM_LOAD, COMP, SEND, RECV, COLL = 1, 2, 4, 5, 6, 7

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fabricsim import Scenario, run
 from fabricsim.errors import ScenarioError
-from fabricsim.goal import read_goal
+from fabricsim.io.goal import read_goal
 
 
 def write_ring_allreduce(path: Path, n: int, size: int) -> None:

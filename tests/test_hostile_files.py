@@ -10,7 +10,7 @@ from pathlib import Path
 import fabricsim
 import pytest
 from fabricsim.errors import ScenarioError
-from fabricsim.topology_file import read_topology
+from fabricsim.io.topology_file import read_topology
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -144,10 +144,10 @@ def test_the_importers_and_scenario_edits_raise_the_packages_errors(tmp_path: Pa
     # the Python calls of issue 50's hostile list that raised builtins: each now a
     # FabricsimError naming what was wrong (an ArgumentError is also a TypeError)
     from fabricsim import Scenario
-    from fabricsim.chakra import read_chakra
     from fabricsim.errors import ArgumentError, ScenarioError
-    from fabricsim.goal import read_goal
-    from fabricsim.htsim import permutation, read_connection_matrix
+    from fabricsim.io.chakra import read_chakra
+    from fabricsim.io.goal import read_goal
+    from fabricsim.io.htsim import permutation, read_connection_matrix
 
     for call, kind, words in [
         (lambda: read_goal(None), ArgumentError, "a GOAL file's path"),  # type: ignore[arg-type]
@@ -171,7 +171,7 @@ def test_inputs_that_would_take_the_machine_are_refused_before_they_are_read(tmp
 
     from fabricsim import Scenario
     from fabricsim.errors import ScenarioError
-    from fabricsim.files import read_input
+    from fabricsim.io.files import read_input
 
     # a device never ends, a FIFO blocks the read forever: both refused as not files
     with pytest.raises(ScenarioError, match="a device"):
@@ -192,7 +192,7 @@ def test_inputs_that_would_take_the_machine_are_refused_before_they_are_read(tmp
         read_input(tmp_path / "bomb.gz", "workload.file", "a test file", limit=1000)
     # a Chakra rank file of zero bytes (a gzip of them is tiny) is refused at its first empty
     # message, not parsed into an object per byte
-    from fabricsim.chakra import read_chakra
+    from fabricsim.io.chakra import read_chakra
 
     (tmp_path / "z.0.et").write_bytes(gzip.compress(b"\x02\x08\x01" + bytes(8 << 20)))
     with pytest.raises(ScenarioError, match="an empty message at byte 3"):
@@ -235,9 +235,9 @@ _FIELDS = ["seed", "workload.size", "workload.file", "workload", "topology.hosts
 @settings(max_examples=int(os.environ.get("FABRICSIM_FUZZ_EXAMPLES", "60")), deadline=None)
 @given(field=st.sampled_from(_FIELDS), value=_JUNK)
 def test_hostile_python_values_raise_only_the_packages_errors(field, value):
-    from fabricsim.chakra import read_chakra
     from fabricsim.errors import FabricsimError
-    from fabricsim.goal import read_goal
+    from fabricsim.io.chakra import read_chakra
+    from fabricsim.io.goal import read_goal
     from fabricsim.results import Results
 
     base = fabricsim.Scenario({"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}})

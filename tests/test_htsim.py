@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from fabricsim import Scenario, run
 from fabricsim.errors import ScenarioError
-from fabricsim.htsim import permutation, read_connection_matrix, write_connection_matrix
+from fabricsim.io.htsim import permutation, read_connection_matrix, write_connection_matrix
 from fabricsim.reproduce import _folder
 
 

@@ -10,7 +10,7 @@ import fabricsim
 import pytest
 import yaml
 from fabricsim.errors import MissingDependency, ScenarioError
-from fabricsim.topology_file import read_topology
+from fabricsim.io.topology_file import read_topology
 from infragraph import Infrastructure
 from infragraph.blueprints.devices.generic.generic_switch import Switch
 from infragraph.blueprints.devices.generic.server import Server

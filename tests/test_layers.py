@@ -73,3 +73,71 @@ def test_the_command_line_is_a_module_a_command_in_two_layers():
         may = allowed.get(path.stem, {"common", "printer"})
         if may is not None:
             assert used <= may, f"{path.name} imports {sorted(used - may)} of fabricsim.cli"
+
+
+PACKAGE = CLI.parent
+
+
+def python_imports() -> dict[str, set[str]]:
+    """Module of python/fabricsim -> the modules of the package it imports when it runs (at its
+    top or inside a function; an import under `if TYPE_CHECKING:` only names types)."""
+    import ast
+
+    modules = {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): p for p in PACKAGE.rglob("*.py")}
+    modules["fabricsim._core"] = PACKAGE / "_core.pyi"
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        if path.suffix != ".py":
+            continue
+        tree = ast.parse(path.read_text())
+        typing_only = {
+            id(n)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+            for stmt in block.body
+            for n in ast.walk(stmt)
+        }
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        used: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                subs = [f"{target}.{a.name}" for a in node.names]
+                found = [s for s in subs if s in modules]
+                used.update(found if len(found) == len(subs) or target not in modules else [*found, target])
+            elif isinstance(node, ast.Import):
+                used.update(a.name for a in node.names if a.name in modules)
+        graph[name] = used - {name}
+    return graph
+
+
+def test_the_python_package_has_no_import_circle():
+    """Issue 63 item 4: no module of python/fabricsim imports, directly or not, one that
+    imports it (a function's import too: it runs)."""
+    graph = python_imports()
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for d in graph.get(todo.pop(), ()):
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        return seen
+
+    circles = sorted((a, b) for a in graph for b in graph[a] if a in reach(b))
+    assert not circles, f"modules that import each other (directly or not): {circles}"
+    assert graph["fabricsim.io.topology_file"] and "fabricsim.sensitivity" in graph["fabricsim.reproduce"], "the imports were read"
+
+
+def test_no_python_file_over_500_lines():
+    """Issue 63 item 4: the package in rooms, no file over 500 lines (as the core's)."""
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 500}
+    assert not long, f"split these by concern: {long}"

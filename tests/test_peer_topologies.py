@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from fabricsim.cli import app
 from fabricsim.errors import ScenarioError
-from fabricsim.topology_file import read_topology
+from fabricsim.io.topology_file import read_topology
 from typer.testing import CliRunner
 
 #: htsim's 3-tier fat tree of 128 hosts, as its own ``fat_tree_128_1os.topo`` describes it

@@ -129,20 +129,20 @@ def test_a_csv_reads_as_its_json_and_once_per_scenario(tmp_path, monkeypatch):
     """The CSV reader builds the core's JSON column by column (no Python object per row): the
     same flows as the JSON file, padded cells, every optional column, a quote escaped; and a
     scenario reads its file once for its check, its warnings and its run."""
-    from fabricsim import scenario as scenario_module
+    from fabricsim.io import flows as flow_files
 
     (tmp_path / "t.csv").write_text("src,dst,size,start,class,id,after,delay\n 0 , 9 ,64KiB,,, 7,,\n20,9,1MiB,2us,0,8, 7; 7 ,1us\n")
     rows = [
         {"src": 0, "dst": 9, "size": "64KiB", "id": 7},
         {"src": 20, "dst": 9, "size": "1MiB", "start": "2us", "class": 0, "id": 8, "after": [7, 7], "delay": "1us"},
     ]
-    assert json.loads(scenario_module._flow_csv_json(tmp_path / "t.csv")) == rows
+    assert json.loads(flow_files.flow_csv_json(tmp_path / "t.csv")) == rows
     (tmp_path / "q.csv").write_text('src,dst,size\n0,9,"1""MiB"\n')
-    assert json.loads(scenario_module._flow_csv_json(tmp_path / "q.csv")) == [{"src": 0, "dst": 9, "size": '1"MiB'}]
+    assert json.loads(flow_files.flow_csv_json(tmp_path / "q.csv")) == [{"src": 0, "dst": 9, "size": '1"MiB'}]
 
     reads = []
-    real = scenario_module._flow_csv_json
-    monkeypatch.setattr(scenario_module, "_flow_csv_json", lambda path: reads.append(path) or real(path))
+    real = flow_files.flow_csv_json
+    monkeypatch.setattr(flow_files, "flow_csv_json", lambda path: reads.append(path) or real(path))
     (tmp_path / "s.toml").write_text('[workload]\nkind = "flows"\nfile = "t.csv"\n')
     s = fabricsim.load(tmp_path / "s.toml")
     assert s.validate() == [] and s.warnings() == []

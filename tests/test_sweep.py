@@ -149,7 +149,7 @@ def test_a_changed_spec_never_leaves_the_old_table_and_a_cut_run_is_refused(tmp_
     # a rerun with a changed spec, killed before it finished: its new sweep.toml must not sit
     # beside the old points.parquet
     changed = Sweep.load(spec(tmp_path, size="128KiB"))
-    import fabricsim.sweep as sweep_mod
+    import fabricsim.sweep.runner as sweep_mod
 
     def killed(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -349,7 +349,9 @@ def test_results_say_which_build_computed_them_and_a_sweep_never_mixes_builds_si
 
     import fabricsim
     from conftest import fabric
-    from fabricsim import results, sweep
+    from fabricsim import results
+    from fabricsim.sweep import runner
+    from fabricsim.sweep import spec as sweep_spec
 
     spec = {"base": fabric(kind="permutation", size="64KiB"), "grid": {"lb.kind": ["ecmp", "ops"]}}
     first = run_sweep(Sweep.from_dict(spec), tmp_path, workers=1)
@@ -362,7 +364,7 @@ def test_results_say_which_build_computed_them_and_a_sweep_never_mixes_builds_si
     assert pl.read_parquet_metadata(tmp_path / "points.parquet")["fabricsim"] == fabricsim.__version__
     # another build finds the directory: refused, naming both, before anything runs
     other = {"fabricsim": "9.9.9", "commit": "0123456789abcdef"}
-    for module in (results, sweep):
+    for module in (results, runner, sweep_spec):
         monkeypatch.setattr(module, "PROVENANCE", other)
     with pytest.raises(ScenarioError, match=r"--out: .*fabricsim 0\.1\.0.*this is fabricsim 9\.9\.9 \(commit 0123456789ab\)"):
         run_sweep(Sweep.from_dict(spec), tmp_path, workers=1)
@@ -391,7 +393,7 @@ def test_a_script_without_a_main_guard_sweeps_on_several_workers(tmp_path):
 
 def test_a_long_sweep_says_where_its_running_points_stand_and_keeps_its_table_as_points_finish(tmp_path, monkeypatch):
     import fabricsim.cli.common as cli
-    import fabricsim.sweep as sweep_module
+    import fabricsim.sweep.runner as sweep_module
 
     # every report a running point makes is written, and read every few hundredths of a second
     monkeypatch.setattr(sweep_module, "PROGRESS_EVERY_S", 0.0)

@@ -6,22 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ._pyplot import _pyplot
 from .figures import Figure, check_result_dir, run_figures, sweep_figures
 
 __all__ = ["draw", "plot_dir", "save_figures"]
 
 FORMATS = ("png", "svg")
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    # labels are the user's names (a job called "$\\frac{$"): text, never TeX to parse
-    matplotlib.rcParams["text.parse_math"] = False
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 #: Each series its own marker and dash: a line drawn over another still shows.

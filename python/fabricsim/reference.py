@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from .errors import scenario_error
-from .files import size_bytes
+from .io.files import size_bytes
 from .scenario import Scenario
 
 __all__ = ["REFERENCES", "attach", "nonblocking", "reference_scenario"]

@@ -72,17 +72,12 @@ from .claims import (
     VERDICTS,
     Claim,
     check_metric,
-    judge,
-    model_per_seed,
-    model_value,
-    per_seed,
-    per_seed_ratio,
-    summarize,
+    evaluate,
     with_metric,
 )
 from .errors import spec_error
 from .figures import Figure, is_sweep, sweep_figures
-from .scenario import read_toml
+from .io.files import read_toml
 from .sensitivity import check_spec as check_sensitivity
 from .sensitivity import depends_on, run_sensitivity
 from .sweep import Sweep, run_sweep
@@ -237,83 +232,7 @@ def _check_against_sweep(exp: Experiment, where: str) -> None:
             check_metric(col[1], col[3] if len(col) > 3 else {}, what)
 
 
-# ---- judging ---------------------------------------------------------------------------------
-
-
-def _value(
-    c: Claim, points: pl.DataFrame | None, sweep_dir: Path | None, what: str
-) -> tuple[tuple[float, float, float, int], pl.DataFrame | None]:
-    """The claim's (value, lo, hi, seeds), and ``points`` with the claim's table metric added
-    (so a later claim on the same metric reads no table again)."""
-    if c.theory is not None:
-        of = model_per_seed(c.theory, f"{what}: theory")
-        over = model_per_seed(c.theory_over, f"{what}: theory_over") if c.theory_over is not None else None
-        return summarize(of, over, what), points
-    assert c.metric is not None and points is not None
-    points, column = with_metric(points, c.metric, c.where, sweep_dir, what)
-    of = per_seed(points, column, c.of, what)
-    over = _over(points, column, c.over, what)
-    if c.than is not None:
-        assert over is not None
-        than_over = _over(points, column, c.than["over"], f"{what}: than")
-        assert than_over is not None
-        first = per_seed_ratio(of, over, what)
-        second = per_seed_ratio(per_seed(points, column, c.than["of"], f"{what}: than"), than_over, f"{what}: than")
-        return summarize(first, second, what), points
-    return summarize(of, over, what), points
-
-
-def _over(points: pl.DataFrame, column: str, over: dict[str, Any] | list[dict[str, Any]] | None, what: str) -> dict[int, float] | None:
-    """The over side per seed: one selector's, or the smallest of several (the best of them)."""
-    if over is None:
-        return None
-    if isinstance(over, dict):
-        return per_seed(points, column, over, what)
-    sides = [per_seed(points, column, o, f"{what}: over[{i}]") for i, o in enumerate(over)]
-    seeds = set.intersection(*(set(s) for s in sides))
-    return {s: min(side[s] for side in sides) for s in sorted(seeds)}
-
-
-def _shown(c: Claim, ref: float | None) -> str:
-    if c.model is not None:
-        return f"model {ref:.4g}"
-    if ref is None:
-        pivot = c.pivot()
-        return f"{c.expect} {pivot:g}"
-    return f"{ref:g}"
-
-
-def evaluate(exp: Experiment, points: pl.DataFrame | None, sweep_dir: Path | None = None, only_simulated: bool = False) -> pl.DataFrame:
-    """One row per claim: its kind, the source's number, fabricsim's (mean, seeds' range), the
-    verdict, the quote and the note (``only_simulated``: a claim of theory alone gets a row of
-    nulls, as under another default it cannot change)."""
-    rows: list[dict[str, Any]] = []
-    for i, c in enumerate(exp.claims):
-        what = f"{exp.name}: claims[{i}]"
-        if only_simulated and c.metric is None:
-            nothing = dict.fromkeys(("fabricsim", "min", "max", "seeds", "verdict"))
-            rows.append({"experiment": exp.name, "kind": c.kind, "claim": c.claim} | nothing)
-            continue
-        (value, lo, hi, n), points = _value(c, points, sweep_dir, what)
-        ref = model_value(c.model, f"{what}: model") if c.model is not None else c.number
-        rows.append(
-            {
-                "experiment": exp.name,
-                "kind": c.kind,
-                "claim": c.claim,
-                "source": _shown(c, ref),
-                "fabricsim": round(value, 4),
-                "min": round(lo, 4),
-                "max": round(hi, 4),
-                "seeds": n,
-                "verdict": judge(c, value, lo, hi, ref),
-                "counted": c.counted,
-                "at": c.at,
-                "quote": c.quote,
-                "note": c.note if c.counted else f"Not counted: {c.not_counted_why} {c.note}".strip(),
-            }
-        )
-    return pl.DataFrame(rows, infer_schema_length=None)
+# ---- the verdicts, as a headline and tables ------------------------------------------------------
 
 
 def headline(claims: pl.DataFrame) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import datetime
 import hashlib
 import json
 import math
@@ -25,7 +24,8 @@ import tomli_w
 
 from . import _core
 from .errors import ScenarioError, argument_error, scenario_error
-from .files import MAX_TEXT_BYTES, check_input, memory_budget, read_input, size_bytes
+from .io import flows as flow_files
+from .io.files import check_values, memory_budget, read_toml, size_bytes
 
 __all__ = ["Scenario", "parse_value"]
 
@@ -52,31 +52,6 @@ def parse_value(text: str) -> Any:
         raise scenario_error("--set", f"got a number of {len(text)} characters; allowed: a number of at most 4300 digits") from None
     except RecursionError:
         raise scenario_error("--set", f"got a value nested too deeply ({text[:20]}...); a --set value is one value") from None
-
-
-def read_toml(path: Path, what: str) -> dict[str, Any]:
-    """The table of a TOML file the user gives (``what``: "a scenario", "a sweep", "an
-    experiment"), every failure a :class:`ScenarioError` naming the file: unreadable, a
-    directory, not UTF-8, not TOML, nested too deeply. The one loader of every such file.
-    """
-    where = str(path)
-    if "\x00" in where:
-        raise scenario_error(where.replace("\x00", "\\x00"), f"a path with a NUL character; expected {what} file (TOML)")
-    if path.is_dir():
-        raise scenario_error(where, f"is a directory; expected {what} file (TOML)")
-    raw = read_input(path, where, f"{what} file (TOML)", limit=MAX_TEXT_BYTES)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise scenario_error(where, f"not UTF-8 text (byte {e.start}); {what} is a TOML text file") from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise scenario_error(where, f"not valid TOML: {e}") from None
-    except ValueError as e:  # an integer of thousands of digits: Python refuses to read it
-        raise scenario_error(where, f"holds a number Python cannot read ({e}); allowed: at most 4300 digits") from None
-    except RecursionError:
-        raise scenario_error(where, f"nested too deeply to be {what}") from None
 
 
 class Estimate(NamedTuple):
@@ -245,13 +220,13 @@ class Scenario:
         return data
 
     def _flow_csv(self, path: Path) -> str:
-        """A CSV file's flows as JSON text (:func:`_flow_csv_json`), read once while the file
+        """A CSV file's flows as JSON text (:func:`fabricsim.io.flows.flow_csv_json`), read once while the file
         stays the same: a run reads its scenario three times (check, warnings, run)."""
         stat = path.stat() if path.exists() else None
         key = (path.resolve(), stat.st_mtime_ns, stat.st_size) if stat else None
         cached = getattr(self, "_csv_cache", None)
         if key is None or cached is None or cached[0] != key:
-            text = _flow_csv_json(path)
+            text = flow_files.flow_csv_json(path)
             if key is not None:
                 self._csv_cache = (key, text)
             return text
@@ -260,7 +235,7 @@ class Scenario:
     def _resolve(self) -> tuple[dict[str, Any], str | None]:
         """:meth:`resolved`, but the flows of a CSV file as JSON text beside the table (they
         are spliced into the core's JSON as they are)."""
-        _check_values(self.data, "")
+        check_values(self.data, "")
         data = copy.deepcopy(self.data)
         stop = data.setdefault("stop", {})
         if isinstance(stop, dict) and stop.get("max_memory", "auto") == "auto":
@@ -276,7 +251,7 @@ class Scenario:
         topo = data.get("topology")
         if isinstance(topo, dict) and "file" in topo:
             # a fabric from a file: the core reads its graph (topology_file)
-            from .topology_file import read_topology, read_topology_file
+            from .io.topology_file import field_from_file, read_topology, read_topology_file, same_graph
 
             if not isinstance(topo["file"], str):
                 raise scenario_error("topology.file", f"got {topo['file']!r}; allowed: the path of a topology file")
@@ -286,8 +261,8 @@ class Scenario:
                 topo["graph"] = read.graph
                 topo.setdefault("kind", "graph")
                 for key, value in read.fields.items():
-                    _field_from_file(topo, key, value, path)
-            elif path.exists() and not _same_graph(topo["graph"], read_topology(path)):
+                    field_from_file(topo, key, value, path)
+            elif path.exists() and not same_graph(topo["graph"], read_topology(path)):
                 # a scenario as run keeps `file` for the record beside the graph it read: both
                 # may be given where they agree, never where one would silently win
                 raise scenario_error(
@@ -301,32 +276,32 @@ class Scenario:
             if not wl.get("flows") and wl["file"].lower().endswith(".et"):
                 wl["flows"] = self._read_chakra(path, wl, data.get("topology", {}))
                 _long_lived_connections(data)  # NCCL's queue pairs
-            elif not wl.get("flows") and path.suffix.lower() not in _NOT_CSV:
+            elif not wl.get("flows") and path.suffix.lower() not in flow_files.NOT_CSV:
                 flows = self._flow_csv(path)
             elif not wl.get("flows") and path.suffix.lower() in (".cm", ".tm"):
-                from .htsim import read_matrix
+                from .io.htsim import read_matrix
 
                 wl["flows"], reuse = read_matrix(path)
                 if reuse:
                     # htsim's -conn_reuse: a connection id's messages share its connection
                     _long_lived_connections(data)
             elif not wl.get("flows"):
-                wl["flows"] = _read_flow_csv(path)
-            elif path.exists() and not _same_flows(wl["flows"], _read_flow_csv(path)):
+                wl["flows"] = flow_files.read_flows(path)
+            elif path.exists() and not flow_files.same_flows(wl["flows"], flow_files.read_flows(path)):
                 # a scenario as run keeps `file` for the record beside the flows it read: both
                 # may be given where they agree, never where one would silently win
                 raise scenario_error(
                     "workload.file", f"got {wl['file']!r} and a workload.flows list that differs from it; allowed: one of the two"
                 )
         cdf = wl.get("cdf") if isinstance(wl, dict) and wl.get("kind") == "trace" and not wl.get("points") else None
-        if isinstance(cdf, str) and cdf not in BUILTIN_CDFS:
-            wl["points"] = _read_cdf(self.base_dir / cdf)
+        if isinstance(cdf, str) and cdf not in flow_files.BUILTIN_CDFS:
+            wl["points"] = flow_files.read_cdf(self.base_dir / cdf)
         return data, flows
 
     def _read_chakra(self, path: Path, wl: dict[str, Any], topology: Any) -> list[dict[str, Any]]:
-        """A Chakra trace's entries (:mod:`fabricsim.chakra`), its collectives laid out on the
+        """A Chakra trace's entries (:mod:`fabricsim.io.chakra`), its collectives laid out on the
         topology's servers."""
-        from .chakra import read_chakra
+        from .io.chakra import read_chakra
 
         filled = json.loads(_core.validate(json.dumps({"topology": topology})))["topology"]
         algorithm, groups = wl.get("algorithm"), wl.get("comm_groups")
@@ -348,7 +323,7 @@ class Scenario:
 
     def to_json(self) -> str:
         data, flows = self._resolve()
-        _check_values(data, "")
+        check_values(data, "")
         if flows is None:
             return json.dumps(data)
         marker = f"flows read from the file {uuid.uuid4()}"
@@ -379,14 +354,14 @@ class Scenario:
             path = self.base_dir / wl["file"]
             suffix = path.suffix.lower()
             if suffix in (".cm", ".tm"):
-                from .htsim import connection_line
+                from .io.htsim import connection_line
 
                 line = connection_line(path, i)
                 if line is not None:
                     raise scenario_error(f"workload.file[line {line}]{rest}", f"{e.message}, in {path}") from None
             if suffix == ".json":
                 where = f"entry {i} of {path}"
-            elif suffix in _NOT_CSV:
+            elif suffix in flow_files.NOT_CSV:
                 where = f"message {i} read from {path}"
             else:
                 where = f"row {i + 1} of {path} (line {i + 2})"
@@ -400,7 +375,7 @@ class Scenario:
         found = re.fullmatch(r"topology\.graph\.(links|hosts|switches)\[(\d+)\](.*)", e.field)
         if not (found and isinstance(topo, dict) and isinstance(topo.get("file"), str) and "graph" not in topo):
             return
-        from .topology_file import read_topology_file
+        from .io.topology_file import read_topology_file
 
         table, i, rest = found.group(1), int(found.group(2)), found.group(3)
         path = self.base_dir / topo["file"]
@@ -469,37 +444,6 @@ def machine_memory() -> int:
     return min(int(total), 2 << 40)
 
 
-#: Deeper than any scenario table; deeper input is refused before it reaches the core.
-MAX_DEPTH = 16
-
-
-def _check_values(node: Any, where: str, depth: int = 0) -> None:
-    """Refuse values no scenario field takes, naming the field: TOML dates and times, NaN and
-    infinities (JSON cannot carry them), values that are not TOML/JSON (a set, bytes, a
-    Decimal, a NumPy number, any object), keys that are not strings, and nesting deeper than
-    any table."""
-    field = where or "scenario"
-    if depth > MAX_DEPTH:
-        raise scenario_error(field, f"nested more than {MAX_DEPTH} levels deep; no scenario field is")
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if not isinstance(key, str):
-                raise scenario_error(field, f"has the key {key!r} ({type(key).__name__}); allowed: keys that are strings")
-            _check_values(value, f"{where}.{key}" if where else str(key), depth + 1)
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            _check_values(value, f"{where}[{i}]", depth + 1)
-    elif isinstance(node, datetime.date | datetime.time):
-        when = node.isoformat()
-        raise scenario_error(field, f'got the TOML date/time {when}; no scenario field is a date (durations are strings like "5us")')
-    elif isinstance(node, float) and not math.isfinite(node):
-        raise scenario_error(field, f"got {node}; allowed: a finite number")
-    elif not isinstance(node, str | int | float | bool) and node is not None:
-        kind = f"{type(node).__module__}.{type(node).__qualname__}".removeprefix("builtins.")
-        hint = " (convert it with int() or float())" if hasattr(node, "__index__") or hasattr(node, "__float__") else ""
-        raise scenario_error(field, f"got {node!r} of type {kind}; allowed: a TOML/JSON value: a string, number, bool, list or table{hint}")
-
-
 def _lb_parameters(kind: str) -> set[str]:
     """The parameter names load balancer ``kind`` accepts (empty for an unknown kind)."""
     try:
@@ -524,185 +468,3 @@ def _long_lived_connections(data: dict[str, Any]) -> None:
     if transport.get("cc") == "dcqcn" or (isinstance(lb, dict) and lb.get("kind") == "mptcp"):
         return
     transport["connections"] = "per_pair"
-
-
-def _field_from_file(topo: dict[str, Any], key: str, value: str, path: Path) -> None:
-    """A ``[topology]`` field a topology file sets (htsim's switch latency:
-    :class:`fabricsim.topology_file.TopologyFile`): taken where the scenario leaves it out,
-    refused where it gives another value."""
-    given = topo.get(key)
-    if given is None:
-        topo[key] = value
-        return
-
-    def filled(v: Any) -> Any:
-        return json.loads(_core.validate(json.dumps({"topology": {key: v}})))["topology"][key]
-
-    if filled(given) != filled(value):
-        raise scenario_error(f"topology.{key}", f"got {given!r} where {path} gives {filled(value)}; allowed: the file's, or none")
-
-
-def _same_graph(a: Any, b: dict[str, Any]) -> bool:
-    """Whether the graph ``a`` given inline is ``b`` (read from a file) once the core has filled
-    both; ``a`` the core refuses is not."""
-
-    def filled(graph: Any) -> Any:
-        return json.loads(_core.validate(json.dumps({"topology": {"kind": "graph", "graph": graph}})))["topology"]["graph"]
-
-    try:
-        return bool(filled(a) == filled(b))
-    except (ValueError, TypeError):  # one of them is not a valid graph: not the same
-        return False
-
-
-def _same_flows(a: list[Any], b: list[Any]) -> bool:
-    """Whether two flow lists are the same once the core fills them in (units, defaults)."""
-
-    def filled(flows: list[Any]) -> Any:
-        return json.loads(_core.validate(json.dumps({"workload": {"kind": "flows", "flows": flows}})))["workload"]["flows"]
-
-    try:
-        return bool(filled(a) == filled(b))
-    except ValueError:  # one of them is not a valid list: not the same
-        return False
-
-
-def _read_flow_csv(path: Path) -> list[dict[str, Any]]:
-    """A message list from a file: CSV with columns src, dst, size and optionally start,
-    class, id, after (ids separated by ';' or spaces) and delay; or JSON (``.json``), a list
-    of objects with the same keys; an htsim connection matrix (``.cm`` or ``.tm``, :mod:`fabricsim.htsim`); or
-    a GOAL schedule (``.goal``, :mod:`fabricsim.goal`).
-    Sizes, starts and delays are unit strings ("1MiB", "5us").
-    A bad cell is refused with its row and column (``workload.file[ROW].COLUMN``)."""
-    suffix = path.suffix.lower()
-    if suffix not in _NOT_CSV:
-        flows: list[dict[str, Any]] = json.loads(_flow_csv_json(path))
-        return flows
-    if suffix == ".json":
-        return _read_flow_json(path)
-    if suffix == ".goal":
-        from .goal import read_goal
-
-        return read_goal(path)
-    from .htsim import read_connection_matrix
-
-    return read_connection_matrix(path)
-
-
-#: Flow files that are not CSV (every other name is read as CSV): JSON, a GOAL schedule, an
-#: htsim connection matrix (`.cm`, or `.tm` as the reference's own scripts name them).
-_NOT_CSV = (".json", ".goal", ".cm", ".tm")
-
-
-def _flow_csv_json(path: Path) -> str:
-    """The flows of a CSV file as the JSON text of their list, checked and built column by
-    column in polars: no Python object per row (a 2-million-row file took minutes and GBs as
-    dicts). Bad cells are refused as :func:`_read_flow_csv` says."""
-    import polars as pl
-
-    check_input(path, "workload.file", "a flows file (CSV)")
-    try:
-        df = pl.read_csv(path, infer_schema_length=0)  # every column as text: units stay intact
-    except (OSError, pl.exceptions.PolarsError) as e:
-        raise scenario_error("workload.file", f"cannot read {str(path)!r}: {e}") from None
-    missing = {"src", "dst", "size"} - set(df.columns)
-    if missing:
-        raise scenario_error(
-            "workload.file", f"{path} lacks columns {sorted(missing)}; needs src, dst, size and optionally {', '.join(_OPTIONAL)}"
-        )
-    unknown = set(df.columns) - {"src", "dst", "size", *_OPTIONAL}
-    if unknown:
-        raise scenario_error(
-            "workload.file", f"{path} has unknown columns {sorted(unknown)}; allowed: src, dst, size, {', '.join(_OPTIONAL)}"
-        )
-    # stripped text, an empty cell as null
-    df = df.select(pl.col(c).str.strip_chars().replace("", None).alias(c) for c in df.columns)
-
-    def first(mask: pl.Series) -> int | None:
-        rows = mask.fill_null(False).arg_true()
-        return int(rows[0]) if len(rows) else None
-
-    for column in ("src", "dst", "size"):
-        if (i := first(df[column].is_null())) is not None:
-            raise scenario_error(
-                f"workload.file[{i}].{column}", f"an empty cell in row {i + 1} of {path}; every row needs src, dst and size"
-            )
-    parts: list[pl.Expr] = []
-    for column in ("src", "dst", "class", "id", "cpu"):
-        if column not in df.columns:
-            continue
-        cells, ints = df[column], df[column].cast(pl.Int64, strict=False)
-        if (i := first(cells.is_not_null() & (ints.is_null() | (ints < 0)))) is not None:
-            _int_cell(str(cells[i]), path, i, column)  # raises, naming the cell
-        parts.append(pl.when(ints.is_not_null()).then(pl.format(f',"{column}":{{}}', ints)).otherwise(pl.lit("")))
-    for column in ("size", "start", "delay"):
-        if column not in df.columns:
-            continue
-        cells = df[column]
-        if (i := first(cells.str.contains(r"[\x00-\x1f]"))) is not None:
-            raise scenario_error(f"workload.file[{i}].{column}", f"a control character in row {i + 1} of {path}")
-        text = cells.str.replace_all("\\", "\\\\", literal=True).str.replace_all('"', '\\"', literal=True)
-        parts.append(pl.when(cells.is_not_null()).then(pl.format(f',"{column}":"{{}}"', text)).otherwise(pl.lit("")))
-    if "after" in df.columns:
-        ids = df["after"].str.replace_all(";", " ").str.split(" ").list.eval(pl.element().filter(pl.element() != ""))
-        as_ints = ids.list.eval(pl.element().cast(pl.Int64, strict=False))
-        bad = (as_ints.list.eval(pl.element().is_null() | (pl.element() < 0)).list.any()) & df["after"].is_not_null()
-        if (i := first(bad)) is not None:
-            cell = next(a for a, n in zip(ids[i], as_ints[i], strict=True) if n is None or n < 0)
-            _int_cell(str(cell), path, i, "after")  # raises, naming the cell
-        joined = as_ints.list.eval(pl.element().cast(pl.Utf8)).list.join(",")
-        parts.append(pl.when(df["after"].is_not_null()).then(pl.format(',"after":[{}]', joined)).otherwise(pl.lit("")))
-    rows = df.select(pl.concat_str(parts).str.strip_chars_start(",").alias("row"))["row"]
-    return "[" + str(("{" + rows + "}").str.join(",")[0]) + "]"
-
-
-_OPTIONAL = ("start", "class", "id", "after", "delay", "cpu")
-
-#: Flow-size distributions the core ships (``[workload] kind = "trace"``, ``cdf``).
-BUILTIN_CDFS = ("websearch", "fb_hadoop")
-
-
-def _read_cdf(path: Path) -> list[list[float]]:
-    """A flow-size CDF file: ``size_bytes cumulative_percent`` per line (``#`` comments)."""
-    try:
-        text = read_input(path, "workload.cdf", "a flow-size CDF file").decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise scenario_error("workload.cdf", f"got {str(path)!r}: not websearch or fb_hadoop, and not a readable file ({e})") from None
-    points = []
-    for n, line in enumerate(text.splitlines(), 1):
-        line = line.split("#")[0].strip()
-        if not line:
-            continue
-        try:
-            size, pct = (float(x) for x in line.split())
-        except ValueError:
-            raise scenario_error(
-                "workload.cdf", f"line {n} of {path}: {line!r} is not two numbers (size_bytes cumulative_percent)"
-            ) from None
-        points.append([size, pct])
-    return points
-
-
-def _int_cell(text: str, path: Path, row: int, column: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise scenario_error(
-            f"workload.file[{row}].{column}", f"got {text!r} in row {row + 1} of {path}; allowed: a whole number"
-        ) from None
-    if value < 0:
-        raise scenario_error(f"workload.file[{row}].{column}", f"got {value} in row {row + 1} of {path}; allowed: 0 or more")
-    return value
-
-
-def _read_flow_json(path: Path) -> list[dict[str, Any]]:
-    text = read_input(path, "workload.file", "a flows file (JSON)")
-    try:
-        data = json.loads(text.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:  # ValueError: bad JSON, or an integer of thousands of digits
-        raise scenario_error("workload.file", f"cannot read {str(path)!r} as JSON: {e}") from None
-    except RecursionError:
-        raise scenario_error("workload.file", f"{path} is nested too deeply to be a list of flows") from None
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise scenario_error("workload.file", f"{path} must hold a JSON list of objects (src, dst, size, ...)")
-    return data

@@ -39,9 +39,11 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from .claims import evaluate
 from .errors import ScenarioError, spec_error
 from .scenario import Scenario
-from .sweep import Point, _point_id, run_points
+from .sweep import Point, run_points
+from .sweep.spec import _point_id
 
 if TYPE_CHECKING:
     from .reproduce import Experiment
@@ -271,8 +273,6 @@ def run_sensitivity(
     """Run ``exp``'s claims' points under each alternative of :func:`plan` into ``out_dir``
     (the experiment's directory: the points share its ``points/``), judge the claims again,
     and write one row per claim and alternative to ``out_dir/sensitivity.parquet``."""
-    from .reproduce import evaluate
-
     p = plan(exp, quick)
     rows: list[pl.DataFrame] = []
     for alt, points in p.runs:

@@ -45,7 +45,7 @@ def topology(
 ) -> None:
     """Print the fabric read as a graph: switches, links, diameter, bisection, tables."""
     from .. import _core
-    from ..topology_file import draw_fabric, is_topology_file, write_topology
+    from ..io.topology_file import draw_fabric, is_topology_file, write_topology
 
     if is_topology_file(scenario):
         sc = _with_sets(Scenario({"topology": {"kind": "graph", "file": scenario.name}}, base_dir=scenario.parent), set_)

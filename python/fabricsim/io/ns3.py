@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .errors import scenario_error
+from ..errors import scenario_error
 
 __all__ = ["is_ns3_topology", "read_ns3_topology"]
 

@@ -7,16 +7,19 @@ refused before it is read, naming the field and what is allowed.
 from __future__ import annotations
 
 import contextlib
+import datetime
+import math
 import os
 import re
 import stat
+import tomllib
 import zlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from .errors import scenario_error
+from ..errors import scenario_error
 
 __all__ = ["MAX_INPUT_BYTES", "MAX_TEXT_BYTES", "check_input", "memory_budget", "read_input", "read_text", "size_bytes"]
 
@@ -167,3 +170,59 @@ def _place(path: tuple[Any, ...]) -> str:
     """A place in parsed data as ``devices[0].components`` (its first 8 steps)."""
     text = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path[:8]).lstrip(".")
     return (text + ("..." if len(path) > 8 else "")) or "the top"
+
+
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """The table of a TOML file the user gives (``what``: "a scenario", "a sweep", "an
+    experiment"), every failure a :class:`ScenarioError` naming the file: unreadable, a
+    directory, not UTF-8, not TOML, nested too deeply. The one loader of every such file.
+    """
+    where = str(path)
+    if "\x00" in where:
+        raise scenario_error(where.replace("\x00", "\\x00"), f"a path with a NUL character; expected {what} file (TOML)")
+    if path.is_dir():
+        raise scenario_error(where, f"is a directory; expected {what} file (TOML)")
+    raw = read_input(path, where, f"{what} file (TOML)", limit=MAX_TEXT_BYTES)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise scenario_error(where, f"not UTF-8 text (byte {e.start}); {what} is a TOML text file") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise scenario_error(where, f"not valid TOML: {e}") from None
+    except ValueError as e:  # an integer of thousands of digits: Python refuses to read it
+        raise scenario_error(where, f"holds a number Python cannot read ({e}); allowed: at most 4300 digits") from None
+    except RecursionError:
+        raise scenario_error(where, f"nested too deeply to be {what}") from None
+
+
+#: Deeper than any scenario table; deeper input is refused before it reaches the core.
+MAX_DEPTH = 16
+
+
+def check_values(node: Any, where: str, depth: int = 0) -> None:
+    """Refuse values no scenario field takes, naming the field: TOML dates and times, NaN and
+    infinities (JSON cannot carry them), values that are not TOML/JSON (a set, bytes, a
+    Decimal, a NumPy number, any object), keys that are not strings, and nesting deeper than
+    any table."""
+    field = where or "scenario"
+    if depth > MAX_DEPTH:
+        raise scenario_error(field, f"nested more than {MAX_DEPTH} levels deep; no scenario field is")
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if not isinstance(key, str):
+                raise scenario_error(field, f"has the key {key!r} ({type(key).__name__}); allowed: keys that are strings")
+            check_values(value, f"{where}.{key}" if where else str(key), depth + 1)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            check_values(value, f"{where}[{i}]", depth + 1)
+    elif isinstance(node, datetime.date | datetime.time):
+        when = node.isoformat()
+        raise scenario_error(field, f'got the TOML date/time {when}; no scenario field is a date (durations are strings like "5us")')
+    elif isinstance(node, float) and not math.isfinite(node):
+        raise scenario_error(field, f"got {node}; allowed: a finite number")
+    elif not isinstance(node, str | int | float | bool) and node is not None:
+        kind = f"{type(node).__module__}.{type(node).__qualname__}".removeprefix("builtins.")
+        hint = " (convert it with int() or float())" if hasattr(node, "__index__") or hasattr(node, "__float__") else ""
+        raise scenario_error(field, f"got {node!r} of type {kind}; allowed: a TOML/JSON value: a string, number, bool, list or table{hint}")

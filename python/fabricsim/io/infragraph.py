@@ -33,7 +33,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .errors import MissingDependency, scenario_error
+from ..errors import MissingDependency, scenario_error
 from .files import MAX_NESTING, check_shape
 
 FIELD = "topology.file"
@@ -57,7 +57,7 @@ def is_infragraph(data: Any) -> bool:
 
 def parse(path: Path, text: str) -> Any:
     """``text`` of ``path`` parsed as YAML (``.yaml``/``.yml``; YAML holds JSON) or JSON, its
-    nesting and what its aliases expand to bounded (:func:`fabricsim.files.check_shape`)."""
+    nesting and what its aliases expand to bounded (:func:`fabricsim.io.files.check_shape`)."""
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)

@@ -13,7 +13,7 @@ Formats, by the file's suffix:
 - ``.graphml``: GraphML (``networkx.write_graphml``): nodes, and edges whose ``rate``,
   ``latency`` and ``cost`` data become the link's;
 - ``.yaml``, ``.yml``, or ``.json`` with ``devices`` and ``instances`` at its top: InfraGraph
-  (:mod:`fabricsim.infragraph`).
+  (:mod:`fabricsim.io.infragraph`).
 
 An edge list or GraphML file says which nodes are hosts by a node attribute ``kind`` (or
 ``type``) of ``"host"`` or ``"switch"`` (GraphML), or else by shape: a node with one link is a
@@ -31,8 +31,9 @@ from typing import Any, NamedTuple
 
 import tomli_w
 
+from .. import _core
+from ..errors import ScenarioError, scenario_error
 from . import infragraph
-from .errors import ScenarioError, scenario_error
 from .files import MAX_DIGITS, MAX_NESTING, check_input, check_shape, read_text
 from .ns3 import is_ns3_topology, read_ns3_topology
 
@@ -317,7 +318,7 @@ MAX_DRAWN = 3000
 def draw_fabric(graph: dict[str, Any], path: Path) -> None:
     """Draws ``graph`` (as :func:`read_topology` returns it, switches with their tiers) into
     ``path``: hosts along the bottom, each switch tier a row above, every link a line."""
-    from .plot import _pyplot
+    from .._pyplot import _pyplot
 
     hosts, switches = graph["hosts"], graph["switches"]
     if len(hosts) + len(switches) > MAX_DRAWN:
@@ -341,3 +342,32 @@ def draw_fabric(graph: dict[str, Any], path: Path) -> None:
     ax.set_axis_off()
     fig.savefig(path, dpi=120, bbox_inches="tight", metadata={"Date": None} if path.suffix.lower() == ".svg" else None)
     plt.close(fig)
+
+
+def field_from_file(topo: dict[str, Any], key: str, value: str, path: Path) -> None:
+    """A ``[topology]`` field a topology file sets (htsim's switch latency:
+    :class:`fabricsim.io.topology_file.TopologyFile`): taken where the scenario leaves it out,
+    refused where it gives another value."""
+    given = topo.get(key)
+    if given is None:
+        topo[key] = value
+        return
+
+    def filled(v: Any) -> Any:
+        return json.loads(_core.validate(json.dumps({"topology": {key: v}})))["topology"][key]
+
+    if filled(given) != filled(value):
+        raise scenario_error(f"topology.{key}", f"got {given!r} where {path} gives {filled(value)}; allowed: the file's, or none")
+
+
+def same_graph(a: Any, b: dict[str, Any]) -> bool:
+    """Whether the graph ``a`` given inline is ``b`` (read from a file) once the core has filled
+    both; ``a`` the core refuses is not."""
+
+    def filled(graph: Any) -> Any:
+        return json.loads(_core.validate(json.dumps({"topology": {"kind": "graph", "graph": graph}})))["topology"]["graph"]
+
+    try:
+        return bool(filled(a) == filled(b))
+    except (ValueError, TypeError):  # one of them is not a valid graph: not the same
+        return False

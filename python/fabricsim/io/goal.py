@@ -55,8 +55,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import argument_error, scenario_error
 from ._schedules import match_in_order, topological
-from .errors import argument_error, scenario_error
 from .files import MAX_DIGITS, read_text
 
 __all__ = ["read_goal"]
@@ -97,7 +97,7 @@ def _strip_comments(text: str) -> list[str]:
 
 def _number(text: str, where: str, what: str, path: Path) -> int:
     """A number the line's pattern matched (ASCII digits, maybe a sign), refused past
-    :data:`fabricsim.files.MAX_DIGITS` digits naming the line."""
+    :data:`fabricsim.io.files.MAX_DIGITS` digits naming the line."""
     if len(text.lstrip("-")) > MAX_DIGITS:
         raise scenario_error(where, f"got a {what} of {len(text)} digits in {path}; allowed: at most {MAX_DIGITS} digits")
     return int(text)

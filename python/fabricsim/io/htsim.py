@@ -22,7 +22,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from .errors import ScenarioError, argument_error, scenario_error
+from ..errors import ScenarioError, argument_error, scenario_error
 from .files import MAX_DIGITS, read_text
 
 __all__ = ["permutation", "read_connection_matrix", "read_topo", "write_connection_matrix"]

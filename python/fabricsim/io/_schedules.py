@@ -1,5 +1,5 @@
-"""What the readers of per-rank schedules (GOAL, :mod:`fabricsim.goal`; Chakra,
-:mod:`fabricsim.chakra`) share: sends matched with receives as MPI matches them, and an order
+"""What the readers of per-rank schedules (GOAL, :mod:`fabricsim.io.goal`; Chakra,
+:mod:`fabricsim.io.chakra`) share: sends matched with receives as MPI matches them, and an order
 of operations that refuses a dependency cycle."""
 
 from __future__ import annotations
