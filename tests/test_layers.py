@@ -22,8 +22,8 @@ def dependencies() -> dict[str, set[str]]:
     return deps
 
 
-def test_no_import_circles():
-    deps = dependencies()
+def circles(deps: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports `a -> b` of `deps` where `b` reaches back to `a`, directly or not."""
 
     def reach(start: str) -> set[str]:
         seen: set[str] = set()
@@ -35,8 +35,12 @@ def test_no_import_circles():
                     todo.append(d)
         return seen
 
-    circles = sorted((a, b) for a in deps for b in deps[a] if a in reach(b))
-    assert not circles, f"modules that import each other (directly or not): {circles}"
+    return sorted((a, b) for a in deps for b in deps[a] if a in reach(b))
+
+
+def test_no_import_circles():
+    found = circles(dependencies())
+    assert not found, f"modules that import each other (directly or not): {found}"
 
 
 def test_the_layer_map_in_lib_rs_matches_the_imports():
@@ -121,19 +125,8 @@ def test_the_python_package_has_no_import_circle():
     """Issue 63 item 4: no module of python/fabricsim imports, directly or not, one that
     imports it (a function's import too: it runs)."""
     graph = python_imports()
-
-    def reach(start: str) -> set[str]:
-        seen: set[str] = set()
-        todo = [start]
-        while todo:
-            for d in graph.get(todo.pop(), ()):
-                if d not in seen:
-                    seen.add(d)
-                    todo.append(d)
-        return seen
-
-    circles = sorted((a, b) for a in graph for b in graph[a] if a in reach(b))
-    assert not circles, f"modules that import each other (directly or not): {circles}"
+    found = circles(graph)
+    assert not found, f"modules that import each other (directly or not): {found}"
     assert graph["fabricsim.io.topology_file"] and "fabricsim.sensitivity" in graph["fabricsim.reproduce"], "the imports were read"
 
 

@@ -85,15 +85,21 @@ pub fn first_difference(expected: &str, actual: &str) -> (usize, String, String)
     (first + 1, show(expected), show(actual))
 }
 
-#[test]
-fn golden_results_are_unchanged() {
-    let bless = std::env::var("FABRICSIM_BLESS").is_ok_and(|v| v == "1");
+/// The golden scenarios, by name.
+fn golden_paths() -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(golden_dir())
         .expect("tests/golden exists")
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     paths.sort();
+    paths
+}
+
+#[test]
+fn golden_results_are_unchanged() {
+    let bless = std::env::var("FABRICSIM_BLESS").is_ok_and(|v| v == "1");
+    let paths = golden_paths();
     assert!(paths.len() >= 12, "the golden set lost scenarios: {paths:?}");
     let mut failures = Vec::new();
     for path in &paths {
@@ -124,12 +130,7 @@ fn golden_results_are_unchanged() {
 fn a_run_stopped_half_way_reads_the_same_tables_mid_life_and_consumed() {
     // a run of one piece reads its connections from the last while the table gives their
     // rows back (`Ends::giving_back`); stopped half way, live halves hold part of the counts
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(golden_dir())
-        .expect("tests/golden exists")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
+    let paths = golden_paths();
     let mut stopped = 0;
     for path in &paths {
         let scenario = super::scenario(&std::fs::read_to_string(path).expect("readable")).expect("valid scenario");
