@@ -8,7 +8,7 @@ import pytest
 from fabricsim import Scenario, run
 from fabricsim.errors import ScenarioError
 from fabricsim.io.htsim import permutation, read_connection_matrix, write_connection_matrix
-from fabricsim.reproduce import _folder
+from fabricsim.reproduce.experiment import _folder
 
 
 def test_permutation_is_a_derangement_and_repeats_by_seed():

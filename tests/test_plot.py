@@ -64,7 +64,7 @@ def test_figures_read_as_a_person_expects(tmp_path):
     """Units scaled, sizes to scale, categories unjoined, one-iteration jobs shown, no warnings."""
     import warnings
 
-    from fabricsim.figures import CDF_POINTS, run_figures, sweep_figures
+    from fabricsim.plot.figures import CDF_POINTS, run_figures, sweep_figures
 
     base = fabric(kind="permutation") | {"jobs": [{"name": "dp", "collective": "allreduce", "size": "1MiB", "ranks": 8}]}
     sw = Sweep.from_dict({"base": base, "seeds": [1, 2], "grid": {"lb.kind": ["ecmp", "ops"], "workload.size": ["64KiB", "1MiB"]}})
@@ -118,7 +118,7 @@ def test_an_interrupted_sweep_is_refused_not_plotted_as_whole(tmp_path):
         r = CliRunner().invoke(app, command)
         assert r.exit_code == 2 and "3 of its 4 points done" in r.output and "--partial" in r.output, (command, r.output)
     # asked for, a partial sweep is drawn, and every figure and the page say how much of it
-    from fabricsim.figures import sweep_figures
+    from fabricsim.plot.figures import sweep_figures
 
     assert all(f.title.endswith("[partial sweep: 3 of its 4 points]") for f in sweep_figures(tmp_path / "sw"))
     for command in (
@@ -133,7 +133,7 @@ def test_an_interrupted_sweep_is_refused_not_plotted_as_whole(tmp_path):
 def test_no_varied_axis_is_pooled_silently(tmp_path):
     """A sweep of three varied axes (issue 51 item 3): the metric's series and the CDFs name a
     value of every axis but x, so ECMP with and without a fault are two lines, not one box."""
-    from fabricsim.figures import sweep_figures
+    from fabricsim.plot.figures import sweep_figures
 
     sw = Sweep.from_dict(
         {
@@ -159,8 +159,8 @@ def test_no_varied_axis_is_pooled_silently(tmp_path):
 def test_log_axes_read_as_plain_numbers_at_one_two_and_five_over_a_short_span():
     """Issue 68: log-scale PNGs showed raw "$\\mathdefault{10^{-3}}$" tick labels (TeX is never
     parsed here: labels are the user's text), and a sweep's 1-30 axis was labelled at 1 and 10."""
-    from fabricsim.figures import Figure, Series
     from fabricsim.plot import draw
+    from fabricsim.plot.figures import Figure, Series
 
     def labels(fig: Figure, axis: str) -> list[str]:
         f = draw(fig)
@@ -187,8 +187,8 @@ def test_log_axes_read_as_plain_numbers_at_one_two_and_five_over_a_short_span():
 def test_lines_that_coincide_still_show_each_series():
     """Issue 68: OPS's line was drawn under ARCANE's (the same solid line): each series now has
     its own dash and marker, the later markers smaller."""
-    from fabricsim.figures import Figure, Series
     from fabricsim.plot import draw
+    from fabricsim.plot.figures import Figure, Series
 
     same = [Series(lb, [1.0, 2.0], [50.0, 190.0]) for lb in ("ecmp", "ops", "arcane", "prime")]
     lines = draw(Figure("f", "lines", "t", "x", "y", same)).axes[0].get_lines()

@@ -11,8 +11,8 @@ from pathlib import Path
 import fabricsim
 import pytest
 from conftest import ROOT, fabric
-from fabricsim.figures import run_figures, sweep_figures
-from fabricsim.report import report
+from fabricsim.plot.figures import run_figures, sweep_figures
+from fabricsim.plot.report import report
 from fabricsim.sweep import Sweep, run_sweep
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -77,7 +77,7 @@ def test_a_sweep_report_draws_every_plot(tmp_path):
 
 
 def test_the_reproduction_report_draws_every_plot(tmp_path):
-    from fabricsim.report import reproduction_report
+    from fabricsim.plot.report import reproduction_report
     from fabricsim.reproduce import draw, experiments, run_experiment
 
     suite = {e.name: e for e in experiments()}

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from fabricsim.claims import DIFFERS, DIRECTION, INCONCLUSIVE, MATCHES
 from fabricsim.cli import app
 from fabricsim.errors import ScenarioError
 from fabricsim.reproduce import SOURCES, Claim, Experiment, evaluate, experiments, headline, load, run_experiment
+from fabricsim.reproduce.claims import DIFFERS, DIRECTION, INCONCLUSIVE, MATCHES
 from typer.testing import CliRunner
 
 

@@ -1,4 +1,4 @@
-"""The reproduction suite's sensitivity to named defaults (fabricsim.sensitivity)."""
+"""The reproduction suite's sensitivity to named defaults (fabricsim.reproduce.sensitivity)."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 from fabricsim.errors import ScenarioError
 from fabricsim.reproduce import headline, load, markdown_claims, run_experiment
-from fabricsim.sensitivity import plan
+from fabricsim.reproduce.sensitivity import plan
 
 # An incast of 8 senders into one host: with trimming on its queue trims packets, with drop
 # it trims none (it drops). The first claim's verdict therefore depends on trimming and on
@@ -98,7 +98,7 @@ def test_a_default_the_experiment_varies_or_states_is_not_varied(tmp_path):
 
 
 def test_the_docs_list_every_named_default_with_its_values():
-    from fabricsim.sensitivity import NAMED
+    from fabricsim.reproduce.sensitivity import NAMED
 
     text = (Path(__file__).parent.parent / "docs" / "reproduction.md").read_text()
     table = text[text.index("| named default |") : text.index("\n\n", text.index("| named default |"))]

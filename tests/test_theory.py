@@ -1,11 +1,11 @@
-"""The balls-into-bins models of ARCANE sec. 5 and App. B / D.1 (fabricsim.theory)."""
+"""The balls-into-bins models of ARCANE sec. 5 and App. B / D.1 (fabricsim.reproduce.theory)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from fabricsim import theory
 from fabricsim.errors import ScenarioError
+from fabricsim.reproduce import theory
 
 
 def test_evs_imbalance_falls_with_more_evs_and_more_flows():

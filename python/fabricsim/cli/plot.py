@@ -48,6 +48,6 @@ def report(
     partial: PartialOpt = False,
 ) -> None:
     """One self-contained HTML page (plotly inlined, no network): inputs, tables and interactive plots."""
-    from ..report import report as write_report
+    from ..plot.report import report as write_report
 
     out.print(str(write_report(path, out_file, partial=partial, **_sweep_options(path, x, line, metric))), highlight=False)

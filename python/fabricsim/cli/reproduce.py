@@ -77,7 +77,7 @@ def reproduce(
         if spec is not None:
             spec.validate()
         if sensitivity:
-            from ..sensitivity import plan
+            from ..reproduce.sensitivity import plan
 
             plan(suite[n], quick)
     _check_writable(out_dir)
@@ -93,7 +93,7 @@ def reproduce(
     suffix = "-quick" if quick else ""
     claims.write_parquet(out_dir / f"claims{suffix}.parquet")
     if not no_report:
-        from ..report import reproduction_report
+        from ..plot.report import reproduction_report
 
         page = reproduction_report(results, out_dir / f"report{suffix}.html", quick=quick)
         err.print(escape(f"report: {page}"))

@@ -3,7 +3,7 @@
 Each experiment is one TOML file in ``fabricsim/experiments/`` (shipped with the package),
 named after the figure, table or section it reproduces. It holds a sweep (the base scenario
 inline, its axes and seeds), what ``--quick`` changes (a smaller fabric, fewer seeds), and its
-claims, each saying what it is checked against (:mod:`fabricsim.claims`: kinds, scales,
+claims, each saying what it is checked against (:mod:`fabricsim.reproduce.claims`: kinds, scales,
 tolerances and verdicts)::
 
     name = "nvidia-256-flows"
@@ -34,7 +34,7 @@ tolerances and verdicts)::
     tolerance = 0.2
     tolerance_why = "the blog reads the number off a figure"
     note = "why fabricsim differs, with the evidence"
-    [sensitivity]                          # optional (fabricsim.sensitivity): named defaults
+    [sensitivity]                          # optional (fabricsim.reproduce.sensitivity): named defaults
     stated = { "trimming" = "why: the document states it" }   # the document states: not varied
     [[tables]]                             # optional: means over seeds, for the docs
     title = "..."
@@ -49,12 +49,12 @@ filtered by ``where = {column = value}`` (``flows.fct_ps:max`` with ``where = {c
 checks every metric, column, axis and axis value against the declared outputs and the sweep
 before anything runs.
 
-Instead of ``metric``, a claim can take its value from a model of :mod:`fabricsim.theory`
+Instead of ``metric``, a claim can take its value from a model of :mod:`fabricsim.reproduce.theory`
 (``theory = {model = "max_queue", policy = "ops", n = 16}``, with ``theory_over`` for a
 ratio), and instead of ``number`` its reference can be a model (``model = {model =
 "evs_imbalance", ...}``): theory checked against the paper, and simulation against theory.
 An experiment whose claims are all theory needs no sweep. ``[[theory_figures]]`` adds the
-models' plots (:data:`fabricsim.theory.FIGURES`) to the report.
+models' plots (:data:`fabricsim.reproduce.theory.FIGURES`) to the report.
 """
 
 from __future__ import annotations
@@ -66,6 +66,10 @@ from typing import Any
 
 import polars as pl
 
+from ..errors import spec_error
+from ..io.files import read_toml
+from ..plot.figures import Figure, is_sweep, sweep_figures
+from ..sweep import Sweep, run_sweep
 from . import theory
 from .claims import (
     KINDS,
@@ -75,12 +79,8 @@ from .claims import (
     evaluate,
     with_metric,
 )
-from .errors import spec_error
-from .figures import Figure, is_sweep, sweep_figures
-from .io.files import read_toml
 from .sensitivity import check_spec as check_sensitivity
 from .sensitivity import depends_on, run_sensitivity
-from .sweep import Sweep, run_sweep
 
 __all__ = [
     "Claim",
@@ -120,7 +120,7 @@ class Experiment:
     plot: dict[str, Any] = field(default_factory=dict)
     theory_figures: list[dict[str, Any]] = field(default_factory=list)
     #: ``[sensitivity]``: defaults the document states, and setups of its own to judge under
-    #: (:mod:`fabricsim.sensitivity`).
+    #: (:mod:`fabricsim.reproduce.sensitivity`).
     sensitivity: dict[str, Any] = field(default_factory=dict)
     #: Where the files it reads (a flow list, a CDF) are found: its own folder.
     folder: Path | None = None
@@ -361,7 +361,7 @@ def run_experiment(
     and draw its plots (``plots/``, PNG and SVG). A directory another build computed points in
     is refused unless ``allow_other_version`` (:func:`fabricsim.sweep.run_sweep`).
     ``sensitivity``: judge the claims again under each named default's alternatives
-    (:mod:`fabricsim.sensitivity`); the rows get ``depends_on`` and ``checked``."""
+    (:mod:`fabricsim.reproduce.sensitivity`); the rows get ``depends_on`` and ``checked``."""
     out = Path(out_dir) / (exp.name + ("-quick" if quick else ""))
     out.mkdir(parents=True, exist_ok=True)
     spec = exp.spec(quick)
@@ -380,7 +380,7 @@ def run_experiment(
 
 def draw(exp: Experiment, d: Path) -> list[Figure]:
     """The experiment's figures, drawn into ``d/plots`` (PNG and SVG); returns them."""
-    from .plot import save_figures
+    from ..plot import save_figures
 
     figs = figures(exp, d)
     save_figures(figs, d / "plots")

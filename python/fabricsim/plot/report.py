@@ -1,7 +1,7 @@
 """``fabricsim report DIR -o report.html``: one self-contained HTML page of a run or a sweep.
 
 The page holds the scenario (or the sweep spec), the summary (or the points table) and the
-interactive plots of :mod:`fabricsim.figures` drawn with plotly, whose JavaScript is inlined:
+interactive plots of :mod:`fabricsim.plot.figures` drawn with plotly, whose JavaScript is inlined:
 the file opens anywhere with no network. A script on the page records any JavaScript error in
 an element (``#fabricsim-errors``) and marks each plot drawn (``data-drawn``), so a headless
 browser can check the page (``tests/test_report.py``).
@@ -16,8 +16,8 @@ from typing import Any
 
 import polars as pl
 
+from ..results import job_table
 from .figures import Figure, check_result_dir, is_sweep, partial_note, run_figures, sweep_axes, sweep_figures
-from .results import job_table
 
 __all__ = ["report", "reproduction_report"]
 
@@ -258,7 +258,7 @@ def reproduction_report(results: list[tuple[Any, pl.DataFrame, Path, list[Figure
     (the figures as :func:`fabricsim.reproduce.draw` returned them: computed once for the
     files and the page).
     """
-    from .reproduce import headline, tables
+    from ..reproduce import headline, tables
 
     head = headline(pl.concat([c for _, c, _, _ in results]))
     sections = [f"<p>{len(results)} experiments{' (quick)' if quick else ''}: {html.escape(head)}.</p>"]

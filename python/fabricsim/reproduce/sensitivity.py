@@ -39,14 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from ..errors import ScenarioError, spec_error
+from ..scenario import Scenario
+from ..sweep import Point, run_points
+from ..sweep.spec import _point_id
 from .claims import evaluate
-from .errors import ScenarioError, spec_error
-from .scenario import Scenario
-from .sweep import Point, run_points
-from .sweep.spec import _point_id
 
 if TYPE_CHECKING:
-    from .reproduce import Experiment
+    from .experiment import Experiment
 
 __all__ = ["NAMED", "Alternative", "Default", "Plan", "depends_on", "plan", "run_sensitivity"]
 

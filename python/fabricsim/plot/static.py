@@ -1,12 +1,12 @@
 """Static plots (matplotlib; PNG and SVG) of a run or a sweep directory: the figures of
-:mod:`fabricsim.figures`, one file pair each."""
+:mod:`fabricsim.plot.figures`, one file pair each."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ._pyplot import _pyplot
+from .._pyplot import _pyplot
 from .figures import Figure, check_result_dir, run_figures, sweep_figures
 
 __all__ = ["draw", "plot_dir", "save_figures"]

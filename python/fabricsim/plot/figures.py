@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from .errors import spec_error
+from ..errors import spec_error
 
 __all__ = ["Figure", "Series", "check_result_dir", "is_run", "is_sweep", "run_figures", "sweep_axes", "sweep_figures"]
 
@@ -183,7 +183,7 @@ def _check_whole(d: Path, partial: bool = False) -> None:
 def partial_note(d: Path) -> str | None:
     """ "4 of its 12 points" where a sweep directory's ``points.parquet`` lacks points of its
     ``sweep.toml``; None for a whole one (or one without its spec)."""
-    from .sweep import POINTS_FILE, Sweep
+    from ..sweep import POINTS_FILE, Sweep
 
     spec = d / "sweep.toml"
     if not spec.exists():
@@ -257,7 +257,7 @@ def run_figures(d: Path) -> list[Figure]:
 def _job_figures(jobs: pl.DataFrame) -> list[Figure]:
     """Each job's JCT beside its ideal (a bar pair: one iteration is enough to see it), and the
     CDF of iteration times when a job ran enough iterations for one to mean something."""
-    from .results import job_table
+    from ..results import job_table
 
     table = job_table(jobs)
     if table.height == 0:

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import scenario_error
-from .figures import Figure, Series
+from ..errors import scenario_error
+from ..plot.figures import Figure, Series
 
 #: The most numbers a model may hold (rounds x bins, trials x switches x ports): 80 MB.
 MAX_CELLS = 10_000_000

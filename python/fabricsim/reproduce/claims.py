@@ -56,12 +56,12 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from ..errors import spec_error
+from ..results import COLUMNS
 from . import theory
-from .errors import spec_error
-from .results import COLUMNS
 
 if TYPE_CHECKING:
-    from .reproduce import Experiment
+    from .experiment import Experiment
 
 __all__ = [
     "KINDS",
