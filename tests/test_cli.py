@@ -182,14 +182,15 @@ def test_an_interrupted_run_writes_nothing_and_says_so(tmp_path):
     from conftest import ROOT
 
     out = tmp_path / "new" / "run"
-    # prime's multi-part EV under ECMP switches draws a warning, printed just before the run
-    # starts: the sign that the command is under way (a sleep raced the interpreter's start)
+    # prime's multi-part EV under ECMP switches draws a warning, printed (after the estimate,
+    # said before the run is built) just before the run starts: the sign that the command is
+    # under way (a sleep raced the interpreter's start)
     extra = ["--set", "workload.size=1GiB", "--set", "lb.kind=prime", "--set", "switch.routing=ecmp"]
     cmd = [sys.executable, "-m", "fabricsim", "run", str(ROOT / "scenarios" / "permutation_128.toml"), *extra]
     proc = subprocess.Popen([*cmd, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
-    first = proc.stderr.readline()
-    assert "multi-part EV" in first, first
+    estimate, first = proc.stderr.readline(), proc.stderr.readline()
+    assert "M events" in estimate and "multi-part EV" in first, (estimate, first)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
@@ -524,13 +525,13 @@ def test_compare_resolves_each_load_balancers_scenario_once(demo_path, monkeypat
     calls: dict[str, int] = {"survey": 0, "build": 0}
     real_survey, real_sim = _core.survey, _core.Simulation
 
-    def survey(text: str):  # type: ignore[no-untyped-def]
+    def survey(text: str, columns=None):  # type: ignore[no-untyped-def]
         calls["survey"] += 1
-        return real_survey(text)
+        return real_survey(text, columns)
 
-    def build(text: str, threads):  # type: ignore[no-untyped-def]
+    def build(text: str, threads, columns=None):  # type: ignore[no-untyped-def]
         calls["build"] += 1
-        return real_sim(text, threads)
+        return real_sim(text, threads, columns)
 
     import fabricsim.scenario as scenario_module
 

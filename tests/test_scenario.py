@@ -165,9 +165,9 @@ def test_a_scenario_is_resolved_once_for_its_warnings_its_estimate_and_its_check
     calls = []
     real = _core.survey
 
-    def counted(text: str):  # type: ignore[no-untyped-def]
+    def counted(text: str, columns=None):  # type: ignore[no-untyped-def]
         calls.append(text)
-        return real(text)
+        return real(text, columns)
 
     monkeypatch.setattr(_core, "survey", counted)
     monkeypatch.setattr(scenario_module, "_SURVEYS", {})
@@ -181,3 +181,9 @@ def test_a_scenario_is_resolved_once_for_its_warnings_its_estimate_and_its_check
     # another scenario is resolved for itself
     s.set("workload.size", "128KiB").estimate()
     assert len(calls) == 2
+    # a run that keeps a few of the flows table's columns needs less, and the run's own build
+    # (which stop.max_memory checks) counts what the survey counts
+    few = s.estimate(["bytes", "slowdown"])
+    assert len(calls) == 3 and few.events == events and few.memory_bytes < memory
+    assert fabricsim.prepare(s, 1, ["bytes", "slowdown"])._built().memory_estimate == few.memory_bytes
+    assert fabricsim.prepare(s, 1)._built().memory_estimate == memory

@@ -24,7 +24,7 @@ __commit__: str | None
 class Simulation:
     """A simulation being run. Raises ``fabricsim.errors.ScenarioError`` on a bad scenario."""
 
-    def __new__(cls, scenario_json: str, threads: int | None = 1) -> Simulation:
+    def __new__(cls, scenario_json: str, threads: int | None = 1, columns: list[str] | None = None) -> Simulation:
         """``threads``: the parallel engine's threads (the results do not depend on them);
         ``None``: chosen by the engine from the work and the CPUs available ("auto")."""
     @property
@@ -81,7 +81,7 @@ def topology(scenario_json: str, graph: bool) -> tuple[str, str | None]:
     """The scenario's fabric built once: its summary as a graph (hosts, switches, links,
     diameter, bisection) and, with ``graph``, the fabric written as ``topology.graph``; JSON."""
 
-def survey(scenario_json: str) -> tuple[list[str], int, int]:
+def survey(scenario_json: str, columns: list[str] | None = None) -> tuple[list[str], int, int]:
     """The scenario's warnings, expected events and memory estimate (bytes) from one resolve."""
 
 def available_cpus() -> int:
@@ -114,7 +114,7 @@ def collective_messages(
 class Session:
     """A run driven from outside (fabricsim.session.Session wraps it). Times in ps."""
 
-    def __new__(cls, scenario_json: str, threads: int | None = 1) -> Session: ...
+    def __new__(cls, scenario_json: str, threads: int | None = 1, columns: list[str] | None = None) -> Session: ...
     def send(self, src: int, dst: int, bytes: int, at: int | None = None) -> int:
         """Sends ``bytes`` from ``src`` to ``dst`` at ``at`` (None: now); returns the message's id."""
     def run_until(self, t: int) -> str:

@@ -46,9 +46,11 @@ class Prepared:
     before the run (its warnings, its jobs' hosts) from the one build the run then uses.
     :func:`run` takes it in place of a scenario, once."""
 
-    def __init__(self, scenario: Scenario, sim: Any, threads: int | None) -> None:
+    def __init__(self, scenario: Scenario, sim: Any, threads: int | None, flow_columns: list[str] | None = None) -> None:
         self.scenario = scenario
         self.threads = threads
+        #: The flows table's columns its run makes (all if None), which its memory estimate counted.
+        self.flow_columns = flow_columns
         self._sim: Any = sim
 
     def _built(self) -> Any:
@@ -85,14 +87,32 @@ def _scenario(scenario: Scenario | dict[str, Any] | str | os.PathLike[str]) -> S
     return scenario
 
 
-def prepare(scenario: Scenario | dict[str, Any] | str | os.PathLike[str], threads: int | Literal["auto"] | None = "auto") -> Prepared:
+def prepare(
+    scenario: Scenario | dict[str, Any] | str | os.PathLike[str],
+    threads: int | Literal["auto"] | None = "auto",
+    flow_columns: Sequence[str] | None = None,
+) -> Prepared:
     """Checks and builds ``scenario``'s run on ``threads`` without running it: raises
     ``ScenarioError`` where :func:`run` would, and resolves the scenario once for both (a
-    large fabric's tables or a trace of millions of messages are built once)."""
+    large fabric's tables or a trace of millions of messages are built once). ``flow_columns``:
+    the flows table's columns its run will make (:func:`run`'s), which the memory estimate
+    counts (all if None)."""
     asked = parse_threads(threads)
     sc = _scenario(scenario)
+    keep = _columns(flow_columns)
     with sc.naming_files():
-        return Prepared(sc, _core.Simulation(sc.to_json(), asked), asked)
+        return Prepared(sc, _core.Simulation(sc.to_json(), asked, keep), asked, keep)
+
+
+def _columns(flow_columns: Sequence[str] | None) -> list[str] | None:
+    """``flow_columns`` checked: None (every column) or names of the flows table's columns."""
+    if flow_columns is not None and (isinstance(flow_columns, str) or not all(isinstance(c, str) for c in flow_columns)):
+        raise argument_error("flow_columns", flow_columns, "a list of the flows table's column names, or None")
+    keep = None if flow_columns is None else list(flow_columns)
+    unknown = [c for c in keep or () if c not in schema("flows")]
+    if unknown:
+        raise scenario_error("flow_columns", f"got {unknown[0]!r}; allowed: the flows table's columns ({', '.join(schema('flows'))})")
+    return keep
 
 
 def peak_rss_mb() -> float:
@@ -186,21 +206,17 @@ def run(
     ('complete', 1.0)
     """
     wanted = reference_module.check(reference)
-    if flow_columns is not None and (isinstance(flow_columns, str) or not all(isinstance(c, str) for c in flow_columns)):
-        raise argument_error("flow_columns", flow_columns, "a list of the flows table's column names, or None")
-    keep = None if flow_columns is None else list(flow_columns)
-    unknown = [c for c in keep or () if c not in schema("flows")]
-    if unknown:
-        raise scenario_error("flow_columns", f"got {unknown[0]!r}; allowed: the flows table's columns ({', '.join(schema('flows'))})")
+    keep = _columns(flow_columns)
     if progress is not None and not callable(progress):
         raise argument_error("progress", progress, "a callable taking a Progress, or None")
     if isinstance(scenario, Prepared):
+        keep = scenario.flow_columns if flow_columns is None else keep
         asked, sim, scenario = scenario.threads, scenario.take(), scenario.scenario
     else:
         asked = parse_threads(threads)
         scenario = _scenario(scenario)
         with scenario.naming_files():
-            sim = _core.Simulation(scenario.to_json(), asked)
+            sim = _core.Simulation(scenario.to_json(), asked, keep)
     ref = None if wanted is None else reference_module.reference_scenario(sim, scenario.base_dir)
     extra: dict[str, Any] = {"threads": sim.threads}
     if sim.thread_note is not None:

@@ -16,7 +16,7 @@ import os
 import re
 import tomllib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -393,29 +393,40 @@ class Scenario:
     def warnings(self) -> list[str]:
         """Legal but probably unintended settings (e.g. PRIME on ECMP-hashing switches);
         raises ``ScenarioError`` where the scenario is not valid."""
-        return list(self._survey()[0])
+        return list(self._survey(None, any_columns=True)[0])
 
-    def estimate(self) -> Estimate:
+    def estimate(self, flow_columns: Sequence[str] | None = None) -> Estimate:
         """What a run of this scenario will take, before it is built (:class:`Estimate`: the
         ``events`` it is expected to make, the shipped scenarios making 0.76 to 0.97 of them, and
         the ``memory_bytes`` it is estimated to need; a tuple, so ``events, memory =
-        s.estimate()`` reads it too); raises ``ScenarioError`` where the scenario is not valid."""
-        return Estimate(*self._survey()[1])
+        s.estimate()`` reads it too); raises ``ScenarioError`` where the scenario is not valid.
+        ``flow_columns``: the flows table's columns the run will make (:func:`fabricsim.run`'s),
+        which the memory counts (all if None)."""
+        return Estimate(*self._survey(flow_columns)[1])
 
-    def _survey(self) -> tuple[tuple[str, ...], tuple[int, int]]:
+    def _survey(self, flow_columns: Sequence[str] | None = None, any_columns: bool = False) -> tuple[tuple[str, ...], tuple[int, int]]:
         """The core's warnings and estimate of this scenario, from one resolve, kept per scenario
-        text (by its digest) for the last :data:`SURVEYS_KEPT`: a sweep checks its points twice
-        and estimates them, and resolving builds the fabric's tables."""
+        text (by its digest) and columns for the last :data:`SURVEYS_KEPT`: a sweep checks its
+        points twice and estimates them, and resolving builds the fabric's tables. The warnings
+        do not depend on the columns a run keeps: ``any_columns`` takes the latest survey of
+        this text, whichever columns it counted."""
         text = self.to_json()
-        key = hashlib.sha256(text.encode()).digest()
+        digest = hashlib.sha256(text.encode()).digest()
+        if any_columns and digest in _LATEST:
+            return _SURVEYS.get(_LATEST[digest]) or self._survey(flow_columns)
+        columns = None if flow_columns is None else list(flow_columns)
+        key = hashlib.sha256((text + repr(columns)).encode()).digest()
+        _LATEST[digest] = key
         found = _SURVEYS.pop(key, None)
         if found is None:
             with self.naming_files():
-                warnings, events, memory = _core.survey(text)
+                warnings, events, memory = _core.survey(text, columns)
             found = (tuple(warnings), (events, memory))
         _SURVEYS[key] = found  # most recent last
         while len(_SURVEYS) > SURVEYS_KEPT:
             del _SURVEYS[next(iter(_SURVEYS))]
+        while len(_LATEST) > SURVEYS_KEPT:
+            del _LATEST[next(iter(_LATEST))]
         return found
 
     def validate(self) -> list[str]:
@@ -433,6 +444,8 @@ class Scenario:
 #: Scenarios whose warnings and estimate :meth:`Scenario._survey` keeps (a few hundred bytes each).
 SURVEYS_KEPT = 4096
 _SURVEYS: dict[bytes, tuple[tuple[str, ...], tuple[int, int]]] = {}
+#: The key of each scenario text's latest survey in :data:`_SURVEYS` (its warnings).
+_LATEST: dict[bytes, bytes] = {}
 
 
 def machine_memory() -> int:

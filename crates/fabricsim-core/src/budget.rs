@@ -19,6 +19,7 @@ use crate::host::table::{NARROW_PACKETS, STORED_ROW_BYTES, WIDE_ROW_BYTES};
 use crate::host::TransportModel;
 use crate::packet::Packet;
 use crate::stats::columns::{Ty, FLOWS};
+use crate::stats::Keep;
 use crate::switch::{EgressPort, SwitchModel};
 use crate::topology::{Cut, GraphSize, Topology};
 use crate::workload::collective::Tag;
@@ -79,8 +80,8 @@ fn per_connection() -> u64 {
 /// The least memory a message takes: its rows (a compute task or a transfer on a scale-up
 /// network has no connection: most of a training step's messages). Jobs are refused with it
 /// before they are expanded.
-pub fn message_floor() -> u64 {
-    message_row()
+pub fn message_floor(keep: &Keep) -> u64 {
+    message_row(keep)
 }
 
 /// Events a data packet makes, about, per tier of the fabric: per hop its wire's arrival and
@@ -107,9 +108,18 @@ pub fn events(topo: &Topology, mss: u64, m: &MessageSpec) -> u64 {
 /// heaviest consecutive levels of the dependency graph (a message's level is one more than its
 /// deepest dependency's). Where a message waits for a later one the levels are not computed and
 /// every message counts as under way.
-/// `far`: the messages read from far on ([`crate::workload::window::Far::of`] `deps`).
-pub fn messages(topo: &Topology, transport: &TransportModel, subflows: u32, messages: &[MessageSpec], deps: &Deps, far: FarIds) -> u64 {
-    let mut tally = Tally::new(transport, far);
+/// `far`: the messages read from far on ([`crate::workload::window::Far::of`] `deps`); `keep`:
+/// the flows table's columns the caller reads.
+pub fn messages(
+    topo: &Topology,
+    transport: &TransportModel,
+    subflows: u32,
+    messages: &[MessageSpec],
+    deps: &Deps,
+    far: FarIds,
+    keep: &Keep,
+) -> u64 {
+    let mut tally = Tally::new(transport, far, keep);
     for (i, m) in messages.iter().enumerate() {
         tally.add(m, deps.of(i), connections(topo, subflows, m));
     }
@@ -129,6 +139,8 @@ pub fn connections(topo: &Topology, subflows: u32, m: &MessageSpec) -> u64 {
 #[derive(Debug, Clone)]
 pub struct Tally {
     payload: u64,
+    /// What a message keeps ([`message_row`] of the columns kept).
+    row: u64,
     all_evs: u64,
     made: u32,
     kept: u64,
@@ -142,11 +154,12 @@ pub struct Tally {
 
 impl Tally {
     /// Messages numbered from 0, those in `far` read from far on
-    /// ([`crate::workload::window::Far`]).
-    pub fn new(transport: &TransportModel, far: FarIds) -> Tally {
+    /// ([`crate::workload::window::Far`]); `keep`: the flows table's columns the caller reads.
+    pub fn new(transport: &TransportModel, far: FarIds, keep: &Keep) -> Tally {
         let payload = transport.mtu - transport.header;
         let all_evs = u64::from(transport.ack_policy.all_evs);
-        Tally { payload, all_evs, made: 0, kept: 0, levels: Some((Window::new(far), Vec::new())), all: 0, entries: 0 }
+        let row = message_row(keep);
+        Tally { payload, row, all_evs, made: 0, kept: 0, levels: Some((Window::new(far), Vec::new())), all: 0, entries: 0 }
     }
 
     /// Counts the next message, `m`, which waits for `after` and runs on `conns` connections
@@ -163,7 +176,7 @@ impl Tally {
         };
         // a connection of more packets than its row's counters hold keeps them in a map
         let wide = if conns > 0 && packets.div_ceil(conns) > NARROW_PACKETS { WIDE_ROW_BYTES } else { 0 };
-        self.kept = self.kept.saturating_add(message_row() + conns * (connection_row() + wide));
+        self.kept = self.kept.saturating_add(self.row + conns * (connection_row() + wide));
         self.all = self.all.saturating_add(live);
         self.entries += after.len() as u64;
         let i = self.made;
@@ -199,21 +212,22 @@ const DEPENDENCY: u64 = 16;
 /// Bytes a message takes at the run's peak, when its results are made: what it keeps for the
 /// whole run (its row, what its ends count of it, `MsgState`, its tag, its count of what it
 /// waits for and its place in the reverse lists) with the results' scratch beside it
-/// ([`RESULTS_SCRATCH`]), or its row of the flows table (every column), which is built as the
-/// run's state is freed, whichever is larger; and its ends, held across both.
-fn message_row() -> u64 {
+/// ([`RESULTS_SCRATCH`]), or its row of the flows table (the columns `keep` keeps), which is
+/// built as the run's state is freed, whichever is larger; and its ends, held across both.
+fn message_row(keep: &Keep) -> u64 {
     let kept = (std::mem::size_of::<Message>() + std::mem::size_of::<MsgState>() + std::mem::size_of::<Tag>() + 4 + 4) as u64;
-    (kept + RESULTS_SCRATCH).max(flows_row()) + ENDS
+    (kept + RESULTS_SCRATCH).max(flows_row(keep)) + ENDS
 }
 
 /// Bytes of a message's ends (first send and end) as the results read them (`stats::collect`).
 const ENDS: u64 = 16;
 
-/// Bytes of one row of the flows table with every column: 8 a number, 1 a flag or a label (the
-/// `traffic` column's code), one more for a value that may be missing.
-fn flows_row() -> u64 {
+/// Bytes of one row of the flows table with the columns `keep` keeps: 8 a number, 1 a flag or
+/// a label (the `traffic` column's code), one more for a value that may be missing.
+fn flows_row(keep: &Keep) -> u64 {
     FLOWS
         .iter()
+        .filter(|c| keep.has(c.name))
         .map(|c| {
             let value = match c.ty {
                 Ty::U64 | Ty::F64 => 8,
@@ -298,7 +312,23 @@ mod tests {
     /// and does not go below it.
     #[test]
     fn a_message_costs_about_what_it_was_measured_to() {
-        assert!((183..=2 * 183).contains(&message_row()), "{}", message_row());
+        let all = message_row(&Keep::all());
+        assert!((183..=2 * 183).contains(&all), "{all}");
+    }
+
+    /// A caller that reads a few columns of the flows table needs less a message: no less
+    /// than what the run keeps of it.
+    #[test]
+    fn a_message_costs_the_columns_kept() {
+        let six = Keep::only(&["bytes", "job", "traffic", "path_links", "slowdown", "completed"]).expect("columns");
+        let (all, few, none) = (message_row(&Keep::all()), message_row(&six), message_row(&Keep::only::<&str>(&[]).expect("none")));
+        assert!(few < all && none <= few, "{all} {few} {none}");
+        assert_eq!(
+            none,
+            (std::mem::size_of::<Message>() + std::mem::size_of::<MsgState>() + std::mem::size_of::<Tag>() + 8) as u64
+                + RESULTS_SCRATCH
+                + ENDS
+        );
     }
 
     /// A compute task or a scale-up transfer has no connection: its rows, nothing under way.
@@ -307,12 +337,12 @@ mod tests {
         let transport =
             crate::host::TransportConfig::default().resolve(16, crate::host::Connections::PerMessage).expect("the defaults resolve");
         let m = MessageSpec::new(0, 1, 1 << 20, 0, 0);
-        let mut t = Tally::new(&transport, FarIds::default());
+        let mut t = Tally::new(&transport, FarIds::default(), &Keep::all());
         t.add(&m, &[], 0);
-        assert_eq!(t.bytes(), message_row());
-        let mut t = Tally::new(&transport, FarIds::default());
+        assert_eq!(t.bytes(), message_row(&Keep::all()));
+        let mut t = Tally::new(&transport, FarIds::default(), &Keep::all());
         t.add(&m, &[], 1);
-        assert!(t.bytes() > message_row() + connection_row() + per_connection(), "{}", t.bytes());
+        assert!(t.bytes() > message_row(&Keep::all()) + connection_row() + per_connection(), "{}", t.bytes());
     }
 
     /// A connection of more packets than its stored row's counters hold keeps them in a map:
@@ -323,12 +353,12 @@ mod tests {
             crate::host::TransportConfig::default().resolve(16, crate::host::Connections::PerMessage).expect("the defaults resolve");
         let payload = transport.mtu - transport.header;
         let kept = |packets: u64, conns: u64| {
-            let mut t = Tally::new(&transport, FarIds::default());
+            let mut t = Tally::new(&transport, FarIds::default(), &Keep::all());
             t.add(&MessageSpec::new(0, 1, packets * payload, 0, 0), &[], conns);
             t.kept
         };
-        assert_eq!(kept(NARROW_PACKETS, 1), message_row() + connection_row());
-        assert_eq!(kept(NARROW_PACKETS + 1, 1), message_row() + connection_row() + WIDE_ROW_BYTES);
-        assert_eq!(kept(NARROW_PACKETS + 1, 2), message_row() + 2 * connection_row(), "two subflows share the packets");
+        assert_eq!(kept(NARROW_PACKETS, 1), message_row(&Keep::all()) + connection_row());
+        assert_eq!(kept(NARROW_PACKETS + 1, 1), message_row(&Keep::all()) + connection_row() + WIDE_ROW_BYTES);
+        assert_eq!(kept(NARROW_PACKETS + 1, 2), message_row(&Keep::all()) + 2 * connection_row(), "two subflows share the packets");
     }
 }

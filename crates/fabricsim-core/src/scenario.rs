@@ -24,6 +24,7 @@ use crate::host::{Connections, TransportConfig, TransportModel};
 use crate::lb::{LbConfig, LbContext};
 use crate::stats::least::Least;
 use crate::stats::sampler::SamplesConfig;
+use crate::stats::Keep;
 use crate::switch::{SwitchConfig, SwitchModel};
 use crate::time::Time;
 use crate::topology::{Routes, Topology, TopologyConfig};
@@ -68,6 +69,10 @@ pub struct Scenario {
     /// Time series of port queues and utilization (`[samples]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<SamplesConfig>,
+    /// The flows table's columns the caller will read (not a field of the scenario text: the
+    /// caller's, [`Scenario::keeping`]); the memory estimate counts those.
+    #[serde(skip)]
+    pub keep: Keep,
 }
 
 fn d_seed() -> u64 {
@@ -182,6 +187,14 @@ impl Scenario {
         serde_path_to_error::deserialize(d).map_err(|e| located(crate::registry::dotted(e.path()), e.inner().to_string()))
     }
 
+    /// The scenario run by a caller that reads only the flows table's columns `keep` keeps
+    /// (its results made with [`crate::Simulation::into_results_keeping`] and the same `keep`):
+    /// its memory estimate counts those columns, not every one.
+    pub fn keeping(mut self, keep: Keep) -> Scenario {
+        self.keep = keep;
+        self
+    }
+
     /// The `[workload]`: as given, else a permutation unless there are jobs.
     pub fn workload(&self) -> Option<WorkloadConfig> {
         match (&self.workload, self.jobs.is_empty()) {
@@ -217,7 +230,7 @@ impl Scenario {
             &self.jobs,
             &mut plan,
             &topo,
-            max_memory / budget::message_floor(),
+            max_memory / budget::message_floor(&self.keep),
             &mut Rng::stream(self.seed, Stream::Workload, 1),
         )?;
         let file = match &workload {
@@ -268,7 +281,7 @@ impl Scenario {
         // the messages read from far on by a later one: what the counting passes hold beyond
         // their window (`workload::window`)
         let far = Far::of(&deps).shared();
-        need.messages = budget::messages(&topo, &transport, self.lb.subflows(), &messages, &deps, far.clone());
+        need.messages = budget::messages(&topo, &transport, self.lb.subflows(), &messages, &deps, far.clone(), &self.keep);
         budget::check(&need, max_memory)?;
         if let Some(m) = &self.mixed {
             m.check(switch.classes)?;

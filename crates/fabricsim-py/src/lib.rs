@@ -55,10 +55,12 @@ fn taken() -> PyErr {
 impl Simulation {
     /// `threads`: the parallel engine's threads (the results do not depend on them); `None`:
     /// chosen by the engine from the work and the CPUs available (`threads = "auto"`).
+    /// `columns`: the flows table's columns the caller will take ([`Simulation::results`]);
+    /// the memory estimate counts those (all if None).
     #[new]
-    #[pyo3(signature = (scenario_json, threads = 1))]
-    fn new(py: Python<'_>, scenario_json: &str, threads: Option<usize>) -> PyResult<Self> {
-        let scenario = parse(py, scenario_json)?;
+    #[pyo3(signature = (scenario_json, threads = 1, columns = None))]
+    fn new(py: Python<'_>, scenario_json: &str, threads: Option<usize>, columns: Option<Vec<String>>) -> PyResult<Self> {
+        let scenario = parse(py, scenario_json)?.keeping(keep_of(py, columns)?);
         let inner = match threads {
             Some(n) => fabricsim_core::Simulation::with_threads(&scenario, n),
             None => fabricsim_core::Simulation::auto(&scenario),
@@ -158,10 +160,7 @@ impl Simulation {
     /// "accounting": json, "scenario": json}.
     #[pyo3(signature = (columns = None))]
     fn results<'py>(&mut self, py: Python<'py>, columns: Option<Vec<String>>) -> PyResult<Bound<'py, PyDict>> {
-        let keep = match columns {
-            Some(names) => Keep::only(&names).map_err(|e| scenario_error(py, e))?,
-            None => Keep::all(),
-        };
+        let keep = keep_of(py, columns)?;
         let sim = self.inner.take().ok_or_else(taken)?;
         let r = py.detach(|| sim.into_results_keeping(&keep));
         result_dict(py, r)
@@ -194,10 +193,12 @@ struct Session {
 
 #[pymethods]
 impl Session {
+    /// `columns`: the flows table's columns the caller will take ([`Simulation::results`]);
+    /// the memory estimate counts those (all if None).
     #[new]
-    #[pyo3(signature = (scenario_json, threads = 1))]
-    fn new(py: Python<'_>, scenario_json: &str, threads: Option<usize>) -> PyResult<Self> {
-        let scenario = parse(py, scenario_json)?;
+    #[pyo3(signature = (scenario_json, threads = 1, columns = None))]
+    fn new(py: Python<'_>, scenario_json: &str, threads: Option<usize>, columns: Option<Vec<String>>) -> PyResult<Self> {
+        let scenario = parse(py, scenario_json)?.keeping(keep_of(py, columns)?);
         let inner = fabricsim_core::sim::session::Session::new(&scenario, threads).map_err(|e| scenario_error(py, e))?;
         Ok(Session { inner })
     }
@@ -318,10 +319,22 @@ fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
 /// A scenario's warnings, expected events and memory estimate from one survey (its jobs' messages
 /// counted, never held: `Scenario::survey`), or a resolve where only that tells; raises
 /// `ScenarioError` where it is not valid.
+/// `columns`: the flows table's columns the caller will take (all if None), which the memory
+/// estimate counts.
 #[pyfunction]
-fn survey(py: Python<'_>, scenario_json: &str) -> PyResult<(Vec<String>, u64, u64)> {
-    let scenario = parse(py, scenario_json)?;
+#[pyo3(signature = (scenario_json, columns = None))]
+fn survey(py: Python<'_>, scenario_json: &str, columns: Option<Vec<String>>) -> PyResult<(Vec<String>, u64, u64)> {
+    let scenario = parse(py, scenario_json)?.keeping(keep_of(py, columns)?);
     fabricsim_core::survey(&scenario).map_err(|e| scenario_error(py, e))
+}
+
+/// The flows table's columns `columns` names (all if None); an unknown name raises
+/// ScenarioError naming it and the columns there are.
+fn keep_of(py: Python<'_>, columns: Option<Vec<String>>) -> PyResult<Keep> {
+    match columns {
+        Some(names) => Keep::only(&names).map_err(|e| scenario_error(py, e)),
+        None => Ok(Keep::all()),
+    }
 }
 
 /// The declared output columns: {table: [(name, type, unit, null_when, meaning)]}.

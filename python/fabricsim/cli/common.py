@@ -154,13 +154,19 @@ SUMMARY_FLOW_COLUMNS = ("bytes", "job", "traffic", "path_links", "slowdown", "co
 
 
 def _run_with_bar(
-    scenario: Scenario | Prepared, label: str, quiet: bool, threads: int | None = None, flow_columns: Sequence[str] | None = None
+    scenario: Scenario | Prepared,
+    label: str,
+    quiet: bool,
+    threads: int | None = None,
+    flow_columns: Sequence[str] | None = None,
+    estimated: bool = False,
 ) -> Results:
     """Run one scenario on `threads` threads; progress on stderr: flows completed (the bar),
     simulated time and events per second (a run whose flows finish together shows its pace
     there). Says so where the run used fewer threads than asked. `flow_columns`: the flows
-    table's columns to keep (all if None)."""
-    res = _run_quietly_or_not(scenario, label, quiet, threads, flow_columns)
+    table's columns to keep (all if None); `estimated`: its estimate was said already
+    (:func:`_say_estimate`)."""
+    res = _run_quietly_or_not(scenario, label, quiet, threads, flow_columns, estimated)
     if "thread_note" in res.summary and not quiet:
         err.print(f"[yellow]note{' (' + escape(label) + ')' if label else ''}:[/] {escape(res.summary['thread_note'])}", highlight=False)
     return res
@@ -243,8 +249,21 @@ def _where(p: RunProgress, elapsed: float) -> tuple[float, str]:
     return share, words
 
 
+def _say_estimate(scenario: Scenario, label: str, flow_columns: Sequence[str] | None) -> None:
+    """What a run of ``scenario`` keeping ``flow_columns`` will take, said from its survey
+    (seconds and a few hundred MB where the run's build of millions of messages takes minutes
+    and GBs): before the build, so a run too long to wait for is stopped before it holds them."""
+    max_wall = "max_wall" in scenario.data.get("stop", {})
+    err.print(_estimate(label, *scenario.estimate(flow_columns), max_wall), highlight=False, soft_wrap=True)
+
+
 def _run_quietly_or_not(
-    scenario: Scenario | Prepared, label: str, quiet: bool, threads: int | None, flow_columns: Sequence[str] | None = None
+    scenario: Scenario | Prepared,
+    label: str,
+    quiet: bool,
+    threads: int | None,
+    flow_columns: Sequence[str] | None = None,
+    estimated: bool = False,
 ) -> Results:
     """The run, with its estimate said first (before a scenario is built: its survey, which
     counts a job's messages without holding them); then a bar on a terminal, or a line every
@@ -256,10 +275,10 @@ def _run_quietly_or_not(
     started = time.perf_counter()
     data = scenario.scenario.data if isinstance(scenario, Prepared) else scenario.data
     max_wall = "max_wall" in data.get("stop", {})
-    said = [False]
-    if isinstance(scenario, Scenario):
+    said = [estimated]
+    if isinstance(scenario, Scenario) and not estimated:
         said[0] = True
-        err.print(_estimate(label, *scenario.estimate(), max_wall), highlight=False, soft_wrap=True)
+        _say_estimate(scenario, label, flow_columns)
 
     def say_estimate(p: RunProgress) -> None:
         if not said[0]:

@@ -65,11 +65,14 @@ def compare(
     names = [n.strip() for n in lb.split(",") if n.strip()]
     if not names:
         raise scenario_error("--lb", f"got {lb!r}; expected names such as ecmp,ops")
+    # a run whose tables are not written keeps only the flows columns its summary reads
+    keep = None if out_dir is not None else SUMMARY_FLOW_COLUMNS
     variants = {}
     for name in names:  # validate every variant before running any
         v = base.with_lb(name)
         try:
-            v.validate()
+            # checked by the survey that also says its estimate (of the columns the run keeps)
+            v.estimate(keep)
         except ScenarioError as e:
             also = ", or switch-ar (ECMP hosts, adaptive switches)" if e.field == "lb.kind" else ""
             raise scenario_error(f"--lb {name}: {e.field}", e.message + also) from None
@@ -77,7 +80,6 @@ def compare(
         _warn(v, name)
     # one reference for all: on one switch the load balancer has no choice to make
     ref = _reference_of(next(iter(variants.values())), reference)
-    keep = None if out_dir is not None else SUMMARY_FLOW_COLUMNS
     from .. import reference as reference_module
 
     # the reference first (its jobs table is all it gives), so that each run is whole when

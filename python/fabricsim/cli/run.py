@@ -26,6 +26,7 @@ from .common import (
     _reference_of,
     _run_reference,
     _run_with_bar,
+    _say_estimate,
     _threads_option,
     _warn,
     app,
@@ -55,14 +56,17 @@ def run(
     """Run one scenario and print its summary."""
     asked = _threads_option(threads)
     sc = _load(scenario, set_)
-    # checked and built once, for its warnings, its reference and its run
-    prepared = prepare(sc, "auto" if asked is None else asked)
+    # checked and built once, for its warnings, its reference and its run; a run whose tables
+    # are not written keeps only the flows columns its summary reads (its estimate counts those)
+    columns = None if out_dir is not None else SUMMARY_FLOW_COLUMNS
+    if not quiet:
+        _say_estimate(sc, scenario.stem, columns)
+    prepared = prepare(sc, "auto" if asked is None else asked, columns)
     ref = _reference_of(prepared, reference)
     if out_dir is not None:
         _check_writable(out_dir)
     _warn(sc, found=prepared.warnings)
-    # a run whose tables are not written keeps only the flows columns its summary reads
-    res = _run_with_bar(prepared, scenario.stem, quiet, asked, None if out_dir is not None else SUMMARY_FLOW_COLUMNS)
+    res = _run_with_bar(prepared, scenario.stem, quiet, asked, columns, estimated=not quiet)
     if ref is not None:
         from .. import reference as reference_module
 

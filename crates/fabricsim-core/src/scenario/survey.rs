@@ -110,7 +110,7 @@ impl Scenario {
         let Given { workload, messages, lists, .. } = self.given(&topo, false)?;
         let payload = transport.mtu - transport.header;
         let routes = Routes::new(topo.clone());
-        let max_messages = max_memory / budget::message_floor();
+        let max_messages = max_memory / budget::message_floor(&self.keep);
         let mut c = Counting {
             topo: &topo,
             least: None,
@@ -118,7 +118,7 @@ impl Scenario {
             classes: switch.classes,
             base: 0,
             pushed: 0,
-            tally: Tally::new(&transport, Default::default()),
+            tally: Tally::new(&transport, Default::default(), &self.keep),
             subflows: self.lb.subflows(),
             events: 0,
             packets: None,
@@ -135,7 +135,7 @@ impl Scenario {
             job::plan(&self.jobs, &mut far, &topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1))?;
             far.shared()
         };
-        c.tally = Tally::new(&transport, far.clone());
+        c.tally = Tally::new(&transport, far.clone(), &self.keep);
         c.least = Some(Least::new(&routes, &transport, self.lb.subflows(), given, far));
         for (m, after) in messages.iter().zip(&lists) {
             c.push(*m, after.clone(), Tag::NONE);
