@@ -292,9 +292,16 @@ def test_the_step_cutting_table_and_the_least_time_are_what_the_estimate_says():
 
 
 def test_the_8192_gpu_step_s_estimate_is_what_scenario_md_says():
-    """docs/scenario.md's memory estimate of the 8 192-GPU Llama 3 405B step (what
-    `stop.max_memory` it needs), from the survey itself (a few seconds, about 1.5 GB)."""
+    """docs/scenario.md's memory estimates of the 8 192-GPU Llama 3 405B step (what
+    `stop.max_memory` it needs with every flows column, and with the six `fabricsim run`
+    keeps), from the survey itself (a few seconds each, under 100 MB)."""
+    from fabricsim.cli.common import SUMMARY_FLOW_COLUMNS
+
     step = _llama("llama3-405b", 8192, {"tp": 8, "pp": 16, "dp": 64, "micro_batches": 16}).set("topology.radix", 128)
+    page = " ".join((ROOT / "docs" / "scenario.md").read_text().split())
     _, memory = step.set("stop.max_memory", "64GiB").estimate()
     said = f"radix 128: {memory / 2**30:.1f} GiB with every column of the flows table"
-    assert said in " ".join((ROOT / "docs" / "scenario.md").read_text().split()), said
+    assert said in page, said
+    _, six = step.set("stop.max_memory", "64GiB").estimate(SUMMARY_FLOW_COLUMNS)
+    said = f"{six / 2**30:.1f} GiB with the six columns `fabricsim run` keeps"
+    assert said in page, said
