@@ -114,7 +114,7 @@ def collective_messages(
 class Session:
     """A run driven from outside (fabricsim.session.Session wraps it). Times in ps."""
 
-    def __new__(cls, scenario_json: str, threads: int | None = 1, columns: list[str] | None = None) -> Session: ...
+    def __new__(cls, scenario_json: str, threads: int | None = 1) -> Session: ...
     def send(self, src: int, dst: int, bytes: int, at: int | None = None) -> int:
         """Sends ``bytes`` from ``src`` to ``dst`` at ``at`` (None: now); returns the message's id."""
     def run_until(self, t: int) -> str:

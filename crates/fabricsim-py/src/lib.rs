@@ -193,12 +193,10 @@ struct Session {
 
 #[pymethods]
 impl Session {
-    /// `columns`: the flows table's columns the caller will take ([`Simulation::results`]);
-    /// the memory estimate counts those (all if None).
     #[new]
-    #[pyo3(signature = (scenario_json, threads = 1, columns = None))]
-    fn new(py: Python<'_>, scenario_json: &str, threads: Option<usize>, columns: Option<Vec<String>>) -> PyResult<Self> {
-        let scenario = parse(py, scenario_json)?.keeping(keep_of(py, columns)?);
+    #[pyo3(signature = (scenario_json, threads = 1))]
+    fn new(py: Python<'_>, scenario_json: &str, threads: Option<usize>) -> PyResult<Self> {
+        let scenario = parse(py, scenario_json)?;
         let inner = fabricsim_core::sim::session::Session::new(&scenario, threads).map_err(|e| scenario_error(py, e))?;
         Ok(Session { inner })
     }

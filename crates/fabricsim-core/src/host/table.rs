@@ -77,7 +77,7 @@ impl ConnRow {
     }
 }
 
-/// What the table keeps of a connection (64 bytes: a run keeps one per connection): zeros
+/// What the table keeps of a connection (48 bytes: a run keeps one per connection): zeros
 /// until it starts; what each half left once it is done (its results, the counts of the late
 /// packets it met, and the little a late packet still reads). Its counters take 2 bytes each
 /// (a connection of up to 65 535 packets, 256 MiB at a 4 KiB MTU, counts within them); a

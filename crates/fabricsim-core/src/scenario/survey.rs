@@ -111,19 +111,8 @@ impl Scenario {
         let payload = transport.mtu - transport.header;
         let routes = Routes::new(topo.clone());
         let max_messages = max_memory / budget::message_floor(&self.keep);
-        let mut c = Counting {
-            topo: &topo,
-            least: None,
-            payload,
-            classes: switch.classes,
-            base: 0,
-            pushed: 0,
-            tally: Tally::new(&transport, Default::default(), &self.keep),
-            subflows: self.lb.subflows(),
-            events: 0,
-            packets: None,
-            class: None,
-        };
+        // the jobs are made twice, each pass from the same stream
+        let plan = |sink: &mut dyn Sink| job::plan(&self.jobs, sink, &topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1));
         let given = messages.len();
         // a first pass finds the messages read from far on (`workload::window`): the counting
         // pass holds each message's levels and least time only while a later one may read them
@@ -132,17 +121,28 @@ impl Scenario {
             for after in &lists {
                 far.see(after);
             }
-            job::plan(&self.jobs, &mut far, &topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1))?;
+            plan(&mut far)?;
             far.shared()
         };
-        c.tally = Tally::new(&transport, far.clone(), &self.keep);
-        c.least = Some(Least::new(&routes, &transport, self.lb.subflows(), given, far));
+        let mut c = Counting {
+            topo: &topo,
+            least: Some(Least::new(&routes, &transport, self.lb.subflows(), given, far.clone())),
+            payload,
+            classes: switch.classes,
+            base: 0,
+            pushed: 0,
+            tally: Tally::new(&transport, far, &self.keep),
+            subflows: self.lb.subflows(),
+            events: 0,
+            packets: None,
+            class: None,
+        };
         for (m, after) in messages.iter().zip(&lists) {
             c.push(*m, after.clone(), Tag::NONE);
         }
         drop(lists);
         (c.base, c.pushed) = (given as u32, 0);
-        let jobs = job::plan(&self.jobs, &mut c, &topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1))?;
+        let jobs = plan(&mut c)?;
         warnings.extend(crate::workload::costless_compute(&messages));
         warnings.extend(job::small_slices(&self.jobs, payload));
         let field = |i: usize, k: &str, job: u32| message_field(i, k, job, given, workload.as_ref());

@@ -43,7 +43,7 @@ impl ConnTable {
             None => {
                 let r = &self.rows[at];
                 let from = r.reorder_at as usize;
-                for &e in self.reorder.get(from..from + r.reorder_len as usize).unwrap_or_default() {
+                for &e in &self.reorder[from..from + r.reorder_len as usize] {
                     hist[(e >> 56) as usize] += e & ((1 << 56) - 1);
                 }
             }
