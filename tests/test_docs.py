@@ -305,3 +305,16 @@ def test_the_8192_gpu_step_s_estimate_is_what_scenario_md_says():
     _, six = step.set("stop.max_memory", "64GiB").estimate(SUMMARY_FLOW_COLUMNS)
     said = f"{six / 2**30:.1f} GiB with the six columns `fabricsim run` keeps"
     assert said in page, said
+
+
+def test_the_estimates_workloads_md_quotes_are_what_compare_says():
+    """docs/workloads.md quotes the line `fabricsim compare` says before each run of two
+    scenarios (their survey with the flows columns compare keeps without --out)."""
+    from fabricsim.cli.common import SUMMARY_FLOW_COLUMNS, _estimate
+
+    page = " ".join((ROOT / "docs" / "workloads.md").read_text().split())
+    for name, lb in (("websearch_allreduce_1024", "ecmp"), ("llama2_70b_rails_512", "arcane")):
+        s = Scenario.load(ROOT / "scenarios" / f"{name}.toml").with_lb(lb)
+        said = _estimate(name, *s.estimate(SUMMARY_FLOW_COLUMNS), "max_wall" in s.data.get("stop", {}))
+        quoted = said.split(": ", 1)[1].split("; stop.max_wall")[0]
+        assert quoted in page, quoted
