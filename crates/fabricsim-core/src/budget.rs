@@ -12,7 +12,7 @@
 //! first ([`pieces`]). It aims to be within a factor of two of the peak; the bound is a guard
 //! against the impossible, not an accounting.
 
-use crate::error::ScenarioError;
+use crate::error::{ensure, ScenarioError};
 use crate::host::connection::{RecvHalf, SendHalf, REORDER_BUCKETS};
 use crate::host::message::{Message, MsgState};
 use crate::host::table::{NARROW_PACKETS, STORED_ROW_BYTES, WIDE_ROW_BYTES};
@@ -118,12 +118,13 @@ pub fn messages(
     deps: &Deps,
     far: FarIds,
     keep: &Keep,
-) -> u64 {
+) -> Result<u64, ScenarioError> {
     let mut tally = Tally::new(transport, far, keep);
     for (i, m) in messages.iter().enumerate() {
         tally.add(m, deps.of(i), connections(topo, subflows, m));
     }
-    tally.bytes()
+    tally.check_connections()?;
+    Ok(tally.bytes())
 }
 
 /// The connections message `m` (its hosts by id, as a workload makes it) runs on
@@ -150,6 +151,8 @@ pub struct Tally {
     /// ... and the bytes of every message under way at once.
     all: u64,
     entries: u64,
+    /// The connections of the messages counted.
+    connections: u64,
 }
 
 impl Tally {
@@ -159,7 +162,7 @@ impl Tally {
         let payload = transport.mtu - transport.header;
         let all_evs = u64::from(transport.ack_policy.all_evs);
         let row = message_row(keep);
-        Tally { payload, row, all_evs, made: 0, kept: 0, levels: Some((Window::new(far), Vec::new())), all: 0, entries: 0 }
+        Tally { payload, row, all_evs, made: 0, kept: 0, levels: Some((Window::new(far), Vec::new())), all: 0, entries: 0, connections: 0 }
     }
 
     /// Counts the next message, `m`, which waits for `after` and runs on `conns` connections
@@ -179,6 +182,7 @@ impl Tally {
         self.kept = self.kept.saturating_add(self.row + conns * (connection_row() + wide));
         self.all = self.all.saturating_add(live);
         self.entries += after.len() as u64;
+        self.connections += conns;
         let i = self.made;
         self.made += 1;
         let Some((level, cost)) = &mut self.levels else { return };
@@ -194,6 +198,16 @@ impl Tally {
         cost[l as usize] = cost[l as usize].saturating_add(live);
     }
 
+    /// Refuses more connections than a run numbers ([`MAX_CONNECTIONS`]).
+    pub fn check_connections(&self) -> Result<(), ScenarioError> {
+        ensure(
+            self.connections <= MAX_CONNECTIONS,
+            "workload",
+            format!("{} connections", self.connections),
+            format!("allowed: at most {MAX_CONNECTIONS} connections in a run (a connection's id is 32 bits: fewer messages, or fewer lb.subflows)"),
+        )
+    }
+
     /// The bytes of the messages counted so far.
     pub fn bytes(&self) -> u64 {
         let under_way = match &self.levels {
@@ -204,6 +218,9 @@ impl Tally {
         self.kept.saturating_add(under_way).saturating_add(self.entries.saturating_mul(DEPENDENCY))
     }
 }
+
+/// Connections a run numbers: a connection's id is 32 bits.
+pub const MAX_CONNECTIONS: u64 = u32::MAX as u64;
 
 /// Bytes a dependency entry may take at its peak: in the list a message's is built in, in
 /// the compressed lists and in their reverse.
@@ -360,5 +377,21 @@ mod tests {
         assert_eq!(kept(NARROW_PACKETS, 1), message_row(&Keep::all()) + connection_row());
         assert_eq!(kept(NARROW_PACKETS + 1, 1), message_row(&Keep::all()) + connection_row() + WIDE_ROW_BYTES);
         assert_eq!(kept(NARROW_PACKETS + 1, 2), message_row(&Keep::all()) + 2 * connection_row(), "two subflows share the packets");
+    }
+
+    /// A connection's id is 32 bits: a run of more connections is refused, naming the count.
+    #[test]
+    fn more_connections_than_a_run_numbers_are_refused() {
+        let transport =
+            crate::host::TransportConfig::default().resolve(16, crate::host::Connections::PerMessage).expect("the defaults resolve");
+        let m = MessageSpec::new(0, 1, 1 << 20, 0, 0);
+        let mut t = Tally::new(&transport, FarIds::default(), &Keep::all());
+        t.add(&m, &[], MAX_CONNECTIONS - 1);
+        t.add(&m, &[], 1);
+        assert!(t.check_connections().is_ok());
+        t.add(&m, &[], 1);
+        let e = t.check_connections().expect_err("one past");
+        assert_eq!(e.field, "workload");
+        assert!(e.message.contains("4294967296 connections") && e.message.contains("at most 4294967295"), "{e}");
     }
 }

@@ -281,7 +281,7 @@ impl Scenario {
         // the messages read from far on by a later one: what the counting passes hold beyond
         // their window (`workload::window`)
         let far = Far::of(&deps).shared();
-        need.messages = budget::messages(&topo, &transport, self.lb.subflows(), &messages, &deps, far.clone(), &self.keep);
+        need.messages = budget::messages(&topo, &transport, self.lb.subflows(), &messages, &deps, far.clone(), &self.keep)?;
         budget::check(&need, max_memory)?;
         if let Some(m) = &self.mixed {
             m.check(switch.classes)?;

@@ -39,7 +39,7 @@ pub fn node_unit(node: u32) -> u32 {
 }
 
 /// Bits of an event's order key below the unit: one for the wire flag, the rest a count.
-const UNIT_SHIFT: u32 = 40;
+const UNIT_SHIFT: u32 = 41;
 const WIRE: u64 = 1 << (UNIT_SHIFT - 1);
 /// Below the wire flag, two bands: a message's first release (its starts when it waits for
 /// nothing, [`start_order`]) below `COUNTED`, numbered by the message; each unit's counter from
@@ -48,7 +48,7 @@ const WIRE: u64 = 1 << (UNIT_SHIFT - 1);
 /// message sent into a running run (`sim::session`) starts as it would have had it been
 /// given up front.
 const COUNTED: u64 = 1 << (UNIT_SHIFT - 2);
-/// Messages a run can number ([`start_order`]): 2^30.
+/// Messages a run can number ([`start_order`]): 2^31.
 pub const MAX_MESSAGES: usize = (COUNTED / START_PARTS) as usize;
 /// Parts a message's first release can number (its connections: `lb.subflows` is at most 256).
 const START_PARTS: u64 = 256;
@@ -58,10 +58,10 @@ const START_PARTS: u64 = 256;
 #[inline]
 pub fn start_order(unit: u32, message: u32, part: u32) -> u64 {
     debug_assert!(u64::from(part) < START_PARTS);
-    debug_assert!(u64::from(message) * START_PARTS < COUNTED, "2^30 messages are numbered");
+    debug_assert!(u64::from(message) * START_PARTS < COUNTED, "2^31 messages are numbered");
     (u64::from(unit) << UNIT_SHIFT) | (u64::from(message) * START_PARTS + u64::from(part))
 }
-/// Units an order key can tell apart (2^24: 16 M nodes).
+/// Units an order key can tell apart (2^23: 8 M, two duties and the nodes).
 pub const MAX_UNITS: usize = 1 << (64 - UNIT_SHIFT);
 
 #[derive(Debug, Clone, Copy)]
@@ -223,7 +223,7 @@ impl EventQueue {
     pub fn next_order(&mut self) -> u64 {
         let seq = &mut self.seqs[self.at];
         *seq += 1;
-        debug_assert!(*seq < WIRE, "a unit scheduled 2^38 events");
+        debug_assert!(*seq < WIRE, "a unit scheduled 2^39 events");
         (u64::from(self.origin) << UNIT_SHIFT) | *seq
     }
 

@@ -84,3 +84,20 @@ fn matches_a_reference_order_with_near_far_and_same_bucket_events() {
     }
     assert!(pending.is_empty());
 }
+
+/// The last message a run numbers starts before anything its host counted at that instant,
+/// and a unit's every key (its starts, its count, its wires) before the next unit's first.
+#[test]
+fn the_order_keys_bands_hold_the_last_message_and_unit() {
+    let last = MAX_MESSAGES as u32 - 1;
+    assert_eq!(MAX_MESSAGES, 1 << 31);
+    let unit = (MAX_UNITS - 2) as u32;
+    let mut q = EventQueue::new().with_units(vec![0u32; MAX_UNITS].into(), 1);
+    q.set_origin(unit);
+    let counted = q.next_order();
+    let start = start_order(unit, last, START_PARTS as u32 - 1);
+    assert!(start_order(unit, 0, 0) < start && start < counted, "{start:x} {counted:x}");
+    assert!(counted < (u64::from(unit) << UNIT_SHIFT | WIRE));
+    assert!(start_order(unit - 1, last, 255) | WIRE | (WIRE - 1) < start_order(unit, 0, 0));
+    assert_eq!(start_order(unit + 1, 0, 0) >> UNIT_SHIFT, u64::from(unit + 1), "the last unit an order key tells apart");
+}

@@ -47,6 +47,14 @@ impl Scenario {
         // tables first, its queues once the BDP that sizes them is known
         let max_memory = self.stop.max_memory.or(Size(DEFAULT_MAX_MEMORY)).0;
         let topo = Arc::new(build_topology(&self.topology, max_memory)?);
+        // an event's order key numbers its unit: a node, or one of the run's two duties
+        let units = crate::engine::MAX_UNITS - 2;
+        ensure(
+            topo.nodes.len() <= units,
+            "topology",
+            format!("{} nodes", topo.nodes.len()),
+            format!("allowed: at most {units} hosts and switches"),
+        )?;
 
         // Base RTT: a full data packet over the diameter path and its ACK back.
         let path = topo.diameter_route().hops;

@@ -88,8 +88,8 @@ impl Counting<'_> {
 }
 
 impl Sink for Counting<'_> {
-    fn push(&mut self, spec: MessageSpec, after: Vec<u32>, tag: Tag) -> u32 {
-        self.count(&spec, &after, tag.job);
+    fn push(&mut self, spec: MessageSpec, after: &[u32], tag: Tag) -> u32 {
+        self.count(&spec, after, tag.job);
         self.pushed += 1;
         self.base + self.pushed as u32 - 1
     }
@@ -138,7 +138,7 @@ impl Scenario {
             class: None,
         };
         for (m, after) in messages.iter().zip(&lists) {
-            c.push(*m, after.clone(), Tag::NONE);
+            c.push(*m, after, Tag::NONE);
         }
         drop(lists);
         (c.base, c.pushed) = (given as u32, 0);
@@ -150,6 +150,7 @@ impl Scenario {
             return Err(packets_error(field(i, "size", job), bytes, payload));
         }
         check_count(given + c.pushed)?;
+        c.tally.check_connections()?;
         need.messages = c.tally.bytes();
         budget::check(&need, max_memory)?;
         if let Some(m) = &self.mixed {

@@ -205,6 +205,13 @@ impl Session {
             "one message more",
             format!("allowed: at most {MAX_MESSAGES} messages"),
         )?;
+        let conns = self.sim.pieces[0].nics.connections().len() as u64 + u64::from(self.sim.model.lb.subflows());
+        ensure(
+            conns <= crate::budget::MAX_CONNECTIONS,
+            "send",
+            "one message more",
+            format!("allowed: at most {} connections", crate::budget::MAX_CONNECTIONS),
+        )?;
         Ok(self.sim.add(MessageSpec::new(src, dst, bytes, at, 0)))
     }
 

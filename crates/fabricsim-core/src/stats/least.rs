@@ -10,8 +10,8 @@
 //! ones; the `[workload]`'s come first), holding a message's ideal finish and two hosts only
 //! while a later message may read them ([`Window`]).
 
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use super::ideal::{ideal_fct, message_packets, releases};
 use crate::host::TransportModel;
@@ -24,7 +24,7 @@ use crate::workload::MessageSpec;
 
 /// Each message's ideal FCT: computed once per (route, size, connections).
 #[derive(Default)]
-pub struct IdealFcts(HashMap<(Vec<Hop>, u64, u32), Time>);
+pub struct IdealFcts(FxHashMap<(Vec<Hop>, u64, u32), Time>);
 
 impl IdealFcts {
     /// The ideal FCT of `spec`'s message (hosts by leaf slot) carried by `count` connections.
@@ -78,7 +78,7 @@ pub struct Least<'a> {
     /// a later one (no bound is then said).
     jobs: Option<(Time, Vec<Time>)>,
     /// The final ACK's flight between two hosts, by (from, to) ([`ack_flight`], kept).
-    acks: RefCell<HashMap<(u32, u32), Time>>,
+    acks: RefCell<FxHashMap<(u32, u32), Time>>,
 }
 
 impl<'a> Least<'a> {

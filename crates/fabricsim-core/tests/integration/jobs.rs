@@ -318,12 +318,12 @@ fn bad_jobs_are_refused_naming_the_field() {
         (
             "collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 128\niterations = 1000000",
             "workload",
-            "at most 1073741824 messages in a run",
+            "at most 2147483648 messages in a run",
         ),
         (
             "collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 128\niterations = 1000000\n[stop]\nmax_memory = \"1024GiB\"",
             "workload",
-            "at most 1073741824 messages in a run",
+            "at most 2147483648 messages in a run",
         ),
         ("collective = \"gossip\"\nsize = \"1MiB\"\nranks = 4", "jobs[0].collective", "allreduce"),
         ("collective = \"allreduce\"\nsize = \"1MiB\"\nranks = 4\nplacement = \"rail\"", "jobs[0].placement", "nics_per_server"),

@@ -44,7 +44,7 @@ impl Algorithm for Direct {
                 let to = (r + 1 + j) % n;
                 let after = if j >= k { vec![mine[j - k]] } else { Vec::new() };
                 let bytes = b.chunk(n, to);
-                let id = b.send(r, to, bytes, (j / k) as u32, after, j < k);
+                let id = b.send(r, to, bytes, (j / k) as u32, &after, j < k);
                 mine.push(id);
                 received[to].push(id);
             }

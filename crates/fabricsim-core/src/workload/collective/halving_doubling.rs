@@ -53,7 +53,7 @@ impl Algorithm for HalvingDoubling {
             let prev = std::mem::take(&mut sent);
             for r in 0..n {
                 let after = if s == 0 { Vec::new() } else { vec![prev[r], prev[r ^ last_partner]] };
-                sent.push(b.send(r, r ^ d, bytes, s as u32, after, s == 0));
+                sent.push(b.send(r, r ^ d, bytes, s as u32, &after, s == 0));
             }
             last_partner = d;
         }

@@ -108,7 +108,7 @@ impl Ranks<'_> {
 /// them will take, without holding them).
 pub trait Sink {
     /// Adds a message that waits for `after` (ids this sink returned); returns its id.
-    fn push(&mut self, spec: MessageSpec, after: Vec<u32>, tag: Tag) -> u32;
+    fn push(&mut self, spec: MessageSpec, after: &[u32], tag: Tag) -> u32;
     /// Messages made so far.
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {
@@ -128,10 +128,10 @@ pub struct Listed {
 }
 
 impl Sink for Listed {
-    fn push(&mut self, spec: MessageSpec, after: Vec<u32>, tag: Tag) -> u32 {
+    fn push(&mut self, spec: MessageSpec, after: &[u32], tag: Tag) -> u32 {
         let id = self.base + self.messages.len() as u32;
         self.messages.push(spec);
-        self.deps.push(&after);
+        self.deps.push(after);
         self.tags.push(tag);
         id
     }
@@ -164,7 +164,7 @@ impl<'a> Out<'a> {
 impl Out<'_> {
     /// Adds a message from host `src` to host `dst` of `bytes` (0 with `src == dst`: a compute
     /// task), released `delay` after `after` are done, in step `step`; its id.
-    pub fn push(&mut self, src: u32, dst: u32, bytes: u64, delay: Time, after: Vec<u32>, step: u32) -> u32 {
+    pub fn push(&mut self, src: u32, dst: u32, bytes: u64, delay: Time, after: &[u32], step: u32) -> u32 {
         let spec = MessageSpec { delay, qp: self.qp, ..MessageSpec::new(src, dst, bytes, self.start, self.class) };
         self.sink.push(spec, after, Tag { step: self.step.unwrap_or(step), ..self.tag })
     }
@@ -213,20 +213,18 @@ impl Builder<'_> {
     /// Rank `from` sends `bytes` to rank `to` in `step`, once the messages `after` have been
     /// received. With `first`, it is one of `from`'s first messages of the iteration: it
     /// also waits for `from`'s part of the previous iteration, then the compute time.
-    pub fn send(&mut self, from: usize, to: usize, bytes: u64, step: u32, mut after: Vec<u32>, first: bool) -> u32 {
-        let delay = self.entered(from, &mut after, first);
-        self.out.push(self.ranks[from], self.ranks[to], bytes.max(1), delay, after, step)
+    pub fn send(&mut self, from: usize, to: usize, bytes: u64, step: u32, after: &[u32], first: bool) -> u32 {
+        let (src, dst) = (self.ranks[from], self.ranks[to]);
+        match self.entered(from, after, first) {
+            Some((after, delay)) => self.out.push(src, dst, bytes.max(1), delay, &after, step),
+            None => self.out.push(src, dst, bytes.max(1), 0, after, step),
+        }
     }
 
-    /// With `first`, adds to `after` rank `rank`'s part of the previous iteration and returns
-    /// the compute time that follows it (0 otherwise, and in the first iteration).
-    fn entered(&self, rank: usize, after: &mut Vec<u32>, first: bool) -> Time {
-        if first && !self.entry[rank].is_empty() {
-            after.extend_from_slice(&self.entry[rank]);
-            self.compute
-        } else {
-            0
-        }
+    /// With `first`, `after` and rank `rank`'s part of the previous iteration, and the compute
+    /// time that follows it (`None`: `after` alone, no delay; so in the first iteration).
+    fn entered(&self, rank: usize, after: &[u32], first: bool) -> Option<(Vec<u32>, Time)> {
+        (first && !self.entry[rank].is_empty()).then(|| ([after, &self.entry[rank]].concat(), self.compute))
     }
 
     /// A compute task of no time on rank `rank`, done once the messages `after` have been
@@ -235,16 +233,18 @@ impl Builder<'_> {
     /// joined once ([`Builder::send_joined`] sends after it). With the delay those messages
     /// then take: the compute time where it joined the previous iteration. A collective has no
     /// other compute task: the job tables leave it out of the iteration's and step's spans.
-    pub fn join(&mut self, rank: usize, mut after: Vec<u32>, first: bool, step: u32) -> (u32, Time) {
-        let delay = self.entered(rank, &mut after, first);
+    pub fn join(&mut self, rank: usize, after: &[u32], first: bool, step: u32) -> (u32, Time) {
         let host = self.ranks[rank];
-        (self.out.push(host, host, 0, 0, after, step), delay)
+        match self.entered(rank, after, first) {
+            Some((after, delay)) => (self.out.push(host, host, 0, 0, &after, step), delay),
+            None => (self.out.push(host, host, 0, 0, after, step), 0),
+        }
     }
 
     /// Rank `from` sends `bytes` to rank `to` in `step` once the join [`Builder::join`] made
     /// is done, then its delay: when [`Builder::send`] with the join's list would.
     pub fn send_joined(&mut self, from: usize, to: usize, bytes: u64, step: u32, (join, delay): (u32, Time)) -> u32 {
-        self.out.push(self.ranks[from], self.ranks[to], bytes.max(1), delay, vec![join], step)
+        self.out.push(self.ranks[from], self.ranks[to], bytes.max(1), delay, &[join], step)
     }
 
     /// The bytes of chunk `c` of the buffer cut into `parts` as evenly as possible.

@@ -123,7 +123,7 @@ pub(crate) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, st
     let joins: Vec<Option<(u32, Time)>> = (0..n)
         .map(|r| {
             let waits = after[r].len() + if first { b.entry[members[r]].len() } else { 0 };
-            (k > 1 && waits > 1).then(|| b.join(members[r], after[r].clone(), first, step0))
+            (k > 1 && waits > 1).then(|| b.join(members[r], &after[r], first, step0))
         })
         .collect();
     for s in 0..steps {
@@ -136,8 +136,8 @@ pub(crate) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, st
                 // step s needs the data received in step s - 1 (from the predecessor)
                 sent.push(match (s, joins[r]) {
                     (0, Some(join)) => b.send_joined(from, to, piece, step, join),
-                    (0, None) => b.send(from, to, piece, step, after[r].clone(), first),
-                    _ => b.send(from, to, piece, step, vec![prev[(r + n - 1) % n * k + j]], false),
+                    (0, None) => b.send(from, to, piece, step, &after[r], first),
+                    _ => b.send(from, to, piece, step, &[prev[(r + n - 1) % n * k + j]], false),
                 });
             }
         }
@@ -167,7 +167,7 @@ fn broadcast(b: &mut Builder<'_>) -> Vec<Vec<u32>> {
                 after.push(ids[i - 1][c]);
             }
             let bytes = b.chunk(chunks, c);
-            let id = b.send(i, i + 1, bytes, c as u32, after, c == 0);
+            let id = b.send(i, i + 1, bytes, c as u32, &after, c == 0);
             ids[i].push(id);
         }
     }

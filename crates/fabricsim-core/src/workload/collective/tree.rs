@@ -107,7 +107,7 @@ impl Algorithm for Tree {
                         if c > 0 {
                             after.push(prev_up[r]);
                         }
-                        up[r] = b.send(r, p, piece(c), c as u32, after, c == 0);
+                        up[r] = b.send(r, p, piece(c), c as u32, &after, c == 0);
                     }
                 }
                 for &r in by_depth.iter().rev() {
@@ -120,7 +120,7 @@ impl Algorithm for Tree {
                         if c > 0 {
                             after.push(prev_down[x]);
                         }
-                        down[x] = b.send(r, x, piece(c), (CHUNKS + c) as u32, after, false);
+                        down[x] = b.send(r, x, piece(c), (CHUNKS + c) as u32, &after, false);
                     }
                 }
             }

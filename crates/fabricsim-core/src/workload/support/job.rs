@@ -329,14 +329,15 @@ fn out<'a>(sink: &'a mut dyn Sink, job: &JobConfig, i: usize, it: u32) -> Out<'a
 /// ([`MAX_MESSAGES`]), for job `i`'s `count`.
 fn too_many(i: usize, total: u64, count: u64, max: u64) -> ScenarioError {
     if total > MAX_MESSAGES as u64 {
-        let message =
-            format!("got jobs that make {total} messages (jobs[{i}]: {count}); allowed: at most {MAX_MESSAGES} messages in a run");
+        let message = format!(
+            "got jobs that make at least {total} messages (jobs[{i}]: {count} or more); allowed: at most {MAX_MESSAGES} messages in a run"
+        );
         return ScenarioError { field: "workload".into(), message };
     }
     ScenarioError {
         field: "stop.max_memory".into(),
         message: format!(
-            "got jobs that make {total} messages (jobs[{i}]: {count}), more than the memory allows ({max}); allowed: fewer ranks or iterations, or raise stop.max_memory"
+            "got jobs that make at least {total} messages (jobs[{i}]: {count} or more), more than the memory allows ({max}); allowed: fewer ranks or iterations, or raise stop.max_memory"
         ),
     }
 }

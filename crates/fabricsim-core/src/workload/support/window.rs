@@ -62,8 +62,8 @@ impl Far {
 }
 
 impl Sink for Far {
-    fn push(&mut self, _: MessageSpec, after: Vec<u32>, _: Tag) -> u32 {
-        self.see(&after);
+    fn push(&mut self, _: MessageSpec, after: &[u32], _: Tag) -> u32 {
+        self.see(after);
         self.made - 1
     }
 

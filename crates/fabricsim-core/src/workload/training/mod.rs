@@ -251,13 +251,13 @@ impl Trainer<'_> {
     }
 
     /// A compute task of rank `r` taking `flops` once `after` are done; its id.
-    fn compute(&mut self, r: usize, after: Vec<u32>, flops: f64) -> u32 {
+    fn compute(&mut self, r: usize, after: &[u32], flops: f64) -> u32 {
         let h = self.hosts[r];
         self.out.push(h, h, 0, (flops / self.layout.flops_per_ps).round() as Time, after, COMPUTE)
     }
 
     /// Rank `from` sends `bytes` to rank `to` once `after` are done.
-    fn send(&mut self, from: usize, to: usize, bytes: u64, after: Vec<u32>) -> u32 {
+    fn send(&mut self, from: usize, to: usize, bytes: u64, after: &[u32]) -> u32 {
         self.out.push(self.hosts[from], self.hosts[to], bytes.max(1), 0, after, PP)
     }
 
@@ -286,7 +286,7 @@ impl Trainer<'_> {
         let l = self.layout;
         let entry: Vec<Vec<u32>> = if self.gap > 0 && entry.iter().any(|e| !e.is_empty()) {
             let gap = self.gap as f64 * l.flops_per_ps;
-            (0..entry.len()).map(|r| vec![self.compute(r, entry[r].clone(), gap)]).collect()
+            (0..entry.len()).map(|r| vec![self.compute(r, &entry[r], gap)]).collect()
         } else {
             entry.to_vec()
         };

@@ -161,7 +161,7 @@ impl Trainer<'_> {
                 let r = self.rank(t, d, p);
                 let w = std::mem::take(waits);
                 if let Some(q) = to {
-                    let id = self.send(r, self.rank(t, d, q), act / l.tp as u64, w.clone());
+                    let id = self.send(r, self.rank(t, d, q), act / l.tp as u64, &w);
                     sent.insert((fwd, p, i, k, t), id);
                     done[r].push(id);
                 }
@@ -175,7 +175,7 @@ impl Trainer<'_> {
         for (&d, ranks) in group.iter().zip(at.iter_mut()) {
             for (t, waits) in ranks.iter_mut().enumerate() {
                 let w = std::mem::take(waits);
-                *waits = vec![self.compute(self.rank(t, d, p), w, flops)];
+                *waits = vec![self.compute(self.rank(t, d, p), &w, flops)];
             }
         }
     }
