@@ -318,3 +318,32 @@ def test_the_estimates_workloads_md_quotes_are_what_compare_says():
         said = _estimate(name, *s.estimate(SUMMARY_FLOW_COLUMNS), "max_wall" in s.data.get("stop", {}))
         quoted = said.split(": ", 1)[1].split("; stop.max_wall")[0]
         assert quoted in page, quoted
+
+
+def test_every_cited_section_of_a_page_exists():
+    """A citation of a page's section (`docs/performance.md, "Stalls on copies"`) in the code or
+    the docs names a heading that page has, or a paragraph's bold lead (`**Exactness.**`): a page
+    rewritten keeps what is cited of it."""
+    import re
+
+    cited = re.compile(r'docs/([\w-]+)\.md, "([^"]+)"')
+    joined = re.compile(r"\s*\n\s*(?:///|//!|//|#:?)?\s*")
+    lead = re.compile(r"^(?:- )?\*\*([^*]+)\*\*")
+    files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "crates").rglob("*.rs"), *(ROOT / "python").rglob("*.py")]
+    headings: dict[str, list[str]] = {}
+    missing = []
+    seen = 0
+    for f in files:
+        text = joined.sub(" ", f.read_text())
+        for page, title in cited.findall(text):
+            path = ROOT / "docs" / f"{page}.md"
+            if page not in headings:
+                lines = path.read_text().splitlines() if path.exists() else []
+                headings[page] = [h.lstrip("#").strip() for h in lines if h.startswith("#")]
+                headings[page] += [m.group(1).strip() for h in lines if (m := lead.match(h))]
+            seen += 1
+            title = title.rstrip(".")
+            if not any(h == title or h.startswith(title) for h in headings[page]):
+                missing.append(f"{f.relative_to(ROOT)}: docs/{page}.md, {title!r}")
+    assert seen >= 5, seen
+    assert not missing, missing
