@@ -107,3 +107,27 @@ def test_a_graph_whose_hosts_name_their_servers_fills_nics_per_server(tmp_path):
     assert graph.filled()["topology"]["nics_per_server"] == 4
     # the same run: host ids and servers kept through the file
     assert fabricsim.run(graph).flows.equals(fabricsim.run(rails).flows)
+
+
+def test_the_files_a_scenario_names_are_read_by_one_suffix_table(tmp_path):
+    """Every format of the table is read by the module it names, each suffix by one format of a
+    field, and a topology file of no format is refused listing the table's formats."""
+    import importlib
+    from pathlib import Path
+
+    from fabricsim.io.formats import FORMATS, allowed, format_of
+
+    for f in FORMATS:
+        assert importlib.import_module(f"fabricsim.io.{f.module}")
+        for suffix in f.suffixes:
+            assert format_of(f.field, Path(f"x{suffix.upper()}")) == f
+    for field in {f.field for f in FORMATS}:
+        mine = [s for f in FORMATS if f.field == field for s in f.suffixes]
+        assert len(mine) == len(set(mine)), field
+    assert format_of("topology.file", Path("x.csv")) is None
+    (tmp_path / "x.csv").write_text("a,b\n")
+    scenario = fabricsim.Scenario({"topology": {"kind": "graph", "file": "x.csv"}}, base_dir=tmp_path)
+    with pytest.raises(ScenarioError) as e:
+        scenario.validate()
+    assert e.value.field == "topology.file" and allowed("topology.file") in str(e.value), e.value
+    assert ".graphml" in allowed("topology.file") and ".goal" in allowed("workload.file")

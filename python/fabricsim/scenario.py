@@ -26,6 +26,7 @@ from . import _core
 from .errors import ScenarioError, argument_error, scenario_error
 from .io import flows as flow_files
 from .io.files import check_values, memory_budget, read_toml, size_bytes
+from .io.formats import require
 
 __all__ = ["Scenario", "parse_value"]
 
@@ -273,12 +274,13 @@ class Scenario:
             if not isinstance(wl["file"], str):
                 raise scenario_error("workload.file", f"got {wl['file']!r}; allowed: the path of a flows, trace or Chakra file")
             path = self.base_dir / wl["file"]
-            if not wl.get("flows") and wl["file"].lower().endswith(".et"):
+            fmt = require("workload.file", path).name
+            if not wl.get("flows") and fmt == "chakra":
                 wl["flows"] = self._read_chakra(path, wl, data.get("topology", {}))
                 _long_lived_connections(data)  # NCCL's queue pairs
-            elif not wl.get("flows") and path.suffix.lower() not in flow_files.NOT_CSV:
+            elif not wl.get("flows") and fmt == "csv":
                 flows = self._flow_csv(path)
-            elif not wl.get("flows") and path.suffix.lower() in (".cm", ".tm"):
+            elif not wl.get("flows") and fmt == "htsim":
                 from .io.htsim import read_matrix
 
                 wl["flows"], reuse = read_matrix(path)
@@ -352,16 +354,16 @@ class Scenario:
                 raise
             i, rest = int(found.group(1)), found.group(2)
             path = self.base_dir / wl["file"]
-            suffix = path.suffix.lower()
-            if suffix in (".cm", ".tm"):
+            fmt = require("workload.file", path).name
+            if fmt == "htsim":
                 from .io.htsim import connection_line
 
                 line = connection_line(path, i)
                 if line is not None:
                     raise scenario_error(f"workload.file[line {line}]{rest}", f"{e.message}, in {path}") from None
-            if suffix == ".json":
+            if fmt == "json":
                 where = f"entry {i} of {path}"
-            elif suffix in flow_files.NOT_CSV:
+            elif fmt != "csv":
                 where = f"message {i} read from {path}"
             else:
                 where = f"row {i + 1} of {path} (line {i + 2})"

@@ -13,8 +13,9 @@ import polars as pl
 from .. import _core
 from ..errors import scenario_error
 from .files import check_input, read_input
+from .formats import require
 
-__all__ = ["BUILTIN_CDFS", "NOT_CSV", "flow_csv_json", "read_cdf", "read_flow_json", "read_flows"]
+__all__ = ["BUILTIN_CDFS", "flow_csv_json", "read_cdf", "read_flow_json", "read_flows"]
 
 
 def read_flows(path: Path) -> list[dict[str, Any]]:
@@ -24,24 +25,21 @@ def read_flows(path: Path) -> list[dict[str, Any]]:
     a GOAL schedule (``.goal``, :mod:`fabricsim.io.goal`).
     Sizes, starts and delays are unit strings ("1MiB", "5us").
     A bad cell is refused with its row and column (``workload.file[ROW].COLUMN``)."""
-    suffix = path.suffix.lower()
-    if suffix not in NOT_CSV:
-        flows: list[dict[str, Any]] = json.loads(flow_csv_json(path))
-        return flows
-    if suffix == ".json":
+    name = require("workload.file", path).name
+    if name == "json":
         return read_flow_json(path)
-    if suffix == ".goal":
+    if name == "goal":
         from .goal import read_goal
 
         return read_goal(path)
-    from .htsim import read_connection_matrix
+    if name == "htsim":
+        from .htsim import read_connection_matrix
 
-    return read_connection_matrix(path)
-
-
-#: Flow files that are not CSV (every other name is read as CSV): JSON, a GOAL schedule, an
-#: htsim connection matrix (`.cm`, or `.tm` as the reference's own scripts name them).
-NOT_CSV = (".json", ".goal", ".cm", ".tm")
+        return read_connection_matrix(path)
+    if name == "chakra":
+        raise scenario_error("workload.file", f"{str(path)!r} is a Chakra trace: a scenario reads it, not as a flow list")
+    flows: list[dict[str, Any]] = json.loads(flow_csv_json(path))
+    return flows
 
 
 def flow_csv_json(path: Path) -> str:

@@ -37,7 +37,6 @@ from ..errors import MissingDependency, scenario_error
 from .files import MAX_NESTING, check_shape
 
 FIELD = "topology.file"
-SUFFIXES = (".yaml", ".yml")
 #: The most components (graph nodes) and component edges an InfraGraph file may expand to: the
 #: package holds each as Python objects (about 1 KB a node with its edges), so 1 M components is
 #: a few GB; a 65 536-GPU fat tree of generic servers and 64-port switches has about 600 000.

@@ -35,10 +35,10 @@ from .. import _core
 from ..errors import ScenarioError, scenario_error
 from . import infragraph
 from .files import MAX_DIGITS, MAX_NESTING, check_input, check_shape, read_text
+from .formats import format_of, require
 from .ns3 import is_ns3_topology, read_ns3_topology
 
 FIELD = "topology.file"
-EDGE_LISTS = (".edgelist", ".edges", ".txt")
 LINK_KEYS = ("rate", "latency", "cost")
 
 
@@ -55,10 +55,10 @@ def _link_value(key: str, value: Any) -> Any:
 def is_topology_file(path: Path) -> bool:
     """Whether ``path`` is a topology file rather than a scenario: a GraphML file or an edge
     list, or a TOML/JSON file with ``links`` at its top."""
-    suffix = path.suffix.lower()
-    if suffix in EDGE_LISTS or suffix in (".graphml", ".topo") or suffix in infragraph.SUFFIXES:
+    fmt = format_of(FIELD, path)
+    if fmt is not None and fmt.name != "graph":
         return True
-    if suffix in (".toml", ".json"):
+    if fmt is not None:
         try:
             data = _read_structured(path)
         except (ValueError, ScenarioError):  # not readable as one: read as a scenario, refused so
@@ -103,11 +103,11 @@ def read_topology_file(path: Path) -> TopologyFile:
 
 
 def _read(path: Path, places: list[str], fields: dict[str, str]) -> dict[str, Any]:
-    suffix = path.suffix.lower()
     check_input(path, FIELD, WHAT, MAX_TOPOLOGY_BYTES)
-    if suffix in infragraph.SUFFIXES:
+    fmt = require(FIELD, path).name
+    if fmt == "infragraph":
         return infragraph.read_infragraph(path, infragraph.parse(path, _text(path)))
-    if suffix in (".toml", ".json"):
+    if fmt == "graph":
         try:
             data = _read_structured(path)
         except ValueError as e:
@@ -117,23 +117,21 @@ def _read(path: Path, places: list[str], fields: dict[str, str]) -> dict[str, An
         if not isinstance(data, dict) or not isinstance(data.get("links"), list):
             raise scenario_error(FIELD, f"{path}: no list of links; allowed: hosts, switches and links (docs/topologies.md)")
         return {k: data.get(k, []) for k in ("hosts", "switches", "links")}
-    if suffix == ".topo":
+    if fmt == "htsim":
         from .htsim import read_topo
 
         graph, switch_latency = read_topo(path)
         fields["switch_latency"] = f"{switch_latency}ps"
         return graph
-    if suffix in EDGE_LISTS and is_ns3_topology(text := _text(path)):
+    if fmt == "edges" and is_ns3_topology(text := _text(path)):
         graph, where = read_ns3_topology(path, text)
         places.extend(where)
         return graph
-    if suffix in EDGE_LISTS:
+    if fmt == "edges":
         edges = _edge_list(path)
         places.extend(e[3] for e in edges)
         return _graph(edges, {})
-    if suffix == ".graphml":
-        return _graphml(path, places)
-    raise scenario_error(FIELD, f"{str(path)!r}; allowed: {_formats()}")
+    return _graphml(path, places)
 
 
 def write_topology(graph: dict[str, Any], path: Path) -> None:
@@ -144,13 +142,6 @@ def write_topology(graph: dict[str, Any], path: Path) -> None:
         path.write_text(tomli_w.dumps(graph))
     else:
         raise scenario_error("--export", f"{str(path)!r}; allowed: a .toml or .json file")
-
-
-def _formats() -> str:
-    return (
-        ".toml or .json (the graph), .edgelist/.edges/.txt (NetworkX edge list, or the ns-3 RDMA simulators' topology.txt),"
-        " .graphml, .topo (htsim's fat tree) or .yaml/.yml/.json (InfraGraph)"
-    )
 
 
 def _read_structured(path: Path) -> Any:
