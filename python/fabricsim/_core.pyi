@@ -12,6 +12,7 @@ __all__ = [
     "collective_messages",
     "columns",
     "parameters",
+    "quantity",
     "registry",
     "survey",
     "topology",
@@ -73,6 +74,10 @@ class Simulation:
         code byte per row and the list of values), and (values, validity bytes) for one that may
         be null (``fabricsim.columns()`` declares each). ``columns``: the flows table's columns
         to make (all if None; a name it does not declare raises ScenarioError)."""
+
+def quantity(kind: str, text: str) -> int:
+    """A quantity as a scenario writes it, read by the core's rules: kind "size" (bytes),
+    "duration" (picoseconds) or "rate" (bit/s); ValueError with the core's words otherwise."""
 
 def validate(scenario_json: str) -> str:
     """Check a scenario without running it; returns it with every default filled in (JSON)."""

@@ -460,12 +460,9 @@ def machine_memory() -> int:
 
 
 def _lb_parameters(kind: str) -> set[str]:
-    """The parameter names load balancer ``kind`` accepts (empty for an unknown kind)."""
-    try:
-        filled = json.loads(_core.validate(json.dumps({"lb": {"kind": kind}})))
-    except ValueError:
-        return set()
-    return set(filled["lb"]) - {"kind"}
+    """The parameter names load balancer ``kind`` accepts, as the core declares them (empty for
+    an unknown kind)."""
+    return {name for table, k, name, _, _ in _core.parameters() if table == "lb" and k == kind}
 
 
 def _long_lived_connections(data: dict[str, Any]) -> None:

@@ -306,6 +306,21 @@ fn table(py: Python<'_>, t: Table) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// A quantity as a scenario writes it, read by the core's own rules (`fabricsim_core::units`):
+/// `kind` "size" (bytes), "duration" (picoseconds) or "rate" (bit/s). Raises ValueError with
+/// the core's words for text that is not one, or an unknown kind.
+#[pyfunction]
+fn quantity(kind: &str, text: &str) -> PyResult<u64> {
+    use fabricsim_core::units::{Duration, Rate, Size};
+    let read = match kind {
+        "size" => Size::parse(text).map(|v| v.0),
+        "duration" => Duration::parse(text).map(|v| v.0),
+        "rate" => Rate::parse(text).map(|v| v.0),
+        _ => Err(format!("got kind {kind:?}; allowed: \"size\", \"duration\" or \"rate\"")),
+    };
+    read.map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
 /// Checks a scenario without running it; returns it with every default filled in (JSON).
 #[pyfunction]
 fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
@@ -435,6 +450,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<Session>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(available_cpus, m)?)?;
     m.add_function(wrap_pyfunction!(topology, m)?)?;

@@ -10,7 +10,6 @@ import contextlib
 import datetime
 import math
 import os
-import re
 import stat
 import tomllib
 import zlib
@@ -19,6 +18,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from .. import _core
 from ..errors import scenario_error
 
 __all__ = ["MAX_INPUT_BYTES", "MAX_TEXT_BYTES", "check_input", "memory_budget", "read_input", "read_text", "size_bytes"]
@@ -35,14 +35,22 @@ MAX_TEXT_BYTES = 16 << 20
 #: core's messages (a 34 MB flows CSV of 2 M rows peaks at 3 GB over its whole run).
 MEMORY_PER_INPUT_BYTE = 64
 _BUDGET: ContextVar[int | None] = ContextVar("fabricsim_read_budget", default=None)
-_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
 
 def size_bytes(text: object) -> int | None:
-    """A size as a scenario writes it (``"8GiB"``, ``"512MB"``, ``"4096B"``) in bytes; None for
-    anything else (the core refuses it with its own words)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)\s*", text) if isinstance(text, str) else None
-    return int(float(m.group(1)) * _UNITS[m.group(2)]) if m and m.group(2) in _UNITS else None
+    """A size as a scenario writes it (``"8GiB"``, ``"512MB"``, ``"4096B"``) in bytes, read by the
+    core's own rules (``_core.quantity``); None for anything else (the core refuses it with its
+    own words where a field needs one).
+
+    >>> size_bytes("1.5MB"), size_bytes("8GiB"), size_bytes("auto"), size_bytes("1TiB")
+    (1500000, 8589934592, None, None)
+    """
+    if not isinstance(text, str):
+        return None
+    try:
+        return _core.quantity("size", text)
+    except ValueError:
+        return None
 
 
 @contextlib.contextmanager

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from .. import _core
 from ..errors import ScenarioError, spec_error
 from ..scenario import Scenario
 from ..sweep import Point, run_points
@@ -122,17 +123,15 @@ NAMED: tuple[Default, ...] = (
 )
 DEFAULT_NAMES = tuple(d.name for d in NAMED)
 
-_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ps|ns|us|ms|s)\s*$")
-_PS = {"ps": 1, "ns": 10**3, "us": 10**6, "ms": 10**9, "s": 10**12}
-
 
 def _norm(value: Any) -> Any:
-    """A field's value in one spelling: durations in ps ("0.1ms" is "100us"), "auto" windows as
-    the BDP they are with an ACK per packet, other text in lower case."""
+    """A field's value in one spelling: durations in ps ("0.1ms" is "100us", read by the core's
+    rules), "auto" windows as the BDP they are with an ACK per packet, other text in lower case."""
     if isinstance(value, str):
-        m = _DURATION.match(value)
-        if m:
-            return round(float(m.group(1)) * _PS[m.group(2)])
+        try:
+            return _core.quantity("duration", value)
+        except ValueError:
+            pass
         text = value.strip().lower().replace(" ", "")
         return "1bdp" if text == "auto" else text
     return value
