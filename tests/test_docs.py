@@ -347,3 +347,25 @@ def test_every_cited_section_of_a_page_exists():
                 missing.append(f"{f.relative_to(ROOT)}: docs/{page}.md, {title!r}")
     assert seen >= 5, seen
     assert not missing, missing
+
+
+def test_the_typed_summary_is_the_cores_declared_one_and_the_front_ends():
+    """`fabricsim.summary.Summary` (what `Results.summary` is typed as) names every summary key
+    the core declares, with its type, in its order, then the front end's own keys, each of which
+    docs/scenario.md names; and a run's summary has no key it does not declare."""
+    import typing
+
+    from fabricsim.summary import FRONT_END_KEYS, Summary
+
+    declared = fabricsim._core.columns()["summary"]
+    hints = typing.get_type_hints(Summary)
+    python = {"str": str, "u64": int, "f64": float, "list[str]": list[str], "bool": bool}
+    core = [name for name, *_ in declared]
+    assert list(hints) == core + list(FRONT_END_KEYS)
+    for name, ty, _unit, null_when, _ in declared:
+        want = python[ty.lower()]
+        assert hints[name] == (want | None if null_when else want), name
+    doc = (ROOT / "docs" / "scenario.md").read_text()
+    assert all(f"`{k}`" in doc for k in FRONT_END_KEYS), [k for k in FRONT_END_KEYS if f"`{k}`" not in doc]
+    r = fabricsim.run(Scenario({"topology": {"hosts": 16, "radix": 8}, "workload": {"size": "64KiB"}}))
+    assert set(r.summary) <= set(hints), set(r.summary) - set(hints)

@@ -40,6 +40,7 @@ from .results import Results  # noqa: E402
 from .run import Prepared, Progress, prepare, run  # noqa: E402
 from .scenario import Estimate, Scenario  # noqa: E402
 from .session import Completion, Session  # noqa: E402
+from .summary import Summary  # noqa: E402
 
 __version__ = _core.__version__
 
@@ -57,6 +58,7 @@ __all__ = [
     "ScenarioError",
     "Session",
     "SpecError",
+    "Summary",
     "__version__",
     "load",
     "prepare",

@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -20,6 +20,7 @@ import tomli_w
 
 from . import _core
 from .errors import InternalError, InterruptedAfterWrite, MissingDependency, argument_error
+from .summary import Summary
 
 __all__ = ["COLUMNS", "JOB_METRICS", "OUTPUT_FILES", "PROVENANCE", "Results", "job_table", "schema"]
 
@@ -166,7 +167,7 @@ class Results:
 
     flows: pl.DataFrame
     ports: pl.DataFrame
-    summary: dict[str, Any]
+    summary: Summary
     accounting: dict[str, int]
     scenario: dict[str, Any]
     reorder: pl.DataFrame | None = None
@@ -179,7 +180,7 @@ class Results:
 
     @classmethod
     def from_native(cls, raw: dict[str, Any], extra_summary: dict[str, Any]) -> Results:
-        summary = json.loads(raw["summary"]) | extra_summary
+        summary = cast(Summary, json.loads(raw["summary"]) | extra_summary)
         return cls(
             flows=_frame(raw, "flows"),
             ports=_frame(raw, "ports"),
@@ -220,7 +221,7 @@ class Results:
         except (OSError, ValueError, tomllib.TOMLDecodeError, pl.exceptions.PolarsError) as e:
             raise scenario_error(str(d), f"cannot read the run written there: {e}") from None
         return cls(
-            summary=doc["summary"],
+            summary=cast(Summary, doc["summary"]),
             accounting=doc["accounting"],
             scenario=scenario,
             provenance=doc.get("provenance", {}),

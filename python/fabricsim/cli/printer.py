@@ -72,10 +72,8 @@ def _print_summary(res: Results) -> None:
         _print_trace_ranks(res)
         _print_traffic(res)
     _print_buckets(res, by_source=bool(jobs.height))
-    keys = sorted(res.summary, key=lambda k: not (jobs.height and "jct" in k))
     t = Table(title="summary", show_header=False)
-    for k in keys:
-        v = res.summary[k]
+    for k, v in sorted(res.summary.items(), key=lambda kv: not (jobs.height and "jct" in kv[0])):
         t.add_row(Text(k), Text("; ".join(v) if isinstance(v, list) else _num(v)))
     out.print(t)
 
@@ -208,7 +206,8 @@ def _print_compare(results: dict[str, Results]) -> None:
     for head, _, _ in columns:
         t.add_column(head, justify="right")
     for name, r in results.items():
-        t.add_row(name, *("-" if r.summary.get(key) is None else fmt(r.summary[key]) for _, key, fmt in columns))
+        summary: dict[str, Any] = dict(r.summary)
+        t.add_row(name, *("-" if summary.get(key) is None else fmt(summary[key]) for _, key, fmt in columns))
     out.print(t)
     if len(jobs) > 1:
         tables = {name: r.job_table() for name, r in results.items()}

@@ -148,7 +148,7 @@ def run_point(data: dict[str, Any], base_dir: str, out: str, threads: int = 1) -
         shutil.rmtree(tmp, ignore_errors=True)
         if not (final / "summary.json").exists():
             raise
-    return res.summary
+    return dict(res.summary)
 
 
 def _done(out_dir: Path, point: Point) -> bool:
