@@ -187,3 +187,27 @@ def test_a_scenario_is_resolved_once_for_its_warnings_its_estimate_and_its_check
     assert len(calls) == 3 and few.events == events and few.memory_bytes < memory
     assert fabricsim.prepare(s, 1, ["bytes", "slowdown"])._built().memory_estimate == few.memory_bytes
     assert fabricsim.prepare(s, 1)._built().memory_estimate == memory
+
+
+def test_what_files_put_in_is_checked_and_the_scenario_keeps_its_own_tables(tmp_path):
+    """The resolve copies the tables it reads files into, not what they hold: reading a scenario
+    changes none of its own values, what it returns is its own, and a value a file put in is
+    checked as the scenario's own are (a NaN from a JSON flows file is refused naming it)."""
+    import json as _json
+
+    (tmp_path / "f.json").write_text('[{"src": 0, "dst": 1, "size": "1KiB", "start": NaN}]')
+    s = Scenario({"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "flows", "file": "f.json"}}, base_dir=tmp_path)
+    before = _json.dumps(s.data, sort_keys=True)
+    with pytest.raises(ScenarioError) as e:
+        s.to_json()
+    assert e.value.field.startswith("workload.flows[0].start") and "finite" in str(e.value), e.value
+    assert _json.dumps(s.data, sort_keys=True) == before
+    (tmp_path / "f.json").write_text('[{"src": 0, "dst": 1, "size": "1KiB"}]')
+    flows = [{"src": 1, "dst": 2, "size": "2KiB"}]
+    s = Scenario({"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "flows", "flows": flows}}, base_dir=tmp_path)
+    got = s.resolved()
+    got["workload"]["flows"][0]["size"] = "9KiB"
+    got["topology"]["hosts"] = 32
+    assert s.data["workload"]["flows"][0]["size"] == "2KiB" and s.data["topology"]["hosts"] == 16
+    s.to_json()
+    assert "stop" not in s.data and s.data["workload"] == {"kind": "flows", "flows": flows}
