@@ -518,27 +518,30 @@ def test_compare_prints_slowdown_by_size_and_with_jobs_by_source():
 
 def test_compare_resolves_each_load_balancers_scenario_once(demo_path, monkeypatch):
     """Issue 63: compare resolved each scenario three times per load balancer (validate, the
-    estimate, the build). Now each load balancer's scenario is surveyed once (its messages
-    counted, never held: issue 62) and resolved once, to build its run."""
+    estimate, the build). Now the core reads each load balancer's scenario once (a Parsed),
+    surveys it once (its messages counted, never held: issue 62) and builds its run from that
+    same reading."""
     from fabricsim import _core
 
-    calls: dict[str, int] = {"survey": 0, "build": 0}
-    real_survey, real_sim = _core.survey, _core.Simulation
+    calls: dict[str, int] = {"parse": 0, "build": 0}
+    real_parse, real_sim = _core.Parsed, _core.Simulation
 
-    def survey(text: str, columns=None):  # type: ignore[no-untyped-def]
-        calls["survey"] += 1
-        return real_survey(text, columns)
+    def parse(text: str):  # type: ignore[no-untyped-def]
+        calls["parse"] += 1
+        return real_parse(text)
 
-    def build(text: str, threads, columns=None):  # type: ignore[no-untyped-def]
+    def build(scenario, threads, columns=None):  # type: ignore[no-untyped-def]
+        assert isinstance(scenario, real_parse), "a build reads the survey's reading, not the text again"
         calls["build"] += 1
-        return real_sim(text, threads, columns)
+        return real_sim(scenario, threads, columns)
 
-    import fabricsim.scenario as scenario_module
+    import fabricsim.readings as readings
 
-    monkeypatch.setattr(_core, "survey", survey)
+    monkeypatch.setattr(_core, "Parsed", parse)
     monkeypatch.setattr(_core, "Simulation", build)
     # surveys are kept per scenario text: none kept from the tests before
-    monkeypatch.setattr(scenario_module, "_SURVEYS", {})
+    monkeypatch.setattr(readings, "_SURVEYS", {})
+    monkeypatch.setattr(readings, "_PARSED", {})
     r = invoke("compare", str(demo_path), "--set", "workload.size=64KiB", "--lb", "ecmp,ops,prime")
     assert r.exit_code == 0, r.output
-    assert calls == {"survey": 3, "build": 3}, calls
+    assert calls == {"parse": 3, "build": 3} and len(readings._SURVEYS) == 3, calls

@@ -159,34 +159,42 @@ def test_csv_with_a_bad_row_is_a_scenario_error(tmp_path):
 
 
 def test_a_scenario_is_resolved_once_for_its_warnings_its_estimate_and_its_checks(monkeypatch):
-    import fabricsim.scenario as scenario_module
+    import fabricsim.readings as readings
     from fabricsim import _core
 
+    # the core reads a scenario's text once (a Parsed) for its survey and its build; the
+    # surveys are kept by text and columns
     calls = []
-    real = _core.survey
+    real = _core.Parsed
 
-    def counted(text: str, columns=None):  # type: ignore[no-untyped-def]
+    def counted(text: str):  # type: ignore[no-untyped-def]
         calls.append(text)
-        return real(text, columns)
+        return real(text)
 
-    monkeypatch.setattr(_core, "survey", counted)
-    monkeypatch.setattr(scenario_module, "_SURVEYS", {})
+    monkeypatch.setattr(_core, "Parsed", counted)
+    monkeypatch.setattr(readings, "_SURVEYS", {})
+    monkeypatch.setattr(readings, "_PARSED", {})
+    surveys = readings._SURVEYS
     s = Scenario({"topology": {"hosts": 16, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}})
     s.validate()
     s.copy().warnings()
     events, memory = s.estimate()
-    assert len(calls) == 1 and events > 0 and memory > 0
+    assert len(calls) == 1 and len(surveys) == 1 and events > 0 and memory > 0
     # issue 68: the estimate says what its numbers are
     assert s.estimate() == fabricsim.Estimate(events=events, memory_bytes=memory) and s.estimate().memory_bytes == memory
     # another scenario is resolved for itself
     s.set("workload.size", "128KiB").estimate()
-    assert len(calls) == 2
+    assert len(calls) == 2 and len(surveys) == 2
     # a run that keeps a few of the flows table's columns needs less, and the run's own build
     # (which stop.max_memory checks) counts what the survey counts
     few = s.estimate(["bytes", "slowdown"])
-    assert len(calls) == 3 and few.events == events and few.memory_bytes < memory
+    # (another survey, of the reading kept)
+    assert len(calls) == 2 and len(surveys) == 3 and few.events == events and few.memory_bytes < memory
+    # the build takes the reading the surveys made, and uses it up
     assert fabricsim.prepare(s, 1, ["bytes", "slowdown"])._built().memory_estimate == few.memory_bytes
+    assert len(calls) == 2
     assert fabricsim.prepare(s, 1)._built().memory_estimate == memory
+    assert len(calls) == 3
 
 
 def test_what_files_put_in_is_checked_and_the_scenario_keeps_its_own_tables(tmp_path):

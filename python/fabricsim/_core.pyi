@@ -4,6 +4,7 @@ the module with mypy's stubtest."""
 from typing import final
 
 __all__ = [
+    "Parsed",
     "Session",
     "Simulation",
     "__commit__",
@@ -22,11 +23,23 @@ __version__: str
 __commit__: str | None
 
 @final
+class Parsed:
+    """A scenario read from its JSON once, for its check, its survey and its build; building a
+    :class:`Simulation` from it uses it up."""
+
+    def __new__(cls, scenario_json: str) -> Parsed: ...
+    def validate(self) -> str:
+        """:func:`validate` of the scenario read once."""
+    def survey(self, columns: list[str] | None = None) -> tuple[list[str], int, int]:
+        """:func:`survey` of the scenario read once."""
+
+@final
 class Simulation:
     """A simulation being run. Raises ``fabricsim.errors.ScenarioError`` on a bad scenario."""
 
-    def __new__(cls, scenario_json: str, threads: int | None = 1, columns: list[str] | None = None) -> Simulation:
-        """``threads``: the parallel engine's threads (the results do not depend on them);
+    def __new__(cls, scenario: str | Parsed, threads: int | None = 1, columns: list[str] | None = None) -> Simulation:
+        """``scenario``: its JSON, or a :class:`Parsed` one (which the build uses up);
+        ``threads``: the parallel engine's threads (the results do not depend on them);
         ``None``: chosen by the engine from the work and the CPUs available ("auto")."""
     @property
     def threads(self) -> int:

@@ -101,7 +101,7 @@ def prepare(
     sc = _scenario(scenario)
     keep = _columns(flow_columns)
     with sc.naming_files():
-        return Prepared(sc, _core.Simulation(sc.to_json(), asked, keep), asked, keep)
+        return Prepared(sc, _core.Simulation(sc._take_parsed(sc.to_json()), asked, keep), asked, keep)
 
 
 def _columns(flow_columns: Sequence[str] | None) -> list[str] | None:
@@ -216,7 +216,7 @@ def run(
         asked = parse_threads(threads)
         scenario = _scenario(scenario)
         with scenario.naming_files():
-            sim = _core.Simulation(scenario.to_json(), asked, keep)
+            sim = _core.Simulation(scenario._take_parsed(scenario.to_json()), asked, keep)
     ref = None if wanted is None else reference_module.reference_scenario(sim, scenario.base_dir)
     extra: dict[str, Any] = {"threads": sim.threads}
     if sim.thread_note is not None:

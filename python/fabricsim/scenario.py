@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
 import json
 import math
 import os
@@ -22,7 +21,7 @@ from typing import Any, NamedTuple
 
 import tomli_w
 
-from . import _core
+from . import _core, readings
 from .errors import ScenarioError, argument_error, scenario_error
 from .io import flows as flow_files
 from .io.files import check_values, memory_budget, read_toml, size_bytes
@@ -346,7 +345,7 @@ class Scenario:
     def filled(self) -> dict[str, Any]:
         """The scenario with every default written out; raises ``ScenarioError`` if invalid."""
         with self.naming_files():
-            filled: dict[str, Any] = json.loads(_core.validate(self.to_json()))
+            filled: dict[str, Any] = json.loads(readings.parsed(self.to_json(), self.naming_files).validate())
         return filled
 
     @contextlib.contextmanager
@@ -418,29 +417,13 @@ class Scenario:
         return Estimate(*self._survey(flow_columns)[1])
 
     def _survey(self, flow_columns: Sequence[str] | None = None, any_columns: bool = False) -> tuple[tuple[str, ...], tuple[int, int]]:
-        """The core's warnings and estimate of this scenario, from one resolve, kept per scenario
-        text (by its digest) and columns for the last :data:`SURVEYS_KEPT`: a sweep checks its
-        points twice and estimates them, and resolving builds the fabric's tables. The warnings
-        do not depend on the columns a run keeps: ``any_columns`` takes the latest survey of
-        this text, whichever columns it counted."""
-        text = self.to_json()
-        digest = hashlib.sha256(text.encode()).digest()
-        if any_columns and digest in _LATEST:
-            return _SURVEYS.get(_LATEST[digest]) or self._survey(flow_columns)
-        columns = None if flow_columns is None else list(flow_columns)
-        key = hashlib.sha256((text + repr(columns)).encode()).digest()
-        _LATEST[digest] = key
-        found = _SURVEYS.pop(key, None)
-        if found is None:
-            with self.naming_files():
-                warnings, events, memory = _core.survey(text, columns)
-            found = (tuple(warnings), (events, memory))
-        _SURVEYS[key] = found  # most recent last
-        while len(_SURVEYS) > SURVEYS_KEPT:
-            del _SURVEYS[next(iter(_SURVEYS))]
-        while len(_LATEST) > SURVEYS_KEPT:
-            del _LATEST[next(iter(_LATEST))]
-        return found
+        """The core's warnings and estimate of this scenario (:func:`fabricsim.readings.survey`)."""
+        return readings.survey(self.to_json(), flow_columns, any_columns, self.naming_files)
+
+    def _take_parsed(self, text: str) -> _core.Parsed:
+        """The core's reading of ``text`` (this scenario's :meth:`to_json`) for a build, which
+        uses it up (:func:`fabricsim.readings.take`)."""
+        return readings.take(text, self.naming_files)
 
     def validate(self) -> list[str]:
         """Raise ``ScenarioError`` if the core would reject this scenario; else return its
@@ -452,13 +435,6 @@ class Scenario:
 
     def __repr__(self) -> str:
         return f"Scenario({self.data!r})"
-
-
-#: Scenarios whose warnings and estimate :meth:`Scenario._survey` keeps (a few hundred bytes each).
-SURVEYS_KEPT = 4096
-_SURVEYS: dict[bytes, tuple[tuple[str, ...], tuple[int, int]]] = {}
-#: The key of each scenario text's latest survey in :data:`_SURVEYS` (its warnings).
-_LATEST: dict[bytes, bytes] = {}
 
 
 def machine_memory() -> int:

@@ -9,6 +9,9 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+mod session;
+use session::Session;
+
 /// An exception of `fabricsim.errors` (the one hierarchy of the package, made in Python), built
 /// with `args`; `fallback` where the package cannot be imported (the core used on its own).
 fn package_error<A>(py: Python<'_>, class: &str, args: A, fallback: impl FnOnce() -> PyErr) -> PyErr
@@ -30,6 +33,49 @@ fn scenario_error(py: Python<'_>, e: CoreError) -> PyErr {
 
 fn parse(py: Python<'_>, json: &str) -> PyResult<Scenario> {
     Scenario::from_json(json).map_err(|e| scenario_error(py, e))
+}
+
+/// A scenario read from its JSON once, for its check, its survey and its build (a scenario of
+/// 2 M flows takes seconds to read each time). Building a simulation from it uses it up.
+#[pyclass(module = "fabricsim._core")]
+struct Parsed {
+    /// `None` once a simulation was built from it.
+    scenario: Option<Scenario>,
+}
+
+impl Parsed {
+    /// Runs `f` on the scenario as a caller that keeps the flows table's `columns` runs it.
+    fn with<R>(&mut self, py: Python<'_>, columns: Option<Vec<String>>, f: impl FnOnce(&Scenario) -> Result<R, CoreError>) -> PyResult<R> {
+        let keep = keep_of(py, columns)?;
+        let scenario = self.scenario.take().ok_or_else(used)?.keeping(keep);
+        let out = f(&scenario);
+        self.scenario = Some(scenario);
+        out.map_err(|e| scenario_error(py, e))
+    }
+}
+
+fn used() -> PyErr {
+    const TEXT: &str = "this parsed scenario was used up by the simulation built from it (parse it again)";
+    Python::attach(|py| package_error(py, "InternalError", (TEXT,), || PyRuntimeError::new_err(TEXT)))
+}
+
+#[pymethods]
+impl Parsed {
+    #[new]
+    fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
+        Ok(Parsed { scenario: Some(parse(py, scenario_json)?) })
+    }
+
+    /// [`validate`] of the scenario read once.
+    fn validate(&mut self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, None, |s| fabricsim_core::check(s).map(|()| s.filled().to_json()))
+    }
+
+    /// [`survey`] of the scenario read once.
+    #[pyo3(signature = (columns = None))]
+    fn survey(&mut self, py: Python<'_>, columns: Option<Vec<String>>) -> PyResult<(Vec<String>, u64, u64)> {
+        self.with(py, columns, fabricsim_core::survey)
+    }
 }
 
 /// A simulation being run: build it from scenario JSON, `step` it, then take its `results`
@@ -57,15 +103,26 @@ impl Simulation {
     /// chosen by the engine from the work and the CPUs available (`threads = "auto"`).
     /// `columns`: the flows table's columns the caller will take ([`Simulation::results`]);
     /// the memory estimate counts those (all if None).
+    /// `scenario`: its JSON, or a [`Parsed`] one (which the build uses up).
     #[new]
-    #[pyo3(signature = (scenario_json, threads = 1, columns = None))]
-    fn new(py: Python<'_>, scenario_json: &str, threads: Option<usize>, columns: Option<Vec<String>>) -> PyResult<Self> {
-        let scenario = parse(py, scenario_json)?.keeping(keep_of(py, columns)?);
-        let inner = match threads {
-            Some(n) => fabricsim_core::Simulation::with_threads(&scenario, n),
-            None => fabricsim_core::Simulation::auto(&scenario),
-        }
-        .map_err(|e| scenario_error(py, e))?;
+    #[pyo3(signature = (scenario, threads = 1, columns = None))]
+    fn new(py: Python<'_>, scenario: &Bound<'_, PyAny>, threads: Option<usize>, columns: Option<Vec<String>>) -> PyResult<Self> {
+        let build = |s: &Scenario| match threads {
+            Some(n) => fabricsim_core::Simulation::with_threads(s, n),
+            None => fabricsim_core::Simulation::auto(s),
+        };
+        let inner = match scenario.cast::<Parsed>() {
+            Ok(parsed) => {
+                let mut parsed = parsed.borrow_mut();
+                let built = parsed.with(py, columns, build);
+                parsed.scenario = None; // used up: the run holds what it needs of it
+                built?
+            }
+            Err(_) => {
+                let text: &str = scenario.extract()?;
+                build(&parse(py, text)?.keeping(keep_of(py, columns)?)).map_err(|e| scenario_error(py, e))?
+            }
+        };
         Ok(Simulation { inner: Some(inner) })
     }
 
@@ -182,88 +239,6 @@ fn result_dict(py: Python<'_>, r: fabricsim_core::stats::RunResult) -> PyResult<
     out.set_item("accounting", serde_json::to_string(&r.accounting).unwrap_or_default())?;
     out.set_item("scenario", r.scenario_json)?;
     Ok(out)
-}
-
-/// A session: a run driven from outside (`fabricsim_core::sim::session`). Times are
-/// picoseconds; statuses as `Simulation.step`'s.
-#[pyclass(module = "fabricsim._core")]
-struct Session {
-    inner: fabricsim_core::sim::session::Session,
-}
-
-#[pymethods]
-impl Session {
-    #[new]
-    #[pyo3(signature = (scenario_json, threads = 1))]
-    fn new(py: Python<'_>, scenario_json: &str, threads: Option<usize>) -> PyResult<Self> {
-        let scenario = parse(py, scenario_json)?;
-        let inner = fabricsim_core::sim::session::Session::new(&scenario, threads).map_err(|e| scenario_error(py, e))?;
-        Ok(Session { inner })
-    }
-
-    /// Sends `bytes` from `src` to `dst` at `at` (None: now); returns the message's id.
-    #[pyo3(signature = (src, dst, bytes, at = None))]
-    fn send(&mut self, py: Python<'_>, src: u32, dst: u32, bytes: u64, at: Option<u64>) -> PyResult<u32> {
-        self.inner.send(src, dst, bytes, at).map_err(|e| scenario_error(py, e))
-    }
-
-    /// Runs every event at `t` or before, without the GIL.
-    fn run_until(&mut self, py: Python<'_>, t: u64) -> PyResult<&'static str> {
-        let inner = &mut self.inner;
-        py.detach(|| inner.run_until(t)).map(|s| s.label()).map_err(|e| scenario_error(py, e))
-    }
-
-    /// Runs until a message completes, or every event at `limit` or before.
-    fn run_until_completion(&mut self, py: Python<'_>, limit: u64) -> PyResult<&'static str> {
-        let inner = &mut self.inner;
-        py.detach(|| inner.run_until_completion(limit)).map(|s| s.label()).map_err(|e| scenario_error(py, e))
-    }
-
-    fn next_event_time(&mut self) -> Option<u64> {
-        self.inner.next_event_time()
-    }
-
-    #[getter]
-    fn now_ps(&self) -> u64 {
-        self.inner.now()
-    }
-
-    #[getter]
-    fn status(&self) -> &'static str {
-        self.inner.status().label()
-    }
-
-    #[getter]
-    fn stop_reason(&self) -> &'static str {
-        self.inner.status().reason()
-    }
-
-    #[getter]
-    fn threads(&self) -> usize {
-        self.inner.simulation().threads()
-    }
-
-    #[getter]
-    fn warnings(&self) -> Vec<String> {
-        self.inner.simulation().warnings().to_vec()
-    }
-
-    #[getter]
-    fn max_time_ps(&self) -> u64 {
-        self.inner.simulation().model().max_time
-    }
-
-    /// (id, start, end, fct) of each message completed since the last call.
-    fn completions(&mut self) -> Vec<(u32, u64, u64, u64)> {
-        self.inner.completions().into_iter().map(|c| (c.id, c.start, c.end, c.fct)).collect()
-    }
-
-    /// The results so far (the session goes on).
-    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let inner = &self.inner;
-        let r = py.detach(|| inner.results());
-        result_dict(py, r)
-    }
 }
 
 /// A table as `{name: column}`: numbers cross as their little-endian bytes (u64, f64; bool as
@@ -448,6 +423,7 @@ fn collective_messages(
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
+    m.add_class::<Parsed>()?;
     m.add_class::<Session>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
