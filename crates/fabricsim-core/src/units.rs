@@ -100,8 +100,17 @@ fn format_with(value: u64, units: &[(&str, u128)]) -> String {
 const RATE_UNITS: &[(&str, u128)] =
     &[("bps", 1), ("Kbps", 1_000), ("Mbps", 1_000_000), ("Gbps", 1_000_000_000), ("Tbps", 1_000_000_000_000)];
 const TIME_UNITS: &[(&str, u128)] = &[("ps", 1), ("ns", 1_000), ("us", 1_000_000), ("ms", 1_000_000_000), ("s", 1_000_000_000_000)];
-const SIZE_UNITS: &[(&str, u128)] =
-    &[("B", 1), ("KB", 1_000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)];
+const SIZE_UNITS: &[(&str, u128)] = &[
+    ("B", 1),
+    ("KB", 1_000),
+    ("MB", 1_000_000),
+    ("GB", 1_000_000_000),
+    ("TB", 1_000_000_000_000),
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("TiB", 1 << 40),
+];
 /// Display prefers binary units, then decimal ones.
 const SIZE_DISPLAY: &[(&str, u128)] = &[("B", 1), ("KB", 1_000), ("MB", 1_000_000), ("GB", 1_000_000_000)];
 const SIZE_DISPLAY_BIN: &[(&str, u128)] = &[("B", 1), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)];
@@ -363,6 +372,9 @@ mod tests {
         assert_eq!(Size::parse("8MiB").unwrap(), Size(8 << 20));
         assert_eq!(Size::parse("1.5MB").unwrap(), Size(1_500_000));
         assert_eq!(Size::parse("4096 B").unwrap(), Size(4096));
+        assert_eq!(Size::parse("1TiB").unwrap(), Size(1 << 40));
+        assert_eq!(Size::parse("0.5TB").unwrap(), Size(500_000_000_000));
+        assert!(Size::parse("1.5TiB").unwrap_err().contains("at most"));
     }
 
     #[test]

@@ -42,8 +42,8 @@ def size_bytes(text: object) -> int | None:
     core's own rules (``_core.quantity``); None for anything else (the core refuses it with its
     own words where a field needs one).
 
-    >>> size_bytes("1.5MB"), size_bytes("8GiB"), size_bytes("auto"), size_bytes("1TiB")
-    (1500000, 8589934592, None, None)
+    >>> size_bytes("1.5MB"), size_bytes("8GiB"), size_bytes("auto"), size_bytes("1TiB"), size_bytes("2TiB")
+    (1500000, 8589934592, None, 1099511627776, None)
     """
     if not isinstance(text, str):
         return None
