@@ -68,7 +68,7 @@ def test_kind_tables_are_generated_from_the_registry():
 
 
 def test_a_new_load_balancer_and_parameter_reach_the_reference_without_editing_it(monkeypatch):
-    """What a new `lb/x.rs` with `INFO` and `PARAMS` gives the core (a registry row, its
+    """What a new `lb/x.rs` with `INFO` and a declared `Config` gives the core (a registry row, its
     parameters, its defaults in a filled scenario) is all the reference needs: the generated
     page gains its row, and an existing kind's new parameter appears in its row."""
     gen = _gen_kinds()

@@ -1,8 +1,9 @@
 """Generate the per-kind tables of docs/scenario.md (`[lb]`, `[workload]`, `[[faults]]`).
 
-Each kind's module declares its parameters once (`PARAMS`: name, meaning, and for one that
-must be given a valid example; crates/fabricsim-core/src/registry.rs, `Param`), and a Rust
-test checks that they name exactly the fields its `Config` reads. This script takes them and
+Each kind's module declares its parameters once, on its `Config` (serde's attributes, a doc
+comment per field, and for one that must be given a valid example;
+crates/fabricsim-core/src/registry/options.rs), and a Rust test checks that what is read from
+that declaration names exactly the fields serde reads. This script takes them and
 the one-line summaries from the core (`_core.parameters()`, `_core.registry()`), and the
 defaults from a scenario the core fills in, and writes each table between its markers.
 tests/test_docs.py fails when the committed page is stale, so a new kind or parameter reaches

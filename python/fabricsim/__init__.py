@@ -34,6 +34,9 @@ def _is_command_line() -> bool:
 if _is_command_line():
     _sys.excepthook = _stopped_quietly
 
+import json as _json  # noqa: E402
+from typing import Any as _Any  # noqa: E402
+
 from . import _core  # noqa: E402
 from .errors import ArgumentError, FabricsimError, InternalError, MissingDependency, ScenarioError, SpecError  # noqa: E402
 from .results import Results  # noqa: E402
@@ -64,12 +67,20 @@ __all__ = [
     "prepare",
     "registry",
     "run",
+    "schema",
 ]
 
 
 def load(path: str) -> Scenario:
     """Load a TOML scenario file."""
     return Scenario.load(path)
+
+
+def schema() -> dict[str, _Any]:
+    """The JSON schema of a scenario (draft 2020-12), generated from the core's declarations of
+    its options (their names, defaults, units and meanings): what an editor checks a scenario
+    file against. ``fabricsim schema`` prints it; docs/scenario.schema.json is a copy."""
+    return _json.loads(_core.schema())  # type: ignore[no-any-return]
 
 
 def registry() -> list[dict[str, str]]:

@@ -15,6 +15,7 @@ __all__ = [
     "parameters",
     "quantity",
     "registry",
+    "schema",
     "survey",
     "topology",
     "validate",
@@ -109,7 +110,11 @@ def registry() -> list[tuple[str, str, str, str]]:
     """(category, name, summary, reference) of everything a scenario can name."""
 
 def parameters() -> list[tuple[str, str, str, str, str | None]]:
-    """(table, kind, name, meaning, example or None) of every parameter of every kind of the lb, workload and faults tables."""
+    """(table, kind, name, meaning, example or None) of every parameter of every kind of the lb, workload, faults and
+    topology tables, read from each kind's declaration."""
+
+def schema() -> str:
+    """The JSON schema of a scenario (draft 2020-12), generated from the core's declarations."""
 
 def columns() -> dict[str, list[tuple[str, str, str, str, str]]]:
     """The declared output columns: {table: [(name, type, unit, null_when, meaning)]}."""

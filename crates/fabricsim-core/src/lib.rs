@@ -90,19 +90,20 @@ pub fn registry() -> Vec<AlgorithmInfo> {
 }
 
 /// Every parameter of every kind of the `kind`-tagged tables, as (table, kind, parameter):
-/// `lb`, `workload` and `faults` ([`registry::Param`]). What docs/scenario.md's per-kind
-/// tables are generated from.
+/// `lb`, `workload`, `faults` and `topology` ([`registry::Param`]), read from each kind's
+/// `Config` declaration ([`registry::options`]). What docs/scenario.md's per-kind tables are
+/// generated from.
 pub fn parameters() -> Vec<(&'static str, &'static str, registry::Param)> {
-    let tables: [(&str, &[registry::KindParams]); 4] = [
-        ("lb", lb::LbConfig::PARAMS),
-        ("workload", workload::WorkloadConfig::PARAMS),
-        ("faults", faults::FaultConfig::PARAMS),
-        ("topology", topology::TopologyConfig::PARAMS),
+    let tables: [(&str, Vec<registry::KindParams>); 4] = [
+        ("lb", lb::LbConfig::params()),
+        ("workload", workload::WorkloadConfig::params()),
+        ("faults", faults::FaultConfig::params()),
+        ("topology", topology::TopologyConfig::params()),
     ];
     let mut v = Vec::new();
     for (table, kinds) in tables {
-        for &(kind, params) in kinds {
-            v.extend(params.iter().map(|&p| (table, kind, p)));
+        for (kind, params) in kinds {
+            v.extend(params.into_iter().map(|p| (table, kind, p)));
         }
     }
     v

@@ -21,35 +21,16 @@ pub struct AlgorithmInfo {
     pub reference: &'static str,
 }
 
-/// A parameter of a `kind`-tagged table (an `[lb]` algorithm's, a fault's, a workload's): its
-/// name and what it means, and, for one without a default, a valid value. Each kind's module
-/// lists its own in `PARAMS`; docs/scenario.md's tables are generated from them with the
-/// defaults a filled scenario writes (`tools/gen_kinds_doc.py`), and a test checks that they
-/// name exactly the fields its `Config` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Param {
-    pub name: &'static str,
-    pub doc: &'static str,
-    /// A valid value (JSON) for a parameter that must be given; `None` where it has a default.
-    pub example: Option<&'static str>,
-}
+pub mod options;
+pub use options::{example, params_of, Param};
 
-impl Param {
-    /// A parameter with a default.
-    pub const fn new(name: &'static str, doc: &'static str) -> Param {
-        Param { name, doc, example: None }
-    }
-    /// A parameter that must be given, with a valid value (JSON).
-    pub const fn required(name: &'static str, doc: &'static str, example: &'static str) -> Param {
-        Param { name, doc, example: Some(example) }
-    }
-}
-
-/// A kind's name and its parameters (a tagged table's `PARAMS` lists one per kind).
-pub type KindParams = (&'static str, &'static [Param]);
+/// A kind's name and its parameters (a tagged table's [`params`](options) lists one per kind).
+pub type KindParams = (&'static str, Vec<Param>);
 
 /// The field names a `Config` type reads (what serde's derive declares for it), found by
-/// asking it to read from a deserializer that only records them.
+/// asking it to read from a deserializer that only records them: not a source of anything, but
+/// the witness, independent of the schema, that the schema names what serde reads (a test
+/// compares the two for every kind).
 pub fn field_names<T: DeserializeOwned>() -> Vec<&'static str> {
     use serde::de::Visitor;
     struct Names<'a>(&'a mut Vec<&'static str>);
@@ -181,12 +162,14 @@ pub struct Tagged<'a, T: Serialize> {
 
 /// Declares a `kind`-tagged table from one line per kind, `Variant => module`: each module
 /// provides `INFO` (its [`AlgorithmInfo`], whose `name` is the `kind`) and `Config` (its
-/// parameters, a serde struct with `deny_unknown_fields`) and `PARAMS` (their names and
-/// meanings, [`Param`]). The enum reads with
-/// full error paths ([`split_kind`], [`fields`]), writes `kind` first, and lists its kinds in
-/// `KINDS` and their parameters in `PARAMS`.
+/// parameters, a serde struct with `deny_unknown_fields`, each field's meaning in its doc
+/// comment and, for one that must be given, an example: [`options`]). The enum reads with
+/// full error paths ([`split_kind`], [`fields`]), writes `kind` first, lists its kinds in
+/// `KINDS` and their parameters in `params()`, and has the schema of one of its kinds' tables
+/// (in which the default kind, and one the front end infers, `or "graph"`, may leave out `kind`;
+/// `(KIND)`: the [`KindDoc`](options::KindDoc) of its `kind` field, for docs/scenario.md's table).
 macro_rules! tagged_config {
-    ($(#[$meta:meta])* $Enum:ident, default $default:literal, $($Variant:ident => $module:ident),+ $(,)?) => {
+    ($(#[$meta:meta])* $Enum:ident, default $default:literal $(or $implied:literal)? $(($kind:path))?, $($Variant:ident => $module:ident),+ $(,)?) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq)]
         pub enum $Enum {
@@ -197,11 +180,14 @@ macro_rules! tagged_config {
             /// Every kind this table accepts, in registry order.
             pub const KINDS: &'static [$crate::registry::AlgorithmInfo] = &[$($module::INFO),+];
 
-            /// Each kind's own parameters (its module's `PARAMS`), in registry order.
-            pub const PARAMS: &'static [$crate::registry::KindParams] = &[$(($module::INFO.name, $module::PARAMS)),+];
+            /// Each kind's own parameters, in registry order, read from its `Config`'s
+            /// declaration ([`params_of`](crate::registry::params_of)).
+            pub fn params() -> Vec<$crate::registry::KindParams> {
+                vec![$(($module::INFO.name, $crate::registry::params_of::<$module::Config>())),+]
+            }
 
-            /// The fields kind `kind`'s `Config` reads (empty for an unknown kind): what
-            /// its `PARAMS` must name.
+            /// The fields kind `kind`'s `Config` reads as serde's derive declares them (empty
+            /// for an unknown kind): what its `params()` must name.
             pub fn fields_of(kind: &str) -> Vec<&'static str> {
                 $(if kind == $module::INFO.name {
                     return $crate::registry::field_names::<$module::Config>();
@@ -214,6 +200,19 @@ macro_rules! tagged_config {
                 match self {
                     $(Self::$Variant(_) => $module::INFO.name),+
                 }
+            }
+        }
+
+        impl schemars::JsonSchema for $Enum {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($Enum).into()
+            }
+            fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                let kinds = vec![$(($module::INFO, $crate::registry::options::inline::<$module::Config>(g))),+];
+                #[allow(unused_mut, unused_assignments)]
+                let mut doc = None;
+                $(doc = Some(&$kind);)?
+                $crate::registry::options::tagged(kinds, &[$default $(, $implied)?], doc)
             }
         }
 
@@ -275,6 +274,15 @@ macro_rules! named_kinds {
             }
         }
 
+        impl schemars::JsonSchema for $Enum {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($Enum).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                $crate::registry::options::names(Self::KINDS, &[])
+            }
+        }
+
         impl<'de> serde::Deserialize<'de> for $Enum {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let name = $crate::registry::name_of(d)?;
@@ -304,7 +312,7 @@ pub fn name_of<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 /// which would accept `topology = ["fat_tree", 2, 16]` as a fat tree and `model =
 /// ["gpt3-1.3b"]` as a preset. Reads the text once more without building it (the contents are
 /// skipped).
-pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str], inner: &[&str]) -> Result<(), ScenarioError> {
+pub fn tables_not_arrays(text: &str, tables: &[String], lists: &[String], inner: &[String]) -> Result<(), ScenarioError> {
     use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
     /// A visitor's answer for any value that is neither a table nor an array.
     macro_rules! scalars {
@@ -412,12 +420,12 @@ pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str], inner: &[&
     // text that is no JSON object: the scenario's own parse says what is wrong
     let Ok(top) = serde_json::from_str::<std::collections::HashMap<String, Shape>>(text) else { return Ok(()) };
     for key in tables {
-        if let Some(Shape::Array(_)) = top.get(*key) {
-            return Err(ScenarioError::new(*key, "an array", "allowed: a table of named fields ([section] in TOML)"));
+        if let Some(Shape::Array(_)) = top.get(key) {
+            return Err(ScenarioError::new(key, "an array", "allowed: a table of named fields ([section] in TOML)"));
         }
     }
     for key in lists {
-        if let Some(Shape::Array(items)) = top.get(*key) {
+        if let Some(Shape::Array(items)) = top.get(key) {
             for (i, item) in items.iter().enumerate() {
                 if item.array {
                     return Err(ScenarioError::new(
@@ -426,7 +434,7 @@ pub fn tables_not_arrays(text: &str, tables: &[&str], lists: &[&str], inner: &[&
                         "allowed: a table of named fields ([[section]] in TOML)",
                     ));
                 }
-                if let Some(k) = item.array_keys.iter().find(|k| inner.contains(&k.as_str())) {
+                if let Some(k) = item.array_keys.iter().find(|k| inner.contains(k)) {
                     return Err(ScenarioError::new(
                         format!("{key}[{i}].{k}"),
                         "an array",

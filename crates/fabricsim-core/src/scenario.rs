@@ -36,37 +36,45 @@ use crate::workload::window::Far;
 use crate::workload::{relay, stripe};
 use crate::workload::{Deps, MessageSpec, WorkloadConfig};
 
-/// A whole scenario. Field docs are the reference (docs/scenario.md mirrors them).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A whole scenario. Its fields' doc comments (and those of the tables they hold) are the
+/// reference: docs/scenario.md's tables and the scenario's JSON schema are generated from them
+/// ([`crate::registry::options`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
-    /// Seed of every random stream in the run.
+    /// Seed of every random stream (permutation, EV choices, ECMP salts, RED draws). Same scenario + seed = identical
+    /// results.
     #[serde(default = "d_seed")]
     pub seed: u64,
+    /// The fabric: its kind (a fat tree by default) and shape; see `[topology]` below.
     #[serde(default)]
     pub topology: TopologyConfig,
+    /// Egress queues, buffers, ECN marking and next-hop rules of every switch; see `[switch]` below.
     #[serde(default)]
     pub switch: SwitchConfig,
+    /// What every connection runs: packets, ACKs, loss recovery and congestion control; see `[transport]` below.
     #[serde(default)]
     pub transport: TransportConfig,
+    /// The host load balancer that picks each data packet's entropy value; see `[lb]` below.
     #[serde(default)]
     pub lb: LbConfig,
-    /// Traffic beside the jobs; a permutation when neither `[workload]` nor `[[jobs]]` is
-    /// given.
+    /// Traffic beside the jobs: a permutation when neither `[workload]` nor `[[jobs]]` is given; see `[workload]`
+    /// below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadConfig>,
-    /// AI training jobs: collectives on placed ranks (`[[jobs]]`).
+    /// AI training jobs: collectives or training steps on placed ranks; see `[[jobs]]` below.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<JobConfig>,
+    /// When the run stops at the latest (simulated time, events, memory, wall time); see `[stop]` below.
     #[serde(default)]
     pub stop: StopConfig,
-    /// Link faults over time (`[[faults]]`).
+    /// Link faults over time; see `[[faults]]` below.
     #[serde(default)]
     pub faults: Vec<FaultConfig>,
-    /// A share of ECMP flows in their own class (`[mixed]`).
+    /// A share of ECMP flows in their own class; see `[mixed]` below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mixed: Option<MixedConfig>,
-    /// Time series of port queues and utilization (`[samples]`).
+    /// Port time series; see `[samples]` below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<SamplesConfig>,
     /// The flows table's columns the caller will read (not a field of the scenario text: the
@@ -79,43 +87,49 @@ fn d_seed() -> u64 {
     1
 }
 
-/// The scenario's tables, and its lists of tables: serde would read any of them from an array
-/// of its fields in order (`topology = ["fat_tree", 2, 16]`), which is refused instead.
-const TABLES: &[&str] = &["topology", "switch", "transport", "lb", "workload", "stop", "mixed", "samples"];
-const TABLE_LISTS: &[&str] = &["jobs", "faults"];
-/// The tables inside an entry of those lists (a training job's model and parallelism).
-const TABLES_IN_LISTS: &[&str] = &["model", "parallel"];
-
 /// `[mixed]`: a share of the flows pinned to one path (ECMP) in a class of their own, beside
 /// the scenario's load balancer (PRIME sec. IV-A2; ARCANE sec. 4.3.2, Fig. 5).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MixedConfig {
-    /// Fraction of the flows, chosen by seed.
+    /// `round(share x flows)` flows (at least one), chosen by seed.
+    #[schemars(extend("x-type" = "fraction in (0, 1]"))]
     pub share: f64,
-    /// Their class.
+    /// Their class; below `switch.classes`.
     #[serde(default = "d_mixed_class")]
     pub class: u32,
 }
 fn d_mixed_class() -> u32 {
     1
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StopConfig {
-    /// Simulated-time guard; the run also stops as soon as every flow has completed.
+    /// Simulated-time guard. The run stops as soon as every flow has completed; if this comes first, the run ends
+    /// `incomplete`. A job (or the `[workload]`) that cannot complete by it is warned of before the run starts: its *least
+    /// time*, the critical path of its messages each taking its ideal FCT from its release (as the jobs' ideal bound
+    /// schedules them), is a bound no run beats (a Llama 3 405B step on 1 024 GPUs, TP 8, PP 16, 16 micro-batches at 400
+    /// TFLOPS: 13.63 s).
     #[serde(default = "d_max_time")]
     pub max_time: Duration,
-    /// Event budget guard.
+    /// Event budget guard; hitting it ends the run `incomplete`.
     #[serde(default = "d_max_events")]
     pub max_events: u64,
-    /// Memory the run may need, estimated before anything is built (`budget`); `"auto"` is
-    /// half the machine's memory when the Python front end runs it, 8 GiB otherwise.
+    /// Memory the run may need, estimated before anything is built (ports with full queues and a BDP on every wire, every
+    /// message's rows and results, the per-packet state of the connections that can be under way at once (docs/model.md,
+    /// Memory), the samples up to `max_time`, and, on several threads, what each piece beyond the first adds: its calendar,
+    /// the run's maps from ids to where the pieces keep them, and a second copy of the counts of each message and
+    /// connection between two pieces (the ports, wires and hosts are split among the pieces, not copied)). A scenario above
+    /// it is refused with the estimate by part (`error: stop.max_memory: got a run that needs about 17216.0 GiB (fabric
+    /// ...)`). `"auto"` is half of the machine's memory under the Python package (written into the scenario as run), 8 GiB
+    /// for the Rust core alone.
     #[serde(default)]
+    #[schemars(extend("x-type" = "size or `\"auto\"`"))]
     pub max_memory: AutoOr<Size>,
-    /// Wall-clock guard: the run stops, incomplete, after this long (none by default; a
-    /// run cut by it depends on the machine's speed).
+    /// Wall-clock guard: the run stops, `incomplete` with `stop_reason = "stop.max_wall reached"`, after this long. Unlike
+    /// the others it depends on the machine, so a run it cuts is not reproducible; none by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-default" = "none"))]
     pub max_wall: Option<Duration>,
 }
 /// `stop.max_memory = "auto"` when no front end says how much memory the machine has.
@@ -174,7 +188,10 @@ pub struct Model {
 impl Scenario {
     /// Parses a scenario from JSON text; errors name the dotted field path.
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
-        crate::registry::tables_not_arrays(text, TABLES, TABLE_LISTS, TABLES_IN_LISTS)?;
+        // serde would read a table from an array of its fields in order (`topology =
+        // ["fat_tree", 2, 16]`): refused, for the tables the scenario's declaration has
+        let shapes = crate::registry::options::table_shapes();
+        crate::registry::tables_not_arrays(text, &shapes.tables, &shapes.lists, &shapes.inner)?;
         let de = &mut serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(de).map_err(path_error)
     }

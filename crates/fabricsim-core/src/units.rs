@@ -154,6 +154,14 @@ macro_rules! quantity {
                 d.deserialize_any(UnitVisitor::<$name>::new($what, $example, $units, $name::parse))
             }
         }
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                unit_schema(concat!($what, " with a unit like ", $example), $units, false)
+            }
+        }
     };
 }
 
@@ -254,6 +262,29 @@ impl<'de> Deserialize<'de> for SizeOrBdp {
     }
 }
 
+impl schemars::JsonSchema for SizeOrBdp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SizeOrBdp".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        unit_schema("a size, or a fraction of the BDP, like \"420160B\" or \"0.2bdp\"", SIZE_UNITS, true)
+    }
+}
+
+/// The schema of a quantity written as a string with one of `units` (and, if `bdp`, `bdp`):
+/// what a scenario's editor checks as it is typed (the core's parse is the authority).
+fn unit_schema(what: &str, units: &[(&str, u128)], bdp: bool) -> schemars::Schema {
+    let mut names: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
+    if bdp {
+        names.push("bdp");
+    }
+    schemars::json_schema!({
+        "type": "string",
+        "description": what,
+        "pattern": format!("^\\s*([0-9]+\\.?[0-9]*|\\.[0-9]+)\\s*({})\\s*$", names.join("|")),
+    })
+}
+
 /// Accepts only strings; numbers get an error that asks for a unit.
 struct UnitVisitor<T> {
     what: &'static str,
@@ -323,6 +354,15 @@ impl<T: Serialize> Serialize for AutoOr<T> {
             AutoOr::Auto => s.serialize_str("auto"),
             AutoOr::Value(v) => v.serialize(s),
         }
+    }
+}
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for AutoOr<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("AutoOr_{}", T::schema_name()).into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "anyOf": [{ "const": "auto" }, g.subschema_for::<T>()] })
     }
 }
 

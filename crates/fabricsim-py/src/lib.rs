@@ -374,11 +374,19 @@ fn registry() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
 }
 
 /// (table, kind, name, meaning, example or None) of every parameter of every kind of the
-/// `lb`, `workload` and `faults` tables: what docs/scenario.md's tables are generated from.
+/// `lb`, `workload`, `faults` and `topology` tables, read from each kind's declaration: what
+/// docs/scenario.md's tables are generated from.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
-fn parameters() -> Vec<(&'static str, &'static str, &'static str, &'static str, Option<&'static str>)> {
+fn parameters() -> Vec<(&'static str, &'static str, String, String, Option<String>)> {
     fabricsim_core::parameters().into_iter().map(|(table, kind, p)| (table, kind, p.name, p.doc, p.example)).collect()
+}
+
+/// The JSON schema of a scenario (draft 2020-12), generated from the core's declarations: what
+/// an editor checks a scenario file against (`fabricsim schema`).
+#[pyfunction]
+fn schema() -> String {
+    serde_json::to_string_pretty(&fabricsim_core::registry::options::scenario_schema()).expect("a schema is JSON")
 }
 
 /// One collective expanded by fabricsim's algorithms, for a trace importer: `op` of `size`
@@ -432,6 +440,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology, m)?)?;
     m.add_function(wrap_pyfunction!(survey, m)?)?;
     m.add_function(wrap_pyfunction!(parameters, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(collective_messages, m)?)?;
     m.add("__version__", fabricsim_core::VERSION)?;

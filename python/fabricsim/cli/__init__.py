@@ -1,5 +1,5 @@
 """The ``fabricsim`` command: one module a command (``run``, ``compare``, ``topology`` and
-``list``, ``bench``, ``sweep``, ``plot`` and ``report``, ``reproduce``), what they share in
+``list``, ``schema``, ``bench``, ``sweep``, ``plot`` and ``report``, ``reproduce``), what they share in
 :mod:`.common` and what they print in :mod:`.printer`.
 
 Exit codes: 0 success, 1 internal error, 2 bad input (a scenario the core rejects, a
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 # the commands register in the order `fabricsim --help` lists them
 # isort: off
-from . import run, compare, topology, bench, sweep, plot, reproduce
+from . import run, compare, topology, schema, bench, sweep, plot, reproduce
 
 # isort: on
 from .common import SUMMARY_FLOW_COLUMNS, app, main
 
-__all__ = ["SUMMARY_FLOW_COLUMNS", "app", "bench", "compare", "main", "plot", "reproduce", "run", "sweep", "topology"]
+__all__ = ["SUMMARY_FLOW_COLUMNS", "app", "bench", "compare", "main", "plot", "reproduce", "run", "schema", "sweep", "topology"]
 
 if __name__ == "__main__":
     main()

@@ -3,7 +3,7 @@
 
 use super::{FaultContext, FaultKind, Source};
 use crate::error::ScenarioError;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::units::Rate;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -13,10 +13,11 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "ARCANE sec. 4.3.2",
 };
 
-/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = fault_params![Param::required("rate", "The rate the link runs at (at most its own).", "\"200Gbps\"")];
-
-fault_kind!(Config { rate: Rate });
+fault_kind!(Config {
+    /// The rate the link runs at (at most its own).
+    #[schemars(example = crate::registry::example("\"200Gbps\""))]
+    rate: Rate,
+});
 
 impl FaultKind for Config {
     fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {

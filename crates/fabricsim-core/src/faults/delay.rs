@@ -5,7 +5,7 @@
 use super::{hold, FaultContext, FaultKind, Source};
 use crate::error::ScenarioError;
 use crate::faults::link::Change;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::units::Duration;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -15,10 +15,11 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "China Mobile slides (reordering)",
 };
 
-/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = fault_params![Param::required("extra", "Propagation latency added; a wire never reorders what it carries.", "\"2us\"")];
-
-fault_kind!(Config { extra: Duration });
+fault_kind!(Config {
+    /// Propagation latency added; a wire never reorders what it carries.
+    #[schemars(example = crate::registry::example("\"2us\""))]
+    extra: Duration,
+});
 
 impl FaultKind for Config {
     fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {

@@ -4,7 +4,7 @@
 
 use super::{FaultContext, FaultKind, Plan, Source};
 use crate::error::{ensure, ScenarioError};
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::units::Duration;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -14,24 +14,18 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "ARCANE sec. 3.2",
 };
 
-/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::LINK,
-    super::LINKS,
-    super::FRACTION,
-    super::START,
-    Param::new("end", "When the flapping stops; absent: at `stop.max_time`."),
-    Param::required("down_for", "How long the link is down each time.", "\"50us\""),
-    Param::required("up_for", "How long it is up between.", "\"50us\""),
-    super::DETECTION,
-    super::RECONVERGENCE,
-];
-
 fault_kind!(Config {
+    /// How long the link is down each time.
+    #[schemars(example = crate::registry::example("\"50us\""))]
     down_for: Duration,
+    /// How long it is up between.
+    #[schemars(example = crate::registry::example("\"50us\""))]
     up_for: Duration,
+    /// Time for the switches to notice a change of the link (its death, its return).
     #[serde(default = "super::d_detection")]
     detection: Duration,
+    /// Time for routing to converge after detection: `detection + reconvergence` after the change, switches stop
+    /// (or resume) using every up-port from which a destination's leaf is no longer (or again) reachable.
     #[serde(default = "super::d_reconvergence")]
     reconvergence: Duration,
 });

@@ -11,7 +11,7 @@
 use super::{hold, FaultContext, FaultKind, Plan, Source};
 use crate::error::ScenarioError;
 use crate::faults::link::Change;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use crate::units::Duration;
 
@@ -22,14 +22,12 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "ARCANE sec. 3.2, 4.3.3; PRIME sec. IV-A2",
 };
 
-/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = fault_params![super::DETECTION, super::RECONVERGENCE];
-
 fault_kind!(Config {
-    /// Time for the switches to notice the failure.
+    /// Time for the switches to notice a change of the link (its death, its return).
     #[serde(default = "super::d_detection")]
     detection: Duration,
-    /// Time for routing to converge after detection.
+    /// Time for routing to converge after detection: `detection + reconvergence` after the change, switches stop
+    /// (or resume) using every up-port from which a destination's leaf is no longer (or again) reachable.
     #[serde(default = "super::d_reconvergence")]
     reconvergence: Duration,
 });

@@ -1,5 +1,5 @@
 //! Faults: a timeline of changes to links, `[[faults]]` in a scenario. One file per kind
-//! (its `INFO`, `PARAMS` and `Config`), one line per kind in the list below; what they share
+//! (its `INFO` and `Config`), one line per kind in the list below; what they share
 //! lives in `support/`. The kinds and their parameters: docs/scenario.md, generated from them.
 //!
 //! A fault hits one link, named by either of its ports as in the results (`link =
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::{Rng, Stream};
 use crate::error::{ensure, ScenarioError};
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use crate::topology::Topology;
 use crate::units::{Duration, Rate};
@@ -32,33 +32,30 @@ pub struct ActivePeriod {
     pub end: Option<Duration>,
 }
 
-/// The `PARAMS` of a kind declared with `fault_kind!`: the target and window it shares
-/// (`link`, `links`, `fraction`, `start`, `end`), then its own.
-macro_rules! fault_params {
-    ($($own:expr),* $(,)?) => {
-        &[$crate::faults::LINK, $crate::faults::LINKS, $crate::faults::FRACTION, $crate::faults::START, $crate::faults::END, $($own),*]
-    };
-}
-
 /// Declares a fault kind's table: its own fields, plus the target (`link`, or `links` with
 /// `fraction`) and the window (`start`, `end`) that every kind shares. A macro because serde's
 /// `flatten` cannot be combined with `deny_unknown_fields`.
 macro_rules! fault_kind {
     ($name:ident { $($(#[$attr:meta])* $field:ident: $ty:ty),* $(,)? }) => {
         /// `[[faults]]` parameters: the target and period every kind shares, and its own.
-        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
         pub struct $name {
-            /// One link, by either port's name ...
+            /// The link hit, by either of its ports' names as in the ports table (`"leaf0:up3"` and
+            /// `"spine3:down0"` are the same link). Give `link`, or `links` with `fraction`.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub link: Option<String>,
-            /// ... or a share (`fraction`) of one tier's links, chosen by seed.
+            /// Instead of `link`: a tier's links, `"host"`, `"leaf_up"` or `"agg_up"`, of which `fraction` are
+            /// hit.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub links: Option<$crate::faults::LinkSet>,
+            /// With `links`: the share hit, `round(fraction x links)`, at least one, chosen by seed.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub fraction: Option<f64>,
+            /// When the fault begins.
             #[serde(default)]
             pub start: $crate::units::Duration,
+            /// When it ends (the link gets back what the fault took); absent: it holds until the run ends.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub end: Option<$crate::units::Duration>,
             $($(#[$attr])* pub $field: $ty,)*
@@ -76,7 +73,7 @@ macro_rules! fault_kind {
 }
 
 /// Which links `random_degrade` draws from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkSet {
     /// Host-leaf links.
@@ -86,25 +83,6 @@ pub enum LinkSet {
     /// Aggregation-core links (3 tiers).
     AggUp,
 }
-
-/// The parameters most fault kinds share (each kind lists its own in `PARAMS`).
-pub(crate) const LINK: Param = Param::new(
-    "link",
-    "The link hit, by either of its ports' names as in the ports table (`\"leaf0:up3\"` and `\"spine3:down0\"` are the same link). Give `link`, or `links` with `fraction`.",
-);
-pub(crate) const LINKS: Param =
-    Param::new("links", "Instead of `link`: a tier's links, `\"host\"`, `\"leaf_up\"` or `\"agg_up\"`, of which `fraction` are hit.");
-pub(crate) const FRACTION: Param =
-    Param::new("fraction", "With `links`: the share hit, `round(fraction x links)`, at least one, chosen by seed.");
-pub(crate) const START: Param = Param::new("start", "When the fault begins.");
-pub(crate) const END: Param =
-    Param::new("end", "When it ends (the link gets back what the fault took); absent: it holds until the run ends.");
-pub(crate) const DETECTION: Param =
-    Param::new("detection", "Time for the switches to notice a change of the link (its death, its return).");
-pub(crate) const RECONVERGENCE: Param = Param::new(
-    "reconvergence",
-    "Time for routing to converge after detection: `detection + reconvergence` after the change, switches stop (or resume) using every up-port from which a destination's leaf is no longer (or again) reachable.",
-);
 
 fn d_detection() -> Duration {
     Duration(100_000_000) // 100 us

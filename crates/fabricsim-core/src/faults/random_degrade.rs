@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ActivePeriod, FaultContext, FaultKind, LinkSet, Source};
 use crate::error::ScenarioError;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::units::{Duration, Rate};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -16,24 +16,23 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "PRIME sec. IV-A2; ARCANE sec. 4.3.2",
 };
 
-/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    Param::required("links", "The tier whose links are drawn from: `\"host\"`, `\"leaf_up\"` or `\"agg_up\"`.", "\"leaf_up\""),
-    Param::required("fraction", "The share of them degraded, `round(fraction x links)`, at least one, chosen by seed.", "0.02"),
-    Param::required("rate", "The rate they run at (at most their own).", "\"200Gbps\""),
-    super::START,
-    super::END,
-];
-
 /// `[[faults]]` parameters (the share is required: no single `link`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// The tier whose links are drawn from: `"host"`, `"leaf_up"` or `"agg_up"`.
+    #[schemars(example = crate::registry::example("\"leaf_up\""))]
     pub links: LinkSet,
+    /// The share of them degraded, `round(fraction x links)`, at least one, chosen by seed.
+    #[schemars(example = crate::registry::example("0.02"))]
     pub fraction: f64,
+    /// The rate they run at (at most their own).
+    #[schemars(example = crate::registry::example("\"200Gbps\""))]
     pub rate: Rate,
+    /// When the fault begins.
     #[serde(default)]
     pub start: Duration,
+    /// When it ends (the link gets back what the fault took); absent: it holds until the run ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<Duration>,
 }

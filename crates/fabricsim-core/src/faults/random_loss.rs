@@ -5,7 +5,7 @@
 use super::{hold, FaultContext, FaultKind, Source};
 use crate::error::{ensure, ScenarioError};
 use crate::faults::link::Change;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "fault",
@@ -14,10 +14,11 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "",
 };
 
-/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = fault_params![Param::required("probability", "Each packet put on the link is lost with this probability, in [0, 1].", "0.01")];
-
-fault_kind!(Config { probability: f64 });
+fault_kind!(Config {
+    /// Each packet put on the link is lost with this probability, in [0, 1].
+    #[schemars(example = crate::registry::example("0.01"))]
+    probability: f64,
+});
 
 impl FaultKind for Config {
     fn sources(&self, ctx: &FaultContext<'_>, out: &mut Vec<Source>) -> Result<(), ScenarioError> {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{link_down, ActivePeriod, FaultContext, FaultKind, Source};
 use crate::error::ScenarioError;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::units::Duration;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -18,29 +18,24 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "ARCANE sec. 3.2",
 };
 
-/// Its `[[faults]]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    Param::required("switch", "The switch, by the name its ports carry (`\"spine3\"`, `\"leaf0\"`, `\"agg2\"`).", "\"spine0\""),
-    super::START,
-    super::END,
-    super::DETECTION,
-    super::RECONVERGENCE,
-];
-
 /// `[[faults]]` parameters (the target is the switch: no `link` or `links`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    /// The switch, by the name its ports carry (`"spine3"`).
+    /// The switch, by the name its ports carry (`"spine3"`, `"leaf0"`, `"agg2"`).
+    #[schemars(example = crate::registry::example("\"spine0\""))]
     pub switch: String,
+    /// When the fault begins.
     #[serde(default)]
     pub start: Duration,
+    /// When it ends (the link gets back what the fault took); absent: it holds until the run ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<Duration>,
-    /// Time for the switches to notice the failure.
+    /// Time for the switches to notice a change of the link (its death, its return).
     #[serde(default = "super::d_detection")]
     pub detection: Duration,
-    /// Time for routing to converge after detection.
+    /// Time for routing to converge after detection: `detection + reconvergence` after the change, switches stop
+    /// (or resume) using every up-port from which a destination's leaf is no longer (or again) reachable.
     #[serde(default = "super::d_reconvergence")]
     pub reconvergence: Duration,
 }

@@ -24,7 +24,7 @@ pub use connection::AckPolicy;
 pub use transport::TransportKind;
 
 /// What a coalesced ACK reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AckEvs {
     Trigger,
@@ -32,7 +32,7 @@ pub enum AckEvs {
 }
 
 /// How the out-of-order receiver learns of silent losses besides the sender's RTO.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LossDetection {
     /// Only the retransmission timeout.
@@ -56,6 +56,14 @@ impl Serialize for WindowSize {
         }
     }
 }
+impl schemars::JsonSchema for WindowSize {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WindowSize".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::registry::options::keyword_or::<SizeOrBdp>(g, "auto")
+    }
+}
 impl<'de> Deserialize<'de> for WindowSize {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let size = crate::units::keyword_or(d, "auto", SizeOrBdp::parse, "a size like \"420160B\" or a BDP fraction like \"1bdp\"")?;
@@ -77,6 +85,14 @@ impl Serialize for RtoSetting {
         }
     }
 }
+impl schemars::JsonSchema for RtoSetting {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RtoSetting".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::registry::options::keyword_or::<Duration>(g, "adaptive")
+    }
+}
 impl<'de> Deserialize<'de> for RtoSetting {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let rto = crate::units::keyword_or(d, "adaptive", Duration::parse, "a duration like \"70us\"")?;
@@ -92,75 +108,100 @@ impl std::fmt::Display for RtoSetting {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransportConfig {
+    /// `ooo`: out-of-order tolerant transport with selective ACKs. `gbn`: RoCE Go-back-N: the receiver accepts only the
+    /// next PSN, discards later ones and NAKs the gap once; the sender resends from there (docs/model.md).
     #[serde(default = "d_transport")]
     pub kind: TransportKind,
-    /// Wire size of a full data packet, header included.
+    /// Wire size of a full data packet, header included (4096 B payload + 64 B). 128 B to 65000 B.
     #[serde(default = "d_mtu")]
     pub mtu: Size,
-    /// Header size; also the size of ACKs, NACKs and trimmed packets.
+    /// Header size; also the wire size of ACKs, NACKs and trimmed packets.
     #[serde(default = "d_header")]
     pub header: Size,
-    /// The receiver ACKs every n-th data packet (1 = every packet).
+    /// The receiver ACKs every n-th data packet (ACK coalescing). The ACK echoes the EV and ECN bit of the packet that
+    /// triggered it and selectively acknowledges all packets since the previous ACK.
     #[serde(default = "d_ack_every")]
+    #[schemars(extend("x-type" = "integer 1–1024"))]
     pub ack_every: u32,
-    /// What a coalesced ACK reports: the EV and ECN mark of the packet that triggered it
-    /// (`"trigger"`, ARCANE's worst case) or of every packet since the previous ACK (`"all"`).
+    /// What a coalesced ACK reports: the EV and ECN mark of the packet that triggered it (ARCANE's worst case), or of every
+    /// packet it newly acknowledges (fed to the load balancer and the window one by one, with the EV the sender used; the
+    /// ACK's 64-bit selective field then covers the 32 PSNs up to its trigger and carries their ECN marks in the other 32
+    /// bits: docs/model.md, "What an ACK carries").
     #[serde(default = "d_ack_evs")]
     pub ack_evs: AckEvs,
-    /// ACK at once when a data packet arrives ECN-marked.
+    /// ACK at once when a data packet arrives ECN-marked, whatever `ack_every` says.
     #[serde(default)]
     pub ack_on_ecn: bool,
-    /// The sender asks for an ACK at once (Ultra Ethernet's AR flag, as the reference
-    /// simulator's `UecSrc` sets it) on a packet that fills its window, the last it has to
-    /// send, and every retransmission; the receiver ACKs such a packet at once.
+    /// The sender asks for an ACK at once (Ultra Ethernet's AR flag, where the reference simulator's `UecSrc` sets it) on a
+    /// packet that fills its window, the last packet it has to send, and every retransmission; the receiver ACKs such a
+    /// packet at once, whatever `ack_every` says. With coalesced ACKs it returns an EV per packet once a window has
+    /// collapsed (docs/faults.md, "Links that stay dead").
     #[serde(default)]
     pub ack_request: bool,
-    /// A fixed retransmission timeout, or `"adaptive"` (RFC 6298).
+    /// A packet not acknowledged this long after it was last sent is retransmitted. `"adaptive"`: RFC 6298: SRTT and RTTVAR
+    /// from the RTT of every ACKed packet sent once (Karn), RTO = SRTT + 4 RTTVAR, at least `rto_min`, doubled at each
+    /// expiry that finds a loss, at most 60 s; one estimator per connection (docs/model.md). A fixed RTO below the fabric's
+    /// base RTT is refused (every packet would be resent before its ACK could return, until the stop guard; often a
+    /// `link_latency` in ms meant in us); below the base RTT through a `delay` fault's link it gets a warning, as does an
+    /// `rto_min` below the base RTT (the estimate backs off and recovers).
     #[serde(default = "d_rto")]
     pub rto: RtoSetting,
-    /// With `rto = "adaptive"`: the RTO before any RTT sample and its lower bound.
+    /// With `rto = "adaptive"`: the RTO before the first sample and its floor.
     #[serde(default = "d_rto_min")]
     pub rto_min: Duration,
-    /// Go-back-N: payload bytes beyond the next expected PSN the receiver may place out of
-    /// order before it NAKs (a NIC's reorder window); 0 = strict Go-back-N.
+    /// Go-back-N only: payload bytes beyond the next expected PSN the receiver may place out of order (a NIC's reorder
+    /// window, `reorder_buffer / payload` packets) before it discards and NAKs. `"0B"` = strict Go-back-N; otherwise at
+    /// least one packet's payload. A packet held in the window is acknowledged, cumulatively, once the gap before it is
+    /// filled.
     #[serde(default = "d_reorder_buffer")]
     pub reorder_buffer: Size,
-    /// Out-of-order transport: packets the receiver may hold beyond the first PSN still
-    /// missing (a NIC's reorder limit); a packet further ahead is discarded and NACKed.
-    /// Absent: any order.
+    /// Out-of-order transport only: packets the receiver may hold beyond the first PSN still missing (a NIC's reorder
+    /// limit, the Juniper post's reorder depth); a packet further ahead is discarded and NACKed at once, and the sender
+    /// resends it. 1 to 16777216.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-default" = "none (any order)"))]
     pub reorder_limit: Option<u32>,
-    /// `"rto"` or `"path_id"` (out-of-order transport only).
+    /// `path_id` (with `ooo`): switches stamp a path id; the receiver NACKs at once a hole below the highest PSN received
+    /// on every path between the two hosts (China Mobile slides).
     #[serde(default = "d_loss_detection")]
     pub loss_detection: LossDetection,
+    /// Congestion control (docs/algorithms.md): the ARCANE paper's per-ACK DCTCP, RoCE's rate-based DCQCN (the receiver
+    /// sends CNPs for ECN marks, at most one per 50 us per connection; the sender paces at its rate, its window stays at
+    /// `max_cwnd`; usually with `kind = "gbn"`), Ultra Ethernet's NSCC (ECN and delay; the reference simulator runs it with
+    /// `init_cwnd = max_cwnd = "1.5bdp"`), or a fixed window.
     #[serde(default = "d_cc")]
     pub cc: CcKind,
-    /// Initial window; "auto" = 1 BDP + (ack_every - 1) packets, the least that lets a lone
-    /// flow run at line rate.
+    /// Initial window. `auto` = 1 BDP + (ack_every − 1) packets, the least that lets a lone flow run at line rate.
     #[serde(default = "d_window")]
     pub init_cwnd: WindowSize,
-    /// Upper bound of the window; "auto" = the initial window.
+    /// Upper bound of the window; `auto` = the initial window.
     #[serde(default = "d_window")]
     pub max_cwnd: WindowSize,
-    /// A per-connection rate limit at the NIC (a queue pair's rate limiter): a connection's
-    /// packets start at least `size / rate_cap` apart. Absent: line rate.
+    /// A per-connection rate limit at the NIC (a queue pair's rate limiter): each connection's packets start at least `size
+    /// / rate_cap` apart; an MPTCP subflow is a connection. With `cc = "dcqcn"` it bounds DCQCN's rate. The ideal FCT paces
+    /// the first hop the same way, so a lone capped flow still meets its ideal exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-default" = "none (line rate)"))]
     pub rate_cap: Option<Rate>,
-    /// `"per_message"`: every message has connections of its own; `"per_pair"`: a host's
-    /// messages to one host and class go one after another through one long-lived connection
-    /// (a queue pair), whose window, load balancer and RTO estimator outlive each message.
-    /// Absent: `per_pair` where the scenario has jobs (NCCL keeps its queue pairs), unless
-    /// `cc = "dcqcn"`, or `lb = "mptcp"` with more than one subflow; `per_message` otherwise
-    /// ([`crate::Scenario::connections`]).
+    /// `per_message`: every message has connections of its own, built when it starts. `per_pair`: a host's messages to one
+    /// host and class go one after another through one long-lived connection (a queue pair, as NCCL's network transport
+    /// keeps per peer): its congestion window, its load balancer's state (ARCANE's cache, PRIME's penalties, ECMP's
+    /// entropy) and its RTO estimator carry from message to message, and its packets hash alike at the switches; a message
+    /// released while the pair's message before it still has packets it never sent waits until that one has sent its last
+    /// new packet (the pair's messages pipeline as work requests on a queue pair do), and one window covers the pair.
+    /// Packets, PSNs (from 0), receivers and results stay per message. Not with `cc = "dcqcn"` (its timers are per
+    /// connection) or `lb = "mptcp"` with `subflows` above 1 (its subflows are connections; with one subflow it is a
+    /// connection per message or pair as any other). docs/workloads.md, "Long-lived connections".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-type" = "`per_message`, `per_pair`", "x-default" = "`per_pair` with `[[jobs]]` or a Chakra trace (`workload.file = \"x.et\"`: NCCL's) (unless `cc = \"dcqcn\"`, or `lb = \"mptcp\"` with more than one subflow), else `per_message`"))]
     pub connections: Option<Connections>,
 }
 
 /// `transport.connections`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Connections {
     #[default]

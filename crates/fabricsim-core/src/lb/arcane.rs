@@ -40,7 +40,7 @@
 
 use super::{ev_bytes, Ev, LbContext, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, AutoOr};
@@ -53,16 +53,6 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "recycle the EVs of unmarked ACKs from an 8-entry circular buffer; freeze on failure",
     reference: "ARCANE sec. 3, Alg. 1-2",
 };
-
-/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::EVS,
-    Param::new("buffer_size", "Entries of the cache of EVs whose ACKs came back unmarked (recycled EVs)."),
-    Param::new("freezing_timeout", "How long freezing lasts at least. fabricsim's choice: the paper gives no value, and its Fig. 6 text (ARCANE leaves freezing once each 100 us and 200 us failure is over) puts it near 100 us; the reference simulator's is 10 ms. Under links that stay dead the choice decides whether ARCANE stalls (`arcane-appD-persistent-failures` in docs/reproduction.md)."),
-    Param::new("freezing_exit", "`\"timeout\"`: leave freezing at the first ACK or send after `freezing_timeout` (sec. 3.2's text); `\"ack\"`: only at an ACK (Alg. 1 as written, which stays frozen while every cached EV points at a dead path)."),
-    Param::new("exit_reset", "Forget the cached EVs when freezing ends (`false`: Alg. 1 lines 15-18 keep them; the reference simulator's `uec_mp.cpp` resets its buffer, so that after the exploration a flow sends random EVs until ACKs refill it rather than cycling EVs cached before a failure)."),
-    Param::new("exit_explore", "Random EVs explored when leaving freezing: `\"auto\"` = one BDP of packets (Alg. 1 line 17), or 1 to 1048576 packets (the reference simulator explores 16)."),
-];
 
 #[derive(Debug, Clone)]
 pub struct Arcane {
@@ -206,25 +196,38 @@ impl LoadBalancer for Arcane {
 }
 
 /// `[lb]` parameters (shared by `reps`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Distinct entropy values, 1 to 2^24.
     #[serde(default = "super::d_evs")]
     pub evs_size: u32,
+    /// Entries of the cache of EVs whose ACKs came back unmarked (recycled EVs).
     #[serde(default = "d_buffer")]
     pub buffer_size: u32,
+    /// How long freezing lasts at least. fabricsim's choice: the paper gives no value, and its Fig. 6 text
+    /// (ARCANE leaves freezing once each 100 us and 200 us failure is over) puts it near 100 us; the reference
+    /// simulator's is 10 ms. Under links that stay dead the choice decides whether ARCANE stalls
+    /// (`arcane-appD-persistent-failures` in docs/reproduction.md).
     #[serde(default = "d_freezing")]
     pub freezing_timeout: Duration,
+    /// `"timeout"`: leave freezing at the first ACK or send after `freezing_timeout` (sec. 3.2's text); `"ack"`:
+    /// only at an ACK (Alg. 1 as written, which stays frozen while every cached EV points at a dead path).
     #[serde(default = "d_exit")]
     pub freezing_exit: FreezingExit,
+    /// Random EVs explored when leaving freezing: `"auto"` = one BDP of packets (Alg. 1 line 17), or 1 to 1048576
+    /// packets (the reference simulator explores 16).
     #[serde(default)]
     pub exit_explore: AutoOr<u32>,
+    /// Forget the cached EVs when freezing ends (`false`: Alg. 1 lines 15-18 keep them; the reference simulator's
+    /// `uec_mp.cpp` resets its buffer, so that after the exploration a flow sends random EVs until ACKs refill it
+    /// rather than cycling EVs cached before a failure).
     #[serde(default)]
     pub exit_reset: bool,
 }
 
 /// When a frozen ARCANE leaves freezing mode once `freezing_timeout` is over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FreezingExit {
     /// At the next unmarked ACK (Alg. 1, lines 15-18: the check sits in ONACK).

@@ -16,7 +16,7 @@
 use super::walk::XorWalk;
 use super::{Ev, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, LbContext};
@@ -28,14 +28,6 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "scrambled round robin over the EVS, skipping EVs penalized by ECN/NACK/timeout",
     reference: "ARCANE sec. 4.1 (STrack-style bitmap)",
 };
-
-/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    Param::new("evs_size", "Distinct entropy values, a power of two up to 2^24."),
-    Param::new("p_ecn", "Penalty of an ECN-marked ACK's EV."),
-    Param::new("p_nack", "Penalty of a NACKed packet's EV."),
-    Param::new("max_penalty", "The most an EV's penalty reaches; a timeout sets it."),
-];
 
 #[derive(Debug, Clone)]
 pub struct Bitmap {
@@ -102,15 +94,19 @@ impl LoadBalancer for Bitmap {
 }
 
 /// `[lb]` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Distinct entropy values, a power of two up to 2^24.
     #[serde(default = "d_evs")]
     pub evs_size: u32,
+    /// Penalty of an ECN-marked ACK's EV.
     #[serde(default = "d_p_ecn")]
     pub p_ecn: u32,
+    /// Penalty of a NACKed packet's EV.
     #[serde(default = "d_p_nack")]
     pub p_nack: u32,
+    /// The most an EV's penalty reaches; a timeout sets it.
     #[serde(default = "d_max_penalty")]
     pub max_penalty: u32,
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::prime::{Prime, PrimeParams, Signals};
 use super::{Algorithm, LbContext};
 use crate::engine::rng::Rng;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",
@@ -16,11 +16,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "PRIME sec. IV (CO-PRIME)",
 };
 
-/// It takes no `[lb]` parameters.
-pub const PARAMS: &[Param] = &[];
-
 /// No parameters (unknown keys are still errors).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {}
 

@@ -10,7 +10,7 @@
 
 use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, EvsConfig, LbContext};
@@ -22,11 +22,6 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "one random EV per flow: the flow is hashed onto a single path",
     reference: "RFC 2992; ARCANE sec. 2; PRIME sec. II",
 };
-
-/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::EVS,
-];
 
 #[derive(Debug, Clone)]
 pub struct Ecmp {
@@ -58,7 +53,7 @@ impl LoadBalancer for Ecmp {
 }
 
 /// `[lb]` parameters: the EVS size ([`EvsConfig`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Config(pub EvsConfig);
 

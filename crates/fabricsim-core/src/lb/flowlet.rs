@@ -10,7 +10,7 @@
 
 use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, AutoOr, LbContext};
@@ -23,12 +23,6 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "new random EV when the gap since the flow's last packet exceeds a timeout (half RTT)",
     reference: "ARCANE sec. 4.1; Kandula et al. 2007",
 };
-
-/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::EVS,
-    Param::new("timeout", "A gap between packets longer than this starts a new flowlet (a new EV); `\"auto\"` = half the base RTT."),
-];
 
 #[derive(Debug, Clone)]
 pub struct Flowlet {
@@ -60,12 +54,13 @@ impl LoadBalancer for Flowlet {
 }
 
 /// `[lb]` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Distinct entropy values, 1 to 2^24.
     #[serde(default = "super::d_evs")]
     pub evs_size: u32,
-    /// Gap that starts a new flowlet; auto = half the base RTT.
+    /// A gap between packets longer than this starts a new flowlet (a new EV); `"auto"` = half the base RTT.
     #[serde(default)]
     pub timeout: AutoOr<Duration>,
 }

@@ -9,8 +9,8 @@
 //! (paper, section, parameters, defaults, state: docs/algorithms.md is generated from it),
 //! `INFO` (name, summary, reference), `Config` (its `[lb]` parameters, with [`Algorithm`]:
 //! validation, the state of a new connection, and whether it writes an MP-EV or splits
-//! messages), `PARAMS` (each parameter's meaning: docs/scenario.md's table is generated from
-//! them, and a test checks they name `Config`'s fields), the state implementing
+//! messages; each field's meaning in its doc comment, from which docs/scenario.md's table and
+//! the scenario schema are generated: [`crate::registry::options`]), the state implementing
 //! [`LoadBalancer`], and its unit tests. The line goes in the `load_balancers!` list below;
 //! the scenario parser, `fabricsim list`, the docs pages and the tests that cover every
 //! algorithm pick it up from there. What several algorithms share lives in `support/`.
@@ -173,10 +173,10 @@ impl Default for LbConfig {
 }
 
 /// The parameters of the algorithms that need only the EVS size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EvsConfig {
-    /// Number of distinct entropy values.
+    /// Distinct entropy values, 1 to 2^24.
     #[serde(default = "d_evs")]
     pub evs_size: u32,
 }
@@ -186,9 +186,6 @@ impl Default for EvsConfig {
         EvsConfig { evs_size: d_evs() }
     }
 }
-
-/// The `evs_size` parameter as most algorithms take it.
-pub(crate) const EVS: crate::registry::Param = crate::registry::Param::new("evs_size", "Distinct entropy values, 1 to 2^24.");
 
 /// The default EVS size of the hashed algorithms.
 pub(crate) fn d_evs() -> u32 {

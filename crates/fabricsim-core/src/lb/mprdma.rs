@@ -12,7 +12,7 @@
 //! random VP), `max_credits` ("auto" = 2 BDP of packets). State: the credit queue (one EV per
 //! outstanding credit) and a counter.
 
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use std::collections::VecDeque;
 
 use super::{ev_bytes, Ev, LoadBalancer};
@@ -28,13 +28,6 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "each unmarked ACK clocks the next packet onto its path; marked paths dropped; periodic probes",
     reference: "ARCANE sec. 4.1; MP-RDMA (NSDI 2018) sec. 3",
 };
-
-/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::EVS,
-    Param::new("probe_every", "One packet in this many probes a random path (0 = never)."),
-    Param::new("max_credits", "Most path credits kept; `\"auto\"` = 2 BDP of packets."),
-];
 
 #[derive(Debug, Clone)]
 pub struct Mprdma {
@@ -76,15 +69,16 @@ impl LoadBalancer for Mprdma {
 }
 
 /// `[lb]` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Distinct entropy values, 1 to 2^24.
     #[serde(default = "super::d_evs")]
     pub evs_size: u32,
     /// One packet in this many probes a random path (0 = never).
     #[serde(default = "d_probe")]
     pub probe_every: u32,
-    /// Most path credits kept; auto = 2 BDP of packets.
+    /// Most path credits kept; `"auto"` = 2 BDP of packets.
     #[serde(default)]
     pub max_credits: AutoOr<u32>,
 }

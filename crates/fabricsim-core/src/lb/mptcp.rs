@@ -13,7 +13,7 @@
 //! Parameters (defaults): `subflows` (8), `evs_size` (65536). State: one EV and one window per
 //! subflow (reported: the EVs, 2 bytes each with a 16-bit EVS).
 
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use serde::{Deserialize, Serialize};
 use super::ecmp::Ecmp;
 use super::{Algorithm, LbContext};
@@ -27,12 +27,6 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "ARCANE sec. 4.1",
 };
 
-/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    Param::new("subflows", "Connections each message is split into, each with its own ECMP path and window (the flows table keeps one row per message)."),
-    super::EVS,
-];
-
 /// Byte shares of a message split into `k` subflows: consecutive, as equal as possible.
 pub fn shares(bytes: u64, k: u32) -> Vec<u64> {
     let k = (k as u64).min(bytes).max(1);
@@ -40,11 +34,14 @@ pub fn shares(bytes: u64, k: u32) -> Vec<u64> {
 }
 
 /// `[lb]` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Connections each message is split into, each with its own ECMP path and window (the flows table keeps one
+    /// row per message).
     #[serde(default = "d_subflows")]
     pub subflows: u32,
+    /// Distinct entropy values, 1 to 2^24.
     #[serde(default = "super::d_evs")]
     pub evs_size: u32,
 }

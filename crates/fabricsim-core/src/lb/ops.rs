@@ -19,7 +19,7 @@
 use super::walk::XorWalk;
 use super::{Ev, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, LbContext};
@@ -31,12 +31,6 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "oblivious packet spraying: a uniformly random EV for every packet",
     reference: "ARCANE sec. 2 and 4.1 (OPS); PRIME sec. II",
 };
-
-/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::EVS,
-    Param::new("order", "`\"random\"`: a random EV per packet; `\"cycle\"`: the reference simulator's sprayer, passes over the EVS that visit every EV once in a scrambled order (index XOR a random mask per pass; `evs_size` a power of two)."),
-];
 
 #[derive(Debug, Clone)]
 pub struct Ops {
@@ -71,7 +65,7 @@ impl LoadBalancer for Ops {
 }
 
 /// The order in which `ops` draws EVs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Order {
     /// A uniformly random EV per packet (the papers' OPS).
@@ -82,11 +76,14 @@ pub enum Order {
 }
 
 /// `[lb]` parameters: the EVS size and the order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Distinct entropy values, 1 to 2^24.
     #[serde(default = "super::d_evs")]
     pub evs_size: u32,
+    /// `"random"`: a random EV per packet; `"cycle"`: the reference simulator's sprayer, passes over the EVS that
+    /// visit every EV once in a scrambled order (index XOR a random mask per pass; `evs_size` a power of two).
     #[serde(default)]
     pub order: Order,
 }

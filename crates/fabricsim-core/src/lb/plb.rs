@@ -13,7 +13,7 @@
 
 use super::{ev_bytes, Ev, LoadBalancer};
 use crate::engine::rng::Rng;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, AutoOr, LbContext};
@@ -26,14 +26,6 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "one EV per flow, repathed after consecutive rounds with >= 5% ECN-marked ACKs or a timeout",
     reference: "ARCANE sec. 4.1; PLB (SIGCOMM 2022), FlowBender parameters",
 };
-
-/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::EVS,
-    Param::new("threshold", "Fraction of a round's ACKs ECN-marked that makes the round congested."),
-    Param::new("rounds", "Consecutive congested rounds before the flow moves to a new EV."),
-    Param::new("round", "Round length; `\"auto\"` = the base RTT."),
-];
 
 #[derive(Debug, Clone)]
 pub struct Plb {
@@ -102,18 +94,19 @@ impl LoadBalancer for Plb {
 }
 
 /// `[lb]` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Distinct entropy values, 1 to 2^24.
     #[serde(default = "super::d_evs")]
     pub evs_size: u32,
-    /// Fraction of ECN-marked ACKs that makes a round congested.
+    /// Fraction of a round's ACKs ECN-marked that makes the round congested.
     #[serde(default = "d_threshold")]
     pub threshold: f64,
-    /// Consecutive congested rounds before repathing.
+    /// Consecutive congested rounds before the flow moves to a new EV.
     #[serde(default = "d_rounds")]
     pub rounds: u32,
-    /// Round length; auto = the base RTT.
+    /// Round length; `"auto"` = the base RTT.
     #[serde(default)]
     pub round: AutoOr<Duration>,
 }

@@ -59,7 +59,7 @@ use super::mpev::MpEvGenerator;
 use super::{Ev, LbContext, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::{Algorithm, AutoOr};
@@ -71,17 +71,6 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "pseudo-random round-robin multi-part EVs; skip paths penalized by ECN/NACK, with decay",
     reference: "PRIME sec. III-C, III-D",
 };
-
-/// Its `[lb]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    Param::new("p_ecn", "Penalty of an ECN-marked ACK's path; `\"auto\"` = Kmin in packets."),
-    Param::new("p_nack", "Penalty of a NACKed (or timed-out) packet's path; `\"auto\"` = the buffer in packets; must exceed `p_ecn`."),
-    Param::new("decay", "Penalty units removed from every path per packet sent (or per packet time, with `decay_by = \"time\"`)."),
-    Param::new("penalty_bits", "Bits of each path's penalty counter (it saturates at 2^bits - 1)."),
-    Param::new("decay_by", "`\"send\"`: the decay counts packets sent; `\"time\"`: packet times at the host's line rate."),
-    Param::new("nack_over_ecn", "A NACK raises an ECN-penalized path to `p_nack`."),
-    Param::new("penalize", "The signals that penalize a path, of `\"ecn\"`, `\"nack\"`, `\"timeout\"`; `[]` behaves as `co_prime`."),
-];
 
 /// Resolved PRIME parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,33 +221,34 @@ impl LoadBalancer for Prime {
 }
 
 /// `[lb]` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    /// Penalty of an ECN-marked ACK's path; auto = Kmin in packets.
+    /// Penalty of an ECN-marked ACK's path; `"auto"` = Kmin in packets.
     #[serde(default)]
     pub p_ecn: AutoOr<u32>,
-    /// Penalty of a NACKed (or timed-out) packet's path; auto = the buffer in packets.
+    /// Penalty of a NACKed (or timed-out) packet's path; `"auto"` = the buffer in packets; must exceed `p_ecn`.
     #[serde(default)]
     pub p_nack: AutoOr<u32>,
-    /// Penalty units removed from every path per packet sent.
+    /// Penalty units removed from every path per packet sent (or per packet time, with `decay_by = "time"`).
     #[serde(default = "d_decay")]
     pub decay: u32,
+    /// Bits of each path's penalty counter (it saturates at 2^bits - 1).
     #[serde(default = "d_penalty_bits")]
     pub penalty_bits: u32,
-    /// What the decay counts: packets sent, or packet times elapsed.
+    /// `"send"`: the decay counts packets sent; `"time"`: packet times at the host's line rate.
     #[serde(default)]
     pub decay_by: DecayBy,
     /// A NACK raises an ECN-penalized path to `p_nack`.
     #[serde(default = "d_true")]
     pub nack_over_ecn: bool,
-    /// The signals that penalize a path.
+    /// The signals that penalize a path, of `"ecn"`, `"nack"`, `"timeout"`; `[]` behaves as `co_prime`.
     #[serde(default = "d_penalize")]
     pub penalize: Vec<Signal>,
 }
 
 /// `decay_by`: what drives the penalty decay.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DecayBy {
     /// `decay` units per packet sent (sec. III-D: "when sending a new packet").
@@ -270,7 +260,7 @@ pub enum DecayBy {
 }
 
 /// A congestion signal that may penalize a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Signal {
     Ecn,

@@ -2,7 +2,7 @@
 //! the UEC reference simulator uses (ARCANE sec. 3, Alg. 1-2); same parameters, same state.
 
 use crate::registry::AlgorithmInfo;
-pub use super::arcane::{Config, PARAMS};
+pub use super::arcane::Config;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "lb",

@@ -12,7 +12,7 @@ use super::mpev::MpEvGenerator;
 use super::{Ev, LbContext, LoadBalancer};
 use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use super::Algorithm;
@@ -23,9 +23,6 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "fixed per-packet round robin over the up-ports of every tier (MP-EV, no shuffle)",
     reference: "PRIME sec. II",
 };
-
-/// It takes no `[lb]` parameters.
-pub const PARAMS: &[Param] = &[];
 
 #[derive(Debug, Clone)]
 pub struct RoundRobin {
@@ -50,7 +47,7 @@ impl LoadBalancer for RoundRobin {
 }
 
 /// No parameters (unknown keys are still errors).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {}
 

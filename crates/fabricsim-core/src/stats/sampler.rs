@@ -10,12 +10,14 @@ use crate::topology::Topology;
 use crate::units::Duration;
 
 /// `[samples]`: every `every`, record each selected port's data queue and utilization.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SamplesConfig {
+    /// Sampling interval, from time 0.
     pub every: Duration,
-    /// Port names, or prefixes ending in `*` (`"leaf0:up*"`); default: every port.
+    /// Port names (`"leaf0:up3"`) or prefixes ending in `*` (`"leaf0:up*"`, `"spine*"`).
     #[serde(default)]
+    #[schemars(extend("x-type" = "list of names", "x-default" = "every port"))]
     pub ports: Vec<String>,
 }
 

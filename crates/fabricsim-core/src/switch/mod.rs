@@ -33,24 +33,30 @@ use routing::{LoadSense, RoutingConfig, Rule};
 
 pub use port::{EgressPort, PortStats, Scheduler};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnMark {
     Dequeue,
     Enqueue,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EcnConfig {
+    /// RED/ECN marking of data packets.
     #[serde(default = "d_ecn_on")]
     pub enabled: bool,
-    /// RED thresholds; default 20 % and 80 % of `switch.buffer` ([`SwitchConfig::fill`]
-    /// writes them out).
+    /// No marks at or below this data-queue occupancy. Left out, it follows the buffer: `buffer = "0.3bdp"` gives
+    /// `"0.06bdp"`, `buffer = "100KB"` gives `"20KB"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-default" = "20 % of `buffer` (`\"0.2bdp\"`)"))]
     pub kmin: Option<SizeOrBdp>,
+    /// Every packet marked at or above; linear probability in between. Kmin ≤ Kmax ≤ buffer: a kmax you give above the
+    /// buffer is an error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-default" = "80 % of `buffer` (`\"0.8bdp\"`)"))]
     pub kmax: Option<SizeOrBdp>,
+    /// Dequeue: the bytes left behind the departing packet; enqueue: the bytes ahead of the arriving one.
     #[serde(default = "d_mark")]
     pub mark: EcnMark,
 }
@@ -66,7 +72,7 @@ impl Default for EcnConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Overflow {
     Trim,
@@ -84,7 +90,7 @@ pub enum BufferConfig {
 }
 
 /// `switch.buffer = { shared = "...", alpha = ... }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SharedBuffer {
     pub shared: SizeOrBdp,
@@ -103,6 +109,14 @@ impl Serialize for BufferConfig {
         }
     }
 }
+impl schemars::JsonSchema for BufferConfig {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BufferConfig".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "anyOf": [g.subschema_for::<SizeOrBdp>(), g.subschema_for::<SharedBuffer>()] })
+    }
+}
 impl<'de> Deserialize<'de> for BufferConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
@@ -115,51 +129,78 @@ impl<'de> Deserialize<'de> for BufferConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchConfig {
-    /// Data buffer: per class queue of each egress port (a size or BDP fraction), or shared
-    /// by the switch's queues with dynamic thresholds (`{ shared, alpha }`).
+    /// Data buffer of each class queue of each egress port; or one pool per switch shared by all its data queues with
+    /// dynamic thresholds (Choudhury and Hahne): `buffer = { shared = "16MiB", alpha = 1.0 }` admits a packet while the
+    /// switch's queued data bytes stay within `shared` and its queue within `alpha` times the pool's free space, so one
+    /// congested queue alone reaches `alpha / (1 + alpha)` of the pool and n congested queues `alpha / (1 + n alpha)` each.
+    /// `shared` is a size or BDP; `alpha` 1/64 to 64, default `1.0`. With a shared buffer the default `ecn.kmin` /
+    /// `ecn.kmax` are 20 % / 80 % of one BDP, and "the buffer" of the rows below is what one queue reaches alone. Control
+    /// queues keep their own `control_buffer`.
     #[serde(default = "d_buffer_config")]
+    #[schemars(extend("x-type" = "size or BDP, or `{ shared, alpha }`"))]
     pub buffer: BufferConfig,
-    /// Buffer of the strict-priority control queue (ACK, NACK, trimmed headers) per port.
+    /// Buffer of each port's strict-priority control queue (ACK, NACK, trimmed headers).
     #[serde(default = "d_buffer")]
     pub control_buffer: SizeOrBdp,
+    /// RED/ECN marking (docs/scenario.md: one row a field).
     #[serde(default)]
+    #[schemars(extend("x-rows" = true))]
     pub ecn: EcnConfig,
+    /// A data packet that would overflow `buffer` is trimmed to `transport.header` bytes and sent on in the control class
+    /// (the receiver NACKs it), or tail-dropped.
     #[serde(default = "d_overflow")]
     pub overflow: Overflow,
-    /// Next-hop rule going up: one for all tiers or one per tier with up-ports.
+    /// Next hop going up (going down there is one port): `"ecmp"` (hash of source, destination, flow id and EV with a
+    /// per-switch salt), `"mp_ev"` (the tier's part of a multi-part EV is the port index), `"adaptive"` (least-loaded
+    /// queue, random tie-break), `"spray"` (uniformly random), or `"auto"` (`mp_ev` for `prime`, `co_prime`, `round_robin`;
+    /// `ecmp` otherwise). A list gives one rule per switch tier with up-ports: `["adaptive"]` (2 tiers: leaves), `["ecmp",
+    /// "spray"]` (3 tiers: leaves, aggregation). See docs/algorithms.md. `lb.kind = "ecmp"` with `routing = "adaptive"` is
+    /// **switch adaptive routing** ("switch AR": ECMP hosts, switches that pick the least-loaded up-port per packet);
+    /// `fabricsim compare --lb ecmp,switch-ar,ops` puts it in the same table as the host schemes.
     #[serde(default)]
+    #[schemars(extend("x-type" = "rule, or list of rules"))]
     pub routing: RoutingConfig,
-    /// Data classes per port (each flow has one; class 0 is the default).
+    /// Data classes per port; each flow has one (`class` in the workload, `[mixed]`). Each class queue has its own
+    /// `buffer`, Kmin and Kmax.
     #[serde(default = "d_classes")]
+    #[schemars(extend("x-type" = "integer 1-8"))]
     pub classes: u32,
-    /// How data classes share a port: `"strict"` priority (class 0 first) or `"wrr"`.
+    /// How data classes share a port, below the control class: strict priority (class 0 first) or weighted round robin
+    /// (deficit round robin: per round a class may send `weight` MTUs' worth of bytes).
     #[serde(default = "d_scheduler")]
     pub scheduler: SchedulerKind,
-    /// WRR weights, one per class (default: all 1).
+    /// WRR weights, one per class.
     #[serde(default)]
+    #[schemars(extend("x-default" = "all `1`"))]
     pub weights: Vec<u32>,
-    /// What `routing = "adaptive"` reads of a port's load.
+    /// What `routing = "adaptive"` reads of a port's load (docs/scenario.md: one row a field).
     #[serde(default)]
+    #[schemars(extend("x-rows" = true))]
     pub adaptive: AdaptiveConfig,
 }
 
 /// `[switch.adaptive]`: quantized, periodically refreshed port loads for adaptive routing.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AdaptiveConfig {
-    /// Band edges as fractions of the buffer a queue may hold, ascending (the reference
-    /// simulator: `[0.05, 0.1, 0.2]`); empty = exact bytes.
+    /// What `routing = "adaptive"` reads of a port's load: `[]` = the exact bytes queued (data and control); otherwise band
+    /// edges as fractions of the buffer, ascending, at most 15 (the reference simulator: `[0.05, 0.1, 0.2]`): ports in the
+    /// same band tie and the tie is broken at random.
     #[serde(default)]
+    #[schemars(extend("x-type" = "list of fractions"))]
     pub levels: Vec<f64>,
-    /// How long a port's sampled load stays (the reference: `"100ns"`); 0 = always fresh.
+    /// How long a port's sampled load stays: a read more than `refresh` after the port's last sample takes a new one, any
+    /// other sees the last (the reference simulator: `"100ns"`). `"0ns"` = always fresh. At most 1 s. `switch-ar-sensing`
+    /// in the reproduction suite compares the four combinations.
     #[serde(default)]
+    #[schemars(extend("x-default" = "`\"0ns\"`"))]
     pub refresh: Duration,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SchedulerKind {
     Strict,

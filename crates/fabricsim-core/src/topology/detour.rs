@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use super::{Route, Topology};
 
 /// How packets cross between groups (`[topology] group_routing`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GroupRouting {
     /// Minimal paths only (one global link a path).

@@ -22,7 +22,7 @@ use crate::time::Time;
 use crate::units::{Duration, Rate};
 
 /// The graph of a fabric.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GraphConfig {
     pub hosts: Vec<GraphHost>,
@@ -30,7 +30,7 @@ pub struct GraphConfig {
     pub links: Vec<GraphLink>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GraphHost {
     pub name: String,
@@ -43,7 +43,7 @@ pub struct GraphHost {
     pub server: Option<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GraphSwitch {
     pub name: String,
@@ -53,7 +53,7 @@ pub struct GraphSwitch {
 }
 
 /// A full-duplex link: a port each way.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GraphLink {
     pub a: String,

@@ -12,7 +12,7 @@ use super::collective::AlgorithmKind;
 use super::{Hosts, check_size, Deps, MessageSpec, Workload};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::units::{Duration, Size};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -22,18 +22,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "",
 };
 
-/// Its `[workload]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    Param::required("flows", "The messages (or `file`): `[{src = 0, dst = 9, size = \"1MiB\", start = \"0us\"}, ...]`, each with `src`, `dst`, `size`, and optionally `start` (`\"0ns\"`), `class` (`0`), `id` (the entry's index; unique), `after` (ids it waits for), `delay` (after those, `\"0ns\"`) and `cpu` (a CPU of `src`, 0 to 65535, that runs the entry's `delay` one entry at a time, in the order they get ready: the entry begins once its `after` are done and the CPU is free, and is released at the end of its `delay`, with or without `after`; `start` must be 0; absent: delays overlap).", "[{\"src\": 0, \"dst\": 1, \"size\": \"1MiB\"}]"),
-    Param::new("file", "Instead of `flows`: a file of them, relative to the scenario file: `.csv` (columns `src,dst,size` and optionally `start,class,id,after,delay,cpu`), `.json` (a list of objects), `.cm` or `.tm` (an htsim connection matrix), `.goal` (a GOAL schedule) or `.et` (a Chakra execution trace `x.0.et`, `x.1.et`, ...; docs/workloads.md)."),
-    Param::new("algorithm", "Chakra traces only: the algorithm that expands their collectives; absent: as for jobs."),
-    Param::new("comm_groups", "Chakra traces only: a JSON file of process groups, `{\"name\": [ranks]}` (ASTRA-sim's)."),
-    Param::new("gpu_tflops", "Chakra traces only: what one GPU computes, TFLOP/s achieved; times a compute node that gives `num_ops` and no `duration_micros` (as ASTRA-sim's generators write them) at `num_ops / gpu_tflops`. Absent: such a node is refused."),
-    Param::new("gpu_memory_tb_per_s", "Chakra traces only: a GPU's memory bandwidth, TB/s (ASTRA-sim's `local-mem-bw`); times a node's `tensor_size` where it gives no `duration_micros`: a compute node takes `max(num_ops / gpu_tflops, tensor_size / bandwidth)` (ASTRA-sim's roofline), a memory node `tensor_size / bandwidth`. Absent: `tensor_size` is not timed."),
-];
-
 /// One message as a scenario writes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowEntry {
     pub src: u32,
@@ -60,28 +50,39 @@ pub struct FlowEntry {
 }
 
 /// `[workload]` parameters.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// The messages (or `file`): `[{src = 0, dst = 9, size = "1MiB", start = "0us"}, ...]`, each with `src`,
+    /// `dst`, `size`, and optionally `start` (`"0ns"`), `class` (`0`), `id` (the entry's index; unique), `after`
+    /// (ids it waits for), `delay` (after those, `"0ns"`) and `cpu` (a CPU of `src`, 0 to 65535, that runs the
+    /// entry's `delay` one entry at a time, in the order they get ready: the entry begins once its `after` are
+    /// done and the CPU is free, and is released at the end of its `delay`, with or without `after`; `start` must
+    /// be 0; absent: delays overlap).
     #[serde(default)]
+    #[schemars(example = crate::registry::example("[{\"src\": 0, \"dst\": 1, \"size\": \"1MiB\"}]"))]
     pub flows: Vec<FlowEntry>,
-    /// A CSV or JSON file resolved by the front end; kept for the record.
+    /// Instead of `flows`: a file of them, relative to the scenario file: `.csv` (columns `src,dst,size` and
+    /// optionally `start,class,id,after,delay,cpu`), `.json` (a list of objects), `.cm` or `.tm` (an htsim
+    /// connection matrix), `.goal` (a GOAL schedule) or `.et` (a Chakra execution trace `x.0.et`, `x.1.et`, ...;
+    /// docs/workloads.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
-    /// A Chakra trace's collectives: the algorithm that expands them (default: a job's).
-    /// Read by the front end; kept for the record.
+    /// Chakra traces only: the algorithm that expands their collectives; absent: as for jobs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub algorithm: Option<AlgorithmKind>,
-    /// A Chakra trace's process groups (ASTRA-sim's communicator group file, JSON): read by the
-    /// front end; kept for the record.
+    /// Chakra traces only: a JSON file of process groups, `{"name": [ranks]}` (ASTRA-sim's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comm_groups: Option<String>,
-    /// A Chakra trace's GPU rate, TFLOP/s, for compute nodes that give only `num_ops`: read
-    /// by the front end; kept for the record.
+    /// Chakra traces only: what one GPU computes, TFLOP/s achieved; times a compute node that gives `num_ops` and
+    /// no `duration_micros` (as ASTRA-sim's generators write them) at `num_ops / gpu_tflops`. Absent: such a node
+    /// is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_tflops: Option<f64>,
-    /// A Chakra trace's GPU memory bandwidth, TB/s, for nodes' `tensor_size`: read by the
-    /// front end; kept for the record.
+    /// Chakra traces only: a GPU's memory bandwidth, TB/s (ASTRA-sim's `local-mem-bw`); times a node's
+    /// `tensor_size` where it gives no `duration_micros`: a compute node takes `max(num_ops / gpu_tflops,
+    /// tensor_size / bandwidth)` (ASTRA-sim's roofline), a memory node `tensor_size / bandwidth`. Absent:
+    /// `tensor_size` is not timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_memory_tb_per_s: Option<f64>,
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{Hosts, check_size, MessageSpec, Workload};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::units::{Duration, Size};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -16,26 +16,23 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "ARCANE sec. 4.2",
 };
 
-/// Its `[workload]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    Param::required("senders", "How many distinct hosts, chosen by seed, send to `receiver`.", "4"),
-    Param::new("receiver", "The host they send to."),
-    super::SIZE,
-    super::START,
-    super::CLASS,
-];
-
 /// `[workload]` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// How many distinct hosts, chosen by seed, send to `receiver`.
+    #[schemars(example = crate::registry::example("4"))]
     pub senders: u32,
+    /// The host they send to.
     #[serde(default)]
     pub receiver: u32,
+    /// Every message's size.
     #[serde(default = "super::d_size")]
     pub size: Size,
+    /// When the messages start (a trace: when arrivals begin).
     #[serde(default)]
     pub start: Duration,
+    /// The messages' data class, below `switch.classes`.
     #[serde(default)]
     pub class: u8,
 }

@@ -1,10 +1,10 @@
 //! Workloads: who sends how much to whom, and when. One file per kind, each with its
-//! parameters (`Config`, described in `PARAMS`) and the messages it makes ([`Workload`]); one
+//! parameters (`Config`, each field described in its doc comment) and the messages it makes ([`Workload`]); one
 //! line per kind in the list below; what they share lives in `support/`.
 
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 
@@ -135,19 +135,17 @@ impl Default for WorkloadConfig {
     }
 }
 
-/// The parameters several workload kinds share (each kind lists its own in `PARAMS`).
-pub(crate) const SIZE: Param = Param::new("size", "Every message's size.");
-pub(crate) const START: Param = Param::new("start", "When the messages start (a trace: when arrivals begin).");
-pub(crate) const CLASS: Param = Param::new("class", "The messages' data class, below `switch.classes`.");
-
 /// The parameters of the kinds whose messages all have the same size and start.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Uniform {
+    /// Every message's size.
     #[serde(default = "d_size")]
     pub size: Size,
+    /// When the messages start (a trace: when arrivals begin).
     #[serde(default)]
     pub start: Duration,
+    /// The messages' data class, below `switch.classes`.
     #[serde(default)]
     pub class: u8,
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{Hosts, check_size, MessageSpec, Uniform, Workload};
 use crate::engine::rng::Rng;
 use crate::error::ScenarioError;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "workload",
@@ -15,15 +15,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "ARCANE sec. 4.2",
 };
 
-/// Its `[workload]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    super::SIZE,
-    super::START,
-    super::CLASS,
-];
-
 /// `[workload]` parameters: every message has the same size and start ([`Uniform`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Config(pub Uniform);
 

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::{Hosts, MessageSpec, Workload};
 use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::time::{Time, PS_PER_S};
 use crate::units::Duration;
 
@@ -25,16 +25,6 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "ARCANE sec. 4.2; DCTCP; Roy et al. 2015",
 };
 
-/// Its `[workload]` parameters (docs/scenario.md's table is generated from them).
-pub const PARAMS: &[Param] = &[
-    Param::required("cdf", "The flow-size CDF: `\"websearch\"` (DCTCP, SIGCOMM 2010), `\"fb_hadoop\"` (Roy et al., SIGCOMM 2015), both shipped, or a file of `size_bytes cumulative_percent` lines, relative to the scenario file.", "\"websearch\""),
-    Param::new("points", "Written by the front end from a `cdf` file: its (size in bytes, cumulative percent) pairs; a scenario need not give it."),
-    Param::required("load", "A fraction in (0, 1] of every host link's capacity: every host starts messages as a Poisson process at `load x host link rate / (8 x mean size)`, to destinations uniform among the other hosts.", "0.5"),
-    Param::required("duration", "Arrivals fall in [start, start + duration); at most 20 000 000 messages.", "\"10us\""),
-    super::START,
-    super::CLASS,
-];
-
 const WEBSEARCH: &str = include_str!("../../data/websearch_cdf.txt");
 const FB_HADOOP: &str = include_str!("../../data/fb_hadoop_cdf.txt");
 
@@ -42,20 +32,28 @@ const FB_HADOOP: &str = include_str!("../../data/fb_hadoop_cdf.txt");
 pub const MAX_MESSAGES: f64 = 20_000_000.0;
 
 /// `[workload]` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    /// `websearch`, `fb_hadoop`, or a file path (read by the front end into `points`).
+    /// The flow-size CDF: `"websearch"` (DCTCP, SIGCOMM 2010), `"fb_hadoop"` (Roy et al., SIGCOMM 2015), both
+    /// shipped, or a file of `size_bytes cumulative_percent` lines, relative to the scenario file.
+    #[schemars(example = crate::registry::example("\"websearch\""))]
     pub cdf: String,
-    /// The CDF's points, (size bytes, cumulative percent), for a `cdf` read from a file.
+    /// Written by the front end from a `cdf` file: its (size in bytes, cumulative percent) pairs; a scenario need
+    /// not give it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub points: Vec<(f64, f64)>,
-    /// Offered load, a fraction of every host link's capacity.
+    /// A fraction in (0, 1] of every host link's capacity: every host starts messages as a Poisson process at
+    /// `load x host link rate / (8 x mean size)`, to destinations uniform among the other hosts.
+    #[schemars(example = crate::registry::example("0.5"))]
     pub load: f64,
-    /// Arrivals happen in [start, start + duration).
+    /// Arrivals fall in [start, start + duration); at most 20 000 000 messages.
+    #[schemars(example = crate::registry::example("\"10us\""))]
     pub duration: Duration,
+    /// When the messages start (a trace: when arrivals begin).
     #[serde(default)]
     pub start: Duration,
+    /// The messages' data class, below `switch.classes`.
     #[serde(default)]
     pub class: u8,
 }

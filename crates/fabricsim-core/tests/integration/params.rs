@@ -1,6 +1,7 @@
-//! Every kind's `PARAMS` (what docs/scenario.md's tables are generated from) names exactly the
-//! fields its `Config` reads, each with a meaning; a parameter marked required is (the
-//! scenario is refused without it) and its example is valid.
+//! Every kind's parameters, read from its `Config`'s declaration (what docs/scenario.md's tables
+//! and the scenario schema are generated from), name exactly the fields serde reads, each with a
+//! meaning; a parameter with an example is required (the scenario is refused without it), every
+//! field the schema requires has one, and the examples are valid.
 
 use std::collections::BTreeSet;
 
@@ -17,9 +18,9 @@ fn table(kind: &str, params: &[Param], without: Option<&str>) -> serde_json::Val
     let mut t = serde_json::Map::new();
     t.insert("kind".into(), kind.into());
     for p in params {
-        if let Some(example) = p.example {
-            if Some(p.name) != without {
-                t.insert(p.name.into(), serde_json::from_str(example).expect("an example is JSON"));
+        if let Some(example) = &p.example {
+            if Some(p.name.as_str()) != without {
+                t.insert(p.name.clone(), serde_json::from_str(example).expect("an example is JSON"));
             }
         }
     }
@@ -38,20 +39,20 @@ fn scenario(table_name: &str, t: serde_json::Value) -> Result<(), String> {
 #[test]
 fn every_kinds_params_name_exactly_its_configs_fields() {
     type FieldsOf = fn(&str) -> Vec<&'static str>;
-    let tables: [(&str, &[KindParams], FieldsOf); 4] = [
-        ("lb", LbConfig::PARAMS, LbConfig::fields_of),
-        ("workload", WorkloadConfig::PARAMS, WorkloadConfig::fields_of),
-        ("faults", FaultConfig::PARAMS, FaultConfig::fields_of),
-        ("topology", TopologyConfig::PARAMS, TopologyConfig::fields_of),
+    let tables: [(&str, Vec<KindParams>, FieldsOf); 4] = [
+        ("lb", LbConfig::params(), LbConfig::fields_of),
+        ("workload", WorkloadConfig::params(), WorkloadConfig::fields_of),
+        ("faults", FaultConfig::params(), FaultConfig::fields_of),
+        ("topology", TopologyConfig::params(), TopologyConfig::fields_of),
     ];
     let mut kinds = 0;
-    for (name, table_params, fields_of) in tables {
-        for &(kind, params) in table_params {
+    for (name, table_params, fields_of) in &tables {
+        for (kind, params) in table_params {
             kinds += 1;
             let fields: BTreeSet<&str> = fields_of(kind).into_iter().collect();
-            let named: BTreeSet<&str> = params.iter().map(|p| p.name).collect();
+            let named: BTreeSet<&str> = params.iter().map(|p| p.name.as_str()).collect();
             assert_eq!(named.len(), params.len(), "{name} {kind}: a parameter listed twice");
-            assert_eq!(named, fields, "{name} {kind}: PARAMS against the fields its Config reads");
+            assert_eq!(named, fields, "{name} {kind}: the declaration's parameters against the fields serde reads");
             for p in params {
                 assert!(p.doc.len() > 10 && p.doc.ends_with('.'), "{name} {kind}.{}: a sentence saying what it means", p.name);
             }
@@ -63,8 +64,8 @@ fn every_kinds_params_name_exactly_its_configs_fields() {
 
 #[test]
 fn required_parameters_are_required_and_their_examples_valid() {
-    for (name, table_params) in [("lb", LbConfig::PARAMS), ("workload", WorkloadConfig::PARAMS), ("faults", FaultConfig::PARAMS)] {
-        for &(kind, params) in table_params {
+    for (name, table_params) in [("lb", LbConfig::params()), ("workload", WorkloadConfig::params()), ("faults", FaultConfig::params())] {
+        for (kind, params) in &table_params {
             let mut full = table(kind, params, None);
             if name == "faults" && params.iter().any(|p| p.name == "link") {
                 full["link"] = "leaf0:up0".into();
@@ -72,10 +73,37 @@ fn required_parameters_are_required_and_their_examples_valid() {
             scenario(name, full.clone()).unwrap_or_else(|e| panic!("{name} {kind} with its examples: {e}"));
             for p in params.iter().filter(|p| p.example.is_some()) {
                 let mut t = full.clone();
-                t.as_object_mut().unwrap().remove(p.name);
+                t.as_object_mut().unwrap().remove(&p.name);
                 let err = scenario(name, t).expect_err(&format!("{name} {kind} without {}", p.name));
-                assert!(err.contains(p.name), "{name} {kind} without {}: {err}", p.name);
+                assert!(err.contains(&p.name), "{name} {kind} without {}: {err}", p.name);
             }
         }
     }
+}
+
+#[test]
+fn every_field_a_kind_requires_has_an_example() {
+    use schemars::JsonSchema;
+    let mut g = schemars::SchemaGenerator::default();
+    let tables = [
+        ("lb", LbConfig::json_schema(&mut g), LbConfig::params()),
+        ("workload", WorkloadConfig::json_schema(&mut g), WorkloadConfig::params()),
+        ("faults", FaultConfig::json_schema(&mut g), FaultConfig::params()),
+        ("topology", TopologyConfig::json_schema(&mut g), TopologyConfig::params()),
+    ];
+    let mut required = 0;
+    for (table, schema, params) in tables {
+        let v = schema.to_value();
+        for alt in v["anyOf"].as_array().expect("one table a kind") {
+            let kind = alt["properties"]["kind"]["const"].as_str().expect("each kind names itself");
+            let own = &params.iter().find(|(k, _)| *k == kind).expect("a kind's parameters").1;
+            for name in alt.get("required").and_then(|r| r.as_array()).into_iter().flatten().filter_map(|r| r.as_str()) {
+                if name != "kind" {
+                    required += 1;
+                    assert!(own.iter().any(|p| p.name == name && p.example.is_some()), "{table} {kind}.{name}: required, with no example");
+                }
+            }
+        }
+    }
+    assert!(required >= 10, "the kinds require {required} fields");
 }

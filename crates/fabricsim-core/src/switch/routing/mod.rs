@@ -92,6 +92,16 @@ impl Serialize for RoutingConfig {
     }
 }
 
+impl schemars::JsonSchema for RoutingConfig {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RoutingConfig".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let rule = crate::registry::options::names(RULES, &[]);
+        schemars::json_schema!({ "anyOf": [rule, { "type": "array", "items": rule }] })
+    }
+}
+
 impl<'de> Deserialize<'de> for RoutingConfig {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;

@@ -27,7 +27,7 @@
 
 use super::Generator;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::topology::file::{GraphConfig, GraphLink, GraphSwitch};
 use crate::topology::{Detours, GraphSize, GroupRouting, Topology};
 use crate::units::Duration;
@@ -39,30 +39,25 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "Kim et al., ISCA 2008",
 };
 
-pub const PARAMS: &[Param] = kind_params![
-    Param::new("hosts_per_router", "Hosts (terminals) on each router, p."),
-    Param::new("routers_per_group", "Routers in each group, a; they are fully connected by local links."),
-    Param::new("global_links_per_router", "Global links on each router, h."),
-    Param::new("groups", "Groups, g: 2 to a h + 1 (the default, every pair of groups joined by one global link)."),
-    Param::new("global_link_latency", "Propagation latency of the global links (long cables); default `link_latency`."),
-    Param::new(
-        "group_routing",
-        "How packets cross between groups: \"minimal\" (the one global link between the two groups), \"valiant\" (through a third group, two global links) or \"ugal\" (per packet, minimal or Valiant by the first router's queues, UGAL-L).",
-    ),
-];
-
 topology_kind!(Config {
+    /// Hosts (terminals) on each router, p.
     #[serde(default = "d_p")]
     hosts_per_router: u32,
+    /// Routers in each group, a; they are fully connected by local links.
     #[serde(default = "d_a")]
     routers_per_group: u32,
+    /// Global links on each router, h.
     #[serde(default = "d_h")]
     global_links_per_router: u32,
-    /// Default `routers_per_group * global_links_per_router + 1`.
+    /// Groups, g: 2 to a h + 1 (the default, every pair of groups joined by one global link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     groups: Option<u32>,
+    /// Propagation latency of the global links (long cables); default `link_latency`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     global_link_latency: Option<Duration>,
+    /// How packets cross between groups: "minimal" (the one global link between the two groups), "valiant"
+    /// (through a third group, two global links) or "ugal" (per packet, minimal or Valiant by the first router's
+    /// queues, UGAL-L).
     #[serde(default)]
     group_routing: GroupRouting,
 });

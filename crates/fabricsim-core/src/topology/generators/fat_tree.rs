@@ -7,7 +7,7 @@
 
 use super::Generator;
 use crate::error::ScenarioError;
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::topology::{FatTreeSpec, GraphSize, Topology};
 use crate::units::{Duration, Rate};
 
@@ -18,32 +18,32 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "PRIME Table I",
 };
 
-pub const PARAMS: &[Param] = kind_params![
-    Param::new("tiers", "2 (leaf-spine) or 3 (leaf-aggregation-core, a k-ary fat tree)."),
-    Param::new("hosts", "Number of hosts; they fill whole leaves (2 tiers) or whole pods (3 tiers)."),
-    Param::new("radix", "Ports per switch."),
-    Param::new("oversubscription", "Leaf down:up port ratio (1 = non-blocking); the radix is divisible by 1 + it."),
-    Param::new("tier_link_rates", "Per link tier (0 = host-leaf, 1 = leaf-up, 2 = aggregation-core): its rate; default `link_rate`."),
-    Param::new("tier_link_latencies", "Per link tier: its propagation latency; default `link_latency`."),
-    Param::new("rails", "Rail-optimized: NIC i of every server of a rail group hangs on the group's i-th leaf."),
-];
-
 topology_kind!(Config {
+    /// 2 = leaf-spine; 3 = leaf-aggregation-core (k-ary fat tree).
     #[serde(default = "d_tiers")]
+    #[schemars(extend("x-type" = "2 or 3"))]
     tiers: u32,
+    /// Number of hosts. Must fill whole leaves (2 tiers) or whole pods (3 tiers).
     #[serde(default = "d_hosts")]
     hosts: u32,
+    /// Ports per switch.
     #[serde(default = "d_radix")]
     radix: u32,
+    /// Leaf down:up port ratio; `radix` must be divisible by `1 + oversubscription`.
     #[serde(default = "d_oversub")]
+    #[schemars(extend("x-type" = "integer ≥ 1"))]
     oversubscription: u32,
-    /// Per link tier (0 = host-leaf, 1 = leaf-up, 2 = agg-core); defaults to `link_rate`.
+    /// Per link tier: 0 = host-leaf, 1 = leaf-up, 2 = aggregation-core.
     #[serde(default)]
+    #[schemars(extend("x-default" = "one `link_rate` per tier"))]
     tier_link_rates: Vec<Rate>,
-    /// Per link tier; defaults to `link_latency`.
+    /// Per link tier, as `tier_link_rates`: 0 = host-leaf, 1 = leaf-up, 2 = aggregation-core.
     #[serde(default)]
+    #[schemars(extend("x-default" = "one `link_latency` per tier"))]
     tier_link_latencies: Vec<Duration>,
-    /// Rail-optimized: NIC i of each server of a group attaches to the group's leaf i.
+    /// Rail-optimized: the servers are cut into rail groups of `d` servers (hosts per leaf), and NIC i of every server of a
+    /// group hangs on the group's i-th leaf. Needs `nics_per_server` ≥ 2 and `hosts` a multiple of `d * nics_per_server`.
+    /// Off: a server's NICs are consecutive hosts under one leaf (or two, if `d` is not a multiple of `nics_per_server`).
     #[serde(default)]
     rails: bool,
 });

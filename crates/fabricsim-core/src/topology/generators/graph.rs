@@ -5,7 +5,7 @@
 
 use super::Generator;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::topology::file::GraphConfig;
 use crate::topology::{GraphSize, Topology};
 
@@ -16,20 +16,18 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "htsim routetable.h",
 };
 
-pub const PARAMS: &[Param] = kind_params![
-    Param::new(
-        "graph",
-        "The fabric: `hosts = [{name, id?, server?}]`, `switches = [{name, tier?}]`, `links = [{a, b, rate?, latency?}]` (docs/topologies.md).",
-    ),
-    Param::new("file", "A topology file the Python front end reads into `graph`, relative to the scenario file; kept for the record."),
-];
-
 topology_kind!(Config {
-    /// The fabric's hosts, switches and links.
+    /// With `kind = "graph"`: `hosts = [{name, id?, server?}]`, `switches = [{name, tier?}]`, `links = [{a, b, rate?,
+    /// latency?, cost?}]` ([topologies.md](topologies.md)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     graph: Option<GraphConfig>,
-    /// The file the front end read `graph` from, kept for the record.
+    /// With `kind = "graph"`: a topology file, relative to the scenario file: `.toml` or `.json` (the graph),
+    /// `.edgelist`/`.edges`/`.txt` (NetworkX edge list, or the ns-3 RDMA simulators' `topology.txt`: HPCC, ConWeave,
+    /// SimAI), `.graphml` (FNSS's too), `.topo` (htsim's fat tree; its switch latency becomes `switch_latency`) or
+    /// InfraGraph (`.yaml`/`.yml`, or `.json` with `devices` and `instances`), read by the Python front end into `graph`
+    /// ([topologies.md](topologies.md)). Given beside `graph`, the two must agree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-type" = "path"))]
     file: Option<String>,
 });
 

@@ -6,7 +6,6 @@
 //! one line in `generators!` (docs/extending.md).
 
 use crate::error::ScenarioError;
-use crate::registry::Param;
 use crate::topology::file::Defaults;
 use crate::topology::{scale_up, GraphSize, Topology};
 use crate::units::{Duration, Rate};
@@ -39,21 +38,35 @@ pub struct Shared {
 macro_rules! topology_kind {
     ($name:ident { $($(#[$attr:meta])* $field:ident: $ty:ty),* $(,)? }) => {
         /// `[topology]` parameters: the kind's own, and those every kind shares.
-        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
         pub struct $name {
             $($(#[$attr])* pub $field: $ty,)*
+            /// Rate of every link tier not given in `tier_link_rates`.
             #[serde(default = "crate::topology::generators::d_rate")]
             pub link_rate: $crate::units::Rate,
+            /// Propagation latency of every link tier not given in `tier_link_latencies`.
             #[serde(default = "crate::topology::generators::d_latency")]
             pub link_latency: $crate::units::Duration,
+            /// Traversal latency of every switch (added when a packet arrives at a switch).
             #[serde(default = "crate::topology::generators::d_latency")]
             pub switch_latency: $crate::units::Duration,
+            /// NICs (hosts) per server: host `h` is NIC `h % n` of server `h / n`. `hosts` must be a multiple. Used by
+            /// `placement = "rail"` and `rails`.
             #[serde(default = "crate::topology::generators::d_nics")]
+            #[schemars(extend("x-type" = "integer ≥ 1"))]
             pub nics_per_server: u32,
+            /// GPU servers with a scale-up network (NVLink through an NVSwitch, say): each server's `nics_per_server` hosts
+            /// are its GPUs, each with its own NIC on the fabric, joined inside the server by a non-blocking switch whose
+            /// port per GPU has this rate (`"7200Gbps"` is 900 GB/s). A message between two GPUs of one server crosses it
+            /// and never touches a NIC or the fabric (flows column `scale_up`). Needs `nics_per_server` ≥ 2. Model:
+            /// [model.md](model.md#scale-up-networks).
             #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(extend("x-default" = "absent (none)"))]
             pub scale_up_rate: Option<$crate::units::Rate>,
+            /// With `scale_up_rate`: from one GPU to another over it.
             #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(extend("x-default" = "`\"300ns\"`"))]
             pub scale_up_latency: Option<$crate::units::Duration>,
         }
 
@@ -80,6 +93,13 @@ macro_rules! topology_kind {
     };
 }
 
+/// `[topology] kind`: what docs/scenario.md's table says of it (the kinds' names come from
+/// the registry).
+pub(crate) const KIND: crate::registry::options::KindDoc = crate::registry::options::KindDoc {
+    default: "`\"fat_tree\"`, or `\"graph\"` where `file` is given",
+    doc: "`fat_tree`: built from the fields below. `dragonfly`: Kim et al.'s groups of fully connected routers, from `hosts_per_router`, `routers_per_group`, `global_links_per_router`, `groups`, `global_link_latency` and `group_routing` (`\"minimal\"`, default; `\"valiant\"`; `\"ugal\"`: how packets cross between groups) ([topologies.md](topologies.md#dragonfly)), with the shared fields below. `rail_only`: Wang et al.'s one network per rail, no spine, from `hosts` and `radix` (default 64) with `nics_per_server` of 2 or more and a `scale_up_rate`; messages between rails are relayed through the source server's scale-up network ([topologies.md](topologies.md#rail-only)). `multi_plane`: `planes` (default 2) independent leaf-spines of `hosts` and `radix` (default 16), every host with a port in each at `link_rate`; a message is striped over the planes ([topologies.md](topologies.md#multi-plane)). `graph`: the hosts, switches and links of `graph` or `file` ([topologies.md](topologies.md)); of the fields below it takes only the ones every kind shares, `link_rate`, `link_latency` (for links that give none), `switch_latency`, `nics_per_server` (where no host gives its `server`), `scale_up_rate` and `scale_up_latency`, and refuses a fat tree's (`tiers`, `hosts`, `radix`, ...) by name, as a fat tree refuses `graph` and `file`. Each kind is one file of `topology/generators/` ([extending.md](extending.md)).",
+};
+
 pub(crate) fn d_rate() -> Rate {
     Rate(400_000_000_000)
 }
@@ -90,27 +110,6 @@ pub(crate) fn d_nics() -> u32 {
     1
 }
 
-/// A kind's `PARAMS`: its own, then those every kind shares ([`SHARED`]).
-macro_rules! kind_params {
-    ($($own:expr),* $(,)?) => {{
-        use $crate::topology::generators::SHARED as S;
-        &[$($own,)* S[0], S[1], S[2], S[3], S[4], S[5]]
-    }};
-}
-
-/// The parameters every kind shares, as each kind's `PARAMS` lists them.
-pub(crate) const SHARED: [Param; 6] = [
-    Param::new("link_rate", "Rate of every link that states none (a fat tree: every link tier not in `tier_link_rates`)."),
-    Param::new("link_latency", "Propagation latency of every link that states none (a fat tree: every tier not in `tier_link_latencies`)."),
-    Param::new("switch_latency", "Traversal latency of every switch, added when a packet arrives at one."),
-    Param::new("nics_per_server", "NICs (hosts) per server: host `h` is NIC `h % n` of server `h / n`."),
-    Param::new(
-        "scale_up_rate",
-        "A server's scale-up network (NVLink through an NVSwitch, say): the rate of each GPU's port on it; absent: none.",
-    ),
-    Param::new("scale_up_latency", "With `scale_up_rate`: its latency from one GPU to another (300 ns when not given)."),
-];
-
 /// Declares the generators, one line each (`Variant => module`).
 macro_rules! generators {
     ($($Variant:ident => $module:ident),+ $(,)?) => {
@@ -118,7 +117,7 @@ macro_rules! generators {
 
         crate::registry::tagged_config! {
             /// `[topology]`: a generator and its parameters.
-            TopologyConfig, default "fat_tree", $($Variant => $module),+
+            TopologyConfig, default "fat_tree" or "graph" (KIND), $($Variant => $module),+
         }
 
         impl TopologyConfig {

@@ -13,7 +13,7 @@
 
 use super::Generator;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::topology::file::{Defaults, GraphConfig};
 use crate::topology::{GraphSize, Topology};
 
@@ -24,17 +24,14 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "Alibaba HPN, SIGCOMM 2024",
 };
 
-pub const PARAMS: &[Param] = kind_params![
-    Param::new("planes", "Independent planes, 2 to 16: each host has a port (`link_rate`) in each."),
-    Param::new("hosts", "Number of hosts (GPUs); in each plane they fill whole leaves of radix / 2."),
-    Param::new("radix", "Ports per switch: each plane is a leaf-spine of radix / 2 hosts a leaf and radix / 2 spines."),
-];
-
 topology_kind!(Config {
+    /// Independent planes, 2 to 16: each host has a port (`link_rate`) in each.
     #[serde(default = "d_planes")]
     planes: u32,
+    /// Number of hosts (GPUs); in each plane they fill whole leaves of radix / 2.
     #[serde(default = "d_hosts")]
     hosts: u32,
+    /// Ports per switch: each plane is a leaf-spine of radix / 2 hosts a leaf and radix / 2 spines.
     #[serde(default = "d_radix")]
     radix: u32,
 });

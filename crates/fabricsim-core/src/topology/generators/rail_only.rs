@@ -16,7 +16,7 @@
 
 use super::Generator;
 use crate::error::{ensure, ScenarioError};
-use crate::registry::{AlgorithmInfo, Param};
+use crate::registry::AlgorithmInfo;
 use crate::topology::file::GraphConfig;
 use crate::topology::{GraphSize, Topology};
 
@@ -27,14 +27,12 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     reference: "Wang et al., Rail-only, 2023",
 };
 
-pub const PARAMS: &[Param] = kind_params![
-    Param::new("hosts", "Number of hosts (GPUs, one NIC each): whole servers of `nics_per_server`, one rail per NIC."),
-    Param::new("radix", "Ports per switch: a rail of at most `radix` servers is one switch, a larger one a leaf-spine of radix / 2 down and up."),
-];
-
 topology_kind!(Config {
+    /// Number of hosts (GPUs, one NIC each): whole servers of `nics_per_server`, one rail per NIC.
     #[serde(default = "d_hosts")]
     hosts: u32,
+    /// Ports per switch: a rail of at most `radix` servers is one switch, a larger one a leaf-spine of radix / 2
+    /// down and up.
     #[serde(default = "d_radix")]
     radix: u32,
 });

@@ -20,7 +20,7 @@ use crate::registry::named_kinds;
 use crate::time::Time;
 
 /// The collective operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     Allreduce,

@@ -3,6 +3,7 @@
 
 pub mod deps;
 pub mod job;
+pub mod jobs_table;
 pub mod relay;
 pub mod stripe;
 pub mod window;

@@ -64,7 +64,7 @@ const DP: u32 = 3;
 const EP: u32 = 4;
 
 /// The training fields of a `[[jobs]]` entry.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Parallel {
     #[serde(default, skip_serializing_if = "Option::is_none")]

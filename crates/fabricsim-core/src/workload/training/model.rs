@@ -34,7 +34,7 @@ use crate::error::{ensure, ScenarioError};
 
 /// `[[jobs]] model`: a preset and/or the shape's fields (given fields override the preset's);
 /// a preset's name alone (`model = "gpt3-13b"`) stands for `{ preset = "gpt3-13b" }`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     /// A named shape ([`PRESETS`]).
