@@ -12,10 +12,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import fabricsim
 import jsonschema
 import pytest
-
-import fabricsim
 from fabricsim import Scenario, ScenarioError, _core
 
 ROOT = Path(__file__).resolve().parent.parent
