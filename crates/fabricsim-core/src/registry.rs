@@ -312,7 +312,9 @@ pub fn name_of<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 /// which would accept `topology = ["fat_tree", 2, 16]` as a fat tree and `model =
 /// ["gpt3-1.3b"]` as a preset. Reads the text once more without building it (the contents are
 /// skipped).
-pub fn tables_not_arrays(text: &str, tables: &[String], lists: &[String], inner: &[String]) -> Result<(), ScenarioError> {
+/// `shapes` gives the three lists, asked for only where the text holds an array at its top
+/// level (reading them from the scenario's declaration takes a few milliseconds, once).
+pub fn tables_not_arrays(text: &str, shapes: impl FnOnce() -> &'static options::Shapes) -> Result<(), ScenarioError> {
     use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
     /// A visitor's answer for any value that is neither a table nor an array.
     macro_rules! scalars {
@@ -419,6 +421,10 @@ pub fn tables_not_arrays(text: &str, tables: &[String], lists: &[String], inner:
     }
     // text that is no JSON object: the scenario's own parse says what is wrong
     let Ok(top) = serde_json::from_str::<std::collections::HashMap<String, Shape>>(text) else { return Ok(()) };
+    if !top.values().any(|s| matches!(s, Shape::Array(_))) {
+        return Ok(()); // no array, so none where a table belongs
+    }
+    let options::Shapes { tables, lists, inner } = shapes();
     for key in tables {
         if let Some(Shape::Array(_)) = top.get(key) {
             return Err(ScenarioError::new(key, "an array", "allowed: a table of named fields ([section] in TOML)"));

@@ -190,8 +190,7 @@ impl Scenario {
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
         // serde would read a table from an array of its fields in order (`topology =
         // ["fat_tree", 2, 16]`): refused, for the tables the scenario's declaration has
-        let shapes = crate::registry::options::table_shapes();
-        crate::registry::tables_not_arrays(text, &shapes.tables, &shapes.lists, &shapes.inner)?;
+        crate::registry::tables_not_arrays(text, crate::registry::options::table_shapes)?;
         let de = &mut serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(de).map_err(path_error)
     }

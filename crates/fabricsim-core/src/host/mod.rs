@@ -272,7 +272,7 @@ pub struct TransportModel {
     pub mtu: u64,
     pub header: u64,
     pub ack_policy: AckPolicy,
-    /// The sender marks data packets with [`crate::packet::ACK_REQUEST`] where
+    /// The sender marks data packets with [`crate::packet::DataExt::ack_request`] where
     /// [`crate::host::connection::SendHalf::asks_ack`] says (`transport.ack_request`); the
     /// receiver ACKs a marked packet at once whatever its policy.
     pub ack_request: bool,

@@ -26,7 +26,7 @@ use crate::host::message::{Message, MsgState};
 use crate::host::table::{ConnTable, End};
 use crate::host::{LossDetection, TransportKind, TransportModel};
 use crate::lb::LoadBalancer;
-use crate::packet::{Kind, Packet, ACK_REQUEST, UNDECIDED};
+use crate::packet::{AckExt, DataExt, Kind, Packet};
 use crate::switch::forward::Fabric;
 use crate::time::Time;
 use crate::topology::{Cut, Slots};
@@ -196,23 +196,9 @@ impl Nics {
             }
             hs.rr = (i + 1) % n;
             hs.counts.data_sent += 1;
-            let pkt = Packet {
-                kind: Kind::Data,
-                trimmed: false,
-                ecn: false,
-                class: conn.spec.class,
-                conn: c,
-                flow: conn.tx.flow,
-                psn,
-                ev,
-                src: conn.spec.src,
-                dst: conn.spec.dst,
-                path: 0,
-                size: conn.wire_size(psn) as u16,
-                cum: if ar { ACK_REQUEST } else { 0 },
-                sack: 0,
-                via: UNDECIDED,
-            };
+            let ends = (conn.spec.src, conn.spec.dst);
+            let size = conn.wire_size(psn) as u16;
+            let pkt = Packet::data(c, conn.tx.flow, conn.spec.class, psn, ev, ends, size, DataExt { ack_request: ar });
             fabric.send(q, now, port, pkt);
             if posted {
                 self.pair_posted(q, now, host, c);
@@ -318,7 +304,7 @@ impl Nics {
         if arrival.send_ack {
             let gbn = transport == TransportKind::Gbn;
             let (cum, sack) = self.conns.receiver_live(c).rx.ack_fields(packet.psn, gbn);
-            let ack = Packet { cum, sack, ecn: packet.ecn, ..reply(Kind::Ack) };
+            let ack = packet.ack(host, header, (cum, sack));
             self.send_control(q, fabric, now, host, ack);
         }
         if arrival.completed {
@@ -342,7 +328,8 @@ impl Nics {
                 let all_evs = self.cfg.ack_policy.all_evs;
                 let acked = &mut self.scratch_acked;
                 acked.clear();
-                let newly = conn.on_ack(packet.psn, packet.cum, packet.sack, all_evs, acked);
+                let AckExt { cum, sack, .. } = packet.ext();
+                let newly = conn.on_ack(packet.psn, cum, sack, all_evs, acked);
                 let in_flight = conn.tx.in_flight;
                 if all_evs {
                     // the ACK reports every packet it newly acknowledges: feed each EV (the one
@@ -353,14 +340,14 @@ impl Nics {
                         conn.stats.ecn_acks += ecn as u64;
                         let bytes = conn.wire_size(psn);
                         let rtt = if k + 1 == acked.len() && psn == packet.psn { rtt } else { None };
-                        conn.tx.window.on_ack(&AckSignal { now, acked: bytes, ecn, rtt, in_flight });
+                        conn.tx.window.on_ack(&AckSignal::of(&packet, now, bytes, ecn, rtt, in_flight));
                         conn.tx.lb.on_ack(now, ev, ecn);
                     }
                 } else {
                     if packet.ecn {
                         conn.stats.ecn_acks += 1;
                     }
-                    conn.tx.window.on_ack(&AckSignal { now, acked: newly, ecn: packet.ecn, rtt, in_flight });
+                    conn.tx.window.on_ack(&AckSignal::of(&packet, now, newly, packet.ecn, rtt, in_flight));
                     conn.tx.lb.on_ack(now, packet.ev, packet.ecn);
                 }
                 let shared = conn.tx.shared;

@@ -20,6 +20,10 @@ pub enum Kind {
     Cnp,
 }
 
+/// A packet: a fixed header every kind has, and a small extension whose meaning its kind
+/// declares ([`Extension`]: [`DataExt`] for data, [`AckExt`] for ACKs; NACKs and CNPs carry
+/// none). A kind that needs one more field adds it to its own extension, within three words,
+/// and no other kind grows (a test holds the packet at 48 bytes).
 #[derive(Debug, Clone, Copy)]
 pub struct Packet {
     pub kind: Kind,
@@ -45,21 +49,66 @@ pub struct Packet {
     /// This packet's own source and destination hosts (an ACK goes receiver -> sender).
     pub src: u32,
     pub dst: u32,
-    /// ACK: the cumulative PSN (every PSN below it was received). Data, which carries none:
-    /// [`ACK_REQUEST`] where the sender asks for an ACK at once, else 0.
-    pub cum: u32,
-    /// ACK: the selective bitmap (which PSNs it covers: docs/model.md, "What an ACK carries").
-    pub sack: u64,
     /// Non-minimal routing (a dragonfly's Valiant or UGAL, `topology::detour`): the
     /// destination class (edge switch) the packet is routed to first, [`UNDECIDED`] until its
     /// first switch decides, [`DIRECT`] once it heads for its destination.
     pub via: u32,
+    /// What its kind carries beyond the header ([`Packet::ext`], [`Packet::with`]).
+    pub ext: Ext,
 }
 
-/// [`Packet::cum`] of a data packet whose sender asks for an ACK at once
-/// (`transport.ack_request`, Ultra Ethernet's AR flag): the field is free on data, and a flag of
-/// its own would grow the packet past 48 bytes.
-pub const ACK_REQUEST: u32 = 1;
+/// The extension's words: what one kind of packet carries beyond the header, read and
+/// written only through that kind's [`Extension`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ext([u32; 3]);
+
+/// A kind's extension: its fields, and how they sit in the extension's three words.
+pub trait Extension: Sized {
+    /// The kind whose packets carry it.
+    const KIND: Kind;
+    fn read(words: [u32; 3]) -> Self;
+    fn write(&self) -> [u32; 3];
+}
+
+/// What a data packet carries beyond the header.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DataExt {
+    /// Its sender asks for an ACK at once (`transport.ack_request`, Ultra Ethernet's AR flag).
+    pub ack_request: bool,
+}
+
+impl Extension for DataExt {
+    const KIND: Kind = Kind::Data;
+    #[inline]
+    fn read(w: [u32; 3]) -> Self {
+        DataExt { ack_request: w[0] & 1 != 0 }
+    }
+    #[inline]
+    fn write(&self) -> [u32; 3] {
+        [u32::from(self.ack_request), 0, 0]
+    }
+}
+
+/// What an ACK carries beyond the header (docs/model.md, "What an ACK carries").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AckExt {
+    /// The cumulative PSN: every PSN below it was received.
+    pub cum: u32,
+    /// The selective bitmap: which PSNs it covers.
+    pub sack: u64,
+}
+
+impl Extension for AckExt {
+    const KIND: Kind = Kind::Ack;
+    #[inline]
+    fn read(w: [u32; 3]) -> Self {
+        AckExt { cum: w[0], sack: u64::from(w[1]) | u64::from(w[2]) << 32 }
+    }
+    #[inline]
+    fn write(&self) -> [u32; 3] {
+        [self.cum, self.sack as u32, (self.sack >> 32) as u32]
+    }
+}
 
 /// [`Packet::via`] before the packet's first switch has decided.
 pub const UNDECIDED: u32 = u32::MAX;
@@ -84,10 +133,17 @@ impl Packet {
             ev: 0,
             src,
             dst,
-            cum: 0,
-            sack: 0,
             via: UNDECIDED,
+            ext: Ext::default(),
         }
+    }
+
+    /// Data packet `psn` of connection `conn` (queue pair `flow`, class `class`) from host `src`
+    /// to host `dst` on entropy `ev`, `size` bytes on the wire.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn data(conn: u32, flow: u32, class: u8, psn: u32, ev: Ev, (src, dst): (u32, u32), size: u16, ext: DataExt) -> Packet {
+        Packet { class, flow, psn, ev, ..Packet::control(Kind::Data, conn, src, dst, size) }.with(ext)
     }
 
     /// A control packet answering this one from host `from` back to its source: the same
@@ -97,10 +153,37 @@ impl Packet {
         Packet { psn: self.psn, ev: self.ev, flow: self.flow, ..Packet::control(kind, self.conn, from, self.src, size) }
     }
 
-    /// A data packet whose sender asks for an ACK at once ([`ACK_REQUEST`]).
+    /// The ACK of this data packet from its receiver `from` (`size` bytes): its PSN, EV and
+    /// ECN mark echoed, with what the receiver reports of the connection (its cumulative PSN
+    /// and selective field). The one place an ACK is made: a field a congestion control needs
+    /// echoed goes here, and into [`AckExt`].
+    #[inline]
+    pub fn ack(&self, from: u32, size: u16, (cum, sack): (u32, u64)) -> Packet {
+        Packet { ecn: self.ecn, ..self.reply(Kind::Ack, from, size) }.with(AckExt { cum, sack })
+    }
+
+    /// The extension of this packet's kind (`E::KIND`; another kind's reads as its default).
+    #[inline]
+    pub fn ext<E: Extension + Default>(&self) -> E {
+        if self.kind == E::KIND {
+            E::read(self.ext.0)
+        } else {
+            E::default()
+        }
+    }
+
+    /// This packet with `ext` as its extension (of its kind, `E::KIND`).
+    #[inline]
+    pub fn with<E: Extension>(mut self, ext: E) -> Packet {
+        debug_assert_eq!(self.kind, E::KIND, "an extension of another kind");
+        self.ext = Ext(ext.write());
+        self
+    }
+
+    /// A data packet whose sender asks for an ACK at once.
     #[inline]
     pub fn asks_ack(&self) -> bool {
-        self.kind == Kind::Data && self.cum == ACK_REQUEST
+        self.ext::<DataExt>().ack_request
     }
 
     /// ACK, NACK, CNP and trimmed headers use the strict-priority control class.
@@ -112,9 +195,22 @@ impl Packet {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The size the module's documentation states (and the memory estimate's per-packet cost).
     #[test]
     fn a_packet_is_48_bytes() {
-        assert_eq!(std::mem::size_of::<super::Packet>(), 48);
+        assert_eq!(std::mem::size_of::<Packet>(), 48);
+    }
+
+    #[test]
+    fn each_kind_reads_back_its_own_extension_and_no_other() {
+        let ack = AckExt { cum: 7, sack: 0xdead_beef_0000_0001 };
+        let p = Packet::control(Kind::Ack, 1, 2, 3, 64).with(ack);
+        assert_eq!(p.ext::<AckExt>(), ack);
+        assert_eq!(p.ext::<DataExt>(), DataExt::default(), "an ACK carries no data extension");
+        let d = Packet::data(1, 1, 0, 5, 9, (3, 2), 4160, DataExt { ack_request: true });
+        assert!(d.asks_ack() && d.ext::<AckExt>() == AckExt::default());
+        assert!(!Packet::data(1, 1, 0, 5, 9, (3, 2), 4160, DataExt::default()).asks_ack());
     }
 }

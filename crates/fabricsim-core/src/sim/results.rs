@@ -10,7 +10,7 @@ use super::{port_of, Simulation};
 use crate::engine::Status;
 use crate::host::message::MsgState;
 use crate::host::parts::ConnParts;
-use crate::packet::{Ev, Kind, Packet, UNDECIDED};
+use crate::packet::{DataExt, Ev, Packet};
 use crate::scenario::{Model, Scenario};
 use crate::stats::collect::{ConnColumns, Ends, MessageColumns, WorkView};
 use crate::stats::sampler::SampleRows;
@@ -98,23 +98,7 @@ impl Simulation {
     pub fn path_of(&self, conn: u32, ev: Ev) -> Option<Vec<u32>> {
         let spec = self.pieces[0].nics.conn_spec(conn)?;
         let flow = self.pieces[usize::from(self.cut.home(spec.src))].nics.flow_of(conn);
-        let mut probe = Packet {
-            kind: Kind::Data,
-            trimmed: false,
-            ecn: false,
-            class: 0,
-            conn,
-            flow,
-            psn: 0,
-            ev,
-            src: spec.src,
-            dst: spec.dst,
-            path: 0,
-            size: 0,
-            cum: 0,
-            sack: 0,
-            via: UNDECIDED,
-        };
+        let mut probe = Packet::data(conn, flow, 0, 0, ev, (spec.src, spec.dst), 0, DataExt::default());
         // each switch's choice in the piece that holds it
         let topo = self.topology();
         let mut port = topo.tables.out_of_host(spec.src);

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use crate::engine::rng::{Rng, Stream};
 use crate::engine::{node_unit, Event, EventQueue};
+use crate::faults::link::Verdict;
 use crate::packet::Packet;
 use crate::switch::routing::{choose_up, PortLoads, Route, Rule};
 use crate::switch::wire::Wire;
@@ -223,18 +224,20 @@ impl Fabric {
     /// [`Fabric::transmit`] on a link with a fault, or to another piece.
     #[cold]
     #[inline(never)]
-    fn transmit_other(&mut self, q: &mut EventQueue, now: Time, at: u32, pkt: Packet) {
+    fn transmit_other(&mut self, q: &mut EventQueue, now: Time, at: u32, mut pkt: Packet) {
         let p = &mut self.ports[at as usize];
-        if p.fault.as_ref().is_some_and(|f| f.down) {
-            // a dead link: the port serializes into the void and the packet is lost
-            p.busy_until = now + serialization(pkt.size as u64, p.rate);
-            p.lose(&pkt);
-            return;
-        }
-        if p.fault.as_mut().is_some_and(|f| f.loses()) {
-            p.serialize(now, &pkt);
-            p.lose(&pkt);
-            return;
+        match p.fault.as_mut().map_or(Verdict::Carry, |f| f.on_transmit(&mut pkt)) {
+            Verdict::Carry => {}
+            Verdict::Dead => {
+                p.busy_until = now + serialization(pkt.size as u64, p.rate);
+                p.lose(&pkt);
+                return;
+            }
+            Verdict::Lost => {
+                p.serialize(now, &pkt);
+                p.lose(&pkt);
+                return;
+            }
         }
         let done = p.serialize(now, &pkt);
         let arrive = p.arrival(done);

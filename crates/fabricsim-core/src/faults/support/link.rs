@@ -1,12 +1,18 @@
 //! What a fault leaves on one link direction: a wrapper around the wire, in the manner of
 //! smoltcp's `FaultInjector`, rather than flags spread over the egress port.
 //!
+//! A fault's effect on the packets lives here whole: its [`Change`], the state it leaves on
+//! the link ([`LinkFault::apply`]) and what the link then does to each packet put on it
+//! ([`LinkFault::on_transmit`], the one hook the packet path calls). A fault kind with a new
+//! effect is its own file, a variant and its lines here, and its registry line.
+//!
 //! A port with no fault has no [`LinkFault`] at all (one branch in the packet path). The first
 //! change a fault makes to a link creates it, remembering the link's nominal rate and latency
 //! so that a fault's `end` can restore them, and giving the link its own random stream for
 //! losses (`Stream::Fault`), so that a lossy link never shifts anyone else's draws.
 
 use crate::engine::rng::{Rng, Stream};
+use crate::packet::Packet;
 use crate::time::Time;
 
 /// What a fault event does to both directions of a link.
@@ -25,6 +31,18 @@ pub enum Change {
     ExtraDelay(Time),
     /// Loss probability per packet.
     Loss(f64),
+}
+
+/// What a link with a fault does to a packet put on it ([`LinkFault::on_transmit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// It travels (perhaps changed).
+    Carry,
+    /// It is serialized, then lost on the wire.
+    Lost,
+    /// The link is dead: the port serializes into the void (at the link's nominal speed of
+    /// the moment) and the packet is lost.
+    Dead,
 }
 
 /// The fault state of one link direction.
@@ -66,9 +84,22 @@ impl LinkFault {
         }
     }
 
+    /// What the link does to `pkt`, put on it now: the effects in a fixed order (a dead link
+    /// takes everything; a lossy one draws from its own stream for each packet).
+    #[inline]
+    pub fn on_transmit(&mut self, _pkt: &mut Packet) -> Verdict {
+        if self.down {
+            Verdict::Dead
+        } else if self.loses() {
+            Verdict::Lost
+        } else {
+            Verdict::Carry
+        }
+    }
+
     /// Whether the packet now put on the wire is lost to a random loss.
     #[inline]
-    pub fn loses(&mut self) -> bool {
+    fn loses(&mut self) -> bool {
         self.loss > 0.0 && (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < self.loss
     }
 }

@@ -61,7 +61,7 @@ mod tests {
     use super::*;
 
     fn ack(acked: u64, ecn: bool) -> AckSignal {
-        AckSignal { now: 0, acked, ecn, rtt: None, in_flight: 0 }
+        AckSignal { now: 0, acked, ecn, rtt: None, in_flight: 0, ack: Default::default() }
     }
 
     #[test]

@@ -37,7 +37,7 @@ mod tests {
     fn keeps_its_window() {
         let ctx = CcContext { init: 40_000, max: 80_000, mtu: 4_000, mss: 3_936, base_rtt: 1, rate: 1, trimming: true };
         let mut w = Fixed::new(&ctx);
-        let ack = |ecn| super::super::AckSignal { now: 0, acked: 4_000, ecn, rtt: None, in_flight: 0 };
+        let ack = |ecn| super::super::AckSignal { now: 0, acked: 4_000, ecn, rtt: None, in_flight: 0, ack: Default::default() };
         w.on_ack(&ack(true));
         w.on_loss(0, 0);
         w.on_ack(&ack(false));

@@ -2,10 +2,13 @@
 //! One file per algorithm, one line per algorithm in the list below; `[transport] cc` names
 //! one.
 
+use crate::packet::{AckExt, Packet};
 use crate::registry::named_kinds;
 use crate::time::Time;
 
-/// What an ACK tells the window.
+/// What an ACK tells the window, made in one place ([`AckSignal::of`]): a congestion control
+/// that needs something more of the ACK reads it from `ack`, the ACK's own extension, once the
+/// receiver writes it there ([`Packet::ack`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AckSignal {
     pub now: Time,
@@ -18,6 +21,17 @@ pub struct AckSignal {
     pub rtt: Option<Time>,
     /// Bytes in flight after this ACK.
     pub in_flight: u64,
+    /// What the ACK carries beyond its header.
+    pub ack: AckExt,
+}
+
+impl AckSignal {
+    /// What ACK `ack` tells the window now of `acked` bytes it newly acknowledges, marked
+    /// `ecn`, with an RTT sample or none, `in_flight` bytes left in flight.
+    #[inline]
+    pub fn of(ack: &Packet, now: Time, acked: u64, ecn: bool, rtt: Option<Time>, in_flight: u64) -> AckSignal {
+        AckSignal { now, acked, ecn, rtt, in_flight, ack: ack.ext() }
+    }
 }
 
 /// What a window knows of the fabric when a connection starts.

@@ -272,7 +272,7 @@ mod tests {
     }
 
     fn ack(now: Time, ecn: bool, rtt: Time) -> AckSignal {
-        AckSignal { now, acked: 4_160, ecn, rtt: Some(rtt), in_flight: 100_000 }
+        AckSignal { now, acked: 4_160, ecn, rtt: Some(rtt), in_flight: 100_000, ack: Default::default() }
     }
 
     const RTT: Time = 8 * PS_PER_US;

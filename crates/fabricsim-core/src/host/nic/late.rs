@@ -47,7 +47,7 @@ impl Nics {
             self.send_control(q, fabric, now, host, reply(Kind::Cnp));
         }
         let (cum, sack) = self.conns.complete_ack(c, packet.psn, gbn, self.cfg.ack_policy.all_evs);
-        self.send_control(q, fabric, now, host, Packet { cum, sack, ecn: packet.ecn, ..reply(Kind::Ack) });
+        self.send_control(q, fabric, now, host, packet.ack(host, header, (cum, sack)));
     }
 
     /// An ACK, NACK or CNP reached `host`, whose sender of its connection is done.
