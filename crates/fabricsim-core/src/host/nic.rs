@@ -14,6 +14,8 @@ mod open;
 mod read;
 mod scale_up;
 mod state;
+#[cfg(test)]
+mod tests;
 mod timers;
 
 use std::sync::Arc;

@@ -12,7 +12,7 @@
 //! pipe-head event per link.
 
 mod parallel;
-mod piece;
+pub(crate) mod piece;
 mod results;
 pub mod session;
 pub mod threads;
@@ -273,6 +273,13 @@ impl Simulation {
             window_bytes: [None; 2],
             open: open.then(|| Box::new(session::Open::new())),
         })
+    }
+
+    /// The run's pieces, built and not run: what a unit test of a host or a switch feeds
+    /// inputs to and reads outputs from, without a whole run.
+    #[cfg(test)]
+    pub(crate) fn into_pieces(self) -> Vec<Piece> {
+        self.pieces
     }
 
     /// What builds the connections of a message.

@@ -74,3 +74,38 @@ fn ecn_at_enqueue_marks_the_late_packet_at_dequeue_the_early_one() {
     assert_eq!(marks("enqueue"), vec![(0, false), (1, false), (2, true)]);
     assert_eq!(marks("dequeue"), vec![(0, false), (1, true), (2, false)]);
 }
+
+/// Where switch `node` put what it was fed: the names of the ports holding a packet, on their
+/// wire or in their queues.
+fn holding(f: &Fabric) -> Vec<String> {
+    let topo = f.topology().clone();
+    (0..topo.ports.len() as u32)
+        .filter(|&p| f.wire(p).packets().next().is_some() || f.port(p).packets().next().is_some())
+        .map(|p| topo.ports[p as usize].name.clone())
+        .collect()
+}
+
+/// Feeds `pkt` to the switch that port `from` (a name) leaves.
+fn feed(f: &mut Fabric, q: &mut EventQueue, from: &str, pkt: Packet) {
+    let topo = f.topology().clone();
+    let node = topo.ports[topo.ports.iter().position(|p| p.name == from).expect("a port")].from;
+    let at = f.first_switch + f.node_slot.of(node) as u32;
+    f.forward(q, 0, node, at, pkt);
+}
+
+#[test]
+fn a_switch_sends_a_packet_down_to_its_own_host_and_up_by_its_hash_otherwise() {
+    // 4 hosts a leaf: host 1 hangs on leaf 0, host 9 on leaf 2
+    let (mut f, mut q, _) = fabric("routing = \"ecmp\"\n");
+    feed(&mut f, &mut q, "leaf0:up0", Packet { dst: 1, ..data(3, 0) });
+    assert_eq!(holding(&f), ["leaf0:down1"]);
+    let (mut f, mut q, _) = fabric("routing = \"ecmp\"\n");
+    feed(&mut f, &mut q, "leaf0:up0", Packet { ev: 11, ..data(3, 0) });
+    feed(&mut f, &mut q, "leaf0:up0", Packet { ev: 11, ..data(3, 1) });
+    let up = holding(&f);
+    assert!(up.len() == 1 && up[0].starts_with("leaf0:up"), "one flow and entropy, one uplink: {up:?}");
+    let (mut f, mut q, _) = fabric("routing = \"ecmp\"\n");
+    let spine = up[0].replace("leaf0:up", "spine");
+    feed(&mut f, &mut q, &format!("{spine}:down0"), data(3, 0));
+    assert_eq!(holding(&f), [format!("{spine}:down2")], "the spine sends it down to host 9's leaf");
+}
