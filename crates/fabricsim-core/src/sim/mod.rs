@@ -275,13 +275,6 @@ impl Simulation {
         })
     }
 
-    /// The run's pieces, built and not run: what a unit test of a host or a switch feeds
-    /// inputs to and reads outputs from, without a whole run.
-    #[cfg(test)]
-    pub(crate) fn into_pieces(self) -> Vec<Piece> {
-        self.pieces
-    }
-
     /// What builds the connections of a message.
     pub(crate) fn factory(model: &Model) -> ConnFactory {
         let t = &model.transport;

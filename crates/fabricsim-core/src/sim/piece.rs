@@ -347,6 +347,15 @@ pub fn partition(topo: &Topology, pieces: usize) -> Vec<u16> {
 }
 
 #[cfg(test)]
+impl super::Simulation {
+    /// The run's pieces, built and not run: what a unit test of a host or a switch feeds
+    /// inputs to and reads outputs from, without a whole run.
+    pub(crate) fn into_pieces(self) -> Vec<Piece> {
+        self.pieces
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use crate::topology::Cut;
     use crate::{Scenario, Simulation};
