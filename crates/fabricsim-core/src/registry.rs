@@ -209,9 +209,7 @@ macro_rules! tagged_config {
             }
             fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
                 let kinds = vec![$(($module::INFO, $crate::registry::options::inline::<$module::Config>(g))),+];
-                #[allow(unused_mut, unused_assignments)]
-                let mut doc = None;
-                $(doc = Some(&$kind);)?
+                let doc: Option<&$crate::registry::options::KindDoc> = None $(.or(Some(&$kind)))?;
                 $crate::registry::options::tagged(kinds, &[$default $(, $implied)?], doc)
             }
         }
@@ -279,7 +277,7 @@ macro_rules! named_kinds {
                 stringify!($Enum).into()
             }
             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                $crate::registry::options::names(Self::KINDS, &[])
+                $crate::registry::options::names(Self::KINDS)
             }
         }
 

@@ -362,7 +362,7 @@ impl<T: schemars::JsonSchema> schemars::JsonSchema for AutoOr<T> {
         format!("AutoOr_{}", T::schema_name()).into()
     }
     fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({ "anyOf": [{ "const": "auto" }, g.subschema_for::<T>()] })
+        keyword_or_schema::<T>(g, "auto")
     }
 }
 
@@ -397,6 +397,12 @@ pub fn keyword_or<'de, D: Deserializer<'de>, T>(
         Raw::Text(t) => parse(&t).map(Some).map_err(|e| serde::de::Error::custom(format!("{e}, or \"{keyword}\""))),
         Raw::Other(v) => Err(serde::de::Error::custom(format!("expected \"{keyword}\" or {expected}, got {v}"))),
     }
+}
+
+/// The schema of a value that is either `keyword` or a `T` (what [`keyword_or`] and [`AutoOr`]
+/// read).
+pub fn keyword_or_schema<T: schemars::JsonSchema>(g: &mut schemars::SchemaGenerator, keyword: &str) -> schemars::Schema {
+    schemars::json_schema!({ "anyOf": [{ "const": keyword }, g.subschema_for::<T>()] })
 }
 
 #[cfg(test)]

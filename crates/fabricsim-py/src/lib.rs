@@ -55,8 +55,12 @@ impl Parsed {
 }
 
 fn used() -> PyErr {
-    const TEXT: &str = "this parsed scenario was used up by the simulation built from it (parse it again)";
-    Python::attach(|py| package_error(py, "InternalError", (TEXT,), || PyRuntimeError::new_err(TEXT)))
+    internal_error("this parsed scenario was used up by the simulation built from it (parse it again)")
+}
+
+/// `fabricsim.errors.InternalError` saying `text`: a call on an object past its use.
+fn internal_error(text: &'static str) -> PyErr {
+    Python::attach(|py| package_error(py, "InternalError", (text,), || PyRuntimeError::new_err(text)))
 }
 
 #[pymethods]
@@ -93,8 +97,7 @@ impl Simulation {
 }
 
 fn taken() -> PyErr {
-    const TEXT: &str = "this simulation's results were taken: it no longer exists (build a new one)";
-    Python::attach(|py| package_error(py, "InternalError", (TEXT,), || PyRuntimeError::new_err(TEXT)))
+    internal_error("this simulation's results were taken: it no longer exists (build a new one)")
 }
 
 #[pymethods]
@@ -299,9 +302,7 @@ fn quantity(kind: &str, text: &str) -> PyResult<u64> {
 /// Checks a scenario without running it; returns it with every default filled in (JSON).
 #[pyfunction]
 fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
-    let scenario = parse(py, scenario_json)?;
-    fabricsim_core::check(&scenario).map_err(|e| scenario_error(py, e))?;
-    Ok(scenario.filled().to_json())
+    Parsed::new(py, scenario_json)?.validate(py)
 }
 
 /// A scenario's warnings, expected events and memory estimate from one survey (its jobs' messages
@@ -312,8 +313,7 @@ fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (scenario_json, columns = None))]
 fn survey(py: Python<'_>, scenario_json: &str, columns: Option<Vec<String>>) -> PyResult<(Vec<String>, u64, u64)> {
-    let scenario = parse(py, scenario_json)?.keeping(keep_of(py, columns)?);
-    fabricsim_core::survey(&scenario).map_err(|e| scenario_error(py, e))
+    Parsed::new(py, scenario_json)?.survey(py, columns)
 }
 
 /// The flows table's columns `columns` names (all if None); an unknown name raises

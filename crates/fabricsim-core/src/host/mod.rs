@@ -61,7 +61,7 @@ impl schemars::JsonSchema for WindowSize {
         "WindowSize".into()
     }
     fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::registry::options::keyword_or::<SizeOrBdp>(g, "auto")
+        crate::units::keyword_or_schema::<SizeOrBdp>(g, "auto")
     }
 }
 impl<'de> Deserialize<'de> for WindowSize {
@@ -90,7 +90,7 @@ impl schemars::JsonSchema for RtoSetting {
         "RtoSetting".into()
     }
     fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::registry::options::keyword_or::<Duration>(g, "adaptive")
+        crate::units::keyword_or_schema::<Duration>(g, "adaptive")
     }
 }
 impl<'de> Deserialize<'de> for RtoSetting {

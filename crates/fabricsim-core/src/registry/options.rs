@@ -52,10 +52,8 @@ fn prose(doc: &str) -> String {
 /// The parameters `T` declares, in its order: each field's name, its doc comment and its
 /// example (a field a scenario must give has one; one it may leave out has none).
 pub fn params_of<T: JsonSchema>() -> Vec<Param> {
-    let mut g = SchemaGenerator::default();
-    let root = T::json_schema(&mut g);
-    let v = resolve(root.as_value(), g.definitions()).unwrap_or(root.as_value());
-    let Some(props) = v.get("properties").and_then(Value::as_object) else {
+    let root = inline::<T>(&mut SchemaGenerator::default());
+    let Some(props) = root.as_value().get("properties").and_then(Value::as_object) else {
         return Vec::new();
     };
     props
@@ -113,19 +111,9 @@ pub fn tagged(kinds: Vec<(AlgorithmInfo, Schema)>, optional: &[&str], kind: Opti
 
 /// The schema of a name among `names` (a plain-named kind: `cc = "dctcp"`), each described by
 /// its summary.
-pub fn names(names: &[AlgorithmInfo], extra: &[(&str, &str)]) -> Schema {
-    let one: Vec<Value> = names
-        .iter()
-        .map(|a| (a.name, a.summary))
-        .chain(extra.iter().copied())
-        .map(|(name, summary)| serde_json::json!({ "const": name, "description": summary }))
-        .collect();
+pub fn names(names: &[AlgorithmInfo]) -> Schema {
+    let one: Vec<Value> = names.iter().map(|a| serde_json::json!({ "const": a.name, "description": a.summary })).collect();
     schemars::json_schema!({ "type": "string", "oneOf": one })
-}
-
-/// The schema of a value that is either the keyword `word` or a `T`.
-pub fn keyword_or<T: JsonSchema>(g: &mut SchemaGenerator, word: &str) -> Schema {
-    schemars::json_schema!({ "anyOf": [{ "const": word }, g.subschema_for::<T>()] })
 }
 
 /// The schema of a whole scenario, as an editor reads it (`fabricsim schema`).

@@ -97,7 +97,7 @@ impl schemars::JsonSchema for RoutingConfig {
         "RoutingConfig".into()
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let rule = crate::registry::options::names(RULES, &[]);
+        let rule = crate::registry::options::names(RULES);
         schemars::json_schema!({ "anyOf": [rule, { "type": "array", "items": rule }] })
     }
 }

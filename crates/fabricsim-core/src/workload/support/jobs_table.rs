@@ -175,7 +175,8 @@ impl schemars::JsonSchema for AlgorithmChoice {
         "AlgorithmChoice".into()
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::registry::options::names(AlgorithmKind::KINDS, &[("auto", "what NCCL's tuner picks")])
+        let kinds: Vec<_> = AlgorithmKind::KINDS.iter().copied().chain([tuner::INFO]).collect();
+        crate::registry::options::names(&kinds)
     }
 }
 impl<'de> Deserialize<'de> for AlgorithmChoice {
