@@ -111,49 +111,16 @@ def render_table(table: str, table_kinds: list[Kind]) -> str:
     return "\n".join(lines)
 
 
-#: The fields whose values are registered names: (section, field, registry category, names
-#: allowed beside the registered ones). Their "type" cell lists the names, generated, so that a
-#: new cc, transport, topology or collective reaches the page without editing it by hand.
-ALLOWED = [
-    ("[topology]", "kind", "topology", ()),
-    ("[transport]", "kind", "transport", ()),
-    ("[transport]", "loss_detection", "loss_detection", ("rto",)),
-    ("[transport]", "cc", "cc", ()),
-    ("[[jobs]]", "algorithm", "collective", ()),
-]
-
-
-def allowed_cell(category: str, extra: tuple[str, ...], registry: list[tuple[str, str, str, str]] | None = None) -> str:
-    """The names a field takes, as its "type" cell writes them: `"a"`, `"b"` or `"c"`."""
-    names = [*extra, *(name for c, name, _, _ in (registry if registry is not None else _core.registry()) if c == category)]
-    quoted = [f'`"{n}"`' for n in dict.fromkeys(names)]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-
-
-def render_allowed(page: str, registry: list[tuple[str, str, str, str]] | None = None) -> str:
-    """The page with each :data:`ALLOWED` field's "type" cell listing the registered names."""
-    for section, name, category, extra in ALLOWED:
-        head, body = page.split(f"## `{section}`", 1)
-        body, sep, tail = body.partition("\n## ")
-        lines = body.split("\n")
-        i = next(k for k, line in enumerate(lines) if line.startswith(f"| `{name}` |"))
-        cells = lines[i].split(" | ")
-        cells[1] = allowed_cell(category, extra, registry)
-        lines[i] = " | ".join(cells)
-        page = head + f"## `{section}`" + "\n".join(lines) + sep + tail
-    return page
-
-
-def render(page: str, tables: dict[str, list[Kind]] | None = None, registry: list[tuple[str, str, str, str]] | None = None) -> str:
+def render(page: str, tables: dict[str, list[Kind]] | None = None) -> str:
     """The page with every generated block replaced (`tables`: the kinds to write, by table;
-    the core's by default) and every allowed-names cell listing the registry (`registry`: the
-    core's by default)."""
+    the core's by default). The fields whose values are registered names (`cc`, `[topology]
+    kind`, ...) list them in their rows, which tools/gen_fields_doc.py writes from the schema."""
     for table in TABLES:
         table_kinds = tables[table] if tables is not None and table in tables else kinds(table)
         head, rest = page.split(begin(table), 1)
         _, tail = rest.split(end(table), 1)
         page = head + render_table(table, table_kinds) + tail
-    return render_allowed(page, registry)
+    return page
 
 
 if __name__ == "__main__":
