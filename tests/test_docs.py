@@ -304,7 +304,8 @@ def test_the_step_cutting_table_and_the_least_time_are_what_the_estimate_says():
 def test_the_8192_gpu_step_s_estimate_is_what_scenario_md_says():
     """docs/scenario.md's memory estimates of the 8 192-GPU Llama 3 405B step (what
     `stop.max_memory` it needs with every flows column, and with the six `fabricsim run`
-    keeps), from the survey itself (a few seconds each, under 100 MB)."""
+    keeps), and docs/scale.md's row of it, from the survey itself (a few seconds each, under
+    100 MB)."""
     from fabricsim.cli.common import SUMMARY_FLOW_COLUMNS
 
     step = _llama("llama3-405b", 8192, {"tp": 8, "pp": 16, "dp": 64, "micro_batches": 16}).set("topology.radix", 128)
@@ -312,9 +313,56 @@ def test_the_8192_gpu_step_s_estimate_is_what_scenario_md_says():
     _, memory = step.set("stop.max_memory", "64GiB").estimate()
     said = f"radix 128: {memory / 2**30:.1f} GiB with every column of the flows table"
     assert said in page, said
-    _, six = step.set("stop.max_memory", "64GiB").estimate(SUMMARY_FLOW_COLUMNS)
+    events, six = step.set("stop.max_memory", "64GiB").estimate(SUMMARY_FLOW_COLUMNS)
     said = f"{six / 2**30:.1f} GiB with the six columns `fabricsim run` keeps"
     assert said in page, said
+    said = f"| 8 192 (64, 2 tiers) | {events / 1e9:.1f} G | {six / 2**30:.1f} GiB |"
+    assert said in (ROOT / "docs" / "scale.md").read_text(), said
+
+
+def test_the_scale_pages_figures_that_do_not_depend_on_the_machine_are_the_cores():
+    """docs/scale.md's events and memory of the 1 024- and 8 192-GPU Llama 3 405B steps (their
+    survey with the six columns `fabricsim run` keeps), and the 256-GPU GPT-3 XL step's events and
+    step times under each packet size and with two iterations (four runs, about 25 s on two
+    threads). Its walls, peaks and the larger steps' surveys are measurements, with commands."""
+    import fabricsim
+    from fabricsim.cli.common import SUMMARY_FLOW_COLUMNS
+
+    page = (ROOT / "docs" / "scale.md").read_text()
+    lines = page.splitlines()
+
+    def row(start: str) -> str:
+        return next(line for line in lines if line.startswith(start))
+
+    # the 8 192-GPU row: test_the_8192_gpu_step_s_estimate_is_what_scenario_md_says
+    step = _llama("llama3-405b", 1024, {"tp": 8, "pp": 16, "dp": 8, "micro_batches": 16}).set("topology.radix", 128)
+    events, memory = step.set("stop.max_memory", "64GiB").estimate(SUMMARY_FLOW_COLUMNS)
+    said = f"| {events / 1e9:.1f} G | {memory / 2**30:.2f} GiB |"
+    assert said in row("| 1 024 ("), said
+
+    base = Scenario.load(ROOT / "scenarios" / "training_dense_256.toml")
+    runs = {}
+    for key, s in (
+        ("4160B", base),
+        ("8256B", base.set("transport.mtu", "8256B")),
+        ("16448B", base.set("transport.mtu", "16448B")),
+        ("twice", base.set("jobs[0].iterations", 2)),
+    ):
+        r = fabricsim.run(s, threads=2, flow_columns=["bytes"])
+        runs[key] = (r.summary["events"], list(r.jobs["jct_ps"]), list(r.jobs["ideal_jct_ps"]))
+    events, (jct,), (ideal,) = runs["4160B"]
+    assert f"| 256 | {events / 1e6:.1f} M | 1 |" in page
+    assert f"| {jct / 1e9:.3f} ms (ideal {ideal / 1e9:.3f} ms) |" in row("| 256 |")
+    assert f"| {events / 1e6:.1f} M |" in row("| the default:") and f"| {jct / 1e9:.3f} ms |" in row("| the default:")
+    for key in ("8256B", "16448B"):
+        e, (j,), _ = runs[key]
+        said = f"| {e / 1e6:.1f} M |"
+        assert said in row(f'| `transport.mtu = "{key}"`'), said
+        said = f"| {j / 1e9:.3f} ms | {(j / jct - 1) * 100:.2f} % |"
+        assert said in row(f'| `transport.mtu = "{key}"`'), said
+    e, its, _ = runs["twice"]
+    assert its == [jct, jct], "the page says the second iteration equals the first to the picosecond"
+    assert f"| {e / 1e6:.1f} M |" in row("| `iterations = 2`")
 
 
 def test_the_estimates_workloads_md_quotes_are_what_compare_says():
