@@ -23,8 +23,8 @@
 //! - [`faults`]: the fault kinds, one file each (`[[faults]]`), their timeline, and what a
 //!   fault leaves on a link's wire.
 //! - [`switch`]: egress ports (queues, RED/ECN, trimming, schedulers), the wires their far
-//!   ends hold, next-hop rules one file each, and the fabric that forwards packets
-//!   (`[switch]`).
+//!   ends hold, a piece's links and the sink a unit writes its outputs to, next-hop rules one
+//!   file each, and the fabric that forwards packets (`[switch]`).
 //! - [`host`]: the NICs (send, receive, RTO), connections, transports and congestion
 //!   controls one file each (`[transport]`).
 //! - [`stats`]: the declared output columns, the tables, the summary, ideal FCT, samples.

@@ -4,8 +4,8 @@
 //! determinism. A *unit* is a host or a switch (node `n` is unit `n + 2`), or one of two global
 //! duties: the fault timeline (unit 0, so its changes take effect before anything else at
 //! that instant) and the recorders (unit 1: samples, trace windows). The event being
-//! processed belongs to one unit ([`EventQueue::set_origin`]), and what it schedules is
-//! numbered by that unit's own counter; a packet's arrival over a link is numbered by the
+//! processed belongs to one unit, and what it schedules is numbered by that unit's own
+//! counter (each call names the unit: [`Origin`]; the queue keeps no current unit); a packet's arrival over a link is numbered by the
 //! sending node and the port, so it does not depend on who scheduled the wire's head event.
 //! No key depends on a global insertion counter: a run cut into pieces that each process
 //! their units' events in key order makes the same decisions (docs/model.md, "Order of
@@ -63,6 +63,24 @@ pub fn start_order(unit: u32, message: u32, part: u32) -> u64 {
 }
 /// Units an order key can tell apart (2^23: 8 M, two duties and the nodes).
 pub const MAX_UNITS: usize = 1 << (64 - UNIT_SHIFT);
+
+/// A unit as a queue numbers what it schedules: the unit and where the queue keeps its
+/// counter (a piece's queue holds only its own units' counters: `topology::Cut`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin {
+    pub unit: u32,
+    pub at: u32,
+}
+
+/// What a unit tells a unit another queue holds (a release notice, a message's progress on a
+/// scale-up network): when it arrives, the order key its sender gave it
+/// ([`EventQueue::next_order`]), and the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Notice {
+    pub at: Time,
+    pub order: u64,
+    pub event: Event,
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -132,9 +150,6 @@ pub struct EventQueue {
     /// Per unit, the index of its counter in `seqs` (a queue holds the counters of its own
     /// units only: `topology::Cut`).
     units: Arc<[u32]>,
-    origin: u32,
-    /// The current unit's counter.
-    at: usize,
     now: Time,
 }
 
@@ -165,8 +180,6 @@ impl EventQueue {
             far: BinaryHeap::new(),
             seqs: vec![COUNTED; 2],
             units: Arc::new([0, 1]),
-            origin: FAULT_UNIT,
-            at: FAULT_UNIT as usize,
             now: 0,
         }
     }
@@ -187,21 +200,10 @@ impl EventQueue {
         self
     }
 
-    /// The unit whose event is being processed (or set up): what it schedules is numbered by
-    /// its own counter.
+    /// Unit `unit` as this queue numbers what it schedules (one of its units, or a duty).
     #[inline]
-    pub fn set_origin(&mut self, unit: u32) {
-        self.origin = unit;
-        self.at = self.units[unit as usize] as usize;
-    }
-
-    /// [`EventQueue::set_origin`] where the caller knows the unit's counter (`at`: its index
-    /// among this queue's units, `topology::Cut`): a wire knows its receiving node's.
-    #[inline]
-    pub fn set_origin_at(&mut self, unit: u32, at: u32) {
-        debug_assert_eq!(self.units[unit as usize], at);
-        self.origin = unit;
-        self.at = at as usize;
+    pub fn origin(&self, unit: u32) -> Origin {
+        Origin { unit, at: self.units[unit as usize] }
     }
 
     /// The time of the event being processed (or last processed).
@@ -210,21 +212,23 @@ impl EventQueue {
         self.now
     }
 
-    /// Schedules `event` at `at`, numbered by the current unit.
+    /// Schedules `event` at `at`, numbered by unit `by` (the unit whose event is being
+    /// processed, or set up).
     #[inline]
-    pub fn schedule(&mut self, at: Time, event: Event) {
-        let order = self.next_order();
+    pub fn schedule(&mut self, by: Origin, at: Time, event: Event) {
+        let order = self.next_order(by);
         self.insert(at, order, event);
     }
 
-    /// The order key the current unit gives its next event, taken now, for an event that
-    /// another queue holds (a notice to a host of another piece, [`EventQueue::schedule_ordered`]).
+    /// The order key unit `by` gives its next event, taken now, for an event that another
+    /// queue holds (a notice to a host of another piece, [`EventQueue::schedule_ordered`]).
     #[inline]
-    pub fn next_order(&mut self) -> u64 {
-        let seq = &mut self.seqs[self.at];
+    pub fn next_order(&mut self, by: Origin) -> u64 {
+        debug_assert_eq!(self.units[by.unit as usize], by.at, "unit {} is counted where its queue keeps it", by.unit);
+        let seq = &mut self.seqs[by.at as usize];
         *seq += 1;
         debug_assert!(*seq < WIRE, "a unit scheduled 2^39 events");
-        (u64::from(self.origin) << UNIT_SHIFT) | *seq
+        (u64::from(by.unit) << UNIT_SHIFT) | *seq
     }
 
     /// Schedules `event` at `at` under an order key another queue's unit took

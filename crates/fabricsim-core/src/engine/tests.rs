@@ -5,10 +5,10 @@ use super::*;
 #[test]
 fn same_time_events_pop_in_insertion_order() {
     let mut q = EventQueue::new();
-    q.schedule(10, Event::Rto(1));
-    q.schedule(5, Event::Rto(2));
-    q.schedule(10, Event::Rto(3));
-    q.schedule(5, Event::Rto(4));
+    q.schedule(q.origin(FAULT_UNIT), 10, Event::Rto(1));
+    q.schedule(q.origin(FAULT_UNIT), 5, Event::Rto(2));
+    q.schedule(q.origin(FAULT_UNIT), 10, Event::Rto(3));
+    q.schedule(q.origin(FAULT_UNIT), 5, Event::Rto(4));
     let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
     assert_eq!(order, vec![(5, Event::Rto(2)), (5, Event::Rto(4)), (10, Event::Rto(1)), (10, Event::Rto(3))]);
     assert_eq!(q.now(), 10);
@@ -19,15 +19,11 @@ fn same_time_events_pop_by_unit_then_by_that_units_count() {
     // the order does not depend on which unit scheduled first: a run cut into pieces
     // interleaves units differently and must decide the same
     let mut q = EventQueue::new().with_nodes(4);
-    q.set_origin(node_unit(3));
-    q.schedule(7, Event::NicWake(3));
-    q.set_origin(node_unit(1));
-    q.schedule(7, Event::NicWake(1));
+    q.schedule(q.origin(node_unit(3)), 7, Event::NicWake(3));
+    q.schedule(q.origin(node_unit(1)), 7, Event::NicWake(1));
     q.schedule_wire(7, Event::PipeArrive(9), node_unit(0), 9);
-    q.set_origin(node_unit(3));
-    q.schedule(7, Event::Rto(3)); // unit 3's count went on from where it was
-    q.set_origin(FAULT_UNIT);
-    q.schedule(7, Event::Faults);
+    q.schedule(q.origin(node_unit(3)), 7, Event::Rto(3)); // unit 3's count went on from where it was
+    q.schedule(q.origin(FAULT_UNIT), 7, Event::Faults);
     let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
     assert_eq!(order, vec![Event::Faults, Event::PipeArrive(9), Event::NicWake(1), Event::NicWake(3), Event::Rto(3)]);
 }
@@ -37,12 +33,12 @@ fn a_bucket_held_open_by_a_far_event_does_not_keep_consumed_events() {
     // one far timer, then a chain of events 1 ps apart scheduled one at a time, each
     // after the previous one was popped and a peek moved on to the timer's bucket
     let mut q = EventQueue::with_horizon(10_000);
-    q.schedule(1_000_000, Event::Rto(0));
-    q.schedule(0, Event::Faults);
+    q.schedule(q.origin(FAULT_UNIT), 1_000_000, Event::Rto(0));
+    q.schedule(q.origin(FAULT_UNIT), 0, Event::Faults);
     for t in 0..100_000 {
         assert_eq!(q.pop(), Some((t, Event::Faults)));
         q.peek();
-        q.schedule(t + 1, Event::Faults);
+        q.schedule(q.origin(FAULT_UNIT), t + 1, Event::Faults);
     }
     assert!(q.current.len() < 1_000, "consumed entries are dropped: {}", q.current.len());
     assert_eq!(q.len(), 2);
@@ -64,7 +60,7 @@ fn matches_a_reference_order_with_near_far_and_same_bucket_events() {
                 _ => rng.below(20_000),
             };
             let at = q.now() + dt;
-            q.schedule(at, Event::Rto(i));
+            q.schedule(q.origin(FAULT_UNIT), at, Event::Rto(i));
             pending.push((at, i));
         } else {
             let (t, e) = q.pop().unwrap();
@@ -93,8 +89,7 @@ fn the_order_keys_bands_hold_the_last_message_and_unit() {
     assert_eq!(MAX_MESSAGES, 1 << 31);
     let unit = (MAX_UNITS - 2) as u32;
     let mut q = EventQueue::new().with_units(vec![0u32; MAX_UNITS].into(), 1);
-    q.set_origin(unit);
-    let counted = q.next_order();
+    let counted = q.next_order(q.origin(unit));
     let start = start_order(unit, last, START_PARTS as u32 - 1);
     assert!(start_order(unit, 0, 0) < start && start < counted, "{start:x} {counted:x}");
     assert!(counted < (u64::from(unit) << UNIT_SHIFT | WIRE));

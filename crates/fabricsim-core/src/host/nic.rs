@@ -6,7 +6,7 @@
 //! (line-rate pacing), and wakes when that packet is out. The receiving side runs the
 //! transport ([`super::connection`]): ACKs, NACKs, Go-back-N NAKs, path-ID loss detection;
 //! the sending side retransmits on NACK and on its retransmission timer (`Rto` events).
-//! Packets leave through the [`Fabric`], which owns the wires.
+//! What a NIC sends, and the timers it sets, it writes to its [`Sink`]: onto its port's wire.
 
 mod deps;
 mod late;
@@ -21,7 +21,7 @@ mod timers;
 use std::sync::Arc;
 
 use crate::engine::rng::Rng;
-use crate::engine::{Event, EventQueue};
+use crate::engine::Event;
 use crate::host::cc::{AckSignal, CongestionControl};
 use crate::host::connection::SendRecord;
 use crate::host::message::{Message, MsgState};
@@ -29,11 +29,10 @@ use crate::host::table::{ConnTable, End};
 use crate::host::{LossDetection, TransportKind, TransportModel};
 use crate::lb::LoadBalancer;
 use crate::packet::{AckExt, DataExt, Kind, Packet};
-use crate::switch::forward::Fabric;
+use crate::switch::links::Sink;
 use crate::time::Time;
 use crate::topology::{Cut, Slots};
 use crate::workload::Deps;
-pub use deps::Notice;
 pub use scale_up::UpPorts;
 use state::HostState;
 
@@ -65,12 +64,12 @@ pub struct Nics {
     waiting: Vec<u32>,
     cfg: TransportModel,
     /// The piece each node belongs to, where it keeps its hosts, and which piece this is:
-    /// only its hosts' events run here; a notice to another piece's host waits in `notices`.
+    /// only its hosts' events run here; a notice to another piece's host waits in the sink's
+    /// links.
     cut: Arc<Cut>,
     me: u16,
     /// Where this piece keeps each of its hosts (the cut's map, read on every packet).
     slot: Slots,
-    pub notices: Vec<Notice>,
     /// The hosts' ports on their servers' scale-up networks.
     pub up: UpPorts,
     scratch: Vec<SendRecord>,
@@ -107,7 +106,6 @@ impl Nics {
             slot: cut.nodes().clone(),
             cut,
             me,
-            notices: Vec::new(),
             up: UpPorts::default(),
             scratch: Vec::new(),
             evs: Vec::new(),
@@ -129,7 +127,7 @@ impl Nics {
     }
 
     /// `ConnStart`: the connection may send.
-    pub fn start(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, conn: u32) {
+    pub fn start(&mut self, out: &mut Sink, now: Time, conn: u32) {
         // the fields apart, not `message_of`: `conns` is borrowed mutably next to the message
         let msg = self.messages[self.conns.message_of(conn) as usize];
         let started = self.conns.start(msg.first..msg.first + msg.count, &msg.spec);
@@ -140,16 +138,16 @@ impl Nics {
             return; // it waits for its pair's message before it (`per_pair`)
         }
         hs.active.push(conn);
-        self.kick(q, fabric, now, src);
+        self.kick(out, now, src);
     }
 
     /// `per_pair`: connection `c` sent its last new packet; the pair's next message, which
     /// waited, starts now.
     #[cold]
-    fn pair_posted(&mut self, q: &mut EventQueue, now: Time, host: u32, c: u32) {
+    fn pair_posted(&mut self, out: &mut Sink, now: Time, host: u32, c: u32) {
         let spec = self.message_of(c).spec;
         if let Some(next) = self.conns.posted(&spec, c) {
-            q.schedule(now, Event::ConnStart(next));
+            out.schedule(now, Event::ConnStart(next));
             self.hosts[self.slot.of(host)].pending += 1;
         }
     }
@@ -158,19 +156,20 @@ impl Nics {
     /// round-robin from the connections whose window allows. A NIC that sends wakes up when
     /// the packet is out to pull the next one (line-rate pacing, no NIC queue).
     #[inline]
-    pub fn kick(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32) {
-        self.kick_on(q, fabric, now, host, fabric.nic_port(host));
+    pub fn kick(&mut self, out: &mut Sink, now: Time, host: u32) {
+        let port = out.links.nic_port(host);
+        self.kick_on(out, now, host, port);
     }
 
-    /// [`Nics::kick`] where the caller knows where the fabric keeps the host's NIC port
+    /// [`Nics::kick`] where the caller knows where the links keep the host's NIC port
     /// (`port`: its `PortFree`).
-    pub fn kick_on(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, port: u32) {
-        if !fabric.is_free(port, now) {
+    pub fn kick_on(&mut self, out: &mut Sink, now: Time, host: u32, port: u32) {
+        if !out.is_free(port, now) {
             return;
         }
-        if fabric.has_control(port) {
-            let pkt = fabric.take_control(port);
-            fabric.send(q, now, port, pkt);
+        if out.port(port).has_control() {
+            let pkt = out.port(port).take_control();
+            out.send(now, port, pkt);
             return;
         }
         let hs = &mut self.hosts[self.slot.of(host)];
@@ -194,16 +193,16 @@ impl Nics {
             conn.tx.paced(now, conn.wire_size(psn), cap);
             if !conn.tx.rto_armed {
                 conn.tx.rto_armed = true;
-                q.schedule(now + conn.tx.rto.rto, Event::Rto(c));
+                out.schedule(now + conn.tx.rto.rto, Event::Rto(c));
             }
             hs.rr = (i + 1) % n;
             hs.counts.data_sent += 1;
             let ends = (conn.spec.src, conn.spec.dst);
             let size = conn.wire_size(psn) as u16;
             let pkt = Packet::data(c, conn.tx.flow, conn.spec.class, psn, ev, ends, size, DataExt { ack_request: ar });
-            fabric.send(q, now, port, pkt);
+            out.send(now, port, pkt);
             if posted {
-                self.pair_posted(q, now, host, c);
+                self.pair_posted(out, now, host, c);
             }
             return;
         }
@@ -211,42 +210,43 @@ impl Nics {
         // finds it window-limited sends nothing and schedules nothing)
         if held < hs.wake {
             hs.wake = held;
-            q.schedule(held, Event::NicWake(host));
+            out.schedule(held, Event::NicWake(host));
         }
     }
 
     /// `NicWake`: a connection's pacing gap has passed.
-    pub fn wake(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32) {
+    pub fn wake(&mut self, out: &mut Sink, now: Time, host: u32) {
         let hs = &mut self.hosts[self.slot.of(host)];
         if now >= hs.wake {
             hs.wake = Time::MAX;
         }
-        self.kick(q, fabric, now, host);
+        self.kick(out, now, host);
     }
 
     /// Queues an ACK or NACK at `host`'s NIC (control class, never limited at the host).
     #[inline]
-    fn send_control(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
-        fabric.push_control(fabric.nic_port(host), packet);
-        self.kick(q, fabric, now, host);
+    fn send_control(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
+        let at = out.links.nic_port(host);
+        out.port(at).push_control(packet);
+        self.kick(out, now, host);
     }
 
     /// A packet reached `host`: data for the receiving half it keeps, an ACK, NACK or CNP for
     /// the sending half.
-    pub fn receive(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
+    pub fn receive(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
         match packet.kind {
-            Kind::Data => self.receive_data(q, fabric, now, host, packet),
-            _ => self.receive_control(q, fabric, now, host, packet),
+            Kind::Data => self.receive_data(out, now, host, packet),
+            _ => self.receive_control(out, now, host, packet),
         }
     }
 
     /// A data packet (or its trimmed header) reached its receiver `host`.
-    fn receive_data(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
+    fn receive_data(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
         let c = packet.conn;
         let mi = self.conns.message_of(c) as usize;
         // the fields apart: `conns` is borrowed mutably next to the message
         let Some(half) = self.conns.receiver(c, &self.messages[mi].spec) else {
-            self.receive_late_data(q, fabric, now, host, packet);
+            self.receive_late_data(out, now, host, packet);
             return;
         };
         let header = self.cfg.header as u16;
@@ -256,7 +256,7 @@ impl Nics {
             self.hosts[self.slot.of(host)].counts.headers_delivered += 1;
             if let Some(psn) = transport.on_trimmed(&mut half.rx, packet.psn) {
                 let nack = Packet { psn, ..reply(Kind::Nack) };
-                self.send_control(q, fabric, now, host, nack);
+                self.send_control(out, now, host, nack);
             }
             return;
         }
@@ -264,8 +264,8 @@ impl Nics {
         if packet.ecn && self.cfg.cc.sends_cnps() {
             if let Some(window_end) = half.rx.cnp.on_marked(now) {
                 half.stats.cnps += 1;
-                q.schedule(window_end, Event::CnpTimer(c));
-                self.send_control(q, fabric, now, host, reply(Kind::Cnp));
+                out.schedule(window_end, Event::CnpTimer(c));
+                self.send_control(out, now, host, reply(Kind::Cnp));
             }
         }
         let half = self.conns.receiver_live(c);
@@ -280,7 +280,7 @@ impl Nics {
         }
         if let Some(e) = arrival.nak {
             let nak = Packet { psn: e, ..reply(Kind::Nack) };
-            self.send_control(q, fabric, now, host, nak);
+            self.send_control(out, now, host, nak);
         }
         if self.cfg.loss_detection == LossDetection::PathId {
             let half = self.conns.receiver_live(c);
@@ -289,7 +289,7 @@ impl Nics {
             half.stats.fast_nacks += self.scratch_psn.len() as u64;
             for i in 0..self.scratch_psn.len() {
                 let nack = Packet { psn: self.scratch_psn[i], ..reply(Kind::Nack) };
-                self.send_control(q, fabric, now, host, nack);
+                self.send_control(out, now, host, nack);
             }
         }
         if arrival.completed {
@@ -299,7 +299,7 @@ impl Nics {
                 self.hosts[self.slot.of(host)].done += 1;
                 self.report(mi, now);
                 if !self.dependents.is_empty() {
-                    self.completed(q, now, host, mi);
+                    self.completed(out, now, host, mi);
                 }
             }
         }
@@ -307,7 +307,7 @@ impl Nics {
             let gbn = transport == TransportKind::Gbn;
             let (cum, sack) = self.conns.receiver_live(c).rx.ack_fields(packet.psn, gbn);
             let ack = packet.ack(host, header, (cum, sack));
-            self.send_control(q, fabric, now, host, ack);
+            self.send_control(out, now, host, ack);
         }
         if arrival.completed {
             self.conns.finish_receiver(c);
@@ -315,10 +315,10 @@ impl Nics {
     }
 
     /// An ACK, NACK or CNP reached its sender `host`.
-    fn receive_control(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
+    fn receive_control(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
         let c = packet.conn;
         let Some(conn) = self.conns.sender(c) else {
-            self.receive_late_control(q, fabric, now, host, packet);
+            self.receive_late_control(out, now, host, packet);
             return;
         };
         match packet.kind {
@@ -357,27 +357,27 @@ impl Nics {
                     self.hosts[self.slot.of(host)].active.retain(|&x| x != c);
                     if let Some(next) = self.conns.finish_sender(c) {
                         // the pair's next message, which waited for this one (`per_pair`)
-                        q.schedule(now, Event::ConnStart(next));
+                        out.schedule(now, Event::ConnStart(next));
                         self.hosts[self.slot.of(host)].pending += 1;
                     }
                     let mi = self.conns.message_of(c) as usize;
                     let m = &mut self.states[self.conns.msg_at(mi, End::Tx)];
                     m.acked += 1;
                     if m.acked == self.messages[mi].count && !self.dependents.is_empty() {
-                        self.acknowledged(q, now, host, mi);
+                        self.acknowledged(out, now, host, mi);
                     }
                 } else if shared {
                     let spec = self.conns.sender_live(c).spec;
                     self.conns.share_window(&spec);
                 }
-                self.kick(q, fabric, now, host);
+                self.kick(out, now, host);
             }
             Kind::Cnp => {
                 if let Some(at) = conn.tx.window.on_cnp(now) {
-                    q.schedule(at, Event::CcTimer(c));
+                    out.schedule(at, Event::CcTimer(c));
                 }
                 conn.tx.repace(self.cfg.rate_cap);
-                self.kick(q, fabric, now, host);
+                self.kick(out, now, host);
             }
             Kind::Nack => {
                 let lost = self.cfg.kind.on_nack(conn, packet.psn);
@@ -389,7 +389,7 @@ impl Nics {
                     let spec = conn.spec;
                     self.conns.share_window(&spec);
                 }
-                self.kick(q, fabric, now, host);
+                self.kick(out, now, host);
             }
             Kind::Data => unreachable!("data goes to the receiving half"),
         }

@@ -11,6 +11,7 @@
 //! handed to the host ([`Nics`]). The queue holds at most one wake-up per port and one
 //! pipe-head event per link.
 
+mod duties;
 mod parallel;
 pub(crate) mod piece;
 mod results;
@@ -24,11 +25,9 @@ use std::time::Instant;
 
 use crate::budget;
 use crate::engine::rng::{Rng, Stream};
-use crate::engine::watchdog::Activity;
 use crate::engine::watchdog::Watchdog;
 use crate::engine::{Event, EventQueue, Status, FAULT_UNIT, RECORD_UNIT};
 use crate::error::ScenarioError;
-use crate::faults::link::Change;
 use crate::faults::{self, Timeline};
 use crate::host::cc::CcContext;
 use crate::host::factory::ConnFactory;
@@ -39,9 +38,10 @@ use crate::scenario::{Model, Scenario};
 use crate::stats::sampler::Sampler;
 use crate::stats::RunResult;
 use crate::switch::forward::Fabric;
-use crate::switch::{EgressPort, Overflow};
+use crate::switch::links::Links;
+use crate::switch::Overflow;
 use crate::time::{serialization, Time};
-use crate::topology::{Cut, Restriction, Routes, Topology};
+use crate::topology::{Cut, Routes, Topology};
 use piece::{partition, Pause, Piece};
 
 /// A fabric, its workload and the clock.
@@ -223,20 +223,20 @@ impl Simulation {
             let mut queue = EventQueue::with_horizon(hop + hop / 8).with_units(cut.units().clone(), units);
             if me == 0 {
                 for &(unit, at, event) in &duties {
-                    queue.set_origin(unit);
-                    queue.schedule(at, event);
+                    queue.schedule(queue.origin(unit), at, event);
                 }
             }
             let conns =
                 ConnTable::new(factory.clone(), model.transport.cc.sends_cnps(), layout.catalog.clone(), me as u16, &layout.bytes[me]);
-            let fabric = Fabric::piece(topo.clone(), model.switch.clone(), model.seed, cut.clone(), me as u16);
+            let mut links = Links::piece(topo.clone(), model.switch.classes as usize, model.seed, cut.clone(), me as u16);
+            let fabric = Fabric::piece(topo.clone(), model.switch.clone(), model.seed, cut.clone(), me as u16, &links);
             let hosts = (&rngs[..], &layout.incoming[..]);
             let piece = (cut.clone(), me as u16);
             let mut nics = Nics::new(model.transport.clone(), conns, messages.clone(), hosts, layout.messages[me], piece);
             nics.up = UpPorts::new(model.topo.scale_up(), share.hosts as usize);
-            nics.schedule_starts(&mut queue, &model.deps, dependents.clone());
+            nics.schedule_starts(&mut queue, &mut links, &model.deps, dependents.clone());
             let hosts = (0..topo.hosts()).filter(|&h| nics.is_home(h)).collect();
-            built.push(Piece { queue, fabric, nics, counted: 0, ran: 0, hosts });
+            built.push(Piece { queue, links, fabric, nics, counted: 0, ran: 0, hosts });
         }
         // what each message waits for is read by nothing once the pieces hold their counts and
         // the reverse lists (the jobs' bounds were computed at resolve): about 17 bytes a
@@ -394,83 +394,6 @@ impl Simulation {
         piece.counted = reported;
     }
 
-    /// Runs one of the duties of the whole run (`by`: its unit), which wait in the first
-    /// piece's queue.
-    #[cold]
-    fn run_duty(&mut self, now: Time, event: Event, by: u32) {
-        let [first, ..] = &mut self.pieces[..] else { return };
-        first.queue.set_origin(by);
-        debug_assert_eq!(self.duty_times.peek(), Some(&Reverse(now)));
-        self.duty_times.pop();
-        match event {
-            Event::Watch => {
-                let a = self.pieces.iter().fold(Activity::default(), |a, p| a + p.nics.activity());
-                // a session with every message done waits for the next: nothing stalled
-                let idle = self.open.is_some() && self.done == self.flow_count();
-                let pending = a.starts_pending() || self.faults.next_time().is_some() || idle;
-                if self.watchdog.stalled(now, a.progress, pending) {
-                    self.stop_at = 0;
-                } else if self.pieces.iter().any(|p| !p.queue.is_empty()) {
-                    self.schedule_duty(now + self.watchdog.every(), Event::Watch);
-                } else if let Some(open) = &mut self.open {
-                    open.watching = false; // until a message is sent
-                }
-            }
-            Event::Faults => {
-                let (pieces, cut, excluded) = (&mut self.pieces, &self.cut, &mut self.excluded);
-                let mut converged = false;
-                self.faults.fire(now, |ports, change| {
-                    pieces.iter_mut().for_each(|p| p.fabric.apply(ports, change));
-                    if change == Change::Converge {
-                        // routing adopts the link's state of this moment
-                        excluded.resize(pieces[0].fabric.topology().ports.len(), false);
-                        converged = true;
-                        for port in ports {
-                            excluded[port as usize] = port_of(pieces, cut, port).fault.as_ref().is_some_and(|f| f.down);
-                        }
-                    }
-                });
-                if converged {
-                    self.restrict();
-                }
-                if let Some(at) = self.faults.next_time() {
-                    self.schedule_duty(at, Event::Faults);
-                }
-            }
-            Event::Sample => {
-                if let Some(s) = self.sampler.as_mut() {
-                    let (pieces, cut) = (&self.pieces, &self.cut);
-                    s.sample(now, |port| port_of(pieces, cut, port));
-                    let at = now + s.every;
-                    self.schedule_duty(at, Event::Sample);
-                }
-            }
-            Event::Window => {
-                let slot = usize::from(self.window_bytes[0].is_some());
-                self.window_bytes[slot] = Some(self.trace_delivered());
-            }
-            _ => unreachable!("{event:?} is a host's or a switch's"),
-        }
-        debug_assert_eq!(by, if event == Event::Faults { FAULT_UNIT } else { RECORD_UNIT }, "{event:?}");
-    }
-
-    /// Routing adopts the links it excludes now: what each table entry's group may still use,
-    /// computed once for the run and shared by the pieces.
-    fn restrict(&mut self) {
-        let topo = &self.model.topo;
-        let r = if self.excluded.iter().any(|&x| x) { topo.tables.restrict(&topo.ports, &self.excluded) } else { Restriction::default() };
-        let r = Arc::new(r);
-        for p in &mut self.pieces {
-            p.fabric.restrict(r.clone());
-        }
-    }
-
-    /// Schedules a duty of the whole run at `at`, numbered by the duty being run.
-    fn schedule_duty(&mut self, at: Time, event: Event) {
-        self.pieces[0].queue.schedule(at, event);
-        self.duty_times.push(Reverse(at));
-    }
-
     /// The last instant an event may run at: the time guard's, or the end of the instant in
     /// which the run finished.
     fn horizon(&self) -> Time {
@@ -489,10 +412,4 @@ impl Simulation {
             Some(_) => Status::TimeLimit,
         }
     }
-}
-
-/// Egress port `port` as the piece of its sending node holds it.
-fn port_of<'a>(pieces: &'a [Piece], cut: &Cut, port: u32) -> &'a EgressPort {
-    let from = pieces[0].fabric.topology().ports[port as usize].from;
-    pieces[usize::from(cut.home(from))].fabric.port(port)
 }

@@ -14,11 +14,12 @@
 //! in one piece or many.
 
 use crate::budget;
-use crate::engine::{node_unit, Event, EventQueue};
-use crate::host::nic::{Nics, Notice};
+use crate::engine::{node_unit, Event, EventQueue, Notice, Origin};
+use crate::host::nic::Nics;
 use crate::packet::{Kind, Packet};
 use crate::scenario::Model;
 use crate::switch::forward::Fabric;
+use crate::switch::links::{Links, Sink};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
 
@@ -33,6 +34,8 @@ pub(crate) struct Mail {
 /// Hosts and switches with their state and their events.
 pub(crate) struct Piece {
     pub queue: EventQueue,
+    /// Its ports and wires, and what it hands other pieces.
+    pub links: Links,
     pub fabric: Fabric,
     pub nics: Nics,
     /// Completions the driver has counted of this piece's.
@@ -89,8 +92,8 @@ impl Piece {
             // start loading what the next event reads so that its cache miss overlaps this
             // event's work: the large runs are memory-bound
             match self.queue.peek_drained() {
-                Some(Event::PipeArrive(p)) => self.fabric.prefetch(p),
-                Some(Event::PortFree(p)) => self.fabric.prefetch_out(p),
+                Some(Event::PipeArrive(p)) => self.links.prefetch(p),
+                Some(Event::PortFree(p)) => self.links.prefetch_out(p),
                 _ => {}
             }
             debug_assert_eq!(self.unit_of(event, by), self.owner_of(event), "{event:?} scheduled by unit {by}");
@@ -112,7 +115,7 @@ impl Piece {
     #[inline]
     pub fn unit_of(&self, event: Event, by: u32) -> u32 {
         match event {
-            Event::PipeArrive(w) => node_unit(self.fabric.wire_at(w).to),
+            Event::PipeArrive(w) => node_unit(self.links.wire_at(w).to),
             Event::Release(m) | Event::UpAck(m) => node_unit(self.nics.messages()[m as usize].spec.src),
             Event::UpArrive(m) => node_unit(self.nics.messages()[m as usize].spec.dst),
             _ => by,
@@ -122,8 +125,8 @@ impl Piece {
     /// The unit that owns `event`'s state, found the long way (for the debug check).
     pub fn owner_of(&self, event: Event) -> u32 {
         match event {
-            Event::PortFree(at) => node_unit(self.fabric.topology().ports[self.fabric.port_at(at).id as usize].from),
-            Event::PipeArrive(w) => node_unit(self.fabric.topology().ports[self.fabric.wire_at(w).id() as usize].to),
+            Event::PortFree(at) => node_unit(self.fabric.topology().ports[self.links.port_at(at).id as usize].from),
+            Event::PipeArrive(w) => node_unit(self.fabric.topology().ports[self.links.wire_at(w).id() as usize].to),
             Event::ConnStart(c) | Event::Rto(c) | Event::CcTimer(c) => node_unit(self.nics.ends(c).0),
             Event::CnpTimer(c) => node_unit(self.nics.ends(c).1),
             Event::Release(m) | Event::UpSend(m) | Event::UpAck(m) | Event::Computed(m) => {
@@ -147,44 +150,48 @@ impl Piece {
         if let Event::PipeArrive(p) = event {
             // the node and the packet apart: an `Option<(node, packet)>` was copied through
             // the stack at an offset of 4 bytes, and the next reads of it stalled
-            let w = self.fabric.wire_at(p);
+            let w = self.links.wire_at(p);
             let (node, at) = (w.to, w.to_at);
-            let pkt = self.fabric.arrive(q, p);
-            q.set_origin_at(node_unit(node), at);
+            let pkt = self.links.arrive(q, p);
+            let out = &mut Sink::new(q, &mut self.links, Origin { unit: node_unit(node), at });
             if self.fabric.is_host(node) {
-                self.nics.receive(q, &mut self.fabric, now, node, pkt);
+                self.nics.receive(out, now, node, pkt);
             } else {
-                self.fabric.forward(q, now, node, at, pkt);
+                self.fabric.forward(out, now, node, at, pkt);
             }
             return;
         }
         // the next most common (its port knows its node's counter)
         if let Event::PortFree(p) = event {
-            q.set_origin_at(by, self.fabric.port_at(p).from_at);
-            self.fabric.on_port_free(p);
-            match self.fabric.nic_of(p) {
-                Some(host) => self.nics.kick_on(q, &mut self.fabric, now, host, p),
-                None => self.fabric.switch_next(q, now, p),
+            let port = self.links.port_at(p);
+            let (me, host) = (Origin { unit: by, at: port.from_at }, self.links.nic_of(p));
+            self.links.on_port_free(p);
+            let out = &mut Sink::new(q, &mut self.links, me);
+            match host {
+                Some(host) => self.nics.kick_on(out, now, host, p),
+                None => self.fabric.switch_next(out, now, p),
             }
             return;
         }
-        q.set_origin(match event {
+        let unit = match event {
             Event::Release(m) | Event::UpAck(m) => node_unit(self.nics.messages()[m as usize].spec.src),
             Event::UpArrive(m) => node_unit(self.nics.messages()[m as usize].spec.dst),
             _ => by,
-        });
+        };
+        let me = q.origin(unit);
+        let out = &mut Sink::new(q, &mut self.links, me);
         match event {
-            Event::ConnStart(c) => self.nics.start(q, &mut self.fabric, now, c),
-            Event::Release(m) => self.nics.on_release(q, now, m),
-            Event::NicWake(h) => self.nics.wake(q, &mut self.fabric, now, h),
-            Event::CcTimer(c) => self.nics.on_cc_timer(q, &mut self.fabric, now, c),
-            Event::CnpTimer(c) => self.nics.on_cnp_timer(q, &mut self.fabric, now, c),
-            Event::Rto(c) => self.nics.on_rto(q, &mut self.fabric, now, c),
-            Event::UpSend(m) => self.nics.up_send(q, now, m),
-            Event::UpArrive(m) => self.nics.up_arrive(q, now, m),
-            Event::UpDone(m) => self.nics.up_done(q, now, m),
-            Event::UpAck(m) => self.nics.up_ack(q, now, m),
-            Event::Computed(m) => self.nics.computed(q, now, m),
+            Event::ConnStart(c) => self.nics.start(out, now, c),
+            Event::Release(m) => self.nics.on_release(out, now, m),
+            Event::NicWake(h) => self.nics.wake(out, now, h),
+            Event::CcTimer(c) => self.nics.on_cc_timer(out, now, c),
+            Event::CnpTimer(c) => self.nics.on_cnp_timer(out, now, c),
+            Event::Rto(c) => self.nics.on_rto(out, now, c),
+            Event::UpSend(m) => self.nics.up_send(out, now, m),
+            Event::UpArrive(m) => self.nics.up_arrive(out, now, m),
+            Event::UpDone(m) => self.nics.up_done(out, now, m),
+            Event::UpAck(m) => self.nics.up_ack(out, now, m),
+            Event::Computed(m) => self.nics.computed(out, now, m),
             Event::PipeArrive(_) | Event::PortFree(_) => unreachable!("taken above"),
             Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
         }
@@ -217,7 +224,7 @@ impl Piece {
                 continue;
             }
             let down = topo.tables.into_host(host);
-            let on_wire: u64 = self.fabric.wire(down).packets().filter(|(_, p)| p.kind == Kind::Data).map(|(_, p)| u64::from(p.size)).sum();
+            let on_wire: u64 = self.links.wire(down).packets().filter(|(_, p)| p.kind == Kind::Data).map(|(_, p)| u64::from(p.size)).sum();
             if missing > on_wire {
                 let link = &topo.ports[down as usize];
                 bound = bound.max(now + serialization(missing - on_wire, link.rate) + link.delay);
@@ -229,32 +236,32 @@ impl Piece {
     /// Whether this piece put something in its outboxes.
     #[inline]
     pub fn has_outgoing(&self) -> bool {
-        !self.fabric.outbox.is_empty() || !self.nics.notices.is_empty()
+        self.links.has_outgoing()
     }
 
     /// Empties this piece's outboxes into `mail[to]`, the mail for the piece each item is for
     /// (`home`: the piece of each node): a packet for its wire's far end, a notice for the
     /// host its event belongs to ([`Piece::unit_of`]).
     pub fn post<M: std::ops::DerefMut<Target = Mail>>(&mut self, home: &[u16], mail: &mut [M]) {
-        let mut packets = std::mem::take(&mut self.fabric.outbox);
+        let mut packets = std::mem::take(&mut self.links.outbox);
         for (port, at, pkt) in packets.drain(..) {
             let to = self.fabric.topology().ports[port as usize].to;
             mail[usize::from(home[to as usize])].packets.push((port, at, pkt));
         }
-        self.fabric.outbox = packets;
-        let mut notices = std::mem::take(&mut self.nics.notices);
+        self.links.outbox = packets;
+        let mut notices = std::mem::take(&mut self.links.notices);
         for notice in notices.drain(..) {
             let host = self.unit_of(notice.event, 0) - node_unit(0);
             mail[usize::from(home[host as usize])].notices.push(notice);
         }
-        self.nics.notices = notices;
+        self.links.notices = notices;
     }
 
     /// Takes `mail` another piece posted for this one: packets onto its wires, notices into
     /// its queue.
     pub fn take(&mut self, mail: &mut Mail) {
         for (port, at, pkt) in mail.packets.drain(..) {
-            self.fabric.accept(&mut self.queue, port, at, pkt);
+            self.links.accept(&mut self.queue, port, at, pkt);
         }
         for notice in mail.notices.drain(..) {
             self.queue.schedule_ordered(notice.at, notice.order, notice.event);
@@ -373,7 +380,7 @@ mod tests {
             let mut all = (0, 0, 0, 0);
             for (me, piece) in sim.pieces.iter().enumerate() {
                 let share = cut.share(me as u16);
-                let (ports, wires, switches) = piece.fabric.held();
+                let (ports, wires, switches) = (piece.links.ports().len(), piece.links.wires().len(), piece.fabric.held());
                 assert_eq!((ports, wires, switches), (share.ports as usize, share.wires as usize, share.switches as usize));
                 assert_eq!(piece.nics.held(), share.hosts as usize);
                 assert_eq!(piece.hosts.len(), share.hosts as usize);

@@ -6,7 +6,8 @@ use crate::engine::watchdog::Activity;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::{port_of, Simulation};
+use super::duties::port_of;
+use super::Simulation;
 use crate::engine::Status;
 use crate::host::message::MsgState;
 use crate::host::parts::ConnParts;
@@ -105,7 +106,8 @@ impl Simulation {
         let mut path = vec![port];
         let mut node = topo.ports[port as usize].to;
         while node != spec.dst {
-            port = self.pieces[usize::from(self.cut.home(node))].fabric.hop_of(node, &mut probe)?;
+            let piece = &self.pieces[usize::from(self.cut.home(node))];
+            port = piece.fabric.hop_of(piece.links.ports(), node, &mut probe)?;
             path.push(port);
             node = topo.ports[port as usize].to;
         }
@@ -123,7 +125,7 @@ impl Simulation {
     /// Every data packet the hosts sent, by fate.
     pub fn accounting(&self) -> Accounting {
         let of = |p: &super::Piece| {
-            let (n, l, (in_flight, headers_in_flight)) = (p.nics.counts(), p.fabric.losses(), p.fabric.data_in_flight());
+            let (n, l, (in_flight, headers_in_flight)) = (p.nics.counts(), p.links.losses(), p.links.data_in_flight());
             Accounting {
                 data_sent: n.data_sent,
                 data_delivered: n.data_delivered,
@@ -250,7 +252,7 @@ impl Simulation {
     fn conn_losses(&self) -> BTreeMap<u32, ConnLosses> {
         let mut all = BTreeMap::new();
         for p in &self.pieces {
-            for (c, l) in p.fabric.conn_losses() {
+            for (c, l) in p.links.conn_losses() {
                 let e: &mut ConnLosses = all.entry(c).or_default();
                 (e.trims, e.drops) = (e.trims + l.trims, e.drops + l.drops);
             }
@@ -261,7 +263,7 @@ impl Simulation {
     /// The egress ports, each as the piece of its sending node holds it.
     fn ports(&self) -> Cow<'_, [EgressPort]> {
         match &self.pieces[..] {
-            [one] => Cow::Borrowed(one.fabric.ports()),
+            [one] => Cow::Borrowed(one.links.ports()),
             all => Cow::Owned((0..self.topology().ports.len() as u32).map(|p| port_of(all, &self.cut, p).clone()).collect()),
         }
     }

@@ -24,12 +24,13 @@
 use std::time::Instant;
 
 use super::Simulation;
-use crate::engine::{Event, Status, MAX_MESSAGES};
+use crate::engine::{node_unit, Event, Status, MAX_MESSAGES};
 use crate::error::{ensure, ScenarioError};
 use crate::host::message::Message;
 use crate::host::table::{ConnCatalog, Layout};
 use crate::scenario::Scenario;
 use crate::stats::RunResult;
+use crate::switch::links::Sink;
 use crate::time::Time;
 use crate::workload::collective::Tag;
 use crate::workload::MessageSpec;
@@ -102,7 +103,8 @@ impl Simulation {
         }
         self.model.tags.push(Tag::NONE);
         let p = &mut self.pieces[usize::from(self.cut.home(spec.src))];
-        p.nics.start_free(&mut p.queue, m as usize);
+        let me = p.queue.origin(node_unit(spec.src));
+        p.nics.start_free(&mut Sink::new(&mut p.queue, &mut p.links, me), m as usize);
         let open = self.open.as_mut().expect("a session's run");
         if !open.watching {
             open.watching = true;

@@ -19,6 +19,7 @@
 //! costs a single event.
 
 pub mod forward;
+pub mod links;
 pub mod port;
 pub mod routing;
 pub mod wire;

@@ -25,24 +25,17 @@ use std::sync::Arc;
 use super::Nics;
 use crate::engine::{node_unit, start_order, Event, EventQueue};
 use crate::host::table::End;
+use crate::switch::links::{Links, Sink};
 use crate::time::Time;
 use crate::workload::collective::first_release;
 use crate::workload::Deps;
 
-/// What a host tells a host of another piece (a release notice, or a message's progress on
-/// the scale-up network): when it arrives, the order key its sender gave it, and the event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Notice {
-    pub at: Time,
-    pub order: u64,
-    pub event: Event,
-}
-
 impl Nics {
     /// Takes the messages' dependencies (`deps`, one list per message, and `dependents`, its
     /// reverse: [`Deps::dependents`]) and schedules the start of every message of this
-    /// piece's hosts that waits for none, numbered by its source host.
-    pub fn schedule_starts(&mut self, q: &mut EventQueue, deps: &Deps, dependents: Arc<Deps>) {
+    /// piece's hosts that waits for none, numbered by its source host (into `q`; a start
+    /// puts nothing on `links`).
+    pub fn schedule_starts(&mut self, q: &mut EventQueue, links: &mut Links, deps: &Deps, dependents: Arc<Deps>) {
         self.waiting = vec![0; self.states.len()];
         self.dependents = dependents;
         for m in 0..self.messages.len() {
@@ -53,33 +46,35 @@ impl Nics {
             let waits = deps.of(m).len() as u32;
             self.waiting[self.conns.msg_at(m, End::Tx)] = waits;
             if waits == 0 {
-                self.start_free(q, m);
+                let me = q.origin(node_unit(spec.src));
+                self.start_free(&mut Sink::new(q, links, me), m);
             }
         }
     }
 
     /// Schedules the start of message `m`, which waits for no other (one given up front, or
     /// sent into a running run): at its start, or when its CPU has run its delay, under the
-    /// order keys of its first release ([`start_order`]), whenever it is made.
-    pub fn start_free(&mut self, q: &mut EventQueue, m: usize) {
+    /// order keys of its first release ([`start_order`]), whenever it is made (`out`: its
+    /// source host's).
+    pub fn start_free(&mut self, out: &mut Sink, m: usize) {
         let spec = self.messages[m].spec;
         let at = match spec.cpu {
             Some(cpu) => self.hosts[self.slot.of(spec.src)].claim(cpu, spec.start, spec.delay),
             None => first_release(&spec),
         };
-        self.release(q, m, at, true);
+        self.release(out, m, at, true);
     }
 
     /// Releases message `m` at `at`: its connections start then, numbered by its source host,
     /// under the keys of its first release if `first`.
-    pub(super) fn release(&mut self, q: &mut EventQueue, m: usize, at: Time, first: bool) {
+    pub(super) fn release(&mut self, out: &mut Sink, m: usize, at: Time, first: bool) {
         let msg = self.messages[m];
         self.states[self.conns.msg_at(m, End::Tx)].released = at;
         let unit = node_unit(msg.spec.src);
-        q.set_origin(unit);
+        debug_assert_eq!(out.me().unit, unit, "a message is released by its source host");
         let mut schedule = |part: u32, event: Event| match first {
-            true => q.schedule_ordered(at, start_order(unit, m as u32, part), event),
-            false => q.schedule(at, event),
+            true => out.schedule_ordered(at, start_order(unit, m as u32, part), event),
+            false => out.schedule(at, event),
         };
         if msg.count == 0 {
             schedule(0, if msg.spec.is_compute() { Event::Computed(m as u32) } else { Event::UpSend(m as u32) });
@@ -96,17 +91,17 @@ impl Nics {
     /// hears of it, at once if `host` is its source, by a notice if a third host is (its
     /// sender hears of it by its final ACK, [`Nics::acknowledged`]).
     #[cold]
-    pub(super) fn completed(&mut self, q: &mut EventQueue, now: Time, host: u32, m: usize) {
+    pub(super) fn completed(&mut self, out: &mut Sink, now: Time, host: u32, m: usize) {
         let sender = self.messages[m].spec.src;
         for k in 0..self.dependents.of(m).len() {
             let d = self.dependents.of(m)[k] as usize;
             let src = self.messages[d].spec.src;
             if src == host {
-                self.heard(q, now, d);
+                self.heard(out, now, d);
             } else if src != sender {
                 self.hosts[self.slot.of(host)].notices_sent += 1;
                 let at = now + self.conns.notify_latency(host, src);
-                self.tell(q, at, Event::Release(d as u32), src);
+                self.tell(out, at, Event::Release(d as u32), src);
             }
         }
     }
@@ -114,26 +109,26 @@ impl Nics {
     /// Every packet of message `m` is acknowledged at its sender `host`, now: the messages
     /// it sources that wait for `m` hear of it.
     #[cold]
-    pub(super) fn acknowledged(&mut self, q: &mut EventQueue, now: Time, host: u32, m: usize) {
+    pub(super) fn acknowledged(&mut self, out: &mut Sink, now: Time, host: u32, m: usize) {
         let receiver = self.messages[m].spec.dst;
         for k in 0..self.dependents.of(m).len() {
             let d = self.dependents.of(m)[k] as usize;
             if self.messages[d].spec.src == host && host != receiver {
-                self.heard(q, now, d);
+                self.heard(out, now, d);
             }
         }
     }
 
     /// `Release`: message `d`'s source host learns that one of the messages it waits for
     /// completed.
-    pub fn on_release(&mut self, q: &mut EventQueue, now: Time, d: u32) {
+    pub fn on_release(&mut self, out: &mut Sink, now: Time, d: u32) {
         self.hosts[self.slot.of(self.messages[d as usize].spec.src)].notices_taken += 1;
-        self.heard(q, now, d as usize);
+        self.heard(out, now, d as usize);
     }
 
     /// One of the messages `d` waits for is known complete at `now`: once none is left, it
     /// is released after its delay and not before its start.
-    fn heard(&mut self, q: &mut EventQueue, now: Time, d: usize) {
+    fn heard(&mut self, out: &mut Sink, now: Time, d: usize) {
         let at = self.conns.msg_at(d, End::Tx);
         self.waiting[at] -= 1;
         if self.waiting[at] == 0 {
@@ -142,7 +137,7 @@ impl Nics {
                 Some(cpu) => self.hosts[self.slot.of(spec.src)].claim(cpu, spec.start.max(now), spec.delay),
                 None => spec.start.max(now.saturating_add(spec.delay)),
             };
-            self.release(q, d, at, false);
+            self.release(out, d, at, false);
         }
     }
 }

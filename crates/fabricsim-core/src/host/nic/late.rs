@@ -13,17 +13,17 @@
 //!   CNP is ignored.
 
 use super::Nics;
-use crate::engine::{Event, EventQueue};
+use crate::engine::Event;
 use crate::host::table::End;
 use crate::host::TransportKind;
 use crate::packet::{Kind, Packet};
-use crate::switch::forward::Fabric;
+use crate::switch::links::Sink;
 use crate::time::Time;
 
 impl Nics {
     /// A data packet reached `host`, whose receiver of its connection has every packet.
     #[cold]
-    pub(super) fn receive_late_data(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
+    pub(super) fn receive_late_data(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
         let c = packet.conn;
         let header = self.cfg.header as u16;
         let reply = |kind: Kind| packet.reply(kind, host, header);
@@ -32,7 +32,7 @@ impl Nics {
             let psn = if gbn { self.conns.nak_end_once(c).then(|| self.conns.stored_packets(c)) } else { Some(packet.psn) };
             self.hosts[self.slot.of(host)].counts.headers_delivered += 1;
             if let Some(psn) = psn {
-                self.send_control(q, fabric, now, host, Packet { psn, ..reply(Kind::Nack) });
+                self.send_control(out, now, host, Packet { psn, ..reply(Kind::Nack) });
             }
             return;
         }
@@ -43,24 +43,24 @@ impl Nics {
         }
         self.hosts[self.slot.of(host)].counts.data_delivered += 1;
         if let Some(at) = window_end {
-            q.schedule(at, Event::CnpTimer(c));
-            self.send_control(q, fabric, now, host, reply(Kind::Cnp));
+            out.schedule(at, Event::CnpTimer(c));
+            self.send_control(out, now, host, reply(Kind::Cnp));
         }
         let (cum, sack) = self.conns.complete_ack(c, packet.psn, gbn, self.cfg.ack_policy.all_evs);
-        self.send_control(q, fabric, now, host, packet.ack(host, header, (cum, sack)));
+        self.send_control(out, now, host, packet.ack(host, header, (cum, sack)));
     }
 
     /// An ACK, NACK or CNP reached `host`, whose sender of its connection is done.
     #[cold]
-    pub(super) fn receive_late_control(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, host: u32, packet: Packet) {
+    pub(super) fn receive_late_control(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
         match packet.kind {
             Kind::Ack => {
                 if packet.ecn && !self.cfg.ack_policy.all_evs {
                     self.conns.count_late(packet.conn, End::Tx, |s| s.ecn_acks += 1);
                 }
-                self.kick(q, fabric, now, host);
+                self.kick(out, now, host);
             }
-            Kind::Nack => self.kick(q, fabric, now, host),
+            Kind::Nack => self.kick(out, now, host),
             Kind::Cnp | Kind::Data => {}
         }
     }

@@ -23,7 +23,8 @@
 use std::collections::BTreeMap;
 
 use super::Nics;
-use crate::engine::{Event, EventQueue};
+use crate::engine::Event;
+use crate::switch::links::Sink;
 use crate::time::{serialization, Time};
 use crate::topology::ScaleUp;
 
@@ -77,17 +78,17 @@ impl Nics {
 
     /// Schedules `event` for `host` at `at`, numbered by the current unit: in this piece's
     /// queue, or in the outbox when `host` belongs to another piece.
-    pub(super) fn tell(&mut self, q: &mut EventQueue, at: Time, event: Event, host: u32) {
+    pub(super) fn tell(&mut self, out: &mut Sink, at: Time, event: Event, host: u32) {
         if self.is_home(host) {
-            q.schedule(at, event);
+            out.schedule(at, event);
         } else {
-            self.notices.push(super::Notice { at, order: q.next_order(), event });
+            out.notify(at, event);
         }
     }
 
     /// `UpSend`: message `m` was released at its source: the source's port starts it after
     /// the messages it took before.
-    pub fn up_send(&mut self, q: &mut EventQueue, now: Time, m: u32) {
+    pub fn up_send(&mut self, out: &mut Sink, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
         let net = self.up.net.expect("a scale-up message needs a scale-up network");
         let h = &mut self.hosts[self.slot.of(spec.src)];
@@ -97,22 +98,22 @@ impl Nics {
         let start = now.max(*port);
         *port = start + serialization(spec.bytes, net.rate);
         self.up.time(m, 0, start);
-        self.tell(q, start + net.latency, Event::UpArrive(m), spec.dst);
+        self.tell(out, start + net.latency, Event::UpArrive(m), spec.dst);
     }
 
     /// `UpArrive`: message `m`'s first bit reached its destination's port, which delivers it
     /// after the messages that reached it before.
-    pub fn up_arrive(&mut self, q: &mut EventQueue, now: Time, m: u32) {
+    pub fn up_arrive(&mut self, out: &mut Sink, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
         let net = self.up.net.expect("a scale-up message needs a scale-up network");
         let port = &mut self.up.in_free[self.slot.of(spec.dst)];
         *port = now.max(*port) + serialization(spec.bytes, net.rate);
-        q.schedule(*port, Event::UpDone(m));
+        out.schedule(*port, Event::UpDone(m));
     }
 
     /// `UpDone`: message `m` is delivered: its destination counts it, the messages waiting
     /// for it hear of it (its source `L` later, `UpAck`).
-    pub fn up_done(&mut self, q: &mut EventQueue, now: Time, m: u32) {
+    pub fn up_done(&mut self, out: &mut Sink, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
         let h = &mut self.hosts[self.slot.of(spec.dst)];
         (h.done, h.up_done, h.progress) = (h.done + 1, h.up_done + 1, h.progress + 1);
@@ -121,31 +122,31 @@ impl Nics {
         if self.dependents.is_empty() {
             return;
         }
-        self.completed(q, now, spec.dst, m as usize);
+        self.completed(out, now, spec.dst, m as usize);
         if self.dependents.of(m as usize).iter().any(|&d| self.messages[d as usize].spec.src == spec.src) {
             let latency = self.up.net.map_or(0, |n| n.latency);
             self.hosts[self.slot.of(spec.dst)].notices_sent += 1;
-            self.tell(q, now + latency, Event::UpAck(m), spec.src);
+            self.tell(out, now + latency, Event::UpAck(m), spec.src);
         }
     }
 
     /// `Computed`: compute task `m` is done (it was released now: its dependencies plus its
     /// computation): its host counts it, the tasks and messages waiting for it hear of it.
-    pub fn computed(&mut self, q: &mut EventQueue, now: Time, m: u32) {
+    pub fn computed(&mut self, out: &mut Sink, now: Time, m: u32) {
         let host = self.messages[m as usize].spec.src;
         let h = &mut self.hosts[self.slot.of(host)];
         (h.pending, h.done, h.progress) = (h.pending - 1, h.done + 1, h.progress + 1);
         self.report(m as usize, now);
         self.up.time(m, 1, now);
         if !self.dependents.is_empty() {
-            self.completed(q, now, host, m as usize);
+            self.completed(out, now, host, m as usize);
         }
     }
 
     /// `UpAck`: message `m`'s source hears that it was delivered.
-    pub fn up_ack(&mut self, q: &mut EventQueue, now: Time, m: u32) {
+    pub fn up_ack(&mut self, out: &mut Sink, now: Time, m: u32) {
         let src = self.messages[m as usize].spec.src;
         self.hosts[self.slot.of(src)].notices_taken += 1;
-        self.acknowledged(q, now, src, m as usize);
+        self.acknowledged(out, now, src, m as usize);
     }
 }

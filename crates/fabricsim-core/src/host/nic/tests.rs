@@ -1,8 +1,10 @@
 //! The NIC alone: packets fed to a host's receiving and sending halves, and what it puts on
 //! its link, read from its port and wire (no run; the pieces are built and not started).
 
+use crate::engine::node_unit;
 use crate::packet::{AckExt, DataExt, Kind, Packet};
 use crate::sim::piece::Piece;
+use crate::switch::links::Sink;
 use crate::{Scenario, Simulation};
 
 /// One message of `size` (4 096 B payloads: "12KiB" is 3 packets) from host 0 to host 9 of a
@@ -27,14 +29,15 @@ fn data(psn: u32, ev: u32, ecn: bool, ack_request: bool) -> Packet {
 /// What `host`'s NIC has put on its link, first to last: on the wire, then queued at its port.
 fn sent(p: &Piece, host: u32) -> Vec<Packet> {
     let port = p.fabric.topology().tables.out_of_host(host);
-    let mut out: Vec<Packet> = p.fabric.wire(port).packets().map(|&(_, k)| k).collect();
-    out.extend(p.fabric.port(port).packets().copied());
+    let mut out: Vec<Packet> = p.links.wire(port).packets().map(|&(_, k)| k).collect();
+    out.extend(p.links.port(port).packets().copied());
     out
 }
 
 /// Feeds `pkt` to `host` at `now`.
 fn feed(p: &mut Piece, now: u64, host: u32, pkt: Packet) {
-    p.nics.receive(&mut p.queue, &mut p.fabric, now, host, pkt);
+    let me = p.queue.origin(node_unit(host));
+    p.nics.receive(&mut Sink::new(&mut p.queue, &mut p.links, me), now, host, pkt);
 }
 
 #[test]
@@ -73,7 +76,8 @@ fn coalesced_acks_wait_for_their_count_unless_the_sender_asks() {
 #[test]
 fn the_sender_sends_on_its_entropy_and_counts_the_message_acknowledged_at_its_ack() {
     let mut p = piece_of("4KiB", "");
-    p.nics.start(&mut p.queue, &mut p.fabric, 0, 0);
+    let me = p.queue.origin(node_unit(0));
+    p.nics.start(&mut Sink::new(&mut p.queue, &mut p.links, me), 0, 0);
     let out = sent(&p, 0);
     assert_eq!(out.len(), 1, "{out:?}");
     let d = out[0];

@@ -2,28 +2,28 @@
 //! increase) and retransmission timer, and the receiver's CNP window.
 
 use super::Nics;
-use crate::engine::{Event, EventQueue};
+use crate::engine::Event;
 use crate::host::cc::CongestionControl;
 use crate::host::table::End;
 use crate::lb::LoadBalancer;
 use crate::packet::{Kind, Packet};
-use crate::switch::forward::Fabric;
+use crate::switch::links::Sink;
 use crate::time::Time;
 
 impl Nics {
     /// `CcTimer`: the connection's congestion-control timer fired (DCQCN's rate increase).
-    pub fn on_cc_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
+    pub fn on_cc_timer(&mut self, out: &mut Sink, now: Time, c: u32) {
         let Some(conn) = self.conns.sender(c) else { return };
         if let Some(at) = conn.tx.window.on_timer(now) {
-            q.schedule(at, Event::CcTimer(c));
+            out.schedule(at, Event::CcTimer(c));
         }
         conn.tx.repace(self.cfg.rate_cap);
         let src = conn.spec.src;
-        self.kick(q, fabric, now, src);
+        self.kick(out, now, src);
     }
 
     /// `CnpTimer`: a receiver's CNP window ended; one CNP goes out for its marks, if any.
-    pub fn on_cnp_timer(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
+    pub fn on_cnp_timer(&mut self, out: &mut Sink, now: Time, c: u32) {
         let spec = self.messages[self.conns.message_of(c) as usize].spec;
         let window_end = match self.conns.receiver(c, &spec) {
             Some(half) => half.rx.cnp.on_timer(now).inspect(|_| half.stats.cnps += 1),
@@ -37,18 +37,18 @@ impl Nics {
             }
         };
         let Some(window_end) = window_end else { return };
-        q.schedule(window_end, Event::CnpTimer(c));
+        out.schedule(window_end, Event::CnpTimer(c));
         let (host, to) = (spec.dst, spec.src);
         let cnp = Packet::control(Kind::Cnp, c, host, to, self.cfg.header as u16);
-        self.send_control(q, fabric, now, host, cnp);
+        self.send_control(out, now, host, cnp);
     }
 
     /// `Rto`: the connection's retransmission timer fired.
-    pub fn on_rto(&mut self, q: &mut EventQueue, fabric: &mut Fabric, now: Time, c: u32) {
+    pub fn on_rto(&mut self, out: &mut Sink, now: Time, c: u32) {
         let Some(conn) = self.conns.sender(c) else {
             // done: nothing is in flight, and the NIC looks for work as it did with the state
             let src = self.message_of(c).spec.src;
-            self.kick(q, fabric, now, src);
+            self.kick(out, now, src);
             return;
         };
         conn.tx.rto_armed = false;
@@ -93,11 +93,11 @@ impl Nics {
         if let Some(front) = conn.tx.send_log.front() {
             conn.tx.rto_armed = true;
             // an RTO that shrank since the front was sent fires now, not in the past
-            q.schedule((front.at + conn.tx.rto.rto).max(now), Event::Rto(c));
+            out.schedule((front.at + conn.tx.rto.rto).max(now), Event::Rto(c));
         }
         if shared {
             self.conns.share_window(&spec);
         }
-        self.kick(q, fabric, now, spec.src);
+        self.kick(out, now, spec.src);
     }
 }

@@ -2,17 +2,42 @@
 //! enqueue and at dequeue.
 
 use super::*;
+use crate::engine::{node_unit, EventQueue};
 use crate::packet::Kind;
 use crate::scenario::Scenario;
 
+/// A fabric's switches in one piece with their links and queue.
+struct Switches {
+    f: Fabric,
+    links: Links,
+    q: EventQueue,
+}
+
+impl Switches {
+    /// Runs `act` as switch `node`: what it does goes to the links and the queue.
+    fn at<R>(&mut self, node: u32, act: impl FnOnce(&mut Fabric, &mut Sink) -> R) -> R {
+        let me = self.q.origin(node_unit(node));
+        act(&mut self.f, &mut Sink::new(&mut self.q, &mut self.links, me))
+    }
+
+    /// [`Switches::at`] the switch that sends on the port at `port`.
+    fn on<R>(&mut self, port: u32, act: impl FnOnce(&mut Fabric, &mut Sink) -> R) -> R {
+        self.at(self.links.port_at(port).from, act)
+    }
+}
+
 /// A 16-host fabric with `switch` settings, and the index of port `leaf0:up0`.
-fn fabric(switch: &str) -> (Fabric, EventQueue, u32) {
+fn fabric(switch: &str) -> (Switches, u32) {
     let text = format!("[topology]\nhosts = 16\nradix = 8\n[switch]\n{switch}");
     let value: toml::Table = toml::from_str(&text).expect("test TOML");
     let model = Scenario::from_deserializer(value).expect("valid").resolve().expect("resolves");
-    let f = Fabric::new(model.topo.clone(), model.switch.clone(), 1);
-    let port = f.topology().ports.iter().position(|p| p.name == "leaf0:up0").expect("leaf0:up0") as u32;
-    (f, EventQueue::with_horizon(1_000_000), port)
+    let topo = model.topo.clone();
+    let cut = Arc::new(Cut::whole(&topo));
+    let links = Links::piece(topo.clone(), model.switch.classes as usize, 1, cut.clone(), 0);
+    let f = Fabric::piece(topo.clone(), model.switch.clone(), 1, cut, 0, &links);
+    let port = topo.ports.iter().position(|p| p.name == "leaf0:up0").expect("leaf0:up0") as u32;
+    let q = EventQueue::with_horizon(1_000_000).with_nodes(topo.nodes.len());
+    (Switches { f, links, q }, port)
 }
 
 fn data(conn: u32, psn: u32) -> Packet {
@@ -21,40 +46,40 @@ fn data(conn: u32, psn: u32) -> Packet {
 
 /// [`fabric`], with `count` full packets of connection `conn` (PSNs 0, 1, ...) sent to
 /// `leaf0:up0` at time 0.
-fn filled(switch: &str, conn: u32, count: u32) -> (Fabric, EventQueue, u32) {
-    let (mut f, mut q, port) = fabric(switch);
+fn filled(switch: &str, conn: u32, count: u32) -> (Switches, u32) {
+    let (mut s, port) = fabric(switch);
     for psn in 0..count {
-        f.enqueue(&mut q, 0, port, data(conn, psn));
+        s.on(port, |f, out| f.enqueue(out, 0, port, data(conn, psn)));
     }
-    (f, q, port)
+    (s, port)
 }
 
 #[test]
 fn a_full_queue_trims_into_the_control_queue_which_leaves_first() {
     // room for two queued packets; the first goes straight onto the free wire
-    let (mut f, mut q, port) = filled("buffer = \"8320B\"\necn = { enabled = false }\n", 2, 4);
-    let p = &f.ports()[port as usize];
-    assert_eq!((p.stats.trims, f.losses().data_trimmed, f.conn_losses()[&2].trims), (1, 1, 1));
+    let (mut s, port) = filled("buffer = \"8320B\"\necn = { enabled = false }\n", 2, 4);
+    let p = &s.links.ports()[port as usize];
+    assert_eq!((p.stats.trims, s.links.losses().data_trimmed, s.links.conn_losses()[&2].trims), (1, 1, 1));
     assert_eq!(p.data_bytes, 8320, "two full packets wait");
     let header = p.control.front().copied().expect("the trimmed header waits in the control queue");
-    assert!(header.trimmed && header.psn == 3 && header.size as u64 == f.cfg.header);
+    assert!(header.trimmed && header.psn == 3 && header.size as u64 == s.f.cfg.header);
     // when the wire frees, the header goes before the data queued ahead of it
     let free = p.busy_until;
-    f.switch_next(&mut q, free, port);
-    let (_, sent) = f.wire(port).packets().last().copied().expect("on the wire");
+    s.on(port, |f, out| f.switch_next(out, free, port));
+    let (_, sent) = s.links.wire(port).packets().last().copied().expect("on the wire");
     assert!(sent.trimmed && sent.psn == 3);
 }
 
 #[test]
 fn a_full_control_queue_drops_headers_and_counts_them() {
     // one packet queued; the control queue holds one full packet's bytes: 65 headers of 64 B
-    let (f, _, port) = filled("buffer = \"4160B\"\ncontrol_buffer = \"4160B\"\necn = { enabled = false }\n", 1, 70);
+    let (s, port) = filled("buffer = \"4160B\"\ncontrol_buffer = \"4160B\"\necn = { enabled = false }\n", 1, 70);
     // psn 0 on the wire, psn 1 queued, 65 trimmed headers queued, the last 3 lost
-    let p = &f.ports()[port as usize];
+    let (p, l) = (&s.links.ports()[port as usize], &s.links);
     assert_eq!(p.control.len(), 65);
-    assert_eq!((f.losses().data_trimmed, f.losses().headers_dropped, p.stats.drops), (68, 3, 3));
-    assert_eq!(f.conn_losses()[&1].trims, 68, "a trimmed packet is counted once, when trimmed");
-    assert_eq!(f.conn_losses()[&1].drops, 0, "a lost header is not a second loss of its packet");
+    assert_eq!((l.losses().data_trimmed, l.losses().headers_dropped, p.stats.drops), (68, 3, 3));
+    assert_eq!(l.conn_losses()[&1].trims, 68, "a trimmed packet is counted once, when trimmed");
+    assert_eq!(l.conn_losses()[&1].drops, 0, "a lost header is not a second loss of its packet");
 }
 
 #[test]
@@ -62,13 +87,12 @@ fn ecn_at_enqueue_marks_the_late_packet_at_dequeue_the_early_one() {
     // Kmin = 1 B, Kmax = one packet: marked exactly when a packet finds (enqueue) or leaves
     // behind (dequeue) a full packet in its queue
     let marks = |mark: &str| -> Vec<(u32, bool)> {
-        let (mut f, mut q, port) =
-            filled(&format!("buffer = \"1bdp\"\necn = {{ kmin = \"1B\", kmax = \"4160B\", mark = \"{mark}\" }}\n"), 0, 3);
+        let (mut s, port) = filled(&format!("buffer = \"1bdp\"\necn = {{ kmin = \"1B\", kmax = \"4160B\", mark = \"{mark}\" }}\n"), 0, 3);
         for _ in 0..2 {
-            let free = f.ports()[port as usize].busy_until;
-            f.switch_next(&mut q, free, port);
+            let free = s.links.ports()[port as usize].busy_until;
+            s.on(port, |f, out| f.switch_next(out, free, port));
         }
-        f.wire(port).packets().map(|(_, p)| (p.psn, p.ecn)).collect()
+        s.links.wire(port).packets().map(|(_, p)| (p.psn, p.ecn)).collect()
     };
     // psn 0 never queued; psn 2 found psn 1 ahead (enqueue); psn 1 left psn 2 behind (dequeue)
     assert_eq!(marks("enqueue"), vec![(0, false), (1, false), (2, true)]);
@@ -77,35 +101,35 @@ fn ecn_at_enqueue_marks_the_late_packet_at_dequeue_the_early_one() {
 
 /// Where switch `node` put what it was fed: the names of the ports holding a packet, on their
 /// wire or in their queues.
-fn holding(f: &Fabric) -> Vec<String> {
-    let topo = f.topology().clone();
+fn holding(s: &Switches) -> Vec<String> {
+    let topo = s.f.topology().clone();
     (0..topo.ports.len() as u32)
-        .filter(|&p| f.wire(p).packets().next().is_some() || f.port(p).packets().next().is_some())
+        .filter(|&p| s.links.wire(p).packets().next().is_some() || s.links.port(p).packets().next().is_some())
         .map(|p| topo.ports[p as usize].name.clone())
         .collect()
 }
 
 /// Feeds `pkt` to the switch that port `from` (a name) leaves.
-fn feed(f: &mut Fabric, q: &mut EventQueue, from: &str, pkt: Packet) {
-    let topo = f.topology().clone();
+fn feed(s: &mut Switches, from: &str, pkt: Packet) {
+    let topo = s.f.topology().clone();
     let node = topo.ports[topo.ports.iter().position(|p| p.name == from).expect("a port")].from;
-    let at = f.first_switch + f.node_slot.of(node) as u32;
-    f.forward(q, 0, node, at, pkt);
+    let at = s.f.first_switch + s.f.node_slot.of(node) as u32;
+    s.at(node, |f, out| f.forward(out, 0, node, at, pkt));
 }
 
 #[test]
 fn a_switch_sends_a_packet_down_to_its_own_host_and_up_by_its_hash_otherwise() {
     // 4 hosts a leaf: host 1 hangs on leaf 0, host 9 on leaf 2
-    let (mut f, mut q, _) = fabric("routing = \"ecmp\"\n");
-    feed(&mut f, &mut q, "leaf0:up0", Packet { dst: 1, ..data(3, 0) });
-    assert_eq!(holding(&f), ["leaf0:down1"]);
-    let (mut f, mut q, _) = fabric("routing = \"ecmp\"\n");
-    feed(&mut f, &mut q, "leaf0:up0", Packet { ev: 11, ..data(3, 0) });
-    feed(&mut f, &mut q, "leaf0:up0", Packet { ev: 11, ..data(3, 1) });
-    let up = holding(&f);
+    let (mut s, _) = fabric("routing = \"ecmp\"\n");
+    feed(&mut s, "leaf0:up0", Packet { dst: 1, ..data(3, 0) });
+    assert_eq!(holding(&s), ["leaf0:down1"]);
+    let (mut s, _) = fabric("routing = \"ecmp\"\n");
+    feed(&mut s, "leaf0:up0", Packet { ev: 11, ..data(3, 0) });
+    feed(&mut s, "leaf0:up0", Packet { ev: 11, ..data(3, 1) });
+    let up = holding(&s);
     assert!(up.len() == 1 && up[0].starts_with("leaf0:up"), "one flow and entropy, one uplink: {up:?}");
-    let (mut f, mut q, _) = fabric("routing = \"ecmp\"\n");
+    let (mut s, _) = fabric("routing = \"ecmp\"\n");
     let spine = up[0].replace("leaf0:up", "spine");
-    feed(&mut f, &mut q, &format!("{spine}:down0"), data(3, 0));
-    assert_eq!(holding(&f), [format!("{spine}:down2")], "the spine sends it down to host 9's leaf");
+    feed(&mut s, &format!("{spine}:down0"), data(3, 0));
+    assert_eq!(holding(&s), [format!("{spine}:down2")], "the spine sends it down to host 9's leaf");
 }

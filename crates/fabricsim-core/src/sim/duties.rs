@@ -1,0 +1,110 @@
+//! The duties of the whole run, which wait in the first piece's queue under their own units:
+//! the no-progress guard, the fault timeline (and what routing then allows), the samples and
+//! a trace's windows.
+
+use std::cmp::Reverse;
+use std::sync::Arc;
+
+use super::piece::Piece;
+use super::Simulation;
+use crate::engine::watchdog::Activity;
+use crate::engine::{Event, FAULT_UNIT, RECORD_UNIT};
+use crate::faults::link::Change;
+use crate::switch::EgressPort;
+use crate::time::Time;
+use crate::topology::{Cut, Restriction};
+
+impl Simulation {
+    /// Runs one of the duties of the whole run (`by`: its unit), which wait in the first
+    /// piece's queue.
+    #[cold]
+    pub(super) fn run_duty(&mut self, now: Time, event: Event, by: u32) {
+        debug_assert_eq!(self.duty_times.peek(), Some(&Reverse(now)));
+        self.duty_times.pop();
+        match event {
+            Event::Watch => {
+                let a = self.pieces.iter().fold(Activity::default(), |a, p| a + p.nics.activity());
+                // a session with every message done waits for the next: nothing stalled
+                let idle = self.open.is_some() && self.done == self.flow_count();
+                let pending = a.starts_pending() || self.faults.next_time().is_some() || idle;
+                if self.watchdog.stalled(now, a.progress, pending) {
+                    self.stop_at = 0;
+                } else if self.pieces.iter().any(|p| !p.queue.is_empty()) {
+                    self.schedule_duty(now + self.watchdog.every(), Event::Watch);
+                } else if let Some(open) = &mut self.open {
+                    open.watching = false; // until a message is sent
+                }
+            }
+            Event::Faults => {
+                let (pieces, cut, excluded) = (&mut self.pieces, &self.cut, &mut self.excluded);
+                let mut converged = false;
+                self.faults.fire(now, |ports, change| {
+                    pieces.iter_mut().for_each(|p| p.links.apply(ports, change));
+                    if change == Change::Converge {
+                        // routing adopts the link's state of this moment
+                        excluded.resize(pieces[0].fabric.topology().ports.len(), false);
+                        converged = true;
+                        for port in ports {
+                            excluded[port as usize] = port_of(pieces, cut, port).fault.as_ref().is_some_and(|f| f.down);
+                        }
+                    }
+                });
+                if converged {
+                    self.restrict();
+                }
+                if let Some(at) = self.faults.next_time() {
+                    self.schedule_duty(at, Event::Faults);
+                }
+            }
+            Event::Sample => {
+                if let Some(s) = self.sampler.as_mut() {
+                    let (pieces, cut) = (&self.pieces, &self.cut);
+                    s.sample(now, |port| port_of(pieces, cut, port));
+                    let at = now + s.every;
+                    self.schedule_duty(at, Event::Sample);
+                }
+            }
+            Event::Window => {
+                let slot = usize::from(self.window_bytes[0].is_some());
+                self.window_bytes[slot] = Some(self.trace_delivered());
+            }
+            _ => unreachable!("{event:?} is a host's or a switch's"),
+        }
+        debug_assert_eq!(by, duty_unit(event), "{event:?}");
+    }
+
+    /// Routing adopts the links it excludes now: what each table entry's group may still use,
+    /// computed once for the run and shared by the pieces.
+    fn restrict(&mut self) {
+        let topo = &self.model.topo;
+        let r = if self.excluded.iter().any(|&x| x) { topo.tables.restrict(&topo.ports, &self.excluded) } else { Restriction::default() };
+        let r = Arc::new(r);
+        for p in &mut self.pieces {
+            p.fabric.restrict(r.clone());
+        }
+    }
+
+    /// Schedules a duty of the whole run at `at`, numbered by its unit (the fault timeline's
+    /// or the recorders').
+    pub(super) fn schedule_duty(&mut self, at: Time, event: Event) {
+        let queue = &mut self.pieces[0].queue;
+        queue.schedule(queue.origin(duty_unit(event)), at, event);
+        self.duty_times.push(Reverse(at));
+    }
+}
+
+/// Egress port `port` as the piece of its sending node holds it.
+pub(super) fn port_of<'a>(pieces: &'a [Piece], cut: &Cut, port: u32) -> &'a EgressPort {
+    let from = pieces[0].fabric.topology().ports[port as usize].from;
+    pieces[usize::from(cut.home(from))].links.port(port)
+}
+
+/// The unit of a duty of the whole run: the fault timeline's (first at any instant) or the
+/// recorders'.
+fn duty_unit(event: Event) -> u32 {
+    if event == Event::Faults {
+        FAULT_UNIT
+    } else {
+        RECORD_UNIT
+    }
+}
