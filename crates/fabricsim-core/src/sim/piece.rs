@@ -18,7 +18,7 @@ use crate::engine::{node_unit, Event, EventQueue, Notice, Origin};
 use crate::host::nic::Nics;
 use crate::packet::{Kind, Packet};
 use crate::scenario::Model;
-use crate::switch::forward::Fabric;
+use crate::switch::forward::{Fabric, Input, Switch};
 use crate::switch::links::{Links, Sink};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
@@ -36,6 +36,8 @@ pub(crate) struct Piece {
     pub queue: EventQueue,
     /// Its ports and wires, and what it hands other pieces.
     pub links: Links,
+    /// Its switches, and what they share.
+    pub switches: Vec<Switch>,
     pub fabric: Fabric,
     pub nics: Nics,
     /// Completions the driver has counted of this piece's.
@@ -157,7 +159,9 @@ impl Piece {
             if self.fabric.is_host(node) {
                 self.nics.receive(out, now, node, pkt);
             } else {
-                self.fabric.forward(out, now, node, at, pkt);
+                let sw = &mut self.switches[self.fabric.switch_at(at)];
+                debug_assert_eq!(sw.node, node);
+                sw.handle(&mut self.fabric, out, now, Input::Packet(pkt));
             }
             return;
         }
@@ -169,7 +173,7 @@ impl Piece {
             let out = &mut Sink::new(q, &mut self.links, me);
             match host {
                 Some(host) => self.nics.kick_on(out, now, host, p),
-                None => self.fabric.switch_next(out, now, p),
+                None => self.switches[self.fabric.switch_at(me.at)].handle(&mut self.fabric, out, now, Input::PortFree(p)),
             }
             return;
         }
@@ -380,7 +384,7 @@ mod tests {
             let mut all = (0, 0, 0, 0);
             for (me, piece) in sim.pieces.iter().enumerate() {
                 let share = cut.share(me as u16);
-                let (ports, wires, switches) = (piece.links.ports().len(), piece.links.wires().len(), piece.fabric.held());
+                let (ports, wires, switches) = (piece.links.ports().len(), piece.links.wires().len(), piece.switches.len());
                 assert_eq!((ports, wires, switches), (share.ports as usize, share.wires as usize, share.switches as usize));
                 assert_eq!(piece.nics.held(), share.hosts as usize);
                 assert_eq!(piece.hosts.len(), share.hosts as usize);

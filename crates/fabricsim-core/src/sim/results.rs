@@ -107,7 +107,8 @@ impl Simulation {
         let mut node = topo.ports[port as usize].to;
         while node != spec.dst {
             let piece = &self.pieces[usize::from(self.cut.home(node))];
-            port = piece.fabric.hop_of(piece.links.ports(), node, &mut probe)?;
+            let sw = &piece.switches[piece.fabric.switch_of(node)];
+            port = piece.fabric.hop_of(sw, piece.links.ports(), &mut probe)?;
             path.push(port);
             node = topo.ports[port as usize].to;
         }

@@ -66,8 +66,7 @@ impl Links {
             .zip(0u32..)
             .filter(|(p, _)| mine(p.from))
             .map(|(p, id)| {
-                let switch = if p.from < hosts { 0 } else { cut.switch(p.from) as u32 };
-                let mut port = EgressPort::new(p.from, p.to, switch, p.rate, p.delay, classes);
+                let mut port = EgressPort::new(p.from, p.to, p.rate, p.delay, classes);
                 (port.id, port.from_at) = (id, units[node_unit(p.from) as usize]);
                 if mine(p.to) {
                     port.wire = cut.wire(id) as u32;

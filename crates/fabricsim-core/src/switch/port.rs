@@ -127,9 +127,6 @@ pub struct EgressPort {
     /// The counter of the sending node's unit in its piece's queue (`topology::Cut::units`).
     pub from_at: u32,
     pub to: u32,
-    /// Where its piece keeps the sending switch (its random stream, its shared buffer); 0 for
-    /// hosts.
-    pub switch: u32,
     pub rate: u64,
     /// Propagation latency, plus the traversal latency of the switch at the far end.
     pub delay: Time,
@@ -189,13 +186,12 @@ impl EgressPort {
         self.lost.get_or_insert_with(Box::default).conn.entry(pkt.conn).or_default().trims += 1;
     }
 
-    pub fn new(from: u32, to: u32, switch: u32, rate: u64, delay: Time, classes: usize) -> Self {
+    pub fn new(from: u32, to: u32, rate: u64, delay: Time, classes: usize) -> Self {
         EgressPort {
             id: 0,
             from,
             from_at: 0,
             to,
-            switch,
             rate,
             delay,
             fault: None,
@@ -387,7 +383,7 @@ mod tests {
 
     #[test]
     fn strict_priority_serves_class_zero_first() {
-        let mut p = EgressPort::new(0, 1, 0, 1, 0, 2);
+        let mut p = EgressPort::new(0, 1, 1, 0, 2);
         for i in 0..3 {
             p.push_data(0, data(1, 100 + i));
             p.push_data(0, data(0, 200 + i));
@@ -399,7 +395,7 @@ mod tests {
     #[test]
     fn drr_shares_bytes_by_weight() {
         // weights 3:1 with 1000 B quanta per weight unit and equal packets: 3 of class 0 per 1
-        let mut p = EgressPort::new(0, 1, 0, 1, 0, 2);
+        let mut p = EgressPort::new(0, 1, 1, 0, 2);
         for _ in 0..40 {
             p.push_data(0, data(0, 1000));
             p.push_data(0, data(1, 1000));
@@ -408,7 +404,7 @@ mod tests {
         let first: Vec<u8> = (0..20).map(|_| p.pop_data(0, &sched).unwrap().class).collect();
         assert_eq!(first.iter().filter(|&&c| c == 0).count(), 15);
         // a class alone gets the whole wire
-        let mut q = EgressPort::new(0, 1, 0, 1, 0, 2);
+        let mut q = EgressPort::new(0, 1, 1, 0, 2);
         for _ in 0..5 {
             q.push_data(0, data(1, 1000));
         }
@@ -418,7 +414,7 @@ mod tests {
     #[test]
     fn queue_integral_is_time_weighted() {
         let pkt = |size| data(0, size);
-        let mut p = EgressPort::new(0, 1, 0, 1, 0, 1);
+        let mut p = EgressPort::new(0, 1, 1, 0, 1);
         p.push_data(10, pkt(100)); // 100 B from t=10
         p.push_data(20, pkt(50)); // 150 B from t=20
         p.pop_data(40, &Scheduler::Strict); // 50 B from t=40

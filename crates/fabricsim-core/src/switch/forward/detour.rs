@@ -2,7 +2,7 @@
 //! Valiant and UGAL): the packet's first switch picks the class it goes to first, and every
 //! switch routes it there by its table, then on to its destination.
 
-use super::{stamp, Fabric};
+use super::{stamp, Fabric, Switch};
 use crate::engine::rng::Rng;
 use crate::packet::mp_ev::MpEvLayout;
 use crate::packet::{Packet, DIRECT, UNDECIDED};
@@ -16,15 +16,15 @@ impl Fabric {
     /// first class at its first switch, routes it there, then to its destination.
     #[cold]
     #[inline(never)]
-    pub(super) fn detour_hop(&mut self, ports: &[EgressPort], now: Time, node: u32, sw: usize, pkt: &mut Packet) -> u32 {
+    pub(super) fn detour_hop(&mut self, sw: &mut Switch, ports: &[EgressPort], now: Time, pkt: &mut Packet) -> u32 {
         if pkt.via == UNDECIDED {
-            let Fabric { topo, detours, cut, cfg, samples, rng, routes, scratch, .. } = self;
+            let Fabric { topo, detours, cut, cfg, samples, scratch, .. } = self;
             let d = detours.as_deref().expect("detour_hop runs with detours");
             let mut loads = PortLoads { ports, cut: Some(cut), sense: &cfg.sense, now, samples };
-            pkt.via = choose_via(topo, d, node, &routes[sw], pkt, Some(&mut rng[sw]), &mut loads, &cfg.mp_ev, scratch).unwrap_or(DIRECT);
+            pkt.via = choose_via(topo, d, sw.node, &sw.route, pkt, Some(&mut sw.rng), &mut loads, &cfg.mp_ev, scratch).unwrap_or(DIRECT);
         }
-        let key = self.detour_key(node, pkt);
-        self.hop(ports, now, sw, key, pkt)
+        let key = self.detour_key(sw.node, pkt);
+        self.hop(sw, ports, now, key, pkt)
     }
 
     /// The table entry switch `node` routes `pkt` by: its first class's until it reaches
@@ -45,12 +45,11 @@ impl Fabric {
 
     /// [`Fabric::hop_of`]'s first step where the fabric routes between groups: the class the
     /// probe goes to first; `None` where the decision reads loads or draws at random.
-    pub(super) fn inspect_via(&self, ports: &[EgressPort], node: u32, probe: &mut Packet) -> Option<()> {
+    pub(super) fn inspect_via(&self, sw: &Switch, ports: &[EgressPort], probe: &mut Packet) -> Option<()> {
         if let (Some(d), UNDECIDED) = (&self.detours, probe.via) {
             let cut = Some(&*self.cut);
             let mut loads = PortLoads { ports, cut, sense: &self.cfg.sense, now: 0, samples: &mut [] };
-            let route = &self.routes[self.cut.switch(node)];
-            probe.via = choose_via(&self.topo, d, node, route, probe, None, &mut loads, &self.cfg.mp_ev, &mut Vec::new())?;
+            probe.via = choose_via(&self.topo, d, sw.node, &sw.route, probe, None, &mut loads, &self.cfg.mp_ev, &mut Vec::new())?;
         }
         Some(())
     }

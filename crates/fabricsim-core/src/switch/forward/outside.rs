@@ -3,32 +3,27 @@
 
 use std::sync::Arc;
 
-use super::Fabric;
+use super::{Fabric, Switch};
 use crate::packet::Packet;
 use crate::switch::routing::{choose_up, PortLoads};
 use crate::switch::EgressPort;
 use crate::topology::{Next, Restriction};
 
 impl Fabric {
-    /// How many switches this piece holds.
-    pub fn held(&self) -> usize {
-        self.routes.len()
-    }
-
     /// Adopts what routing still allows after a change of the links it excludes (the run
     /// computes it once, from every piece's links: `Tables::restrict`).
     pub fn restrict(&mut self, restricted: Arc<Restriction>) {
         self.restricted = restricted;
     }
 
-    /// The egress port switch `node` (of this piece, whose ports are `ports`) picks for `probe`; `None` if it decides
-    /// at random or by load (a step of the run's `path_of`).
-    pub fn hop_of(&self, ports: &[EgressPort], node: u32, probe: &mut Packet) -> Option<u32> {
+    /// The egress port switch `sw` (of this piece, whose ports are `ports`) picks for `probe`;
+    /// `None` if it decides at random or by load (a step of the run's `path_of`).
+    pub fn hop_of(&self, sw: &Switch, ports: &[EgressPort], probe: &mut Packet) -> Option<u32> {
         let key = if self.detours.is_some() {
-            self.inspect_via(ports, node, probe)?;
-            self.detour_key(node, probe)
+            self.inspect_via(sw, ports, probe)?;
+            self.detour_key(sw.node, probe)
         } else {
-            self.topo.tables.key(node, probe.dst)
+            self.topo.tables.key(sw.node, probe.dst)
         };
         Some(match self.topo.tables.next(key, probe.dst) {
             Next::Deliver(port) | Next::Port(port) => port,
@@ -37,8 +32,7 @@ impl Fabric {
                 // a rule that reads loads decides at random among equals: never inspected
                 let cut = Some(&*self.cut);
                 let mut loads = PortLoads { ports, cut, sense: &self.cfg.sense, now: 0, samples: &mut [] };
-                let r = &self.routes[self.cut.switch(node)];
-                group[choose_up(r, group, probe, self.restricted.usable(key), None, &mut loads, &self.cfg.mp_ev)? as usize]
+                group[choose_up(&sw.route, group, probe, self.restricted.usable(key), None, &mut loads, &self.cfg.mp_ev)? as usize]
             }
         })
     }

@@ -9,20 +9,30 @@ use crate::scenario::Scenario;
 /// A fabric's switches in one piece with their links and queue.
 struct Switches {
     f: Fabric,
+    units: Vec<Switch>,
     links: Links,
     q: EventQueue,
 }
 
 impl Switches {
-    /// Runs `act` as switch `node`: what it does goes to the links and the queue.
-    fn at<R>(&mut self, node: u32, act: impl FnOnce(&mut Fabric, &mut Sink) -> R) -> R {
+    /// Feeds `input` to switch `node` at `now`: what it does goes to the links and the queue.
+    fn feed(&mut self, node: u32, now: Time, input: Input) {
         let me = self.q.origin(node_unit(node));
-        act(&mut self.f, &mut Sink::new(&mut self.q, &mut self.links, me))
+        let sw = &mut self.units[self.f.switch_of(node)];
+        sw.handle(&mut self.f, &mut Sink::new(&mut self.q, &mut self.links, me), now, input);
     }
 
-    /// [`Switches::at`] the switch that sends on the port at `port`.
-    fn on<R>(&mut self, port: u32, act: impl FnOnce(&mut Fabric, &mut Sink) -> R) -> R {
-        self.at(self.links.port_at(port).from, act)
+    /// Queues `pkt` at the port at `port` of its switch, at time 0.
+    fn enqueue(&mut self, port: u32, pkt: Packet) {
+        let node = self.links.port_at(port).from;
+        let me = self.q.origin(node_unit(node));
+        let sw = &mut self.units[self.f.switch_of(node)];
+        sw.enqueue(&self.f.cfg, &mut Sink::new(&mut self.q, &mut self.links, me), 0, port, pkt);
+    }
+
+    /// The port at `port` is free at `now`.
+    fn free(&mut self, port: u32, now: Time) {
+        self.feed(self.links.port_at(port).from, now, Input::PortFree(port));
     }
 }
 
@@ -34,10 +44,10 @@ fn fabric(switch: &str) -> (Switches, u32) {
     let topo = model.topo.clone();
     let cut = Arc::new(Cut::whole(&topo));
     let links = Links::piece(topo.clone(), model.switch.classes as usize, 1, cut.clone(), 0);
-    let f = Fabric::piece(topo.clone(), model.switch.clone(), 1, cut, 0, &links);
+    let (f, units) = Fabric::piece(topo.clone(), model.switch.clone(), 1, cut, 0, &links);
     let port = topo.ports.iter().position(|p| p.name == "leaf0:up0").expect("leaf0:up0") as u32;
     let q = EventQueue::with_horizon(1_000_000).with_nodes(topo.nodes.len());
-    (Switches { f, links, q }, port)
+    (Switches { f, units, links, q }, port)
 }
 
 fn data(conn: u32, psn: u32) -> Packet {
@@ -49,7 +59,7 @@ fn data(conn: u32, psn: u32) -> Packet {
 fn filled(switch: &str, conn: u32, count: u32) -> (Switches, u32) {
     let (mut s, port) = fabric(switch);
     for psn in 0..count {
-        s.on(port, |f, out| f.enqueue(out, 0, port, data(conn, psn)));
+        s.enqueue(port, data(conn, psn));
     }
     (s, port)
 }
@@ -65,7 +75,7 @@ fn a_full_queue_trims_into_the_control_queue_which_leaves_first() {
     assert!(header.trimmed && header.psn == 3 && header.size as u64 == s.f.cfg.header);
     // when the wire frees, the header goes before the data queued ahead of it
     let free = p.busy_until;
-    s.on(port, |f, out| f.switch_next(out, free, port));
+    s.free(port, free);
     let (_, sent) = s.links.wire(port).packets().last().copied().expect("on the wire");
     assert!(sent.trimmed && sent.psn == 3);
 }
@@ -90,7 +100,7 @@ fn ecn_at_enqueue_marks_the_late_packet_at_dequeue_the_early_one() {
         let (mut s, port) = filled(&format!("buffer = \"1bdp\"\necn = {{ kmin = \"1B\", kmax = \"4160B\", mark = \"{mark}\" }}\n"), 0, 3);
         for _ in 0..2 {
             let free = s.links.ports()[port as usize].busy_until;
-            s.on(port, |f, out| f.switch_next(out, free, port));
+            s.free(port, free);
         }
         s.links.wire(port).packets().map(|(_, p)| (p.psn, p.ecn)).collect()
     };
@@ -113,8 +123,7 @@ fn holding(s: &Switches) -> Vec<String> {
 fn feed(s: &mut Switches, from: &str, pkt: Packet) {
     let topo = s.f.topology().clone();
     let node = topo.ports[topo.ports.iter().position(|p| p.name == from).expect("a port")].from;
-    let at = s.f.first_switch + s.f.node_slot.of(node) as u32;
-    s.at(node, |f, out| f.forward(out, 0, node, at, pkt));
+    s.feed(node, 0, Input::Packet(pkt));
 }
 
 #[test]

@@ -107,7 +107,7 @@ mod tests {
     use super::*;
 
     fn port(bytes: u64) -> EgressPort {
-        let mut p = EgressPort::new(0, 1, 0, 400_000_000_000, 0, 1);
+        let mut p = EgressPort::new(0, 1, 400_000_000_000, 0, 1);
         p.data_bytes = bytes;
         p
     }
