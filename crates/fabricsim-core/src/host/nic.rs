@@ -9,11 +9,11 @@
 //! What a NIC sends, and the timers it sets, it writes to its [`Sink`]: onto its port's wire.
 
 mod deps;
+mod host;
 mod late;
 mod open;
 mod read;
 mod scale_up;
-mod state;
 #[cfg(test)]
 mod tests;
 mod timers;
@@ -29,12 +29,12 @@ use crate::host::table::{ConnTable, End};
 use crate::host::{LossDetection, TransportKind, TransportModel};
 use crate::lb::LoadBalancer;
 use crate::packet::{AckExt, DataExt, Kind, Packet};
-use crate::switch::links::Sink;
+use crate::switch::links::{Links, Sink};
 use crate::time::Time;
 use crate::topology::{Cut, Slots};
 use crate::workload::Deps;
+pub use host::Host;
 pub use scale_up::UpPorts;
-use state::HostState;
 
 /// Data packets by fate at the hosts (the fabric counts the rest).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -45,10 +45,24 @@ pub struct NicCounts {
     pub headers_delivered: u64,
 }
 
-/// Every host's NIC (in a run cut into pieces: the NICs of a piece's hosts, at the indices
-/// the cut gives them).
+/// What a host handles.
+#[derive(Debug, Clone, Copy)]
+pub enum Input {
+    /// A packet reached it.
+    Packet(Packet),
+    /// Its NIC port at this index of the piece's links is free again.
+    PortFree(u32),
+    /// One of its own events (a connection's start or timer, a wake-up, a step of a message
+    /// on the scale-up network, a compute task's end), or one another host told it (a
+    /// release notice, a message reaching it on the scale-up network, its delivery there).
+    Event(Event),
+}
+
+/// What a piece's hosts share: the connections' table (each connection's halves live there,
+/// keyed by connection, touched only by its own ends' events), the messages and what the
+/// hosts counted of them, the dependencies, the transport model, the cut. Each [`Host`] is
+/// a unit of its own; [`Nics::handle`] is its entry point.
 pub struct Nics {
-    hosts: Vec<HostState>,
     conns: ConnTable,
     /// The messages (shared by the pieces) and what this piece's hosts counted of them.
     messages: Arc<Vec<Message>>,
@@ -80,10 +94,10 @@ pub struct Nics {
 }
 
 impl Nics {
-    /// The NICs of piece `me`'s hosts (every host's, `rngs` their random streams, which their
-    /// load balancers draw from while they send), with
-    /// the messages and their connections (`conns`), the bytes sent to each host (`incoming`),
-    /// and the number of messages one of whose ends they hold (`held`).
+    /// What piece `me`'s hosts share, and the hosts (of every host's random stream, `rngs`,
+    /// which their load balancers draw from while they send, and the bytes sent to each,
+    /// `incoming`; their NIC ports in `links`), with the messages and their connections
+    /// (`conns`) and the number of messages one of whose ends they hold (`held`).
     pub fn new(
         cfg: TransportModel,
         conns: ConnTable,
@@ -91,10 +105,11 @@ impl Nics {
         (rngs, incoming): (&[Rng], &[u64]),
         held: usize,
         (cut, me): (Arc<Cut>, u16),
-    ) -> Nics {
+        links: &Links,
+    ) -> (Nics, Vec<Host>) {
         let mine = (0u32..).zip(rngs.iter().zip(incoming)).filter(|&(h, _)| cut.home(h) == me);
-        Nics {
-            hosts: mine.map(|(_, (rng, &incoming))| HostState::new(rng.clone(), incoming)).collect(),
+        let hosts = mine.map(|(h, (rng, &incoming))| Host::new(h, links.nic_port(h), rng.clone(), incoming)).collect();
+        let nics = Nics {
             conns,
             states: vec![MsgState::default(); held],
             messages,
@@ -111,6 +126,38 @@ impl Nics {
             evs: Vec::new(),
             scratch_psn: Vec::new(),
             scratch_acked: Vec::new(),
+        };
+        (nics, hosts)
+    }
+
+    /// A host's one entry point: a packet reached it (data for the receiving half it keeps,
+    /// an ACK, NACK or CNP for the sending half), its NIC port is free (it sends its next
+    /// packet), or one of its events came up.
+    #[inline(always)]
+    pub fn handle(&mut self, h: &mut Host, out: &mut Sink, now: Time, input: Input) {
+        match input {
+            Input::Packet(ref packet) => self.receive(h, out, now, packet),
+            Input::PortFree(port) => self.kick_on(h, out, now, port),
+            Input::Event(event) => self.on_event(h, out, now, event),
+        }
+    }
+
+    /// [`Nics::handle`] for one of the host's events.
+    fn on_event(&mut self, h: &mut Host, out: &mut Sink, now: Time, event: Event) {
+        match event {
+            Event::ConnStart(c) => self.start(h, out, now, c),
+            Event::Release(m) => self.on_release(h, out, now, m),
+            Event::NicWake(_) => self.wake(h, out, now),
+            Event::CcTimer(c) => self.on_cc_timer(h, out, now, c),
+            Event::CnpTimer(c) => self.on_cnp_timer(h, out, now, c),
+            Event::Rto(c) => self.on_rto(h, out, now, c),
+            Event::UpSend(m) => self.up_send(h, out, now, m),
+            Event::UpArrive(m) => self.up_arrive(h, out, now, m),
+            Event::UpDone(m) => self.up_done(h, out, now, m),
+            Event::UpAck(m) => self.up_ack(h, out, now, m),
+            Event::Computed(m) => self.computed(h, out, now, m),
+            Event::PipeArrive(_) | Event::PortFree(_) => unreachable!("a packet or a port, handed over as such"),
+            Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
         }
     }
 
@@ -127,28 +174,27 @@ impl Nics {
     }
 
     /// `ConnStart`: the connection may send.
-    pub fn start(&mut self, out: &mut Sink, now: Time, conn: u32) {
+    fn start(&mut self, hs: &mut Host, out: &mut Sink, now: Time, conn: u32) {
         // the fields apart, not `message_of`: `conns` is borrowed mutably next to the message
         let msg = self.messages[self.conns.message_of(conn) as usize];
         let started = self.conns.start(msg.first..msg.first + msg.count, &msg.spec);
-        let src = msg.spec.src;
-        let hs = &mut self.hosts[self.slot.of(src)];
+        debug_assert_eq!(hs.node, msg.spec.src);
         hs.pending -= 1;
         if !started {
             return; // it waits for its pair's message before it (`per_pair`)
         }
         hs.active.push(conn);
-        self.kick(out, now, src);
+        self.kick(hs, out, now);
     }
 
     /// `per_pair`: connection `c` sent its last new packet; the pair's next message, which
     /// waited, starts now.
     #[cold]
-    fn pair_posted(&mut self, out: &mut Sink, now: Time, host: u32, c: u32) {
+    fn pair_posted(&mut self, h: &mut Host, out: &mut Sink, now: Time, c: u32) {
         let spec = self.message_of(c).spec;
         if let Some(next) = self.conns.posted(&spec, c) {
             out.schedule(now, Event::ConnStart(next));
-            self.hosts[self.slot.of(host)].pending += 1;
+            h.pending += 1;
         }
     }
 
@@ -156,14 +202,13 @@ impl Nics {
     /// round-robin from the connections whose window allows. A NIC that sends wakes up when
     /// the packet is out to pull the next one (line-rate pacing, no NIC queue).
     #[inline]
-    pub fn kick(&mut self, out: &mut Sink, now: Time, host: u32) {
-        let port = out.links.nic_port(host);
-        self.kick_on(out, now, host, port);
+    pub fn kick(&mut self, h: &mut Host, out: &mut Sink, now: Time) {
+        let port = h.port;
+        self.kick_on(h, out, now, port);
     }
 
-    /// [`Nics::kick`] where the caller knows where the links keep the host's NIC port
-    /// (`port`: its `PortFree`).
-    pub fn kick_on(&mut self, out: &mut Sink, now: Time, host: u32, port: u32) {
+    /// [`Nics::kick`] on the host's NIC port at `port` (its `PortFree`).
+    fn kick_on(&mut self, hs: &mut Host, out: &mut Sink, now: Time, port: u32) {
         if !out.is_free(port, now) {
             return;
         }
@@ -172,7 +217,6 @@ impl Nics {
             out.send(now, port, pkt);
             return;
         }
-        let hs = &mut self.hosts[self.slot.of(host)];
         let n = hs.active.len();
         let cap = self.cfg.rate_cap;
         let mut held = Time::MAX;
@@ -202,7 +246,7 @@ impl Nics {
             let pkt = Packet::data(c, conn.tx.flow, conn.spec.class, psn, ev, ends, size, DataExt { ack_request: ar });
             out.send(now, port, pkt);
             if posted {
-                self.pair_posted(out, now, host, c);
+                self.pair_posted(hs, out, now, c);
             }
             return;
         }
@@ -210,62 +254,62 @@ impl Nics {
         // finds it window-limited sends nothing and schedules nothing)
         if held < hs.wake {
             hs.wake = held;
-            out.schedule(held, Event::NicWake(host));
+            out.schedule(held, Event::NicWake(hs.node));
         }
     }
 
     /// `NicWake`: a connection's pacing gap has passed.
-    pub fn wake(&mut self, out: &mut Sink, now: Time, host: u32) {
-        let hs = &mut self.hosts[self.slot.of(host)];
+    fn wake(&mut self, hs: &mut Host, out: &mut Sink, now: Time) {
         if now >= hs.wake {
             hs.wake = Time::MAX;
         }
-        self.kick(out, now, host);
+        self.kick(hs, out, now);
     }
 
     /// Queues an ACK or NACK at `host`'s NIC (control class, never limited at the host).
     #[inline]
-    fn send_control(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
-        let at = out.links.nic_port(host);
-        out.port(at).push_control(packet);
-        self.kick(out, now, host);
+    fn send_control(&mut self, h: &mut Host, out: &mut Sink, now: Time, packet: Packet) {
+        out.port(h.port).push_control(packet);
+        self.kick(h, out, now);
     }
 
     /// A packet reached `host`: data for the receiving half it keeps, an ACK, NACK or CNP for
     /// the sending half.
-    pub fn receive(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
+    fn receive(&mut self, h: &mut Host, out: &mut Sink, now: Time, packet: &Packet) {
         match packet.kind {
-            Kind::Data => self.receive_data(out, now, host, packet),
-            _ => self.receive_control(out, now, host, packet),
+            Kind::Data => self.receive_data(h, out, now, packet),
+            _ => self.receive_control(h, out, now, packet),
         }
     }
 
     /// A data packet (or its trimmed header) reached its receiver `host`.
-    fn receive_data(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
+    fn receive_data(&mut self, h: &mut Host, out: &mut Sink, now: Time, packet: &Packet) {
         let c = packet.conn;
         let mi = self.conns.message_of(c) as usize;
         // the fields apart: `conns` is borrowed mutably next to the message
         let Some(half) = self.conns.receiver(c, &self.messages[mi].spec) else {
-            self.receive_late_data(out, now, host, packet);
+            self.receive_late_data(h, out, now, packet);
             return;
         };
         let header = self.cfg.header as u16;
         let transport = self.cfg.kind;
+        let host = h.node;
         let reply = |kind: Kind| packet.reply(kind, host, header);
         if packet.trimmed {
-            self.hosts[self.slot.of(host)].counts.headers_delivered += 1;
+            h.counts.headers_delivered += 1;
             if let Some(psn) = transport.on_trimmed(&mut half.rx, packet.psn) {
                 let nack = Packet { psn, ..reply(Kind::Nack) };
-                self.send_control(out, now, host, nack);
+                self.send_control(h, out, now, nack);
             }
             return;
         }
-        self.hosts[self.slot.of(host)].counts.data_delivered += 1;
+        h.counts.data_delivered += 1;
         if packet.ecn && self.cfg.cc.sends_cnps() {
             if let Some(window_end) = half.rx.cnp.on_marked(now) {
                 half.stats.cnps += 1;
                 out.schedule(window_end, Event::CnpTimer(c));
-                self.send_control(out, now, host, reply(Kind::Cnp));
+                let cnp = reply(Kind::Cnp);
+                self.send_control(h, out, now, cnp);
             }
         }
         let half = self.conns.receiver_live(c);
@@ -273,14 +317,13 @@ impl Nics {
         let before = half.rx.delivered_bytes;
         let arrival = transport.on_data(&mut half.rx, now, packet.psn, payload, packet.ecn, packet.asks_ack());
         let new = u64::from(half.rx.delivered_bytes != before);
-        let hs = &mut self.hosts[self.slot.of(host)];
-        (hs.progress, hs.progress_bytes) = (hs.progress + new, hs.progress_bytes + new * u64::from(packet.size));
+        (h.progress, h.progress_bytes) = (h.progress + new, h.progress_bytes + new * u64::from(packet.size));
         if arrival.discarded {
             half.stats.discarded += 1;
         }
         if let Some(e) = arrival.nak {
             let nak = Packet { psn: e, ..reply(Kind::Nack) };
-            self.send_control(out, now, host, nak);
+            self.send_control(h, out, now, nak);
         }
         if self.cfg.loss_detection == LossDetection::PathId {
             let half = self.conns.receiver_live(c);
@@ -289,25 +332,25 @@ impl Nics {
             half.stats.fast_nacks += self.scratch_psn.len() as u64;
             for i in 0..self.scratch_psn.len() {
                 let nack = Packet { psn: self.scratch_psn[i], ..reply(Kind::Nack) };
-                self.send_control(out, now, host, nack);
+                self.send_control(h, out, now, nack);
             }
         }
         if arrival.completed {
             let m = &mut self.states[self.conns.msg_at(mi, End::Rx)];
             m.done += 1;
             if m.done == self.messages[mi].count {
-                self.hosts[self.slot.of(host)].done += 1;
+                h.done += 1;
                 self.report(mi, now);
                 if !self.dependents.is_empty() {
-                    self.completed(out, now, host, mi);
+                    self.completed(h, out, now, mi);
                 }
             }
         }
         if arrival.send_ack {
             let gbn = transport == TransportKind::Gbn;
             let (cum, sack) = self.conns.receiver_live(c).rx.ack_fields(packet.psn, gbn);
-            let ack = packet.ack(host, header, (cum, sack));
-            self.send_control(out, now, host, ack);
+            let ack = packet.ack(h.node, header, (cum, sack));
+            self.send_control(h, out, now, ack);
         }
         if arrival.completed {
             self.conns.finish_receiver(c);
@@ -315,10 +358,10 @@ impl Nics {
     }
 
     /// An ACK, NACK or CNP reached its sender `host`.
-    fn receive_control(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
+    fn receive_control(&mut self, h: &mut Host, out: &mut Sink, now: Time, packet: &Packet) {
         let c = packet.conn;
         let Some(conn) = self.conns.sender(c) else {
-            self.receive_late_control(out, now, host, packet);
+            self.receive_late_control(h, out, now, packet);
             return;
         };
         match packet.kind {
@@ -342,42 +385,42 @@ impl Nics {
                         conn.stats.ecn_acks += ecn as u64;
                         let bytes = conn.wire_size(psn);
                         let rtt = if k + 1 == acked.len() && psn == packet.psn { rtt } else { None };
-                        conn.tx.window.on_ack(&AckSignal::of(&packet, now, bytes, ecn, rtt, in_flight));
+                        conn.tx.window.on_ack(&AckSignal::of(packet, now, bytes, ecn, rtt, in_flight));
                         conn.tx.lb.on_ack(now, ev, ecn);
                     }
                 } else {
                     if packet.ecn {
                         conn.stats.ecn_acks += 1;
                     }
-                    conn.tx.window.on_ack(&AckSignal::of(&packet, now, newly, packet.ecn, rtt, in_flight));
+                    conn.tx.window.on_ack(&AckSignal::of(packet, now, newly, packet.ecn, rtt, in_flight));
                     conn.tx.lb.on_ack(now, packet.ev, packet.ecn);
                 }
                 let shared = conn.tx.shared;
                 if conn.sender_done() {
-                    self.hosts[self.slot.of(host)].active.retain(|&x| x != c);
+                    h.active.retain(|&x| x != c);
                     if let Some(next) = self.conns.finish_sender(c) {
                         // the pair's next message, which waited for this one (`per_pair`)
                         out.schedule(now, Event::ConnStart(next));
-                        self.hosts[self.slot.of(host)].pending += 1;
+                        h.pending += 1;
                     }
                     let mi = self.conns.message_of(c) as usize;
                     let m = &mut self.states[self.conns.msg_at(mi, End::Tx)];
                     m.acked += 1;
                     if m.acked == self.messages[mi].count && !self.dependents.is_empty() {
-                        self.acknowledged(out, now, host, mi);
+                        self.acknowledged(h, out, now, mi);
                     }
                 } else if shared {
                     let spec = self.conns.sender_live(c).spec;
                     self.conns.share_window(&spec);
                 }
-                self.kick(out, now, host);
+                self.kick(h, out, now);
             }
             Kind::Cnp => {
                 if let Some(at) = conn.tx.window.on_cnp(now) {
                     out.schedule(at, Event::CcTimer(c));
                 }
                 conn.tx.repace(self.cfg.rate_cap);
-                self.kick(out, now, host);
+                self.kick(h, out, now);
             }
             Kind::Nack => {
                 let lost = self.cfg.kind.on_nack(conn, packet.psn);
@@ -389,7 +432,7 @@ impl Nics {
                     let spec = conn.spec;
                     self.conns.share_window(&spec);
                 }
-                self.kick(out, now, host);
+                self.kick(h, out, now);
             }
             Kind::Data => unreachable!("data goes to the receiving half"),
         }

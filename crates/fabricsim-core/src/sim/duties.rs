@@ -23,7 +23,7 @@ impl Simulation {
         self.duty_times.pop();
         match event {
             Event::Watch => {
-                let a = self.pieces.iter().fold(Activity::default(), |a, p| a + p.nics.activity());
+                let a = self.pieces.iter().flat_map(|p| &p.hosts).fold(Activity::default(), |a, h| a + h.activity());
                 // a session with every message done waits for the next: nothing stalled
                 let idle = self.open.is_some() && self.done == self.flow_count();
                 let pending = a.starts_pending() || self.faults.next_time().is_some() || idle;

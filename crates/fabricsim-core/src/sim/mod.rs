@@ -232,11 +232,11 @@ impl Simulation {
             let (fabric, switches) = Fabric::piece(topo.clone(), model.switch.clone(), model.seed, cut.clone(), me as u16, &links);
             let hosts = (&rngs[..], &layout.incoming[..]);
             let piece = (cut.clone(), me as u16);
-            let mut nics = Nics::new(model.transport.clone(), conns, messages.clone(), hosts, layout.messages[me], piece);
+            let (mut nics, mut hosts) =
+                Nics::new(model.transport.clone(), conns, messages.clone(), hosts, layout.messages[me], piece, &links);
             nics.up = UpPorts::new(model.topo.scale_up(), share.hosts as usize);
-            nics.schedule_starts(&mut queue, &mut links, &model.deps, dependents.clone());
-            let hosts = (0..topo.hosts()).filter(|&h| nics.is_home(h)).collect();
-            built.push(Piece { queue, links, switches, fabric, nics, counted: 0, ran: 0, hosts });
+            nics.schedule_starts(&mut hosts, &mut queue, &mut links, &model.deps, dependents.clone());
+            built.push(Piece { queue, links, switches, fabric, hosts, nics, counted: 0, ran: 0 });
         }
         // what each message waits for is read by nothing once the pieces hold their counts and
         // the reverse lists (the jobs' bounds were computed at resolve): about 17 bytes a

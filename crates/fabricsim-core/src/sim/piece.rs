@@ -15,13 +15,13 @@
 
 use crate::budget;
 use crate::engine::{node_unit, Event, EventQueue, Notice, Origin};
-use crate::host::nic::Nics;
+use crate::host::nic::{Host, Input as HostInput, NicCounts, Nics};
 use crate::packet::{Kind, Packet};
 use crate::scenario::Model;
 use crate::switch::forward::{Fabric, Input, Switch};
 use crate::switch::links::{Links, Sink};
 use crate::time::{serialization, Time};
-use crate::topology::Topology;
+use crate::topology::{Cut, Topology};
 
 /// What one piece sends another: packets for the wires it holds (port, arrival, packet) and
 /// what a host tells its hosts (release notices, messages on a scale-up network).
@@ -39,13 +39,13 @@ pub(crate) struct Piece {
     /// Its switches, and what they share.
     pub switches: Vec<Switch>,
     pub fabric: Fabric,
+    /// Its hosts, and what they share.
+    pub hosts: Vec<Host>,
     pub nics: Nics,
     /// Completions the driver has counted of this piece's.
     pub counted: u32,
     /// Events its last parallel window ran.
     pub ran: u64,
-    /// Its hosts.
-    pub hosts: Vec<u32>,
 }
 
 /// Why [`Piece::run`] paused.
@@ -157,7 +157,9 @@ impl Piece {
             let pkt = self.links.arrive(q, p);
             let out = &mut Sink::new(q, &mut self.links, Origin { unit: node_unit(node), at });
             if self.fabric.is_host(node) {
-                self.nics.receive(out, now, node, pkt);
+                let h = &mut self.hosts[Cut::host_at(at)];
+                debug_assert_eq!(h.node, node);
+                self.nics.handle(h, out, now, HostInput::Packet(pkt));
             } else {
                 let sw = &mut self.switches[self.fabric.switch_at(at)];
                 debug_assert_eq!(sw.node, node);
@@ -172,7 +174,7 @@ impl Piece {
             self.links.on_port_free(p);
             let out = &mut Sink::new(q, &mut self.links, me);
             match host {
-                Some(host) => self.nics.kick_on(out, now, host, p),
+                Some(_) => self.nics.handle(&mut self.hosts[Cut::host_at(me.at)], out, now, HostInput::PortFree(p)),
                 None => self.switches[self.fabric.switch_at(me.at)].handle(&mut self.fabric, out, now, Input::PortFree(p)),
             }
             return;
@@ -184,21 +186,8 @@ impl Piece {
         };
         let me = q.origin(unit);
         let out = &mut Sink::new(q, &mut self.links, me);
-        match event {
-            Event::ConnStart(c) => self.nics.start(out, now, c),
-            Event::Release(m) => self.nics.on_release(out, now, m),
-            Event::NicWake(h) => self.nics.wake(out, now, h),
-            Event::CcTimer(c) => self.nics.on_cc_timer(out, now, c),
-            Event::CnpTimer(c) => self.nics.on_cnp_timer(out, now, c),
-            Event::Rto(c) => self.nics.on_rto(out, now, c),
-            Event::UpSend(m) => self.nics.up_send(out, now, m),
-            Event::UpArrive(m) => self.nics.up_arrive(out, now, m),
-            Event::UpDone(m) => self.nics.up_done(out, now, m),
-            Event::UpAck(m) => self.nics.up_ack(out, now, m),
-            Event::Computed(m) => self.nics.computed(out, now, m),
-            Event::PipeArrive(_) | Event::PortFree(_) => unreachable!("taken above"),
-            Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
-        }
+        // every other event is a host's
+        self.nics.handle(&mut self.hosts[Cut::host_at(me.at)], out, now, HostInput::Event(event));
     }
 
     /// Runs a window of the parallel engine: every event with a key below `bound` (no duty
@@ -221,9 +210,10 @@ impl Piece {
     pub fn completion_bound(&self, now: Time) -> Time {
         let topo = self.fabric.topology();
         let mut bound = now;
-        for &host in &self.hosts {
+        for h in &self.hosts {
+            let host = h.node;
             bound = bound.max(self.nics.up_bound(host));
-            let missing = self.nics.missing(host);
+            let missing = h.missing();
             if missing == 0 {
                 continue;
             }
@@ -235,6 +225,15 @@ impl Piece {
             }
         }
         bound
+    }
+
+    /// Data packets by fate at this piece's hosts, summed over them.
+    pub fn nic_counts(&self) -> NicCounts {
+        self.hosts.iter().map(Host::counts).fold(NicCounts::default(), |a, h| NicCounts {
+            data_sent: a.data_sent + h.data_sent,
+            data_delivered: a.data_delivered + h.data_delivered,
+            headers_delivered: a.headers_delivered + h.headers_delivered,
+        })
     }
 
     /// Whether this piece put something in its outboxes.
@@ -386,9 +385,8 @@ mod tests {
                 let share = cut.share(me as u16);
                 let (ports, wires, switches) = (piece.links.ports().len(), piece.links.wires().len(), piece.switches.len());
                 assert_eq!((ports, wires, switches), (share.ports as usize, share.wires as usize, share.switches as usize));
-                assert_eq!(piece.nics.held(), share.hosts as usize);
                 assert_eq!(piece.hosts.len(), share.hosts as usize);
-                all = (all.0 + ports, all.1 + wires, all.2 + switches, all.3 + piece.nics.held());
+                all = (all.0 + ports, all.1 + wires, all.2 + switches, all.3 + piece.hosts.len());
             }
             assert_eq!(all, (topo.ports.len(), topo.ports.len(), topo.switches(), topo.hosts() as usize), "{pieces} pieces");
         }

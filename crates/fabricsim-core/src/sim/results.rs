@@ -38,7 +38,7 @@ impl Simulation {
     }
     /// Messages completed so far.
     pub fn flows_done(&self) -> u32 {
-        self.pieces.iter().map(|p| p.nics.messages_done()).sum()
+        self.pieces.iter().flat_map(|p| &p.hosts).map(|h| h.done()).sum()
     }
     /// Messages of the workload (the rows of the flows table).
     pub fn flow_count(&self) -> u32 {
@@ -61,7 +61,7 @@ impl Simulation {
         if seen > 0 {
             out += &format!("; new data last seen by the no-progress check at {} (it looks every {})", us(seen), us(self.watchdog.every()));
         }
-        let a = self.pieces.iter().fold(Activity::default(), |a, p| a + p.nics.activity());
+        let a = self.pieces.iter().flat_map(|p| &p.hosts).fold(Activity::default(), |a, h| a + h.activity());
         if let Some(at) = self.faults.next_time() {
             out +=
                 &format!("; a fault action (a link's change or routing reconverging) was pending at {}, so the guard kept waiting", us(at));
@@ -126,7 +126,7 @@ impl Simulation {
     /// Every data packet the hosts sent, by fate.
     pub fn accounting(&self) -> Accounting {
         let of = |p: &super::Piece| {
-            let (n, l, (in_flight, headers_in_flight)) = (p.nics.counts(), p.links.losses(), p.links.data_in_flight());
+            let (n, l, (in_flight, headers_in_flight)) = (p.nic_counts(), p.links.losses(), p.links.data_in_flight());
             Accounting {
                 data_sent: n.data_sent,
                 data_delivered: n.data_delivered,
@@ -172,7 +172,10 @@ impl Simulation {
     /// reads a few columns of millions of rows lets the others never be made.
     pub fn into_results_keeping(mut self, keep: &Keep) -> RunResult {
         let (accounting, achieved, detail) = (self.accounting(), self.achieved_load(), self.stop_detail());
-        self.pieces.iter_mut().for_each(|p| p.nics.free_schedule());
+        self.pieces.iter_mut().for_each(|p| {
+            p.nics.free_schedule();
+            p.hosts.iter_mut().for_each(|h| h.free_schedule());
+        });
         // the connections are read first and freed before the messages' columns are made
         // (`MessageColumns::of`; the jobs' ideal spans were computed at resolve,
         // `Model::job_bounds`)

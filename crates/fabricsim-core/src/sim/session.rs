@@ -99,12 +99,16 @@ impl Simulation {
             p.nics.connections_mut().give_catalog(catalog.clone());
             p.nics.give_messages(messages.clone());
             p.nics.connections_mut().add_rows(&layout.bytes[i]);
-            p.nics.add_message(layout.messages[i], spec.dst, incoming);
+            p.nics.add_message(layout.messages[i]);
+            if let Some(h) = p.hosts.iter_mut().find(|h| h.node == spec.dst) {
+                h.expect(incoming);
+            }
         }
         self.model.tags.push(Tag::NONE);
         let p = &mut self.pieces[usize::from(self.cut.home(spec.src))];
         let me = p.queue.origin(node_unit(spec.src));
-        p.nics.start_free(&mut Sink::new(&mut p.queue, &mut p.links, me), m as usize);
+        let h = &mut p.hosts[self.cut.host(spec.src)];
+        p.nics.start_free(h, &mut Sink::new(&mut p.queue, &mut p.links, me), m as usize);
         let open = self.open.as_mut().expect("a session's run");
         if !open.watching {
             open.watching = true;

@@ -148,6 +148,13 @@ impl Cut {
         self.wire.of(port)
     }
 
+    /// Where a piece keeps the host whose unit's counter is at `unit_at` (its hosts' counters
+    /// come first, after the duties', in the order it keeps them).
+    #[inline]
+    pub fn host_at(unit_at: u32) -> usize {
+        (unit_at - DUTIES) as usize
+    }
+
     /// Where each node's piece keeps it among its kind ([`Cut::host`], [`Cut::switch`]).
     pub fn nodes(&self) -> &Slots {
         &self.node

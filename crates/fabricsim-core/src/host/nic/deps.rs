@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use super::Nics;
+use super::{Host, Nics};
 use crate::engine::{node_unit, start_order, Event, EventQueue};
 use crate::host::table::End;
 use crate::switch::links::{Links, Sink};
@@ -35,7 +35,7 @@ impl Nics {
     /// reverse: [`Deps::dependents`]) and schedules the start of every message of this
     /// piece's hosts that waits for none, numbered by its source host (into `q`; a start
     /// puts nothing on `links`).
-    pub fn schedule_starts(&mut self, q: &mut EventQueue, links: &mut Links, deps: &Deps, dependents: Arc<Deps>) {
+    pub fn schedule_starts(&mut self, hosts: &mut [Host], q: &mut EventQueue, links: &mut Links, deps: &Deps, dependents: Arc<Deps>) {
         self.waiting = vec![0; self.states.len()];
         self.dependents = dependents;
         for m in 0..self.messages.len() {
@@ -47,59 +47,60 @@ impl Nics {
             self.waiting[self.conns.msg_at(m, End::Tx)] = waits;
             if waits == 0 {
                 let me = q.origin(node_unit(spec.src));
-                self.start_free(&mut Sink::new(q, links, me), m);
+                let h = &mut hosts[self.slot.of(spec.src)];
+                self.start_free(h, &mut Sink::new(q, links, me), m);
             }
         }
     }
 
     /// Schedules the start of message `m`, which waits for no other (one given up front, or
     /// sent into a running run): at its start, or when its CPU has run its delay, under the
-    /// order keys of its first release ([`start_order`]), whenever it is made (`out`: its
-    /// source host's).
-    pub fn start_free(&mut self, out: &mut Sink, m: usize) {
+    /// order keys of its first release ([`start_order`]), whenever it is made (`h`, `out`:
+    /// its source host's).
+    pub fn start_free(&mut self, h: &mut Host, out: &mut Sink, m: usize) {
         let spec = self.messages[m].spec;
         let at = match spec.cpu {
-            Some(cpu) => self.hosts[self.slot.of(spec.src)].claim(cpu, spec.start, spec.delay),
+            Some(cpu) => h.claim(cpu, spec.start, spec.delay),
             None => first_release(&spec),
         };
-        self.release(out, m, at, true);
+        self.release(h, out, m, at, true);
     }
 
     /// Releases message `m` at `at`: its connections start then, numbered by its source host,
     /// under the keys of its first release if `first`.
-    pub(super) fn release(&mut self, out: &mut Sink, m: usize, at: Time, first: bool) {
+    pub(super) fn release(&mut self, h: &mut Host, out: &mut Sink, m: usize, at: Time, first: bool) {
         let msg = self.messages[m];
         self.states[self.conns.msg_at(m, End::Tx)].released = at;
         let unit = node_unit(msg.spec.src);
-        debug_assert_eq!(out.me().unit, unit, "a message is released by its source host");
+        debug_assert_eq!((out.me().unit, h.node), (unit, msg.spec.src), "a message is released by its source host");
         let mut schedule = |part: u32, event: Event| match first {
             true => out.schedule_ordered(at, start_order(unit, m as u32, part), event),
             false => out.schedule(at, event),
         };
         if msg.count == 0 {
             schedule(0, if msg.spec.is_compute() { Event::Computed(m as u32) } else { Event::UpSend(m as u32) });
-            self.hosts[self.slot.of(msg.spec.src)].pending += 1;
+            h.pending += 1;
             return;
         }
         for (part, c) in msg.connections().enumerate() {
             schedule(part as u32, Event::ConnStart(c as u32));
         }
-        self.hosts[self.slot.of(msg.spec.src)].pending += msg.count;
+        h.pending += msg.count;
     }
 
     /// Message `m` completed at `now` at its receiver `host`: each message waiting for it
     /// hears of it, at once if `host` is its source, by a notice if a third host is (its
     /// sender hears of it by its final ACK, [`Nics::acknowledged`]).
     #[cold]
-    pub(super) fn completed(&mut self, out: &mut Sink, now: Time, host: u32, m: usize) {
-        let sender = self.messages[m].spec.src;
+    pub(super) fn completed(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: usize) {
+        let (host, sender) = (h.node, self.messages[m].spec.src);
         for k in 0..self.dependents.of(m).len() {
             let d = self.dependents.of(m)[k] as usize;
             let src = self.messages[d].spec.src;
             if src == host {
-                self.heard(out, now, d);
+                self.heard(h, out, now, d);
             } else if src != sender {
-                self.hosts[self.slot.of(host)].notices_sent += 1;
+                h.notices_sent += 1;
                 let at = now + self.conns.notify_latency(host, src);
                 self.tell(out, at, Event::Release(d as u32), src);
             }
@@ -109,35 +110,35 @@ impl Nics {
     /// Every packet of message `m` is acknowledged at its sender `host`, now: the messages
     /// it sources that wait for `m` hear of it.
     #[cold]
-    pub(super) fn acknowledged(&mut self, out: &mut Sink, now: Time, host: u32, m: usize) {
-        let receiver = self.messages[m].spec.dst;
+    pub(super) fn acknowledged(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: usize) {
+        let (host, receiver) = (h.node, self.messages[m].spec.dst);
         for k in 0..self.dependents.of(m).len() {
             let d = self.dependents.of(m)[k] as usize;
             if self.messages[d].spec.src == host && host != receiver {
-                self.heard(out, now, d);
+                self.heard(h, out, now, d);
             }
         }
     }
 
     /// `Release`: message `d`'s source host learns that one of the messages it waits for
     /// completed.
-    pub fn on_release(&mut self, out: &mut Sink, now: Time, d: u32) {
-        self.hosts[self.slot.of(self.messages[d as usize].spec.src)].notices_taken += 1;
-        self.heard(out, now, d as usize);
+    pub(super) fn on_release(&mut self, h: &mut Host, out: &mut Sink, now: Time, d: u32) {
+        h.notices_taken += 1;
+        self.heard(h, out, now, d as usize);
     }
 
     /// One of the messages `d` waits for is known complete at `now`: once none is left, it
     /// is released after its delay and not before its start.
-    fn heard(&mut self, out: &mut Sink, now: Time, d: usize) {
+    fn heard(&mut self, h: &mut Host, out: &mut Sink, now: Time, d: usize) {
         let at = self.conns.msg_at(d, End::Tx);
         self.waiting[at] -= 1;
         if self.waiting[at] == 0 {
             let spec = self.messages[d].spec;
             let at = match spec.cpu {
-                Some(cpu) => self.hosts[self.slot.of(spec.src)].claim(cpu, spec.start.max(now), spec.delay),
+                Some(cpu) => h.claim(cpu, spec.start.max(now), spec.delay),
                 None => spec.start.max(now.saturating_add(spec.delay)),
             };
-            self.release(out, d, at, false);
+            self.release(h, out, d, at, false);
         }
     }
 }

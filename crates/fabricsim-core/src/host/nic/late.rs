@@ -12,7 +12,7 @@
 //!   new, so it reports none) and the NIC looks for work; a NACK finds nothing in flight; a
 //!   CNP is ignored.
 
-use super::Nics;
+use super::{Host, Nics};
 use crate::engine::Event;
 use crate::host::table::End;
 use crate::host::TransportKind;
@@ -23,16 +23,16 @@ use crate::time::Time;
 impl Nics {
     /// A data packet reached `host`, whose receiver of its connection has every packet.
     #[cold]
-    pub(super) fn receive_late_data(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
-        let c = packet.conn;
+    pub(super) fn receive_late_data(&mut self, h: &mut Host, out: &mut Sink, now: Time, packet: &Packet) {
+        let (c, host) = (packet.conn, h.node);
         let header = self.cfg.header as u16;
         let reply = |kind: Kind| packet.reply(kind, host, header);
         let gbn = self.cfg.kind == TransportKind::Gbn;
         if packet.trimmed {
             let psn = if gbn { self.conns.nak_end_once(c).then(|| self.conns.stored_packets(c)) } else { Some(packet.psn) };
-            self.hosts[self.slot.of(host)].counts.headers_delivered += 1;
+            h.counts.headers_delivered += 1;
             if let Some(psn) = psn {
-                self.send_control(out, now, host, Packet { psn, ..reply(Kind::Nack) });
+                self.send_control(h, out, now, Packet { psn, ..reply(Kind::Nack) });
             }
             return;
         }
@@ -41,26 +41,26 @@ impl Nics {
         if window_end.is_some() {
             self.conns.count_late(c, End::Rx, |s| s.cnps += 1);
         }
-        self.hosts[self.slot.of(host)].counts.data_delivered += 1;
+        h.counts.data_delivered += 1;
         if let Some(at) = window_end {
             out.schedule(at, Event::CnpTimer(c));
-            self.send_control(out, now, host, reply(Kind::Cnp));
+            self.send_control(h, out, now, reply(Kind::Cnp));
         }
         let (cum, sack) = self.conns.complete_ack(c, packet.psn, gbn, self.cfg.ack_policy.all_evs);
-        self.send_control(out, now, host, packet.ack(host, header, (cum, sack)));
+        self.send_control(h, out, now, packet.ack(host, header, (cum, sack)));
     }
 
     /// An ACK, NACK or CNP reached `host`, whose sender of its connection is done.
     #[cold]
-    pub(super) fn receive_late_control(&mut self, out: &mut Sink, now: Time, host: u32, packet: Packet) {
+    pub(super) fn receive_late_control(&mut self, h: &mut Host, out: &mut Sink, now: Time, packet: &Packet) {
         match packet.kind {
             Kind::Ack => {
                 if packet.ecn && !self.cfg.ack_policy.all_evs {
                     self.conns.count_late(packet.conn, End::Tx, |s| s.ecn_acks += 1);
                 }
-                self.kick(out, now, host);
+                self.kick(h, out, now);
             }
-            Kind::Nack => self.kick(out, now, host),
+            Kind::Nack => self.kick(h, out, now),
             Kind::Cnp | Kind::Data => {}
         }
     }

@@ -39,14 +39,10 @@ impl Nics {
     }
 
     /// Makes room for a message added to the run (`held`: how many messages this piece now
-    /// holds an end of; the new one waits for nothing), and counts the bytes it sends host
-    /// `dst` (`incoming`) if this piece holds it.
-    pub fn add_message(&mut self, held: usize, dst: u32, incoming: u64) {
+    /// holds an end of; the new one waits for nothing).
+    pub fn add_message(&mut self, held: usize) {
         self.states.resize(held, MsgState::default());
         self.waiting.resize(held, 0);
-        if self.is_home(dst) {
-            self.hosts[self.slot.of(dst)].incoming += incoming;
-        }
     }
 
     /// When message `m` was released (its source host's count; this piece must hold it).

@@ -2,20 +2,13 @@
 
 use std::sync::Arc;
 
-use super::state::HostState;
-use super::{NicCounts, Nics};
-use crate::engine::watchdog::Activity;
+use super::Nics;
 use crate::host::message::{Message, MsgState};
 use crate::host::table::ConnTable;
 use crate::packet::Ev;
 use crate::workload::MessageSpec;
 
 impl Nics {
-    /// How many hosts this piece holds.
-    pub fn held(&self) -> usize {
-        self.hosts.len()
-    }
-
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }
@@ -30,14 +23,10 @@ impl Nics {
         &self.conns
     }
 
-    /// Frees what only a running simulation needs and no result reads: the hosts' schedulers
-    /// and the dependency lists.
+    /// Frees what only a running simulation needs and no result reads: the dependency lists.
     pub fn free_schedule(&mut self) {
         self.dependents = Arc::default();
         self.waiting = Vec::new();
-        for h in &mut self.hosts {
-            h.active = Vec::new();
-        }
     }
 
     /// Takes what this piece's hosts counted of the messages ([`Nics::states`]), leaving none:
@@ -92,44 +81,10 @@ impl Nics {
         self.conns.flow_of(c, &msg.spec)
     }
 
-    /// Messages completed: the hosts' counts, summed.
-    pub fn messages_done(&self) -> u32 {
-        self.hosts.iter().map(|h| h.done).sum()
-    }
-
-    /// Completions the hosts reported so far (equal to [`Nics::messages_done`]; one read per
-    /// event for the driver's stop test).
+    /// Completions the hosts reported so far (equal to the sum of the hosts' [`super::Host::done`];
+    /// one read per event for the driver's stop test).
     #[inline]
     pub fn reported(&self) -> u32 {
         self.reported
-    }
-
-    /// Bytes on the wire of the data packets `host` has not received yet (each once): it cannot
-    /// complete its last message before they crossed its link.
-    pub fn missing(&self, host: u32) -> u64 {
-        let h = &self.hosts[self.slot.of(host)];
-        h.incoming - h.progress_bytes
-    }
-
-    /// What the no-progress guard reads, summed over the hosts.
-    pub fn activity(&self) -> Activity {
-        let of = |h: &HostState| Activity {
-            progress: h.progress,
-            starts: h.pending.into(),
-            notices_sent: h.notices_sent,
-            notices_taken: h.notices_taken,
-            up_sent: h.up_sent,
-            up_done: h.up_done,
-        };
-        self.hosts.iter().map(of).fold(Activity::default(), |a, b| a + b)
-    }
-
-    /// Data packets by fate at the hosts, summed over them.
-    pub fn counts(&self) -> NicCounts {
-        self.hosts.iter().fold(NicCounts::default(), |a, h| NicCounts {
-            data_sent: a.data_sent + h.counts.data_sent,
-            data_delivered: a.data_delivered + h.counts.data_delivered,
-            headers_delivered: a.headers_delivered + h.counts.headers_delivered,
-        })
     }
 }

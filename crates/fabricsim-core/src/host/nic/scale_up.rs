@@ -22,7 +22,7 @@
 
 use std::collections::BTreeMap;
 
-use super::Nics;
+use super::{Host, Nics};
 use crate::engine::Event;
 use crate::switch::links::Sink;
 use crate::time::{serialization, Time};
@@ -88,10 +88,9 @@ impl Nics {
 
     /// `UpSend`: message `m` was released at its source: the source's port starts it after
     /// the messages it took before.
-    pub fn up_send(&mut self, out: &mut Sink, now: Time, m: u32) {
+    pub(super) fn up_send(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
         let net = self.up.net.expect("a scale-up message needs a scale-up network");
-        let h = &mut self.hosts[self.slot.of(spec.src)];
         h.pending -= 1;
         h.up_sent += 1;
         let port = &mut self.up.out_free[self.slot.of(spec.src)];
@@ -103,7 +102,7 @@ impl Nics {
 
     /// `UpArrive`: message `m`'s first bit reached its destination's port, which delivers it
     /// after the messages that reached it before.
-    pub fn up_arrive(&mut self, out: &mut Sink, now: Time, m: u32) {
+    pub(super) fn up_arrive(&mut self, _h: &mut Host, out: &mut Sink, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
         let net = self.up.net.expect("a scale-up message needs a scale-up network");
         let port = &mut self.up.in_free[self.slot.of(spec.dst)];
@@ -113,40 +112,36 @@ impl Nics {
 
     /// `UpDone`: message `m` is delivered: its destination counts it, the messages waiting
     /// for it hear of it (its source `L` later, `UpAck`).
-    pub fn up_done(&mut self, out: &mut Sink, now: Time, m: u32) {
+    pub(super) fn up_done(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
-        let h = &mut self.hosts[self.slot.of(spec.dst)];
         (h.done, h.up_done, h.progress) = (h.done + 1, h.up_done + 1, h.progress + 1);
         self.report(m as usize, now);
         self.up.time(m, 1, now);
         if self.dependents.is_empty() {
             return;
         }
-        self.completed(out, now, spec.dst, m as usize);
+        self.completed(h, out, now, m as usize);
         if self.dependents.of(m as usize).iter().any(|&d| self.messages[d as usize].spec.src == spec.src) {
             let latency = self.up.net.map_or(0, |n| n.latency);
-            self.hosts[self.slot.of(spec.dst)].notices_sent += 1;
+            h.notices_sent += 1;
             self.tell(out, now + latency, Event::UpAck(m), spec.src);
         }
     }
 
     /// `Computed`: compute task `m` is done (it was released now: its dependencies plus its
     /// computation): its host counts it, the tasks and messages waiting for it hear of it.
-    pub fn computed(&mut self, out: &mut Sink, now: Time, m: u32) {
-        let host = self.messages[m as usize].spec.src;
-        let h = &mut self.hosts[self.slot.of(host)];
+    pub(super) fn computed(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: u32) {
         (h.pending, h.done, h.progress) = (h.pending - 1, h.done + 1, h.progress + 1);
         self.report(m as usize, now);
         self.up.time(m, 1, now);
         if !self.dependents.is_empty() {
-            self.completed(out, now, host, m as usize);
+            self.completed(h, out, now, m as usize);
         }
     }
 
     /// `UpAck`: message `m`'s source hears that it was delivered.
-    pub fn up_ack(&mut self, out: &mut Sink, now: Time, m: u32) {
-        let src = self.messages[m as usize].spec.src;
-        self.hosts[self.slot.of(src)].notices_taken += 1;
-        self.acknowledged(out, now, src, m as usize);
+    pub(super) fn up_ack(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: u32) {
+        h.notices_taken += 1;
+        self.acknowledged(h, out, now, m as usize);
     }
 }

@@ -1,7 +1,8 @@
 //! The NIC alone: packets fed to a host's receiving and sending halves, and what it puts on
 //! its link, read from its port and wire (no run; the pieces are built and not started).
 
-use crate::engine::node_unit;
+use super::Input;
+use crate::engine::{node_unit, Event};
 use crate::packet::{AckExt, DataExt, Kind, Packet};
 use crate::sim::piece::Piece;
 use crate::switch::links::Sink;
@@ -34,10 +35,16 @@ fn sent(p: &Piece, host: u32) -> Vec<Packet> {
     out
 }
 
+/// Feeds `input` to `host` at `now` through its one entry point.
+fn feed_in(p: &mut Piece, now: u64, host: u32, input: Input) {
+    let me = p.queue.origin(node_unit(host));
+    let h = p.hosts.iter_mut().find(|h| h.node == host).expect("the piece's host");
+    p.nics.handle(h, &mut Sink::new(&mut p.queue, &mut p.links, me), now, input);
+}
+
 /// Feeds `pkt` to `host` at `now`.
 fn feed(p: &mut Piece, now: u64, host: u32, pkt: Packet) {
-    let me = p.queue.origin(node_unit(host));
-    p.nics.receive(&mut Sink::new(&mut p.queue, &mut p.links, me), now, host, pkt);
+    feed_in(p, now, host, Input::Packet(pkt));
 }
 
 #[test]
@@ -76,8 +83,7 @@ fn coalesced_acks_wait_for_their_count_unless_the_sender_asks() {
 #[test]
 fn the_sender_sends_on_its_entropy_and_counts_the_message_acknowledged_at_its_ack() {
     let mut p = piece_of("4KiB", "");
-    let me = p.queue.origin(node_unit(0));
-    p.nics.start(&mut Sink::new(&mut p.queue, &mut p.links, me), 0, 0);
+    feed_in(&mut p, 0, 0, Input::Event(Event::ConnStart(0)));
     let out = sent(&p, 0);
     assert_eq!(out.len(), 1, "{out:?}");
     let d = out[0];

@@ -1,7 +1,7 @@
 //! A connection's timers at its hosts: the sender's congestion-control timer (DCQCN's rate
 //! increase) and retransmission timer, and the receiver's CNP window.
 
-use super::Nics;
+use super::{Host, Nics};
 use crate::engine::Event;
 use crate::host::cc::CongestionControl;
 use crate::host::table::End;
@@ -12,18 +12,18 @@ use crate::time::Time;
 
 impl Nics {
     /// `CcTimer`: the connection's congestion-control timer fired (DCQCN's rate increase).
-    pub fn on_cc_timer(&mut self, out: &mut Sink, now: Time, c: u32) {
+    pub(super) fn on_cc_timer(&mut self, h: &mut Host, out: &mut Sink, now: Time, c: u32) {
         let Some(conn) = self.conns.sender(c) else { return };
         if let Some(at) = conn.tx.window.on_timer(now) {
             out.schedule(at, Event::CcTimer(c));
         }
         conn.tx.repace(self.cfg.rate_cap);
-        let src = conn.spec.src;
-        self.kick(out, now, src);
+        debug_assert_eq!(conn.spec.src, h.node);
+        self.kick(h, out, now);
     }
 
     /// `CnpTimer`: a receiver's CNP window ended; one CNP goes out for its marks, if any.
-    pub fn on_cnp_timer(&mut self, out: &mut Sink, now: Time, c: u32) {
+    pub(super) fn on_cnp_timer(&mut self, h: &mut Host, out: &mut Sink, now: Time, c: u32) {
         let spec = self.messages[self.conns.message_of(c) as usize].spec;
         let window_end = match self.conns.receiver(c, &spec) {
             Some(half) => half.rx.cnp.on_timer(now).inspect(|_| half.stats.cnps += 1),
@@ -38,17 +38,16 @@ impl Nics {
         };
         let Some(window_end) = window_end else { return };
         out.schedule(window_end, Event::CnpTimer(c));
-        let (host, to) = (spec.dst, spec.src);
-        let cnp = Packet::control(Kind::Cnp, c, host, to, self.cfg.header as u16);
-        self.send_control(out, now, host, cnp);
+        debug_assert_eq!(spec.dst, h.node);
+        let cnp = Packet::control(Kind::Cnp, c, spec.dst, spec.src, self.cfg.header as u16);
+        self.send_control(h, out, now, cnp);
     }
 
     /// `Rto`: the connection's retransmission timer fired.
-    pub fn on_rto(&mut self, out: &mut Sink, now: Time, c: u32) {
+    pub(super) fn on_rto(&mut self, h: &mut Host, out: &mut Sink, now: Time, c: u32) {
         let Some(conn) = self.conns.sender(c) else {
             // done: nothing is in flight, and the NIC looks for work as it did with the state
-            let src = self.message_of(c).spec.src;
-            self.kick(out, now, src);
+            self.kick(h, out, now);
             return;
         };
         conn.tx.rto_armed = false;
@@ -98,6 +97,6 @@ impl Nics {
         if shared {
             self.conns.share_window(&spec);
         }
-        self.kick(out, now, spec.src);
+        self.kick(h, out, now);
     }
 }

@@ -1,13 +1,20 @@
-//! What one host's NIC keeps besides its connections.
+//! A host: the unit that owns its NIC's scheduler, its random stream and its counters.
 
 use super::NicCounts;
 use crate::engine::rng::Rng;
+use crate::engine::watchdog::Activity;
 use crate::time::Time;
 
-/// What one host owns besides its connections: its random stream, its scheduler and its
-/// counters (a run's totals are their sums, taken when read).
+/// One host: its node and where its piece's links keep its NIC port, its random stream, its
+/// NIC's scheduler and its counters (a run's totals are their sums, taken when read). Its
+/// connections' halves and its messages' counts live in its piece's tables
+/// ([`super::Nics`], keyed by connection and message), which only its own events touch; what
+/// it does it writes to a [`crate::switch::links::Sink`] ([`super::Nics::handle`], its one
+/// entry point).
 #[derive(Debug, Clone)]
-pub(super) struct HostState {
+pub struct Host {
+    pub node: u32,
+    pub port: u32,
     pub(super) rng: Rng,
     /// Connections with something left to send, pulled round-robin from `rr`.
     pub(super) active: Vec<u32>,
@@ -23,7 +30,7 @@ pub(super) struct HostState {
     pub(super) progress: u64,
     pub(super) progress_bytes: u64,
     /// ... of the bytes of every data packet sent to it, each once (what it still misses
-    /// bounds when it can have everything: [`super::Nics::missing`]).
+    /// bounds when it can have everything: [`Host::missing`]).
     pub(super) incoming: u64,
     /// Connection starts (and sends on the scale-up network) scheduled for its messages, not
     /// yet taken.
@@ -40,10 +47,13 @@ pub(super) struct HostState {
     pub(super) cpus: Vec<(u16, Time)>,
 }
 
-impl HostState {
-    /// A host with its random stream and the bytes of every data packet sent to it.
-    pub(super) fn new(rng: Rng, incoming: u64) -> HostState {
-        HostState {
+impl Host {
+    /// Host `node`, whose NIC port its piece's links keep at `port`, with its random stream and
+    /// the bytes of every data packet sent to it.
+    pub(super) fn new(node: u32, port: u32, rng: Rng, incoming: u64) -> Host {
+        Host {
+            node,
+            port,
             rng,
             active: Vec::new(),
             rr: 0,
@@ -63,7 +73,45 @@ impl HostState {
     }
 }
 
-impl HostState {
+impl Host {
+    /// Messages this host received completely.
+    pub fn done(&self) -> u32 {
+        self.done
+    }
+
+    /// Data packets by fate at this host.
+    pub fn counts(&self) -> NicCounts {
+        self.counts
+    }
+
+    /// Bytes on the wire of the data packets it has not received yet (each once): it cannot
+    /// complete its last message before they crossed its link.
+    pub fn missing(&self) -> u64 {
+        self.incoming - self.progress_bytes
+    }
+
+    /// What the no-progress guard reads of it.
+    pub fn activity(&self) -> Activity {
+        Activity {
+            progress: self.progress,
+            starts: self.pending.into(),
+            notices_sent: self.notices_sent,
+            notices_taken: self.notices_taken,
+            up_sent: self.up_sent,
+            up_done: self.up_done,
+        }
+    }
+
+    /// Frees what only a running simulation needs: its scheduler.
+    pub fn free_schedule(&mut self) {
+        self.active = Vec::new();
+    }
+
+    /// Counts the bytes of a message added to the run that it receives.
+    pub fn expect(&mut self, incoming: u64) {
+        self.incoming += incoming;
+    }
+
     /// An entry ready at `ready` takes CPU `cpu` for `work`: it begins when the CPU is free,
     /// in the order entries claim it; returns when it ends.
     pub(super) fn claim(&mut self, cpu: u16, ready: Time, work: Time) -> Time {
