@@ -1,7 +1,9 @@
 //! The hosts' NICs: the host half of the packet path.
 //!
-//! [`Nics`] owns every host's connections, the workload's messages and each host's random
-//! stream. A NIC has no queue of its own: when its port is free it sends its next packet,
+//! A [`Host`] owns its node's NIC port (where the piece's links keep it), its random stream,
+//! its scheduler and its counters; what a piece's hosts share ([`Nics`]) is the connections'
+//! table (each connection's halves, touched only by its ends' events), the messages and the
+//! dependencies. A host's one entry point is [`Nics::handle`]. A NIC has no queue of its own: when its port is free it sends its next packet,
 //! control first, then data pulled round-robin from the connections whose window allows
 //! (line-rate pacing), and wakes when that packet is out. The receiving side runs the
 //! transport ([`super::connection`]): ACKs, NACKs, Go-back-N NAKs, path-ID loss detection;
