@@ -33,7 +33,7 @@ use crate::lb::LoadBalancer;
 use crate::packet::{AckExt, DataExt, Kind, Packet};
 use crate::switch::links::{Links, Sink};
 use crate::time::Time;
-use crate::topology::{Cut, Slots};
+use crate::topology::Slots;
 use crate::workload::Deps;
 pub use host::Host;
 pub use scale_up::UpPorts;
@@ -62,7 +62,7 @@ pub enum Input {
 
 /// What a piece's hosts share: the connections' table (each connection's halves live there,
 /// keyed by connection, touched only by its own ends' events), the messages and what the
-/// hosts counted of them, the dependencies, the transport model, the cut. Each [`Host`] is
+/// hosts counted of them, the dependencies, the transport model. Each [`Host`] is
 /// a unit of its own; [`Nics::handle`] is its entry point.
 pub struct Nics {
     conns: ConnTable,
@@ -79,12 +79,8 @@ pub struct Nics {
     dependents: Arc<Deps>,
     waiting: Vec<u32>,
     cfg: TransportModel,
-    /// The piece each node belongs to, where it keeps its hosts, and which piece this is:
-    /// only its hosts' events run here; a notice to another piece's host waits in the sink's
-    /// links.
-    cut: Arc<Cut>,
-    me: u16,
-    /// Where this piece keeps each of its hosts (the cut's map, read on every packet).
+    /// Where this piece keeps each of its hosts (the cut's map; which piece a host belongs to
+    /// is the links' to tell).
     slot: Slots,
     /// The hosts' ports on their servers' scale-up networks.
     pub up: UpPorts,
@@ -96,9 +92,9 @@ pub struct Nics {
 }
 
 impl Nics {
-    /// What piece `me`'s hosts share, and the hosts (of every host's random stream, `rngs`,
-    /// which their load balancers draw from while they send, and the bytes sent to each,
-    /// `incoming`; their NIC ports in `links`), with the messages and their connections
+    /// What the hosts of the piece whose links are `links` share, and the hosts (of every
+    /// host's random stream, `rngs`, which their load balancers draw from while they send, and
+    /// the bytes sent to each, `incoming`; their NIC ports in `links`), with the messages and their connections
     /// (`conns`) and the number of messages one of whose ends they hold (`held`).
     pub fn new(
         cfg: TransportModel,
@@ -106,10 +102,9 @@ impl Nics {
         messages: Arc<Vec<Message>>,
         (rngs, incoming): (&[Rng], &[u64]),
         held: usize,
-        (cut, me): (Arc<Cut>, u16),
         links: &Links,
     ) -> (Nics, Vec<Host>) {
-        let mine = (0u32..).zip(rngs.iter().zip(incoming)).filter(|&(h, _)| cut.home(h) == me);
+        let mine = (0u32..).zip(rngs.iter().zip(incoming)).filter(|&(h, _)| links.is_home(h));
         let hosts = mine.map(|(h, (rng, &incoming))| Host::new(h, links.nic_port(h), rng.clone(), incoming)).collect();
         let nics = Nics {
             conns,
@@ -120,9 +115,7 @@ impl Nics {
             dependents: Arc::default(),
             waiting: Vec::new(),
             cfg,
-            slot: cut.nodes().clone(),
-            cut,
-            me,
+            slot: links.cut().nodes().clone(),
             up: UpPorts::default(),
             scratch: Vec::new(),
             evs: Vec::new(),
@@ -161,12 +154,6 @@ impl Nics {
             Event::PipeArrive(_) | Event::PortFree(_) => unreachable!("a packet or a port, handed over as such"),
             Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
         }
-    }
-
-    /// Whether `node` (a host, or a switch) belongs to this piece.
-    #[inline]
-    pub fn is_home(&self, node: u32) -> bool {
-        self.cut.home(node) == self.me
     }
 
     /// The message connection `c` carries (part of).

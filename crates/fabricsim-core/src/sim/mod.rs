@@ -231,9 +231,7 @@ impl Simulation {
             let mut links = Links::piece(topo.clone(), model.switch.classes as usize, model.seed, cut.clone(), me as u16);
             let (fabric, switches) = Fabric::piece(topo.clone(), model.switch.clone(), model.seed, cut.clone(), me as u16, &links);
             let hosts = (&rngs[..], &layout.incoming[..]);
-            let piece = (cut.clone(), me as u16);
-            let (mut nics, mut hosts) =
-                Nics::new(model.transport.clone(), conns, messages.clone(), hosts, layout.messages[me], piece, &links);
+            let (mut nics, mut hosts) = Nics::new(model.transport.clone(), conns, messages.clone(), hosts, layout.messages[me], &links);
             nics.up = UpPorts::new(model.topo.scale_up(), share.hosts as usize);
             nics.schedule_starts(&mut hosts, &mut queue, &mut links, &model.deps, dependents.clone());
             built.push(Piece { queue, links, switches, fabric, hosts, nics, counted: 0, ran: 0 });

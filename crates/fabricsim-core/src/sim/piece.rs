@@ -99,7 +99,7 @@ impl Piece {
                 _ => {}
             }
             debug_assert_eq!(self.unit_of(event, by), self.owner_of(event), "{event:?} scheduled by unit {by}");
-            debug_assert!(self.nics.is_home(self.unit_of(event, by) - 2), "{event:?} runs in its unit's piece");
+            debug_assert!(self.links.is_home(self.unit_of(event, by) - 2), "{event:?} runs in its unit's piece");
             self.dispatch(at, event, by);
             if (PAUSE != Pause::NEVER && self.nics.reported() != self.counted) || (PAUSE == Pause::ON_ALL && self.has_outgoing()) {
                 return Pause::Changed;

@@ -84,6 +84,17 @@ impl Links {
         Links { port_slot: cut.ports().clone(), topo, cut, me, hosts, seed, ports, wires, outbox: Vec::new(), notices: Vec::new() }
     }
 
+    /// The cut this piece is one piece of.
+    pub fn cut(&self) -> &Cut {
+        &self.cut
+    }
+
+    /// Whether `node` (a host, or a switch) belongs to this piece.
+    #[inline]
+    pub fn is_home(&self, node: u32) -> bool {
+        self.cut.home(node) == self.me
+    }
+
     /// The ports this piece's nodes send on, in id order (every port, in one piece), and the
     /// wires into them.
     pub fn ports(&self) -> &[EgressPort] {
@@ -264,11 +275,16 @@ impl<'a> Sink<'a> {
         self.queue.next_order(self.me)
     }
 
-    /// Tells another piece's unit `event` at `at`, under its next order key.
+    /// Tells host `host` `event` at `at`, numbered by the unit writing: into this piece's
+    /// queue, or into the outbox under its next order key when `host` belongs to another piece.
     #[inline]
-    pub fn notify(&mut self, at: Time, event: Event) {
-        let order = self.next_order();
-        self.links.notices.push(Notice { at, order, event });
+    pub fn tell(&mut self, host: u32, at: Time, event: Event) {
+        if self.links.is_home(host) {
+            self.schedule(at, event);
+        } else {
+            let order = self.next_order();
+            self.links.notices.push(Notice { at, order, event });
+        }
     }
 
     /// The port this piece keeps at `at` (one of the unit's).

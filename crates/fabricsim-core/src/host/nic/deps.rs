@@ -40,7 +40,7 @@ impl Nics {
         self.dependents = dependents;
         for m in 0..self.messages.len() {
             let spec = self.messages[m].spec;
-            if !self.is_home(spec.src) {
+            if !links.is_home(spec.src) {
                 continue;
             }
             let waits = deps.of(m).len() as u32;
@@ -102,7 +102,7 @@ impl Nics {
             } else if src != sender {
                 h.notices_sent += 1;
                 let at = now + self.conns.notify_latency(host, src);
-                self.tell(out, at, Event::Release(d as u32), src);
+                out.tell(src, at, Event::Release(d as u32));
             }
         }
     }

@@ -76,16 +76,6 @@ impl Nics {
         self.up.bound(self.slot.of(host))
     }
 
-    /// Schedules `event` for `host` at `at`, numbered by the current unit: in this piece's
-    /// queue, or in the outbox when `host` belongs to another piece.
-    pub(super) fn tell(&mut self, out: &mut Sink, at: Time, event: Event, host: u32) {
-        if self.is_home(host) {
-            out.schedule(at, event);
-        } else {
-            out.notify(at, event);
-        }
-    }
-
     /// `UpSend`: message `m` was released at its source: the source's port starts it after
     /// the messages it took before.
     pub(super) fn up_send(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: u32) {
@@ -97,7 +87,7 @@ impl Nics {
         let start = now.max(*port);
         *port = start + serialization(spec.bytes, net.rate);
         self.up.time(m, 0, start);
-        self.tell(out, start + net.latency, Event::UpArrive(m), spec.dst);
+        out.tell(spec.dst, start + net.latency, Event::UpArrive(m));
     }
 
     /// `UpArrive`: message `m`'s first bit reached its destination's port, which delivers it
@@ -124,7 +114,7 @@ impl Nics {
         if self.dependents.of(m as usize).iter().any(|&d| self.messages[d as usize].spec.src == spec.src) {
             let latency = self.up.net.map_or(0, |n| n.latency);
             h.notices_sent += 1;
-            self.tell(out, now + latency, Event::UpAck(m), spec.src);
+            out.tell(spec.src, now + latency, Event::UpAck(m));
         }
     }
 
