@@ -18,7 +18,7 @@ use crate::engine::rng::{Rng, Stream};
 use crate::packet::Packet;
 use crate::switch::links::{Links, Sink};
 use crate::switch::routing::{choose_up, PortLoads, Route, Rule};
-use crate::switch::{red_mark, EcnMark, EgressPort, Overflow, SwitchModel};
+use crate::switch::{red_mark, EcnMark, EgressPort, HashSeed, Overflow, SwitchModel};
 use crate::time::Time;
 use crate::topology::{Cut, Detours, Next, Restriction, Slots, Topology};
 
@@ -75,7 +75,16 @@ impl Fabric {
     /// over the ports `links` holds: what they share, and each switch.
     pub fn piece(topo: Arc<Topology>, cfg: SwitchModel, seed: u64, cut: Arc<Cut>, me: u16, links: &Links) -> (Fabric, Vec<Switch>) {
         let hosts = topo.hosts();
-        let salt = |i: u64| Rng::stream(seed, Stream::Salt, i).next_u64();
+        // a switch's salt is its own, its tier's or the fabric's (`switch.hash_seed`); the keys
+        // of the last two lie beyond every node's
+        let salt = |node: u32, tier: Option<u32>| {
+            let key = match cfg.hash_seed {
+                HashSeed::Switch => node.into(),
+                HashSeed::Tier => (1 << 40) + u64::from(tier.unwrap_or(u32::MAX)),
+                HashSeed::Fabric => 1 << 41,
+            };
+            Rng::stream(seed, Stream::Salt, key).next_u64()
+        };
         let switches = (hosts..topo.nodes.len() as u32)
             .filter(|&n| cut.home(n) == me)
             .map(|node| {
@@ -83,7 +92,7 @@ impl Fabric {
                 let route = Route {
                     tier: tier.unwrap_or(0) as u8,
                     rule: tier.and_then(|t| cfg.rules.get(t as usize)).copied().unwrap_or(Rule::Ecmp),
-                    salt: salt(node.into()),
+                    salt: salt(node, tier),
                 };
                 Switch { node, route, rng: Rng::stream(seed, Stream::Switch, (node - hosts).into()), pooled: 0 }
             })

@@ -177,6 +177,12 @@ pub struct SwitchConfig {
     #[serde(default)]
     #[schemars(extend("x-default" = "all `1`"))]
     pub weights: Vec<u32>,
+    /// Whose seed salts a switch's ECMP hash (and `mp_ev`'s rehash around excluded ports): `"switch"` (each switch its
+    /// own, as operators configure against polarization), `"tier"` (one per tier: the switches of a tier hash alike),
+    /// `"fabric"` (one for every switch, the same hash at every tier: a flow's choices at successive tiers are correlated,
+    /// which polarizes traffic onto a fraction of the upper links: "hash polarization", Alibaba HPN, SIGCOMM 2024, abstract).
+    #[serde(default)]
+    pub hash_seed: HashSeed,
     /// What `routing = "adaptive"` reads of a port's load (docs/scenario.md: one row a field).
     #[serde(default)]
     #[schemars(extend("x-rows" = true))]
@@ -199,6 +205,16 @@ pub struct AdaptiveConfig {
     #[serde(default)]
     #[schemars(extend("x-default" = "`\"0ns\"`"))]
     pub refresh: Duration,
+}
+
+/// `switch.hash_seed`: whose seed salts a switch's hash.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HashSeed {
+    #[default]
+    Switch,
+    Tier,
+    Fabric,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -235,6 +251,7 @@ impl Default for SwitchConfig {
             classes: d_classes(),
             scheduler: d_scheduler(),
             weights: Vec::new(),
+            hash_seed: HashSeed::default(),
             adaptive: AdaptiveConfig::default(),
         }
     }
@@ -272,6 +289,7 @@ pub struct SwitchModel {
     /// What adaptive routing reads of a port's load.
     pub sense: LoadSense,
     pub mp_ev: MpEvLayout,
+    pub hash_seed: HashSeed,
 }
 
 impl SwitchConfig {
@@ -392,6 +410,7 @@ impl SwitchConfig {
             scheduler,
             rules,
             mp_ev: MpEvLayout::new(ctx.up_ports),
+            hash_seed: self.hash_seed,
         })
     }
 }

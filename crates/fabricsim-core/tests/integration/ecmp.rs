@@ -44,3 +44,34 @@ fn permutation_tail_is_heavy_under_ecmp_and_light_under_ops() {
     assert!(ops.summary.max_slowdown.unwrap() < 2.0, "ops max slowdown {}", ops.summary.max_slowdown.unwrap());
     assert!(ecmp.summary.max_slowdown.unwrap() > 1.5 * ops.summary.max_slowdown.unwrap());
 }
+
+#[test]
+fn one_hash_seed_for_every_switch_polarizes_a_3_tier_fabric_onto_one_uplink_an_aggregation_switch() {
+    // 3 tiers, radix 8: 4 uplinks a leaf (to its pod's aggregation switches) and 4 an
+    // aggregation switch (to the cores). With one seed everywhere a flow hashes alike at both
+    // tiers: the leaf's choice i brings it to the pod's i-th aggregation switch, which picks
+    // its uplink i again, so each aggregation switch sends on one uplink of its four
+    let perm = |seed: &str| {
+        let r = run(&format!(
+            "seed = 1\n[topology]\ntiers = 3\nhosts = 128\nradix = 8\n[switch]\nhash_seed = \"{seed}\"\n[lb]\nkind = \"ecmp\"\n[workload]\nkind = \"permutation\"\nsize = \"256KiB\"\n"
+        ));
+        assert_eq!(r.summary.status, "complete");
+        let (names, data) = (r.ports.str("name"), r.ports.u64("data_packets"));
+        let mut used = std::collections::BTreeMap::<String, usize>::new();
+        for (n, &d) in names.iter().zip(data) {
+            if let Some((agg, _)) = n.split_once(":up").filter(|(a, _)| a.starts_with("agg")) {
+                *used.entry(agg.to_string()).or_default() += usize::from(d > 0);
+            }
+        }
+        assert_eq!(used.len(), 32, "32 aggregation switches");
+        (used.values().copied().max().unwrap_or(0), used.values().sum::<usize>(), r.summary.max_slowdown.unwrap())
+    };
+    let (most, all, fabric_tail) = perm("fabric");
+    assert_eq!(most, 1, "every aggregation switch sends on one uplink");
+    assert!(all <= 32);
+    for seed in ["switch", "tier"] {
+        let (most, all, tail) = perm(seed);
+        assert!(most >= 3 && all > 64, "{seed}: {all} uplinks used, at most {most} a switch");
+        assert!(tail < fabric_tail, "{seed}: max slowdown {tail} against {fabric_tail} polarized");
+    }
+}

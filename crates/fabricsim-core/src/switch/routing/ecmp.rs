@@ -1,6 +1,14 @@
 //! `ecmp` (the default for hashed load balancers): a salted hash of the packet's 5-tuple
 //! (source and destination host, its queue pair's id as the source port) and its EV over
-//! the up-ports (RFC 2992; ARCANE sec. 2).
+//! the up-ports (RFC 2992; ARCANE sec. 2). The salt is the switch's own by default;
+//! `switch.hash_seed = "tier"` gives the switches of a tier one, `"fabric"` every switch the
+//! same: then a flow hashes alike at every tier, and where successive tiers have as many
+//! up-ports its choices repeat (the leaf's i-th uplink, then the aggregation switch's i-th),
+//! so each aggregation switch of a 3-tier fat tree sends on one uplink: hash polarization
+//! ("Alibaba HPN: A Data Center Network for Large Language Model Training", SIGCOMM 2024,
+//! abstract: LLM training's few bursty flows "predispose[] Equal-Cost Multi-Path (ECMP) to hash
+//! polarization, causing issues such as uneven traffic distribution"; its fix is a topology
+//! with fewer hashing tiers, not a seed).
 
 use super::adaptive::PortLoads;
 use super::Route;
@@ -15,7 +23,7 @@ use crate::packet::Ev;
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "routing",
     name: "ecmp",
-    summary: "hash of (5-tuple, EV) with a per-switch salt over the group's ports (a fat tree's up-ports)",
+    summary: "hash of (5-tuple, EV) with the switch's salt (`switch.hash_seed`) over the group's ports (a fat tree's up-ports)",
     reference: "RFC 2992; ARCANE sec. 2",
 };
 
