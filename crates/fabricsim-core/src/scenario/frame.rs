@@ -75,7 +75,9 @@ impl Scenario {
         self.lb.validate()?;
         let up_ports = topo.choices_per_tier();
         let writes_mp_ev = self.lb.writes_mp_ev();
-        let switch = self.switch.resolve(&SwitchContext { bdp_packets, mtu, header, up_ports: &up_ports, writes_mp_ev })?;
+        let slices = topo.slices();
+        let switch =
+            self.switch.resolve(&SwitchContext { bdp_packets, mtu, header, up_ports: &up_ports, writes_mp_ev, slices: &slices })?;
         let mut warnings = Vec::new();
         if writes_mp_ev {
             for (tier, rule) in switch.rules.iter().enumerate() {

@@ -263,7 +263,7 @@ impl Fabric {
                 let set = self.restricted.usable(key);
                 let cut = Some(&*self.cut);
                 let mut loads = PortLoads { ports, cut, sense: &self.cfg.sense, now, samples: &mut self.samples };
-                let i = choose_up(&sw.route, group, pkt, set, Some(&mut sw.rng), &mut loads, &self.cfg.mp_ev).unwrap_or(0);
+                let i = choose_up(&sw.route, group, pkt, set, Some(&mut sw.rng), &mut loads, &self.cfg).unwrap_or(0);
                 stamp(pkt, i, group.len());
                 group[i as usize]
             }

@@ -156,7 +156,8 @@ pub struct SwitchConfig {
     pub overflow: Overflow,
     /// Next hop going up (going down there is one port): `"ecmp"` (hash of source, destination, flow id and EV with a
     /// per-switch salt), `"mp_ev"` (the tier's part of a multi-part EV is the port index), `"adaptive"` (least-loaded
-    /// queue, random tie-break), `"spray"` (uniformly random), or `"auto"` (`mp_ev` for `prime`, `co_prime`, `round_robin`;
+    /// queue, random tie-break), `"spray"` (uniformly random), `"pin"` (the destination's downlink index at its edge switch, modulo the ports: Meta's
+    /// path pinning), or `"auto"` (`mp_ev` for `prime`, `co_prime`, `round_robin`;
     /// `ecmp` otherwise). A list gives one rule per switch tier with up-ports: `["adaptive"]` (2 tiers: leaves), `["ecmp",
     /// "spray"]` (3 tiers: leaves, aggregation). See docs/algorithms.md. `lb.kind = "ecmp"` with `routing = "adaptive"` is
     /// **switch adaptive routing** ("switch AR": ECMP hosts, switches that pick the least-loaded up-port per packet);
@@ -266,6 +267,8 @@ pub struct SwitchContext<'a> {
     pub header: u64,
     pub up_ports: &'a [u32],
     pub writes_mp_ev: bool,
+    /// Each host node's downlink index at its edge switch (`Topology::slices`).
+    pub slices: &'a [u16],
 }
 
 /// The switch configuration in core units, checked.
@@ -290,6 +293,8 @@ pub struct SwitchModel {
     pub sense: LoadSense,
     pub mp_ev: MpEvLayout,
     pub hash_seed: HashSeed,
+    /// Each host node's downlink index at its edge switch (what `pin` routes by).
+    pub slices: std::sync::Arc<[u16]>,
 }
 
 impl SwitchConfig {
@@ -411,6 +416,7 @@ impl SwitchConfig {
             rules,
             mp_ev: MpEvLayout::new(ctx.up_ports),
             hash_seed: self.hash_seed,
+            slices: ctx.slices.into(),
         })
     }
 }

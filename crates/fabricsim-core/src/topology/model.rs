@@ -102,6 +102,18 @@ impl Topology {
         self.hosts.count * self.hosts.planes
     }
 
+    /// Each host node's downlink index at its edge switch: its place among the switch's ports
+    /// to hosts, in port order (Meta's "slice", which path pinning routes by).
+    pub fn slices(&self) -> Vec<u16> {
+        let hosts = self.hosts() as usize;
+        let (mut slice, mut next) = (vec![0u16; hosts], vec![0u16; self.nodes.len()]);
+        for p in self.ports.iter().filter(|p| p.from as usize >= hosts && (p.to as usize) < hosts) {
+            slice[p.to as usize] = next[p.from as usize];
+            next[p.from as usize] = next[p.from as usize].saturating_add(1);
+        }
+        slice
+    }
+
     /// The scenario's hosts (GPUs): what workloads and jobs number.
     pub fn gpus(&self) -> u32 {
         self.hosts.count

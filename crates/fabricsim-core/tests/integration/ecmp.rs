@@ -1,7 +1,9 @@
 //! ECMP's collision tail: two flows hashed onto one uplink share it; a permutation under
-//! ECMP has a far worse tail than packet spraying.
+//! ECMP has a far worse tail than packet spraying. Hashing with one seed at every tier
+//! polarizes; pinning paths by the destination's downlink index balances full racks and
+//! piles half-allocated ones onto half the uplinks.
 
-use super::{fabric128, run, scenario};
+use super::{fabric128, flows, run, scenario};
 use fabricsim_core::Simulation;
 
 #[test]
@@ -74,4 +76,26 @@ fn one_hash_seed_for_every_switch_polarizes_a_3_tier_fabric_onto_one_uplink_an_a
         assert!(most >= 3 && all > 64, "{seed}: {all} uplinks used, at most {most} a switch");
         assert!(tail < fabric_tail, "{seed}: max slowdown {tail} against {fabric_tail} polarized");
     }
+}
+
+#[test]
+fn pinned_paths_give_full_racks_one_uplink_each_and_half_allocated_ones_half_the_uplinks() {
+    // leaf 0's 8 hosts (slices 0-7) each send 2 MiB to a host of another leaf; the leaves have
+    // 8 uplinks. To slices 0-7 every uplink (and every spine's link down) carries one flow; to
+    // slices 0-3 only (racks half allocated) four uplinks carry two flows each
+    let pinned = |slice: fn(u32) -> u32| {
+        let list: Vec<(u32, u32, &str, &str)> = (0..8).map(|k| (k, 8 * (k + 1) + slice(k), "2MiB", "0us")).collect();
+        let r = run(&fabric128(&format!("[switch]\nrouting = \"pin\"\n[lb]\nkind = \"ecmp\"\n{}", flows(&list))));
+        assert_eq!(r.summary.status, "complete");
+        let (names, data) = (r.ports.str("name"), r.ports.u64("data_packets"));
+        let uplinks = names.iter().zip(data).filter(|(n, &d)| n.starts_with("leaf0:up") && d > 0).count();
+        let slowdowns: Vec<f64> = r.flows.opt_f64("slowdown").iter().map(|s| s.expect("complete")).collect();
+        (uplinks, slowdowns)
+    };
+    let (uplinks, full) = pinned(|k| k);
+    assert_eq!(uplinks, 8);
+    assert!(full.iter().all(|&s| s < 1.01), "one flow a path: {full:?}");
+    let (uplinks, half) = pinned(|k| k % 4);
+    assert_eq!(uplinks, 4);
+    assert!(half.iter().all(|&s| (1.8..2.2).contains(&s)), "two flows an uplink: {half:?}");
 }

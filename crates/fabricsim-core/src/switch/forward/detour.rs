@@ -4,10 +4,9 @@
 
 use super::{stamp, Fabric, Switch};
 use crate::engine::rng::Rng;
-use crate::packet::mp_ev::MpEvLayout;
 use crate::packet::{Packet, DIRECT, UNDECIDED};
 use crate::switch::routing::{choose_up, PortLoads, Route};
-use crate::switch::EgressPort;
+use crate::switch::{EgressPort, SwitchModel};
 use crate::time::Time;
 use crate::topology::{Detours, GroupRouting, Topology};
 
@@ -21,7 +20,7 @@ impl Fabric {
             let Fabric { topo, detours, cut, cfg, samples, scratch, .. } = self;
             let d = detours.as_deref().expect("detour_hop runs with detours");
             let mut loads = PortLoads { ports, cut: Some(cut), sense: &cfg.sense, now, samples };
-            pkt.via = choose_via(topo, d, sw.node, &sw.route, pkt, Some(&mut sw.rng), &mut loads, &cfg.mp_ev, scratch).unwrap_or(DIRECT);
+            pkt.via = choose_via(topo, d, sw.node, &sw.route, pkt, Some(&mut sw.rng), &mut loads, cfg, scratch).unwrap_or(DIRECT);
         }
         let key = self.detour_key(sw.node, pkt);
         self.hop(sw, ports, now, key, pkt)
@@ -49,7 +48,7 @@ impl Fabric {
         if let (Some(d), UNDECIDED) = (&self.detours, probe.via) {
             let cut = Some(&*self.cut);
             let mut loads = PortLoads { ports, cut, sense: &self.cfg.sense, now: 0, samples: &mut [] };
-            probe.via = choose_via(&self.topo, d, sw.node, &sw.route, probe, None, &mut loads, &self.cfg.mp_ev, &mut Vec::new())?;
+            probe.via = choose_via(&self.topo, d, sw.node, &sw.route, probe, None, &mut loads, &self.cfg, &mut Vec::new())?;
         }
         Some(())
     }
@@ -70,7 +69,7 @@ fn choose_via(
     pkt: &mut Packet,
     rng: Option<&mut Rng>,
     loads: &mut PortLoads<'_>,
-    layout: &MpEvLayout,
+    m: &SwitchModel,
     first: &mut Vec<u32>,
 ) -> Option<u32> {
     let t = &topo.tables;
@@ -83,7 +82,7 @@ fn choose_via(
     let inspecting = rng.is_none();
     first.clear();
     first.extend((0..n).map(|k| t.first_hop(t.key_of_class(node, d.via(a, b, k))).unwrap_or(0)));
-    let i = choose_up(route, first, pkt, None, rng, loads, layout)?;
+    let i = choose_up(route, first, pkt, None, rng, loads, m)?;
     let via = d.via(a, b, i);
     if d.mode == GroupRouting::Ugal {
         if inspecting {

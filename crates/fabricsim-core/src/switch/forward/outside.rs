@@ -32,7 +32,7 @@ impl Fabric {
                 // a rule that reads loads decides at random among equals: never inspected
                 let cut = Some(&*self.cut);
                 let mut loads = PortLoads { ports, cut, sense: &self.cfg.sense, now: 0, samples: &mut [] };
-                group[choose_up(&sw.route, group, probe, self.restricted.usable(key), None, &mut loads, &self.cfg.mp_ev)? as usize]
+                group[choose_up(&sw.route, group, probe, self.restricted.usable(key), None, &mut loads, &self.cfg)? as usize]
             }
         })
     }

@@ -12,7 +12,7 @@
 
 use super::Route;
 use crate::engine::rng::Rng;
-use crate::packet::mp_ev::MpEvLayout;
+use crate::switch::SwitchModel;
 use crate::packet::Packet;
 use crate::registry::AlgorithmInfo;
 use crate::switch::EgressPort;
@@ -82,7 +82,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// The least-loaded up-port; `None` without a random stream (path inspection).
 #[inline]
-pub fn choose(_r: &Route, group: &[u32], _pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
+pub fn choose(_r: &Route, group: &[u32], _pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, loads: &mut PortLoads<'_>, _m: &SwitchModel) -> Option<u32> {
     let rng = rng?;
     let n = set.map_or(group.len() as u32, |s| s.len() as u32);
     let at = |i: u32| set.map_or(i, |s| s[i as usize]);

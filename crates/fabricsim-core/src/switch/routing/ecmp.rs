@@ -13,7 +13,7 @@
 use super::adaptive::PortLoads;
 use super::Route;
 use crate::engine::rng::Rng;
-use crate::packet::mp_ev::MpEvLayout;
+use crate::switch::SwitchModel;
 use crate::packet::Packet;
 use crate::registry::AlgorithmInfo;
 
@@ -29,7 +29,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// The up-port offset: a hash over the group (or the ports routing still allows).
 #[inline]
-pub fn choose(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
+pub fn choose(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _m: &SwitchModel) -> Option<u32> {
     let n = set.map_or(group.len() as u32, |s| s.len() as u32);
     let i = ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, n);
     Some(set.map_or(i, |s| s[i as usize]))

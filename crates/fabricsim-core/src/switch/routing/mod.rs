@@ -10,9 +10,9 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::engine::rng::Rng;
-use crate::packet::mp_ev::MpEvLayout;
 use crate::packet::Packet;
 use crate::registry::{named_kinds, AlgorithmInfo};
+use crate::switch::SwitchModel;
 pub use adaptive::{LoadSense, PortLoads};
 
 /// Declares the rules, one line each (`Variant => module`): each module has `INFO` and
@@ -30,9 +30,9 @@ macro_rules! rules {
         /// (positions) if routing restricts it. `None` for the rules that need randomness
         /// when no `rng` is given (path inspection).
         #[inline(always)]
-        pub fn choose_up(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
+        pub fn choose_up(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, loads: &mut PortLoads<'_>, m: &SwitchModel) -> Option<u32> {
             match r.rule {
-                $(Rule::$Variant => $module::choose(r, group, pkt, set, rng, loads, layout)),+
+                $(Rule::$Variant => $module::choose(r, group, pkt, set, rng, loads, m)),+
             }
         }
     };
@@ -43,6 +43,7 @@ rules! {
     MpEv => mp_ev,
     Adaptive => adaptive,
     Spray => spray,
+    Pin => pin,
 }
 
 /// `"auto"`: the rule the load balancer needs.
@@ -54,7 +55,7 @@ pub const AUTO: AlgorithmInfo = AlgorithmInfo {
 };
 
 /// The rules `routing` accepts, `auto` last.
-pub const RULES: &[AlgorithmInfo] = &[ecmp::INFO, mp_ev::INFO, adaptive::INFO, spray::INFO, AUTO];
+pub const RULES: &[AlgorithmInfo] = &[ecmp::INFO, mp_ev::INFO, adaptive::INFO, spray::INFO, pin::INFO, AUTO];
 
 /// `routing = "ecmp"` or `routing = ["adaptive", "ecmp"]`; `None` is `"auto"`.
 #[derive(Debug, Clone, PartialEq, Eq)]

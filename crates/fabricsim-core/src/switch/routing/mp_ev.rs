@@ -12,7 +12,7 @@
 use super::adaptive::PortLoads;
 use super::Route;
 use crate::engine::rng::Rng;
-use crate::packet::mp_ev::MpEvLayout;
+use crate::switch::SwitchModel;
 use crate::packet::Packet;
 use crate::registry::AlgorithmInfo;
 
@@ -27,8 +27,8 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// The up-port offset the packet's MP-EV names for this tier.
 #[inline]
-pub fn choose(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, layout: &MpEvLayout) -> Option<u32> {
-    let part = layout.part(pkt.ev, r.tier as usize) % group.len() as u32;
+pub fn choose(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, m: &SwitchModel) -> Option<u32> {
+    let part = m.mp_ev.part(pkt.ev, r.tier as usize) % group.len() as u32;
     Some(match set {
         Some(s) if !s.contains(&part) => s[ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, s.len() as u32) as usize],
         _ => part,

@@ -3,7 +3,7 @@
 use super::adaptive::PortLoads;
 use super::Route;
 use crate::engine::rng::Rng;
-use crate::packet::mp_ev::MpEvLayout;
+use crate::switch::SwitchModel;
 use crate::packet::Packet;
 use crate::registry::AlgorithmInfo;
 
@@ -16,7 +16,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// A random up-port; `None` without a random stream (path inspection).
 #[inline]
-pub fn choose(_r: &Route, group: &[u32], _pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _layout: &MpEvLayout) -> Option<u32> {
+pub fn choose(_r: &Route, group: &[u32], _pkt: &Packet, set: Option<&[u32]>, rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _m: &SwitchModel) -> Option<u32> {
     let n = set.map_or(group.len() as u32, |s| s.len() as u32);
     let i = rng?.below(n as u64) as u32;
     Some(set.map_or(i, |s| s[i as usize]))
