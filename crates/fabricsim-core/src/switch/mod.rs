@@ -154,14 +154,14 @@ pub struct SwitchConfig {
     /// (the receiver NACKs it), or tail-dropped.
     #[serde(default = "d_overflow")]
     pub overflow: Overflow,
-    /// Next hop going up (going down there is one port): `"ecmp"` (hash of source, destination, flow id and EV with a
-    /// per-switch salt), `"mp_ev"` (the tier's part of a multi-part EV is the port index), `"adaptive"` (least-loaded
-    /// queue, random tie-break), `"spray"` (uniformly random), `"pin"` (the destination's downlink index at its edge switch, modulo the ports: Meta's
-    /// path pinning), or `"auto"` (`mp_ev` for `prime`, `co_prime`, `round_robin`;
-    /// `ecmp` otherwise). A list gives one rule per switch tier with up-ports: `["adaptive"]` (2 tiers: leaves), `["ecmp",
-    /// "spray"]` (3 tiers: leaves, aggregation). See docs/algorithms.md. `lb.kind = "ecmp"` with `routing = "adaptive"` is
-    /// **switch adaptive routing** ("switch AR": ECMP hosts, switches that pick the least-loaded up-port per packet);
-    /// `fabricsim compare --lb ecmp,switch-ar,ops` puts it in the same table as the host schemes.
+    /// Next hop going up (going down there is one port): `"ecmp"` (hash of source, destination, flow id and EV with the
+    /// switch's salt, `hash_seed`), `"mp_ev"` (the tier's part of a multi-part EV is the port index), `"adaptive"`
+    /// (least-loaded queue, random tie-break), `"spray"` (uniformly random), `"pin"` (the destination's downlink index at
+    /// its edge switch, modulo the ports: Meta's path pinning), or `"auto"` (`mp_ev` for `prime`, `co_prime`,
+    /// `round_robin`; `ecmp` otherwise). A list gives one rule per switch tier with up-ports: `["adaptive"]` (2 tiers:
+    /// leaves), `["ecmp", "spray"]` (3 tiers: leaves, aggregation). See docs/algorithms.md. `lb.kind = "ecmp"` with
+    /// `routing = "adaptive"` is **switch adaptive routing** ("switch AR": ECMP hosts, switches that pick the least-loaded
+    /// up-port per packet); `fabricsim compare --lb ecmp,switch-ar,ops` puts it in the same table as the host schemes.
     #[serde(default)]
     #[schemars(extend("x-type" = "rule, or list of rules"))]
     pub routing: RoutingConfig,
