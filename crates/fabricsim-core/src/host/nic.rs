@@ -191,7 +191,7 @@ impl Nics {
     /// round-robin from the connections whose window allows. A NIC that sends wakes up when
     /// the packet is out to pull the next one (line-rate pacing, no NIC queue).
     #[inline]
-    pub fn kick(&mut self, h: &mut Host, out: &mut Sink, now: Time) {
+    fn kick(&mut self, h: &mut Host, out: &mut Sink, now: Time) {
         let port = h.port;
         self.kick_on(h, out, now, port);
     }

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use super::piece::Piece;
 use super::Simulation;
-use crate::engine::watchdog::Activity;
 use crate::engine::{Event, FAULT_UNIT, RECORD_UNIT};
 use crate::faults::link::Change;
 use crate::switch::EgressPort;
@@ -23,7 +22,7 @@ impl Simulation {
         self.duty_times.pop();
         match event {
             Event::Watch => {
-                let a = self.pieces.iter().flat_map(|p| &p.hosts).fold(Activity::default(), |a, h| a + h.activity());
+                let a = self.activity();
                 // a session with every message done waits for the next: nothing stalled
                 let idle = self.open.is_some() && self.done == self.flow_count();
                 let pending = a.starts_pending() || self.faults.next_time().is_some() || idle;

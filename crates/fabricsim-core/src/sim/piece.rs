@@ -170,12 +170,13 @@ impl Piece {
         // the next most common (its port knows its node's counter)
         if let Event::PortFree(p) = event {
             let port = self.links.port_at(p);
-            let (me, host) = (Origin { unit: by, at: port.from_at }, self.links.nic_of(p));
+            let (me, nic) = (Origin { unit: by, at: port.from_at }, self.links.is_nic(p));
             self.links.on_port_free(p);
             let out = &mut Sink::new(q, &mut self.links, me);
-            match host {
-                Some(_) => self.nics.handle(&mut self.hosts[Cut::host_at(me.at)], out, now, HostInput::PortFree(p)),
-                None => self.switches[self.fabric.switch_at(me.at)].handle(&mut self.fabric, out, now, Input::PortFree(p)),
+            if nic {
+                self.nics.handle(&mut self.hosts[Cut::host_at(me.at)], out, now, HostInput::PortFree(p));
+            } else {
+                self.switches[self.fabric.switch_at(me.at)].handle(&mut self.fabric, out, now, Input::PortFree(p));
             }
             return;
         }

@@ -36,6 +36,11 @@ impl Simulation {
     pub fn expected_events(&self) -> u64 {
         self.expected_events
     }
+    /// What the no-progress guard reads of the hosts, summed over every piece's.
+    pub(super) fn activity(&self) -> Activity {
+        self.pieces.iter().flat_map(|p| &p.hosts).fold(Activity::default(), |a, h| a + h.activity())
+    }
+
     /// Messages completed so far.
     pub fn flows_done(&self) -> u32 {
         self.pieces.iter().flat_map(|p| &p.hosts).map(|h| h.done()).sum()
@@ -61,7 +66,7 @@ impl Simulation {
         if seen > 0 {
             out += &format!("; new data last seen by the no-progress check at {} (it looks every {})", us(seen), us(self.watchdog.every()));
         }
-        let a = self.pieces.iter().flat_map(|p| &p.hosts).fold(Activity::default(), |a, h| a + h.activity());
+        let a = self.activity();
         if let Some(at) = self.faults.next_time() {
             out +=
                 &format!("; a fault action (a link's change or routing reconverging) was pending at {}, so the guard kept waiting", us(at));

@@ -100,8 +100,8 @@ impl Simulation {
             p.nics.give_messages(messages.clone());
             p.nics.connections_mut().add_rows(&layout.bytes[i]);
             p.nics.add_message(layout.messages[i]);
-            if let Some(h) = p.hosts.iter_mut().find(|h| h.node == spec.dst) {
-                h.expect(incoming);
+            if p.links.is_home(spec.dst) {
+                p.hosts[self.cut.host(spec.dst)].expect(incoming);
             }
         }
         self.model.tags.push(Tag::NONE);

@@ -137,11 +137,10 @@ impl Links {
         self.port_slot.of(self.topo.tables.out_of_host(host)) as u32
     }
 
-    /// The host whose NIC the port at `at` is, if it is one.
+    /// Whether the port at `at` is a host's NIC port.
     #[inline]
-    pub fn nic_of(&self, at: u32) -> Option<u32> {
-        let from = self.ports[at as usize].from;
-        (from < self.hosts).then_some(from)
+    pub fn is_nic(&self, at: u32) -> bool {
+        self.ports[at as usize].from < self.hosts
     }
 
     /// Starts loading the head of the wire at `w`, so that the next event's cache miss
