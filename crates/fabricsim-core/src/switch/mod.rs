@@ -154,8 +154,8 @@ pub struct SwitchConfig {
     /// (the receiver NACKs it), or tail-dropped.
     #[serde(default = "d_overflow")]
     pub overflow: Overflow,
-    /// Next hop going up (going down there is one port): `"ecmp"` (hash of source, destination, flow id and EV with the
-    /// switch's salt, `hash_seed`), `"mp_ev"` (the tier's part of a multi-part EV is the port index), `"adaptive"`
+    /// Next hop going up (going down there is one port): `"ecmp"` (hash of source, destination, EV and queue pair,
+    /// `hash_fields`, with the switch's salt, `hash_seed`), `"mp_ev"` (the tier's part of a multi-part EV is the port index), `"adaptive"`
     /// (least-loaded queue, random tie-break), `"spray"` (uniformly random), `"pin"` (the destination's downlink index at
     /// its edge switch, modulo the ports: Meta's path pinning), or `"auto"` (`mp_ev` for `prime`, `co_prime`,
     /// `round_robin`; `ecmp` otherwise). A list gives one rule per switch tier with up-ports: `["adaptive"]` (2 tiers:
@@ -184,6 +184,15 @@ pub struct SwitchConfig {
     /// which polarizes traffic onto a fraction of the upper links: "hash polarization", Alibaba HPN, SIGCOMM 2024, abstract).
     #[serde(default)]
     pub hash_seed: HashSeed,
+    /// What ECMP hashes of a packet besides its source and destination: `"five_tuple_qp"` (the 5-tuple, whose UDP source
+    /// port is the packet's EV, and the destination queue pair: every queue pair hashes apart, as under Meta's enhanced
+    /// ECMP, Gangidi et al., SIGCOMM 2024, or Juniper's queue-pair hashing) or `"five_tuple"` (the 5-tuple alone: two
+    /// queue pairs between the same hosts whose packets carry the same EV take the same path). ECMP hosts draw one EV a
+    /// queue pair from `lb.evs_size` values (Linux derives a RoCE queue pair's UDP source port from its and its peer's
+    /// queue pair numbers, 14 bits: `evs_size = 16384`); `evs_size = 1` is a NIC that sends every queue pair from one
+    /// source port. docs/workloads.md, "Queue pairs and hashing".
+    #[serde(default)]
+    pub hash_fields: HashFields,
     /// What `routing = "adaptive"` reads of a port's load (docs/scenario.md: one row a field).
     #[serde(default)]
     #[schemars(extend("x-rows" = true))]
@@ -216,6 +225,15 @@ pub enum HashSeed {
     Switch,
     Tier,
     Fabric,
+}
+
+/// `switch.hash_fields`: whether ECMP hashes the destination queue pair.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HashFields {
+    #[default]
+    FiveTupleQp,
+    FiveTuple,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -253,6 +271,7 @@ impl Default for SwitchConfig {
             scheduler: d_scheduler(),
             weights: Vec::new(),
             hash_seed: HashSeed::default(),
+            hash_fields: HashFields::default(),
             adaptive: AdaptiveConfig::default(),
         }
     }
@@ -293,6 +312,7 @@ pub struct SwitchModel {
     pub sense: LoadSense,
     pub mp_ev: MpEvLayout,
     pub hash_seed: HashSeed,
+    pub hash_fields: HashFields,
     /// Each host node's downlink index at its edge switch (what `pin` routes by).
     pub slices: std::sync::Arc<[u16]>,
 }
@@ -416,6 +436,7 @@ impl SwitchConfig {
             rules,
             mp_ev: MpEvLayout::new(ctx.up_ports),
             hash_seed: self.hash_seed,
+            hash_fields: self.hash_fields,
             slices: ctx.slices.into(),
         })
     }

@@ -35,8 +35,9 @@ pub struct MessageSpec {
     pub cpu: Option<u16>,
     /// The queue pair of its (source, destination, class) it goes on under
     /// `transport.connections = "per_pair"`: a collective's channel (NCCL runs each channel
-    /// on its own queue pairs).
-    pub qp: u8,
+    /// on its own queue pairs), and with `qps` above 1 the channel's queue pair it takes in
+    /// turn ([`collective::QpCycle`]).
+    pub qp: u16,
 }
 
 impl AsRef<MessageSpec> for MessageSpec {

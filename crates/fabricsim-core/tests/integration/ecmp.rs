@@ -1,7 +1,9 @@
 //! ECMP's collision tail: two flows hashed onto one uplink share it; a permutation under
 //! ECMP has a far worse tail than packet spraying. Hashing with one seed at every tier
 //! polarizes; pinning paths by the destination's downlink index balances full racks and
-//! piles half-allocated ones onto half the uplinks.
+//! piles half-allocated ones onto half the uplinks. A job's queue pairs a connection take
+//! turns, and spread over the uplinks only where the switches hash the queue pair or the
+//! NIC varies the source port.
 
 use super::{fabric128, flows, run, scenario};
 use fabricsim_core::Simulation;
@@ -98,4 +100,53 @@ fn pinned_paths_give_full_racks_one_uplink_each_and_half_allocated_ones_half_the
     let (uplinks, half) = pinned(|k| k % 4);
     assert_eq!(uplinks, 4);
     assert!(half.iter().all(|&s| (1.8..2.2).contains(&s)), "two flows an uplink: {half:?}");
+}
+
+#[test]
+fn a_connections_queue_pairs_take_turns_across_iterations_on_each_channel() {
+    // a ring of 3 ranks, 2 channels, 4 queue pairs a connection, 3 iterations: each rank sends
+    // its successor 4 messages a channel an iteration; the k-th on channel c goes on c * 4 + k mod 4
+    let job = |qps: &str| {
+        fabric128(&format!(
+            "[[jobs]]\ncollective = \"allreduce\"\nsize = \"3MiB\"\nhosts = [0, 8, 16]\nchannels = 2\niterations = 3\n{qps}\n"
+        ))
+    };
+    let model = scenario(&job("qps = 4")).unwrap().resolve().unwrap();
+    let mut seen = std::collections::BTreeMap::<(u32, u32, u16), Vec<u16>>::new();
+    for m in model.messages.iter().filter(|m| m.src != m.dst) {
+        seen.entry((m.src, m.dst, m.qp / 4)).or_default().push(m.qp);
+    }
+    assert_eq!(seen.len(), 3 * 2, "3 ring links, 2 channels");
+    for ((_, _, c), qps) in &seen {
+        assert_eq!(qps.len(), 4 * 3);
+        assert!(qps.iter().enumerate().all(|(k, &q)| q == c * 4 + (k % 4) as u16), "channel {c}: {qps:?}");
+    }
+    let one = scenario(&job("")).unwrap().resolve().unwrap();
+    assert!(one.messages.iter().all(|m| m.qp < 2), "one queue pair a channel by default");
+    for bad in ["qps = 0", "qps = 129"] {
+        let e = scenario(&job(bad)).and_then(|s| s.resolve()).unwrap_err();
+        assert_eq!(e.field, "jobs[0].qps", "{bad}: {e}");
+        assert!(e.message.contains("1 to 128"), "{e}");
+    }
+}
+
+#[test]
+fn queue_pairs_spread_over_the_uplinks_only_where_the_switches_hash_them_or_the_nic_varies_the_port() {
+    // two ranks on leaves 0 and 1 exchange 4 messages each way, one at a time; a NIC that
+    // sends every queue pair from one source port (`evs_size = 1`): with 4 queue pairs a
+    // connection the switches that hash the destination queue pair (enhanced ECMP) put
+    // them on several of leaf 0's 8 uplinks; on the 5-tuple alone they share one
+    let uplinks = |fields: &str, qps: u32, evs: u32| {
+        let r = run(&fabric128(&format!(
+            "[switch]\nhash_fields = \"{fields}\"\n[lb]\nkind = \"ecmp\"\nevs_size = {evs}\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"1MiB\"\nhosts = [0, 8]\niterations = 4\nqps = {qps}\n"
+        )));
+        assert_eq!(r.summary.status, "complete");
+        let (names, data) = (r.ports.str("name"), r.ports.u64("data_packets"));
+        names.iter().zip(data).filter(|(n, &d)| n.starts_with("leaf0:up") && d > 0).count()
+    };
+    assert_eq!(uplinks("five_tuple", 4, 1), 1, "one 5-tuple, one path");
+    assert_eq!(uplinks("five_tuple_qp", 1, 1), 1, "one queue pair, one path");
+    assert!(uplinks("five_tuple_qp", 4, 1) >= 2, "4 queue pairs hashed apart");
+    // a source port a queue pair (the default EVS): apart on the 5-tuple too
+    assert!(uplinks("five_tuple", 4, 65536) >= 2, "4 source ports hashed apart");
 }

@@ -410,7 +410,7 @@ fn slices_pipeline_a_ring_and_channels_split_it_over_their_own_queue_pairs() {
     assert!(two.flows.u64("bytes").iter().all(|&b| b == 1 << 20));
     assert_eq!(two.summary.status, "complete");
     let model = scenario(&fabric128(&format!("{base}channels = 2\n"))).unwrap().resolve().unwrap();
-    let qps: std::collections::BTreeSet<u8> = model.messages.iter().map(|m| m.qp).collect();
+    let qps: std::collections::BTreeSet<u16> = model.messages.iter().map(|m| m.qp).collect();
     assert_eq!(qps.into_iter().collect::<Vec<_>>(), vec![0, 1]);
     // refused: channels out of range, a slice of nothing or for an algorithm without steps
     for (extra, field) in [

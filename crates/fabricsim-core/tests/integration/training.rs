@@ -131,8 +131,16 @@ fn a_layout_that_does_not_fit_the_ranks_or_the_model_is_refused() {
     assert_eq!(Simulation::new(&scenario(&named).unwrap()).err().unwrap().field, "jobs[0].model.preset");
     let named = cluster(16, "[[jobs]]\nranks = 8\nmodel = \"gpt3-1.3b\"\nparallel = { tp = 4, pp = 2, gpu_tflops = 1 }\n");
     assert!(Simulation::new(&scenario(&named).unwrap()).is_ok());
-    let sized = cluster(16, &format!("[[jobs]]\nranks = 8\nsize = \"1MiB\"\n{TINY}\nparallel = {{ gpu_tflops = 1 }}\n"));
-    assert_eq!(Simulation::new(&scenario(&sized).unwrap()).err().unwrap().field, "jobs[0].size");
+    // a collective's knobs, which a training job's traffic does not read: refused, not ignored
+    for (knob, field) in [("size = \"1MiB\"", "jobs[0].size"), ("channels = 4", "jobs[0].channels"), ("slice = \"1MiB\"", "jobs[0].slice")]
+    {
+        let text = cluster(16, &format!("[[jobs]]\nranks = 8\n{knob}\n{TINY}\nparallel = {{ gpu_tflops = 1 }}\n"));
+        assert_eq!(Simulation::new(&scenario(&text).unwrap()).err().unwrap().field, field, "{knob}");
+    }
+    // its queue pairs a connection are its own
+    let qps = cluster(16, &format!("[[jobs]]\nranks = 8\nqps = 2\n{TINY}\nparallel = {{ tp = 4, gpu_tflops = 1 }}\n"));
+    let model = scenario(&qps).unwrap().resolve().unwrap();
+    assert!(model.messages.iter().any(|m| m.qp == 1) && model.messages.iter().all(|m| m.qp < 2));
 }
 
 #[test]

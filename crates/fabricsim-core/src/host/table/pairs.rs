@@ -79,10 +79,10 @@ pub struct Pairs {
     /// Keyed by (source, destination, class, queue pair), hashed with FxHash: std's SipHash
     /// was half of what the pairs cost a ring allreduce (a lookup per message start, post and
     /// finish).
-    map: FxHashMap<(u32, u32, u8, u8), Pair>,
+    map: FxHashMap<(u32, u32, u8, u16), Pair>,
 }
 
-fn key(spec: &MessageSpec) -> (u32, u32, u8, u8) {
+fn key(spec: &MessageSpec) -> (u32, u32, u8, u16) {
     (spec.src, spec.dst, spec.class, spec.qp)
 }
 

@@ -1,6 +1,10 @@
 //! `ecmp` (the default for hashed load balancers): a salted hash of the packet's 5-tuple
-//! (source and destination host, its queue pair's id as the source port) and its EV over
-//! the up-ports (RFC 2992; ARCANE sec. 2). The salt is the switch's own by default;
+//! (source and destination host, its EV as the UDP source port) and, by default, its
+//! destination queue pair over the up-ports (RFC 2992; ARCANE sec. 2). `switch.hash_fields =
+//! "five_tuple"` leaves the queue pair out: queue pairs between two hosts whose packets carry
+//! one EV then share a path, as on a switch without Meta's enhanced ECMP (Gangidi et al., "RDMA
+//! over Ethernet for Distributed Training at Meta Scale", SIGCOMM 2024, routing: "E-ECMP ...
+//! additionally hash on the destination QP field of a RoCE packet"). The salt is the switch's own by default;
 //! `switch.hash_seed = "tier"` gives the switches of a tier one, `"fabric"` every switch the
 //! same: then a flow hashes alike at every tier, and where successive tiers have as many
 //! up-ports its choices repeat (the leaf's i-th uplink, then the aggregation switch's i-th),
@@ -13,7 +17,7 @@
 use super::adaptive::PortLoads;
 use super::Route;
 use crate::engine::rng::Rng;
-use crate::switch::SwitchModel;
+use crate::switch::{HashFields, SwitchModel};
 use crate::packet::Packet;
 use crate::registry::AlgorithmInfo;
 
@@ -23,19 +27,30 @@ use crate::packet::Ev;
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "routing",
     name: "ecmp",
-    summary: "hash of (5-tuple, EV) with the switch's salt (`switch.hash_seed`) over the group's ports (a fat tree's up-ports)",
+    summary: "hash of the 5-tuple (the EV as the UDP source port) and the destination queue pair (`switch.hash_fields`) with the switch's salt (`switch.hash_seed`) over the group's ports (a fat tree's up-ports)",
     reference: "RFC 2992; ARCANE sec. 2",
 };
 
 /// The up-port offset: a hash over the group (or the ports routing still allows).
 #[inline]
-pub fn choose(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, _m: &SwitchModel) -> Option<u32> {
+pub fn choose(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, m: &SwitchModel) -> Option<u32> {
     let n = set.map_or(group.len() as u32, |s| s.len() as u32);
-    let i = ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, n);
+    let i = hash(r, pkt, m, n);
     Some(set.map_or(i, |s| s[i as usize]))
 }
 
-/// A salted hash of the 5-tuple (hosts, queue pair id as the source port) and the EV, mapped
+/// The switch's hash of `pkt` onto `n` ports: its 5-tuple and EV, and its queue pair unless
+/// `switch.hash_fields = "five_tuple"`.
+#[inline]
+pub fn hash(r: &Route, pkt: &Packet, m: &SwitchModel, n: u32) -> u32 {
+    let qp = match m.hash_fields {
+        HashFields::FiveTupleQp => pkt.flow,
+        HashFields::FiveTuple => 0,
+    };
+    ecmp_index(r.salt, pkt.src, pkt.dst, qp, pkt.ev, n)
+}
+
+/// A salted hash of the hosts, the queue pair id (`conn`, 0 for none) and the EV, mapped
 /// onto `n` up-ports with a multiply-shift (no modulo bias worth the name at n << 2^64).
 #[inline]
 pub fn ecmp_index(salt: u64, src: u32, dst: u32, conn: u32, ev: Ev, n: u32) -> u32 {

@@ -16,7 +16,7 @@ use crate::switch::SwitchModel;
 use crate::packet::Packet;
 use crate::registry::AlgorithmInfo;
 
-use super::ecmp::ecmp_index;
+use super::ecmp::hash;
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "routing",
@@ -30,7 +30,7 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
 pub fn choose(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng: Option<&mut Rng>, _loads: &mut PortLoads<'_>, m: &SwitchModel) -> Option<u32> {
     let part = m.mp_ev.part(pkt.ev, r.tier as usize) % group.len() as u32;
     Some(match set {
-        Some(s) if !s.contains(&part) => s[ecmp_index(r.salt, pkt.src, pkt.dst, pkt.flow, pkt.ev, s.len() as u32) as usize],
+        Some(s) if !s.contains(&part) => s[hash(r, pkt, m, s.len() as u32) as usize],
         _ => part,
     })
 }

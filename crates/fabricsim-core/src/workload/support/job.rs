@@ -16,7 +16,7 @@ use crate::engine::MAX_MESSAGES;
 use crate::error::{ensure, ScenarioError};
 use crate::topology::Topology;
 use crate::units::Size;
-use crate::workload::collective::{ring, share, AlgorithmKind, Builder, Op, Out, Ranks, Sink, Tag};
+use crate::workload::collective::{ring, share, AlgorithmKind, Builder, Op, Out, QpCycle, Ranks, Sink, Tag};
 use crate::workload::training::{ModelConfig, Trainer};
 use crate::workload::{check_size, MessageSpec};
 
@@ -160,9 +160,16 @@ pub fn plan(
 }
 
 /// Where iteration `it` of job `i` puts its messages.
-fn out<'a>(sink: &'a mut dyn Sink, job: &JobConfig, i: usize, it: u32) -> Out<'a> {
+fn out<'a>(sink: &'a mut dyn Sink, qps: Option<&'a mut QpCycle>, job: &JobConfig, i: usize, it: u32) -> Out<'a> {
     let tag = Tag { job: i as u32, iteration: it, step: 0 };
-    Out { start: job.start.0, class: job.class, tag, ..Out::to(sink) }
+    Out { start: job.start.0, class: job.class, tag, qps, ..Out::to(sink) }
+}
+
+/// Job `i`'s queue pairs a connection, checked: a cycle over them where there are several.
+fn qp_cycle(job: &JobConfig, i: usize) -> Result<Option<QpCycle>, ScenarioError> {
+    let qps = job.qps.unwrap_or(1);
+    ensure((1..=128).contains(&qps), &format!("jobs[{i}].qps"), qps, "allowed: 1 to 128 (NCCL_IB_QPS_PER_CONNECTION's range)")?;
+    Ok((qps > 1).then(|| QpCycle::new(qps as u16)))
 }
 
 /// More messages than `max` (the memory budget) in all, or than a run holds
@@ -239,13 +246,14 @@ fn collective(
     if total > max {
         return Err(too_many(i, total, count, max_messages));
     }
+    let mut cycle = qp_cycle(job, i)?;
     let mut entry: Vec<Vec<u32>> = vec![Vec::new(); n];
     for it in 0..job.iterations {
         // the channels run at once; a rank's next iteration waits for its part of all of them
         let mut done: Vec<Vec<u32>> = vec![Vec::new(); n];
         for c in 0..channels {
-            let mut out = out(sink, job, i, it);
-            out.qp = c as u8;
+            let mut out = out(sink, cycle.as_mut(), job, i, it);
+            out.qp = c as u16;
             let mut b = Builder {
                 ranks,
                 per_server: topo.nics(),
@@ -276,9 +284,13 @@ fn training(
     sink: &mut dyn Sink,
 ) -> Result<(), ScenarioError> {
     let at = |k: &str| format!("jobs[{i}].{k}");
-    for (given, k) in
-        [(job.size.is_some(), "size"), (job.algorithm.is_some(), "algorithm"), (job.max_connections.is_some(), "max_connections")]
-    {
+    for (given, k) in [
+        (job.size.is_some(), "size"),
+        (job.algorithm.is_some(), "algorithm"),
+        (job.max_connections.is_some(), "max_connections"),
+        (job.channels.is_some(), "channels"),
+        (job.slice.is_some(), "slice"),
+    ] {
         ensure(!given, &at(k), "a value", "allowed: only with collective (a training job's traffic follows from its model and layout)")?;
     }
     let shape = model.resolve(&at("model"))?;
@@ -290,9 +302,11 @@ fn training(
     if total > max as u64 {
         return Err(too_many(i, total, least, max_messages));
     }
+    let mut cycle = qp_cycle(job, i)?;
     let mut entry: Vec<Vec<u32>> = vec![Vec::new(); ranks.len()];
     for it in 0..job.iterations {
-        let mut t = Trainer { shape, layout, hosts: ranks, per_server: topo.nics(), gap: job.compute.0, out: out(sink, job, i, it) };
+        let out = out(sink, cycle.as_mut(), job, i, it);
+        let mut t = Trainer { shape, layout, hosts: ranks, per_server: topo.nics(), gap: job.compute.0, out };
         entry = t.iteration(&entry, max).map_err(|made| too_many(i, made as u64, made as u64, max_messages))?;
     }
     Ok(())

@@ -95,6 +95,13 @@ pub struct JobConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-type" = "integer 1-64", "x-default" = "`1`"))]
     pub channels: Option<u32>,
+    /// Queue pairs a connection (NCCL's `NCCL_IB_QPS_PER_CONNECTION`): with `transport.connections = "per_pair"`, a rank's
+    /// successive messages to a peer on a channel take that channel's queue pairs in turn (NCCL's round-robin mode,
+    /// `NCCL_IB_SPLIT_DATA_ON_QPS = 0`, its default since 2.20), each queue pair a connection of its own with its own
+    /// window and EV, which ECMP hashes apart (`switch.hash_fields`). Collective and training jobs; docs/workloads.md, "Queue pairs and hashing".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-type" = "integer 1-128", "x-default" = "`1` (NCCL's)"))]
+    pub qps: Option<u32>,
     /// Ring allreduce, reduce_scatter and allgather (`ring`, or `auto` where it picks the ring): each step's message cut
     /// into pieces of at most this size, each forwarded as soon as it arrives (NCCL's slices), so a step pipelines across
     /// the ring. A slice below a packet's payload is warned of: each piece is then a message of its own, and the run is

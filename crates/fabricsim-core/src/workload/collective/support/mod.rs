@@ -3,4 +3,6 @@
 //! `collective/`, one each).
 
 pub mod expand;
+pub mod out;
+pub mod qps;
 pub mod tuner;
