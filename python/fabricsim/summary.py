@@ -34,6 +34,7 @@ class Summary(TypedDict, total=False):
     trims: int
     drops: int
     control_drops: int
+    pfc_frames: int
     ecn_marks: int
     max_queue_bytes: int
     events: int

@@ -60,6 +60,9 @@ pub enum Status {
     /// Nothing new delivered for 1000 RTOs with nothing pending that could change it
     /// ([`super::watchdog`]).
     NoProgress,
+    /// Ports paused by priority flow control in a cycle, each waiting on the next: none can
+    /// ever send again (`switch::pfc::deadlock`).
+    PfcDeadlock,
 }
 
 impl Status {
@@ -79,6 +82,7 @@ impl Status {
             Status::WallLimit => "stop.max_wall reached",
             Status::Stalled => "no events left",
             Status::NoProgress => "no progress: nothing delivered for 1000 RTOs and no fault or message start pending",
+            Status::PfcDeadlock => "PFC deadlock: ports paused in a cycle, each waiting on the next",
         }
     }
 }

@@ -52,6 +52,12 @@ impl Watchdog {
 }
 
 impl Watchdog {
+    /// Since when no new data has arrived and nothing has been pending (the last check that
+    /// saw either).
+    pub fn quiet_since(&self) -> Time {
+        self.seen_at
+    }
+
     /// The check that first saw the latest new data (0: none yet): the last new data arrived
     /// at most [`Watchdog::every`] before it.
     pub fn progressed_at(&self) -> Time {

@@ -209,10 +209,15 @@ impl Nics {
         let n = hs.active.len();
         let cap = self.cfg.rate_cap;
         let mut held = Time::MAX;
+        // the classes the leaf paused (PFC): their connections wait for its RESUME
+        let paused = out.links.paused(port);
         for k in 0..n {
             let i = (hs.rr + k) % n;
             let c = hs.active[i];
             let conn = self.conns.sender_live(c);
+            if paused != 0 && paused >> conn.spec.class & 1 != 0 {
+                continue;
+            }
             if conn.tx.next_send > now {
                 held = held.min(conn.tx.next_send);
                 continue;
@@ -247,6 +252,17 @@ impl Nics {
         }
     }
 
+    /// A PFC frame from the host's switch pauses or resumes a class of its NIC port; on a
+    /// resume the NIC sends again.
+    #[cold]
+    fn on_pfc(&mut self, h: &mut Host, out: &mut Sink, now: Time, frame: &Packet) {
+        debug_assert_eq!(out.links.cut().port(frame.conn) as u32, h.port, "a frame for the host's port");
+        let pfc = out.links.pfc.as_mut().expect("PFC frames only where PFC runs");
+        if pfc.on_frame(h.port, frame, now) {
+            self.kick(h, out, now);
+        }
+    }
+
     /// `NicWake`: a connection's pacing gap has passed.
     fn wake(&mut self, hs: &mut Host, out: &mut Sink, now: Time) {
         if now >= hs.wake {
@@ -267,6 +283,7 @@ impl Nics {
     fn receive(&mut self, h: &mut Host, out: &mut Sink, now: Time, packet: &Packet) {
         match packet.kind {
             Kind::Data => self.receive_data(h, out, now, packet),
+            Kind::Pfc => self.on_pfc(h, out, now, packet),
             _ => self.receive_control(h, out, now, packet),
         }
     }
@@ -424,6 +441,7 @@ impl Nics {
                 self.kick(h, out, now);
             }
             Kind::Data => unreachable!("data goes to the receiving half"),
+            Kind::Pfc => unreachable!("a PFC frame goes to the NIC's port"),
         }
     }
 }

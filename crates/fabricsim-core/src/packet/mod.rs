@@ -18,6 +18,10 @@ pub enum Kind {
     Nack,
     /// A congestion notification packet (DCQCN), receiver to sender.
     Cnp,
+    /// A priority flow control frame (`switch.overflow = "pfc"`): from a switch to the far end
+    /// of one of its links, consumed there; `class` the priority, `conn` the global id of the
+    /// port it pauses (`psn` 1) or resumes (`psn` 0).
+    Pfc,
 }
 
 /// A packet: a fixed header every kind has, and a small extension whose meaning its kind

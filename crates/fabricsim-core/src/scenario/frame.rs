@@ -76,8 +76,14 @@ impl Scenario {
         let up_ports = topo.choices_per_tier();
         let writes_mp_ev = self.lb.writes_mp_ev();
         let slices = topo.slices();
-        let switch =
-            self.switch.resolve(&SwitchContext { bdp_packets, mtu, header, up_ports: &up_ports, writes_mp_ev, slices: &slices })?;
+        let link_bytes = topo
+            .ports
+            .iter()
+            .map(|p| (u128::from(p.rate) * u128::from(p.delay)).div_ceil(8 * crate::time::PS_PER_S as u128) as u64)
+            .max()
+            .unwrap_or(0);
+        let ctx = SwitchContext { bdp_packets, mtu, header, up_ports: &up_ports, writes_mp_ev, slices: &slices, link_bytes };
+        let switch = self.switch.resolve(&ctx)?;
         let mut warnings = Vec::new();
         if writes_mp_ev {
             for (tier, rule) in switch.rules.iter().enumerate() {

@@ -28,6 +28,9 @@ impl Simulation {
                 let pending = a.starts_pending() || self.faults.next_time().is_some() || idle;
                 if self.watchdog.stalled(now, a.progress, pending) {
                     self.stop_at = 0;
+                } else if now - self.watchdog.quiet_since() >= self.watchdog.every() && self.pfc_deadlock().is_some() {
+                    // nothing new for a whole check, and ports that can never send again
+                    self.stop_at = 0;
                 } else if self.pieces.iter().any(|p| !p.queue.is_empty()) {
                     self.schedule_duty(now + self.watchdog.every(), Event::Watch);
                 } else if let Some(open) = &mut self.open {
@@ -105,5 +108,15 @@ fn duty_unit(event: Event) -> u32 {
         FAULT_UNIT
     } else {
         RECORD_UNIT
+    }
+}
+
+impl Simulation {
+    /// A cycle of ports priority flow control holds paused, each waiting on the next, and
+    /// their class, if there is one.
+    pub(super) fn pfc_deadlock(&self) -> Option<(u8, Vec<u32>)> {
+        self.model.switch.pfc?;
+        let links: Vec<&crate::switch::links::Links> = self.pieces.iter().map(|p| &p.links).collect();
+        crate::switch::pfc::deadlock::find(&links)
     }
 }

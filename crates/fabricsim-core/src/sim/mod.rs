@@ -228,7 +228,7 @@ impl Simulation {
             }
             let conns =
                 ConnTable::new(factory.clone(), model.transport.cc.sends_cnps(), layout.catalog.clone(), me as u16, &layout.bytes[me]);
-            let mut links = Links::piece(topo.clone(), model.switch.classes as usize, model.seed, cut.clone(), me as u16);
+            let mut links = Links::piece(topo.clone(), model.switch.classes as usize, model.switch.pfc, model.seed, cut.clone(), me as u16);
             let (fabric, switches) = Fabric::piece(topo.clone(), model.switch.clone(), model.seed, cut.clone(), me as u16, &links);
             let hosts = (&rngs[..], &layout.incoming[..]);
             let (mut nics, mut hosts) = Nics::new(model.transport.clone(), conns, messages.clone(), hosts, layout.messages[me], &links);
@@ -402,10 +402,18 @@ impl Simulation {
     fn guard(&self, next: Option<Time>) -> Status {
         if let Some(end) = self.finish_at {
             if next.is_none_or(|t| t > end) {
-                return if self.done == self.flow_count() { Status::Complete } else { Status::NoProgress };
+                return if self.done == self.flow_count() {
+                    Status::Complete
+                } else if self.pfc_deadlock().is_some() {
+                    Status::PfcDeadlock
+                } else {
+                    Status::NoProgress
+                };
             }
         }
         match next {
+            // a PFC deadlock stops every sender (a paused NIC sends nothing, arms no timer)
+            None if self.pfc_deadlock().is_some() => Status::PfcDeadlock,
             None => Status::Stalled,
             Some(_) => Status::TimeLimit,
         }

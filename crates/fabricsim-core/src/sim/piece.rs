@@ -163,7 +163,7 @@ impl Piece {
             } else {
                 let sw = &mut self.switches[self.fabric.switch_at(at)];
                 debug_assert_eq!(sw.node, node);
-                sw.handle(&mut self.fabric, out, now, Input::Packet(pkt));
+                sw.handle(&mut self.fabric, out, now, Input::Packet(pkt, p));
             }
             return;
         }

@@ -59,6 +59,11 @@ impl Simulation {
         let (n, done) = (self.flow_count(), self.flows_done());
         let mut out = format!("{} of {n} messages unfinished", n.saturating_sub(done));
         let seen = self.watchdog.progressed_at();
+        if let Some((class, cycle)) = self.pfc_deadlock().filter(|_| self.status == Status::PfcDeadlock) {
+            let names: Vec<&str> = cycle.iter().map(|&p| self.topology().ports[p as usize].name.as_str()).collect();
+            out += &format!("; ports {} paused for class {class} in a cycle, each waiting on the next", names.join(" -> "));
+            return out;
+        }
         if self.status == Status::NoProgress {
             out += &format!("; no new data for {} (1000 RTOs) and nothing pending", us(self.watchdog.window()));
             return out;
@@ -313,6 +318,20 @@ impl Simulation {
         }
     }
 
+    /// Each port's time paused and PFC frames sent, by global id (empty without PFC).
+    fn pfc_counts(&self) -> Vec<(Time, u64)> {
+        if self.model.switch.pfc.is_none() {
+            return Vec::new();
+        }
+        let ports = self.topology().ports.len() as u32;
+        (0..ports)
+            .map(|p| {
+                let piece = &self.pieces[usize::from(self.cut.home(self.topology().ports[p as usize].from))];
+                piece.links.pfc.as_ref().expect("PFC's state where it runs").port_counts(self.cut.port(p), self.now)
+            })
+            .collect()
+    }
+
     /// What the tables are made from.
     fn view<'a>(
         &'a self,
@@ -331,6 +350,7 @@ impl Simulation {
             achieved_load,
             topo: self.topology(),
             ports,
+            pfc: self.pfc_counts(),
             samples,
             accounting,
             status: self.status,

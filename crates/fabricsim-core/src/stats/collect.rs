@@ -333,6 +333,9 @@ impl RunResult {
         pt.add("ecn_marks", pu(&|p| p.stats.ecn_marks));
         pt.add("trims", pu(&|p| p.stats.trims));
         pt.add("drops", pu(&|p| p.stats.drops));
+        let pfc = |i: usize| v.pfc.get(i).copied().unwrap_or_default();
+        pt.add("pfc_frames", Column::U64((0..ports.len()).map(|i| pfc(i).1).collect()));
+        pt.add("paused_ps", Column::U64((0..ports.len()).map(|i| pfc(i).0).collect()));
 
         let summary = Summary {
             status: status.label(),
@@ -354,6 +357,7 @@ impl RunResult {
             // data packets, as the flows count them; the rest of what ports lost apart
             drops,
             control_drops: ports.iter().map(|p| p.stats.drops).sum::<u64>() - drops,
+            pfc_frames: v.pfc.iter().map(|c| c.1).sum(),
             ecn_marks: ports.iter().map(|p| p.stats.ecn_marks).sum(),
             max_queue_bytes: ports.iter().map(|p| p.stats.max_queue).max().unwrap_or(0),
             events: v.events,

@@ -116,6 +116,8 @@ pub const PORTS: &[ColumnSpec] = &[
     col("ecn_marks", Ty::U64, "", "data packets ECN-marked here"),
     col("trims", Ty::U64, "", "data packets trimmed here"),
     col("drops", Ty::U64, "", "packets lost here (full queue, dead or lossy link)"),
+    col("pfc_frames", Ty::U64, "", "PFC frames (PAUSE and RESUME) sent here (`switch.overflow = \"pfc\"`)"),
+    col("paused_ps", Ty::U64, "ps", "time the far end held a data class of this port paused (PFC)"),
 ];
 
 /// Reorder distances at the receivers, one row per (message, distance) seen.
@@ -155,6 +157,7 @@ pub const SUMMARY: &[ColumnSpec] = &[
     col("trims", Ty::U64, "", "data packets trimmed"),
     col("drops", Ty::U64, "", "data packets dropped (full queue, dead or lossy link): the sum of the flows' drops"),
     col("control_drops", Ty::U64, "", "ACKs, NACKs and trimmed headers dropped (the ports' drops minus the data packets)"),
+    col("pfc_frames", Ty::U64, "", "PFC frames sent (`switch.overflow = \"pfc\"`; 0 otherwise)"),
     col("ecn_marks", Ty::U64, "", "data packets ECN-marked"),
     col("max_queue_bytes", Ty::U64, "bytes", "largest data queue of any port"),
     col("events", Ty::U64, "", "events processed"),

@@ -34,6 +34,8 @@ pub struct RunView<'a> {
     pub achieved_load: Option<f64>,
     pub topo: &'a Topology,
     pub ports: &'a [EgressPort],
+    /// Each port's (time paused, PFC frames sent), by global id (empty without PFC).
+    pub pfc: Vec<(Time, u64)>,
     /// The port time series (empty without `[samples]`), moved into its table.
     pub samples: SampleRows,
     pub accounting: Accounting,
@@ -357,6 +359,7 @@ pub struct Summary {
     pub trims: u64,
     pub drops: u64,
     pub control_drops: u64,
+    pub pfc_frames: u64,
     pub ecn_marks: u64,
     pub max_queue_bytes: u64,
     pub events: u64,

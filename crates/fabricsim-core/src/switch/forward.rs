@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use crate::engine::rng::{Rng, Stream};
-use crate::packet::Packet;
+use crate::packet::{Kind, Packet};
 use crate::switch::links::{Links, Sink};
 use crate::switch::routing::{choose_up, PortLoads, Route, Rule};
 use crate::switch::{red_mark, EcnMark, EgressPort, HashSeed, Overflow, SwitchModel};
@@ -39,8 +39,8 @@ pub struct Switch {
 /// What a switch handles.
 #[derive(Debug, Clone, Copy)]
 pub enum Input {
-    /// A packet reached it.
-    Packet(Packet),
+    /// A packet reached it on the wire its piece keeps at this index.
+    Packet(Packet, u32),
     /// Its port at this index of the piece's links is free again.
     PortFree(u32),
 }
@@ -146,20 +146,30 @@ impl Switch {
         // the packet routed where it lies: moved out of the input, it was copied twice more
         // (6 M instructions of the mid run)
         match input {
-            Input::Packet(ref mut pkt) => self.forward(fabric, out, now, pkt),
-            Input::PortFree(at) => self.next(&fabric.cfg, out, now, at),
+            Input::Packet(ref mut pkt, w) => {
+                if pkt.kind == Kind::Pfc {
+                    self.on_frame(&fabric.cfg, out, now, pkt);
+                } else {
+                    self.forward(fabric, out, now, pkt, w);
+                }
+            }
+            Input::PortFree(at) if fabric.cfg.pfc.is_some() => self.next::<true>(&fabric.cfg, out, now, at),
+            Input::PortFree(at) => self.next::<false>(&fabric.cfg, out, now, at),
         }
     }
 
-    /// A free port starts its next packet, control class first; ECN at dequeue.
-    fn next(&mut self, cfg: &SwitchModel, out: &mut Sink, now: Time, at: u32) {
+    /// A free port starts its next packet, control class first; ECN at dequeue. `LOSSLESS`:
+    /// under PFC (`cfg.pfc`), a paused class waits and a packet that leaves counts down its
+    /// ingress (a second copy of this function, so that a lossy run pays nothing for it).
+    pub(super) fn next<const LOSSLESS: bool>(&mut self, cfg: &SwitchModel, out: &mut Sink, now: Time, at: u32) {
+        let paused = if LOSSLESS { out.links.paused(at) } else { 0 };
         let p = &mut out.links.ports[at as usize];
         let pkt = if p.has_control() {
             p.take_control()
-        } else if !p.has_data() {
+        } else if !p.has_sendable(paused) {
             return;
         } else {
-            let mut head = p.take_data(now, &cfg.scheduler);
+            let mut head = p.take_data(now, &cfg.scheduler, paused);
             if cfg.shared.is_some() {
                 self.pooled -= head.size as u64;
             }
@@ -176,21 +186,29 @@ impl Switch {
         if out.links.ports[at as usize].has_queued() {
             out.wake_when_free(at);
         }
+        if LOSSLESS && !pkt.is_control() {
+            self.released(cfg, out, now, at, &pkt);
+        }
     }
 
     /// A packet reached this switch: route it to its egress port and queue it there.
     #[inline]
-    fn forward(&mut self, fabric: &mut Fabric, out: &mut Sink, now: Time, pkt: &mut Packet) {
+    fn forward(&mut self, fabric: &mut Fabric, out: &mut Sink, now: Time, pkt: &mut Packet, w: u32) {
         let port = fabric.next_hop(self, &out.links.ports, now, pkt);
-        self.enqueue(&fabric.cfg, out, now, fabric.port_slot.of(port) as u32, *pkt);
+        self.enqueue(&fabric.cfg, out, now, fabric.port_slot.of(port) as u32, *pkt, w);
     }
 
-    /// Queues `pkt` at its port at `at` (or puts it straight on a free wire): a data packet that
-    /// would overflow its class queue is trimmed to a header or dropped; ECN at enqueue if asked.
+    /// Queues `pkt`, which came in on the wire at `w`, at its port at `at` (or puts it straight
+    /// on a free wire): a data packet that would overflow its class queue is trimmed to a
+    /// header or dropped (with PFC neither: `Switch::enqueue_lossless`); ECN at enqueue if asked.
     #[inline(always)]
-    pub fn enqueue(&mut self, m: &SwitchModel, out: &mut Sink, now: Time, at: u32, mut pkt: Packet) {
-        let p = &mut out.links.ports[at as usize];
+    pub fn enqueue(&mut self, m: &SwitchModel, out: &mut Sink, now: Time, at: u32, mut pkt: Packet, w: u32) {
         let mut control = pkt.is_control();
+        if m.pfc.is_some() && !control {
+            self.enqueue_lossless(m, out, now, at, pkt, w);
+            return;
+        }
+        let p = &mut out.links.ports[at as usize];
         if !control && overflows(m, self.pooled, p.classes[pkt.class as usize].bytes, pkt.size as u64) {
             p.stats.max_queue = p.stats.max_queue.max(p.data_bytes);
             match m.overflow {
@@ -200,7 +218,7 @@ impl Switch {
                     pkt.size = m.header as u16;
                     control = true;
                 }
-                Overflow::Drop => {
+                Overflow::Drop | Overflow::Pfc => {
                     p.lose(&pkt);
                     return;
                 }
@@ -233,7 +251,8 @@ impl Switch {
             p.push_data(now, pkt);
         }
         if p.is_free(now) {
-            self.next(m, out, now, at);
+            // (under PFC only a control packet comes this way, and it goes first)
+            self.next::<false>(m, out, now, at);
         } else {
             out.wake_when_free(at);
         }
@@ -290,6 +309,7 @@ fn overflows(m: &SwitchModel, used: u64, queued: u64, size: u64) -> bool {
 }
 
 mod detour;
+mod lossless;
 mod outside;
 #[cfg(test)]
 mod tests;

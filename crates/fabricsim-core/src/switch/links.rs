@@ -18,6 +18,7 @@ use std::sync::Arc;
 use crate::engine::{node_unit, Event, EventQueue, Notice, Origin};
 use crate::faults::link::{Change, LinkFault, Verdict};
 use crate::packet::{Kind, Packet};
+use crate::switch::pfc::{Pfc, PfcModel};
 use crate::switch::port::ConnLosses;
 use crate::switch::wire::Wire;
 use crate::switch::EgressPort;
@@ -50,17 +51,19 @@ pub struct Links {
     pub outbox: Vec<(u32, Time, Packet)>,
     /// What this piece's hosts tell hosts of another piece, in the order told.
     pub notices: Vec<Notice>,
+    /// Priority flow control's state (`switch.overflow = "pfc"`).
+    pub(crate) pfc: Option<Box<Pfc>>,
 }
 
 impl Links {
     /// Piece `me`'s links of the fabric of `topo` cut by `cut`, with `classes` data classes a
     /// port (`seed`: what a fault's random stream derives from). A port whose far end is
     /// elsewhere hands its packets over through the outbox.
-    pub fn piece(topo: Arc<Topology>, classes: usize, seed: u64, cut: Arc<Cut>, me: u16) -> Links {
+    pub fn piece(topo: Arc<Topology>, classes: usize, pfc: Option<PfcModel>, seed: u64, cut: Arc<Cut>, me: u16) -> Links {
         let hosts = topo.hosts();
         let mine = |n: u32| cut.home(n) == me;
         let units = cut.units().clone();
-        let ports = topo
+        let ports: Vec<EgressPort> = topo
             .ports
             .iter()
             .zip(0u32..)
@@ -74,14 +77,31 @@ impl Links {
                 port
             })
             .collect();
-        let wires = topo
+        let wires: Vec<Wire> = topo
             .ports
             .iter()
             .zip(0..)
             .filter(|(p, _)| mine(p.to))
             .map(|(p, id)| Wire::new(id, p.from, p.to, units[node_unit(p.to) as usize]))
             .collect();
-        Links { port_slot: cut.ports().clone(), topo, cut, me, hosts, seed, ports, wires, outbox: Vec::new(), notices: Vec::new() }
+        let pfc = pfc.map(|model| {
+            // the PAUSE for a wire into a switch goes back on the other direction of its link
+            let reverse = topo.reverse_ports();
+            let back = |w: &Wire| if w.to < hosts { u32::MAX } else { cut.port(reverse[w.id() as usize]) as u32 };
+            Box::new(Pfc::new(model, classes, &ports, &wires, back))
+        });
+        Links { port_slot: cut.ports().clone(), topo, cut, me, hosts, seed, ports, wires, outbox: Vec::new(), notices: Vec::new(), pfc }
+    }
+
+    /// Host nodes (the nodes numbered below this are hosts).
+    pub fn hosts(&self) -> u32 {
+        self.hosts
+    }
+
+    /// The classes the far end of the port at `at` has paused (none without PFC).
+    #[inline]
+    pub fn paused(&self, at: u32) -> u8 {
+        self.pfc.as_ref().map_or(0, |f| f.mask(at))
     }
 
     /// The cut this piece is one piece of.
@@ -320,7 +340,9 @@ impl<'a> Sink<'a> {
     #[inline(never)]
     fn transmit_other(&mut self, now: Time, at: u32, mut pkt: Packet) {
         let p = &mut self.links.ports[at as usize];
-        match p.fault.as_mut().map_or(Verdict::Carry, |f| f.on_transmit(&mut pkt)) {
+        // a PFC frame is never lost (docs/model.md, "Lossless Ethernet")
+        let fault = p.fault.as_mut().filter(|_| pkt.kind != Kind::Pfc);
+        match fault.map_or(Verdict::Carry, |f| f.on_transmit(&mut pkt)) {
             Verdict::Carry => {}
             Verdict::Dead => {
                 p.busy_until = now + serialization(pkt.size as u64, p.rate);
@@ -349,6 +371,23 @@ impl<'a> Sink<'a> {
     pub fn send(&mut self, now: Time, at: u32, pkt: Packet) {
         self.transmit(now, at, pkt);
         self.wake_when_free(at);
+    }
+
+    /// Sends PFC frame `frame` on the port at `at`: at once if the port is free, else right
+    /// after the packet it is serializing, ahead of anything queued.
+    #[cold]
+    pub fn send_frame(&mut self, now: Time, at: u32, frame: Packet) {
+        let p = &mut self.links.ports[at as usize];
+        if p.is_free(now) {
+            self.transmit(now, at, frame);
+            if self.links.ports[at as usize].has_queued() {
+                self.wake_when_free(at);
+            }
+        } else {
+            p.control_bytes += u64::from(frame.size);
+            p.control.push_front(frame);
+            self.wake_when_free(at);
+        }
     }
 
     /// Schedules the wake-up of the port at `at` for when its wire frees, unless one is

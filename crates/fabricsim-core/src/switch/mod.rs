@@ -20,6 +20,7 @@
 
 pub mod forward;
 pub mod links;
+pub mod pfc;
 pub mod port;
 pub mod routing;
 pub mod wire;
@@ -78,6 +79,7 @@ impl Default for EcnConfig {
 pub enum Overflow {
     Trim,
     Drop,
+    Pfc,
 }
 
 /// A switch's data buffer: per queue, or shared by all the queues of the switch.
@@ -151,9 +153,14 @@ pub struct SwitchConfig {
     #[schemars(extend("x-rows" = true))]
     pub ecn: EcnConfig,
     /// A data packet that would overflow `buffer` is trimmed to `transport.header` bytes and sent on in the control class
-    /// (the receiver NACKs it), or tail-dropped.
+    /// (the receiver NACKs it), or tail-dropped; or, `"pfc"`, none overflows: priority flow control (IEEE 802.1Qbb)
+    /// pauses a port's sender before its packets would (`[switch.pfc]`; docs/model.md, "Lossless Ethernet").
     #[serde(default = "d_overflow")]
     pub overflow: Overflow,
+    /// With `overflow = "pfc"`: its thresholds (docs/scenario.md: one row a field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-rows" = true))]
+    pub pfc: Option<pfc::PfcConfig>,
     /// Next hop going up (going down there is one port): `"ecmp"` (hash of source, destination, EV and queue pair,
     /// `hash_fields`, with the switch's salt, `hash_seed`), `"mp_ev"` (the tier's part of a multi-part EV is the port index), `"adaptive"`
     /// (least-loaded queue, random tie-break), `"spray"` (uniformly random), `"pin"` (the destination's downlink index at
@@ -266,6 +273,7 @@ impl Default for SwitchConfig {
             control_buffer: d_buffer(),
             ecn: EcnConfig::default(),
             overflow: d_overflow(),
+            pfc: None,
             routing: RoutingConfig::default(),
             classes: d_classes(),
             scheduler: d_scheduler(),
@@ -288,6 +296,9 @@ pub struct SwitchContext<'a> {
     pub writes_mp_ev: bool,
     /// Each host node's downlink index at its edge switch (`Topology::slices`).
     pub slices: &'a [u16],
+    /// The most bytes any link has on the wire in its one-way delay (what PFC's headroom
+    /// covers twice).
+    pub link_bytes: u64,
 }
 
 /// The switch configuration in core units, checked.
@@ -302,6 +313,8 @@ pub struct SwitchModel {
     /// (Kmin, Kmax, where), or `None` without ECN.
     pub ecn: Option<(u64, u64, EcnMark)>,
     pub overflow: Overflow,
+    /// Priority flow control's thresholds, with `overflow = "pfc"`.
+    pub pfc: Option<pfc::PfcModel>,
     /// Size of a trimmed packet: the transport's header.
     pub header: u64,
     pub classes: u32,
@@ -430,6 +443,7 @@ impl SwitchConfig {
             control_buffer,
             ecn,
             overflow: self.overflow,
+            pfc: pfc::config::resolve(self, ctx, buffer, shared.is_some())?,
             header: ctx.header,
             classes: self.classes,
             scheduler,

@@ -295,18 +295,27 @@ impl EgressPort {
     /// The next data packet by the scheduler, if any is queued.
     #[cfg(test)]
     pub fn pop_data(&mut self, now: Time, scheduler: &Scheduler) -> Option<Packet> {
-        self.has_data().then(|| self.take_data(now, scheduler))
+        self.has_data().then(|| self.take_data(now, scheduler, 0))
     }
 
-    /// Takes the next data packet by the scheduler; one waits ([`EgressPort::has_data`]).
+    /// Whether a data packet of a class not in `paused` (a bit a class: those the far end
+    /// paused, `switch.overflow = "pfc"`) waits.
     #[inline]
-    pub fn take_data(&mut self, now: Time, scheduler: &Scheduler) -> Packet {
+    pub fn has_sendable(&self, paused: u8) -> bool {
+        self.data_bytes > 0 && (paused == 0 || self.classes.iter().enumerate().any(|(c, q)| paused >> c & 1 == 0 && q.bytes > 0))
+    }
+
+    /// Takes the next data packet by the scheduler from the classes not in `paused`; one
+    /// waits ([`EgressPort::has_sendable`]).
+    #[inline(always)]
+    pub fn take_data(&mut self, now: Time, scheduler: &Scheduler, paused: u8) -> Packet {
         let c = if self.classes.len() == 1 {
             0
         } else {
+            let open = |c: usize, q: &ClassQueue| paused >> c & 1 == 0 && !q.q.is_empty();
             match scheduler {
-                Scheduler::Strict => self.classes.iter().position(|c| !c.q.is_empty()).expect("a data packet waits"),
-                Scheduler::Drr { quanta } => self.drr_next(quanta),
+                Scheduler::Strict => self.classes.iter().enumerate().position(|(c, q)| open(c, q)).expect("a data packet waits"),
+                Scheduler::Drr { quanta } => self.drr_next(quanta, paused),
             }
         };
         let class = &mut self.classes[c];
@@ -321,12 +330,13 @@ impl EgressPort {
     /// Deficit round robin (Shreedhar and Varghese): the class to send from; charges its
     /// deficit. Some class is non-empty. A quantum is at least one MTU, so a non-empty class
     /// sends within one round.
-    fn drr_next(&mut self, quanta: &[u64]) -> usize {
+    fn drr_next(&mut self, quanta: &[u64], paused: u8) -> usize {
         let n = self.classes.len();
         loop {
             let at = self.drr_at;
             let class = &mut self.classes[at];
-            match class.q.front() {
+            // a paused class sits its turns out as an empty one does
+            match class.q.front().filter(|_| paused >> at & 1 == 0) {
                 None => {
                     class.deficit = 0;
                 }

@@ -114,6 +114,21 @@ impl Topology {
         slice
     }
 
+    /// Each port's reverse: the other direction of its link (the k-th port from a to b is
+    /// paired with the k-th from b to a, parallel links in order).
+    pub fn reverse_ports(&self) -> Vec<u32> {
+        let mut back = vec![u32::MAX; self.ports.len()];
+        let mut open: rustc_hash::FxHashMap<(u32, u32), std::collections::VecDeque<u32>> = Default::default();
+        for (id, p) in (0u32..).zip(&self.ports) {
+            match open.get_mut(&(p.to, p.from)).and_then(|q| q.pop_front()) {
+                Some(other) => (back[id as usize], back[other as usize]) = (other, id),
+                None => open.entry((p.from, p.to)).or_default().push_back(id),
+            }
+        }
+        debug_assert!(back.iter().all(|&b| b != u32::MAX), "every link has two directions");
+        back
+    }
+
     /// The scenario's hosts (GPUs): what workloads and jobs number.
     pub fn gpus(&self) -> u32 {
         self.hosts.count

@@ -4,7 +4,7 @@
 use super::{fabric128, scenario};
 use fabricsim_core::Simulation;
 
-fn check(toml_text: &str) -> fabricsim_core::stats::RunResult {
+pub(super) fn check(toml_text: &str) -> fabricsim_core::stats::RunResult {
     let mut sim = Simulation::new(&scenario(toml_text).unwrap()).unwrap();
     // Balanced at every point of the run, not only at the end.
     while sim.step(50_000) == fabricsim_core::Status::Running {

@@ -19,6 +19,7 @@ mod multi_plane;
 mod nic;
 mod params;
 mod parser_fuzz;
+mod pfc;
 mod pieces;
 mod rail_only;
 mod samples;

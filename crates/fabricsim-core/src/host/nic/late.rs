@@ -61,7 +61,7 @@ impl Nics {
                 self.kick(h, out, now);
             }
             Kind::Nack => self.kick(h, out, now),
-            Kind::Cnp | Kind::Data => {}
+            Kind::Cnp | Kind::Data | Kind::Pfc => {}
         }
     }
 }

@@ -27,7 +27,7 @@ impl Switches {
         let node = self.links.port_at(port).from;
         let me = self.q.origin(node_unit(node));
         let sw = &mut self.units[self.f.switch_of(node)];
-        sw.enqueue(&self.f.cfg, &mut Sink::new(&mut self.q, &mut self.links, me), 0, port, pkt);
+        sw.enqueue(&self.f.cfg, &mut Sink::new(&mut self.q, &mut self.links, me), 0, port, pkt, u32::MAX);
     }
 
     /// The port at `port` is free at `now`.
@@ -43,7 +43,7 @@ fn fabric(switch: &str) -> (Switches, u32) {
     let model = Scenario::from_deserializer(value).expect("valid").resolve().expect("resolves");
     let topo = model.topo.clone();
     let cut = Arc::new(Cut::whole(&topo));
-    let links = Links::piece(topo.clone(), model.switch.classes as usize, 1, cut.clone(), 0);
+    let links = Links::piece(topo.clone(), model.switch.classes as usize, model.switch.pfc, 1, cut.clone(), 0);
     let (f, units) = Fabric::piece(topo.clone(), model.switch.clone(), 1, cut, 0, &links);
     let port = topo.ports.iter().position(|p| p.name == "leaf0:up0").expect("leaf0:up0") as u32;
     let q = EventQueue::with_horizon(1_000_000).with_nodes(topo.nodes.len());
@@ -123,7 +123,7 @@ fn holding(s: &Switches) -> Vec<String> {
 fn feed(s: &mut Switches, from: &str, pkt: Packet) {
     let topo = s.f.topology().clone();
     let node = topo.ports[topo.ports.iter().position(|p| p.name == from).expect("a port")].from;
-    s.feed(node, 0, Input::Packet(pkt));
+    s.feed(node, 0, Input::Packet(pkt, u32::MAX));
 }
 
 #[test]
