@@ -76,13 +76,14 @@ impl Scenario {
         let up_ports = topo.choices_per_tier();
         let writes_mp_ev = self.lb.writes_mp_ev();
         let slices = topo.slices();
-        let link_bytes = topo
-            .ports
-            .iter()
-            .map(|p| (u128::from(p.rate) * u128::from(p.delay)).div_ceil(8 * crate::time::PS_PER_S as u128) as u64)
-            .max()
-            .unwrap_or(0);
-        let ctx = SwitchContext { bdp_packets, mtu, header, up_ports: &up_ports, writes_mp_ev, slices: &slices, link_bytes };
+        let pfc_headroom = match self.switch.overflow {
+            crate::switch::Overflow::Pfc => {
+                let back = topo.ports.iter().zip(topo.reverse_ports()).map(|(p, b)| ((p.rate, p.delay), &topo.ports[b as usize]));
+                back.map(|(fwd, b)| crate::switch::pfc::config::auto_headroom(mtu, fwd, (b.rate, b.delay))).max().unwrap_or(0)
+            }
+            _ => 0,
+        };
+        let ctx = SwitchContext { bdp_packets, mtu, header, up_ports: &up_ports, writes_mp_ev, slices: &slices, pfc_headroom };
         let switch = self.switch.resolve(&ctx)?;
         let mut warnings = Vec::new();
         if writes_mp_ev {

@@ -87,8 +87,11 @@ impl Links {
         let pfc = pfc.map(|model| {
             // the PAUSE for a wire into a switch goes back on the other direction of its link
             let reverse = topo.reverse_ports();
-            let back = |w: &Wire| if w.to < hosts { u32::MAX } else { cut.port(reverse[w.id() as usize]) as u32 };
-            Box::new(Pfc::new(model, classes, &ports, &wires, back))
+            let link = |w: &Wire| {
+                let p = &topo.ports[w.id() as usize];
+                (if w.to < hosts { u32::MAX } else { cut.port(reverse[w.id() as usize]) as u32 }, (p.rate, p.delay))
+            };
+            Box::new(Pfc::new(model, classes, &ports, &wires, link))
         });
         Links { port_slot: cut.ports().clone(), topo, cut, me, hosts, seed, ports, wires, outbox: Vec::new(), notices: Vec::new(), pfc }
     }

@@ -296,9 +296,8 @@ pub struct SwitchContext<'a> {
     pub writes_mp_ev: bool,
     /// Each host node's downlink index at its edge switch (`Topology::slices`).
     pub slices: &'a [u16],
-    /// The most bytes any link has on the wire in its one-way delay (what PFC's headroom
-    /// covers twice).
-    pub link_bytes: u64,
+    /// With `overflow = "pfc"`: the largest automatic headroom of any link (0 otherwise).
+    pub pfc_headroom: u64,
 }
 
 /// The switch configuration in core units, checked.

@@ -21,9 +21,10 @@ pub struct PfcConfig {
     #[schemars(extend("x-type" = "`\"auto\"`, size or BDP fraction"))]
     pub xon: AutoOr<SizeOrBdp>,
     /// Bytes an ingress may still take once past `xoff`: what is on its way while the PAUSE reaches the sender and the
-    /// sender stops. `"auto"`: the link's, twice its one-way delay at its rate, plus two full packets (the one the
-    /// sender is sending, the one arriving) and the PAUSE frame. A data packet that finds its ingress past `xoff +
-    /// headroom` is dropped and counted (the headroom was too small: a lossless fabric should show none).
+    /// sender stops. `"auto"`: the link's, its data rate over the PAUSE's wait behind the packet the port back is
+    /// sending and its own time, the delays both ways (propagation, and each far end's switch latency), plus the
+    /// packet the sender is sending. A data packet that finds its ingress past `xoff + headroom` is dropped and counted
+    /// (the headroom was too small: a lossless fabric should show none).
     #[serde(default)]
     #[schemars(extend("x-type" = "`\"auto\"`, size or BDP fraction"))]
     pub headroom: AutoOr<SizeOrBdp>,
@@ -43,18 +44,28 @@ pub struct PfcModel {
 }
 
 impl PfcModel {
-    /// The headroom of a link of `rate` b/s and one-way `delay` ps.
-    pub fn headroom_of(&self, rate: u64, delay: u64) -> u64 {
-        self.headroom.unwrap_or_else(|| {
-            let in_flight = (u128::from(rate) * u128::from(delay)).div_ceil(8 * crate::time::PS_PER_S as u128) as u64;
-            2 * in_flight + 2 * self.mtu + FRAME
-        })
+    /// The headroom of the link whose sender is paused: data comes at `rate` b/s over a wire
+    /// of `delay` ps, and the PAUSE goes back at `back_rate` over `back_delay`.
+    pub fn headroom_of(&self, (rate, delay): (u64, u64), (back_rate, back_delay): (u64, u64)) -> u64 {
+        self.headroom.unwrap_or_else(|| auto_headroom(self.mtu, (rate, delay), (back_rate, back_delay)))
     }
 
     /// The RESUME threshold under `xoff`.
     pub fn xon_under(&self, xoff: u64) -> u64 {
         self.xon.unwrap_or(xoff.saturating_sub(2 * self.mtu))
     }
+}
+
+/// What reaches a switch on a link after it decides to pause the link's sender, at most: the
+/// PAUSE waits for the packet the port back is sending and takes its own time, crosses the
+/// link back, the sender finishes the packet it is sending, and what it sent before is still on
+/// the wire; all the while data comes at the link's `rate` (the standard sizing, both
+/// directions' delays and the rates apart).
+pub fn auto_headroom(mtu: u64, (rate, delay): (u64, u64), (back_rate, back_delay): (u64, u64)) -> u64 {
+    let ps = u128::from(crate::time::PS_PER_S);
+    let bytes_in = |t: u128| (u128::from(rate) * t).div_ceil(8 * ps) as u64;
+    let back = crate::time::serialization(mtu + FRAME, back_rate);
+    bytes_in(u128::from(back) + u128::from(back_delay) + u128::from(delay)) + mtu
 }
 
 impl PfcConfig {
@@ -104,7 +115,6 @@ pub fn resolve(
             None => Ok(None),
         };
     }
-    // the longest link's automatic headroom (PfcModel::headroom_of)
-    let headroom = 2 * ctx.link_bytes + 2 * ctx.mtu + FRAME;
+    let headroom = ctx.pfc_headroom;
     cfg.pfc.clone().unwrap_or_default().resolve((!shared).then_some(buffer), headroom, ctx.bdp_packets, ctx.mtu).map(Some)
 }

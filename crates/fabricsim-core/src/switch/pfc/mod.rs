@@ -8,8 +8,8 @@
 //! the sender after the link's latency. A paused port (a switch's, or a host NIC's) finishes
 //! the packet it is sending and sends no data of that class until RESUME; control packets
 //! (ACKs, NACKs, CNPs) still go. The headroom above `xoff` absorbs what is on the way in
-//! the meantime: twice the link's one-way delay at its rate, plus the packet the sender is
-//! sending and the one arriving, plus the frame; a packet past `xoff + headroom` is dropped and
+//! the meantime: the link's data over the delays both ways, the frame's wait and its own time,
+//! plus the packet the sender is sending; a packet past `xoff + headroom` is dropped and
 //! counted (a lossless fabric with enough headroom shows none). So a full queue pushes back hop
 //! by hop to the senders instead of dropping: congestion spreads upstream, a flow that shares
 //! a paused port with a congested one waits behind it (head-of-line blocking), and a cycle of
@@ -68,13 +68,15 @@ pub enum Hold {
 }
 
 impl Pfc {
-    /// The state of a piece's `ports` and `wires`, `back` giving each wire's port back to its
-    /// sender (a local slot; `u32::MAX` for a wire into a host, which never pauses).
-    pub fn new(model: PfcModel, classes: usize, ports: &[EgressPort], wires: &[Wire], back: impl Fn(&Wire) -> u32) -> Pfc {
-        let back: Vec<u32> = wires.iter().map(back).collect();
-        let headroom = back
+    /// The state of a piece's `ports` and `wires`, `link` giving each wire's port back to its
+    /// sender (a local slot; `u32::MAX` for a wire into a host, which never pauses) and the
+    /// wire's rate and delay.
+    pub fn new(model: PfcModel, classes: usize, ports: &[EgressPort], wires: &[Wire], link: impl Fn(&Wire) -> (u32, (u64, u64))) -> Pfc {
+        let links: Vec<(u32, (u64, u64))> = wires.iter().map(link).collect();
+        let back: Vec<u32> = links.iter().map(|l| l.0).collect();
+        let headroom = links
             .iter()
-            .map(|&b| if b == u32::MAX { 0 } else { model.headroom_of(ports[b as usize].rate, ports[b as usize].delay) })
+            .map(|&(b, wire)| if b == u32::MAX { 0 } else { model.headroom_of(wire, (ports[b as usize].rate, ports[b as usize].delay)) })
             .collect();
         Pfc {
             classes,
