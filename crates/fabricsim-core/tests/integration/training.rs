@@ -303,3 +303,24 @@ fn the_jobs_bounds_from_one_pass_are_the_whole_schedules() {
         assert_ne!(pass, Default::default(), "case {i}: some job");
     }
 }
+
+#[test]
+fn data_parallel_rings_stay_on_a_rail_where_the_placement_allows() {
+    // 4 servers of 4 GPUs, tensor parallelism 2: each data-parallel group holds two GPUs of
+    // every server (local 0 and 2, or 1 and 3). Its ring crosses the servers' scale-up network
+    // inside a server and leaves it on the GPU of the local index the next server is entered by
+    // (NCCL's rings on rails): every hop between servers joins two GPUs of one local index
+    let text = cluster(16, &format!("[[jobs]]\nranks = 16\n{TINY}\nparallel = {{ tp = 2, gpu_tflops = 100 }}\n"));
+    let model = scenario(&text).unwrap().resolve().unwrap();
+    let dp = 3; // the steps table's kinds: compute, tp, pp, dp, ep
+    let (mut across, mut inside) = (0, 0);
+    for (m, tag) in model.messages.iter().zip(&model.tags).filter(|(m, t)| t.step == dp && m.src != m.dst) {
+        if m.src / 4 == m.dst / 4 {
+            inside += 1;
+        } else {
+            across += 1;
+            assert_eq!(m.src % 4, m.dst % 4, "a hop between servers stays on its rail: {} -> {} ({tag:?})", m.src, m.dst);
+        }
+    }
+    assert!(across > 0 && inside > 0, "{across} hops across servers, {inside} inside");
+}

@@ -275,7 +275,15 @@ impl Trainer<'_> {
             Builder { ranks: &hosts, per_server: self.per_server, size, entry: &after, max_connections: n - 1, compute: 0, slice: 0, out };
         match op {
             Op::Alltoall => Direct::iteration(op, &mut b),
-            _ => ring(&mut b, &(0..n).collect::<Vec<_>>(), op, size, 0, &vec![Vec::new(); n], true),
+            _ => {
+                let order = rail_order(&hosts, self.per_server);
+                let ends = ring(&mut b, &order, op, size, 0, &vec![Vec::new(); n], true);
+                let mut by_member = vec![Vec::new(); n];
+                for (&m, e) in order.iter().zip(ends) {
+                    by_member[m] = e;
+                }
+                by_member
+            }
         }
     }
 
@@ -309,3 +317,46 @@ impl Trainer<'_> {
 }
 
 mod schedule;
+
+/// The ring order of a group whose members are `hosts` (GPUs, `per_server` a server), as NCCL
+/// builds its rings on a rail-optimized cluster: each server's members one after another over
+/// its scale-up network, in local order on one server and in reverse on the next, so that every
+/// hop between servers joins two GPUs of the same local index, one rail (NCCL prefers a ring
+/// that leaves a node on the NIC it came in on: `NCCL_CROSS_NIC`'s default, 2). Where the
+/// servers hold different local indices of the group (or a server holds one), the members'
+/// own order.
+fn rail_order(hosts: &[u32], per_server: u32) -> Vec<usize> {
+    let own: Vec<usize> = (0..hosts.len()).collect();
+    if per_server < 2 {
+        return own;
+    }
+    // each server's members, the servers in the order the group first meets them
+    let mut slot: rustc_hash::FxHashMap<u32, usize> = Default::default();
+    let mut servers: Vec<(u32, Vec<usize>)> = Vec::new();
+    for (m, &h) in hosts.iter().enumerate() {
+        let next = servers.len();
+        let i = *slot.entry(h / per_server).or_insert(next);
+        if i == next {
+            servers.push((h / per_server, Vec::new()));
+        }
+        servers[i].1.push(m);
+    }
+    let locals = |ms: &[usize]| {
+        let mut l: Vec<u32> = ms.iter().map(|&m| hosts[m] % per_server).collect();
+        l.sort_unstable();
+        l
+    };
+    let first = locals(&servers[0].1);
+    if servers.len() < 2 || first.len() < 2 || servers.iter().any(|s| locals(&s.1) != first) {
+        return own;
+    }
+    let mut order = Vec::with_capacity(hosts.len());
+    for (j, (_, ms)) in servers.iter_mut().enumerate() {
+        ms.sort_by_key(|&m| hosts[m] % per_server);
+        if j % 2 == 1 {
+            ms.reverse();
+        }
+        order.extend_from_slice(ms);
+    }
+    order
+}
