@@ -24,9 +24,14 @@ pub fn find(pieces: &[&Links]) -> Option<(u8, Vec<u32>)> {
     // each port's piece and slot, each wire's
     let mut port_at = FxHashMap::default();
     let mut wire_at = FxHashMap::default();
+    // each switch's ports (their slots in its piece)
+    let mut of_node: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
     for (k, l) in pieces.iter().enumerate() {
         port_at.extend(l.ports().iter().enumerate().map(|(at, p)| (p.id, (k, at))));
         wire_at.extend(l.wires().iter().enumerate().map(|(w, wire)| (wire.id(), (k, w as u32))));
+        for (at, p) in l.ports().iter().enumerate().filter(|(_, p)| p.from >= l.hosts()) {
+            of_node.entry(p.from).or_default().push(at);
+        }
     }
     for class in 0..classes {
         let bit = 1u8 << class;
@@ -39,8 +44,8 @@ pub fn find(pieces: &[&Links]) -> Option<(u8, Vec<u32>)> {
             }
             let Some(&(j, w)) = wire_at.get(&id) else { continue };
             let (far, f) = (pieces[j], pfc(pieces[j]).expect("every piece runs PFC"));
-            let on: Vec<u32> =
-                (0..far.ports().len()).filter(|&q| f.queued_from(q, class).contains(&w)).map(|q| far.ports()[q].id).collect();
+            let mine = &of_node[&far.wires()[w as usize].to];
+            let on: Vec<u32> = mine.iter().filter(|&&q| f.queued_from(q, class).contains(&w)).map(|&q| far.ports()[q].id).collect();
             waits.insert(id, on);
         }
         // the stuck ports, then those that wait only on stuck ones, to a fixed point
