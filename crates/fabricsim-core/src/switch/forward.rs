@@ -218,10 +218,11 @@ impl Switch {
                     pkt.size = m.header as u16;
                     control = true;
                 }
-                Overflow::Drop | Overflow::Pfc => {
+                Overflow::Drop => {
                     p.lose(&pkt);
                     return;
                 }
+                Overflow::Pfc => unreachable!("under PFC data is queued by enqueue_lossless"),
             }
         }
         if control {

@@ -12,8 +12,10 @@
 //! smoltcp's `Interface::poll` hands a device's tokens their frames and htsim's
 //! `PacketSink::receivePacket` passes a packet to the next element of its route.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 use crate::engine::{node_unit, Event, EventQueue, Notice, Origin};
 use crate::faults::link::{Change, LinkFault, Verdict};
@@ -85,13 +87,19 @@ impl Links {
             .map(|(p, id)| Wire::new(id, p.from, p.to, units[node_unit(p.to) as usize]))
             .collect();
         let pfc = pfc.map(|model| {
-            // the PAUSE for a wire into a switch goes back on the other direction of its link
-            let reverse = topo.reverse_ports();
-            let link = |w: &Wire| {
+            // the PAUSE for a wire into a switch goes back on the other direction of its link,
+            // a port of that switch, so of this piece: the k-th wire from a node into it is
+            // paired with its k-th port back (parallel links in order, as `Topology::reverse_ports`)
+            let mut back: FxHashMap<(u32, u32), VecDeque<u32>> = FxHashMap::default();
+            for (at, p) in (0u32..).zip(&ports) {
+                back.entry((p.from, p.to)).or_default().push_back(at);
+            }
+            let links = wires.iter().map(|w| {
                 let p = &topo.ports[w.id() as usize];
-                (if w.to < hosts { u32::MAX } else { cut.port(reverse[w.id() as usize]) as u32 }, (p.rate, p.delay))
-            };
-            Box::new(Pfc::new(model, classes, &ports, &wires, link))
+                let at = if w.to < hosts { None } else { back.get_mut(&(w.to, p.from)).and_then(VecDeque::pop_front) };
+                (at.unwrap_or(u32::MAX), (p.rate, p.delay))
+            });
+            Box::new(Pfc::new(model, classes, &ports, links.collect()))
         });
         Links { port_slot: cut.ports().clone(), topo, cut, me, hosts, seed, ports, wires, outbox: Vec::new(), notices: Vec::new(), pfc }
     }

@@ -77,9 +77,7 @@ impl Switch {
         let port = out.links.wire_at(w).id();
         let pfc = out.links.pfc.as_mut().expect("PFC's state where it runs");
         let back = pfc.back(w);
-        let far = out.links.ports[back as usize].to;
-        let pfc = out.links.pfc.as_mut().expect("PFC's state where it runs");
-        let frame = pfc.frame(back, port, class, on, (self.node, far));
+        let frame = pfc.frame(back, port, class, on, (self.node, out.links.ports[back as usize].to));
         out.send_frame(now, back, frame);
     }
 

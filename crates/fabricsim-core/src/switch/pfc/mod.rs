@@ -27,7 +27,6 @@ use std::collections::VecDeque;
 
 use crate::packet::{Kind, Packet};
 use crate::switch::port::EgressPort;
-use crate::switch::wire::Wire;
 use crate::time::Time;
 
 pub use config::{PfcConfig, PfcModel, FRAME};
@@ -68,23 +67,23 @@ pub enum Hold {
 }
 
 impl Pfc {
-    /// The state of a piece's `ports` and `wires`, `link` giving each wire's port back to its
-    /// sender (a local slot; `u32::MAX` for a wire into a host, which never pauses) and the
-    /// wire's rate and delay.
-    pub fn new(model: PfcModel, classes: usize, ports: &[EgressPort], wires: &[Wire], link: impl Fn(&Wire) -> (u32, (u64, u64))) -> Pfc {
-        let links: Vec<(u32, (u64, u64))> = wires.iter().map(link).collect();
-        let back: Vec<u32> = links.iter().map(|l| l.0).collect();
+    /// The state of a piece's `ports` and of its wires, given in order as `links`: each one's
+    /// port back to its sender (a local slot; `u32::MAX` for a wire into a host, which never
+    /// pauses) and the wire's rate and delay.
+    pub fn new(model: PfcModel, classes: usize, ports: &[EgressPort], links: Vec<(u32, (u64, u64))>) -> Pfc {
+        let wires = links.len();
         let headroom = links
             .iter()
             .map(|&(b, wire)| if b == u32::MAX { 0 } else { model.headroom_of(wire, (ports[b as usize].rate, ports[b as usize].delay)) })
             .collect();
+        let back = links.into_iter().map(|l| l.0).collect();
         Pfc {
             classes,
             model,
             back,
             headroom,
-            held: vec![0; wires.len() * classes],
-            standing: vec![false; wires.len() * classes],
+            held: vec![0; wires * classes],
+            standing: vec![false; wires * classes],
             from: vec![VecDeque::new(); ports.len() * classes],
             paused: vec![0; ports.len()],
             since: vec![0; ports.len()],
