@@ -427,3 +427,48 @@ def test_the_typed_summary_is_the_cores_declared_one_and_the_front_ends():
     assert all(f"`{k}`" in doc for k in FRONT_END_KEYS), [k for k in FRONT_END_KEYS if f"`{k}`" not in doc]
     r = fabricsim.run(Scenario({"topology": {"hosts": 16, "radix": 8}, "workload": {"size": "64KiB"}}))
     assert set(r.summary) <= set(hints), set(r.summary) - set(hints)
+
+
+def test_the_lossless_ethernet_runs_model_md_quotes_are_what_the_scenarios_give():
+    """docs/model.md, "Lossless Ethernet": its head-of-line table and its deadlock ring, re-run
+    from the shipped scenarios (a second each)."""
+    page = (ROOT / "docs" / "model.md").read_text()
+
+    def thousands(n: int) -> str:
+        return f"{n:,}".replace(",", " ")
+
+    def run(**fields: object) -> fabricsim.Results:
+        s = fabricsim.load(str(ROOT / "scenarios" / "pfc_head_of_line.toml"))
+        for dotted, value in fields.items():
+            s = s.set(dotted.replace("__", "."), value)
+        return fabricsim.run(s)
+
+    rows = []
+    for label, fields in [
+        ('`"trim"`', {"switch__overflow": "trim"}),
+        ('`"drop"`', {"switch__overflow": "drop"}),
+        ('`"pfc"`', {}),
+        ('`"pfc"`, `transport.rto = "4.294967296s"`', {"transport__rto": "4.294967296s"}),
+    ]:
+        r = run(**fields)
+        slow = r.flows["slowdown"].to_list()
+        innocent, incast = f"{slow[4]:.2f}", f"{min(slow[:4]):.2f}-{max(slow[:4]):.2f}"
+        s = r.summary
+        if s["trims"] or s["drops"]:
+            lost = f"{thousands(s['trims'])} trims" if s["trims"] else f"{thousands(s['drops'])} drops"
+            rows.append(f"| {label} | {innocent} | {incast} | {lost} | {s['pfc_frames']} |")
+        elif "rto" in label:
+            assert s["retransmits"] == 0
+            rows.append(f"| {label} | **{innocent}** | {incast} | none, no retransmission | |")
+        else:
+            paused = dict(zip(r.ports["name"].to_list(), r.ports["paused_ps"].to_list(), strict=True))["A:up0"]
+            rows.append(
+                f"| {label} | **{innocent}** | {incast} | none | {s['pfc_frames']} (A's uplink paused {paused / 1e6:.0f} us of the run) |"
+            )
+    for row in rows:
+        assert row in page, row
+    ring = fabricsim.run(fabricsim.load(str(ROOT / "scenarios" / "pfc_deadlock_ring.toml"))).summary
+    assert ring["stop_reason"].startswith("PFC deadlock")
+    cycle = ring["stop_detail"].split("; ", 1)[1].split(", each")[0]
+    quoted = f"`{cycle}`, at {ring['sim_time_ns'] / 1e6:.2f} ms of simulated time, {thousands(ring['events'])} events"
+    assert " ".join(quoted.split()) in " ".join(page.split()), quoted
