@@ -229,8 +229,7 @@ impl JobBounds {
             return;
         }
         let m = &p.specs[i];
-        // a compute task runs for its delay before its release
-        let ran = if m.is_compute() { m.delay } else { 0 };
+        let ran = ran(m, t.job, p.jobs);
         let ideal = (ideal.0 - ran, ideal.1);
         let free = free.map_or((0, 0), |c| (c.0 - ran, c.1));
         let up = if p.on_scale_up(i) { m.bytes } else { 0 };
@@ -375,9 +374,23 @@ fn joins(v: &Plan<'_>, i: usize) -> bool {
     joins_in(&v.specs[i], v.tags[i].job, v.jobs)
 }
 
-/// [`joins`] for message `m` of job `job` among `jobs` (`Tag::NONE`'s: not a job's).
+/// [`joins`] for message `m` of job `job` among `jobs` (`Tag::NONE`'s: not a job's): a
+/// collective's compute task, unless it is a rank's call (NCCL's latencies), where its
+/// iteration starts.
 fn joins_in(m: &MessageSpec, job: u32, jobs: &[JobInfo]) -> bool {
-    job != Tag::NONE.job && m.is_compute() && jobs[job as usize].op.is_some()
+    job != Tag::NONE.job && m.is_compute() && jobs[job as usize].op.is_some() && !jobs[job as usize].calls
+}
+
+/// How long message `m` of job `job` ran before its release: a compute task its delay (a
+/// training job's or a trace's computation), but a collective's call none (its delay is the
+/// compute time before the call, outside the iteration).
+fn ran(m: &MessageSpec, job: u32, jobs: &[JobInfo]) -> Time {
+    let call = job != Tag::NONE.job && jobs[job as usize].op.is_some();
+    if m.is_compute() && !call {
+        m.delay
+    } else {
+        0
+    }
 }
 
 /// What message `i` is (the flows table's `traffic`): background, its job's collective, a
@@ -404,8 +417,7 @@ pub fn tables(v: &WorkView<'_>, bounds: &JobBounds, end: &Nullable<Time>) -> Job
             continue;
         }
         let m = &v.messages[i];
-        // a compute task runs for its delay before its release
-        let ran = if m.spec.is_compute() { m.spec.delay } else { 0 };
+        let ran = ran(&m.spec, t.job, v.jobs);
         let ready = v.states[i].ready().map(|r| r - ran);
         for span in [iters.get_mut(&(t.job, t.iteration)), steps.get_mut(&(t.job, t.iteration, t.step))].into_iter().flatten() {
             span.add_run(ready, end.get(i));

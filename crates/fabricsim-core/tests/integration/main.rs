@@ -16,6 +16,7 @@ mod guard;
 mod jobs;
 mod lb;
 mod multi_plane;
+mod nccl;
 mod nic;
 mod params;
 mod parser_fuzz;

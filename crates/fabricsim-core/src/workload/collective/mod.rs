@@ -11,9 +11,9 @@
 //! alltoall, 1 for broadcast.
 
 mod support;
-pub use support::out::{Listed, Out, Sink};
+pub use support::out::{Costs, Listed, Out, Sink};
 pub use support::qps::QpCycle;
-pub use support::{expand, tuner};
+pub use support::{expand, nccl, tuner};
 
 use serde::{Deserialize, Serialize};
 
@@ -133,13 +133,29 @@ impl Builder<'_> {
 
     /// Rank `from` sends `bytes` to rank `to` in `step`, once the messages `after` have been
     /// received. With `first`, it is one of `from`'s first messages of the iteration: it
-    /// also waits for `from`'s part of the previous iteration, then the compute time.
+    /// also waits for `from`'s part of the previous iteration, then the compute time. With
+    /// NCCL's latencies, one that waits for no message of the iteration waits for the rank's
+    /// call ([`Builder::launch`]) and NCCL's base latency instead.
     pub fn send(&mut self, from: usize, to: usize, bytes: u64, step: u32, after: &[u32], first: bool) -> u32 {
         let (src, dst) = (self.ranks[from], self.ranks[to]);
+        if after.is_empty() && self.out.launches() {
+            let call = self.launch(from);
+            let base = self.out.base_latency();
+            return self.out.push(src, dst, bytes.max(1), base, &[call], step);
+        }
         match self.entered(from, after, first) {
             Some((after, delay)) => self.out.push(src, dst, bytes.max(1), delay, &after, step),
             None => self.out.push(src, dst, bytes.max(1), 0, after, step),
         }
+    }
+
+    /// With NCCL's latencies: rank `rank`'s call of the collective this iteration, a compute
+    /// task of no work released when its part of the previous iteration is done and the
+    /// compute time has passed (at the job's start in the first), made once a rank and
+    /// iteration for all its channels. The jobs tables start the iteration there.
+    pub fn launch(&mut self, rank: usize) -> u32 {
+        let (after, delay) = self.entered(rank, &[], true).unwrap_or_default();
+        self.out.call(self.ranks[rank], &after, delay)
     }
 
     /// With `first`, `after` and rank `rank`'s part of the previous iteration, and the compute
@@ -154,8 +170,13 @@ impl Builder<'_> {
     /// joined once ([`Builder::send_joined`] sends after it). With the delay those messages
     /// then take: the compute time where it joined the previous iteration. A collective has no
     /// other compute task: the job tables leave it out of the iteration's and step's spans.
+    /// With NCCL's latencies, a launch's join is the rank's call ([`Builder::launch`]), and
+    /// its messages wait NCCL's base latency.
     pub fn join(&mut self, rank: usize, after: &[u32], first: bool, step: u32) -> (u32, Time) {
         let host = self.ranks[rank];
+        if after.is_empty() && self.out.launches() {
+            return (self.launch(rank), self.out.base_latency());
+        }
         match self.entered(rank, after, first) {
             Some((after, delay)) => (self.out.push(host, host, 0, 0, &after, step), delay),
             None => (self.out.push(host, host, 0, 0, after, step), 0),

@@ -14,9 +14,12 @@
 use crate::engine::rng::Rng;
 use crate::engine::MAX_MESSAGES;
 use crate::error::{ensure, ScenarioError};
+use std::sync::Arc;
+
 use crate::topology::Topology;
 use crate::units::Size;
-use crate::workload::collective::{ring, share, AlgorithmKind, Builder, Op, Out, QpCycle, Ranks, Sink, Tag};
+use crate::workload::collective::nccl::{CostsModel, Protocol, StepCosts};
+use crate::workload::collective::{ring, share, tuner, AlgorithmKind, Builder, Costs, Op, Out, QpCycle, Ranks, Sink, Tag};
 use crate::workload::training::{ModelConfig, Trainer};
 use crate::workload::{check_size, MessageSpec};
 
@@ -36,6 +39,9 @@ pub struct JobInfo {
     /// Its ranks' hosts, in rank order (a trace: the hosts its messages touch), as the
     /// scenario numbers them.
     pub hosts: Vec<u32>,
+    /// Its collective's compute tasks are its ranks' calls (NCCL's latencies,
+    /// [`crate::workload::collective::Builder::launch`]): each iteration starts at them.
+    pub calls: bool,
 }
 
 impl JobInfo {
@@ -115,6 +121,7 @@ pub fn trace(messages: &[MessageSpec], lists: &[Vec<u32>], file: Option<&str>, j
         iterations: 1,
         trace: true,
         hosts: ranks,
+        calls: false,
     })
 }
 
@@ -124,7 +131,7 @@ pub fn trace(messages: &[MessageSpec], lists: &[Vec<u32>], file: Option<&str>, j
 pub fn plan(
     jobs: &[JobConfig],
     sink: &mut dyn Sink,
-    topo: &Topology,
+    topo: &Arc<Topology>,
     max_messages: u64,
     rng: &mut Rng,
 ) -> Result<Vec<JobInfo>, ScenarioError> {
@@ -154,7 +161,8 @@ pub fn plan(
                 (None, 0)
             }
         };
-        infos.push(JobInfo { name, op, size, iterations: job.iterations, trace: false, hosts: ranks });
+        let calls = job.costs == Some(CostsModel::Nccl);
+        infos.push(JobInfo { name, op, size, iterations: job.iterations, trace: false, hosts: ranks, calls });
     }
     Ok(infos)
 }
@@ -195,7 +203,7 @@ fn collective(
     i: usize,
     op: Op,
     ranks: &[u32],
-    topo: &Topology,
+    topo: &Arc<Topology>,
     max_messages: u64,
     sink: &mut dyn Sink,
 ) -> Result<(), ScenarioError> {
@@ -205,7 +213,8 @@ fn collective(
     let size = check_size(&at("size"), job.size.unwrap_or(Size(0)))?;
     let channels = job.channels.unwrap_or(1);
     ensure((1..=64).contains(&channels), &at("channels"), channels, "allowed: 1 to 64 (NCCL's MAXCHANNELS)")?;
-    let algorithm = job.algorithm.map_or_else(|| AlgorithmKind::default_for(op), |a| a.resolve(op, n, size, topo.host_rate(), channels));
+    let given = job.algorithm.map_or(Some(AlgorithmKind::default_for(op)), AlgorithmChoice::given);
+    let (algorithm, protocol) = tuner::resolve(given, job.protocol.unwrap_or_default(), op, n, size, topo.host_rate(), channels);
     let layout = Ranks { hosts: ranks, per_server: topo.nics() };
     algorithm
         .supports(op, &layout)
@@ -238,8 +247,11 @@ fn collective(
     let pieces = ring::slices(part(0), n, slice);
     // and with slices, a compute task a rank and channel joins what its first pieces wait for
     let joins = if pieces > 1 { n as u64 } else { 0 };
+    let costs = costs(job, algorithm, protocol, ranks, topo);
+    let calls = costs.as_ref().map_or(0, |c| c.calls(n));
     let count = (algorithm.count(op, &layout).saturating_mul(pieces).saturating_add(joins))
         .saturating_mul(u64::from(channels))
+        .saturating_add(calls)
         .saturating_mul(job.iterations as u64);
     let total = (sink.len() as u64).saturating_add(count);
     let max = max_messages.min(MAX_MESSAGES as u64);
@@ -254,6 +266,7 @@ fn collective(
         for c in 0..channels {
             let mut out = out(sink, cycle.as_mut(), job, i, it);
             out.qp = c as u16;
+            out.costs = costs.as_ref();
             let mut b = Builder {
                 ranks,
                 per_server: topo.nics(),
@@ -273,6 +286,18 @@ fn collective(
     Ok(())
 }
 
+/// What NCCL's stack adds to a collective job running `algorithm` under `protocol` on `ranks`
+/// (`None`: nothing, Simple without NCCL's latencies: [`crate::workload::collective::nccl`]).
+fn costs(job: &JobConfig, algorithm: AlgorithmKind, protocol: Protocol, ranks: &[u32], topo: &Arc<Topology>) -> Option<Costs> {
+    let latencies = job.costs == Some(CostsModel::Nccl);
+    if !latencies && protocol == Protocol::Simple {
+        return None;
+    }
+    let servers: std::collections::BTreeSet<u32> = ranks.iter().map(|&r| topo.host(r) / topo.nics()).collect();
+    let (servers, ppn) = (servers.len() as u32, (ranks.len() as u32).div_ceil(servers.len() as u32));
+    Some(Costs::new(topo, StepCosts::new(algorithm, protocol, latencies, ppn, servers)))
+}
+
 /// Job `i`'s training iterations of `model` on `ranks`.
 fn training(
     job: &JobConfig,
@@ -290,6 +315,8 @@ fn training(
         (job.max_connections.is_some(), "max_connections"),
         (job.channels.is_some(), "channels"),
         (job.slice.is_some(), "slice"),
+        (job.protocol.is_some(), "protocol"),
+        (job.costs.is_some(), "costs"),
     ] {
         ensure(!given, &at(k), "a value", "allowed: only with collective (a training job's traffic follows from its model and layout)")?;
     }

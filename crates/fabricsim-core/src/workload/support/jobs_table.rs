@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::rng::Rng;
 use crate::topology::Topology;
 use crate::units::{Duration, Size};
+use crate::workload::collective::nccl::{CostsModel, ProtocolChoice};
 use crate::workload::collective::{tuner, AlgorithmKind, Op};
 use crate::workload::training::{ModelConfig, Parallel};
 
@@ -84,8 +85,8 @@ pub struct JobConfig {
     /// How it is done (algorithms.md). `halving_doubling` needs a power-of-two rank count; `tree` (NCCL's double binary
     /// tree) is for allreduce only; `direct` is for alltoall only; `hierarchical` (rings inside each server, then one ring
     /// per rail across servers) is for allreduce, reduce_scatter and allgather, on jobs with as many ranks on every server
-    /// they use. `auto`: what NCCL's tuner picks, ring or tree for an allreduce by its latency and bandwidth model (Simple
-    /// protocol, one GPU per node: [workloads.md](workloads.md#collectives-as-nccl-runs-them)), the ring for
+    /// they use. `auto`: what NCCL's tuner picks, ring or tree for an allreduce by its latency and bandwidth model (under the job's
+    /// `protocol`, one GPU per node: [workloads.md](workloads.md#collectives-as-nccl-runs-them)), the ring for
     /// reduce_scatter, allgather and broadcast, `direct` for alltoall.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-default" = "`ring` (`direct` for alltoall)"))]
@@ -109,6 +110,19 @@ pub struct JobConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-default" = "- (a step is one message)"))]
     pub slice: Option<Size>,
+    /// NCCL's protocol: `simple` (the data as it is), `ll` (16-byte lines of 8 data bytes and two flags: twice the bytes),
+    /// `ll128` (128-byte lines of 120 data bytes), or `auto`: what NCCL's tuner picks with the algorithm (with `algorithm =
+    /// "auto"`, the pair it estimates fastest). Collective jobs; [workloads.md](workloads.md#nccls-protocols-and-latencies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-default" = "`\"simple\"`"))]
+    pub protocol: Option<ProtocolChoice>,
+    /// What NCCL's stack costs beyond the fabric: `none` (a message costs its bytes and hops) or `nccl`: NCCL's base
+    /// latency once per collective call and its latency per step (its tuner's constants, by protocol, algorithm and
+    /// whether the step crosses the fabric or NVLink), each step less its pair's idle one-way latency, which the fabric
+    /// already takes. Collective jobs; [workloads.md](workloads.md#nccls-protocols-and-latencies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-default" = "`\"none\"`"))]
+    pub costs: Option<CostsModel>,
     /// Per-rank buffer as nccl-tests counts it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-default" = "required with `collective`"))]
@@ -159,12 +173,11 @@ pub enum AlgorithmChoice {
 }
 
 impl AlgorithmChoice {
-    /// The algorithm that runs `op` on `n` ranks of `bytes` each over NICs of `rate_bps` in
-    /// `channels`.
-    pub fn resolve(self, op: Op, n: usize, bytes: u64, rate_bps: u64, channels: u32) -> AlgorithmKind {
+    /// The algorithm given (`None`: `auto`, the tuner's choice).
+    pub fn given(self) -> Option<AlgorithmKind> {
         match self {
-            AlgorithmChoice::Kind(k) => k,
-            AlgorithmChoice::Auto => tuner::choose(op, n, bytes, rate_bps, channels),
+            AlgorithmChoice::Kind(k) => Some(k),
+            AlgorithmChoice::Auto => None,
         }
     }
 }

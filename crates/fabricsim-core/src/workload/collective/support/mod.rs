@@ -3,6 +3,7 @@
 //! `collective/`, one each).
 
 pub mod expand;
+pub mod nccl;
 pub mod out;
 pub mod qps;
 pub mod tuner;

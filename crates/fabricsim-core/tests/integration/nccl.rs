@@ -1,0 +1,143 @@
+//! `[[jobs]] protocol` and `costs = "nccl"`: NCCL's protocols' bytes and its latency per
+//! collective and per step (docs/workloads.md, "NCCL's protocols and latencies").
+
+use super::{fabric128, run, scenario};
+use fabricsim_core::stats::RunResult;
+use fabricsim_core::Simulation;
+
+/// A 4-rank ring allreduce of `size` under one leaf (ranks 0-3: 2 us apart, two 1 us links),
+/// ACKs at a message's end, with `extra` job fields.
+fn ring4(size: &str, extra: &str) -> String {
+    fabric128(&format!("[transport]\nack_every = 1024\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"{size}\"\nranks = 4\n{extra}\n"))
+}
+
+/// The data messages' (ready, end), without the ranks' calls (compute tasks), in id order.
+fn data(r: &RunResult) -> Vec<(u64, u64)> {
+    let (ready, end, bytes) = (r.flows.opt_u64("ready_ps"), r.flows.opt_u64("end_ps"), r.flows.u64("bytes"));
+    (0..bytes.len()).filter(|&i| bytes[i] > 0).map(|i| (ready[i].unwrap(), end[i].unwrap())).collect()
+}
+
+/// Each message of step s >= 1 of an n-rank ring is released `added` after the message its
+/// rank received in step s - 1 ended (data message ids follow (step, rank)).
+fn steps_wait(r: &RunResult, n: usize, added: u64) {
+    let d = data(r);
+    assert!(d.len() > n);
+    for m in n..d.len() {
+        let (s, k) = (m / n, m % n);
+        let prev = (s - 1) * n + (k + n - 1) % n;
+        assert_eq!(d[m].0, d[prev].1 + added, "message {m}");
+    }
+}
+
+#[test]
+fn nccls_latencies_add_its_base_once_and_its_step_latency_less_the_fabrics_to_each_step() {
+    // Simple, one rank a server: base 8.4 us, a step 14 us (the tree's network latency, as
+    // NCCL takes it with one GPU per node), of which the fabric's 2 us are simulated
+    let none = run(&ring4("64B", ""));
+    let nccl = run(&ring4("64B", "costs = \"nccl\""));
+    let fct = none.flows.u64("ideal_fct_ps")[0];
+    let sent = |r: &RunResult| r.flows.u64("bytes").iter().copied().filter(|&b| b > 0).collect::<Vec<u64>>();
+    assert_eq!(sent(&nccl), sent(&none), "Simple sends the data as it is");
+    // the iteration starts at the ranks' calls (compute tasks, not in the flows table)
+    assert_eq!(nccl.jobs.opt_u64("start_ps")[0], Some(0));
+    // without NCCL's costs the rank's NIC sends the final ACK of what it received (1.28 ns)
+    // before each next step; with them the step's latency has long covered it
+    assert_eq!(none.jobs.opt_u64("jct_ps")[0], Some(6 * fct + 5 * 1_280));
+    let jct = nccl.jobs.opt_u64("jct_ps")[0].unwrap();
+    assert_eq!(jct, 8_400_000 + 6 * (12_000_000 + fct));
+    assert_eq!(data(&nccl)[0].0, 8_400_000 + 12_000_000);
+    steps_wait(&nccl, 4, 12_000_000);
+    assert!(jct >= nccl.jobs.u64("ideal_jct_ps")[0]);
+    // LL: 16-byte lines of 8 data bytes (16 B a rank's chunk: 32 on the wire), base 6.6 us,
+    // a step 5 us; LL128: 128-byte lines of 120
+    let ll = run(&ring4("64B", "costs = \"nccl\"\nprotocol = \"ll\""));
+    assert!(sent(&ll).iter().all(|&b| b == 32));
+    let fct_ll = ll.flows.u64("ideal_fct_ps")[0];
+    assert_eq!(ll.jobs.opt_u64("jct_ps")[0], Some(6_600_000 + 6 * (3_000_000 + fct_ll)));
+    steps_wait(&ll, 4, 3_000_000);
+    let ll128 = run(&ring4("64B", "protocol = \"ll128\""));
+    assert!(ll128.flows.u64("bytes").iter().all(|&b| b == 128));
+    // a protocol without NCCL's latencies: its bytes alone
+    assert_eq!(ll128.jobs.opt_u64("jct_ps")[0], Some(6 * ll128.flows.u64("ideal_fct_ps")[0] + 5 * 1_280));
+}
+
+#[test]
+fn a_step_inside_a_server_takes_nvlinks_latency() {
+    // 8 ranks on one server of 8 GPUs with NVLink: a ring step is 3.4 us (Simple), of which
+    // the scale-up network's 300 ns are simulated
+    let text = "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nscale_up_rate = \"7200Gbps\"\nlink_latency = \"1us\"\n\
+                [[jobs]]\ncollective = \"allreduce\"\nsize = \"1KiB\"\nranks = 8\ncosts = \"nccl\"\n";
+    let r = run(text);
+    assert_eq!(r.summary.status, "complete");
+    assert_eq!(data(&r)[0].0, 8_400_000 + 3_100_000);
+    steps_wait(&r, 8, 3_100_000);
+}
+
+#[test]
+fn auto_picks_the_protocol_nccls_tuner_picks() {
+    // 8 ranks, ring, 400 Gb/s, one channel: NCCL's estimates put LL below about 1.5 MB, LL128
+    // to about 12 MB, Simple above (the bytes of a rank's chunk say which ran)
+    let chunk = |size: &str, extra: &str| {
+        let text = fabric128(&format!("[[jobs]]\ncollective = \"allreduce\"\nsize = \"{size}\"\nranks = 8\n{extra}\n"));
+        let model = scenario(&text).unwrap().resolve().unwrap();
+        (model.messages.len(), model.messages[0].bytes)
+    };
+    let ring = "algorithm = \"ring\"\nprotocol = \"auto\"";
+    assert_eq!(chunk("64KiB", ring), (2 * 7 * 8, (8 << 10) / 8 * 16), "LL");
+    assert_eq!(chunk("4MiB", ring), (2 * 7 * 8, (512u64 << 10).div_ceil(120) * 128), "LL128");
+    assert_eq!(chunk("64MiB", ring), (2 * 7 * 8, 8 << 20), "Simple");
+    // both left to the tuner: a tiny allreduce on the tree (6.8 + 2 x 3 x 5 us) under LL
+    let tree = chunk("64B", "algorithm = \"tree\"").0;
+    assert_eq!(chunk("64B", "algorithm = \"auto\"\nprotocol = \"auto\"").0, tree);
+    // an algorithm the tuner has no estimate for runs Simple
+    assert_eq!(chunk("64KiB", "algorithm = \"halving_doubling\"\nprotocol = \"auto\"").1, 32 << 10);
+}
+
+#[test]
+fn protocols_and_costs_are_refused_where_they_mean_nothing() {
+    let model = "[[jobs]]\nmodel = \"gpt3-1.3b\"\nranks = 8\nparallel = { gpu_tflops = 400 }\n";
+    for (extra, field) in [("protocol = \"ll\"", "jobs[0].protocol"), ("costs = \"nccl\"", "jobs[0].costs")] {
+        let err = Simulation::new(&scenario(&fabric128(&format!("{model}{extra}\n"))).unwrap()).err().expect(extra);
+        assert_eq!(err.field, field, "{extra}");
+        assert!(err.message.contains("only with collective"), "{}", err.message);
+    }
+    for extra in ["protocol = \"ll64\"", "costs = \"all\""] {
+        let err = scenario(&ring4("64B", extra)).expect_err(extra);
+        assert!(err.message.contains("ll128") || err.message.contains("nccl"), "{extra}: {}", err.message);
+    }
+}
+
+#[test]
+fn every_algorithm_runs_with_nccls_costs_within_its_bounds_and_one_call_a_rank_and_iteration() {
+    // 16 ranks on 2 servers of 8 GPUs with NVLink, 2 iterations 5 us apart: every algorithm
+    // (channels and slices on the ring) completes, each iteration at or above its ideal, the
+    // second starting at its first ranks' calls (the compute time after the first's parts)
+    let fabric =
+        "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nscale_up_rate = \"7200Gbps\"\nlink_latency = \"1us\"\n";
+    for (algorithm, op, extra) in [
+        ("ring", "allreduce", "channels = 2\nslice = \"16KiB\""),
+        ("tree", "allreduce", ""),
+        ("halving_doubling", "allreduce", ""),
+        ("hierarchical", "allreduce", ""),
+        ("ring", "broadcast", ""),
+        ("direct", "alltoall", "max_connections = 3"),
+    ] {
+        let text = format!(
+            "{fabric}[[jobs]]\ncollective = \"{op}\"\nalgorithm = \"{algorithm}\"\nsize = \"256KiB\"\nranks = 16\niterations = 2\ncompute = \"5us\"\ncosts = \"nccl\"\nprotocol = \"ll128\"\n{extra}\n"
+        );
+        let r = run(&text);
+        assert_eq!(r.summary.status, "complete", "{algorithm} {op}");
+        let (jct, ideal, start) = (r.jobs.opt_u64("jct_ps"), r.jobs.u64("ideal_jct_ps"), r.jobs.opt_u64("start_ps"));
+        for it in 0..2 {
+            assert!(jct[it].unwrap() >= ideal[it], "{algorithm} {op} iteration {it}: {:?} < {}", jct[it], ideal[it]);
+        }
+        // the second iteration starts at its first call: the compute time after a rank's part
+        // of the first, whose last part ends with the first iteration (and its final ACKs, up to
+        // four links back)
+        let (s0, s1, end0) = (start[0].unwrap(), start[1].unwrap(), start[0].unwrap() + jct[0].unwrap());
+        assert!(s1 >= s0 + 5_000_000 && s1 <= end0 + 5_000_000 + 6_000_000, "{algorithm} {op}: {s0} {s1} {end0}");
+        // the same on two threads
+        let two = Simulation::with_threads(&scenario(&text).unwrap(), 2).unwrap().run();
+        assert_eq!(two.jobs.opt_u64("jct_ps"), jct, "{algorithm} {op} on 2 threads");
+    }
+}
