@@ -269,3 +269,22 @@ def test_a_jobs_default_connections_follow_mptcps_subflows():
         assert s.filled()["transport"]["connections"] == expected, subflows
     with pytest.raises(fabricsim.ScenarioError, match=r"transport\.connections"):
         fabricsim.Scenario(base | {"lb": {"kind": "mptcp"}, "transport": {"connections": "per_pair"}}).validate()
+
+
+def test_the_costs_table_workloads_md_quotes_is_what_the_sweep_gives():
+    """docs/workloads.md's "NCCL's protocols and latencies" table: three of its rows re-run
+    by the tool that made it (a latency-bound size under LL, LL128's, and Simple at line rate)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("nccl_tests_sweep", ROOT / "tools" / "nccl_tests_sweep.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    sys.modules["nccl_tests_sweep"] = tool
+    spec.loader.exec_module(tool)
+    page = (ROOT / "docs" / "workloads.md").read_text()
+    for size in (8, 4 << 20, 256 << 20):
+        t0, bw0, _ = tool.point(16, size, "ring")
+        t1, bw1, proto = tool.point(16, size, "ring", costs=True)
+        row = f"| {tool._size(size)} | {t0:,.1f} | {bw0:.2f} | {t1:,.1f} | {bw1:.2f} | {proto} |"
+        assert row in page, row

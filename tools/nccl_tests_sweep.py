@@ -5,6 +5,11 @@ for docs/workloads.md ("Collectives as NCCL runs them"); the figures there are i
 
     python3 tools/nccl_tests_sweep.py            # the documented sweep (about 10 minutes)
     python3 tools/nccl_tests_sweep.py --quick    # 16 ranks only
+    python3 tools/nccl_tests_sweep.py --costs    # 16 ranks, ring: without and with NCCL's costs
+
+``--costs`` prints, per size, the ring's time and bus bandwidth as fabricsim runs it by default
+and with ``costs = "nccl"`` and ``protocol = "auto"`` (NCCL's latencies and the protocol its
+tuner picks; docs/workloads.md, "NCCL's protocols and latencies"), and the protocol that ran.
 
 One rank per host on a 2-tier fabric of exactly the ranks (16 hosts: radix 8; 128: radix 16;
 1024: radix 64), 400 Gb/s links, the default transport, OPS spraying (so that ECMP's
@@ -26,11 +31,14 @@ RADIX = {16: 8, 128: 16, 1024: 64}
 LARGEST = {16: 4 << 30, 128: 256 << 20, 1024: 4 << 20}
 
 
-def point(ranks: int, size: int, algorithm: str) -> tuple[float, float, str]:
-    """(time us, busbw GB/s, the algorithm that ran) of one allreduce."""
+def point(ranks: int, size: int, algorithm: str, costs: bool = False) -> tuple[float, float, str]:
+    """(time us, busbw GB/s, the algorithm that ran; with ``costs``, the protocol) of one
+    allreduce."""
     job = {"collective": "allreduce", "size": f"{size}B", "ranks": ranks, "algorithm": algorithm, "channels": 2}
     if algorithm in ("ring", "auto"):
         job["slice"] = "512KiB"
+    if costs:
+        job |= {"costs": "nccl", "protocol": "auto"}
     s = {"seed": 1, "topology": {"hosts": ranks, "radix": RADIX[ranks]}, "lb": {"kind": "ops"}, "jobs": [job], "stop": {"max_time": "10s"}}
     r = fabricsim.run(s)
     if not r.complete:
@@ -38,7 +46,12 @@ def point(ranks: int, size: int, algorithm: str) -> tuple[float, float, str]:
     jct_us = r.jobs["jct_ps"][0] / 1e6
     busbw = r.jobs["busbw_gbps"][0] / 8  # GB/s, as nccl-tests prints it
     ran = algorithm
-    if algorithm == "auto":
+    if costs:
+        # the bytes sent say which protocol: LL doubles them, LL128 adds a 16th
+        sent = sum(r.steps["bytes"])
+        data = 2 * (ranks - 1) * size
+        ran = "ll" if sent >= 1.9 * data else "ll128" if sent > 1.05 * data else "simple"
+    elif algorithm == "auto":
         # the messages made say which: a ring's 2(n-1) steps of n messages per channel
         ran = "ring" if r.steps.height == 2 * (ranks - 1) else "tree"
     return jct_us, busbw, ran
@@ -54,7 +67,11 @@ def _size(v: int) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="16 ranks only")
+    p.add_argument("--costs", action="store_true", help="16 ranks, ring, without and with NCCL's costs")
     args = p.parse_args()
+    if args.costs:
+        costs_table()
+        return
     head = "| ranks | size | ring time us | ring busbw GB/s | tree time us | tree busbw GB/s | auto picks |"
     rows = [head, "|---|---|---|---|---|---|---|"]
     started = time.perf_counter()
@@ -67,6 +84,19 @@ def main() -> None:
             _, _, picked = point(ranks, size, "auto")
             rows.append(f"| {ranks} | {_size(size)} | " + " | ".join(cells) + f" | {picked} |")
             sys.stderr.write(f"{ranks} ranks {_size(size)}: {time.perf_counter() - started:.0f} s\n")
+    sys.stdout.write("\n".join(rows) + "\n")
+
+
+def costs_table() -> None:
+    """The 16-rank ring without and with NCCL's latencies and protocols."""
+    rows = [
+        "| size | time us | busbw GB/s | with NCCL's costs: time us | busbw GB/s | protocol |",
+        "|---|---|---|---|---|---|",
+    ]
+    for size in (s for s in SIZES if s <= 1 << 30):
+        t0, bw0, _ = point(16, size, "ring")
+        t1, bw1, proto = point(16, size, "ring", costs=True)
+        rows.append(f"| {_size(size)} | {t0:,.1f} | {bw0:.2f} | {t1:,.1f} | {bw1:.2f} | {proto} |")
     sys.stdout.write("\n".join(rows) + "\n")
 
 

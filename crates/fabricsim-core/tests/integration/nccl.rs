@@ -94,17 +94,47 @@ fn auto_picks_the_protocol_nccls_tuner_picks() {
 }
 
 #[test]
-fn protocols_and_costs_are_refused_where_they_mean_nothing() {
-    let model = "[[jobs]]\nmodel = \"gpt3-1.3b\"\nranks = 8\nparallel = { gpu_tflops = 400 }\n";
-    for (extra, field) in [("protocol = \"ll\"", "jobs[0].protocol"), ("costs = \"nccl\"", "jobs[0].costs")] {
-        let err = Simulation::new(&scenario(&fabric128(&format!("{model}{extra}\n"))).unwrap()).err().expect(extra);
-        assert_eq!(err.field, field, "{extra}");
-        assert!(err.message.contains("only with collective"), "{}", err.message);
-    }
-    for extra in ["protocol = \"ll64\"", "costs = \"all\""] {
+fn unknown_protocols_and_costs_are_refused_with_the_allowed_names() {
+    for (extra, allowed) in [("protocol = \"ll64\"", "ll128"), ("costs = \"all\"", "nccl")] {
         let err = scenario(&ring4("64B", extra)).expect_err(extra);
-        assert!(err.message.contains("ll128") || err.message.contains("nccl"), "{extra}: {}", err.message);
+        assert!(err.message.contains(allowed), "{extra}: {}", err.message);
     }
+}
+
+#[test]
+fn a_training_step_pays_nccls_latencies_on_its_collectives_and_sends() {
+    // GPT-3 1.3B on 2 servers of 8 GPUs with NVLink: tensor parallel inside a server (its
+    // allreduces on NVLink), two pipeline stages across the fabric (their activations sent
+    // point to point: Simple above 16 KiB)
+    let text = |extra: &str| {
+        format!(
+            "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nscale_up_rate = \"7200Gbps\"\nlink_latency = \"1us\"\n\
+             [[jobs]]\nmodel = {{ preset = \"gpt3-1.3b\", layers = 4 }}\nranks = 16\nparallel = {{ tp = 8, pp = 2, gpu_tflops = 400 }}\n{extra}\n"
+        )
+    };
+    let none = run(&text(""));
+    let nccl = run(&text("costs = \"nccl\"\nprotocol = \"auto\""));
+    assert_eq!(nccl.summary.status, "complete");
+    let (a, b) = (none.jobs.opt_u64("jct_ps")[0].unwrap(), nccl.jobs.opt_u64("jct_ps")[0].unwrap());
+    assert!(b > a, "NCCL's latencies on every collective and send: {b} against {a}");
+    // the bytes of each kind of work (the steps table): the pipeline's sends (MiB each)
+    // carry their data as it is (Simple above 16 KiB), the same bytes as without; the
+    // tensor-parallel allreduces of 8 MiB over 8 GPUs take what the tuner picks there, LL128
+    // (16/15 of the bytes, rounded up to lines)
+    let kind = |r: &RunResult, k: &str| -> u64 {
+        let (bytes, kinds) = (r.steps.u64("bytes"), r.steps.str("kind"));
+        (0..bytes.len()).filter(|&i| kinds[i] == k).map(|i| bytes[i]).sum()
+    };
+    assert!(kind(&none, "pp") > 0);
+    assert_eq!(kind(&nccl, "pp"), kind(&none, "pp"));
+    let (tp0, tp1) = (kind(&none, "tp"), kind(&nccl, "tp"));
+    assert!(tp1 >= tp0 / 120 * 128 && tp1 < tp0 / 15 * 16 + tp0 / 1000, "{tp1} against {tp0}");
+    // under LL, twice the bytes
+    let ll = run(&text("protocol = \"ll\""));
+    assert_eq!(kind(&ll, "pp"), 2 * kind(&none, "pp"));
+    // the same on two threads
+    let two = Simulation::with_threads(&scenario(&text("costs = \"nccl\"\nprotocol = \"auto\"")).unwrap(), 2).unwrap().run();
+    assert_eq!(two.jobs.opt_u64("jct_ps"), nccl.jobs.opt_u64("jct_ps"));
 }
 
 #[test]

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::topology::Topology;
 use crate::units::Size;
-use crate::workload::collective::nccl::{CostsModel, Protocol, StepCosts};
+use crate::workload::collective::nccl::{CostsModel, ProtocolChoice};
 use crate::workload::collective::{ring, share, tuner, AlgorithmKind, Builder, Costs, Op, Out, QpCycle, Ranks, Sink, Tag};
 use crate::workload::training::{ModelConfig, Trainer};
 use crate::workload::{check_size, MessageSpec};
@@ -247,11 +247,13 @@ fn collective(
     let pieces = ring::slices(part(0), n, slice);
     // and with slices, a compute task a rank and channel joins what its first pieces wait for
     let joins = if pieces > 1 { n as u64 } else { 0 };
-    let costs = costs(job, algorithm, protocol, ranks, topo);
-    let calls = costs.as_ref().map_or(0, |c| c.calls(n));
+    let costs = costs(job, topo);
+    let step = costs.as_ref().map(|c| (c, c.of(algorithm, protocol, ranks)));
+    // with NCCL's latencies, each rank's call of each channel's collective
+    let calls = if step.is_some_and(|(_, s)| s.base > 0) { n as u64 } else { 0 };
     let count = (algorithm.count(op, &layout).saturating_mul(pieces).saturating_add(joins))
-        .saturating_mul(u64::from(channels))
         .saturating_add(calls)
+        .saturating_mul(u64::from(channels))
         .saturating_mul(job.iterations as u64);
     let total = (sink.len() as u64).saturating_add(count);
     let max = max_messages.min(MAX_MESSAGES as u64);
@@ -266,7 +268,7 @@ fn collective(
         for c in 0..channels {
             let mut out = out(sink, cycle.as_mut(), job, i, it);
             out.qp = c as u16;
-            out.costs = costs.as_ref();
+            out.costs = step;
             let mut b = Builder {
                 ranks,
                 per_server: topo.nics(),
@@ -286,16 +288,11 @@ fn collective(
     Ok(())
 }
 
-/// What NCCL's stack adds to a collective job running `algorithm` under `protocol` on `ranks`
-/// (`None`: nothing, Simple without NCCL's latencies: [`crate::workload::collective::nccl`]).
-fn costs(job: &JobConfig, algorithm: AlgorithmKind, protocol: Protocol, ranks: &[u32], topo: &Arc<Topology>) -> Option<Costs> {
-    let latencies = job.costs == Some(CostsModel::Nccl);
-    if !latencies && protocol == Protocol::Simple {
-        return None;
-    }
-    let servers: std::collections::BTreeSet<u32> = ranks.iter().map(|&r| topo.host(r) / topo.nics()).collect();
-    let (servers, ppn) = (servers.len() as u32, (ranks.len() as u32).div_ceil(servers.len() as u32));
-    Some(Costs::new(topo, StepCosts::new(algorithm, protocol, latencies, ppn, servers)))
+/// What NCCL's stack adds to job `job`'s messages (`None`: nothing, Simple without NCCL's
+/// latencies: [`crate::workload::collective::nccl`]).
+fn costs(job: &JobConfig, topo: &Arc<Topology>) -> Option<Costs> {
+    let (latencies, protocol) = (job.costs == Some(CostsModel::Nccl), job.protocol.unwrap_or_default());
+    (latencies || protocol != ProtocolChoice::Simple).then(|| Costs::new(topo, latencies, protocol))
 }
 
 /// Job `i`'s training iterations of `model` on `ranks`.
@@ -304,7 +301,7 @@ fn training(
     i: usize,
     model: &ModelConfig,
     ranks: &[u32],
-    topo: &Topology,
+    topo: &Arc<Topology>,
     max_messages: u64,
     sink: &mut dyn Sink,
 ) -> Result<(), ScenarioError> {
@@ -315,8 +312,6 @@ fn training(
         (job.max_connections.is_some(), "max_connections"),
         (job.channels.is_some(), "channels"),
         (job.slice.is_some(), "slice"),
-        (job.protocol.is_some(), "protocol"),
-        (job.costs.is_some(), "costs"),
     ] {
         ensure(!given, &at(k), "a value", "allowed: only with collective (a training job's traffic follows from its model and layout)")?;
     }
@@ -330,10 +325,11 @@ fn training(
         return Err(too_many(i, total, least, max_messages));
     }
     let mut cycle = qp_cycle(job, i)?;
+    let costs = costs(job, topo);
     let mut entry: Vec<Vec<u32>> = vec![Vec::new(); ranks.len()];
     for it in 0..job.iterations {
         let out = out(sink, cycle.as_mut(), job, i, it);
-        let mut t = Trainer { shape, layout, hosts: ranks, per_server: topo.nics(), gap: job.compute.0, out };
+        let mut t = Trainer { shape, layout, hosts: ranks, per_server: topo.nics(), gap: job.compute.0, out, costs: costs.as_ref() };
         entry = t.iteration(&entry, max).map_err(|made| too_many(i, made as u64, made as u64, max_messages))?;
     }
     Ok(())

@@ -112,14 +112,14 @@ pub struct JobConfig {
     pub slice: Option<Size>,
     /// NCCL's protocol: `simple` (the data as it is), `ll` (16-byte lines of 8 data bytes and two flags: twice the bytes),
     /// `ll128` (128-byte lines of 120 data bytes), or `auto`: what NCCL's tuner picks with the algorithm (with `algorithm =
-    /// "auto"`, the pair it estimates fastest). Collective jobs; [workloads.md](workloads.md#nccls-protocols-and-latencies).
+    /// "auto"`, the pair it estimates fastest). Collective and training jobs; [workloads.md](workloads.md#nccls-protocols-and-latencies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-default" = "`\"simple\"`"))]
     pub protocol: Option<ProtocolChoice>,
     /// What NCCL's stack costs beyond the fabric: `none` (a message costs its bytes and hops) or `nccl`: NCCL's base
     /// latency once per collective call and its latency per step (its tuner's constants, by protocol, algorithm and
     /// whether the step crosses the fabric or NVLink), each step less its pair's idle one-way latency, which the fabric
-    /// already takes. Collective jobs; [workloads.md](workloads.md#nccls-protocols-and-latencies).
+    /// already takes. Collective and training jobs; [workloads.md](workloads.md#nccls-protocols-and-latencies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-default" = "`\"none\"`"))]
     pub costs: Option<CostsModel>,

@@ -49,7 +49,7 @@ use serde::{Deserialize, Serialize};
 
 use super::collective::direct::Direct;
 use super::collective::ring::ring;
-use super::collective::{Algorithm, Builder, Op, Out};
+use super::collective::{Algorithm, AlgorithmKind, Builder, Costs, Op, Out};
 use crate::error::{ensure, ScenarioError};
 use crate::time::Time;
 use crate::units::Size;
@@ -243,6 +243,8 @@ pub struct Trainer<'a> {
     /// optimizer step; `[[jobs]] compute`).
     pub gap: Time,
     pub out: Out<'a>,
+    /// The job's NCCL protocol and latencies, if it has either.
+    pub costs: Option<&'a Costs>,
 }
 
 impl Trainer<'_> {
@@ -258,7 +260,9 @@ impl Trainer<'_> {
 
     /// Rank `from` sends `bytes` to rank `to` once `after` are done.
     fn send(&mut self, from: usize, to: usize, bytes: u64, after: &[u32]) -> u32 {
-        self.out.push(self.hosts[from], self.hosts[to], bytes.max(1), 0, after, PP)
+        let (src, dst) = (self.hosts[from], self.hosts[to]);
+        self.out.costs = self.costs.map(|c| (c, c.send(src, dst, bytes)));
+        self.out.push(src, dst, bytes.max(1), 0, after, PP)
     }
 
     /// A collective of kind `kind` over `members` (ranks), each starting once its `after` are
@@ -271,6 +275,8 @@ impl Trainer<'_> {
         let n = members.len();
         let mut out = self.out.reborrow();
         out.step = Some(kind);
+        let algorithm = if op == Op::Alltoall { AlgorithmKind::Direct } else { AlgorithmKind::Ring };
+        out.costs = self.costs.map(|c| (c, c.collective(algorithm, op, size, &hosts)));
         let mut b =
             Builder { ranks: &hosts, per_server: self.per_server, size, entry: &after, max_connections: n - 1, compute: 0, slice: 0, out };
         match op {

@@ -21,7 +21,9 @@
 //! message's step on an idle fabric then takes NCCL's latency, and congestion adds to it.
 //!
 //! A step's latency is added to the message that step sends, on top of what it waits for (its
-//! release); a collective's base latency to each rank's first messages of each iteration.
+//! release); a collective's base latency to each rank's first messages of each call. A
+//! point-to-point send (a training job's pipeline) is one step, LL up to 16 KiB and Simple
+//! above when left to NCCL (`NCCL_P2P_LL_THRESHOLD`, `src/enqueue.cc`), with no base latency.
 //! Algorithms NCCL does not have (direct, halving-doubling, hierarchical) take the ring's
 //! constants. Simplified: the tuner's graph latency (`latencyInter`, NCCL's topology search;
 //! zero on the InfiniBand and RoCE NICs NCCL's search reports) and the `numPipeOps` batching of

@@ -6,8 +6,10 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use super::super::Tag;
-use super::nccl::StepCosts;
+use super::super::{AlgorithmKind, Op};
+use super::nccl::{Protocol, ProtocolChoice, StepCosts};
 use super::qps::QpCycle;
+use super::tuner;
 use crate::time::Time;
 use crate::topology::{Routes, Topology};
 use crate::workload::{Deps, MessageSpec};
@@ -63,52 +65,82 @@ pub struct Out<'a> {
     pub qps: Option<&'a mut QpCycle>,
     /// Every message's step, whatever step it is pushed with (a training job's kind of work).
     pub step: Option<u32>,
-    /// The job's protocol and NCCL latencies, if it has either ([`super::nccl`]).
-    pub costs: Option<&'a Costs>,
+    /// The job's protocol and NCCL latencies, if it has either ([`super::nccl`]), and what
+    /// they make of the collective (or send) being made.
+    pub costs: Option<(&'a Costs, StepCosts)>,
+    /// Each host's call of that collective, once made ([`Out::call`]).
+    pub(crate) calls: FxHashMap<u32, u32>,
 }
 
 /// A job's NCCL protocol and latencies as its messages are made: each message carries its
 /// protocol's bytes and waits its step's latency less its pair's idle one-way latency
 /// ([`StepCosts::step`]).
 pub struct Costs {
-    pub step: StepCosts,
+    /// NCCL's latencies counted (`costs = "nccl"`) ...
+    pub latencies: bool,
+    /// ... and the job's protocol.
+    pub protocol: ProtocolChoice,
     routes: Routes,
-    /// Each pair's added latency, once worked out.
-    added: RefCell<FxHashMap<(u32, u32), Time>>,
-    /// Each host's latest call: its iteration and message ([`Out::call`]).
-    calls: RefCell<FxHashMap<u32, (u32, u32)>>,
+    /// Each pair's (scale-up network, idle one-way latency), once worked out.
+    pairs: RefCell<FxHashMap<(u32, u32), (bool, Time)>>,
 }
 
+/// Bytes at most a channel's point-to-point send takes LL for (`NCCL_P2P_LL_THRESHOLD`'s
+/// default, NCCL's `src/enqueue.cc`); Simple above.
+const P2P_LL_THRESHOLD: u64 = 16384;
+
 impl Costs {
-    pub fn new(topo: &Arc<Topology>, step: StepCosts) -> Costs {
-        Costs { step, routes: Routes::new(topo.clone()), added: RefCell::default(), calls: RefCell::default() }
+    pub fn new(topo: &Arc<Topology>, latencies: bool, protocol: ProtocolChoice) -> Costs {
+        Costs { latencies, protocol, routes: Routes::new(topo.clone()), pairs: RefCell::default() }
     }
 
-    /// What a step from host node `src` to `dst` adds to its message's release.
-    fn added(&self, src: u32, dst: u32) -> Time {
-        if self.step.net == 0 && self.step.nvlink == 0 {
+    /// What `algorithm` under `protocol` costs a collective on `hosts` (host nodes): NCCL's
+    /// latencies by its ranks a server and servers.
+    pub fn of(&self, algorithm: AlgorithmKind, protocol: Protocol, hosts: &[u32]) -> StepCosts {
+        let topo = self.routes.topology();
+        let servers: std::collections::BTreeSet<u32> = hosts.iter().map(|&h| topo.host(h) / topo.nics()).collect();
+        let servers = servers.len().max(1) as u32;
+        StepCosts::new(algorithm, protocol, self.latencies, (hosts.len() as u32).div_ceil(servers), servers)
+    }
+
+    /// What a collective `op` of `size` bytes a rank on `hosts` by `algorithm` costs, its
+    /// protocol the job's or, left to the tuner, the one it picks for that algorithm.
+    pub fn collective(&self, algorithm: AlgorithmKind, op: Op, size: u64, hosts: &[u32]) -> StepCosts {
+        let rate = self.routes.topology().host_rate();
+        let (_, protocol) = tuner::resolve(Some(algorithm), self.protocol, op, hosts.len(), size, rate, 1);
+        self.of(algorithm, protocol, hosts)
+    }
+
+    /// What a point-to-point send of `bytes` from `src` to `dst` costs: one step, under the
+    /// job's protocol or, left to NCCL, LL up to 16 KiB and Simple above (NCCL's p2p choice
+    /// on one channel); NCCL's tuner has no base latency for it, so none is charged.
+    pub fn send(&self, src: u32, dst: u32, bytes: u64) -> StepCosts {
+        let protocol = match self.protocol {
+            ProtocolChoice::Auto if bytes <= P2P_LL_THRESHOLD => Protocol::Ll,
+            ProtocolChoice::Auto => Protocol::Simple,
+            fixed => fixed.candidates()[0],
+        };
+        StepCosts { base: 0, ..self.of(AlgorithmKind::Ring, protocol, &[src, dst]) }
+    }
+
+    /// What a step from host node `src` to `dst` under `step` adds to its message's release.
+    fn added(&self, step: &StepCosts, src: u32, dst: u32) -> Time {
+        if step.net == 0 && step.nvlink == 0 {
             return 0;
         }
-        *self.added.borrow_mut().entry((src, dst)).or_insert_with(|| {
-            let scale_up = self.routes.topology().scale_up_between(src, dst).is_some();
-            self.step.step(scale_up, self.routes.notice_latency(src, dst))
-        })
-    }
-
-    /// Compute tasks its calls add: one a rank and iteration with NCCL's latencies.
-    pub fn calls(&self, ranks: usize) -> u64 {
-        if self.step.base > 0 {
-            ranks as u64
-        } else {
-            0
-        }
+        let (scale_up, idle) = *self
+            .pairs
+            .borrow_mut()
+            .entry((src, dst))
+            .or_insert_with(|| (self.routes.topology().scale_up_between(src, dst).is_some(), self.routes.notice_latency(src, dst)));
+        step.step(scale_up, idle)
     }
 }
 
 impl<'a> Out<'a> {
     /// Messages going to `sink`, starting at 0, in class 0, untagged.
     pub fn to(sink: &'a mut dyn Sink) -> Out<'a> {
-        Out { sink, start: 0, class: 0, tag: Tag::NONE, qp: 0, qps: None, step: None, costs: None }
+        Out { sink, start: 0, class: 0, tag: Tag::NONE, qp: 0, qps: None, step: None, costs: None, calls: FxHashMap::default() }
     }
 }
 
@@ -118,11 +150,11 @@ impl Out<'_> {
     /// has NCCL costs and it crosses from one host to another, it carries its protocol's bytes
     /// and waits its step's latency more ([`Costs`]).
     pub fn push(&mut self, src: u32, dst: u32, bytes: u64, delay: Time, after: &[u32], step: u32) -> u32 {
-        let (bytes, delay) = match self.costs {
-            Some(c) if src != dst => {
-                let added = c.added(src, dst);
+        let (bytes, delay) = match &self.costs {
+            Some((c, s)) if src != dst => {
+                let added = c.added(s, src, dst);
                 debug_assert!(added == 0 || !after.is_empty(), "a step's latency runs from a call or a step");
-                (c.step.protocol.wire(bytes), delay + added)
+                (s.protocol.wire(bytes), delay + added)
             }
             _ => (bytes, delay),
         };
@@ -136,27 +168,22 @@ impl Out<'_> {
 
     /// Whether the job counts NCCL's latencies: each rank's launches wait for its call.
     pub fn launches(&self) -> bool {
-        self.costs.is_some_and(|c| c.step.base > 0)
+        self.costs.is_some_and(|(_, s)| s.base > 0)
     }
 
     /// NCCL's base latency of a collective call where the job counts NCCL's latencies (else 0).
     pub fn base_latency(&self) -> Time {
-        self.costs.map_or(0, |c| c.step.base)
+        self.costs.map_or(0, |(_, s)| s.base)
     }
 
-    /// Host `host`'s call of the collective in this iteration: a compute task of no work,
-    /// released `delay` after `after` are done, in step 0; made once a host and iteration
-    /// (the channels' launches share it).
+    /// Host `host`'s call of the collective being made: a compute task of no work, released
+    /// `delay` after `after` are done, in step 0; made once a host.
     pub fn call(&mut self, host: u32, after: &[u32], delay: Time) -> u32 {
-        let iteration = self.tag.iteration;
-        let Some(costs) = self.costs else { return self.push(host, host, 0, delay, after, 0) };
-        if let Some(&(it, id)) = costs.calls.borrow().get(&host) {
-            if it == iteration {
-                return id;
-            }
+        if let Some(&id) = self.calls.get(&host) {
+            return id;
         }
         let id = self.push(host, host, 0, delay, after, 0);
-        costs.calls.borrow_mut().insert(host, (iteration, id));
+        self.calls.insert(host, id);
         id
     }
 
@@ -172,6 +199,7 @@ impl Out<'_> {
             qps,
             step: self.step,
             costs: self.costs,
+            calls: FxHashMap::default(),
         }
     }
 
