@@ -1,7 +1,7 @@
 //! Training jobs (`[[jobs]] model`): iterations of a transformer under tensor, pipeline, data
 //! and expert parallelism, as compute tasks and dependent messages.
 
-use super::{run, scenario};
+use super::{fabric128, run, scenario};
 use fabricsim_core::engine::rng::{Rng, Stream};
 use fabricsim_core::Simulation;
 
@@ -75,11 +75,13 @@ fn iteration_time_bounds_its_ideal_which_bounds_its_compute_over_random_layouts(
         };
         let lb = pick(&mut rng, &[0, 1, 2]);
         let lb = ["ecmp", "ops", "arcane"][lb as usize];
-        let mb = pick(&mut rng, &[1, 2, 5]);
+        let mb = pick(&mut rng, &[1, 2, 4, 5]);
+        // the interleaved schedule where Megatron-LM allows it (4 layers: 2 chunks on 2 stages)
+        let vpp = if pp == 2 && mb % 2 == 0 { pick(&mut rng, &[1, 2]) } else { 1 };
         let text = cluster(
             32,
             &format!(
-                "[lb]\nkind = \"{lb}\"\n[[jobs]]\nranks = {}\nplacement = \"random\"\n{model}\nparallel = {{ tp = {tp}, pp = {pp}, dp = {dp}, ep = {ep}, micro_batches = {mb}, gpu_tflops = 50, bucket = \"1MiB\" }}\niterations = 2\n",
+                "[lb]\nkind = \"{lb}\"\n[[jobs]]\nranks = {}\nplacement = \"random\"\n{model}\nparallel = {{ tp = {tp}, pp = {pp}, vpp = {vpp}, dp = {dp}, ep = {ep}, micro_batches = {mb}, gpu_tflops = 50, bucket = \"1MiB\" }}\niterations = 2\n",
                 tp * pp * dp
             ),
         );
@@ -323,4 +325,45 @@ fn data_parallel_rings_stay_on_a_rail_where_the_placement_allows() {
         }
     }
     assert!(across > 0 && inside > 0, "{across} hops across servers, {inside} inside");
+}
+
+#[test]
+fn the_interleaved_schedule_shrinks_the_pipeline_bubble_by_its_chunks() {
+    // 4 pipeline stages, 8 micro-batches, equal stages (16 layers, a vocabulary of 8: the
+    // output layer's compute is negligible): with compute alone, 1F1B takes (m + pp - 1)
+    // passes' time and the interleaved schedule with v chunks (m + (pp - 1) / v) (Narayanan
+    // et al., SC 2021, sec. 2.2.2: a bubble of (pp - 1) / (v m) of the ideal)
+    let text = |vpp: u32| {
+        fabric128(&format!(
+            "[[jobs]]\nmodel = {{ layers = 16, hidden = 1024, seq = 1024, vocab = 8 }}\nranks = 4\n\
+             parallel = {{ pp = 4, micro_batches = 8, gpu_tflops = 100, vpp = {vpp} }}\n"
+        ))
+    };
+    let free = |vpp: u32| run(&text(vpp)).jobs.opt_u64("compute_only_ps")[0].unwrap() as f64;
+    let (one, two, four) = (free(1), free(2), free(4));
+    for (t, v) in [(two, 2.0), (four, 4.0)] {
+        let want = (8.0 + 3.0 / v) / (8.0 + 3.0);
+        assert!((t / one - want).abs() < 0.005, "vpp {v}: {} against {want}", t / one);
+    }
+    // the run itself: twice the pipeline's sends, and still faster
+    let (a, b) = (run(&text(1)), run(&text(2)));
+    assert!(b.jobs.opt_u64("jct_ps")[0].unwrap() < a.jobs.opt_u64("jct_ps")[0].unwrap());
+    let pp_bytes = |r: &fabricsim_core::stats::RunResult| -> u64 {
+        let (bytes, kinds) = (r.steps.u64("bytes"), r.steps.str("kind"));
+        (0..bytes.len()).filter(|&i| kinds[i] == "pp").map(|i| bytes[i]).sum()
+    };
+    // 2 (pp v - 1) boundaries a micro-batch against 2 (pp - 1)
+    assert_eq!(pp_bytes(&b) * 3, pp_bytes(&a) * 7);
+    // Megatron-LM's conditions, refused by field
+    for (parallel, field) in [
+        ("pp = 4, micro_batches = 6, gpu_tflops = 100, vpp = 2", "jobs[0].parallel.micro_batches"),
+        ("pp = 4, micro_batches = 8, gpu_tflops = 100, vpp = 3", "jobs[0].parallel.vpp"),
+        ("pp = 1, micro_batches = 8, gpu_tflops = 100, vpp = 2", "jobs[0].parallel.vpp"),
+    ] {
+        let t = fabric128(&format!(
+            "[[jobs]]\nmodel = {{ layers = 16, hidden = 1024, seq = 1024, vocab = 8 }}\nranks = 4\nparallel = {{ {parallel} }}\n"
+        ));
+        let err = Simulation::new(&scenario(&t).unwrap()).err().expect(parallel);
+        assert_eq!(err.field, field, "{parallel}: {}", err.message);
+    }
 }

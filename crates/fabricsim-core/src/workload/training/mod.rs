@@ -76,6 +76,12 @@ pub struct Parallel {
     pub dp: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ep: Option<u32>,
+    /// Virtual pipeline stages per rank (Megatron-LM's `--num-virtual-stages-per-pipeline-rank`): each pipeline rank holds
+    /// this many model chunks of `layers / (pp x vpp)` layers, chunk c of rank p the (c pp + p)-th, and runs Megatron-LM's
+    /// interleaved 1F1B schedule; default 1 (1F1B). Above 1: pp 2 or more, layers a multiple of pp x vpp, micro_batches a
+    /// multiple of pp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpp: Option<u32>,
     /// Micro-batches per iteration, per replica (global batch / (dp x micro_batch_size)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub micro_batches: Option<u32>,
@@ -135,6 +141,8 @@ impl Layout {
 pub struct Layout {
     pub tp: usize,
     pub pp: usize,
+    /// Model chunks (virtual pipeline stages) per pipeline rank.
+    pub vpp: usize,
     pub dp: usize,
     pub ep: usize,
     pub micro_batches: usize,
@@ -180,6 +188,27 @@ impl Parallel {
         ensure(pp as u64 <= shape.layers, &at("pp"), pp, format!("allowed: at most the layers ({})", shape.layers))?;
         let micro_batches = self.micro_batches.unwrap_or(pp as u32);
         ensure((1..=1 << 16).contains(&micro_batches), &at("micro_batches"), micro_batches, "allowed: 1 to 65536")?;
+        let vpp = self.vpp.unwrap_or(1);
+        ensure((1..=1024).contains(&vpp), &at("vpp"), vpp, "allowed: 1 to 1024")?;
+        let vpp = vpp as usize;
+        if vpp > 1 {
+            // Megatron-LM's checks (megatron/training/arguments.py; schedules.py,
+            // forward_backward_pipelining_with_interleaving, its micro-batch groups of pp)
+            ensure(pp >= 2, &at("vpp"), vpp, "allowed: 1 unless pp is 2 or more (the interleaved schedule needs a pipeline)")?;
+            let chunks = (pp * vpp) as u64;
+            ensure(
+                shape.layers.is_multiple_of(chunks),
+                &at("vpp"),
+                vpp,
+                format!("allowed: a vpp with pp x vpp ({chunks}) dividing the layers ({})", shape.layers),
+            )?;
+            ensure(
+                (micro_batches as usize).is_multiple_of(pp),
+                &at("micro_batches"),
+                micro_batches,
+                format!("allowed: a multiple of pp ({pp}) with vpp above 1 (Megatron-LM's interleaved schedule)"),
+            )?;
+        }
         let micro_batch_size = self.micro_batch_size.unwrap_or(1);
         ensure((1..=1 << 16).contains(&micro_batch_size), &at("micro_batch_size"), micro_batch_size, "allowed: 1 to 65536")?;
         let tflops = self.gpu_tflops.ok_or_else(|| ScenarioError {
@@ -218,6 +247,7 @@ impl Parallel {
         Ok(Layout {
             tp,
             pp,
+            vpp,
             dp,
             ep,
             micro_batches: micro_batches as usize,

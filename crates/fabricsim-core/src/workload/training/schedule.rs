@@ -1,4 +1,19 @@
-//! The 1F1B schedule of one iteration, written stage by stage (see the module above).
+//! The 1F1B schedule of one iteration, written stage by stage (see the module above), and
+//! Megatron-LM's interleaved 1F1B with virtual pipeline stages (`parallel.vpp`).
+//!
+//! **Interleaved 1F1B** (Narayanan et al., "Efficient Large-Scale Language Model Training on
+//! GPU Clusters Using Megatron-LM", SC 2021, sec. 2.2.2; Megatron-LM's
+//! `forward_backward_pipelining_with_interleaving`, `get_schedule_table` and
+//! `get_pp_rank_microbatches` in `megatron/core/pipeline_parallel/schedules.py`). Each pipeline
+//! rank p holds `v` model chunks, chunk c being virtual stage `c pp + p` of `pp v`: a micro-batch
+//! goes through rank 0..pp-1 for chunk 0, then again for chunk 1, and so on. A rank runs its
+//! `m v` forward passes in the order of the schedule table (micro-batches in groups of `pp`,
+//! each group through chunk 0, then chunk 1, ...: Megatron-LM's default
+//! `microbatch_group_size_per_vp_stage = pp`), and the backward passes in the same order with
+//! the chunks reversed; it first runs `(pp - p - 1) 2 + (v - 1) pp` forward passes (at most all
+//! of them), then alternates one forward and one backward, then the backward passes left. The
+//! pipeline's bubble shrinks from `(pp - 1)` to `(pp - 1) / v` passes' time (the paper's
+//! `(p - 1) / (v m)` of the ideal), for `v` times the point-to-point sends.
 
 use std::collections::HashMap;
 
@@ -6,18 +21,45 @@ use super::model::VALUE_BYTES;
 use super::{Recompute, Trainer, DP, EP, TP};
 use crate::workload::collective::Op;
 
-/// A forward (`true`) or backward pass of a micro-batch.
-type Pass = (bool, usize);
+/// A forward (`true`) or backward pass of a micro-batch on a model chunk.
+type Pass = (bool, usize, usize);
 
-/// The passes of stage `p` of `pp` over `m` micro-batches, in 1F1B order.
+/// The passes of stage `p` of `pp` over `m` micro-batches, in 1F1B order (one chunk).
 pub fn one_f_one_b(p: usize, pp: usize, m: usize) -> Vec<Pass> {
     let warmup = (pp - p - 1).min(m);
-    let mut order: Vec<Pass> = (0..warmup).map(|i| (true, i)).collect();
+    let mut order: Vec<Pass> = (0..warmup).map(|i| (true, i, 0)).collect();
     for i in 0..m - warmup {
-        order.push((true, warmup + i));
-        order.push((false, i));
+        order.push((true, warmup + i, 0));
+        order.push((false, i, 0));
     }
-    order.extend((m - warmup..m).map(|i| (false, i)));
+    order.extend((m - warmup..m).map(|i| (false, i, 0)));
+    order
+}
+
+/// The passes of stage `p` of `pp` holding `v` chunks over `m` micro-batches, in Megatron-LM's
+/// interleaved 1F1B order (see the module); 1F1B for one chunk.
+pub fn interleaved(p: usize, pp: usize, v: usize, m: usize) -> Vec<Pass> {
+    if v == 1 {
+        return one_f_one_b(p, pp, m);
+    }
+    // `get_schedule_table`: micro-batches in groups of pp, each group through every chunk
+    let mut table = Vec::with_capacity(m * v);
+    for start in (0..m).step_by(pp) {
+        let end = if start + pp >= m { m } else { start + pp };
+        for c in 0..v {
+            table.extend((start..end).map(|i| (i, c)));
+        }
+    }
+    let total = m * v;
+    let warmup = ((pp - p - 1) * 2 + (v - 1) * pp).min(total);
+    let forward = |k: usize| (true, table[k].0, table[k].1);
+    let backward = |k: usize| (false, table[k].0, v - 1 - table[k].1);
+    let mut order: Vec<Pass> = (0..warmup).map(forward).collect();
+    for k in 0..total - warmup {
+        order.push(forward(warmup + k));
+        order.push(backward(k));
+    }
+    order.extend((total - warmup..total).map(backward));
     order
 }
 
@@ -37,34 +79,39 @@ impl Buckets {
 }
 
 impl Trainer<'_> {
-    /// The layers of stage `p` (the first `layers mod pp` stages take one more).
-    fn layers_of(&self, p: usize) -> usize {
-        let (l, pp) = (self.shape.layers as usize, self.layout.pp);
-        l / pp + usize::from(p < l % pp)
+    /// The layers of virtual stage `s` of `pp x vpp` (the first `layers mod (pp x vpp)` take
+    /// one more; with one chunk a rank, stage `s`).
+    fn layers_of(&self, s: usize) -> usize {
+        let (l, stages) = (self.shape.layers as usize, self.layout.pp * self.layout.vpp);
+        l / stages + usize::from(s < l % stages)
     }
 
     /// Every pass of every stage of the replicas `group` (one expert-parallel group), in an
     /// order where each pass comes after the passes it waits for; then their gradient buckets.
     pub(super) fn replicas(&mut self, group: &[usize], entry: &[Vec<u32>], done: &mut [Vec<u32>]) -> Buckets {
         let l = self.layout;
-        let orders: Vec<Vec<Pass>> = (0..l.pp).map(|p| one_f_one_b(p, l.pp, l.micro_batches)).collect();
+        let orders: Vec<Vec<Pass>> = (0..l.pp).map(|p| interleaved(p, l.pp, l.vpp, l.micro_batches)).collect();
+        let stages = l.pp * l.vpp;
         let mut next = vec![0usize; l.pp];
-        // per (pass kind, stage, micro-batch, replica index, tp rank): the send it made
+        // per (pass kind, virtual stage, micro-batch, replica index, tp rank): the send it made
         let mut sent: HashMap<(bool, usize, usize, usize, usize), u32> = HashMap::new();
         // per rank: what its next compute waits for
         let mut chain: Vec<Vec<u32>> = entry.to_vec();
         let mut buckets = Buckets::default();
         while (0..l.pp).any(|p| next[p] < orders[p].len()) {
+            let before = next.clone();
             for p in 0..l.pp {
-                while let Some(&(fwd, i)) = orders[p].get(next[p]) {
-                    let from = if fwd { p.checked_sub(1) } else { Some(p + 1).filter(|&q| q < l.pp) };
+                while let Some(&(fwd, i, c)) = orders[p].get(next[p]) {
+                    let s = c * l.pp + p;
+                    let from = if fwd { s.checked_sub(1) } else { Some(s + 1).filter(|&q| q < stages) };
                     if from.is_some_and(|q| !sent.contains_key(&(fwd, q, i, 0, 0))) {
                         break;
                     }
-                    self.pass(group, p, fwd, i, from, &mut sent, &mut chain, done, &mut buckets);
+                    self.pass(group, (p, s), fwd, i, from, &mut sent, &mut chain, done, &mut buckets);
                     next[p] += 1;
                 }
             }
+            assert_ne!(next, before, "a pipeline schedule in which every stage waits: a bug");
         }
         for (r, c) in chain.into_iter().enumerate() {
             if group.contains(&(r / l.tp % l.dp)) {
@@ -74,13 +121,13 @@ impl Trainer<'_> {
         buckets
     }
 
-    /// One pass of micro-batch `i` on stage `p` of every replica of `group`, waiting for the
-    /// activations or gradients stage `from` sent.
+    /// One pass of micro-batch `i` on virtual stage `s` (of stage `p`) of every replica of
+    /// `group`, waiting for the activations or gradients virtual stage `from` sent.
     #[allow(clippy::too_many_arguments)]
     fn pass(
         &mut self,
         group: &[usize],
-        p: usize,
+        (p, s): (usize, usize),
         fwd: bool,
         i: usize,
         from: Option<usize>,
@@ -101,7 +148,7 @@ impl Trainer<'_> {
         }
         let act = shape.activation_bytes(b);
         let a2a = shape.routed(b, l.tp as u64);
-        let last = p + 1 == l.pp;
+        let last = s + 1 == l.pp * l.vpp;
         // per (replica index in group, tp rank): what the pass's next step waits for
         let mut at: Vec<Vec<Vec<u32>>> = group
             .iter()
@@ -120,7 +167,7 @@ impl Trainer<'_> {
         if last && !fwd {
             self.computes(group, p, &mut at, logits);
         }
-        let layers = self.layers_of(p);
+        let layers = self.layers_of(s);
         let (dense, expert) = shape.layer_params();
         let experts_here = shape.experts / l.ep as u64;
         let (mut dense_acc, mut expert_acc) = (0u64, 0u64);
@@ -150,19 +197,21 @@ impl Trainer<'_> {
         }
         if !fwd && i + 1 == l.micro_batches {
             // the embedding (first stage) and the output layer (last stage), then what is left
-            let ends = u64::from(p == 0) + u64::from(last);
+            let ends = u64::from(s == 0) + u64::from(last);
             dense_acc += ends * shape.embedding_params() / l.tp as u64 * l.grad_bytes;
             self.fill(group, p, &at, &mut dense_acc, &mut buckets.dense, true);
             self.fill(group, p, &at, &mut expert_acc, &mut buckets.experts, true);
         }
-        let to = if fwd { Some(p + 1).filter(|&q| q < l.pp) } else { p.checked_sub(1) };
+        // the next virtual stage's rank (with chunks, rank pp - 1 sends chunk c's activations
+        // to rank 0's chunk c + 1)
+        let to = if fwd { Some(s + 1).filter(|&q| q < l.pp * l.vpp) } else { s.checked_sub(1) };
         for (k, (&d, ranks)) in group.iter().zip(at.iter_mut()).enumerate() {
             for (t, waits) in ranks.iter_mut().enumerate() {
                 let r = self.rank(t, d, p);
                 let w = std::mem::take(waits);
                 if let Some(q) = to {
-                    let id = self.send(r, self.rank(t, d, q), act / l.tp as u64, &w);
-                    sent.insert((fwd, p, i, k, t), id);
+                    let id = self.send(r, self.rank(t, d, q % l.pp), act / l.tp as u64, &w);
+                    sent.insert((fwd, s, i, k, t), id);
                     done[r].push(id);
                 }
                 chain[r] = w;
@@ -283,11 +332,37 @@ impl Trainer<'_> {
 mod tests {
     use super::*;
 
+    fn f(v: &[Pass]) -> String {
+        v.iter()
+            .map(|&(f, i, c)| format!("{}{i}{}", if f { "F" } else { "B" }, if c > 0 { format!("c{c}") } else { String::new() }))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     #[test]
     fn one_f_one_b_warms_up_then_alternates() {
-        let f = |v: &[Pass]| v.iter().map(|&(f, i)| format!("{}{i}", if f { "F" } else { "B" })).collect::<Vec<_>>().join(" ");
         assert_eq!(f(&one_f_one_b(0, 4, 6)), "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
         assert_eq!(f(&one_f_one_b(3, 4, 6)), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
         assert_eq!(f(&one_f_one_b(0, 4, 2)), "F0 F1 B0 B1");
+        assert_eq!(interleaved(1, 4, 1, 6), one_f_one_b(1, 4, 6));
+    }
+
+    #[test]
+    fn interleaved_runs_megatrons_schedule_table() {
+        // pp 2, 2 chunks, 4 micro-batches: the table is (0,0) (1,0) (0,1) (1,1) (2,0) (3,0)
+        // (2,1) (3,1); rank 0 warms up with (2 - 0 - 1) 2 + (2 - 1) 2 = 4 forwards, rank 1
+        // with 2; backwards take the table with the chunks reversed
+        assert_eq!(f(&interleaved(0, 2, 2, 4)), "F0 F1 F0c1 F1c1 F2 B0c1 F3 B1c1 F2c1 B0 F3c1 B1 B2c1 B3c1 B2 B3");
+        assert_eq!(f(&interleaved(1, 2, 2, 4)), "F0 F1 F0c1 B0c1 F1c1 B1c1 F2 B0 F3 B1 F2c1 B2c1 F3c1 B3c1 B2 B3");
+        // every pass once, whatever the layout
+        for (pp, v, m) in [(4, 2, 8), (4, 3, 4), (8, 4, 16), (2, 8, 6)] {
+            for p in 0..pp {
+                let mut o = interleaved(p, pp, v, m);
+                assert_eq!(o.len(), 2 * m * v);
+                o.sort_unstable();
+                o.dedup();
+                assert_eq!(o.len(), 2 * m * v, "pp {pp} v {v} m {m} stage {p}");
+            }
+        }
     }
 }
