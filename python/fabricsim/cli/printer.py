@@ -167,7 +167,7 @@ def _job_words(job: dict[str, Any]) -> str:
     if "collective" in job:
         return f"{job['collective']} {job['size']}"
     model, par = job.get("model", {}), job.get("parallel", {})
-    layout = " ".join(f"{k}={par[k]}" for k in ("tp", "pp", "dp", "ep") if k in par)
+    layout = " ".join(f"{k}={par[k]}" for k in ("tp", "cp", "pp", "vpp", "dp", "ep") if k in par)
     return f"training {model.get('preset', 'model')} {layout}".rstrip()
 
 

@@ -249,7 +249,7 @@ pub const STEPS: &[ColumnSpec] = &[
         "kind",
         Ty::Str,
         "",
-        "`step` for a collective; training: compute, tp, pp, dp or ep (the work of that kind in the iteration); `rank` for a trace",
+        "`step` for a collective; training: compute, tp, pp, dp, ep or cp (the work of that kind in the iteration); `rank` for a trace",
     ),
     col("messages", Ty::U64, "", "messages in the step (training compute: tasks; a trace: those the rank sends, compute tasks included)"),
     col("bytes", Ty::U64, "bytes", "their bytes"),

@@ -394,7 +394,7 @@ fn ran(m: &MessageSpec, job: u32, jobs: &[JobInfo]) -> Time {
 }
 
 /// What message `i` is (the flows table's `traffic`): background, its job's collective, a
-/// training job's kind of work (tp, pp, dp, ep), or trace.
+/// training job's kind of work (tp, pp, dp, ep, cp), or trace.
 pub fn traffic(v: &WorkView<'_>, i: usize) -> &'static str {
     let t = v.tags[i];
     if t.job == Tag::NONE.job {

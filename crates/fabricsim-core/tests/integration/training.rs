@@ -78,11 +78,15 @@ fn iteration_time_bounds_its_ideal_which_bounds_its_compute_over_random_layouts(
         let mb = pick(&mut rng, &[1, 2, 4, 5]);
         // the interleaved schedule where Megatron-LM allows it (4 layers: 2 chunks on 2 stages)
         let vpp = if pp == 2 && mb % 2 == 0 { pick(&mut rng, &[1, 2]) } else { 1 };
+        // context parallelism where it fits (no expert parallelism, 32 ranks at most)
+        let cp = if ep == 1 && tp * pp * dp <= 16 { pick(&mut rng, &[1, 2]) } else { 1 };
+        // a job has 2 ranks at least
+        let dp = if tp * cp * pp * dp == 1 { 2 } else { dp };
         let text = cluster(
             32,
             &format!(
-                "[lb]\nkind = \"{lb}\"\n[[jobs]]\nranks = {}\nplacement = \"random\"\n{model}\nparallel = {{ tp = {tp}, pp = {pp}, vpp = {vpp}, dp = {dp}, ep = {ep}, micro_batches = {mb}, gpu_tflops = 50, bucket = \"1MiB\" }}\niterations = 2\n",
-                tp * pp * dp
+                "[lb]\nkind = \"{lb}\"\n[[jobs]]\nranks = {}\nplacement = \"random\"\n{model}\nparallel = {{ tp = {tp}, cp = {cp}, pp = {pp}, vpp = {vpp}, dp = {dp}, ep = {ep}, micro_batches = {mb}, gpu_tflops = 50, bucket = \"1MiB\" }}\niterations = 2\n",
+                tp * cp * pp * dp
             ),
         );
         let r = Simulation::new(&scenario(&text).unwrap()).unwrap_or_else(|e| panic!("case {case}: {e}\n{text}")).run();
@@ -366,4 +370,41 @@ fn the_interleaved_schedule_shrinks_the_pipeline_bubble_by_its_chunks() {
         let err = Simulation::new(&scenario(&t).unwrap()).err().expect(parallel);
         assert_eq!(err.field, field, "{parallel}: {}", err.message);
     }
+}
+
+#[test]
+fn context_parallel_ranks_split_the_tokens_and_pass_keys_and_values_around_a_ring() {
+    // grouped-query attention (8 heads, 2 of keys and values), a 4 096-token sequence; 8 ranks
+    // as tp 2 x cp 2 x dp 2 against tp 2 x dp 4: a context-parallel rank holds half the tokens
+    let model = "model = { layers = 4, hidden = 1024, heads = 8, kv_heads = 2, seq = 4096, vocab = 1000 }";
+    let text =
+        |par: &str| fabric128(&format!("[[jobs]]\n{model}\nranks = 8\nparallel = {{ {par}, micro_batches = 2, gpu_tflops = 100 }}\n"));
+    let (cp, dp) = (run(&text("tp = 2, cp = 2, dp = 2")), run(&text("tp = 2, dp = 4")));
+    assert_eq!((cp.summary.status, dp.summary.status), ("complete", "complete"));
+    let kind = |r: &fabricsim_core::stats::RunResult, k: &str| -> u64 {
+        let (bytes, kinds) = (r.steps.u64("bytes"), r.steps.str("kind"));
+        (0..bytes.len()).filter(|&i| kinds[i] == k).map(|i| bytes[i]).sum()
+    };
+    // each rank computes half the tokens: half the compute
+    let free = |r: &fabricsim_core::stats::RunResult| r.jobs.opt_u64("compute_only_ps")[0].unwrap() as f64;
+    assert!((free(&cp) * 2.0 / free(&dp) - 1.0).abs() < 1e-6, "{} against {}", free(&cp), free(&dp));
+    // a rank's keys and values: 2 x 2 048 tokens x 2 heads x 128 / tp 2 x 2 B = 1 MiB, sent
+    // once forward and twice backward (with their gradients) per layer and micro-batch
+    let kv = 2 * 2048 * 2 * 128 / 2 * 2;
+    assert_eq!(kv, 1 << 20);
+    assert_eq!(kind(&cp, "cp"), 8 * 2 * 4 * 3 * kv);
+    assert_eq!(kind(&dp, "cp"), 0);
+    // the tensor-parallel collectives carry half the activations; the gradients are reduced
+    // over dp x cp = 4 ranks in both
+    assert_eq!(2 * kind(&cp, "tp"), kind(&dp, "tp"));
+    assert_eq!(kind(&cp, "dp"), kind(&dp, "dp"));
+    // Megatron-LM's conditions, refused by field
+    for (extra, field) in [("tp = 2, cp = 3, dp = 1", "jobs[0].parallel.cp"), ("tp = 2, cp = 2, dp = 1", "jobs[0].ranks")] {
+        let t = fabric128(&format!("[[jobs]]\n{model}\nranks = 6\nparallel = {{ {extra}, gpu_tflops = 100 }}\n"));
+        let err = Simulation::new(&scenario(&t).unwrap()).err().expect(extra);
+        assert_eq!(err.field, field, "{extra}: {}", err.message);
+    }
+    let moe = "model = { layers = 4, hidden = 1024, seq = 4096, vocab = 1000, experts = 4 }";
+    let t = fabric128(&format!("[[jobs]]\n{moe}\nranks = 8\nparallel = {{ tp = 2, cp = 2, dp = 2, ep = 2, gpu_tflops = 100 }}\n"));
+    assert_eq!(Simulation::new(&scenario(&t).unwrap()).err().expect("ep").field, "jobs[0].parallel.cp");
 }

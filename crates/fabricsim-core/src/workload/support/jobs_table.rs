@@ -70,8 +70,10 @@ pub struct JobConfig {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::workload::training::model::preset_or_table")]
     #[schemars(extend("x-type" = "table, or a preset's name"))]
     pub model: Option<ModelConfig>,
-    /// With `model`: `tp`, `pp` (default 1 each), `vpp` (virtual pipeline stages per rank, Megatron-LM's interleaved 1F1B;
-    /// default 1: [workloads.md](workloads.md#training-iterations)), `dp` (default ranks / (tp x pp); tp x pp x dp must be the ranks), `ep`
+    /// With `model`: `tp`, `pp` (default 1 each), `cp` (context parallelism: the sequence split over this many ranks,
+    /// ring attention; default 1), `vpp` (virtual pipeline stages per rank, Megatron-LM's interleaved 1F1B; default 1:
+    /// [workloads.md](workloads.md#training-iterations)), `dp` (default ranks / (tp x cp x pp); tp x cp x pp x dp must be
+    /// the ranks), `ep`
     /// (expert parallelism, a divisor of dp and of the experts; default 1), `micro_batches` (per replica and iteration,
     /// default pp), `micro_batch_size` (sequences, default 1), `gpu_tflops` (required: what one GPU computes, TFLOP/s
     /// achieved), `bucket` (gradient bucket size, default `"25MiB"`), `grad_dtype` (`"fp32"`, the default: Megatron-LM

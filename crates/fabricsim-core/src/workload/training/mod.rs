@@ -6,7 +6,13 @@
 //! data-parallel replica d of pipeline stage p. With `tp` GPUs per server a
 //! tensor-parallel group is one server, and its collectives stay on the scale-up network.
 //! Expert parallelism groups `ep` replicas (`d / ep` equal); experts' gradients are reduced
-//! over the replicas holding the same experts (`d mod ep` equal).
+//! over the replicas holding the same experts (`d mod ep` equal). Context parallelism
+//! (`cp`, Megatron-LM's order tp, cp, dp, pp: rank `t + tp (c + cp (d + dp p))`) splits each
+//! micro-batch's sequence over `cp` ranks: each computes its `1/cp` of the tokens (with the
+//! causal mask split in `2 cp` chunks, of the score products too), its activations are `1/cp`
+//! of the layer's, its attention passes keys and values around the group's ring
+//! (`schedule.rs`, ring attention as Transformer Engine's `p2p` runs it), and gradients are
+//! reduced over `dp x cp` ranks. Interleaved 1F1B (`vpp`): `schedule.rs`.
 //!
 //! **An iteration** (one per `iterations`), per stage, under the 1F1B schedule of
 //! PipeDream-Flush (Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
@@ -41,7 +47,7 @@
 //! Compute tasks are messages from a rank to itself with no bytes, released when their
 //! dependencies are met plus their duration (FLOPs over `gpu_tflops`), and complete then;
 //! they are not rows of the flows table. The steps table of a training job has one row per
-//! kind of work: compute, tp, pp, dp, ep.
+//! kind of work: compute, tp, pp, dp, ep, cp.
 
 pub mod model;
 
@@ -56,12 +62,13 @@ use crate::units::Size;
 pub use model::{ModelConfig, Shape};
 
 /// Kinds of work in a training iteration: the `step` of its messages' tags.
-pub const KINDS: [&str; 5] = ["compute", "tp", "pp", "dp", "ep"];
+pub const KINDS: [&str; 6] = ["compute", "tp", "pp", "dp", "ep", "cp"];
 const COMPUTE: u32 = 0;
 const TP: u32 = 1;
 const PP: u32 = 2;
 const DP: u32 = 3;
 const EP: u32 = 4;
+const CP: u32 = 5;
 
 /// The training fields of a `[[jobs]]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -76,6 +83,12 @@ pub struct Parallel {
     pub dp: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ep: Option<u32>,
+    /// Context parallelism (Megatron-LM's `--context-parallel-size`): each micro-batch's sequence split over this many
+    /// ranks, whose attention exchanges keys and values around a ring (Transformer Engine's default `p2p`, ring
+    /// attention); default 1. Ranks in Megatron-LM's order tp, cp, dp, pp; gradients reduced over dp x cp; above 1: ep
+    /// 1 and the sequence a multiple of 2 cp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cp: Option<u32>,
     /// Virtual pipeline stages per rank (Megatron-LM's `--num-virtual-stages-per-pipeline-rank`): each pipeline rank holds
     /// this many model chunks of `layers / (pp x vpp)` layers, chunk c of rank p the (c pp + p)-th, and runs Megatron-LM's
     /// interleaved 1F1B schedule; default 1 (1F1B). Above 1: pp 2 or more, layers a multiple of pp x vpp, micro_batches a
@@ -125,6 +138,12 @@ pub enum Recompute {
 }
 
 impl Layout {
+    /// Replica slots: each data-parallel replica's context-parallel ranks (dp x cp), over
+    /// which gradients are reduced.
+    pub fn replicas(&self) -> usize {
+        self.dp * self.cp
+    }
+
     /// At least the messages and compute tasks one iteration makes on `n` ranks (each rank,
     /// per micro-batch and layer of its stage, computes four times and takes part in four
     /// tensor-parallel allreduces and, in an MoE layer, four all-to-alls), so that a layout
@@ -140,6 +159,8 @@ impl Layout {
 #[derive(Debug, Clone, Copy)]
 pub struct Layout {
     pub tp: usize,
+    /// Ranks a micro-batch's sequence is split over (context parallelism).
+    pub cp: usize,
     pub pp: usize,
     /// Model chunks (virtual pipeline stages) per pipeline rank.
     pub vpp: usize,
@@ -166,13 +187,28 @@ impl Parallel {
             ensure(v >= 1 && v as usize <= n, &at(k), v, format!("allowed: 1 to the ranks ({n})"))?;
             Ok(v as usize)
         };
-        let (tp, pp) = (one(self.tp, "tp")?, one(self.pp, "pp")?);
+        let (tp, pp, cp) = (one(self.tp, "tp")?, one(self.pp, "pp")?, one(self.cp, "cp")?);
         let dp = match self.dp {
             Some(_) => one(self.dp, "dp")?,
-            None => (n / (tp * pp)).max(1),
+            None => (n / (tp * cp * pp)).max(1),
         };
-        ensure(tp * pp * dp == n, &format!("{job}.ranks"), n, format!("allowed: tp x pp x dp ({tp} x {pp} x {dp} = {})", tp * pp * dp))?;
+        let product = if cp == 1 {
+            format!("tp x pp x dp ({tp} x {pp} x {dp} = {})", tp * pp * dp)
+        } else {
+            format!("tp x cp x pp x dp ({tp} x {cp} x {pp} x {dp} = {})", tp * cp * pp * dp)
+        };
+        ensure(tp * cp * pp * dp == n, &format!("{job}.ranks"), n, format!("allowed: {product}"))?;
         let ep = one(self.ep, "ep")?;
+        if cp > 1 {
+            ensure(ep == 1, &at("cp"), cp, "allowed: 1 with expert parallelism (ep above 1)")?;
+            // Megatron-LM splits the sequence in 2 cp chunks for a causal mask's balance
+            ensure(
+                shape.seq.is_multiple_of(2 * cp as u64),
+                &at("cp"),
+                cp,
+                format!("allowed: a cp with 2 cp dividing the sequence ({})", shape.seq),
+            )?;
+        }
         ensure(
             dp.is_multiple_of(ep),
             &at("ep"),
@@ -246,6 +282,7 @@ impl Parallel {
         )?;
         Ok(Layout {
             tp,
+            cp,
             pp,
             vpp,
             dp,
@@ -278,8 +315,19 @@ pub struct Trainer<'a> {
 }
 
 impl Trainer<'_> {
+    /// The rank of tensor-parallel rank `t` of replica slot `d` (a data-parallel replica's
+    /// context-parallel rank: `c + cp x replica`, Megatron-LM's order tp, cp, dp, pp) on stage
+    /// `p`.
     fn rank(&self, t: usize, d: usize, p: usize) -> usize {
-        t + self.layout.tp * (d + self.layout.dp * p)
+        t + self.layout.tp * (d + self.layout.replicas() * p)
+    }
+
+    /// Rank `from` sends `bytes` to rank `to` once `after` are done, a message of kind `kind`
+    /// (NCCL's point-to-point).
+    fn send_as(&mut self, kind: u32, from: usize, to: usize, bytes: u64, after: &[u32]) -> u32 {
+        let (src, dst) = (self.hosts[from], self.hosts[to]);
+        self.out.costs = self.costs.map(|c| (c, c.send(src, dst, bytes)));
+        self.out.push(src, dst, bytes.max(1), 0, after, kind)
     }
 
     /// A compute task of rank `r` taking `flops` once `after` are done; its id.
@@ -290,9 +338,7 @@ impl Trainer<'_> {
 
     /// Rank `from` sends `bytes` to rank `to` once `after` are done.
     fn send(&mut self, from: usize, to: usize, bytes: u64, after: &[u32]) -> u32 {
-        let (src, dst) = (self.hosts[from], self.hosts[to]);
-        self.out.costs = self.costs.map(|c| (c, c.send(src, dst, bytes)));
-        self.out.push(src, dst, bytes.max(1), 0, after, PP)
+        self.send_as(PP, from, to, bytes, after)
     }
 
     /// A collective of kind `kind` over `members` (ranks), each starting once its `after` are
@@ -336,9 +382,11 @@ impl Trainer<'_> {
         };
         let mut done: Vec<Vec<u32>> = vec![Vec::new(); self.hosts.len()];
         let mut buckets = schedule::Buckets::default();
-        // the replicas an expert-parallel group couples are written together
-        for g in 0..l.dp / l.ep {
-            let group: Vec<usize> = (g * l.ep..(g + 1) * l.ep).collect();
+        // the replicas an expert-parallel group couples are written together, and so are a
+        // replica's context-parallel ranks
+        let width = l.ep * l.cp;
+        for g in 0..l.replicas() / width {
+            let group: Vec<usize> = (g * width..(g + 1) * width).collect();
             buckets.merge(self.replicas(&group, &entry, &mut done));
             if self.out.len() > limit {
                 return Err(self.out.len());

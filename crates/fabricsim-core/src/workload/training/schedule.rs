@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 
 use super::model::VALUE_BYTES;
-use super::{Recompute, Trainer, DP, EP, TP};
+use super::{Recompute, Trainer, CP, DP, EP, TP};
 use crate::workload::collective::Op;
 
 /// A forward (`true`) or backward pass of a micro-batch on a model chunk.
@@ -114,7 +114,7 @@ impl Trainer<'_> {
             assert_ne!(next, before, "a pipeline schedule in which every stage waits: a bug");
         }
         for (r, c) in chain.into_iter().enumerate() {
-            if group.contains(&(r / l.tp % l.dp)) {
+            if group.contains(&(r / l.tp % l.replicas())) {
                 done[r].extend(c);
             }
         }
@@ -137,7 +137,9 @@ impl Trainer<'_> {
         buckets: &mut Buckets,
     ) {
         let (l, shape) = (self.layout, self.shape);
-        let (tp, b) = (l.tp as f64, l.micro_batch_size);
+        // a rank computes its tensor-parallel share of its context-parallel share of the
+        // tokens (with a causal mask split in 2 cp chunks, of the score products too)
+        let (tp, b) = ((l.tp * l.cp) as f64, l.micro_batch_size);
         let cost = if fwd { 1.0 } else { 2.0 };
         let (attention, mlp) = shape.layer_flops(b);
         let (fwd_attention, fwd_mlp) = (attention / tp, mlp / tp);
@@ -146,8 +148,14 @@ impl Trainer<'_> {
             // the attention's score products again (Korthikanti et al. sec. 5)
             attention += 4.0 * (b * shape.seq * shape.seq * shape.hidden) as f64 / tp;
         }
-        let act = shape.activation_bytes(b);
-        let a2a = shape.routed(b, l.tp as u64);
+        let cp = l.cp as u64;
+        let act = shape.activation_bytes(b) / cp;
+        let a2a = shape.routed(b, l.tp as u64) / cp;
+        // an MoE layer's all-to-alls over its expert-parallel group (none with one replica a
+        // group: then every expert is local)
+        let experts = (shape.moe() && l.ep > 1).then_some(a2a);
+        // context parallelism: a rank's keys and values (its sequence share, its heads' share)
+        let kv = (l.cp > 1).then(|| 2 * b * shape.seq / cp * shape.kv_heads * (shape.hidden / shape.heads) * VALUE_BYTES / l.tp as u64);
         let last = s + 1 == l.pp * l.vpp;
         // per (replica index in group, tp rank): what the pass's next step waits for
         let mut at: Vec<Vec<Vec<u32>>> = group
@@ -173,16 +181,16 @@ impl Trainer<'_> {
         let (mut dense_acc, mut expert_acc) = (0u64, 0u64);
         for _ in 0..layers {
             if fwd {
-                self.block(group, p, &mut at, attention, None, act);
-                self.block(group, p, &mut at, mlp, shape.moe().then_some(a2a), act);
+                self.block(group, p, &mut at, attention, Inner::Attention(kv, true), act);
+                self.block(group, p, &mut at, mlp, Inner::mlp(experts), act);
             } else {
                 if l.recompute == Recompute::Full {
                     // the layer's forward again, its communication included
-                    self.block(group, p, &mut at, fwd_attention, None, act);
-                    self.block(group, p, &mut at, fwd_mlp, shape.moe().then_some(a2a), act);
+                    self.block(group, p, &mut at, fwd_attention, Inner::Attention(kv, true), act);
+                    self.block(group, p, &mut at, fwd_mlp, Inner::mlp(experts), act);
                 }
-                self.block(group, p, &mut at, mlp, shape.moe().then_some(a2a), act);
-                self.block(group, p, &mut at, attention, None, act);
+                self.block(group, p, &mut at, mlp, Inner::mlp(experts), act);
+                self.block(group, p, &mut at, attention, Inner::Attention(kv, false), act);
                 if i + 1 == l.micro_batches {
                     // this layer's gradients are complete: into the buckets
                     dense_acc += dense / l.tp as u64 * l.grad_bytes;
@@ -229,23 +237,72 @@ impl Trainer<'_> {
         }
     }
 
-    /// One of a layer's two blocks (attention, or the MLP: with `a2a`, an MoE layer's experts
-    /// between the all-to-alls of `a2a` bytes each) on every rank of stage `p` of `group`:
-    /// its compute of `flops`, then the tensor-parallel allreduce of the activations (`act`
-    /// bytes); with sequence parallelism an all-gather before and a reduce-scatter after.
-    fn block(&mut self, group: &[usize], p: usize, at: &mut [Vec<Vec<u32>>], flops: f64, a2a: Option<u64>, act: u64) {
+    /// One of a layer's two blocks (`inner`: the attention, or the MLP, an MoE layer's experts
+    /// between the all-to-alls) on every rank of stage `p` of `group`: its compute of `flops`,
+    /// then the tensor-parallel allreduce of the activations (`act` bytes); with sequence
+    /// parallelism an all-gather before and a reduce-scatter after.
+    fn block(&mut self, group: &[usize], p: usize, at: &mut [Vec<Vec<u32>>], flops: f64, inner: Inner, act: u64) {
         let sp = self.layout.sequence_parallel;
         if sp {
             self.tp_collective(Op::Allgather, group, p, at, act);
         }
-        if let Some(bytes) = a2a {
-            self.all_to_all(group, p, at, bytes);
-            self.computes(group, p, at, flops);
-            self.all_to_all(group, p, at, bytes);
-        } else {
-            self.computes(group, p, at, flops);
+        match inner {
+            Inner::Experts(bytes) => {
+                self.all_to_all(group, p, at, bytes);
+                self.computes(group, p, at, flops);
+                self.all_to_all(group, p, at, bytes);
+            }
+            Inner::Attention(Some(kv), fwd) => self.ring_attention(group, p, at, flops, kv, fwd),
+            _ => self.computes(group, p, at, flops),
         }
         self.tp_collective(if sp { Op::ReduceScatter } else { Op::Allreduce }, group, p, at, act);
+    }
+
+    /// Ring attention over each context-parallel group (`group`'s replica slots: one replica's
+    /// context-parallel ranks), as Transformer Engine's `p2p` runs it
+    /// (`AttnFuncWithCPAndKVP2P` in `transformer_engine/pytorch/attention/dot_product_attention/
+    /// context_parallel.py`): the attention's compute in cp parts, part j on the keys and values
+    /// received in step j - 1 (its own in part 0), while they go on to the next rank. Forward:
+    /// cp - 1 sends of `kv` bytes. Backward (`fwd` false): cp sends, the keys and values in the
+    /// first, keys and values with their gradients so far in the next cp - 2, and the
+    /// gradients alone in the last, which brings each rank the gradients of its own; a send
+    /// also waits for the part before it (the gradients it carries). Each send is NCCL's
+    /// point-to-point.
+    fn ring_attention(&mut self, group: &[usize], p: usize, at: &mut [Vec<Vec<u32>>], flops: f64, kv: u64, fwd: bool) {
+        let n = group.len();
+        let part = flops / n as f64;
+        for t in 0..self.layout.tp {
+            let ranks: Vec<usize> = group.iter().map(|&d| self.rank(t, d, p)).collect();
+            // per member: what its next part waits for, and what it received last
+            let mut last: Vec<Vec<u32>> = at.iter_mut().map(|a| std::mem::take(&mut a[t])).collect();
+            let mut got: Vec<Option<u32>> = vec![None; n];
+            let steps = if fwd { n - 1 } else { n };
+            for j in 0..n {
+                let mut sent = vec![None; n];
+                if j < steps {
+                    let bytes = if fwd || j == 0 || j + 1 == n { kv } else { 2 * kv };
+                    for k in 0..n {
+                        // what it forwards: its own, or what it received (with the part's gradients)
+                        let mut after: Vec<u32> = got[k].into_iter().collect();
+                        if j == 0 || !fwd {
+                            after.extend(&last[k]);
+                        }
+                        sent[(k + 1) % n] = Some(self.send_as(CP, ranks[k], ranks[(k + 1) % n], bytes, &after));
+                    }
+                }
+                for k in 0..n {
+                    let mut after = std::mem::take(&mut last[k]);
+                    after.extend(got[k]);
+                    last[k] = vec![self.compute(ranks[k], &after, part)];
+                }
+                got = sent;
+            }
+            // backward: a rank is done once the gradients of its own keys and values are back
+            for (k, a) in at.iter_mut().enumerate() {
+                a[t] = std::mem::take(&mut last[k]);
+                a[t].extend(got[k]);
+            }
+        }
     }
 
     /// Each replica's tensor-parallel group runs `op` on `bytes`.
@@ -297,10 +354,10 @@ impl Trainer<'_> {
         let Buckets { dense, experts } = buckets;
         for p in 0..l.pp {
             for t in 0..l.tp {
-                let all: Vec<usize> = (0..l.dp).map(|d| self.rank(t, d, p)).collect();
+                let all: Vec<usize> = (0..l.replicas()).map(|d| self.rank(t, d, p)).collect();
                 self.buckets(&all, &dense, done);
                 for e in 0..l.ep {
-                    let same: Vec<usize> = (0..l.dp).filter(|d| d % l.ep == e).map(|d| self.rank(t, d, p)).collect();
+                    let same: Vec<usize> = (0..l.replicas()).filter(|d| d % l.ep == e).map(|d| self.rank(t, d, p)).collect();
                     self.buckets(&same, &experts, done);
                 }
             }
@@ -325,6 +382,24 @@ impl Trainer<'_> {
                 done[r].extend(w);
             }
         }
+    }
+}
+
+/// What a block does between its input and its tensor-parallel collective.
+#[derive(Clone, Copy)]
+enum Inner {
+    /// The attention: with context parallelism, a ring of its keys and values (`kv` bytes a
+    /// rank), forward or backward.
+    Attention(Option<u64>, bool),
+    /// The MLP.
+    Mlp,
+    /// An MoE layer's experts between two all-to-alls of this many bytes a rank.
+    Experts(u64),
+}
+
+impl Inner {
+    fn mlp(a2a: Option<u64>) -> Inner {
+        a2a.map_or(Inner::Mlp, Inner::Experts)
     }
 }
 
