@@ -272,8 +272,9 @@ def test_a_jobs_default_connections_follow_mptcps_subflows():
 
 
 def test_the_costs_table_workloads_md_quotes_is_what_the_sweep_gives():
-    """docs/workloads.md's "NCCL's protocols and latencies" table: three of its rows re-run
-    by the tool that made it (a latency-bound size under LL, LL128's, and Simple at line rate)."""
+    """docs/workloads.md's "NCCL's protocols and latencies" tables: five of their rows re-run
+    by the tool that made them (latency-bound sizes under LL, LL128's, Simple at line rate; over
+    the fabric and over NVSwitch)."""
     import importlib.util
     import sys
 
@@ -283,8 +284,8 @@ def test_the_costs_table_workloads_md_quotes_is_what_the_sweep_gives():
     sys.modules["nccl_tests_sweep"] = tool
     spec.loader.exec_module(tool)
     page = (ROOT / "docs" / "workloads.md").read_text()
-    for size in (8, 4 << 20, 256 << 20):
-        t0, bw0, _ = tool.point(16, size, "ring")
-        t1, bw1, proto = tool.point(16, size, "ring", costs=True)
+    for ranks, server, size in ((16, False, 8), (16, False, 4 << 20), (16, False, 256 << 20), (8, True, 8), (8, True, 32 << 20)):
+        t0, bw0, _ = tool.point(ranks, size, "ring", server=server)
+        t1, bw1, proto = tool.point(ranks, size, "ring", costs=True, server=server)
         row = f"| {tool._size(size)} | {t0:,.1f} | {bw0:.2f} | {t1:,.1f} | {bw1:.2f} | {proto} |"
         assert row in page, row

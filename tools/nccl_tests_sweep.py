@@ -5,9 +5,10 @@ for docs/workloads.md ("Collectives as NCCL runs them"); the figures there are i
 
     python3 tools/nccl_tests_sweep.py            # the documented sweep (about 10 minutes)
     python3 tools/nccl_tests_sweep.py --quick    # 16 ranks only
-    python3 tools/nccl_tests_sweep.py --costs    # 16 ranks, ring: without and with NCCL's costs
+    python3 tools/nccl_tests_sweep.py --costs    # the ring without and with NCCL's costs
 
-``--costs`` prints, per size, the ring's time and bus bandwidth as fabricsim runs it by default
+``--costs`` prints, per size (to 8 GiB), on the 16 ranks and on one server of 8 GPUs joined
+by NVSwitch, the ring's time and bus bandwidth as fabricsim runs it by default
 and with ``costs = "nccl"`` and ``protocol = "auto"`` (NCCL's latencies and the protocol its
 tuner picks; docs/workloads.md, "NCCL's protocols and latencies"), and the protocol that ran.
 
@@ -26,20 +27,27 @@ import time
 
 import fabricsim
 
-SIZES = [8, 64, 1 << 10, 8 << 10, 64 << 10, 512 << 10, 4 << 20, 32 << 20, 256 << 20, 1 << 30, 4 << 30]
-RADIX = {16: 8, 128: 16, 1024: 64}
+SIZES = [8, 64, 1 << 10, 8 << 10, 64 << 10, 512 << 10, 4 << 20, 32 << 20, 256 << 20, 1 << 30, 4 << 30, 8 << 30]
+RADIX = {8: 8, 16: 8, 128: 16, 1024: 64}
 LARGEST = {16: 4 << 30, 128: 256 << 20, 1024: 4 << 20}
+#: The largest size of the ``--costs`` tables (nccl-tests' ``-e 8G``).
+COSTS_LARGEST = 8 << 30
 
 
-def point(ranks: int, size: int, algorithm: str, costs: bool = False) -> tuple[float, float, str]:
+def point(ranks: int, size: int, algorithm: str, costs: bool = False, server: bool = False) -> tuple[float, float, str]:
     """(time us, busbw GB/s, the algorithm that ran; with ``costs``, the protocol) of one
-    allreduce."""
+    allreduce; with ``server``, on one server of ``ranks`` GPUs joined by NVSwitch (450 GB/s a
+    GPU each way: NVLink 4's 900 GB/s counts both directions) instead of one rank a host of the
+    fabric."""
     job = {"collective": "allreduce", "size": f"{size}B", "ranks": ranks, "algorithm": algorithm, "channels": 2}
     if algorithm in ("ring", "auto"):
         job["slice"] = "512KiB"
     if costs:
         job |= {"costs": "nccl", "protocol": "auto"}
-    s = {"seed": 1, "topology": {"hosts": ranks, "radix": RADIX[ranks]}, "lb": {"kind": "ops"}, "jobs": [job], "stop": {"max_time": "10s"}}
+    topology: dict[str, object] = {"hosts": ranks, "radix": RADIX[ranks]}
+    if server:
+        topology |= {"nics_per_server": ranks, "scale_up_rate": "3600Gbps"}
+    s = {"seed": 1, "topology": topology, "lb": {"kind": "ops"}, "jobs": [job], "stop": {"max_time": "10s"}}
     r = fabricsim.run(s)
     if not r.complete:
         raise SystemExit(f"{ranks} ranks, {size} B, {algorithm}: {r.summary['stop_reason']}")
@@ -88,16 +96,20 @@ def main() -> None:
 
 
 def costs_table() -> None:
-    """The 16-rank ring without and with NCCL's latencies and protocols."""
-    rows = [
-        "| size | time us | busbw GB/s | with NCCL's costs: time us | busbw GB/s | protocol |",
-        "|---|---|---|---|---|---|",
-    ]
-    for size in (s for s in SIZES if s <= 1 << 30):
-        t0, bw0, _ = point(16, size, "ring")
-        t1, bw1, proto = point(16, size, "ring", costs=True)
-        rows.append(f"| {_size(size)} | {t0:,.1f} | {bw0:.2f} | {t1:,.1f} | {bw1:.2f} | {proto} |")
-    sys.stdout.write("\n".join(rows) + "\n")
+    """The 16-rank ring over the fabric and the 8-GPU ring over NVSwitch, without and with
+    NCCL's latencies and protocols."""
+    for ranks, server, title in ((16, False, "16 servers, 400 Gb/s"), (8, True, "8 GPUs on one NVSwitch, 450 GB/s each way")):
+        rows = [
+            f"{title}:",
+            "",
+            "| size | time us | busbw GB/s | with NCCL's costs: time us | busbw GB/s | protocol |",
+            "|---|---|---|---|---|---|",
+        ]
+        for size in (s for s in SIZES if s <= COSTS_LARGEST):
+            t0, bw0, _ = point(ranks, size, "ring", server=server)
+            t1, bw1, proto = point(ranks, size, "ring", costs=True, server=server)
+            rows.append(f"| {_size(size)} | {t0:,.1f} | {bw0:.2f} | {t1:,.1f} | {bw1:.2f} | {proto} |")
+        sys.stdout.write("\n".join(rows) + "\n\n")
 
 
 if __name__ == "__main__":
