@@ -31,7 +31,7 @@ use crate::engine::rng::Rng;
 use crate::error::{ensure, ScenarioError};
 use crate::packet::mp_ev::MpEvLayout;
 use crate::units::{Duration, SizeOrBdp};
-use routing::{LoadSense, RoutingConfig, Rule};
+use routing::{HashFunction, LoadSense, RoutingConfig, Rule};
 
 pub use port::{EgressPort, PortStats, Scheduler};
 
@@ -200,6 +200,11 @@ pub struct SwitchConfig {
     /// source port. docs/workloads.md, "Queue pairs and hashing".
     #[serde(default)]
     pub hash_fields: HashFields,
+    /// The hash ECMP computes over those fields: `"mix"` (an ideal salted mix), or as switch ASICs offer it, `"crc32"`,
+    /// `"crc16"` (the seed the CRC's initial value) or `"xor"` (a fold of the fields' 16-bit words: flows with the same
+    /// source XOR destination and ports collide). docs/workloads.md, "Queue pairs and hashing".
+    #[serde(default)]
+    pub hash_function: HashFunction,
     /// What `routing = "adaptive"` reads of a port's load (docs/scenario.md: one row a field).
     #[serde(default)]
     #[schemars(extend("x-rows" = true))]
@@ -280,6 +285,7 @@ impl Default for SwitchConfig {
             weights: Vec::new(),
             hash_seed: HashSeed::default(),
             hash_fields: HashFields::default(),
+            hash_function: HashFunction::default(),
             adaptive: AdaptiveConfig::default(),
         }
     }
@@ -325,6 +331,7 @@ pub struct SwitchModel {
     pub mp_ev: MpEvLayout,
     pub hash_seed: HashSeed,
     pub hash_fields: HashFields,
+    pub hash_function: HashFunction,
     /// Each host node's downlink index at its edge switch (what `pin` routes by).
     pub slices: std::sync::Arc<[u16]>,
 }
@@ -450,6 +457,7 @@ impl SwitchConfig {
             mp_ev: MpEvLayout::new(ctx.up_ports),
             hash_seed: self.hash_seed,
             hash_fields: self.hash_fields,
+            hash_function: self.hash_function,
             slices: ctx.slices.into(),
         })
     }

@@ -150,3 +150,27 @@ fn queue_pairs_spread_over_the_uplinks_only_where_the_switches_hash_them_or_the_
     // a source port a queue pair (the default EVS): apart on the 5-tuple too
     assert!(uplinks("five_tuple", 4, 65536) >= 2, "4 source ports hashed apart");
 }
+
+#[test]
+fn an_xor_hash_sends_flows_of_one_source_xor_destination_on_one_uplink_where_a_crc_spreads_them() {
+    // leaf 0's 8 hosts each send to host k + 16 (leaf 2): source XOR destination is 16 for every
+    // flow, and with one source port a NIC (evs_size = 1) and no queue pair hashed, a fold of
+    // XORs gives them one hash, so one uplink; a CRC or the mix spreads them
+    let uplinks = |function: &str| {
+        let list: Vec<(u32, u32, &str, &str)> = (0..8).map(|k| (k, k + 16, "1MiB", "0us")).collect();
+        let text = fabric128(&format!(
+            "[switch]\nhash_fields = \"five_tuple\"\nhash_function = \"{function}\"\n[lb]\nkind = \"ecmp\"\nevs_size = 1\n{}",
+            flows(&list)
+        ));
+        let r = run(&text);
+        assert_eq!(r.summary.status, "complete");
+        let (names, data) = (r.ports.str("name"), r.ports.u64("data_packets"));
+        names.iter().zip(data).filter(|(n, &d)| n.starts_with("leaf0:up") && d > 0).count()
+    };
+    assert_eq!(uplinks("xor"), 1);
+    for function in ["crc32", "crc16", "mix"] {
+        assert!(uplinks(function) >= 3, "{function}: {} uplinks", uplinks(function));
+    }
+    let err = scenario(&fabric128("[switch]\nhash_function = \"md5\"\n")).expect_err("md5");
+    assert!(err.message.contains("crc32"), "{}", err.message);
+}

@@ -15,6 +15,7 @@
 //! with fewer hashing tiers, not a seed).
 
 use super::adaptive::PortLoads;
+use super::support::header_hash::{self, HashFunction};
 use super::Route;
 use crate::engine::rng::Rng;
 use crate::switch::{HashFields, SwitchModel};
@@ -27,7 +28,7 @@ use crate::packet::Ev;
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "routing",
     name: "ecmp",
-    summary: "hash of the 5-tuple (the EV as the UDP source port) and the destination queue pair (`switch.hash_fields`) with the switch's salt (`switch.hash_seed`) over the group's ports (a fat tree's up-ports)",
+    summary: "hash (`switch.hash_function`) of the 5-tuple (the EV as the UDP source port) and the destination queue pair (`switch.hash_fields`) with the switch's salt (`switch.hash_seed`) over the group's ports (a fat tree's up-ports)",
     reference: "RFC 2992; ARCANE sec. 2",
 };
 
@@ -40,14 +41,17 @@ pub fn choose(r: &Route, group: &[u32], pkt: &Packet, set: Option<&[u32]>, _rng:
 }
 
 /// The switch's hash of `pkt` onto `n` ports: its 5-tuple and EV, and its queue pair unless
-/// `switch.hash_fields = "five_tuple"`.
+/// `switch.hash_fields = "five_tuple"`, by `switch.hash_function` (`support/header_hash.rs`).
 #[inline]
 pub fn hash(r: &Route, pkt: &Packet, m: &SwitchModel, n: u32) -> u32 {
     let qp = match m.hash_fields {
-        HashFields::FiveTupleQp => pkt.flow,
-        HashFields::FiveTuple => 0,
+        HashFields::FiveTupleQp => Some(pkt.flow),
+        HashFields::FiveTuple => None,
     };
-    ecmp_index(r.salt, pkt.src, pkt.dst, qp, pkt.ev, n)
+    match m.hash_function {
+        HashFunction::Mix => ecmp_index(r.salt, pkt.src, pkt.dst, qp.unwrap_or(0), pkt.ev, n),
+        f => header_hash::index(f, r.salt, pkt.src, pkt.dst, pkt.ev, qp, n),
+    }
 }
 
 /// A salted hash of the hosts, the queue pair id (`conn`, 0 for none) and the EV, mapped

@@ -14,6 +14,9 @@ use crate::packet::Packet;
 use crate::registry::{named_kinds, AlgorithmInfo};
 use crate::switch::SwitchModel;
 pub use adaptive::{LoadSense, PortLoads};
+pub use support::header_hash::{self, HashFunction};
+
+pub mod support;
 
 /// Declares the rules, one line each (`Variant => module`): each module has `INFO` and
 /// `choose`, the member of a group a switch of that rule picks.
