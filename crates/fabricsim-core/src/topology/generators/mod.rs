@@ -58,8 +58,9 @@ macro_rules! topology_kind {
             pub nics_per_server: u32,
             /// GPU servers with a scale-up network (NVLink through an NVSwitch, say): each server's `nics_per_server` hosts
             /// are its GPUs, each with its own NIC on the fabric, joined inside the server by a non-blocking switch whose
-            /// port per GPU has this rate (`"7200Gbps"` is 900 GB/s). A message between two GPUs of one server crosses it
-            /// and never touches a NIC or the fabric (flows column `scale_up`). Needs `nics_per_server` ≥ 2. Model:
+            /// port per GPU has this rate each way (`"7200Gbps"` is 900 GB/s each way, NVLink 5's; H100's NVLink 4, "900
+            /// GB/s" counting both directions, is `"3600Gbps"`). A message between two GPUs of one server crosses it and
+            /// never touches a NIC or the fabric (flows column `scale_up`). Needs `nics_per_server` ≥ 2. Model:
             /// [model.md](model.md#scale-up-networks).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             #[schemars(extend("x-default" = "absent (none)"))]
