@@ -171,3 +171,15 @@ fn every_algorithm_runs_with_nccls_costs_within_its_bounds_and_one_call_a_rank_a
         assert_eq!(two.jobs.opt_u64("jct_ps"), jct, "{algorithm} {op} on 2 threads");
     }
 }
+
+#[test]
+fn a_steps_latency_reads_its_hosts_idle_latency_on_a_fabric_that_renumbers_them() {
+    // rails: NIC 0 of servers 0 and 1 (hosts 0 and 8) hang on one leaf, 2 us apart, though
+    // host 8 is not the leaf's 9th port; each step waits NCCL's 14 us less those 2 us
+    let text = "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nrails = true\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n\
+                [transport]\nack_every = 1024\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"64B\"\nhosts = [0, 8]\ncosts = \"nccl\"\n";
+    let r = run(text);
+    assert_eq!(r.summary.status, "complete");
+    assert_eq!(r.flows.u64("path_links")[0], 2, "one leaf");
+    steps_wait(&r, 2, 12_000_000);
+}

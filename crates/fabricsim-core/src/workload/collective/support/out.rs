@@ -94,11 +94,12 @@ impl Costs {
         Costs { latencies, protocol, routes: Routes::new(topo.clone()), pairs: RefCell::default() }
     }
 
-    /// What `algorithm` under `protocol` costs a collective on `hosts` (host nodes): NCCL's
-    /// latencies by its ranks a server and servers.
+    /// What `algorithm` under `protocol` costs a collective on `hosts` (the scenario's host
+    /// ids, as a workload makes its messages): NCCL's latencies by its ranks a server and
+    /// servers.
     pub fn of(&self, algorithm: AlgorithmKind, protocol: Protocol, hosts: &[u32]) -> StepCosts {
-        let topo = self.routes.topology();
-        let servers: std::collections::BTreeSet<u32> = hosts.iter().map(|&h| topo.host(h) / topo.nics()).collect();
+        let nics = self.routes.topology().nics();
+        let servers: std::collections::BTreeSet<u32> = hosts.iter().map(|&h| h / nics).collect();
         let servers = servers.len().max(1) as u32;
         StepCosts::new(algorithm, protocol, self.latencies, (hosts.len() as u32).div_ceil(servers), servers)
     }
@@ -123,16 +124,17 @@ impl Costs {
         StepCosts { base: 0, ..self.of(AlgorithmKind::Ring, protocol, &[src, dst]) }
     }
 
-    /// What a step from host node `src` to `dst` under `step` adds to its message's release.
+    /// What a step from host `src` to `dst` (the scenario's ids: a run numbers its host nodes
+    /// otherwise, `Topology::slot`) under `step` adds to its message's release.
     fn added(&self, step: &StepCosts, src: u32, dst: u32) -> Time {
         if step.net == 0 && step.nvlink == 0 {
             return 0;
         }
-        let (scale_up, idle) = *self
-            .pairs
-            .borrow_mut()
-            .entry((src, dst))
-            .or_insert_with(|| (self.routes.topology().scale_up_between(src, dst).is_some(), self.routes.notice_latency(src, dst)));
+        let (scale_up, idle) = *self.pairs.borrow_mut().entry((src, dst)).or_insert_with(|| {
+            let topo = self.routes.topology();
+            let (a, b) = (topo.slot(src), topo.slot(dst));
+            (topo.scale_up_between(a, b).is_some(), self.routes.notice_latency(a, b))
+        });
         step.step(scale_up, idle)
     }
 }
