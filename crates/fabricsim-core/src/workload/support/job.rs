@@ -66,6 +66,12 @@ impl JobInfo {
 }
 
 impl JobConfig {
+    /// Whether it counts NCCL's latencies (`costs = "nccl"`): its ranks' calls start its
+    /// collectives.
+    fn nccl_latencies(&self) -> bool {
+        self.costs == Some(CostsModel::Nccl)
+    }
+
     /// The hosts of the ranks, in rank order. Placed ranks take hosts no earlier job holds;
     /// listed hosts are taken as given (and held from later placed jobs).
     fn hosts(&self, i: usize, topo: &Topology, held: &[bool], rng: &mut Rng) -> Result<Vec<u32>, ScenarioError> {
@@ -161,8 +167,7 @@ pub fn plan(
                 (None, 0)
             }
         };
-        let calls = job.costs == Some(CostsModel::Nccl);
-        infos.push(JobInfo { name, op, size, iterations: job.iterations, trace: false, hosts: ranks, calls });
+        infos.push(JobInfo { name, op, size, iterations: job.iterations, trace: false, hosts: ranks, calls: job.nccl_latencies() });
     }
     Ok(infos)
 }
@@ -291,7 +296,7 @@ fn collective(
 /// What NCCL's stack adds to job `job`'s messages (`None`: nothing, Simple without NCCL's
 /// latencies: [`crate::workload::collective::nccl`]).
 fn costs(job: &JobConfig, topo: &Arc<Topology>) -> Option<Costs> {
-    let (latencies, protocol) = (job.costs == Some(CostsModel::Nccl), job.protocol.unwrap_or_default());
+    let (latencies, protocol) = (job.nccl_latencies(), job.protocol.unwrap_or_default());
     (latencies || protocol != ProtocolChoice::Simple).then(|| Costs::new(topo, latencies, protocol))
 }
 

@@ -62,14 +62,6 @@ pub enum Protocol {
 impl Protocol {
     pub const ALL: [Protocol; 3] = [Protocol::Ll, Protocol::Ll128, Protocol::Simple];
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Ll => "ll",
-            Protocol::Ll128 => "ll128",
-            Protocol::Simple => "simple",
-        }
-    }
-
     /// Bytes a message of `bytes` data bytes carries under this protocol.
     pub fn wire(self, bytes: u64) -> u64 {
         match self {

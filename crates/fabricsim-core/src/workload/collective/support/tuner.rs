@@ -128,11 +128,6 @@ pub fn best(
     best.map(|(x, _)| x)
 }
 
-/// The algorithm NCCL's tuner picks for `op` under Simple (see the module).
-pub fn choose(op: Op, n: usize, bytes: u64, rate_bps: u64, channels: u32) -> AlgorithmKind {
-    resolve(None, ProtocolChoice::Simple, op, n, bytes, rate_bps, channels).0
-}
-
 /// The algorithm and protocol a job runs: the given ones, or where `auto` (an algorithm of
 /// `None`: auto), what the tuner picks among NCCL's for `op` (an allreduce: tree or ring; the
 /// rest as NCCL runs them over a network). A protocol left to the tuner for an algorithm it
@@ -146,14 +141,12 @@ pub fn resolve(
     rate_bps: u64,
     channels: u32,
 ) -> (AlgorithmKind, Protocol) {
-    let algorithms: &[AlgorithmKind] = match algorithm {
-        Some(ref k) => std::slice::from_ref(k),
-        None if op == Op::Allreduce => &[AlgorithmKind::Tree, AlgorithmKind::Ring],
-        None => &[],
-    };
     let fallback = algorithm.unwrap_or(AlgorithmKind::default_for(op));
+    let algorithms: &[AlgorithmKind] = match algorithm {
+        None if op == Op::Allreduce => &[AlgorithmKind::Tree, AlgorithmKind::Ring],
+        _ => std::slice::from_ref(&fallback),
+    };
     let protocols = protocol.candidates();
-    let algorithms = if algorithms.is_empty() { std::slice::from_ref(&fallback) } else { algorithms };
     best(algorithms, protocols, op, n, bytes, rate_bps, channels)
         .unwrap_or((fallback, if protocols.len() == 1 { protocols[0] } else { Protocol::Simple }))
 }
@@ -161,6 +154,11 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The algorithm NCCL's tuner picks for `op` under Simple.
+    fn choose(op: Op, n: usize, bytes: u64, rate_bps: u64, channels: u32) -> AlgorithmKind {
+        resolve(None, ProtocolChoice::Simple, op, n, bytes, rate_bps, channels).0
+    }
 
     const G400: u64 = 400_000_000_000;
 
