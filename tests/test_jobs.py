@@ -289,3 +289,40 @@ def test_the_costs_table_workloads_md_quotes_is_what_the_sweep_gives():
         t1, bw1, proto = tool.point(ranks, size, "ring", costs=True, server=server)
         row = f"| {tool._size(size)} | {t0:,.1f} | {bw0:.2f} | {t1:,.1f} | {bw1:.2f} | {proto} |"
         assert row in page, row
+
+
+def test_the_training_schedules_tables_workloads_md_quotes():
+    """docs/workloads.md's interleaved-schedule and context-parallelism tables (Llama 3 8B on 32
+    GPUs) and the ablation with a vocabulary of 8, re-run."""
+    page = " ".join((ROOT / "docs" / "workloads.md").read_text().split())
+    topology = {"hosts": 32, "radix": 8, "nics_per_server": 8, "rails": True, "scale_up_rate": "7200Gbps"}
+
+    def step(parallel: dict[str, int], model: object = "llama3-8b") -> fabricsim.Results:
+        par = {**parallel, "micro_batches": 8, "gpu_tflops": 400}
+        s = {"seed": 1, "topology": topology, "stop": {"max_time": "100s"}, "jobs": [{"model": model, "ranks": 32, "parallel": par}]}
+        r = fabricsim.run(s)
+        assert r.complete
+        return r
+
+    def ms(r: fabricsim.Results, column: str) -> str:
+        return f"{r.jobs[column][0] / 1e9:.1f}"
+
+    for vpp in (1, 2, 4, 8):
+        r = step({"tp": 8, "pp": 4, "vpp": vpp})
+        row = f"| {vpp} | {ms(r, 'compute_only_ps')} | {ms(r, 'jct_ps')} | {ms(r, 'exposed_comm_ps')} |"
+        assert row in page, row
+    ablation = [ms(step({"tp": 8, "pp": 4, "vpp": v}, {"preset": "llama3-8b", "vocab": 8}), "compute_only_ps") for v in (1, 2, 4, 8)]
+    assert f"they are {ablation[0]}, {ablation[1]}, {ablation[2]} and {ablation[3]} ms" in page, ablation
+    context = (
+        ("tp 8, pp 4", {"tp": 8, "pp": 4}),
+        ("tp 8, pp 4, vpp 2", {"tp": 8, "pp": 4, "vpp": 2}),
+        ("tp 8, cp 2, pp 2", {"tp": 8, "cp": 2, "pp": 2}),
+        ("tp 8, cp 2, pp 2, vpp 2", {"tp": 8, "cp": 2, "pp": 2, "vpp": 2}),
+    )
+    for label, parallel in context:
+        r = step(parallel)
+        steps = r.steps
+        cp = steps.filter(steps["kind"] == "cp")["bytes"].sum() / 1e9
+        kv = f"{cp:.1f} GB" if cp else "-"
+        row = f"| {label} | {ms(r, 'compute_only_ps')} | {ms(r, 'jct_ps')} | {ms(r, 'exposed_comm_ps')} | {kv} |"
+        assert row in page, row

@@ -179,4 +179,16 @@ mod tests {
         let t = estimate_us(AlgorithmKind::Ring, Protocol::Simple, Op::Allreduce, 16, 1 << 30, G400, 2).unwrap();
         assert!((t - (1.4 * 428.4 + (1u64 << 30) as f64 / (1000.0 * 50.0 * 16.0 / 30.0))).abs() < 1e-6, "{t}");
     }
+
+    #[test]
+    fn the_protocols_estimates_are_the_ones_docs_workloads_md_quotes() {
+        // 16 ranks, 400 Gb/s, 2 channels (docs/workloads.md, "NCCL's protocols and latencies"):
+        // at 512 KiB LL is capped at 20.4 GB/s, 6.6 + 30 x 5 + 2^19 / (20.4 x 16/30) us
+        let ring = |p, bytes| estimate_us(AlgorithmKind::Ring, p, Op::Allreduce, 16, bytes, G400, 2).unwrap();
+        assert_eq!(format!("{:.0}", ring(Protocol::Ll, 512 << 10)), "205");
+        // at 32 MiB LL128 (14 + 30 x 8.5, at 0.92 of the NIC) beats Simple (its plateau)
+        assert_eq!(format!("{:.2}", ring(Protocol::Ll128, 32 << 20) / 1e3), "1.64");
+        assert_eq!(format!("{:.2}", ring(Protocol::Simple, 32 << 20) / 1e3), "1.86");
+        assert_eq!(resolve(Some(AlgorithmKind::Ring), ProtocolChoice::Auto, Op::Allreduce, 16, 32 << 20, G400, 2).1, Protocol::Ll128);
+    }
 }
