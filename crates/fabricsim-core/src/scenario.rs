@@ -34,7 +34,7 @@ use crate::workload::job::{self, JobConfig, JobInfo};
 use crate::workload::trace::LoadWindow;
 use crate::workload::window::Far;
 use crate::workload::{relay, stripe};
-use crate::workload::{Deps, MessageSpec, WorkloadConfig};
+use crate::workload::{Deps, MessageSpec, Via, WorkloadConfig};
 
 /// A whole scenario. Its fields' doc comments (and those of the tables they hold) are the
 /// reference: docs/scenario.md's tables and the scenario's JSON schema are generated from them
@@ -307,7 +307,10 @@ impl Scenario {
             let count = ((m.share * messages.len() as f64).round() as usize).clamp(1.min(messages.len()), messages.len());
             for &i in &order[..count] {
                 messages[i].class = m.class as u8;
-                messages[i].pinned = true;
+                // a scale-up switch's legs keep their way (no path to pin)
+                if messages[i].via == Via::Lb {
+                    messages[i].via = Via::Pinned;
+                }
             }
         }
         if let Some((i, f)) = messages.iter().enumerate().find(|(_, f)| u32::from(f.class) >= switch.classes) {

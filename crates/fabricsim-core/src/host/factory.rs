@@ -62,7 +62,7 @@ impl ConnFactory {
     /// The load balancers of a message's connections, in order, drawn from `rng`.
     pub fn load_balancers(&self, spec: &MessageSpec, rng: &mut Rng) -> Vec<HostLb> {
         let n = self.shares(spec.bytes).len();
-        (0..n).map(|_| if spec.pinned { HostLb::Ecmp(ecmp::Ecmp::new(MAX_EVS, rng)) } else { self.lb.build(&self.lb_ctx, rng) }).collect()
+        (0..n).map(|_| if spec.pinned() { HostLb::Ecmp(ecmp::Ecmp::new(MAX_EVS, rng)) } else { self.lb.build(&self.lb_ctx, rng) }).collect()
     }
 
     /// How long a notification from host `from` takes to reach host `to`

@@ -31,7 +31,7 @@ use crate::topology::Routes;
 use crate::workload::collective::{heard, ideal_finish, nic_bounds, released, Hearing, Lane, Tag};
 use crate::workload::job::JobInfo;
 use crate::workload::training::KINDS;
-use crate::workload::{Deps, MessageSpec};
+use crate::workload::{Deps, MessageSpec, Via};
 
 /// The jobs and steps tables, and (max JCT ns, mean JCT ns, max JCT slowdown).
 pub struct JobTables {
@@ -128,12 +128,13 @@ impl Plan<'_> {
         !m.is_compute() && self.routes.topology().scale_up_between(m.src, m.dst).is_some()
     }
     /// What message `i` holds while it is sent: its sender's NIC, its scale-up port, or
-    /// nothing shared (a compute task, or any message of a training job).
+    /// nothing shared (a compute task, a leg out of a scale-up switch, or any message of a
+    /// training job).
     fn lane(&self, i: usize) -> Lane {
         let job = self.tags[i].job;
         match &self.specs[i] {
             _ if job != Tag::NONE.job && self.jobs[job as usize].training() => Lane::Alone,
-            m if m.is_compute() => Lane::Alone,
+            m if m.is_compute() || m.via == Via::OutOfSwitch => Lane::Alone,
             _ if self.on_scale_up(i) => Lane::ScaleUp,
             _ => Lane::Nic,
         }

@@ -204,10 +204,13 @@ impl Topology {
     }
 
     /// The scale-up network between two host nodes, if they are GPUs of one server with one.
+    /// From a GPU to itself (only a leg through the switch goes so: `workload::Via`) it is
+    /// the GPU's own network, of no latency: the leg's other end is the switch.
     #[inline]
     pub fn scale_up_between(&self, a: u32, b: u32) -> Option<ScaleUp> {
         let n = self.hosts.nics;
-        self.hosts.scale_up.filter(|_| a != b && self.host(a) / n == self.host(b) / n)
+        let up = self.hosts.scale_up.filter(|_| self.host(a) / n == self.host(b) / n)?;
+        Some(if a == b { ScaleUp { latency: 0, ..up } } else { up })
     }
 
     /// The GPU (host node) of host node `a`'s server that relays what `a` sends to host node

@@ -25,8 +25,9 @@ pub struct MessageSpec {
     pub start: Time,
     /// Data class at the switches.
     pub class: u8,
-    /// Pinned to one path (ECMP) whatever the scenario's load balancer (`[mixed]`).
-    pub pinned: bool,
+    /// How it travels: by the load balancer, pinned to one path, or through its server's
+    /// scale-up switch (NVLink SHARP's legs).
+    pub via: Via,
     /// With dependencies ([`Deps`]): the time between the last of them completing and this
     /// message's release (compute time).
     pub delay: Time,
@@ -56,8 +57,32 @@ impl MessageSpec {
 
     /// A message with no delay, not pinned.
     pub fn new(src: u32, dst: u32, bytes: u64, start: Time, class: u8) -> MessageSpec {
-        MessageSpec { src, dst, bytes, start, class, pinned: false, delay: 0, cpu: None, qp: 0 }
+        MessageSpec { src, dst, bytes, start, class, via: Via::Lb, delay: 0, cpu: None, qp: 0 }
     }
+
+    /// Pinned to one path (ECMP) whatever the scenario's load balancer (`[mixed]`).
+    #[inline]
+    pub fn pinned(&self) -> bool {
+        self.via == Via::Pinned
+    }
+}
+
+/// How a message travels ([`MessageSpec::via`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Via {
+    /// Over the fabric by the scenario's load balancer; on a scale-up network from its
+    /// source's port to its destination's.
+    #[default]
+    Lb,
+    /// Over the fabric on one path (ECMP) whatever the scenario's load balancer (`[mixed]`).
+    Pinned,
+    /// Into its server's scale-up switch, which reduces or multicasts it (NVLink SHARP): it
+    /// holds its source's port and no destination port; its destination (the GPU the switch
+    /// works for) counts it when its last bit is in (`host::nic::scale_up`).
+    IntoSwitch,
+    /// Out of the switch (a reduction's result, a multicast's copy): it holds its destination's
+    /// port and no source port.
+    OutOfSwitch,
 }
 
 /// The hosts a workload runs on.

@@ -18,6 +18,7 @@ mod lb;
 mod multi_plane;
 mod nccl;
 mod nic;
+mod nvls;
 mod params;
 mod parser_fuzz;
 mod pfc;

@@ -13,6 +13,15 @@
 //!   and the last bit is delivered at `o + B / R` (`UpDone`). Both ports run at `R`, so the
 //!   bytes never wait inside the switch unless two sources send to one destination at once.
 //!
+//! NVLink SHARP (NVLS, `workload::collective::nvls`) reduces and multicasts inside the switch;
+//! its messages are legs between a GPU and the switch (`workload::Via`), each holding one port:
+//! a leg *into* the switch holds only its source's port and is counted by its destination (the
+//! GPU the switch reduces for, or the source itself) `L` after it starts, plus `B / R`; a leg
+//! *out of* it holds only its destination's port, which it reaches `L` after its release. A
+//! leg between a GPU and itself (its own contribution, its own result or copy) has no latency:
+//! its other end is the switch. So a reduction or multicast takes one `L` from GPU to GPU, as a
+//! message does.
+//!
 //! Alone, a message takes exactly `L + B / R`: its ideal. Two messages into one GPU at once
 //! take `L + B / R` and `L + 2 B / R` (max-min fair sharing would finish both at the later
 //! time; the total is the same). Each port belongs to its GPU's host: the source's only by
@@ -27,6 +36,17 @@ use crate::engine::Event;
 use crate::switch::links::Sink;
 use crate::time::{serialization, Time};
 use crate::topology::ScaleUp;
+use crate::workload::{MessageSpec, Via};
+
+/// The latency of `spec`'s message on `net`: none from a GPU to itself (a leg between it and
+/// the switch), `L` otherwise.
+fn latency(net: ScaleUp, spec: &MessageSpec) -> Time {
+    if spec.src == spec.dst {
+        0
+    } else {
+        net.latency
+    }
+}
 
 /// Each host's two ports on its server's scale-up network, and when its messages were sent
 /// and received on it.
@@ -83,11 +103,16 @@ impl Nics {
         let net = self.up.net.expect("a scale-up message needs a scale-up network");
         h.pending -= 1;
         h.up_sent += 1;
-        let port = &mut self.up.out_free[self.slot.of(spec.src)];
-        let start = now.max(*port);
-        *port = start + serialization(spec.bytes, net.rate);
+        let start = if spec.via == Via::OutOfSwitch {
+            now
+        } else {
+            let port = &mut self.up.out_free[self.slot.of(spec.src)];
+            let start = now.max(*port);
+            *port = start + serialization(spec.bytes, net.rate);
+            start
+        };
         self.up.time(m, 0, start);
-        out.tell(spec.dst, start + net.latency, Event::UpArrive(m));
+        out.tell(spec.dst, start + latency(net, &spec), Event::UpArrive(m));
     }
 
     /// `UpArrive`: message `m`'s first bit reached its destination's port, which delivers it
@@ -95,8 +120,14 @@ impl Nics {
     pub(super) fn up_arrive(&mut self, _h: &mut Host, out: &mut Sink, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
         let net = self.up.net.expect("a scale-up message needs a scale-up network");
+        let wire = serialization(spec.bytes, net.rate);
+        if spec.via == Via::IntoSwitch {
+            // the switch takes it: no port of the destination's
+            out.schedule(now + wire, Event::UpDone(m));
+            return;
+        }
         let port = &mut self.up.in_free[self.slot.of(spec.dst)];
-        *port = now.max(*port) + serialization(spec.bytes, net.rate);
+        *port = now.max(*port) + wire;
         out.schedule(*port, Event::UpDone(m));
     }
 
@@ -111,8 +142,9 @@ impl Nics {
             return;
         }
         self.completed(h, out, now, m as usize);
-        if self.dependents.of(m as usize).iter().any(|&d| self.messages[d as usize].spec.src == spec.src) {
-            let latency = self.up.net.map_or(0, |n| n.latency);
+        // (a leg from a GPU to itself was heard at once, above)
+        if spec.src != spec.dst && self.dependents.of(m as usize).iter().any(|&d| self.messages[d as usize].spec.src == spec.src) {
+            let latency = self.up.net.map_or(0, |n| latency(n, &spec));
             h.notices_sent += 1;
             out.tell(spec.src, now + latency, Event::UpAck(m));
         }

@@ -46,7 +46,7 @@ impl MessageColumns {
                     *x = spec.class as u64;
                 }
                 if let Some(x) = pinned.get_mut(i) {
-                    *x = spec.pinned;
+                    *x = spec.pinned();
                 }
                 if let Some(x) = path_links.get_mut(i) {
                     // compute tasks and scale-up messages cross no fabric link

@@ -249,6 +249,7 @@ algorithms! {
     Direct => direct::Direct,
     Tree => tree::Tree,
     Hierarchical => hierarchical::Hierarchical,
+    Nvls => nvls::Nvls,
 }
 
 impl AlgorithmKind {

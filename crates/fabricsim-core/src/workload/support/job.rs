@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use crate::topology::Topology;
 use crate::units::Size;
-use crate::workload::collective::nccl::{CostsModel, ProtocolChoice};
-use crate::workload::collective::{ring, share, tuner, AlgorithmKind, Builder, Costs, Op, Out, QpCycle, Ranks, Sink, Tag};
+use crate::workload::collective::nccl::{CostsModel, Protocol, ProtocolChoice};
+use crate::workload::collective::{nvls, ring, share, tuner, AlgorithmKind, Builder, Costs, Op, Out, QpCycle, Ranks, Sink, Tag};
 use crate::workload::training::{ModelConfig, Trainer};
 use crate::workload::{check_size, MessageSpec};
 
@@ -228,6 +228,10 @@ fn collective(
         ensure(op == Op::Alltoall, &at("max_connections"), k, "allowed: only for collective = \"alltoall\"")?;
         ensure(k >= 1, &at("max_connections"), k, "allowed: 1 or more")?;
     }
+    let nvls = algorithm == AlgorithmKind::Nvls;
+    if nvls {
+        check_nvls(&at, topo, protocol)?;
+    }
     let slice = match job.slice {
         None => 0,
         Some(s) => {
@@ -235,23 +239,25 @@ fn collective(
             let ring = algorithm == AlgorithmKind::Ring && op != Op::Broadcast;
             let auto = job.algorithm == Some(AlgorithmChoice::Auto);
             ensure(
-                ring || auto,
+                ring || nvls || auto,
                 &at("slice"),
                 s,
-                "allowed: with algorithm = \"ring\" (or \"auto\") for allreduce, reduce_scatter or allgather",
+                "allowed: with algorithm = \"ring\" (or \"auto\") for allreduce, reduce_scatter or allgather, or \"nvls\"",
             )?;
-            if ring {
+            if ring || nvls {
                 s.0
             } else {
                 0
             }
         }
     };
-    // each channel's part, and the slices of its largest step
+    // each channel's part, and the slices of its largest step (nvls: of each head's part)
     let part = |c: u32| share(size, u64::from(channels), u64::from(c));
-    let pieces = ring::slices(part(0), n, slice);
-    // and with slices, a compute task a rank and channel joins what its first pieces wait for
-    let joins = if pieces > 1 { n as u64 } else { 0 };
+    let pieces =
+        if nvls { nvls::pieces(part(0), n, if slice == 0 { nvls::CHUNK } else { slice }) } else { ring::slices(part(0), n, slice) };
+    // and with slices (always with nvls), a compute task a rank and channel joins what its
+    // first pieces wait for
+    let joins = if pieces > 1 || nvls { n as u64 } else { 0 };
     let costs = costs(job, topo);
     let step = costs.as_ref().map(|c| (c, c.of(algorithm, protocol, ranks)));
     // with NCCL's latencies, each rank's call of each channel's collective
@@ -291,6 +297,19 @@ fn collective(
         entry = done;
     }
     Ok(())
+}
+
+/// `algorithm = "nvls"` needs its server's scale-up switch and runs NCCL's Simple protocol only
+/// (NCCL's tuner skips NVLS under LL and LL128).
+fn check_nvls(at: &dyn Fn(&str) -> String, topo: &Topology, protocol: Protocol) -> Result<(), ScenarioError> {
+    ensure(
+        topo.scale_up().is_some(),
+        &at("algorithm"),
+        "nvls",
+        "allowed: only on a fabric whose servers have a scale-up network (topology.scale_up_rate), whose switch reduces",
+    )?;
+    let given = if protocol == Protocol::Ll { "ll" } else { "ll128" };
+    ensure(protocol == Protocol::Simple, &at("protocol"), given, "allowed with nvls: \"simple\" or \"auto\" (NVLS runs Simple only)")
 }
 
 /// What NCCL's stack adds to job `job`'s messages (`None`: nothing, Simple without NCCL's

@@ -88,7 +88,8 @@ pub struct JobConfig {
     /// How it is done (algorithms.md). `halving_doubling` needs a power-of-two rank count; `tree` (NCCL's double binary
     /// tree) is for allreduce only; `direct` is for alltoall only; `hierarchical` (rings inside each server, then one ring
     /// per rail across servers) is for allreduce, reduce_scatter and allgather, on jobs with as many ranks on every server
-    /// they use. `auto`: what NCCL's tuner picks, ring or tree for an allreduce by its latency and bandwidth model (under the job's
+    /// they use; `nvls` (NVLink SHARP: the scale-up switch reduces and multicasts) is for allreduce, reduce_scatter and
+    /// allgather on the GPUs of one server with a scale-up network, under Simple. `auto`: what NCCL's tuner picks (never nvls), ring or tree for an allreduce by its latency and bandwidth model (under the job's
     /// `protocol`, one GPU per node: [workloads.md](workloads.md#collectives-as-nccl-runs-them)), the ring for
     /// reduce_scatter, allgather and broadcast, `direct` for alltoall.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,10 +109,10 @@ pub struct JobConfig {
     pub qps: Option<u32>,
     /// Ring allreduce, reduce_scatter and allgather (`ring`, or `auto` where it picks the ring): each step's message cut
     /// into pieces of at most this size, each forwarded as soon as it arrives (NCCL's slices), so a step pipelines across
-    /// the ring. A slice below a packet's payload is warned of: each piece is then a message of its own, and the run is
-    /// bound by per-message work.
+    /// the ring; `nvls`: each head's part cut into pieces of at most this size, pipelined. A slice below a packet's payload
+    /// is warned of: each piece is then a message of its own, and the run is bound by per-message work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-default" = "- (a step is one message)"))]
+    #[schemars(extend("x-default" = "- (a step is one message; nvls: 128 KiB, NCCL's NVLS chunk)"))]
     pub slice: Option<Size>,
     /// NCCL's protocol: `simple` (the data as it is), `ll` (16-byte lines of 8 data bytes and two flags: twice the bytes),
     /// `ll128` (128-byte lines of 120 data bytes), or `auto`: what NCCL's tuner picks with the algorithm (with `algorithm =

@@ -115,6 +115,9 @@ const BASE_US: [[f64; 3]; 2] = [[6.8, 14.0, 8.4], [6.6, 14.0, 8.4]];
 /// `hwLatencies`, us: [NVLINK, PCI, NET][tree, ring][LL, LL128, Simple].
 const HW_US: [[[f64; 3]; 2]; 3] =
     [[[0.6, 1.25, 4.0], [0.6, 1.9, 3.4]], [[1.0, 1.9, 4.0], [1.0, 2.5, 5.7]], [[5.0, 8.5, 14.0], [2.7, 4.0, 14.0]]];
+/// `hwLatencies[NCCL_HW_NVLINK][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE]`, us: a one-server NVLS
+/// collective's whole latency.
+pub const NVLS_NVLINK_US: f64 = 25.0;
 /// `getNetOverhead` on an Intel host, us (Simple pays it three times).
 const NET_OVERHEAD_US: f64 = 1.0;
 
@@ -166,6 +169,11 @@ impl StepCosts {
     pub fn new(algorithm: AlgorithmKind, protocol: Protocol, latencies: bool, ppn: u32, servers: u32) -> StepCosts {
         if !latencies {
             return StepCosts { protocol, base: 0, net: 0, nvlink: 0 };
+        }
+        if algorithm == AlgorithmKind::Nvls {
+            // on one server NCCL's whole NVLS latency is its NVLink row's, once a call
+            // (`latencies = intraLat`: its base latency is 0, its steps are not counted)
+            return StepCosts { protocol, base: ps(NVLS_NVLINK_US), net: 0, nvlink: 0 };
         }
         StepCosts {
             protocol,

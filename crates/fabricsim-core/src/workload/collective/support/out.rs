@@ -12,7 +12,7 @@ use super::qps::QpCycle;
 use super::tuner;
 use crate::time::Time;
 use crate::topology::{Routes, Topology};
-use crate::workload::{Deps, MessageSpec};
+use crate::workload::{Deps, MessageSpec, Via};
 
 /// Where messages go as a workload makes them, in order, each with what it waits for and its
 /// tag: listed for a run ([`Listed`]), or only counted (a scenario's survey: what a run of
@@ -70,6 +70,8 @@ pub struct Out<'a> {
     pub costs: Option<(&'a Costs, StepCosts)>,
     /// Each host's call of that collective, once made ([`Out::call`]).
     pub(crate) calls: FxHashMap<u32, u32>,
+    /// How the messages pushed now travel (a scale-up switch's legs: [`super::super::nvls`]).
+    pub via: Via,
 }
 
 /// A job's NCCL protocol and latencies as its messages are made: each message carries its
@@ -142,7 +144,18 @@ impl Costs {
 impl<'a> Out<'a> {
     /// Messages going to `sink`, starting at 0, in class 0, untagged.
     pub fn to(sink: &'a mut dyn Sink) -> Out<'a> {
-        Out { sink, start: 0, class: 0, tag: Tag::NONE, qp: 0, qps: None, step: None, costs: None, calls: FxHashMap::default() }
+        Out {
+            sink,
+            start: 0,
+            class: 0,
+            tag: Tag::NONE,
+            qp: 0,
+            qps: None,
+            step: None,
+            costs: None,
+            calls: FxHashMap::default(),
+            via: Via::Lb,
+        }
     }
 }
 
@@ -164,7 +177,8 @@ impl Out<'_> {
             Some(cycle) if src != dst => cycle.next(src, dst, self.qp),
             _ => self.qp,
         };
-        let spec = MessageSpec { delay, qp, ..MessageSpec::new(src, dst, bytes, self.start, self.class) };
+        let via = if bytes == 0 && src == dst { Via::Lb } else { self.via };
+        let spec = MessageSpec { delay, qp, via, ..MessageSpec::new(src, dst, bytes, self.start, self.class) };
         self.sink.push(spec, after, Tag { step: self.step.unwrap_or(step), ..self.tag })
     }
 
@@ -202,6 +216,7 @@ impl Out<'_> {
             step: self.step,
             costs: self.costs,
             calls: FxHashMap::default(),
+            via: self.via,
         }
     }
 

@@ -23,9 +23,9 @@
 //! Other collectives run as NCCL runs them over a network without PAT or NVLS: reduce_scatter,
 //! allgather and broadcast on the ring, alltoall as direct sends; a protocol left to the tuner
 //! where it has no estimate (broadcast, alltoall, the algorithms NCCL lacks) is Simple.
-//! Simplified: CollNet, NVLS and PAT, and the topology search that sets `B` per channel, are not
-//! modelled; NCCL's own tuner may differ where those would win or where a server holds several
-//! ranks.
+//! Simplified: CollNet and PAT, and the topology search that sets `B` per channel, are not
+//! modelled, and NVLS (`algorithm = "nvls"`) runs only where a job names it; NCCL's own tuner may
+//! differ where those would win or where a server holds several ranks.
 
 use super::super::{AlgorithmKind, Op};
 use super::nccl::{self, Hw, Protocol, ProtocolChoice};

@@ -1,0 +1,112 @@
+//! `algorithm = "nvls"`: NCCL's NVLink SHARP collectives through a server's scale-up switch,
+//! which reduces and multicasts (docs/workloads.md, "NVLink SHARP").
+
+use super::{run, scenario};
+use fabricsim_core::stats::RunResult;
+use fabricsim_core::Simulation;
+
+/// 8 servers of 4 GPUs (32 hosts, radix 8, rails: a server's GPUs on 4 leaves), a 7.2 Tb/s
+/// scale-up network of 300 ns (9 MB in 10 us), and a job of `extra` on the GPUs of server 0.
+fn server(ranks: u32, extra: &str) -> String {
+    format!(
+        "seed = 1\n[topology]\nhosts = 32\nradix = 8\nnics_per_server = 4\nrails = true\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n\
+         scale_up_rate = \"7200Gbps\"\n[[jobs]]\nranks = {ranks}\n{extra}\n"
+    )
+}
+
+fn jct(r: &RunResult) -> u64 {
+    assert_eq!(r.summary.status, "complete");
+    let jct = r.jobs.opt_u64("jct_ps")[0].unwrap();
+    assert!(jct >= r.jobs.u64("ideal_jct_ps")[0], "never below its bound");
+    jct
+}
+
+#[test]
+fn an_nvls_allreduce_goes_through_the_switch_leg_by_leg_to_the_picosecond() {
+    // 2 GPUs, 18 MB: each head's 9 MB part (10 us on a port) in one piece. GPU g's port sends
+    // its part for head 0, then for head 1 (0-10, 10-20 us); a leg into the switch is counted
+    // L = 0.3 us later (none from a GPU to itself), so head 0 has both parts at 10.3 and head 1
+    // at 20.3. Head 0's sum comes into its port 10.3-20.3, goes back into the switch from its
+    // port 20.3-30.3 (its store), and its copies reach GPU 0 at 30.3 (port 30.3-40.3) and GPU 1
+    // at 30.6 (30.6-40.6). Head 1: sum 20.3-30.3, store 30.3-40.3, copies at 40.6 (GPU 0: 40.6-
+    // 50.6) and 40.3 (GPU 1, behind GPU 0's copy: 40.6-50.6). Done at 50.6 us.
+    let r = run(&server(2, "collective = \"allreduce\"\nalgorithm = \"nvls\"\nsize = \"18MB\"\nslice = \"9MB\""));
+    assert_eq!(jct(&r), 50_600_000);
+    let (up, bytes) = (r.flows.bool("scale_up"), r.flows.u64("bytes"));
+    // per head: 2 parts in, its sum out, its store in, 2 copies out (the ranks' joins carry none)
+    assert_eq!(bytes.iter().filter(|&&b| b == 9_000_000).count(), 12);
+    assert!(up.iter().zip(bytes).all(|(&u, &b)| u || b == 0), "every leg is on the scale-up network");
+    assert_eq!(r.flows.u64("data_packets").iter().sum::<u64>(), 0, "nothing on the fabric");
+    // the same with no slice: NCCL's 128 KiB chunk cuts each part into 69 pieces that pipeline
+    let piped = run(&server(2, "collective = \"allreduce\"\nalgorithm = \"nvls\"\nsize = \"18MB\""));
+    assert_eq!(piped.flows.u64("bytes").iter().filter(|&&b| b > 0).count(), 12 * 69);
+    assert!(jct(&piped) < 40_000_000, "{}", jct(&piped));
+}
+
+#[test]
+fn pipelined_nvls_moves_n_plus_one_nths_of_the_buffer_a_port_where_the_ring_moves_2_n_minus_1_nths() {
+    // 4 GPUs, 32 MiB: NVLS carries 5/4 of it each way a port (40 MiB: 46.6 us at 7.2 Tb/s), the
+    // ring 6/4 (48 MiB: 55.9 us)
+    let size = "collective = \"allreduce\"\nsize = \"32MiB\"";
+    let nvls = jct(&run(&server(4, &format!("{size}\nalgorithm = \"nvls\""))));
+    let ring = jct(&run(&server(4, &format!("{size}\nalgorithm = \"ring\"\nslice = \"128KiB\""))));
+    let port = |bytes: u64| bytes * 80 / 72;
+    // NVLS: 50.5 us, 8 % over its ports' time (each piece's legs take 2 L, and the first and
+    // last pieces fill and drain the pipeline); the ring, sliced alike: 56.2 us
+    assert!(nvls >= port(40 << 20) && nvls <= port(40 << 20) * 110 / 100, "nvls {nvls} against {}", port(40 << 20));
+    assert!(ring >= port(48 << 20), "ring {ring}");
+    assert!(nvls * 105 < ring * 100, "nvls {nvls} ring {ring}");
+    // reduce_scatter: every GPU's whole buffer into the switch (32 MiB a port: 37.3 us), its
+    // part's sum out; allgather: its part in once, every part out to it (32 MiB a port)
+    for op in ["reduce_scatter", "allgather"] {
+        let half = jct(&run(&server(4, &format!("collective = \"{op}\"\nsize = \"32MiB\"\nalgorithm = \"nvls\""))));
+        assert!(half >= port(32 << 20) && half <= port(32 << 20) * 105 / 100, "{op}: {half} against {}", port(32 << 20));
+    }
+}
+
+#[test]
+fn nccls_nvls_latency_is_25_us_once_a_call() {
+    // each iteration's call waits NCCL's whole NVLS latency before its first legs, nothing more
+    let job = "collective = \"allreduce\"\nalgorithm = \"nvls\"\nsize = \"1MiB\"\niterations = 2\ncompute = \"5us\"";
+    let none = run(&server(4, job));
+    let nccl = run(&server(4, &format!("{job}\ncosts = \"nccl\"\nprotocol = \"auto\"")));
+    let (a, b) = (none.jobs.opt_u64("jct_ps"), nccl.jobs.opt_u64("jct_ps"));
+    assert_eq!(a.len(), 2);
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(y.unwrap(), x.unwrap() + 25_000_000);
+    }
+    assert_eq!(nccl.flows.u64("bytes"), none.flows.u64("bytes"), "NVLS runs Simple: the bytes as they are");
+}
+
+#[test]
+fn nvls_runs_the_same_in_any_pieces_and_threads() {
+    let s = scenario(&server(4, "collective = \"allreduce\"\nalgorithm = \"nvls\"\nsize = \"2MiB\"\niterations = 2\ncompute = \"1us\""))
+        .unwrap();
+    let one = Simulation::new(&s).unwrap().run();
+    assert_eq!(one.summary.status, "complete");
+    for pieces in [2, 4] {
+        let r = Simulation::in_pieces(&s, pieces).unwrap().run();
+        assert_eq!((r.flows, r.jobs), (one.flows.clone(), one.jobs.clone()), "{pieces} pieces");
+    }
+    let r = Simulation::with_threads(&s, 2).unwrap().run();
+    assert_eq!((r.flows, r.jobs), (one.flows.clone(), one.jobs.clone()), "2 threads");
+}
+
+#[test]
+fn nvls_needs_one_servers_switch_and_nccls_simple_protocol() {
+    let job = "collective = \"allreduce\"\nalgorithm = \"nvls\"\nsize = \"1MiB\"";
+    for (text, field, says) in [
+        (server(4, job).replace("scale_up_rate = \"7200Gbps\"\n", ""), "jobs[0].algorithm", "scale_up_rate"),
+        (server(8, job), "jobs[0].algorithm", "one server"),
+        (server(4, &format!("{job}\nprotocol = \"ll\"")), "jobs[0].protocol", "simple"),
+        (
+            server(4, "collective = \"alltoall\"\nalgorithm = \"nvls\"\nsize = \"1MiB\""),
+            "jobs[0].algorithm",
+            "allreduce, reduce_scatter, allgather",
+        ),
+    ] {
+        let e = Simulation::new(&scenario(&text).unwrap()).err().unwrap_or_else(|| panic!("{field} accepted"));
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+}
