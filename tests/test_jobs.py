@@ -274,7 +274,7 @@ def test_a_jobs_default_connections_follow_mptcps_subflows():
 def test_the_costs_table_workloads_md_quotes_is_what_the_sweep_gives():
     """docs/workloads.md's "NCCL's protocols and latencies" tables: five of their rows re-run
     by the tool that made them (latency-bound sizes under LL, LL128's, Simple at line rate; over
-    the fabric and over NVSwitch)."""
+    the fabric and over NVSwitch, where also NVLS and what auto runs)."""
     import importlib.util
     import sys
 
@@ -288,6 +288,11 @@ def test_the_costs_table_workloads_md_quotes_is_what_the_sweep_gives():
         t0, bw0, _ = tool.point(ranks, size, "ring", server=server)
         t1, bw1, proto = tool.point(ranks, size, "ring", costs=True, server=server)
         row = f"| {tool._size(size)} | {t0:,.1f} | {bw0:.2f} | {t1:,.1f} | {bw1:.2f} | {proto} |"
+        if server:
+            # NVLS and what auto runs there ("NVLink SHARP")
+            t2, bw2, _ = tool.point(ranks, size, "nvls", costs=True, server=True)
+            _, _, picked = tool.point(ranks, size, "auto", costs=True, server=True)
+            row += f" {t2:,.1f} | {bw2:.2f} | {picked} |"
         assert row in page, row
 
 

@@ -85,6 +85,8 @@ pub struct GraphSize {
 pub struct ScaleUp {
     pub rate: u64,
     pub latency: Time,
+    /// Its switch reduces and multicasts (NVLink SHARP).
+    pub nvls: bool,
 }
 
 impl FatTreeSpec {
@@ -249,9 +251,16 @@ pub(crate) fn scale_up(t: &Shared) -> Result<Option<ScaleUp>, ScenarioError> {
             ensure(r.0 > 0, "topology.scale_up_rate", r, "allowed: a positive rate like \"7200Gbps\" (leave it out for none)")?;
             let latency = t.scale_up_latency.unwrap_or(Duration(300_000));
             ensure(latency.0 > 0, "topology.scale_up_latency", latency, "allowed: a positive duration like \"300ns\"")?;
-            Some(ScaleUp { rate: r.0, latency: latency.0 })
+            Some(ScaleUp { rate: r.0, latency: latency.0, nvls: t.scale_up_nvls.unwrap_or(true) })
         }
     };
+    if let (None, Some(n)) = (t.scale_up_rate, t.scale_up_nvls) {
+        return Err(ScenarioError::new(
+            "topology.scale_up_nvls",
+            n,
+            "allowed: only with topology.scale_up_rate (a server's scale-up network)",
+        ));
+    }
     if let (None, Some(l)) = (t.scale_up_rate, t.scale_up_latency) {
         return Err(ScenarioError::new(
             "topology.scale_up_latency",

@@ -29,6 +29,7 @@ fn every_golden_scenario_on_its_fat_tree_written_as_a_graph_gives_its_tables() {
             switch_latency: t.switch_latency,
             scale_up_rate: t.scale_up_rate,
             scale_up_latency: t.scale_up_latency,
+            scale_up_nvls: t.scale_up_nvls,
             ..Default::default()
         });
         let mut sim = Simulation::new(&scenario).expect("the graph builds");

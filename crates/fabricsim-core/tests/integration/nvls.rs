@@ -95,8 +95,11 @@ fn nvls_runs_the_same_in_any_pieces_and_threads() {
 #[test]
 fn nvls_needs_one_servers_switch_and_nccls_simple_protocol() {
     let job = "collective = \"allreduce\"\nalgorithm = \"nvls\"\nsize = \"1MiB\"";
+    let forwards_only = "scale_up_rate = \"7200Gbps\"\nscale_up_nvls = false";
     for (text, field, says) in [
         (server(4, job).replace("scale_up_rate = \"7200Gbps\"\n", ""), "jobs[0].algorithm", "scale_up_rate"),
+        (server(4, job).replace("scale_up_rate = \"7200Gbps\"", forwards_only), "jobs[0].algorithm", "scale_up_nvls"),
+        (server(4, job).replace("scale_up_rate = \"7200Gbps\"", "scale_up_nvls = true"), "topology.scale_up_nvls", "scale_up_rate"),
         (server(8, job), "jobs[0].algorithm", "one server"),
         (server(4, &format!("{job}\nprotocol = \"ll\"")), "jobs[0].protocol", "simple"),
         (
@@ -109,4 +112,20 @@ fn nvls_needs_one_servers_switch_and_nccls_simple_protocol() {
         assert_eq!(e.field, field, "{e}");
         assert!(e.message.contains(says), "{e}");
     }
+}
+
+#[test]
+fn auto_takes_nvls_for_a_large_allreduce_on_a_switch_that_reduces() {
+    // 4 GPUs at 900 GB/s: NCCL's estimates put NVLS ahead of the ring from about 1 MB (LL
+    // below); a switch that only forwards leaves the ring
+    let job = |size: &str| format!("collective = \"allreduce\"\nalgorithm = \"auto\"\nprotocol = \"auto\"\nsize = \"{size}\"");
+    let nvls = jct(&run(&server(4, &format!("{}\nalgorithm = \"nvls\"", job("64MiB").replace("algorithm = \"auto\"\n", "")))));
+    let auto = jct(&run(&server(4, &job("64MiB"))));
+    assert_eq!(auto, nvls, "auto runs NVLS");
+    let plain = server(4, &job("64MiB")).replace("scale_up_rate = \"7200Gbps\"", "scale_up_rate = \"7200Gbps\"\nscale_up_nvls = false");
+    let ring = jct(&run(&plain));
+    assert!(ring > nvls, "ring {ring} nvls {nvls}");
+    // 64 KiB: LL on the ring, NVLS's 25 us latency too dear (the bytes double on the wire)
+    let small = run(&server(4, &job("64KiB")));
+    assert!(small.flows.u64("bytes").iter().all(|&b| b == 32 << 10), "LL: each 16 KiB chunk as 32 KiB of lines");
 }

@@ -30,6 +30,7 @@ pub struct Shared {
     pub nics_per_server: u32,
     pub scale_up_rate: Option<Rate>,
     pub scale_up_latency: Option<Duration>,
+    pub scale_up_nvls: Option<bool>,
 }
 
 /// Declares a generator's `[topology]` parameters: its own, then those every kind shares. A
@@ -69,6 +70,12 @@ macro_rules! topology_kind {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             #[schemars(extend("x-default" = "`\"300ns\"`"))]
             pub scale_up_latency: Option<$crate::units::Duration>,
+            /// With `scale_up_rate`: whether its switch reduces and multicasts (NVLink SHARP, an NVSwitch of H100 or later's):
+            /// `algorithm = "nvls"` needs it, and `"auto"` picks NVLS where NCCL's tuner would. `false` for a switch that only
+            /// forwards. [workloads.md](workloads.md#nvlink-sharp).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(extend("x-default" = "`true`"))]
+            pub scale_up_nvls: Option<bool>,
         }
 
         impl Default for $name {
@@ -88,6 +95,7 @@ macro_rules! topology_kind {
                     nics_per_server: self.nics_per_server,
                     scale_up_rate: self.scale_up_rate,
                     scale_up_latency: self.scale_up_latency,
+                    scale_up_nvls: self.scale_up_nvls,
                 }
             }
         }
@@ -98,7 +106,7 @@ macro_rules! topology_kind {
 /// the registry).
 pub(crate) const KIND: crate::registry::options::KindDoc = crate::registry::options::KindDoc {
     default: "`\"fat_tree\"`, or `\"graph\"` where `file` is given",
-    doc: "`fat_tree`: built from the fields below. `dragonfly`: Kim et al.'s groups of fully connected routers, from `hosts_per_router`, `routers_per_group`, `global_links_per_router`, `groups`, `global_link_latency` and `group_routing` (`\"minimal\"`, default; `\"valiant\"`; `\"ugal\"`: how packets cross between groups) ([topologies.md](topologies.md#dragonfly)), with the shared fields below. `rail_only`: Wang et al.'s one network per rail, no spine, from `hosts` and `radix` (default 64) with `nics_per_server` of 2 or more and a `scale_up_rate`; messages between rails are relayed through the source server's scale-up network ([topologies.md](topologies.md#rail-only)). `multi_plane`: `planes` (default 2) independent leaf-spines of `hosts` and `radix` (default 16), every host with a port in each at `link_rate`; a message is striped over the planes ([topologies.md](topologies.md#multi-plane)). `graph`: the hosts, switches and links of `graph` or `file` ([topologies.md](topologies.md)); of the fields below it takes only the ones every kind shares, `link_rate`, `link_latency` (for links that give none), `switch_latency`, `nics_per_server` (where no host gives its `server`), `scale_up_rate` and `scale_up_latency`, and refuses a fat tree's (`tiers`, `hosts`, `radix`, ...) by name, as a fat tree refuses `graph` and `file`. Each kind is one file of `topology/generators/` ([extending.md](extending.md)).",
+    doc: "`fat_tree`: built from the fields below. `dragonfly`: Kim et al.'s groups of fully connected routers, from `hosts_per_router`, `routers_per_group`, `global_links_per_router`, `groups`, `global_link_latency` and `group_routing` (`\"minimal\"`, default; `\"valiant\"`; `\"ugal\"`: how packets cross between groups) ([topologies.md](topologies.md#dragonfly)), with the shared fields below. `rail_only`: Wang et al.'s one network per rail, no spine, from `hosts` and `radix` (default 64) with `nics_per_server` of 2 or more and a `scale_up_rate`; messages between rails are relayed through the source server's scale-up network ([topologies.md](topologies.md#rail-only)). `multi_plane`: `planes` (default 2) independent leaf-spines of `hosts` and `radix` (default 16), every host with a port in each at `link_rate`; a message is striped over the planes ([topologies.md](topologies.md#multi-plane)). `graph`: the hosts, switches and links of `graph` or `file` ([topologies.md](topologies.md)); of the fields below it takes only the ones every kind shares, `link_rate`, `link_latency` (for links that give none), `switch_latency`, `nics_per_server` (where no host gives its `server`), `scale_up_rate`, `scale_up_latency` and `scale_up_nvls`, and refuses a fat tree's (`tiers`, `hosts`, `radix`, ...) by name, as a fat tree refuses `graph` and `file`. Each kind is one file of `topology/generators/` ([extending.md](extending.md)).",
 };
 
 pub(crate) fn d_rate() -> Rate {

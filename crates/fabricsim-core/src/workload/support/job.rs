@@ -219,7 +219,8 @@ fn collective(
     let channels = job.channels.unwrap_or(1);
     ensure((1..=64).contains(&channels), &at("channels"), channels, "allowed: 1 to 64 (NCCL's MAXCHANNELS)")?;
     let given = job.algorithm.map_or(Some(AlgorithmKind::default_for(op)), AlgorithmChoice::given);
-    let (algorithm, protocol) = tuner::resolve(given, job.protocol.unwrap_or_default(), op, n, size, topo.host_rate(), channels);
+    let link = tuner::Link::of(topo, ranks);
+    let (algorithm, protocol) = tuner::resolve(given, job.protocol.unwrap_or_default(), op, n, size, link, channels);
     let layout = Ranks { hosts: ranks, per_server: topo.nics() };
     algorithm
         .supports(op, &layout)
@@ -303,10 +304,10 @@ fn collective(
 /// (NCCL's tuner skips NVLS under LL and LL128).
 fn check_nvls(at: &dyn Fn(&str) -> String, topo: &Topology, protocol: Protocol) -> Result<(), ScenarioError> {
     ensure(
-        topo.scale_up().is_some(),
+        topo.scale_up().is_some_and(|up| up.nvls),
         &at("algorithm"),
         "nvls",
-        "allowed: only on a fabric whose servers have a scale-up network (topology.scale_up_rate), whose switch reduces",
+        "allowed: only on a fabric whose servers have a scale-up network (topology.scale_up_rate) whose switch reduces (topology.scale_up_nvls, its default)",
     )?;
     let given = if protocol == Protocol::Ll { "ll" } else { "ll128" };
     ensure(protocol == Protocol::Simple, &at("protocol"), given, "allowed with nvls: \"simple\" or \"auto\" (NVLS runs Simple only)")

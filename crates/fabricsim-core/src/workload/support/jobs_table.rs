@@ -89,9 +89,11 @@ pub struct JobConfig {
     /// tree) is for allreduce only; `direct` is for alltoall only; `hierarchical` (rings inside each server, then one ring
     /// per rail across servers) is for allreduce, reduce_scatter and allgather, on jobs with as many ranks on every server
     /// they use; `nvls` (NVLink SHARP: the scale-up switch reduces and multicasts) is for allreduce, reduce_scatter and
-    /// allgather on the GPUs of one server with a scale-up network, under Simple. `auto`: what NCCL's tuner picks (never nvls), ring or tree for an allreduce by its latency and bandwidth model (under the job's
+    /// allgather on the GPUs of one server with a scale-up network that reduces (`topology.scale_up_nvls`), under Simple.
+    /// `auto`: what NCCL's tuner picks, ring or tree for an allreduce by its latency and bandwidth model (under the job's
     /// `protocol`, one GPU per node: [workloads.md](workloads.md#collectives-as-nccl-runs-them)), the ring for
-    /// reduce_scatter, allgather and broadcast, `direct` for alltoall.
+    /// reduce_scatter, allgather and broadcast, `direct` for alltoall; on one server's scale-up network it estimates over
+    /// NVLink, NVLS among the candidates where the switch reduces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-default" = "`ring` (`direct` for alltoall)"))]
     pub algorithm: Option<AlgorithmChoice>,

@@ -109,8 +109,8 @@ impl Costs {
     /// What a collective `op` of `size` bytes a rank on `hosts` by `algorithm` costs, its
     /// protocol the job's or, left to the tuner, the one it picks for that algorithm.
     pub fn collective(&self, algorithm: AlgorithmKind, op: Op, size: u64, hosts: &[u32]) -> StepCosts {
-        let rate = self.routes.topology().host_rate();
-        let (_, protocol) = tuner::resolve(Some(algorithm), self.protocol, op, hosts.len(), size, rate, 1);
+        let link = tuner::Link::of(self.routes.topology(), hosts);
+        let (_, protocol) = tuner::resolve(Some(algorithm), self.protocol, op, hosts.len(), size, link, 1);
         self.of(algorithm, protocol, hosts)
     }
 
