@@ -55,6 +55,7 @@ test: install test-rust test-python
 
 test-rust:
 	cargo test -p fabricsim-core
+	cargo test -p fabricsim-c
 
 test-python:
 	$(PYTHON) -m pytest --doctest-modules tests python/fabricsim
