@@ -16,28 +16,50 @@ fn library_dir() -> PathBuf {
     [profile, deps].into_iter().find(|d| d.join(&name).exists()).unwrap_or_else(|| panic!("{name} not built next to {}", exe.display()))
 }
 
-#[test]
-fn the_cpp_harness_drives_a_ring_allreduce_to_the_native_jct() {
+/// Compiles `sources` (paths under the crate) with the include directories `includes` into
+/// an executable linked to the library; returns its path.
+fn compile(name: &str, sources: &[&str], includes: &[&str]) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let lib = library_dir();
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fabricsim-c-ring");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let status = Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-Wall", "-Werror", "-I"])
-        .arg(dir.join("include"))
-        .arg(dir.join("tests/harness/ring.cpp"))
-        .arg("-L")
-        .arg(&lib)
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .args(["-lfabricsim_c", "-o"])
-        .arg(&out)
-        .status()
-        .unwrap_or_else(|e| panic!("{cxx} could not be run ({e}): the harness needs a C++17 compiler (Debian: g++)"));
-    assert!(status.success(), "the harness does not compile");
+    let mut cmd = Command::new(&cxx);
+    cmd.args(["-std=c++17", "-O1", "-Wall", "-Werror"]);
+    for i in includes {
+        cmd.arg("-I").arg(dir.join(i));
+    }
+    for s in sources {
+        cmd.arg(dir.join(s));
+    }
+    cmd.arg("-L").arg(&lib).arg(format!("-Wl,-rpath,{}", lib.display())).args(["-lfabricsim_c", "-o"]).arg(&out);
+    let status = cmd.status().unwrap_or_else(|e| panic!("{cxx} could not be run ({e}): the harness needs a C++17 compiler (Debian: g++)"));
+    assert!(status.success(), "{name} does not compile");
+    out
+}
+
+#[test]
+fn the_cpp_harness_drives_a_ring_allreduce_to_the_native_jct() {
+    let out = compile("fabricsim-c-ring", &["tests/harness/ring.cpp"], &["include"]);
     for threads in ["1", "2"] {
         let run = Command::new(&out).arg(threads).output().expect("the harness runs");
         let text = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
         assert!(run.status.success(), "{threads} thread(s):\n{text}");
         assert_eq!(text.matches("identical").count(), 2, "{text}");
+    }
+}
+
+#[test]
+fn the_astra_sim_backend_runs_a_ring_allreduce_to_the_native_jct() {
+    // the backend's own code (astra-sim/), against the API's declaration in tests/harness/astra-api
+    let out = compile(
+        "fabricsim-c-astra-ring",
+        &["tests/harness/astra_ring.cpp", "astra-sim/FabricsimNetworkApi.cc"],
+        &["include", "astra-sim", "tests/harness/astra-api"],
+    );
+    for threads in ["1", "2"] {
+        let run = Command::new(&out).arg(threads).output().expect("the harness runs");
+        let text = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{threads} thread(s):\n{text}");
+        assert!(text.contains("identical"), "{text}");
     }
 }
