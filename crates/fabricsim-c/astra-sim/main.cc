@@ -55,6 +55,17 @@ std::map<std::string, std::string> options(int argc, char** argv) {
     return o;
 }
 
+// ASTRA-sim's logger: init(configuration, folder) in recent versions, init(configuration) in
+// those of 2025.
+template <typename F = AstraSim::LoggerFactory>
+auto init_logging(const std::string& conf, const std::string& folder, int) -> decltype(F::init(conf, folder), void()) {
+    F::init(conf, folder);
+}
+template <typename F = AstraSim::LoggerFactory>
+void init_logging(const std::string& conf, const std::string&, long) {
+    F::init(conf);
+}
+
 std::string read(const std::string& path) {
     std::ifstream f(path);
     if (!f) {
@@ -70,7 +81,7 @@ std::string read(const std::string& path) {
 
 int main(int argc, char** argv) {
     auto o = options(argc, argv);
-    AstraSim::LoggerFactory::init(o["logging-configuration"], o["logging-folder"]);
+    init_logging(o["logging-configuration"], o["logging-folder"], 0);
     const int npus = std::stoi(o["npus"]);
     try {
         Fabricsim::Backend backend(read(o["network-configuration"]), uint32_t(std::stoul(o["threads"])));

@@ -355,3 +355,40 @@ pub fn results_json(r: &RunResult) -> String {
     });
     value.to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_astra_sim_example_networks_are_valid_scenarios() {
+        for name in ["hgx_h100_8.toml", "leaf_8.toml"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("astra-sim").join(name);
+            let text = CString::new(std::fs::read_to_string(&path).expect("the example reads")).expect("no NUL");
+            let mut s: *mut FsSession = std::ptr::null_mut();
+            // SAFETY: a NUL-terminated string and a place for the session; freed below
+            let status = unsafe { fs_session_new(text.as_ptr(), 1, &mut s) };
+            // SAFETY: fs_last_error's string is valid until this thread's next call
+            let why = unsafe { CStr::from_ptr(fs_last_error()) }.to_string_lossy().into_owned();
+            assert_eq!(status, FsStatus::FS_OK, "{name}: {why}");
+            // SAFETY: the session was made above and is freed once
+            unsafe { fs_session_free(s) };
+        }
+    }
+
+    #[test]
+    fn a_null_session_or_bad_text_is_refused_with_a_reason() {
+        // SAFETY: NULL is allowed and refused
+        assert_eq!(unsafe { fs_run_until(std::ptr::null_mut(), 5) }, FsStatus::FS_ERROR);
+        // SAFETY: as above
+        assert!(unsafe { CStr::from_ptr(fs_last_error()) }.to_string_lossy().starts_with("session: got NULL"));
+        let text = CString::new("[topology]\nhosts = \"many\"\n").unwrap();
+        let mut s: *mut FsSession = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated string and a place for the session
+        assert_eq!(unsafe { fs_session_new(text.as_ptr(), 1, &mut s) }, FsStatus::FS_ERROR);
+        assert!(s.is_null(), "left as it was");
+        // SAFETY: as above
+        let why = unsafe { CStr::from_ptr(fs_last_error()) }.to_string_lossy().into_owned();
+        assert!(why.starts_with("topology.hosts"), "{why}");
+    }
+}
