@@ -8,6 +8,44 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+struct ArrowSchema {
+  const char* format;
+  const char* name;
+  const char* metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema** children;
+  struct ArrowSchema* dictionary;
+  void (*release)(struct ArrowSchema*);
+  void* private_data;
+};
+
+struct ArrowArray {
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void** buffers;
+  struct ArrowArray** children;
+  struct ArrowArray* dictionary;
+  void (*release)(struct ArrowArray*);
+  void* private_data;
+};
+
+#endif  // ARROW_C_DATA_INTERFACE
+
+typedef struct ArrowSchema ArrowSchema;
+typedef struct ArrowArray ArrowArray;
+
+
 // `at_ps` of [`fs_send`] meaning the session's clock.
 #define FS_NOW UINT64_MAX
 
@@ -116,6 +154,20 @@ uintptr_t fs_completions(struct FsSession *s, struct FsCompletion *out, uintptr_
 // # Safety
 // `s` is a live session; `json` is writable.
 enum FsStatus fs_results_json(struct FsSession *s, char **json);
+
+// The results table `table` so far (`"flows"`, `"jobs"`, `"steps"`, `"ports"`, `"reorder"`,
+// `"samples"` or `"buckets"`: the tables of `fabricsim.run`, the same columns) as Arrow
+// arrays through the Arrow C data interface: `*schema` and `*array` are a struct array of its
+// columns (uint64 `L`, float64 `g`, bool `b`, utf8 `u`; a column with missing values nullable,
+// with a validity bitmap), the caller's, released by calling their `release` once each.
+//
+// # Safety
+// `s` is a live session; `table` a NUL-terminated string; `schema` and `array` point to
+// writable structs, which the call fills (their previous contents are not released).
+enum FsStatus fs_results_arrow(struct FsSession *s,
+                               const char *table,
+                               ArrowSchema *schema,
+                               ArrowArray *array);
 
 // Frees a string the library gave the caller (`NULL`: nothing).
 //

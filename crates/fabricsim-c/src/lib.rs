@@ -23,9 +23,13 @@
 //! No call panics across the boundary: a panic inside the simulator (a bug) is caught and
 //! reported as `FS_ERROR` with its message.
 
+mod arrow;
+
+pub use arrow::{ArrowArray, ArrowSchema};
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
 
 use fabricsim_core::sim::session::Session;
 use fabricsim_core::stats::{Column, RunResult, Table};
@@ -307,6 +311,50 @@ pub unsafe extern "C" fn fs_results_json(s: *mut FsSession, json: *mut *mut c_ch
         let c = CString::new(text).map_err(|_| "results: a NUL byte in the text".to_string())?;
         // SAFETY: `json` is writable (see # Safety)
         unsafe { *json = c.into_raw() };
+        Ok(FsStatus::FS_OK)
+    })
+}
+
+/// The results table `table` so far (`"flows"`, `"jobs"`, `"steps"`, `"ports"`, `"reorder"`,
+/// `"samples"` or `"buckets"`: the tables of `fabricsim.run`, the same columns) as Arrow
+/// arrays through the Arrow C data interface: `*schema` and `*array` are a struct array of its
+/// columns (uint64 `L`, float64 `g`, bool `b`, utf8 `u`; a column with missing values nullable,
+/// with a validity bitmap), the caller's, released by calling their `release` once each.
+///
+/// # Safety
+/// `s` is a live session; `table` a NUL-terminated string; `schema` and `array` point to
+/// writable structs, which the call fills (their previous contents are not released).
+#[no_mangle]
+pub unsafe extern "C" fn fs_results_arrow(
+    s: *mut FsSession,
+    table: *const c_char,
+    schema: *mut ArrowSchema,
+    array: *mut ArrowArray,
+) -> FsStatus {
+    guarded(|| {
+        let s = session(s)?;
+        if table.is_null() || schema.is_null() || array.is_null() {
+            return Err("table: got NULL; allowed: a table's name and places for the schema and the array".into());
+        }
+        // SAFETY: a NUL-terminated string (see # Safety)
+        let name = unsafe { CStr::from_ptr(table) }.to_string_lossy().into_owned();
+        let r = s.inner.results();
+        let t = match name.as_str() {
+            "flows" => &r.flows,
+            "jobs" => &r.jobs,
+            "steps" => &r.steps,
+            "ports" => &r.ports,
+            "reorder" => &r.reorder,
+            "samples" => &r.samples,
+            "buckets" => &r.buckets,
+            _ => return Err(format!("table: got {name:?}; allowed: flows, jobs, steps, ports, reorder, samples, buckets")),
+        };
+        let (sc, ar) = arrow::export(t)?;
+        // SAFETY: both are writable (see # Safety)
+        unsafe {
+            ptr::write(schema, sc);
+            ptr::write(array, ar);
+        }
         Ok(FsStatus::FS_OK)
     })
 }

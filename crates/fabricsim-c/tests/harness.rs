@@ -63,3 +63,28 @@ fn the_astra_sim_backend_runs_a_ring_allreduce_to_the_native_jct() {
         assert!(text.contains("identical"), "{text}");
     }
 }
+
+#[test]
+fn the_interface_works_from_c_and_its_arrow_arrays_agree_with_the_run() {
+    // C11, not C++: the header is plain C
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = library_dir();
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fabricsim-c-api");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = Command::new(&cc)
+        .args(["-std=c11", "-Wall", "-Werror", "-I"])
+        .arg(dir.join("include"))
+        .arg(dir.join("tests/harness/c_api.c"))
+        .arg("-L")
+        .arg(&lib)
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .args(["-lfabricsim_c", "-o"])
+        .arg(&out)
+        .status()
+        .unwrap_or_else(|e| panic!("{cc} could not be run ({e}): the harness needs a C11 compiler (Debian: gcc)"));
+    assert!(status.success(), "c_api.c does not compile");
+    let run = Command::new(&out).output().expect("the C program runs");
+    let text = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{text}");
+    assert!(text.contains("FCT") && text.contains("traffic"), "{text}");
+}
