@@ -331,3 +331,16 @@ def test_the_training_schedules_tables_workloads_md_quotes():
         kv = f"{cp:.1f} GB" if cp else "-"
         row = f"| {label} | {ms(r, 'compute_only_ps')} | {ms(r, 'jct_ps')} | {ms(r, 'exposed_comm_ps')} | {kv} |"
         assert row in page, row
+
+
+def test_the_nvls_pieces_table_workloads_md_quotes() -> None:
+    """docs/workloads.md's "NVLink SHARP" table of pieces a head: re-run."""
+    page = (ROOT / "docs" / "workloads.md").read_text()
+    row = next(line for line in page.splitlines() if line.startswith("| time us |"))
+    quoted = [float(x) for x in row.strip("|").split("|")[1:]]
+    base = {"seed": 1, "topology": {"hosts": 8, "radix": 8, "nics_per_server": 8, "scale_up_rate": "3600Gbps"}}
+    size = 64 << 20
+    for pieces, want in zip([1, 2, 4, 8, 16, 32, 64], quoted, strict=True):
+        job = {"collective": "allreduce", "algorithm": "nvls", "size": f"{size}B", "ranks": 8, "slice": f"{size // 8 // pieces}B"}
+        r = fabricsim.run(base | {"jobs": [job]})
+        assert f"{r.jobs['jct_ps'][0] / 1e6:.1f}" == f"{want:.1f}", pieces
