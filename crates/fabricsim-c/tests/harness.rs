@@ -17,14 +17,15 @@ fn library_dir() -> PathBuf {
 }
 
 /// Compiles `sources` (paths under the crate) with the include directories `includes` into
-/// an executable linked to the library; returns its path.
-fn compile(name: &str, sources: &[&str], includes: &[&str]) -> PathBuf {
+/// an executable linked to the library; returns its path. `compiler`: the variable naming it
+/// and its default (`("CXX", "c++")` or `("CC", "cc")`); `std`: the language's standard flag.
+fn compile(name: &str, (var, default): (&str, &str), std: &str, sources: &[&str], includes: &[&str]) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let lib = library_dir();
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let mut cmd = Command::new(&cxx);
-    cmd.args(["-std=c++17", "-O1", "-Wall", "-Werror"]);
+    let cc = std::env::var(var).unwrap_or_else(|_| default.into());
+    let mut cmd = Command::new(&cc);
+    cmd.args([std, "-O1", "-Wall", "-Werror"]);
     for i in includes {
         cmd.arg("-I").arg(dir.join(i));
     }
@@ -32,14 +33,18 @@ fn compile(name: &str, sources: &[&str], includes: &[&str]) -> PathBuf {
         cmd.arg(dir.join(s));
     }
     cmd.arg("-L").arg(&lib).arg(format!("-Wl,-rpath,{}", lib.display())).args(["-lfabricsim_c", "-o"]).arg(&out);
-    let status = cmd.status().unwrap_or_else(|e| panic!("{cxx} could not be run ({e}): the harness needs a C++17 compiler (Debian: g++)"));
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("{cc} could not be run ({e}): the harness needs a C11 and a C++17 compiler (Debian: gcc, g++)"));
     assert!(status.success(), "{name} does not compile");
     out
 }
 
+const CXX: (&str, &str) = ("CXX", "c++");
+
 #[test]
 fn the_cpp_harness_drives_a_ring_allreduce_to_the_native_jct() {
-    let out = compile("fabricsim-c-ring", &["tests/harness/ring.cpp"], &["include"]);
+    let out = compile("fabricsim-c-ring", CXX, "-std=c++17", &["tests/harness/ring.cpp"], &["include"]);
     for threads in ["1", "2"] {
         let run = Command::new(&out).arg(threads).output().expect("the harness runs");
         let text = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
@@ -53,6 +58,8 @@ fn the_astra_sim_backend_runs_a_ring_allreduce_to_the_native_jct() {
     // the backend's own code (astra-sim/), against the API's declaration in tests/harness/astra-api
     let out = compile(
         "fabricsim-c-astra-ring",
+        CXX,
+        "-std=c++17",
         &["tests/harness/astra_ring.cpp", "astra-sim/FabricsimNetworkApi.cc"],
         &["include", "astra-sim", "tests/harness/astra-api"],
     );
@@ -67,22 +74,7 @@ fn the_astra_sim_backend_runs_a_ring_allreduce_to_the_native_jct() {
 #[test]
 fn the_interface_works_from_c_and_its_arrow_arrays_agree_with_the_run() {
     // C11, not C++: the header is plain C
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = library_dir();
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fabricsim-c-api");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(&cc)
-        .args(["-std=c11", "-Wall", "-Werror", "-I"])
-        .arg(dir.join("include"))
-        .arg(dir.join("tests/harness/c_api.c"))
-        .arg("-L")
-        .arg(&lib)
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .args(["-lfabricsim_c", "-o"])
-        .arg(&out)
-        .status()
-        .unwrap_or_else(|e| panic!("{cc} could not be run ({e}): the harness needs a C11 compiler (Debian: gcc)"));
-    assert!(status.success(), "c_api.c does not compile");
+    let out = compile("fabricsim-c-api", ("CC", "cc"), "-std=c11", &["tests/harness/c_api.c"], &["include"]);
     let run = Command::new(&out).output().expect("the C program runs");
     let text = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{text}");

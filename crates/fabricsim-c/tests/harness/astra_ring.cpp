@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "FabricsimNetworkApi.hh"
+#include "native.hh"
 
 namespace {
 
-const char* FABRIC =
-    "seed = 1\n[topology]\nhosts = 128\nradix = 16\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n";
+const std::string FABRIC = harness::fabric("");
 
 struct Rank;
 struct Ring {
@@ -56,7 +56,7 @@ struct Rank {
 
 // Returns the ring's end (ps), or 0 after printing why it failed.
 uint64_t run(uint32_t threads, uint64_t size, int n) {
-    std::string scenario = std::string(FABRIC) + "[transport]\nconnections = \"per_pair\"\n";
+    std::string scenario = FABRIC + "[transport]\nconnections = \"per_pair\"\n";
     Fabricsim::Backend backend(scenario, threads);
     Ring ring;
     ring.backend = &backend;
@@ -82,31 +82,18 @@ uint64_t run(uint32_t threads, uint64_t size, int n) {
     return ring.last_end_ps;
 }
 
-uint64_t native_jct(uint64_t size) {
-    std::string text = std::string(FABRIC) + "[[jobs]]\ncollective = \"allreduce\"\nalgorithm = \"ring\"\nsize = \"" +
-                       std::to_string(size) + "B\"\nhosts = \"0-7\"\n";
-    Fabricsim::Backend native(text, 1);
-    fs_run_until(native.session(), 10'000'000'000'000ULL);
-    char* json = nullptr;
-    if (fs_results_json(native.session(), &json) != FS_OK) return 0;
-    const char* at = std::strstr(json, "\"jct_ps\":[");
-    uint64_t jct = at ? std::strtoull(at + std::strlen("\"jct_ps\":["), nullptr, 10) : 0;
-    fs_string_free(json);
-    return jct;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
     uint32_t threads = argc > 1 ? uint32_t(std::atoi(argv[1])) : 1;
     const uint64_t size = 4ULL << 20;
-    uint64_t want = native_jct(size);
+    uint64_t want = harness::native_jct("\"0-7\"", size);
     uint64_t a = run(threads, size, 8), b = run(threads, size, 8);
     std::printf("ASTRA-sim API ring, %u thread(s): native %llu ps, backend %llu ps, second run %s\n", threads,
                 (unsigned long long)want, (unsigned long long)a, a == b ? "identical" : "DIFFERENT");
     // a scenario fabricsim refuses comes back as an exception with its message
     try {
-        Fabricsim::Backend bad(std::string(FABRIC) + "[transport]\nmtu = \"0B\"\n", 1);
+        Fabricsim::Backend bad(FABRIC + "[transport]\nmtu = \"0B\"\n", 1);
         std::printf("a bad scenario was accepted\n");
         return 1;
     } catch (const std::runtime_error& e) {

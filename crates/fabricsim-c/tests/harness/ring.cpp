@@ -17,22 +17,13 @@
 #include <vector>
 
 #include "fabricsim.h"
+#include "native.hh"
 
 namespace {
 
-const uint64_t FOREVER = 10'000'000'000'000ULL;  // 10 s, in ps
-
-void check(FsStatus s, const char* what) {
-  if (s == FS_ERROR) {
-    std::fprintf(stderr, "%s: %s\n", what, fs_last_error());
-    std::exit(2);
-  }
-}
-
-// The 128-host fabric of the papers (16 leaves of 8 hosts, 1 us links).
-std::string fabric(const std::string& extra) {
-  return "seed = 1\n[topology]\nhosts = 128\nradix = 16\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n" + extra;
-}
+using harness::check;
+using harness::fabric;
+using harness::FOREVER;
 
 // What ASTRA-sim's network API asks of a backend, over one fabricsim session.
 class Network {
@@ -135,26 +126,6 @@ struct Ring {
   }
 };
 
-// The JCT of fabricsim's own [[jobs]] ring on the same hosts.
-uint64_t native_jct(const std::string& hosts, uint64_t size) {
-  std::string text = fabric("[[jobs]]\ncollective = \"allreduce\"\nalgorithm = \"ring\"\nsize = \"" + std::to_string(size) +
-                            "B\"\nhosts = " + hosts + "\n");
-  FsSession* s = nullptr;
-  check(fs_session_new(text.c_str(), 1, &s), "fs_session_new (native)");
-  check(fs_run_until(s, FOREVER), "fs_run_until");
-  char* json = nullptr;
-  check(fs_results_json(s, &json), "fs_results_json");
-  const char* at = std::strstr(json, "\"jct_ps\":[");
-  if (!at) {
-    std::fprintf(stderr, "no jct_ps in the results\n");
-    std::exit(2);
-  }
-  uint64_t jct = std::strtoull(at + std::strlen("\"jct_ps\":["), nullptr, 10);
-  fs_string_free(json);
-  fs_session_free(s);
-  return jct;
-}
-
 std::vector<std::pair<uint32_t, uint64_t>> driven(const std::vector<uint32_t>& hosts, uint64_t size, uint32_t threads, uint64_t* end,
                                                   size_t* early) {
   FsSession* s = nullptr;
@@ -208,7 +179,7 @@ int main(int argc, char** argv) {
   for (auto [list, hosts] : {std::make_pair(std::string("\"0-7\""), std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}),
                              std::make_pair(std::string("[0, 16, 32, 48, 64, 80, 96, 112]"),
                                             std::vector<uint32_t>{0, 16, 32, 48, 64, 80, 96, 112})}) {
-    uint64_t want = native_jct(list, size);
+    uint64_t want = harness::native_jct(list, size);
     uint64_t end1 = 0, end2 = 0;
     size_t early = 0, early2 = 0;
     auto a = driven(hosts, size, threads, &end1, &early);

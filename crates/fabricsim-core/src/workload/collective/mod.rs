@@ -79,6 +79,17 @@ impl Ranks<'_> {
         self.hosts.len()
     }
 
+    /// The server of host `h` (host `h` is GPU `h % per_server` of server `h / per_server`).
+    pub fn server(&self, h: u32) -> u32 {
+        h / self.per_server.max(1)
+    }
+
+    /// The first rank's host on another server than rank 0's (`None`: every rank shares one).
+    pub fn off_server(&self) -> Option<u32> {
+        let first = self.server(*self.hosts.first()?);
+        self.hosts.iter().copied().find(|&h| self.server(h) != first)
+    }
+
     /// The ranks by server, as `grid[s][j]`: the j-th rank (in rank order) of the s-th server
     /// to hold one; an error text unless every such server holds as many.
     pub fn grid(&self) -> Result<Vec<Vec<usize>>, String> {

@@ -71,15 +71,14 @@ fn per_piece(op: Op, n: u64) -> u64 {
 impl Algorithm for Nvls {
     fn supports(op: Op, ranks: &Ranks<'_>) -> Result<(), String> {
         let n = ranks.n();
-        let server = |h: u32| h / ranks.per_server.max(1);
         match op {
             Op::Allreduce | Op::ReduceScatter | Op::Allgather if n < 2 => Err("a collective needs at least 2 ranks".into()),
-            Op::Allreduce | Op::ReduceScatter | Op::Allgather => match ranks.hosts.iter().find(|&&h| server(h) != server(ranks.hosts[0])) {
-                Some(&h) => Err(format!(
+            Op::Allreduce | Op::ReduceScatter | Op::Allgather => match ranks.off_server() {
+                Some(h) => Err(format!(
                     "nvls runs on the GPUs of one server (its scale-up switch), got hosts {} and {h} on servers {} and {}",
                     ranks.hosts[0],
-                    server(ranks.hosts[0]),
-                    server(h)
+                    ranks.server(ranks.hosts[0]),
+                    ranks.server(h)
                 )),
                 None => Ok(()),
             },
@@ -99,30 +98,18 @@ impl Algorithm for Nvls {
         // its results, whose buffer slots its next pieces take again
         let mut mine: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut results: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let leg = |b: &mut Builder<'_>, via: Via, from: usize, to: usize, bytes: u64, step: u32, after: &[u32]| {
-            b.out.via = via;
-            let (src, dst) = (b.ranks[from], b.ranks[to]);
-            let id = b.out.push(src, dst, bytes.max(1), 0, after, step);
-            b.out.via = Via::Lb;
-            id
-        };
         for s in 0..p {
             for h in 0..n {
                 let bytes = share(b.chunk(n, h), p, s);
                 let mut after = Vec::new();
                 let mut step = 0;
                 if op != Op::Allgather {
-                    // every GPU's part into the switch, the sum out to the head
-                    // the slot a piece takes is free once the head reduced the piece SLOTS before
+                    // every GPU's part into the switch, the sum out to the head; the slot a piece
+                    // takes is free once the head reduced the piece SLOTS before
                     let slot = (s as usize).checked_sub(SLOTS).map(|t| results[h][t]);
                     let into: Vec<u32> = (0..n)
                         .map(|j| {
-                            b.out.via = Via::IntoSwitch;
-                            let id = match slot {
-                                None => b.send(j, h, bytes, 0, &[], true),
-                                Some(t) => b.out.push(b.ranks[j], b.ranks[h], bytes.max(1), 0, &[t], 0),
-                            };
-                            b.out.via = Via::Lb;
+                            let id = leg(b, Via::IntoSwitch, j, h, bytes, 0, slot.as_slice());
                             mine[j].push(id);
                             id
                         })
@@ -135,14 +122,7 @@ impl Algorithm for Nvls {
                 }
                 if op != Op::ReduceScatter {
                     // the head's part into the switch once, a copy out to every GPU
-                    let store = if after.is_empty() {
-                        b.out.via = Via::IntoSwitch;
-                        let id = b.send(h, h, bytes, step, &[], true);
-                        b.out.via = Via::Lb;
-                        id
-                    } else {
-                        leg(b, Via::IntoSwitch, h, h, bytes, step, &after)
-                    };
+                    let store = leg(b, Via::IntoSwitch, h, h, bytes, step, &after);
                     mine[h].push(store);
                     for (k, got) in mine.iter_mut().enumerate() {
                         got.push(leg(b, Via::OutOfSwitch, h, k, bytes, step + 1, &[store]));
@@ -153,4 +133,19 @@ impl Algorithm for Nvls {
         // each rank's part, joined once (the next iteration's first messages wait for it)
         (0..n).map(|r| vec![b.join(r, &mine[r], false, 0).0]).collect()
     }
+}
+
+/// A leg of `via` from rank `from` to rank `to` in `step`: released once `after` are done, or,
+/// where `after` is empty, one of `from`'s first messages of the iteration (it waits for its
+/// rank's call or part of the iteration before: [`Builder::send`]).
+fn leg(b: &mut Builder<'_>, via: Via, from: usize, to: usize, bytes: u64, step: u32, after: &[u32]) -> u32 {
+    b.out.via = via;
+    let id = if after.is_empty() {
+        b.send(from, to, bytes, step, &[], true)
+    } else {
+        let (src, dst) = (b.ranks[from], b.ranks[to]);
+        b.out.push(src, dst, bytes.max(1), 0, after, step)
+    };
+    b.out.via = Via::Lb;
+    id
 }

@@ -33,7 +33,7 @@
 //! modelled, nor several servers of several GPUs each (a group across servers is estimated as
 //! one GPU a node); NCCL's own tuner may differ where those would win.
 
-use super::super::{AlgorithmKind, Op};
+use super::super::{AlgorithmKind, Op, Ranks};
 use super::nccl::{self, Hw, Protocol, ProtocolChoice};
 use crate::registry::AlgorithmInfo;
 use crate::topology::Topology;
@@ -87,9 +87,9 @@ impl Link {
     /// What joins the ranks on `hosts` (the scenario's host ids) of `topo`: the scale-up
     /// network of their one server if they share one that has it, else the network.
     pub fn of(topo: &Topology, hosts: &[u32]) -> Link {
-        let server = |h: u32| h / topo.nics().max(1);
+        let one_server = Ranks { hosts, per_server: topo.nics() }.off_server().is_none();
         match topo.scale_up() {
-            Some(up) if hosts.iter().all(|&h| server(h) == server(hosts[0])) => Link { rate_bps: up.rate, nvlink: true, nvls: up.nvls },
+            Some(up) if one_server => Link { rate_bps: up.rate, nvlink: true, nvls: up.nvls },
             _ => Link::net(topo.host_rate()),
         }
     }
