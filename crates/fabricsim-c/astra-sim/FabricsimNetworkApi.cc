@@ -25,7 +25,11 @@ uint64_t to_ps(const AstraSim::timespec_t& t) {
         case AstraSim::NS: scale = 1e3L; break;
         case AstraSim::FS: scale = 1e-3L; break;
     }
-    return static_cast<uint64_t>(std::llround(t.time_val * scale));
+    long double ps = t.time_val * scale;
+    // a negative delta is now; one past fabricsim's horizon is the horizon (no wrap)
+    if (!(ps > 0)) return 0;
+    if (ps >= static_cast<long double>(FOREVER)) return FOREVER;
+    return static_cast<uint64_t>(std::llround(ps));
 }
 
 }  // namespace
@@ -129,6 +133,7 @@ int FabricsimNetworkApi::sim_recv(void*, uint64_t count, int, int src, int tag, 
 }
 
 void FabricsimNetworkApi::sim_schedule(AstraSim::timespec_t delta, void (*fun_ptr)(void*), void* fun_arg) {
+    // both below 2^63: the sum does not wrap
     backend_.schedule_at(backend_.now_ps() + to_ps(delta), fun_ptr, fun_arg);
 }
 

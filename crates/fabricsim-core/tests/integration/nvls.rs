@@ -56,6 +56,8 @@ fn pipelined_nvls_moves_n_plus_one_nths_of_the_buffer_a_port_where_the_ring_move
     assert!(nvls >= port(40 << 20) && nvls <= port(40 << 20) * 110 / 100, "nvls {nvls} against {}", port(40 << 20));
     assert!(ring >= port(48 << 20), "ring {ring}");
     assert!(nvls * 105 < ring * 100, "nvls {nvls} ring {ring}");
+    // the figures docs/workloads.md ("NVLink SHARP") quotes
+    assert_eq!([nvls, ring, port(40 << 20)].map(|t| format!("{:.1}", t as f64 / 1e6)), ["50.5", "56.2", "46.6"]);
     // reduce_scatter: every GPU's whole buffer into the switch (32 MiB a port: 37.3 us), its
     // part's sum out; allgather: its part in once, every part out to it (32 MiB a port)
     for op in ["reduce_scatter", "allgather"] {
