@@ -275,7 +275,7 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
         let fct = fcts.of(p.routes, p.transport, m, count);
         finish.push(release + fct);
         let free = free_too.then(|| {
-            let at = released(m, waits.map(|d| free_finish[d as usize]).max());
+            let at = released(&m.taking_no_time(), waits.map(|d| free_finish[d as usize]).max());
             free_finish.push(at);
             (at, at)
         });
@@ -364,7 +364,12 @@ fn ideals(v: &Plan<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std::co
         let none = |_: u32, _: u32| 0;
         let free = Hearing { ack_flight: &none, notice: &none };
         let zero = vec![0; ideals.len()];
-        ideal_finish(v.specs, &deps, &zero, &free)
+        if v.specs.iter().any(|m| !m.is_compute() && m.delay > 0) {
+            let free_messages: Vec<MessageSpec> = v.specs.iter().map(MessageSpec::taking_no_time).collect();
+            ideal_finish(&free_messages, &deps, &zero, &free)
+        } else {
+            ideal_finish(v.specs, &deps, &zero, &free)
+        }
     });
     (ideal, compute_only, busy)
 }

@@ -55,6 +55,17 @@ impl MessageSpec {
         self.src == self.dst && self.bytes == 0
     }
 
+    /// The message as the compute-only schedule takes it (`compute_only_ps`): in no time, NCCL's
+    /// latencies included (a message's delay is its launch's base latency or its step's); a
+    /// compute task keeps its delay, the computation.
+    pub fn taking_no_time(&self) -> MessageSpec {
+        if self.is_compute() {
+            *self
+        } else {
+            MessageSpec { delay: 0, ..*self }
+        }
+    }
+
     /// A message with no delay, not pinned.
     pub fn new(src: u32, dst: u32, bytes: u64, start: Time, class: u8) -> MessageSpec {
         MessageSpec { src, dst, bytes, start, class, via: Via::Lb, delay: 0, cpu: None, qp: 0 }

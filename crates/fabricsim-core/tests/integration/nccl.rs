@@ -117,6 +117,12 @@ fn a_training_step_pays_nccls_latencies_on_its_collectives_and_sends() {
     assert_eq!(nccl.summary.status, "complete");
     let (a, b) = (none.jobs.opt_u64("jct_ps")[0].unwrap(), nccl.jobs.opt_u64("jct_ps")[0].unwrap());
     assert!(b > a, "NCCL's latencies on every collective and send: {b} against {a}");
+    // compute-only is every message in no time, NCCL's latencies included: the same critical
+    // path of compute with or without them, so that they count as exposed communication
+    let compute_only = |r: &RunResult| r.jobs.opt_u64("compute_only_ps")[0].unwrap();
+    assert_eq!(compute_only(&nccl), compute_only(&none));
+    let exposed = |r: &RunResult| r.jobs.opt_u64("exposed_comm_ps")[0].unwrap();
+    assert_eq!(exposed(&nccl) - exposed(&none), b - a);
     // the bytes of each kind of work (the steps table): the pipeline's sends (MiB each)
     // carry their data as it is (Simple above 16 KiB), the same bytes as without; the
     // tensor-parallel allreduces of 8 MiB over 8 GPUs take what the tuner picks there, LL128
