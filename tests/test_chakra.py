@@ -100,7 +100,9 @@ def test_a_traced_allreduce_takes_the_native_ring_jobs_time(tmp_path: Path, comp
     # native job, to the picosecond (plain and gzip files read alike)
     write_trace(tmp_path / "ar", [[node(7, COLL, comm_type=ALL_REDUCE, comm_size=2 << 20)]] * 8, compress)
     traced = run(Scenario(flows("ar.et"), tmp_path))
-    native = run(Scenario(FABRIC | {"jobs": [{"collective": "allreduce", "size": "2MiB", "ranks": 8}]}))
+    native = run(
+        Scenario(FABRIC | {"jobs": [{"costs": "none", "protocol": "simple", "collective": "allreduce", "size": "2MiB", "ranks": 8}]})
+    )
     assert traced.complete and native.complete
     assert traced.flows.height == native.flows.height == 8 * 14
     assert traced.flows["end_ps"].max() == native.jobs["jct_ps"][0]
@@ -113,7 +115,9 @@ def test_a_traced_broadcast_pipelines_its_chunks_as_the_native_job(tmp_path: Pat
     NCCL's, so its messages take long-lived queue pairs as a job's do: the native job's time."""
     write_trace(tmp_path / "bc", [[node(0, COLL, comm_type=BROADCAST, comm_size=1 << 20)]] * 8)
     traced = run(Scenario(flows("bc.et"), tmp_path))
-    native = run(Scenario(FABRIC | {"jobs": [{"collective": "broadcast", "size": "1MiB", "ranks": 8}]}))
+    native = run(
+        Scenario(FABRIC | {"jobs": [{"costs": "none", "protocol": "simple", "collective": "broadcast", "size": "1MiB", "ranks": 8}]})
+    )
     assert traced.scenario["transport"]["connections"] == "per_pair"
     assert traced.flows["end_ps"].max() == native.jobs["jct_ps"][0]
     # a connection per message, asked for, is kept

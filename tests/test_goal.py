@@ -39,7 +39,9 @@ def test_a_goal_ring_allreduce_takes_the_native_ring_jobs_time(tmp_path: Path):
     # schedule's last message ends when the native job's iteration does, to the picosecond
     write_ring_allreduce(tmp_path / "ring.goal", 8, 2 << 20)
     goal = run(Scenario(FABRIC | {"workload": {"kind": "flows", "file": "ring.goal"}}, tmp_path))
-    native = run(Scenario(FABRIC | {"jobs": [{"collective": "allreduce", "size": "2MiB", "ranks": 8}]}))
+    native = run(
+        Scenario(FABRIC | {"jobs": [{"costs": "none", "protocol": "simple", "collective": "allreduce", "size": "2MiB", "ranks": 8}]})
+    )
     assert goal.complete and native.complete
     assert goal.flows.height == native.flows.height == 8 * 14
     assert goal.flows["end_ps"].max() == native.jobs["jct_ps"][0]

@@ -341,6 +341,13 @@ def test_the_nvls_pieces_table_workloads_md_quotes() -> None:
     base = {"seed": 1, "topology": {"hosts": 8, "radix": 8, "nics_per_server": 8, "scale_up_rate": "3600Gbps"}}
     size = 64 << 20
     for pieces, want in zip([1, 2, 4, 8, 16, 32, 64], quoted, strict=True):
-        job = {"collective": "allreduce", "algorithm": "nvls", "size": f"{size}B", "ranks": 8, "slice": f"{size // 8 // pieces}B"}
+        job = {
+            "collective": "allreduce",
+            "algorithm": "nvls",
+            "size": f"{size}B",
+            "ranks": 8,
+            "slice": f"{size // 8 // pieces}B",
+            "costs": "none",
+        }
         r = fabricsim.run(base | {"jobs": [job]})
         assert f"{r.jobs['jct_ps'][0] / 1e6:.1f}" == f"{want:.1f}", pieces

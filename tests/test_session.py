@@ -32,7 +32,14 @@ def drive_ring(session: fabricsim.Session, hosts: list[int], size: int) -> int:
 def test_a_ring_allreduce_driven_step_by_step_gives_the_native_rings_jct_to_the_picosecond(threads: int) -> None:
     hosts = [0, 16, 32, 48, 64, 80, 96, 112]
     size = 2 << 20
-    native = fabricsim.run(FABRIC | {"jobs": [{"collective": "allreduce", "algorithm": "ring", "size": f"{size}B", "hosts": hosts}]})
+    native = fabricsim.run(
+        FABRIC
+        | {
+            "jobs": [
+                {"costs": "none", "protocol": "simple", "collective": "allreduce", "algorithm": "ring", "size": f"{size}B", "hosts": hosts}
+            ]
+        }
+    )
     jct = native.jobs["jct_ps"][0]
     s = fabricsim.Session(FABRIC | {"transport": {"connections": "per_pair"}}, threads=threads)
     assert s.threads == threads

@@ -49,6 +49,9 @@ def point(ranks: int, size: int, algorithm: str, costs: bool = False, server: bo
         job["channels"] = 1
     if costs:
         job |= {"costs": "nccl", "protocol": "auto"}
+    else:
+        # the fabric alone: a job's defaults are NCCL's costs and its tuner's protocol
+        job |= {"costs": "none", "protocol": "simple"}
     topology: dict[str, object] = {"hosts": ranks, "radix": RADIX[ranks]}
     if server:
         topology |= {"nics_per_server": ranks, "scale_up_rate": "3600Gbps"}

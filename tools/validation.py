@@ -48,8 +48,7 @@ def ring_on_one_server(gpus: int, size: int, costs: bool) -> float:
     joined by a 450 GB/s scale-up switch (300 ns, the default); with ``costs``, NCCL's
     latencies and the protocol its tuner picks for the ring. The time nccl-tests prints, us."""
     job: dict[str, object] = {"collective": "allreduce", "algorithm": "ring", "size": f"{size}B", "ranks": gpus}
-    if costs:
-        job |= {"costs": "nccl", "protocol": "auto"}
+    job |= {"costs": "nccl", "protocol": "auto"} if costs else {"costs": "none", "protocol": "simple"}
     topology = {"hosts": gpus, "radix": 8, "nics_per_server": gpus, "scale_up_rate": H100_NVLINK}
     r = fabricsim.run({"seed": 1, "topology": topology, "jobs": [job], "stop": {"max_time": "10s"}})
     assert r.complete, r.summary["stop_reason"]

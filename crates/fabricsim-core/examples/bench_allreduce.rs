@@ -7,7 +7,7 @@ fn main() {
     let hosts: u32 = std::env::args().nth(1).map_or(1024, |h| h.parse().unwrap());
     let size = std::env::args().nth(2).unwrap_or_else(|| "64MiB".into());
     let json = format!(
-        r#"{{"seed": 1, "topology": {{"hosts": {hosts}, "radix": 64, "link_latency": "1us", "switch_latency": "0ns"}}, "lb": {{"kind": "ops"}}, "jobs": [{{"collective": "allreduce", "size": "{size}", "ranks": {hosts}}}]}}"#
+        r#"{{"seed": 1, "topology": {{"hosts": {hosts}, "radix": 64, "link_latency": "1us", "switch_latency": "0ns"}}, "lb": {{"kind": "ops"}}, "jobs": [{{"collective": "allreduce", "costs": "none", "protocol": "simple", "size": "{size}", "ranks": {hosts}}}]}}"#
     );
     let scenario = Scenario::from_json(&json).expect("valid");
     let t = std::time::Instant::now();

@@ -21,7 +21,7 @@ fn main() {
     let size = std::env::args().nth(1).unwrap_or_else(|| "64MiB".into());
     let json = format!(
         r#"{{"seed": 1, "topology": {{"tiers": 2, "hosts": 1024, "radix": 64, "link_rate": "400Gbps", "link_latency": "1us", "switch_latency": "0ns"}},
-        "lb": {{"kind": "ops"}}, "jobs": [{{"collective": "allreduce", "size": "{size}", "ranks": 1024}}]}}"#
+        "lb": {{"kind": "ops"}}, "jobs": [{{"collective": "allreduce", "costs": "none", "protocol": "simple", "size": "{size}", "ranks": 1024}}]}}"#
     );
     let scenario = Scenario::from_json(&json).expect("valid");
     let mut sim = Simulation::new(&scenario).expect("builds");

@@ -28,9 +28,10 @@ inline std::string fabric(const std::string& extra) {
   return "seed = 1\n[topology]\nhosts = 128\nradix = 16\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n" + extra;
 }
 
-// The JCT of fabricsim's own [[jobs]] ring allreduce of `size` bytes a rank on `hosts` (TOML).
+// The JCT of fabricsim's own [[jobs]] ring allreduce of `size` bytes a rank on `hosts` (TOML), the
+// fabric alone (no NCCL costs, Simple) as a driven ring is.
 inline uint64_t native_jct(const std::string& hosts, uint64_t size) {
-  std::string text = fabric("[[jobs]]\ncollective = \"allreduce\"\nalgorithm = \"ring\"\nsize = \"" + std::to_string(size) +
+  std::string text = fabric("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allreduce\"\nalgorithm = \"ring\"\nsize = \"" + std::to_string(size) +
                             "B\"\nhosts = " + hosts + "\n");
   FsSession* s = nullptr;
   check(fs_session_new(text.c_str(), 1, &s), "fs_session_new (native)");

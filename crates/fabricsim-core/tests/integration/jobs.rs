@@ -4,7 +4,7 @@ use super::{fabric128, run, scenario};
 use fabricsim_core::Simulation;
 
 fn job(spec: &str) -> String {
-    fabric128(&format!("[[jobs]]\n{spec}\n"))
+    fabric128(&format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\n{spec}\n"))
 }
 
 #[test]
@@ -51,7 +51,7 @@ fn a_ring_step_waits_for_its_data_not_for_the_ack_of_its_own_send() {
     // the rank's NIC first sends the final ACK of what it just received (64 B, 1.28 ns at
     // 400 Gb/s). Before this change each boundary also waited for the ACK of the rank's own
     // send to fly back (2 x (1 us + 1.28 ns))
-    let r = run(&fabric128("[transport]\nack_every = 1024\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"8MiB\"\nranks = 4\n"));
+    let r = run(&fabric128("[transport]\nack_every = 1024\n[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allreduce\"\nsize = \"8MiB\"\nranks = 4\n"));
     let (ready, end, src, dst) = (r.flows.opt_u64("ready_ps"), r.flows.opt_u64("end_ps"), r.flows.u64("src"), r.flows.u64("dst"));
     assert_eq!(ready.len(), 6 * 4);
     for s in 1..6 {
@@ -100,7 +100,7 @@ fn a_lone_job_meets_its_ideal_jct_to_the_picosecond_when_acks_do_not_interleave(
     // bound cannot count it.
     for alg in ["ring", "halving_doubling"] {
         let r = run(&fabric128(&format!(
-            "[transport]\nack_every = 1024\n[[jobs]]\ncollective = \"allreduce\"\nalgorithm = \"{alg}\"\nsize = \"2MiB\"\nranks = 8\niterations = 2\ncompute = \"1us\"\n"
+            "[transport]\nack_every = 1024\n[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allreduce\"\nalgorithm = \"{alg}\"\nsize = \"2MiB\"\nranks = 8\niterations = 2\ncompute = \"1us\"\n"
         )));
         let (fct, ideal_fct) = (r.flows.opt_u64("fct_ps"), r.flows.u64("ideal_fct_ps"));
         assert!(fct.iter().zip(ideal_fct).all(|(f, i)| f.unwrap() == *i), "{alg}: every message at its ideal FCT");
@@ -204,7 +204,7 @@ fn spraying_beats_ecmp_on_a_large_alltoall() {
     // 1.13x its ideal); 15 keep it busy (ECMP 1.45x, OPS 1.19x)
     let jct = |lb: &str| {
         let r = run(&fabric128(&format!(
-            "[lb]\nkind = \"{lb}\"\n[[jobs]]\ncollective = \"alltoall\"\nsize = \"8MiB\"\nranks = 128\nmax_connections = 16\n"
+            "[lb]\nkind = \"{lb}\"\n[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"alltoall\"\nsize = \"8MiB\"\nranks = 128\nmax_connections = 16\n"
         )));
         r.jobs.opt_f64("slowdown")[0].unwrap()
     };
@@ -236,14 +236,14 @@ fn eight_jobs_on_four_servers_finish_far_sooner_sprayed_than_on_ecmp() {
 #[test]
 fn jobs_and_a_workload_run_together_and_placements_differ() {
     let r = run(&fabric128(
-        "[workload]\nkind = \"flows\"\nflows = [{src = 127, dst = 126, size = \"64KiB\"}]\n[[jobs]]\nname = \"a\"\ncollective = \"broadcast\"\nsize = \"256KiB\"\nhosts = \"8-11\"\n[[jobs]]\ncollective = \"allgather\"\nsize = \"256KiB\"\nranks = 4\nplacement = \"random\"\n",
+        "[workload]\nkind = \"flows\"\nflows = [{src = 127, dst = 126, size = \"64KiB\"}]\n[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nname = \"a\"\ncollective = \"broadcast\"\nsize = \"256KiB\"\nhosts = \"8-11\"\n[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allgather\"\nsize = \"256KiB\"\nranks = 4\nplacement = \"random\"\n",
     ));
     assert_eq!(r.summary.status, "complete");
     assert_eq!(r.flows.u64("src")[0], 127, "the workload's messages come first");
     assert_eq!(r.jobs.u64("job"), &[0, 1]);
     // broadcast: 8 chunks down the chain 8 -> 9 -> 10 -> 11
     assert_eq!(r.steps.u64("job").iter().filter(|&&j| j == 0).count(), 8);
-    let s = scenario(&fabric128("[[jobs]]\ncollective = \"allgather\"\nsize = \"256KiB\"\nranks = 4\nplacement = \"random\"\n")).unwrap();
+    let s = scenario(&fabric128("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allgather\"\nsize = \"256KiB\"\nranks = 4\nplacement = \"random\"\n")).unwrap();
     let m = s.resolve().unwrap();
     let mut hosts: Vec<u32> = m.messages.iter().map(|x| x.src).collect();
     hosts.sort_unstable();
@@ -282,7 +282,7 @@ fn rails_attach_nic_i_to_leaf_i_and_results_keep_the_scenarios_host_ids() {
 
     // rail placement: each 8-rank job takes one rail (NIC i of every server); on a
     // rail-optimized fabric a rail group is 4 servers, so a job spans two leaves
-    let jobs = "[[jobs]]\ncollective = \"allgather\"\nsize = \"64KiB\"\nranks = 8\nplacement = \"rail\"\n".repeat(4);
+    let jobs = "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allgather\"\nsize = \"64KiB\"\nranks = 8\nplacement = \"rail\"\n".repeat(4);
     let r = run(&servers(true, &jobs));
     assert_eq!(r.summary.status, "complete");
     let (src, tag) = (r.flows.u64("src"), r.steps.u64("job"));
@@ -293,7 +293,11 @@ fn rails_attach_nic_i_to_leaf_i_and_results_keep_the_scenarios_host_ids() {
     }
     // a fifth placed job finds no free host
     let e = Simulation::new(
-        &scenario(&servers(true, &(jobs + "[[jobs]]\ncollective = \"allgather\"\nsize = \"64KiB\"\nranks = 2\n"))).unwrap(),
+        &scenario(&servers(
+            true,
+            &(jobs + "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allgather\"\nsize = \"64KiB\"\nranks = 2\n"),
+        ))
+        .unwrap(),
     )
     .err()
     .unwrap();
@@ -390,7 +394,7 @@ fn slices_pipeline_a_ring_and_channels_split_it_over_their_own_queue_pairs() {
     // 2 MiB back to back, and between two steps each NIC idles while the step's last packet
     // crosses the fabric. In 256 KiB slices a rank forwards each slice as it arrives, so its
     // NIC never idles: the iteration is its 48 slices' wire time plus one slice's flight
-    let base = "[transport]\nack_every = 1024\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"8MiB\"\nranks = 4\n";
+    let base = "[transport]\nack_every = 1024\n[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allreduce\"\nsize = \"8MiB\"\nranks = 4\n";
     let whole = run(&fabric128(base));
     let sliced = run(&fabric128(&format!("{base}slice = \"256KiB\"\n")));
     let (w, s) = (whole.jobs.opt_u64("jct_ps")[0].unwrap(), sliced.jobs.opt_u64("jct_ps")[0].unwrap());
@@ -430,14 +434,14 @@ fn auto_picks_the_algorithm_nccls_tuner_picks() {
     // the messages made say which ran (the ring: 2 x 7 steps of 8 messages; the double binary
     // tree: 2 trees x 7 edges, up and down, in 8 pieces)
     let made = |size: &str, algorithm: &str| {
-        let text = fabric128(&format!("[[jobs]]\ncollective = \"allreduce\"\nsize = \"{size}\"\nranks = 8\nalgorithm = \"{algorithm}\"\n"));
+        let text = fabric128(&format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allreduce\"\nsize = \"{size}\"\nranks = 8\nalgorithm = \"{algorithm}\"\n"));
         scenario(&text).unwrap().resolve().unwrap().messages.len()
     };
     assert_eq!((made("1GiB", "ring"), made("4KiB", "tree")), (2 * 7 * 8, 2 * 7 * 2 * 8));
     assert_eq!(made("1GiB", "auto"), made("1GiB", "ring"));
     assert_eq!(made("4KiB", "auto"), made("4KiB", "tree"));
     let err =
-        scenario(&fabric128("[[jobs]]\ncollective = \"allreduce\"\nsize = \"4KiB\"\nranks = 8\nalgorithm = \"fastest\"\n")).err().unwrap();
+        scenario(&fabric128("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allreduce\"\nsize = \"4KiB\"\nranks = 8\nalgorithm = \"fastest\"\n")).err().unwrap();
     assert!(err.to_string().contains("allowed: auto, ring"), "{err}");
 }
 
@@ -448,7 +452,7 @@ fn the_ideal_jct_bounds_a_nic_that_interleaves_its_messages() {
     // NIC bound's tail is a lone packet's (it was the message-alone tail, 20 ps too high here)
     let r = super::run(
         "seed = 493\n[topology]\nhosts = 32\nradix = 8\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n\
-         [transport]\nack_every = 1\n[lb]\nkind = \"ops\"\n[[jobs]]\ncollective = \"alltoall\"\nalgorithm = \"direct\"\n\
+         [transport]\nack_every = 1\n[lb]\nkind = \"ops\"\n[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"alltoall\"\nalgorithm = \"direct\"\n\
          ranks = 3\nsize = \"100KiB\"\nplacement = \"random\"\nmax_connections = 2\n",
     );
     let (jct, ideal) = (r.jobs.opt_u64("jct_ps")[0].expect("done"), r.jobs.u64("ideal_jct_ps")[0]);
@@ -463,7 +467,7 @@ fn a_sliced_ring_over_iterations_costs_dependencies_in_proportion_to_its_slices(
     // waiting for 2k made them quadratic, 10 GB for a 256 MiB ring in 4 KiB slices)
     let job = |slice: &str| {
         fabric128(&format!(
-            "[[jobs]]\ncollective = \"allreduce\"\nalgorithm = \"ring\"\nsize = \"1MiB\"\nranks = 4\niterations = 3\nchannels = 2\ncompute = \"3us\"\nslice = \"{slice}\"\n"
+            "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allreduce\"\nalgorithm = \"ring\"\nsize = \"1MiB\"\nranks = 4\niterations = 3\nchannels = 2\ncompute = \"3us\"\nslice = \"{slice}\"\n"
         ))
     };
     for (slice, k) in [("64KiB", 2u64), ("8KiB", 16), ("1KiB", 128)] {

@@ -8,7 +8,16 @@ use fabricsim_core::Simulation;
 /// A 4-rank ring allreduce of `size` under one leaf (ranks 0-3: 2 us apart, two 1 us links),
 /// ACKs at a message's end, with `extra` job fields.
 fn ring4(size: &str, extra: &str) -> String {
+    let extra = raw_unless_given(extra);
     fabric128(&format!("[transport]\nack_every = 1024\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"{size}\"\nranks = 4\n{extra}\n"))
+}
+
+/// `extra` with `costs = "none"` and `protocol = "simple"` where it names neither (the jobs'
+/// defaults are NCCL's costs and its tuner's protocol).
+fn raw_unless_given(extra: &str) -> String {
+    let costs = if extra.contains("costs") { "" } else { "costs = \"none\"\n" };
+    let protocol = if extra.contains("protocol") { "" } else { "protocol = \"simple\"\n" };
+    format!("{costs}{protocol}{extra}")
 }
 
 /// The data messages' (ready, end), without the ranks' calls (compute tasks), in id order.
@@ -66,7 +75,7 @@ fn a_step_inside_a_server_takes_nvlinks_latency() {
     // 8 ranks on one server of 8 GPUs with NVLink: a ring step is 3.4 us (Simple), of which
     // the scale-up network's 300 ns are simulated
     let text = "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nscale_up_rate = \"7200Gbps\"\nlink_latency = \"1us\"\n\
-                [[jobs]]\ncollective = \"allreduce\"\nsize = \"1KiB\"\nranks = 8\ncosts = \"nccl\"\n";
+                [[jobs]]\ncollective = \"allreduce\"\nsize = \"1KiB\"\nranks = 8\ncosts = \"nccl\"\nprotocol = \"simple\"\n";
     let r = run(text);
     assert_eq!(r.summary.status, "complete");
     assert_eq!(data(&r)[0].0, 8_400_000 + 3_100_000);
@@ -78,6 +87,7 @@ fn auto_picks_the_protocol_nccls_tuner_picks() {
     // 8 ranks, ring, 400 Gb/s, one channel: NCCL's estimates put LL below about 1.5 MB, LL128
     // to about 12 MB, Simple above (the bytes of a rank's chunk say which ran)
     let chunk = |size: &str, extra: &str| {
+        let extra = raw_unless_given(extra);
         let text = fabric128(&format!("[[jobs]]\ncollective = \"allreduce\"\nsize = \"{size}\"\nranks = 8\n{extra}\n"));
         let model = scenario(&text).unwrap().resolve().unwrap();
         (model.messages.len(), model.messages[0].bytes)
@@ -107,6 +117,7 @@ fn a_training_step_pays_nccls_latencies_on_its_collectives_and_sends() {
     // allreduces on NVLink), two pipeline stages across the fabric (their activations sent
     // point to point: Simple above 16 KiB)
     let text = |extra: &str| {
+        let extra = raw_unless_given(extra);
         format!(
             "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nscale_up_rate = \"7200Gbps\"\nlink_latency = \"1us\"\n\
              [[jobs]]\nmodel = {{ preset = \"gpt3-1.3b\", layers = 4 }}\nranks = 16\nparallel = {{ tp = 8, pp = 2, gpu_tflops = 400 }}\n{extra}\n"
@@ -183,7 +194,7 @@ fn a_steps_latency_reads_its_hosts_idle_latency_on_a_fabric_that_renumbers_them(
     // rails: NIC 0 of servers 0 and 1 (hosts 0 and 8) hang on one leaf, 2 us apart, though
     // host 8 is not the leaf's 9th port; each step waits NCCL's 14 us less those 2 us
     let text = "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nrails = true\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n\
-                [transport]\nack_every = 1024\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"64B\"\nhosts = [0, 8]\ncosts = \"nccl\"\n";
+                [transport]\nack_every = 1024\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"64B\"\nhosts = [0, 8]\ncosts = \"nccl\"\nprotocol = \"simple\"\n";
     let r = run(text);
     assert_eq!(r.summary.status, "complete");
     assert_eq!(r.flows.u64("path_links")[0], 2, "one leaf");

@@ -8,6 +8,10 @@ use fabricsim_core::Simulation;
 /// 8 servers of 4 GPUs (32 hosts, radix 8, rails: a server's GPUs on 4 leaves), a 7.2 Tb/s
 /// scale-up network of 300 ns (9 MB in 10 us), and a job of `extra` on the GPUs of server 0.
 fn server(ranks: u32, extra: &str) -> String {
+    // NCCL's costs and protocol only where a test asks for them (the jobs' defaults count them)
+    let costs = if extra.contains("costs") { "" } else { "costs = \"none\"\n" };
+    let protocol = if extra.contains("protocol") { "" } else { "protocol = \"simple\"\n" };
+    let extra = format!("{costs}{protocol}{extra}");
     format!(
         "seed = 1\n[topology]\nhosts = 32\nradix = 8\nnics_per_server = 4\nrails = true\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n\
          scale_up_rate = \"7200Gbps\"\n[[jobs]]\nranks = {ranks}\n{extra}\n"

@@ -80,7 +80,7 @@ fn a_ring_allreduce_driven_from_outside_gives_the_native_rings_jct_to_the_picose
     let n = 8u32;
     let size = 4u64 << 20;
     for hosts in ["\"0-7\"", "[0, 16, 32, 48, 64, 80, 96, 112]"] {
-        let native = format!("[[jobs]]\ncollective = \"allreduce\"\nalgorithm = \"ring\"\nsize = \"{size}B\"\nhosts = {hosts}\n");
+        let native = format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\ncollective = \"allreduce\"\nalgorithm = \"ring\"\nsize = \"{size}B\"\nhosts = {hosts}\n");
         let r = Simulation::new(&scenario(&fabric128(&native)).unwrap()).unwrap().run();
         let jct = r.jobs.opt_u64("jct_ps")[0].unwrap();
         let host: Vec<u32> = if hosts.contains('-') { (0..n).collect() } else { (0..n).map(|r| 16 * r).collect() };

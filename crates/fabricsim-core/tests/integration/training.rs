@@ -19,7 +19,7 @@ const TINY: &str = "model = { layers = 4, hidden = 1024, seq = 512, vocab = 8000
 fn a_training_iteration_runs_and_reports_its_ideal_and_compute_only_time() {
     let r = run(&cluster(
         32,
-        &format!("[[jobs]]\nname = \"dense\"\nranks = 32\n{TINY}\nparallel = {{ tp = 4, pp = 2, dp = 4, micro_batches = 4, gpu_tflops = 100 }}\niterations = 2\ncompute = \"5us\"\n"),
+        &format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nname = \"dense\"\nranks = 32\n{TINY}\nparallel = {{ tp = 4, pp = 2, dp = 4, micro_batches = 4, gpu_tflops = 100 }}\niterations = 2\ncompute = \"5us\"\n"),
     ));
     assert_eq!(r.summary.status, "complete");
     assert_eq!(r.jobs.str("collective"), &["training", "training"]);
@@ -47,7 +47,7 @@ fn a_training_iteration_runs_and_reports_its_ideal_and_compute_only_time() {
 fn compute_only_time_is_megatrons_flops_over_the_gpu_rate() {
     // one stage, one replica: 4 tensor-parallel ranks each compute, per micro-batch,
     // 3 x (24 b s h^2 + 4 b s^2 h) per layer and 3 x 2 b s h V for the logits, over 4
-    let r = run(&cluster(16, &format!("[[jobs]]\nranks = 4\n{TINY}\nparallel = {{ tp = 4, micro_batches = 3, gpu_tflops = 100 }}\n")));
+    let r = run(&cluster(16, &format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 4\n{TINY}\nparallel = {{ tp = 4, micro_batches = 3, gpu_tflops = 100 }}\n")));
     let (s, h, v) = (512f64, 1024f64, 8000f64);
     let layer = 24.0 * s * h * h + 4.0 * s * s * h;
     let per_pass = |flops: f64| (flops / 4.0 / 100.0).round() as u64; // 100 TFLOP/s = 100 FLOP/ps
@@ -85,7 +85,7 @@ fn iteration_time_bounds_its_ideal_which_bounds_its_compute_over_random_layouts(
         let text = cluster(
             32,
             &format!(
-                "[lb]\nkind = \"{lb}\"\n[[jobs]]\nranks = {}\nplacement = \"random\"\n{model}\nparallel = {{ tp = {tp}, cp = {cp}, pp = {pp}, vpp = {vpp}, dp = {dp}, ep = {ep}, micro_batches = {mb}, gpu_tflops = 50, bucket = \"1MiB\" }}\niterations = 2\n",
+                "[lb]\nkind = \"{lb}\"\n[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = {}\nplacement = \"random\"\n{model}\nparallel = {{ tp = {tp}, cp = {cp}, pp = {pp}, vpp = {vpp}, dp = {dp}, ep = {ep}, micro_batches = {mb}, gpu_tflops = 50, bucket = \"1MiB\" }}\niterations = 2\n",
                 tp * cp * pp * dp
             ),
         );
@@ -110,41 +110,56 @@ fn a_layout_that_does_not_fit_the_ranks_or_the_model_is_refused() {
         ("tp = 4, gpu_tflops = 1, grad_dtype = \"fp16\"", "jobs[0].parallel.grad_dtype"),
         ("tp = 4, gpu_tflops = 1, recompute = \"some\"", "jobs[0].parallel.recompute"),
     ] {
-        let text = cluster(16, &format!("[[jobs]]\nranks = 8\n{TINY}\nparallel = {{ {par} }}\n"));
+        let text = cluster(16, &format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 8\n{TINY}\nparallel = {{ {par} }}\n"));
         let e = Simulation::new(&scenario(&text).unwrap()).err().unwrap_or_else(|| panic!("{par} accepted"));
         assert_eq!(e.field, field, "{par}: {e}");
     }
     // too large to count, or to hold: refused before any message is made
-    let huge = cluster(16, "[[jobs]]\nranks = 8\nmodel = { layers = 16777216, hidden = 16777216, ffn = 16777216, seq = 16777216, vocab = 16777216, experts = 65536, top_k = 65536 }\nparallel = { tp = 4, micro_batch_size = 65536, gpu_tflops = 1 }\n");
+    let huge = cluster(16, "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 8\nmodel = { layers = 16777216, hidden = 16777216, ffn = 16777216, seq = 16777216, vocab = 16777216, experts = 65536, top_k = 65536 }\nparallel = { tp = 4, micro_batch_size = 65536, gpu_tflops = 1 }\n");
     assert_eq!(Simulation::new(&scenario(&huge).unwrap()).err().unwrap().field, "jobs[0].model");
-    let long = cluster(16, "[[jobs]]\nranks = 8\nmodel = { layers = 16777216, hidden = 64, seq = 64, vocab = 64 }\nparallel = { tp = 4, micro_batches = 65536, gpu_tflops = 1 }\n");
+    let long = cluster(16, "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 8\nmodel = { layers = 16777216, hidden = 64, seq = 64, vocab = 64 }\nparallel = { tp = 4, micro_batches = 65536, gpu_tflops = 1 }\n");
     assert_eq!(Simulation::new(&scenario(&long).unwrap()).err().unwrap().field, "workload", "more messages than a run numbers");
-    let long = cluster(16, "[[jobs]]\nranks = 8\nmodel = { layers = 4096, hidden = 64, seq = 64, vocab = 64 }\nparallel = { tp = 4, micro_batches = 1024, gpu_tflops = 1 }\n");
+    let long = cluster(16, "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 8\nmodel = { layers = 4096, hidden = 64, seq = 64, vocab = 64 }\nparallel = { tp = 4, micro_batches = 1024, gpu_tflops = 1 }\n");
     let e = Simulation::new(&scenario(&long).unwrap()).err().unwrap();
     assert_eq!(e.field, "stop.max_memory", "more than the memory holds: {e}");
-    let both = cluster(16, &format!("[[jobs]]\nranks = 8\ncollective = \"allreduce\"\nsize = \"1MiB\"\n{TINY}\n"));
+    let both = cluster(
+        16,
+        &format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 8\ncollective = \"allreduce\"\nsize = \"1MiB\"\n{TINY}\n"),
+    );
     assert_eq!(Simulation::new(&scenario(&both).unwrap()).err().unwrap().field, "jobs[0].model");
     // grouped-query attention: key/value heads dividing the heads, at most hidden heads
     for (model, field) in [
         ("model = { layers = 4, hidden = 1024, seq = 512, vocab = 8000, heads = 8, kv_heads = 3 }", "jobs[0].model.kv_heads"),
         ("model = { layers = 4, hidden = 1024, seq = 512, vocab = 8000, heads = 2048 }", "jobs[0].model.heads"),
     ] {
-        let text = cluster(16, &format!("[[jobs]]\nranks = 8\n{model}\nparallel = {{ tp = 4, gpu_tflops = 1 }}\n"));
+        let text = cluster(
+            16,
+            &format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 8\n{model}\nparallel = {{ tp = 4, gpu_tflops = 1 }}\n"),
+        );
         assert_eq!(Simulation::new(&scenario(&text).unwrap()).err().unwrap().field, field, "{model}");
     }
     // a preset's name alone stands for the table with that preset
-    let named = cluster(16, "[[jobs]]\nranks = 8\nmodel = \"gpt5\"\nparallel = { gpu_tflops = 1 }\n");
+    let named =
+        cluster(16, "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 8\nmodel = \"gpt5\"\nparallel = { gpu_tflops = 1 }\n");
     assert_eq!(Simulation::new(&scenario(&named).unwrap()).err().unwrap().field, "jobs[0].model.preset");
-    let named = cluster(16, "[[jobs]]\nranks = 8\nmodel = \"gpt3-1.3b\"\nparallel = { tp = 4, pp = 2, gpu_tflops = 1 }\n");
+    let named = cluster(16, "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 8\nmodel = \"gpt3-1.3b\"\nparallel = { tp = 4, pp = 2, gpu_tflops = 1 }\n");
     assert!(Simulation::new(&scenario(&named).unwrap()).is_ok());
     // a collective's knobs, which a training job's traffic does not read: refused, not ignored
     for (knob, field) in [("size = \"1MiB\"", "jobs[0].size"), ("channels = 4", "jobs[0].channels"), ("slice = \"1MiB\"", "jobs[0].slice")]
     {
-        let text = cluster(16, &format!("[[jobs]]\nranks = 8\n{knob}\n{TINY}\nparallel = {{ gpu_tflops = 1 }}\n"));
+        let text = cluster(
+            16,
+            &format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 8\n{knob}\n{TINY}\nparallel = {{ gpu_tflops = 1 }}\n"),
+        );
         assert_eq!(Simulation::new(&scenario(&text).unwrap()).err().unwrap().field, field, "{knob}");
     }
     // its queue pairs a connection are its own
-    let qps = cluster(16, &format!("[[jobs]]\nranks = 8\nqps = 2\n{TINY}\nparallel = {{ tp = 4, gpu_tflops = 1 }}\n"));
+    let qps = cluster(
+        16,
+        &format!(
+            "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 8\nqps = 2\n{TINY}\nparallel = {{ tp = 4, gpu_tflops = 1 }}\n"
+        ),
+    );
     let model = scenario(&qps).unwrap().resolve().unwrap();
     assert!(model.messages.iter().any(|m| m.qp == 1) && model.messages.iter().all(|m| m.qp < 2));
 }
@@ -153,7 +168,7 @@ fn a_layout_that_does_not_fit_the_ranks_or_the_model_is_refused() {
 fn training_runs_give_the_same_tables_in_any_pieces_and_threads() {
     let text = cluster(
         32,
-        "[[jobs]]\nranks = 32\nmodel = { layers = 2, hidden = 512, seq = 256, vocab = 4000, experts = 4, top_k = 2 }\nparallel = { tp = 4, pp = 2, dp = 4, ep = 2, micro_batches = 2, gpu_tflops = 50 }\n",
+        "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 32\nmodel = { layers = 2, hidden = 512, seq = 256, vocab = 4000, experts = 4, top_k = 2 }\nparallel = { tp = 4, pp = 2, dp = 4, ep = 2, micro_batches = 2, gpu_tflops = 50 }\n",
     );
     let s = scenario(&text).unwrap();
     let one = Simulation::new(&s).unwrap().run();
@@ -231,13 +246,15 @@ fn bytes_generated(text: &str) -> [u64; 5] {
 
 #[test]
 fn each_kinds_bytes_per_gpu_equal_the_documented_formulas() {
-    let dense = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/training_dense_256.toml")).unwrap();
-    let moe = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/training_moe_256.toml")).unwrap();
+    // the data's bytes: Simple (LL and LL128 add their flags on the wire)
+    let simple = |t: String| t.replace("[[jobs]]\n", "[[jobs]]\nprotocol = \"simple\"\n");
+    let dense = simple(std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/training_dense_256.toml")).unwrap());
+    let moe = simple(std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/training_moe_256.toml")).unwrap());
     let with = |base: &str, extra: &str| base.replace("gpu_tflops = 400", &format!("gpu_tflops = 400, {extra}"));
     let published = |model: &str, par: &str| {
         format!(
             "[topology]\nhosts = 64\nradix = 16\nnics_per_server = 8\nrails = true\nscale_up_rate = \"7200Gbps\"\n\
-             [[jobs]]\nranks = 64\nmodel = {{ {model} }}\nparallel = {{ {par}, gpu_tflops = 400 }}\n"
+             [[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 64\nmodel = {{ {model} }}\nparallel = {{ {par}, gpu_tflops = 400 }}\n"
         )
     };
     let cases = [
@@ -316,7 +333,10 @@ fn data_parallel_rings_stay_on_a_rail_where_the_placement_allows() {
     // every server (local 0 and 2, or 1 and 3). Its ring crosses the servers' scale-up network
     // inside a server and leaves it on the GPU of the local index the next server is entered by
     // (NCCL's rings on rails): every hop between servers joins two GPUs of one local index
-    let text = cluster(16, &format!("[[jobs]]\nranks = 16\n{TINY}\nparallel = {{ tp = 2, gpu_tflops = 100 }}\n"));
+    let text = cluster(
+        16,
+        &format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 16\n{TINY}\nparallel = {{ tp = 2, gpu_tflops = 100 }}\n"),
+    );
     let model = scenario(&text).unwrap().resolve().unwrap();
     let dp = 3; // the steps table's kinds: compute, tp, pp, dp, ep
     let (mut across, mut inside) = (0, 0);
@@ -339,7 +359,7 @@ fn the_interleaved_schedule_shrinks_the_pipeline_bubble_by_its_chunks() {
     // et al., SC 2021, sec. 2.2.2: a bubble of (pp - 1) / (v m) of the ideal)
     let text = |vpp: u32| {
         fabric128(&format!(
-            "[[jobs]]\nmodel = {{ layers = 16, hidden = 1024, seq = 1024, vocab = 8 }}\nranks = 4\n\
+            "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nmodel = {{ layers = 16, hidden = 1024, seq = 1024, vocab = 8 }}\nranks = 4\n\
              parallel = {{ pp = 4, micro_batches = 8, gpu_tflops = 100, vpp = {vpp} }}\n"
         ))
     };
@@ -365,7 +385,7 @@ fn the_interleaved_schedule_shrinks_the_pipeline_bubble_by_its_chunks() {
         ("pp = 1, micro_batches = 8, gpu_tflops = 100, vpp = 2", "jobs[0].parallel.vpp"),
     ] {
         let t = fabric128(&format!(
-            "[[jobs]]\nmodel = {{ layers = 16, hidden = 1024, seq = 1024, vocab = 8 }}\nranks = 4\nparallel = {{ {parallel} }}\n"
+            "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nmodel = {{ layers = 16, hidden = 1024, seq = 1024, vocab = 8 }}\nranks = 4\nparallel = {{ {parallel} }}\n"
         ));
         let err = Simulation::new(&scenario(&t).unwrap()).err().expect(parallel);
         assert_eq!(err.field, field, "{parallel}: {}", err.message);
@@ -377,8 +397,9 @@ fn context_parallel_ranks_split_the_tokens_and_pass_keys_and_values_around_a_rin
     // grouped-query attention (8 heads, 2 of keys and values), a 4 096-token sequence; 8 ranks
     // as tp 2 x cp 2 x dp 2 against tp 2 x dp 4: a context-parallel rank holds half the tokens
     let model = "model = { layers = 4, hidden = 1024, heads = 8, kv_heads = 2, seq = 4096, vocab = 1000 }";
-    let text =
-        |par: &str| fabric128(&format!("[[jobs]]\n{model}\nranks = 8\nparallel = {{ {par}, micro_batches = 2, gpu_tflops = 100 }}\n"));
+    let text = |par: &str| {
+        fabric128(&format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\n{model}\nranks = 8\nparallel = {{ {par}, micro_batches = 2, gpu_tflops = 100 }}\n"))
+    };
     let (cp, dp) = (run(&text("tp = 2, cp = 2, dp = 2")), run(&text("tp = 2, dp = 4")));
     assert_eq!((cp.summary.status, dp.summary.status), ("complete", "complete"));
     let kind = |r: &fabricsim_core::stats::RunResult, k: &str| -> u64 {
@@ -400,11 +421,13 @@ fn context_parallel_ranks_split_the_tokens_and_pass_keys_and_values_around_a_rin
     assert_eq!(kind(&cp, "dp"), kind(&dp, "dp"));
     // Megatron-LM's conditions, refused by field
     for (extra, field) in [("tp = 2, cp = 3, dp = 1", "jobs[0].parallel.cp"), ("tp = 2, cp = 2, dp = 1", "jobs[0].ranks")] {
-        let t = fabric128(&format!("[[jobs]]\n{model}\nranks = 6\nparallel = {{ {extra}, gpu_tflops = 100 }}\n"));
+        let t = fabric128(&format!(
+            "[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\n{model}\nranks = 6\nparallel = {{ {extra}, gpu_tflops = 100 }}\n"
+        ));
         let err = Simulation::new(&scenario(&t).unwrap()).err().expect(extra);
         assert_eq!(err.field, field, "{extra}: {}", err.message);
     }
     let moe = "model = { layers = 4, hidden = 1024, seq = 4096, vocab = 1000, experts = 4 }";
-    let t = fabric128(&format!("[[jobs]]\n{moe}\nranks = 8\nparallel = {{ tp = 2, cp = 2, dp = 2, ep = 2, gpu_tflops = 100 }}\n"));
+    let t = fabric128(&format!("[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\n{moe}\nranks = 8\nparallel = {{ tp = 2, cp = 2, dp = 2, ep = 2, gpu_tflops = 100 }}\n"));
     assert_eq!(Simulation::new(&scenario(&t).unwrap()).err().expect("ep").field, "jobs[0].parallel.cp");
 }

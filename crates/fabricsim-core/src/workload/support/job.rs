@@ -69,7 +69,12 @@ impl JobConfig {
     /// Whether it counts NCCL's latencies (`costs = "nccl"`): its ranks' calls start its
     /// collectives.
     fn nccl_latencies(&self) -> bool {
-        self.costs == Some(CostsModel::Nccl)
+        self.costs.unwrap_or(CostsModel::Nccl) == CostsModel::Nccl
+    }
+
+    /// Its protocol: the one given, or what NCCL's tuner picks.
+    fn protocol(&self) -> ProtocolChoice {
+        self.protocol.unwrap_or(ProtocolChoice::Auto)
     }
 
     /// The hosts of the ranks, in rank order. Placed ranks take hosts no earlier job holds;
@@ -220,7 +225,7 @@ fn collective(
     ensure((1..=64).contains(&channels), &at("channels"), channels, "allowed: 1 to 64 (NCCL's MAXCHANNELS)")?;
     let given = job.algorithm.map_or(Some(AlgorithmKind::default_for(op)), AlgorithmChoice::given);
     let link = tuner::Link::of(topo, ranks);
-    let (algorithm, protocol) = tuner::resolve(given, job.protocol.unwrap_or_default(), op, n, size, link, channels);
+    let (algorithm, protocol) = tuner::resolve(given, job.protocol(), op, n, size, link, channels);
     let layout = Ranks { hosts: ranks, per_server: topo.nics() };
     algorithm
         .supports(op, &layout)
@@ -316,7 +321,7 @@ fn check_nvls(at: &dyn Fn(&str) -> String, topo: &Topology, protocol: Protocol) 
 /// What NCCL's stack adds to job `job`'s messages (`None`: nothing, Simple without NCCL's
 /// latencies: [`crate::workload::collective::nccl`]).
 fn costs(job: &JobConfig, topo: &Arc<Topology>) -> Option<Costs> {
-    let (latencies, protocol) = (job.nccl_latencies(), job.protocol.unwrap_or_default());
+    let (latencies, protocol) = (job.nccl_latencies(), job.protocol());
     (latencies || protocol != ProtocolChoice::Simple).then(|| Costs::new(topo, latencies, protocol))
 }
 

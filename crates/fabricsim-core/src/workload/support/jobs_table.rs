@@ -120,14 +120,15 @@ pub struct JobConfig {
     /// `ll128` (128-byte lines of 120 data bytes), or `auto`: what NCCL's tuner picks with the algorithm (with `algorithm =
     /// "auto"`, the pair it estimates fastest). Collective and training jobs; [workloads.md](workloads.md#nccls-protocols-and-latencies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-default" = "`\"simple\"`"))]
+    #[schemars(extend("x-default" = "`\"auto\"` (NCCL's choice, as NCCL runs by default)"))]
     pub protocol: Option<ProtocolChoice>,
-    /// What NCCL's stack costs beyond the fabric: `none` (a message costs its bytes and hops) or `nccl`: NCCL's base
+    /// What NCCL's stack costs beyond the fabric: `nccl` (the default: a collective costs what NCCL's costs): NCCL's base
     /// latency once per collective call and its latency per step (its tuner's constants, by protocol, algorithm and
     /// whether the step crosses the fabric or NVLink), each step less its pair's idle one-way latency, which the fabric
-    /// already takes. Collective and training jobs; [workloads.md](workloads.md#nccls-protocols-and-latencies).
+    /// already takes; or `none`, the fabric alone (a message costs its bytes and hops, as raw flows and traces do).
+    /// Collective and training jobs; [workloads.md](workloads.md#nccls-protocols-and-latencies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-default" = "`\"none\"`"))]
+    #[schemars(extend("x-default" = "`\"nccl\"`"))]
     pub costs: Option<CostsModel>,
     /// Per-rank buffer as nccl-tests counts it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
