@@ -200,3 +200,25 @@ fn a_steps_latency_reads_its_hosts_idle_latency_on_a_fabric_that_renumbers_them(
     assert_eq!(r.flows.u64("path_links")[0], 2, "one leaf");
     steps_wait(&r, 2, 12_000_000);
 }
+
+#[test]
+fn a_jobs_defaults_are_nccls_costs_and_its_tuners_protocol() {
+    // a collective and a training job that name neither field run as with costs = "nccl" and
+    // protocol = "auto" (issue 65: a collective costs what NCCL's costs), and not as the
+    // fabric alone
+    let collective = |extra: &str| fabric128(&format!("[[jobs]]\ncollective = \"allreduce\"\nsize = \"64KiB\"\nranks = 4\n{extra}\n"));
+    let training = |extra: &str| {
+        format!(
+            "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nscale_up_rate = \"7200Gbps\"\nlink_latency = \"1us\"\n\
+             [[jobs]]\nmodel = {{ preset = \"gpt3-1.3b\", layers = 2 }}\nranks = 16\nparallel = {{ tp = 8, pp = 2, gpu_tflops = 400 }}\n{extra}\n"
+        )
+    };
+    for text in [&collective as &dyn Fn(&str) -> String, &training] {
+        let (default, nccl, alone) =
+            (run(&text("")), run(&text("costs = \"nccl\"\nprotocol = \"auto\"")), run(&text("costs = \"none\"\nprotocol = \"simple\"")));
+        let jct = |r: &RunResult| r.jobs.opt_u64("jct_ps")[0].unwrap();
+        assert_eq!(jct(&default), jct(&nccl));
+        assert_eq!(default.flows.u64("bytes"), nccl.flows.u64("bytes"));
+        assert!(jct(&default) > jct(&alone), "NCCL's latencies: {} against {}", jct(&default), jct(&alone));
+    }
+}
