@@ -82,10 +82,12 @@ fn iteration_time_bounds_its_ideal_which_bounds_its_compute_over_random_layouts(
         let cp = if ep == 1 && tp * pp * dp <= 16 { pick(&mut rng, &[1, 2]) } else { 1 };
         // a job has 2 ranks at least
         let dp = if tp * cp * pp * dp == 1 { 2 } else { dp };
+        // every other case on the fabric alone, the others with NCCL's costs (the default)
+        let costs = if case % 2 == 0 { "" } else { "costs = \"none\"\nprotocol = \"simple\"\n" };
         let text = cluster(
             32,
             &format!(
-                "[lb]\nkind = \"{lb}\"\n[[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = {}\nplacement = \"random\"\n{model}\nparallel = {{ tp = {tp}, cp = {cp}, pp = {pp}, vpp = {vpp}, dp = {dp}, ep = {ep}, micro_batches = {mb}, gpu_tflops = 50, bucket = \"1MiB\" }}\niterations = 2\n",
+                "[lb]\nkind = \"{lb}\"\n[[jobs]]\n{costs}ranks = {}\nplacement = \"random\"\n{model}\nparallel = {{ tp = {tp}, cp = {cp}, pp = {pp}, vpp = {vpp}, dp = {dp}, ep = {ep}, micro_batches = {mb}, gpu_tflops = 50, bucket = \"1MiB\" }}\niterations = 2\n",
                 tp * cp * pp * dp
             ),
         );
