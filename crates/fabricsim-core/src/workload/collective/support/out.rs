@@ -163,22 +163,27 @@ impl Out<'_> {
     /// Adds a message from host `src` to host `dst` of `bytes` (0 with `src == dst`: a compute
     /// task), released `delay` after `after` are done, in step `step`; its id. Where the job
     /// has NCCL costs and it crosses from one host to another, it carries its protocol's bytes
-    /// and waits its step's latency more ([`Costs`]).
+    /// and waits its step's latency more ([`Costs`]): after what it waits for, or, waiting for
+    /// nothing (a training job's first point-to-point send, ring attention's at the iteration's
+    /// start), from the job's start.
     pub fn push(&mut self, src: u32, dst: u32, bytes: u64, delay: Time, after: &[u32], step: u32) -> u32 {
-        let (bytes, delay) = match &self.costs {
+        let (bytes, delay, start) = match &self.costs {
             Some((c, s)) if src != dst => {
                 let added = c.added(s, src, dst);
-                debug_assert!(added == 0 || !after.is_empty(), "a step's latency runs from a call or a step");
-                (s.protocol.wire(bytes), delay + added)
+                if after.is_empty() {
+                    (s.protocol.wire(bytes), delay, self.start + added)
+                } else {
+                    (s.protocol.wire(bytes), delay + added, self.start)
+                }
             }
-            _ => (bytes, delay),
+            _ => (bytes, delay, self.start),
         };
         let qp = match &mut self.qps {
             Some(cycle) if src != dst => cycle.next(src, dst, self.qp),
             _ => self.qp,
         };
         let via = if bytes == 0 && src == dst { Via::Lb } else { self.via };
-        let spec = MessageSpec { delay, qp, via, ..MessageSpec::new(src, dst, bytes, self.start, self.class) };
+        let spec = MessageSpec { delay, qp, via, ..MessageSpec::new(src, dst, bytes, start, self.class) };
         self.sink.push(spec, after, Tag { step: self.step.unwrap_or(step), ..self.tag })
     }
 
