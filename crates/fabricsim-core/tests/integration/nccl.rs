@@ -222,3 +222,14 @@ fn a_jobs_defaults_are_nccls_costs_and_its_tuners_protocol() {
         assert!(jct(&default) > jct(&alone), "NCCL's latencies: {} against {}", jct(&default), jct(&alone));
     }
 }
+
+#[test]
+fn an_alltoall_takes_nccls_point_to_point_protocol() {
+    // nccl-tests' alltoall is grouped sends and receives: each peer's share goes LL up to
+    // NCCL_P2P_LL_THRESHOLD (16 KiB: twice its bytes on the wire), Simple above
+    let a2a = |size: &str| run(&fabric128(&format!("[[jobs]]\ncollective = \"alltoall\"\nsize = \"{size}\"\nranks = 4\n")));
+    let wire = |r: &RunResult| -> Vec<u64> { r.flows.u64("bytes").iter().copied().filter(|&b| b > 0).collect() };
+    let (small, large) = (a2a("64KiB"), a2a("128KiB"));
+    assert!(!wire(&small).is_empty() && wire(&small).iter().all(|&b| b == 2 * 16384), "{:?}", wire(&small));
+    assert!(!wire(&large).is_empty() && wire(&large).iter().all(|&b| b == 32768), "{:?}", wire(&large));
+}

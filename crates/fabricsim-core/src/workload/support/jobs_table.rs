@@ -118,7 +118,8 @@ pub struct JobConfig {
     pub slice: Option<Size>,
     /// NCCL's protocol: `simple` (the data as it is), `ll` (16-byte lines of 8 data bytes and two flags: twice the bytes),
     /// `ll128` (128-byte lines of 120 data bytes), or `auto`: what NCCL's tuner picks with the algorithm (with `algorithm =
-    /// "auto"`, the pair it estimates fastest). Collective and training jobs; [workloads.md](workloads.md#nccls-protocols-and-latencies).
+    /// "auto"`, the pair it estimates fastest; an alltoall, NCCL's grouped point-to-point sends, LL up to 16 KiB a peer and
+    /// Simple above). Collective and training jobs; [workloads.md](workloads.md#nccls-protocols-and-latencies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-default" = "`\"auto\"` (NCCL's choice, as NCCL runs by default)"))]
     pub protocol: Option<ProtocolChoice>,

@@ -118,6 +118,10 @@ const HW_US: [[[f64; 3]; 2]; 3] =
 /// `hwLatencies[NCCL_HW_NVLINK][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE]`, us: a one-server NVLS
 /// collective's whole latency.
 pub const NVLS_NVLINK_US: f64 = 25.0;
+/// Bytes at most a channel's point-to-point send takes LL for (`NCCL_P2P_LL_THRESHOLD`'s
+/// default, NCCL's `src/enqueue.cc`: LL where a send's bytes are at most its channels times
+/// this, a send this small taking one channel); Simple above.
+pub const P2P_LL_THRESHOLD: u64 = 16384;
 /// `getNetOverhead` on an Intel host, us (Simple pays it three times).
 const NET_OVERHEAD_US: f64 = 1.0;
 

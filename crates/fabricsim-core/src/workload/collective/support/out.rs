@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use super::super::Tag;
 use super::super::{AlgorithmKind, Op};
-use super::nccl::{Protocol, ProtocolChoice, StepCosts};
+use super::nccl::{Protocol, ProtocolChoice, StepCosts, P2P_LL_THRESHOLD};
 use super::qps::QpCycle;
 use super::tuner;
 use crate::time::Time;
@@ -86,10 +86,6 @@ pub struct Costs {
     /// Each pair's (scale-up network, idle one-way latency), once worked out.
     pairs: RefCell<FxHashMap<(u32, u32), (bool, Time)>>,
 }
-
-/// Bytes at most a channel's point-to-point send takes LL for (`NCCL_P2P_LL_THRESHOLD`'s
-/// default, NCCL's `src/enqueue.cc`); Simple above.
-const P2P_LL_THRESHOLD: u64 = 16384;
 
 impl Costs {
     pub fn new(topo: &Arc<Topology>, latencies: bool, protocol: ProtocolChoice) -> Costs {

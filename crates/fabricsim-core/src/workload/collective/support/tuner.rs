@@ -28,7 +28,10 @@
 //!
 //! Other collectives run as NCCL runs them over a network without PAT or NVLS: reduce_scatter,
 //! allgather and broadcast on the ring, alltoall as direct sends; a protocol left to the tuner
-//! where it has no estimate (broadcast, alltoall, the algorithms NCCL lacks) is Simple.
+//! where it has no estimate (broadcast, the algorithms NCCL lacks) is Simple. An alltoall is
+//! NCCL's grouped point-to-point sends (nccl-tests' `alltoall_perf`), whose protocol is not the
+//! tuner's: LL where a peer's share is at most `NCCL_P2P_LL_THRESHOLD` (16 KiB, one channel),
+//! Simple above (`src/enqueue.cc`).
 //! Simplified: CollNet and PAT, and the topology search that sets `B` per channel, are not
 //! modelled, nor several servers of several GPUs each (a group across servers is estimated as
 //! one GPU a node); NCCL's own tuner may differ where those would win.
@@ -232,6 +235,11 @@ pub fn resolve(
         _ => std::slice::from_ref(&fallback),
     };
     let protocols = protocol.candidates();
+    if op == Op::Alltoall && protocols.len() > 1 {
+        let share = bytes.div_ceil(n.max(1) as u64);
+        let p2p = if share <= nccl::P2P_LL_THRESHOLD { Protocol::Ll } else { Protocol::Simple };
+        return (fallback, p2p);
+    }
     best(algorithms, protocols, op, n, bytes, link, channels)
         .unwrap_or((fallback, if protocols.len() == 1 { protocols[0] } else { Protocol::Simple }))
 }
