@@ -291,3 +291,25 @@ def test_theory_claims_and_table_metrics(tmp_path):
     ((_, frame),) = tables(exp, points, tmp_path)
     assert frame.columns == ["lb.kind", "p99 us"] and frame.height == 2
     assert markdown_tables([("T", frame)]).startswith("**T**\n\n| lb.kind | p99 us |")
+
+
+def test_the_arcane_experiments_run_their_jobs_on_the_fabric_alone():
+    # ARCANE was evaluated in htsim ("We implement ARCANE by extending the htsim packet-level
+    # network simulator", sec. 4.2), where a message costs its bytes and hops: its experiments'
+    # jobs say costs = "none" and protocol = "simple", since a job's defaults add NCCL's costs
+    def jobs(node: object) -> list[dict[str, object]]:
+        if isinstance(node, dict):
+            here = [node] if "collective" in node or "model" in node else []
+            return here + [j for v in node.values() for j in jobs(v)]
+        if isinstance(node, list):
+            return [j for v in node for j in jobs(v)]
+        return []
+
+    found = 0
+    for e in experiments():
+        if e.source != "arcane":
+            continue
+        for job in jobs(e.sweep):
+            found += 1
+            assert (job.get("costs"), job.get("protocol")) == ("none", "simple"), (e.name, job)
+    assert found >= 5, "the ARCANE collective experiments have jobs"
