@@ -20,6 +20,15 @@ fn raw_unless_given(extra: &str) -> String {
     format!("{costs}{protocol}{extra}")
 }
 
+/// GPT-3 1.3B cut to `layers` on 2 servers of 8 GPUs with NVLink (tp 8 inside a server, two
+/// pipeline stages across the fabric), with `extra` job fields.
+fn gpt3_on_two_servers(layers: u32, extra: &str) -> String {
+    format!(
+        "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nscale_up_rate = \"7200Gbps\"\nlink_latency = \"1us\"\n\
+         [[jobs]]\nmodel = {{ preset = \"gpt3-1.3b\", layers = {layers} }}\nranks = 16\nparallel = {{ tp = 8, pp = 2, gpu_tflops = 400 }}\n{extra}\n"
+    )
+}
+
 /// The data messages' (ready, end), without the ranks' calls (compute tasks), in id order.
 fn data(r: &RunResult) -> Vec<(u64, u64)> {
     let (ready, end, bytes) = (r.flows.opt_u64("ready_ps"), r.flows.opt_u64("end_ps"), r.flows.u64("bytes"));
@@ -116,13 +125,7 @@ fn a_training_step_pays_nccls_latencies_on_its_collectives_and_sends() {
     // GPT-3 1.3B on 2 servers of 8 GPUs with NVLink: tensor parallel inside a server (its
     // allreduces on NVLink), two pipeline stages across the fabric (their activations sent
     // point to point: Simple above 16 KiB)
-    let text = |extra: &str| {
-        let extra = raw_unless_given(extra);
-        format!(
-            "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nscale_up_rate = \"7200Gbps\"\nlink_latency = \"1us\"\n\
-             [[jobs]]\nmodel = {{ preset = \"gpt3-1.3b\", layers = 4 }}\nranks = 16\nparallel = {{ tp = 8, pp = 2, gpu_tflops = 400 }}\n{extra}\n"
-        )
-    };
+    let text = |extra: &str| gpt3_on_two_servers(4, &raw_unless_given(extra));
     let none = run(&text(""));
     let nccl = run(&text("costs = \"nccl\"\nprotocol = \"auto\""));
     assert_eq!(nccl.summary.status, "complete");
@@ -207,12 +210,7 @@ fn a_jobs_defaults_are_nccls_costs_and_its_tuners_protocol() {
     // protocol = "auto" (issue 65: a collective costs what NCCL's costs), and not as the
     // fabric alone
     let collective = |extra: &str| fabric128(&format!("[[jobs]]\ncollective = \"allreduce\"\nsize = \"64KiB\"\nranks = 4\n{extra}\n"));
-    let training = |extra: &str| {
-        format!(
-            "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nscale_up_rate = \"7200Gbps\"\nlink_latency = \"1us\"\n\
-             [[jobs]]\nmodel = {{ preset = \"gpt3-1.3b\", layers = 2 }}\nranks = 16\nparallel = {{ tp = 8, pp = 2, gpu_tflops = 400 }}\n{extra}\n"
-        )
-    };
+    let training = |extra: &str| gpt3_on_two_servers(2, extra);
     for text in [&collective as &dyn Fn(&str) -> String, &training] {
         let (default, nccl, alone) =
             (run(&text("")), run(&text("costs = \"nccl\"\nprotocol = \"auto\"")), run(&text("costs = \"none\"\nprotocol = \"simple\"")));

@@ -82,6 +82,17 @@ impl ProtocolChoice {
             ProtocolChoice::Ll128 => &[Protocol::Ll128],
         }
     }
+
+    /// The protocol of a point-to-point send of `bytes` (a pipeline send, an alltoall's share
+    /// to one peer): the one given, or NCCL's p2p choice, LL up to 16 KiB (`NCCL_P2P_LL_THRESHOLD`) and
+    /// Simple above, not the tuner's.
+    pub fn p2p(self, bytes: u64) -> Protocol {
+        match self {
+            ProtocolChoice::Auto if bytes <= P2P_LL_THRESHOLD => Protocol::Ll,
+            ProtocolChoice::Auto => Protocol::Simple,
+            fixed => fixed.candidates()[0],
+        }
+    }
 }
 
 /// `[[jobs]] costs`: what the real stack costs beyond the fabric.
@@ -121,7 +132,7 @@ pub const NVLS_NVLINK_US: f64 = 25.0;
 /// Bytes at most a channel's point-to-point send takes LL for (`NCCL_P2P_LL_THRESHOLD`'s
 /// default, NCCL's `src/enqueue.cc`: LL where a send's bytes are at most its channels times
 /// this, a send this small taking one channel); Simple above.
-pub const P2P_LL_THRESHOLD: u64 = 16384;
+const P2P_LL_THRESHOLD: u64 = 16384;
 /// `getNetOverhead` on an Intel host, us (Simple pays it three times).
 const NET_OVERHEAD_US: f64 = 1.0;
 

@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use super::super::Tag;
 use super::super::{AlgorithmKind, Op};
-use super::nccl::{Protocol, ProtocolChoice, StepCosts, P2P_LL_THRESHOLD};
+use super::nccl::{Protocol, ProtocolChoice, StepCosts};
 use super::qps::QpCycle;
 use super::tuner;
 use crate::time::Time;
@@ -114,12 +114,7 @@ impl Costs {
     /// job's protocol or, left to NCCL, LL up to 16 KiB and Simple above (NCCL's p2p choice
     /// on one channel); NCCL's tuner has no base latency for it, so none is charged.
     pub fn send(&self, src: u32, dst: u32, bytes: u64) -> StepCosts {
-        let protocol = match self.protocol {
-            ProtocolChoice::Auto if bytes <= P2P_LL_THRESHOLD => Protocol::Ll,
-            ProtocolChoice::Auto => Protocol::Simple,
-            fixed => fixed.candidates()[0],
-        };
-        StepCosts { base: 0, ..self.of(AlgorithmKind::Ring, protocol, &[src, dst]) }
+        StepCosts { base: 0, ..self.of(AlgorithmKind::Ring, self.protocol.p2p(bytes), &[src, dst]) }
     }
 
     /// What a step from host `src` to `dst` (the scenario's ids: a run numbers its host nodes
@@ -166,11 +161,8 @@ impl Out<'_> {
         let (bytes, delay, start) = match &self.costs {
             Some((c, s)) if src != dst => {
                 let added = c.added(s, src, dst);
-                if after.is_empty() {
-                    (s.protocol.wire(bytes), delay, self.start + added)
-                } else {
-                    (s.protocol.wire(bytes), delay + added, self.start)
-                }
+                let (delay, start) = if after.is_empty() { (delay, self.start.saturating_add(added)) } else { (delay + added, self.start) };
+                (s.protocol.wire(bytes), delay, start)
             }
             _ => (bytes, delay, self.start),
         };

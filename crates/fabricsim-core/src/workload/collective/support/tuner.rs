@@ -235,10 +235,9 @@ pub fn resolve(
         _ => std::slice::from_ref(&fallback),
     };
     let protocols = protocol.candidates();
-    if op == Op::Alltoall && protocols.len() > 1 {
-        let share = bytes.div_ceil(n.max(1) as u64);
-        let p2p = if share <= nccl::P2P_LL_THRESHOLD { Protocol::Ll } else { Protocol::Simple };
-        return (fallback, p2p);
+    if op == Op::Alltoall {
+        // NCCL's grouped point-to-point sends, each peer's share by the p2p rule
+        return (fallback, protocol.p2p(bytes.div_ceil(n.max(1) as u64)));
     }
     best(algorithms, protocols, op, n, bytes, link, channels)
         .unwrap_or((fallback, if protocols.len() == 1 { protocols[0] } else { Protocol::Simple }))
