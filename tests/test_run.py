@@ -219,25 +219,33 @@ def test_a_switch_down_takes_every_link_of_the_switch_and_names_a_bad_switch():
 
 
 def test_arcane_freezing_parameters_decide_a_persistent_failure_and_bad_values_are_refused():
-    # one 8 MiB flow, three of its leaf's four uplinks dead for good (routing never notices)
-    def run(**lb):
+    # one 8 MiB flow, two or three of its leaf's four uplinks dead for good (routing never notices)
+    def run(dead=3, max_time="1s", **lb):
         s = fabricsim.Scenario(
             {
                 "topology": {"hosts": 32, "radix": 8},
                 "lb": {"kind": "arcane", **lb},
-                "workload": {"kind": "flows", "flows": [{"src": 0, "dst": 4, "size": "8MiB"}]},
-                "faults": [{"kind": "link_down", "link": f"leaf0:up{i}", "detection": "1s"} for i in range(3)],
-                "stop": {"max_time": "1s"},
+                "workload": {"kind": "flows", "flows": [{"src": 0, "dst": 31, "size": "8MiB"}]},
+                "faults": [{"kind": "link_down", "link": f"leaf0:up{i}", "detection": "1s"} for i in range(1, dead + 1)],
+                "stop": {"max_time": max_time},
             }
         )
         r = fabricsim.run(s)
-        assert r.complete
-        return r.summary["max_slowdown"]
+        return r.summary["max_slowdown"] if r.complete else float("inf")
 
-    default, long_freeze, short_explore = run(), run(freezing_timeout="10ms"), run(exit_explore=4)
-    # leaving a 100 us freeze explores a BDP into the dead links; a longer freeze or a shorter
-    # exploration keeps the flow on the EVs that came back
-    assert long_freeze < default / 10 and short_explore < default / 10, (default, long_freeze, short_explore)
+    for dead in (2, 3):
+        # the default transport and freezing (1 ms): ARCANE and REPS within 5x their ideal, as
+        # the reference simulator's REPS (2.3-3.7x and 3.2-3.6x here); oblivious spraying keeps
+        # losing a share of its packets and is at least 5x slower or not done in 20 ms
+        arcane, reps = run(dead), run(dead, kind="reps")
+        assert arcane < 5 and reps < 5, (dead, arcane, reps)
+        assert run(dead, max_time="20ms", kind="ops") > 5 * arcane, dead
+    default, short_freeze = run(), run(freezing_timeout="100us")
+    short_freeze_short_explore = run(freezing_timeout="100us", exit_explore=4)
+    # leaving a 100 us freeze explores a BDP into the dead links, during which no timeout
+    # re-freezes: the flow stalls; a short exploration keeps it on the EVs that came back
+    assert short_freeze > 10 * default, (default, short_freeze)
+    assert short_freeze_short_explore < short_freeze / 10, (short_freeze, short_freeze_short_explore)
     for lb, match in (
         ({"kind": "arcane", "exit_explore": 0}, "lb.exit_explore"),
         ({"kind": "ops", "order": "cycle", "evs_size": 48}, "power of two"),

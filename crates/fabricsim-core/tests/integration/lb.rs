@@ -77,7 +77,7 @@ fn arcane_avoids_a_slow_uplink_that_ops_keeps_using() {
 #[test]
 fn arcane_stops_using_a_failed_link_within_one_rto() {
     // Leaf 0's 8 hosts send to leaf 1; the link leaf0-spine3 dies at 50 us. Each flow's first
-    // loss times out one RTO (70 us) later and freezes ARCANE for 100 us: from then on it
+    // loss times out one RTO (70 us) later and freezes ARCANE for 1 ms: from then on it
     // recycles only EVs that came back, so the dead link sees no new packets, while OPS keeps
     // spraying onto it.
     let drops_in_window = |lb: &str| {
