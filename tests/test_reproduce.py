@@ -10,7 +10,7 @@ import pytest
 from fabricsim.cli import app
 from fabricsim.errors import ScenarioError
 from fabricsim.reproduce import SOURCES, Claim, Experiment, evaluate, experiments, headline, load, run_experiment
-from fabricsim.reproduce.claims import DIFFERS, DIRECTION, INCONCLUSIVE, MATCHES
+from fabricsim.reproduce.verdicts import DIFFERS, DIRECTION, INCONCLUSIVE, MATCHES
 from typer.testing import CliRunner
 
 
@@ -63,12 +63,14 @@ def test_verdicts():
     assert verdict(2.0) == DIFFERS  # every seed contradicts: above the band
     assert verdict(6.0, tolerance=0.05) == DIFFERS  # no pivot: every seed below
     assert verdict(3.4, tolerance=0.05) == INCONCLUSIVE  # 3.5 reached it, 2.5 did not
-    assert verdict(9.0, over={"lb.kind": "b"}, scale="excess") == DIRECTION  # 2.5 and 3.5 vs 9: every seed short, above 1
+    assert verdict(9.0, over={"lb.kind": "b"}, scale="excess") == DIFFERS  # 2.5 and 3.5 vs 9: under half its effect (0.19, 0.31)
+    assert verdict(4.0, over={"lb.kind": "b"}, scale="excess") == DIRECTION  # 2.5 and 3.5 vs 4: short, with half its effect or more
     assert verdict(0.5, over={"lb.kind": "b"}, scale="excess") == DIFFERS  # opposite sides of 1
     assert verdict(2.6, over={"lb.kind": "b"}, scale="excess", tolerance=0.3) == INCONCLUSIVE  # excess 1.5 in, 2.5 out of 1.6 +- 30 %
     assert verdict(2.0, over={"lb.kind": "b"}, scale="excess", tolerance=0.2) == DIRECTION  # excess 1.5 and 2.5 against 1: both over
     assert verdict(2.6, over={"lb.kind": "b"}, scale="absolute", tolerance=0.5) == MATCHES  # mean 0.4 off, spread 1 = the band
-    assert verdict(7.0, baseline=1.0) == DIRECTION and verdict(0.5, baseline=1.0) == DIFFERS
+    assert verdict(4.0, baseline=1.0) == DIRECTION and verdict(0.5, baseline=1.0) == DIFFERS
+    assert verdict(7.0, baseline=1.0) == DIFFERS  # every seed above 1 but with under half of 7's excess
     row = evaluate(_exp(Claim("c", "own", metric="m", of={"lb.kind": "a"}, over={"lb.kind": "b"}, expect="above")), points).row(
         0, named=True
     )
@@ -82,13 +84,37 @@ def test_directions_are_judged_seed_by_seed():
         c.check("c")
         return evaluate(_exp(c), points)["verdict"][0]
 
-    assert verdict([1.2, 1.3, 1.25]) == MATCHES  # every seed above
-    assert verdict([1.001, 1.002]) == MATCHES  # however little: every seed says so
+    assert verdict([1.2, 1.3, 1.25]) == MATCHES  # every seed above, the mean 0.25 above: beyond the spread (0.1)
+    assert verdict([1.001, 1.002]) == MATCHES  # however little: every seed says so, beyond their spread
+    assert verdict([1.006, 1.167]) == INCONCLUSIVE  # every seed above, but the mean (1.087) within the spread (0.161)
     assert verdict([0.999, 1.01, 1.0]) == INCONCLUSIVE  # seeds on both sides
     assert verdict([0.5, 2.0]) == INCONCLUSIVE
     assert verdict([0.7, 0.8]) == DIFFERS  # every seed contradicts
     assert verdict([0.7, 0.8], expect="below") == MATCHES
     assert verdict([1.0, 1.0]) == DIFFERS  # identical contradicts "faster"
+
+
+def test_a_direction_has_the_size_its_words_carry():
+    def verdict(values: list[float], words: str) -> str:
+        points = pl.DataFrame({"seed": list(range(len(values))), "m": values})
+        c = Claim("c", "paper", quote=f"{words} better", at="a", metric="m", expect="below", baseline=1.0, words=words)
+        c.check("c")
+        return evaluate(_exp(c), points)["verdict"][0]
+
+    assert verdict([0.95, 0.96], "much") == DIRECTION  # ahead beyond the spread, not by a tenth
+    assert verdict([0.85, 0.88], "much") == MATCHES
+    assert verdict([0.85, 0.88], "far") == DIRECTION  # "far" asks for half
+    assert verdict([0.4, 0.45], "drastically") == MATCHES
+    quote = "ARCANE is much better"
+    with pytest.raises(ScenarioError, match=r"'much'.*words_why"):
+        Claim("c", "paper", quote=quote, at="a", metric="m", expect="below", baseline=1.0).check("c")
+    with pytest.raises(ScenarioError, match="words"):
+        Claim("c", "paper", quote=quote, at="a", metric="m", expect="below", baseline=1.0, words="very").check("c")
+    with pytest.raises(ScenarioError, match="not both"):
+        Claim("c", "paper", quote=quote, at="a", metric="m", expect="below", baseline=1.0, words="much", words_why="w").check("c")
+    with pytest.raises(ScenarioError, match="sizes a direction"):
+        Claim("c", "paper", quote=quote, at="a", metric="m", number=2.0, tolerance_why=WHY, words="much").check("c")
+    Claim("c", "paper", quote=quote, at="a", metric="m", expect="below", baseline=1.0, words_why="another clause").check("c")
 
 
 def test_a_claim_that_cannot_fail_is_shown_not_counted():

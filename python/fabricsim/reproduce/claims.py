@@ -30,17 +30,8 @@ OPS at 32 MiB over the same ratio at 2 MiB).
 ratio is the mean of ``of`` over the mean of ``over``; its spread is that of the per-seed
 ratios (the same seed on both sides).
 
-**Verdicts, seed by seed** (one rule for every claim; the seeds' values are the smallest and the
-largest seed's, ``lo`` and ``hi``, and every seed lies between them):
-
-- a number: **matches** when every seed is within the tolerance of the source's number (or the
-  mean is, and the seeds' spread is no wider than the tolerance band); **differs** when every seed
-  is outside the band on one side, or **same direction, different size** when moreover every seed
-  is on the source's side of the pivot; **inconclusive** otherwise: some seeds inside the band and
-  some outside, or seeds on both sides of it;
-- a direction: **matches** when every seed is on the expected side of the pivot, **differs** when
-  none is (a seed at the pivot is not on either side: "identical" contradicts "faster"), and
-  **inconclusive** when the seeds are on both sides.
+**Verdicts** follow one rule for every claim, seed by seed and beyond the seeds' spread, with
+the size a claim's words carry (``words``, ``words_why``): :mod:`fabricsim.reproduce.verdicts`.
 
 A claim that cannot fail (true by construction in fabricsim, or the source's arithmetic) has
 ``counted = false`` and says why (``not_counted_why``): its row is shown, marked, and left out of
@@ -50,6 +41,7 @@ the headline's counts.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,6 +51,7 @@ import polars as pl
 from ..errors import spec_error
 from ..results import COLUMNS
 from . import theory
+from .verdicts import VERDICTS, WORDS, judge
 
 if TYPE_CHECKING:
     from .experiment import Experiment
@@ -66,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KINDS",
     "VERDICTS",
+    "WORDS",
     "Claim",
     "check_metric",
     "evaluate",
@@ -85,8 +79,6 @@ KINDS = {
     "model": "fabricsim's theory module, against a document or against simulation",
     "own": "fabricsim's own explanations (ablations, causes): not reproductions",
 }
-MATCHES, DIRECTION, DIFFERS, INCONCLUSIVE = "matches", "same direction, different size", "differs", "inconclusive"
-VERDICTS = (MATCHES, DIRECTION, INCONCLUSIVE, DIFFERS)
 SCALES = ("relative", "excess", "absolute")
 MAX_TOLERANCE = 0.5
 AGGREGATES = ("sum", "max", "min", "mean", "p50", "p90", "p99", "imbalance", "switch_imbalance")
@@ -117,6 +109,9 @@ class Claim:
     theory: dict[str, Any] | None = None
     theory_over: dict[str, Any] | None = None
     model: dict[str, Any] | None = None
+    #: The word of the quote that sizes a direction (a key of :data:`WORDS`), or why none does.
+    words: str = ""
+    words_why: str = ""
     #: false for a claim that cannot fail (``not_counted_why`` says why): shown, not counted.
     counted: bool = True
     not_counted_why: str = ""
@@ -142,6 +137,7 @@ class Claim:
         refs = [k for k, v in (("number", self.number), ("model", self.model), ("expect", self.expect)) if v is not None]
         if len(refs) != 1:
             raise spec_error(what, f"give exactly one of number, model and expect; got {', '.join(refs) or 'none'}")
+        self._check_words(what)
         if self.expect is not None:
             if self.expect not in ("above", "below"):
                 raise spec_error(f"{what}: expect", f'got {self.expect!r}; allowed: "above", "below"')
@@ -158,6 +154,31 @@ class Claim:
                 raise spec_error(f"{what}: than", "divides a simulated ratio by another; the claim needs metric and over")
             if not isinstance(self.than, dict) or set(self.than) != {"of", "over"}:
                 raise spec_error(f"{what}: than", "allowed: {of = {...}, over = {...}}, the second ratio's two sides")
+
+    def _check_words(self, what: str) -> None:
+        if self.words and self.words not in WORDS:
+            raise spec_error(f"{what}: words", f"got {self.words!r}; allowed: {', '.join(WORDS)}")
+        if self.words and self.expect is None:
+            raise spec_error(f"{what}: words", "sizes a direction (expect); a number carries its own size")
+        if self.words and self.words_why.strip():
+            raise spec_error(what, "give words (the word that sizes the claim) or words_why (why none does), not both")
+        said = self.quote_words()
+        if self.kind == "paper" and self.expect is not None and said and not (self.words or self.words_why.strip()):
+            raise spec_error(
+                what,
+                f"the quote says {', '.join(repr(w) for w in said)}: name the word that sizes the claim (words) "
+                "or say why none does (words_why)",
+            )
+
+    def quote_words(self) -> list[str]:
+        """The words of :data:`WORDS` in the quote, in order."""
+        found = re.findall(r"[a-z]+", self.quote.lower())
+        return list(dict.fromkeys(w for w in found if w in WORDS))
+
+    @property
+    def margin(self) -> float:
+        """The size the claim's words carry, as a share of the pivot (0 without words)."""
+        return WORDS[self.words] if self.words else 0.0
 
     def selectors(self) -> list[tuple[str, dict[str, Any]]]:
         """Every point selector of the claim, named for messages."""
@@ -199,34 +220,6 @@ class Claim:
         if self.baseline is not None:
             return self.baseline
         return 1.0 if self.ratio or self.scale == "excess" else None
-
-
-def judge(c: Claim, value: float, lo: float, hi: float, ref: float | None) -> str:
-    """The verdict of a claim whose value is ``value`` (mean over seeds, seeds within
-    ``lo``..``hi``) against the source's ``ref`` (None for a direction), seed by seed (see the
-    module: every seed lies between ``lo`` and ``hi``, and each scale is linear in the value)."""
-    pivot = c.pivot()
-    if ref is None:
-        assert pivot is not None
-        sign = 1 if c.expect == "above" else -1
-        worst, best = sorted(((lo - pivot) * sign, (hi - pivot) * sign))
-        if worst > 0:
-            return MATCHES  # every seed on the expected side
-        if best <= 0:
-            return DIFFERS  # none is (at the pivot is on neither side)
-        return INCONCLUSIVE
-    tol = c.tolerance
-    low, high = sorted((c.error(lo, ref), c.error(hi, ref)))
-    if -tol <= low and high <= tol:
-        return MATCHES  # every seed within the tolerance
-    if abs(c.error(value, ref)) <= tol and high - low <= 2 * tol:
-        return MATCHES  # the mean within it, the seeds' spread no wider than the band
-    if low > tol or high < -tol:
-        # every seed outside the band, on one side
-        if pivot is not None and (lo - pivot) * (ref - pivot) > 0 and (hi - pivot) * (ref - pivot) > 0:
-            return DIRECTION
-        return DIFFERS
-    return INCONCLUSIVE
 
 
 # ---- metrics ---------------------------------------------------------------------------------
