@@ -29,13 +29,13 @@ def test_claims_diff_lists_what_a_results_change_moved(tmp_path):
         ]
     )
     for name, f in (("before", before), ("after", after)):
-        (tmp_path / name).mkdir()
-        f.write_parquet(tmp_path / name / "claims.parquet")
+        (tmp_path / name / "x").mkdir(parents=True)
+        f.write_parquet(tmp_path / name / "x" / "claims.parquet")
     verdicts = diff.diff(diff.load(tmp_path / "before"), diff.load(tmp_path / "after"))
     assert verdicts.startswith("1 claims changed verdict")
     assert "| x | paper | a | 0.9 [0.88, 0.92] matches | 1.1 [1.05, 1.15] differs | yes |" in verdicts
     assert "| b |" not in verdicts and "only before: x: c" in verdicts and "only after: x: d" in verdicts
     moves = diff.diff(diff.load(tmp_path / "before"), diff.load(tmp_path / "after"), all_moves=True)
     assert moves.startswith("2 claims moved") and "| x | paper | b | 2 [1.9, 2.1] matches | 2.2 [2.1, 2.3] matches |  |" in moves
-    with pytest.raises(SystemExit, match=r"no claims\.parquet"):
+    with pytest.raises(SystemExit, match=r"no NAME/claims\.parquet"):
         diff.load(tmp_path / "nowhere")

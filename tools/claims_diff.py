@@ -1,5 +1,5 @@
 """What a results change did to the reproduction suite's verdicts: two ``fabricsim reproduce``
-output directories (their ``claims.parquet``) side by side.
+output directories (each experiment's ``NAME/claims.parquet``) side by side.
 
     python3 tools/claims_diff.py out/reproduce-before out/reproduce [--all-moves]
 
@@ -23,10 +23,13 @@ KEY = ["experiment", "kind", "claim"]
 
 
 def load(directory: Path) -> pl.DataFrame:
-    path = directory / "claims.parquet"
-    if not path.exists():
-        raise SystemExit(f"{path}: no claims.parquet; run `fabricsim reproduce ... -o {directory}` first")
-    return pl.read_parquet(path).select([*KEY, "fabricsim", "min", "max", "seeds", "verdict", "note"])
+    """Every experiment's verdicts in ``directory`` (``NAME/claims.parquet``: the top-level
+    ``claims.parquet`` holds only the last invocation's experiments)."""
+    paths = sorted(directory.glob("*/claims.parquet"))
+    if not paths:
+        raise SystemExit(f"{directory}: no NAME/claims.parquet; run `fabricsim reproduce ... -o {directory}` first")
+    columns = [*KEY, "fabricsim", "min", "max", "seeds", "verdict", "note"]
+    return pl.concat([pl.read_parquet(p).select(columns) for p in paths], how="vertical_relaxed")
 
 
 def _shown(value: float | None, lo: float | None, hi: float | None, verdict: str | None) -> str:
