@@ -224,7 +224,7 @@ pub const JOBS: &[ColumnSpec] = &[
         Ty::U64,
         "ps",
         "not a training job",
-        "training: the iteration's span if every message took no time, NCCL's latencies included (the critical path of its compute)",
+        "training: the iteration's span if every message, NCCL's latencies too, took no time (the critical path of its compute)",
     ),
     opt(
         "exposed_comm_ps",

@@ -364,12 +364,13 @@ fn ideals(v: &Plan<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std::co
         let none = |_: u32, _: u32| 0;
         let free = Hearing { ack_flight: &none, notice: &none };
         let zero = vec![0; ideals.len()];
-        if v.specs.iter().any(|m| !m.is_compute() && m.delay > 0) {
-            let free_messages: Vec<MessageSpec> = v.specs.iter().map(MessageSpec::taking_no_time).collect();
-            ideal_finish(&free_messages, &deps, &zero, &free)
+        // a copy only where some message carries NCCL's latencies
+        let specs: std::borrow::Cow<'_, [MessageSpec]> = if v.specs.iter().any(|m| !m.is_compute() && m.delay > 0) {
+            v.specs.iter().map(MessageSpec::taking_no_time).collect()
         } else {
-            ideal_finish(v.specs, &deps, &zero, &free)
-        }
+            v.specs.into()
+        };
+        ideal_finish(&specs, &deps, &zero, &free)
     });
     (ideal, compute_only, busy)
 }

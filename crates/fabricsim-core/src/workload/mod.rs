@@ -55,8 +55,8 @@ impl MessageSpec {
         self.src == self.dst && self.bytes == 0
     }
 
-    /// The message as the compute-only schedule takes it (`compute_only_ps`): in no time, NCCL's
-    /// latencies included (a message's delay is its launch's base latency or its step's); a
+    /// The message as the compute-only schedule takes it (`compute_only_ps`): in no time, its
+    /// NCCL latencies too (a message's delay is its launch's base latency or its step's); a
     /// compute task keeps its delay, the computation.
     pub fn taking_no_time(&self) -> MessageSpec {
         if self.is_compute() {

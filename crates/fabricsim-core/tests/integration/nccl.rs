@@ -131,7 +131,7 @@ fn a_training_step_pays_nccls_latencies_on_its_collectives_and_sends() {
     assert_eq!(nccl.summary.status, "complete");
     let (a, b) = (none.jobs.opt_u64("jct_ps")[0].unwrap(), nccl.jobs.opt_u64("jct_ps")[0].unwrap());
     assert!(b > a, "NCCL's latencies on every collective and send: {b} against {a}");
-    // compute-only is every message in no time, NCCL's latencies included: the same critical
+    // compute-only is every message in no time, NCCL's latencies too: the same critical
     // path of compute with or without them, so that they count as exposed communication
     let compute_only = |r: &RunResult| r.jobs.opt_u64("compute_only_ps")[0].unwrap();
     assert_eq!(compute_only(&nccl), compute_only(&none));

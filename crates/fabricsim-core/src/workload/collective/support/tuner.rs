@@ -227,6 +227,10 @@ pub fn resolve(
 ) -> (AlgorithmKind, Protocol) {
     use AlgorithmKind::{Nvls, Ring, Tree};
     let fallback = algorithm.unwrap_or(AlgorithmKind::default_for(op));
+    if op == Op::Alltoall {
+        // NCCL's grouped point-to-point sends, each peer's share by the p2p rule
+        return (fallback, protocol.p2p(bytes.div_ceil(n.max(1) as u64)));
+    }
     // in NCCL's order (tree, ring, ..., NVLS): it keeps the first of equal estimates
     let algorithms: &[AlgorithmKind] = match algorithm {
         None if op == Op::Allreduce && link.nvls => &[Tree, Ring, Nvls],
@@ -235,10 +239,6 @@ pub fn resolve(
         _ => std::slice::from_ref(&fallback),
     };
     let protocols = protocol.candidates();
-    if op == Op::Alltoall {
-        // NCCL's grouped point-to-point sends, each peer's share by the p2p rule
-        return (fallback, protocol.p2p(bytes.div_ceil(n.max(1) as u64)));
-    }
     best(algorithms, protocols, op, n, bytes, link, channels)
         .unwrap_or((fallback, if protocols.len() == 1 { protocols[0] } else { Protocol::Simple }))
 }
