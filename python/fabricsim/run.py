@@ -186,7 +186,7 @@ def run(
         and ``max_fabric_cost`` to the summary. Needs ``[[jobs]]`` or a trace.
     flow_columns
         The columns of the flows table to keep (their declared order; ``None``, the default:
-        all 32). The others are never made: a run of millions of messages whose caller reads a
+        every one). The others are never made: a run of millions of messages whose caller reads a
         few columns holds only those (``fabricsim run`` without ``--out`` keeps the six its
         summary reads). The summary and the other tables do not change. A name the table does
         not declare raises :class:`fabricsim.ScenarioError` naming it.

@@ -131,14 +131,25 @@ impl MessageColumns {
 }
 
 /// The flows table's columns counted from the connections, in [`ConnColumns`]' order.
-const COUNTS: [&str; 10] =
-    ["delivered_bytes", "packets", "data_packets", "retransmits", "timeouts", "ecn_acks", "cnps", "max_reorder", "discarded", "fast_nacks"];
+const COUNTS: [&str; 11] = [
+    "delivered_bytes",
+    "packets",
+    "data_packets",
+    "retransmits",
+    "timeouts",
+    "ecn_acks",
+    "cnps",
+    "max_reorder",
+    "out_of_order",
+    "discarded",
+    "fast_nacks",
+];
 
 /// What the tables read of the connections, by message (a message's connections, its MPTCP
 /// subflows, are summed): their counters, the reorder table and what the fabric lost of them.
 pub struct ConnColumns {
     /// [`COUNTS`], in that order; an empty column is all zeros (or not kept).
-    counts: [Vec<u64>; 10],
+    counts: [Vec<u64>; 11],
     /// The run's data packets and retransmissions.
     totals: (u64, u64),
     reorder: Table,
@@ -154,7 +165,7 @@ impl ConnColumns {
         // a column is allocated at its first count that is not zero: a run without losses
         // keeps its loss counters empty while the connection table lives (the peak of a run
         // of many messages), and they become zeros once it is freed (`RunResult::collect`)
-        let mut counts: [Vec<u64>; 10] = Default::default();
+        let mut counts: [Vec<u64>; 11] = Default::default();
         let kept = COUNTS.map(|name| keep.has(name));
         let mut totals = (0, 0);
         let mut count = |col: usize, m: u32, a: u64, f: fn(u64, u64) -> u64| {
@@ -193,6 +204,7 @@ impl ConnColumns {
                 s.ecn_acks,
                 s.cnps,
                 0,
+                0,
                 s.discarded,
                 s.fast_nacks,
             ];
@@ -203,6 +215,8 @@ impl ConnColumns {
             count(7, m, r.max_reorder as u64, u64::max);
             flows.add_reorder(c, &mut hist);
             if c + 1 == flows.len() as u32 || flows.message_of(c + 1) != m {
+                // arrivals at a distance are out of order (the histogram's buckets above 0)
+                count(8, m, hist[1..].iter().sum(), |x, a| x + a);
                 flush(m, &mut hist);
             }
         }
@@ -248,7 +262,8 @@ impl RunResult {
         let n = bytes.len();
         // a count column none of whose rows counted is empty until its column is made
         let dense = move |v: Vec<u64>| Column::U64(if v.is_empty() { vec![0; n] } else { v });
-        let [delivered, packets, data_packets, retransmits, timeouts, ecn_acks, cnps, max_reorder, discarded, fast_nacks] = counts;
+        let [delivered, packets, data_packets, retransmits, timeouts, ecn_acks, cnps, max_reorder, out_of_order, discarded, fast_nacks] =
+            counts;
         let fct: Nullable<Time> = end.iter().zip(first_send.iter()).zip(&start).map(|((e, f), &s)| e.map(|e| e - f.unwrap_or(s))).collect();
         let slowdown: Nullable<f64> = fct.iter().zip(&ideal).map(|(f, &i)| f.map(|f| f as f64 / i as f64)).collect();
         let buckets = super::buckets::table(bytes.iter().copied().zip(slowdown.iter()));
@@ -308,6 +323,7 @@ impl RunResult {
         ft.add_if(k, "ecn_acks", || dense(ecn_acks));
         ft.add_if(k, "cnps", || dense(cnps));
         ft.add_if(k, "max_reorder", || dense(max_reorder));
+        ft.add_if(k, "out_of_order", || dense(out_of_order));
         ft.add_if(k, "discarded", || dense(discarded));
         ft.add_if(k, "fast_nacks", || dense(fast_nacks));
         ft.add_if(k, "goodput_gbps", || Column::OptF64(goodput.expect("kept")));

@@ -93,6 +93,7 @@ pub const FLOWS: &[ColumnSpec] = &[
     col("ecn_acks", Ty::U64, "", "ACKs that echoed an ECN mark"),
     col("cnps", Ty::U64, "", "congestion notification packets its receiver sent (`cc = \"dcqcn\"`)"),
     col("max_reorder", Ty::U64, "", "largest number of PSNs an arrival trailed the highest PSN received before it"),
+    col("out_of_order", Ty::U64, "", "arrivals that trailed the highest PSN received before them (reorder distance above 0)"),
     col("discarded", Ty::U64, "", "out-of-order arrivals the receiver threw away (Go-back-N, or beyond `reorder_limit`)"),
     col("fast_nacks", Ty::U64, "", "NACKs of path-ID loss detection"),
     opt("goodput_gbps", Ty::F64, "Gb/s", UNFINISHED, "payload bits over the FCT"),

@@ -72,6 +72,8 @@ mod tests {
         let acks: Vec<bool> = [0, 3, 1, 2, 5, 4].iter().map(|&p| Ooo::on_data(&mut r, 0, p, 10, false, false).send_ack).collect();
         assert_eq!(acks, vec![false, true, false, true, false, true]);
         assert_eq!(r.max_reorder, 2, "psn 1 arrived after psn 3");
+        // distances from the highest PSN so far: 1 and 2 trail 3 (2, 1), 4 trails 5 (1)
+        assert_eq!(r.reorder_hist[..3], [3, 2, 1]);
         assert_eq!(r.count, 6);
         assert!(Ooo::on_data(&mut r, 5, 0, 10, false, false).send_ack, "duplicates are acked at once");
         let mut e = Receiver::new(6, AckPolicy { every: 4, on_ecn: true, all_evs: true, ..Default::default() });
