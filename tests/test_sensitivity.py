@@ -87,7 +87,14 @@ def test_a_default_the_experiment_varies_or_states_is_not_varied(tmp_path):
     stated = load(write(tmp_path, "s", extra='[sensitivity]\nstated = { "ack ratio" = "the paper ACKs every packet" }'))
     assert plan(stated).skipped["ack ratio"] == "stated: the paper ACKs every packet"
     setup = '[sensitivity]\n[[sensitivity.setups]]\nname = "the paper\'s"\nwhy = "sec. 4.1"\nset = { "switch.overflow" = "drop" }'
-    assert plan(load(write(tmp_path, "u", extra=setup))).varied["the paper's"] == ["as stated"]
+    assert plan(load(write(tmp_path, "u", extra=setup))).varied["the paper's"] == ["instead"]
+    # a setup may name a list entry's field; one the points do not have changes none of them
+    faults = '[sweep.base.faults]\nkind = "degrade"\nlink = "leaf0:up1"\nrate = "100Gbps"\n'
+    indexed = setup.replace('"switch.overflow" = "drop"', '"faults[0].rate" = "200Gbps", "faults[1].rate" = "1Gbps"')
+    assert plan(load(write(tmp_path, "w", extra=indexed))).skipped["the paper's"].startswith("changes none")
+    one = setup.replace('"switch.overflow" = "drop"', '"faults[0].rate" = "200Gbps"')
+    ran = plan(load(write(tmp_path, "x", extra=faults.replace("[sweep.base.faults]", "[[sweep.base.faults]]") + one)))
+    assert ran.varied["the paper's"] == ["instead"], ran.summary()
     for extra, match in (
         ('[sensitivity]\nstated = { "window" = "x" }', "not a named default"),
         ("[sensitivity]\nnope = 1", "allowed keys: stated"),

@@ -141,11 +141,18 @@ def _norm(value: Any) -> Any:
 
 
 def _get(data: dict[str, Any], dotted: str) -> Any:
+    """The value at ``dotted`` (``"faults[0].rate"``: list entries by index), or None."""
     node: Any = data
-    for key in dotted.split("."):
+    for part in dotted.split("."):
+        key, bracket, index = part.partition("[")
         if not isinstance(node, dict) or key not in node:
             return None
         node = node[key]
+        if bracket:
+            i = index.removesuffix("]")
+            if not i.isdigit() or not isinstance(node, list) or int(i) >= len(node):
+                return None
+            node = node[int(i)]
     return node
 
 
@@ -231,7 +238,7 @@ def plan(exp: Experiment, quick: bool = False) -> Plan:
         }
         out.current[d.name] = runs_now.pop() if len(runs_now) == 1 else "as run"
     for s in conf.get("setups", []):
-        candidates.append((None, Alternative(s["name"], "as stated", dict(s["set"]))))
+        candidates.append((None, Alternative(s["name"], "instead", dict(s["set"]))))
     for named, alt in candidates:
         name = alt.default
         runs: list[Point] = []
