@@ -39,3 +39,16 @@ def test_claims_diff_lists_what_a_results_change_moved(tmp_path):
     assert moves.startswith("2 claims moved") and "| x | paper | b | 2 [1.9, 2.1] matches | 2.2 [2.1, 2.3] matches |  |" in moves
     with pytest.raises(SystemExit, match=r"no NAME/claims\.parquet"):
         diff.load(tmp_path / "nowhere")
+
+
+def test_refresh_doc_blocks_can_leave_the_compare_blocks_and_pass_flags_to_reproduce(monkeypatch):
+    refresh = _tool("refresh_doc_blocks")
+    ran: list[str] = []
+    monkeypatch.setattr(refresh, "run", lambda command: ran.append(command) or "NEW")
+    compare = ["```", "$ fabricsim compare x.toml", "old output", "```"]
+    page = "\n".join([*compare, "<!-- fabricsim reproduce e --tables -->", "old", "<!-- end -->"])
+    out = refresh.refresh(page, reproduce_only=True, reproduce_flags=" --allow-other-version")
+    assert ran == ["fabricsim reproduce e --tables --no-report --allow-other-version"]
+    assert "old output" in out and out.count("NEW") == 1 and "\nold\n" not in out
+    ran.clear()
+    assert refresh.refresh(page).count("NEW") == 2 and ran[0] == "fabricsim compare x.toml"
