@@ -27,7 +27,7 @@ from .io import flows as flow_files
 from .io.files import check_values, memory_budget, read_toml, size_bytes
 from .io.formats import require
 
-__all__ = ["Scenario", "parse_value"]
+__all__ = ["Scenario", "parse_value", "value_at"]
 
 
 #: ``compare --lb`` names for switch adaptive routing (ECMP hosts, adaptive switches).
@@ -61,6 +61,23 @@ class Estimate(NamedTuple):
     events: int
     #: Memory it is estimated to need, bytes (what ``stop.max_memory`` is checked against).
     memory_bytes: int
+
+
+def value_at(data: dict[str, Any], dotted: str) -> Any:
+    """The value at ``dotted`` in a scenario's tables: keys by name, list entries by index
+    (``"faults[0].rate"``); a KeyError names the path where nothing is there."""
+    node: Any = data
+    for part in dotted.split("."):
+        key, bracket, index = part.partition("[")
+        if not isinstance(node, dict) or key not in node:
+            raise KeyError(dotted)
+        node = node[key]
+        if bracket:
+            i = index.removesuffix("]")
+            if not i.isdigit() or not isinstance(node, list) or int(i) >= len(node):
+                raise KeyError(dotted)
+            node = node[int(i)]
+    return node
 
 
 class Scenario:
@@ -110,10 +127,12 @@ class Scenario:
         return Scenario(self.data, self.base_dir)
 
     def __getitem__(self, dotted: str) -> Any:
-        node: Any = self.data
-        for key in dotted.split("."):
-            node = node[key]
-        return node
+        """The value at ``dotted``, a path as :meth:`set` takes it (``"faults[0].rate"``).
+
+        >>> Scenario({"faults": [{"rate": "1Gbps"}]})["faults[0].rate"]
+        '1Gbps'
+        """
+        return value_at(self.data, dotted)
 
     def set(self, dotted: str, value: Any) -> Scenario:
         """Return a copy with ``dotted`` set to ``value``.

@@ -41,7 +41,7 @@ import polars as pl
 
 from .. import _core
 from ..errors import ScenarioError, spec_error
-from ..scenario import Scenario
+from ..scenario import Scenario, value_at
 from ..sweep import Point, run_points
 from ..sweep.spec import _point_id
 from .claims import evaluate
@@ -142,18 +142,10 @@ def _norm(value: Any) -> Any:
 
 def _get(data: dict[str, Any], dotted: str) -> Any:
     """The value at ``dotted`` (``"faults[0].rate"``: list entries by index), or None."""
-    node: Any = data
-    for part in dotted.split("."):
-        key, bracket, index = part.partition("[")
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-        if bracket:
-            i = index.removesuffix("]")
-            if not i.isdigit() or not isinstance(node, list) or int(i) >= len(node):
-                return None
-            node = node[int(i)]
-    return node
+    try:
+        return value_at(data, dotted)
+    except KeyError:
+        return None
 
 
 def _changed(default: Default | None, alt: Alternative, scenario: Scenario, filled: dict[str, Any]) -> Scenario | None:
