@@ -290,7 +290,10 @@ def test_the_step_cutting_table_and_the_least_time_are_what_the_estimate_says():
     cuts = {
         "as given (80 layers, 8 micro-batches, DP 32)": base,
         "`model.layers = 8`": base.set("jobs[0].model.layers", 8),
+        "`parallel.micro_batches = 2`": base.set("jobs[0].parallel.micro_batches", 2),
         "`parallel.dp = 4` (`ranks = 128`)": base.set("jobs[0].parallel.dp", 4).set("jobs[0].ranks", 128),
+        "`model.seq = 1024`": base.set("jobs[0].model.seq", 1024),
+        "layers 8 and DP 4": base.set("jobs[0].model.layers", 8).set("jobs[0].parallel.dp", 4).set("jobs[0].ranks", 128),
     }
     page = (ROOT / "docs" / "workloads.md").read_text()
     for name, s in cuts.items():
