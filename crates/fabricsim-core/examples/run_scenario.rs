@@ -15,9 +15,14 @@ fn main() {
         n => Simulation::with_threads(&scenario, n.parse().expect("threads: a count or whole")),
     }
     .expect("builds");
-    let threads = sim.threads();
+    let (threads, pieces) = (sim.threads(), sim.pieces());
     sim.step(u64::MAX);
     let r = sim.into_results();
     let s = &r.summary;
-    println!("{path} ({how}): {threads} threads, status {}, {} events, wall {:.2} s", s.status, s.events, t.elapsed().as_secs_f64());
+    println!(
+        "{path} ({how}): {threads} threads, {pieces} pieces, status {}, {} events, wall {:.2} s",
+        s.status,
+        s.events,
+        t.elapsed().as_secs_f64()
+    );
 }

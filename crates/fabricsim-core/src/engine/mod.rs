@@ -120,6 +120,8 @@ impl Ord for Entry {
 const BUCKETS: usize = 8192;
 /// Bucket capacity kept after draining; larger (burst) buffers are freed.
 const BURST_KEEP: usize = 64;
+/// Capacity a bucket's buffer starts with.
+const BUCKET_START: usize = 16;
 
 /// A priority queue of events with a clock: a calendar queue.
 ///
@@ -144,6 +146,12 @@ pub struct EventQueue {
     /// What sorting a bucket reuses.
     scratch: Scratch,
     ring_len: usize,
+    /// Drained buffers no bucket holds: a bucket takes one when its first event comes and
+    /// gives it back when drained, so the buffers kept follow the buckets occupied at once,
+    /// not the ring's size (a buffer parked in every slot it had passed through held 8 192 x
+    /// 16-64 entries a queue, 3-12 MiB, whatever the queue's events: a run cut into many
+    /// pieces paid that a piece; docs/performance.md, "Pieces for the cache").
+    spare: Vec<Vec<Entry>>,
     far: BinaryHeap<Entry>,
     /// Each unit's count of events it scheduled.
     seqs: Vec<u64>,
@@ -177,6 +185,7 @@ impl EventQueue {
             head: 0,
             scratch: Scratch::default(),
             ring_len: 0,
+            spare: Vec::new(),
             far: BinaryHeap::new(),
             seqs: vec![COUNTED; 2],
             units: Arc::new([0, 1]),
@@ -296,9 +305,14 @@ impl EventQueue {
         } else if b < self.cur + BUCKETS as u64 {
             let slot = (b as usize) & (BUCKETS - 1);
             let bucket = &mut self.ring[slot];
-            // a full bucket: grow it to the size buckets tend to reach in one step, not
-            // through 4 and 8 (each a reallocation)
-            bucket.reserve(bucket.len().max(16));
+            if bucket.capacity() == 0 {
+                // an empty bucket takes a spare buffer
+                *bucket = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(BUCKET_START));
+            } else {
+                // a full bucket: grow it to the size buckets tend to reach in one step, not
+                // through 4 and 8 (each a reallocation)
+                bucket.reserve(bucket.len().max(BUCKET_START));
+            }
             bucket.push(e);
             self.occupied[slot / 64] |= 1 << (slot % 64);
             self.ring_len += 1;
@@ -354,13 +368,13 @@ impl EventQueue {
         self.cur = next;
         let slot = (next as usize) & (BUCKETS - 1);
         if ring == Some(next) {
-            // swap the drained (empty) buffer in, unless a burst (hosts in lockstep) left it
-            // large: give that back, or large buffers would migrate around the ring until
-            // every slot holds one (twice the memory measured)
-            if self.current.capacity() > BURST_KEEP {
-                self.current = Vec::new();
+            // keep the drained (empty) buffer as a spare, unless a burst (hosts in lockstep)
+            // left it large: give that back, or large buffers would pile up in the spares
+            // (twice the memory measured when they migrated around the ring)
+            let drained = std::mem::replace(&mut self.current, std::mem::take(&mut self.ring[slot]));
+            if drained.capacity() > 0 && drained.capacity() <= BURST_KEEP {
+                self.spare.push(drained);
             }
-            std::mem::swap(&mut self.current, &mut self.ring[slot]);
             self.occupied[slot / 64] &= !(1 << (slot % 64));
             self.ring_len -= self.current.len();
         }

@@ -96,3 +96,26 @@ fn the_order_keys_bands_hold_the_last_message_and_unit() {
     assert!(start_order(unit - 1, last, 255) | WIRE | (WIRE - 1) < start_order(unit, 0, 0));
     assert_eq!(start_order(unit + 1, 0, 0) >> UNIT_SHIFT, u64::from(unit + 1), "the last unit an order key tells apart");
 }
+
+#[test]
+fn bucket_buffers_follow_the_buckets_occupied_not_the_ring() {
+    // a chain of events one bucket apart, each scheduled after the one before was popped,
+    // sweeps the whole ring twice: a buffer kept in every slot it passed through would leave
+    // one in each of the 8 192 slots; spares follow what is occupied at once (here one or two)
+    let mut q = EventQueue::with_horizon(8192 * 64);
+    let width = 1 << q.shift;
+    q.schedule(q.origin(FAULT_UNIT), 0, Event::Faults);
+    for i in 0..2 * BUCKETS as u64 {
+        assert_eq!(q.pop(), Some((i * width, Event::Faults)));
+        q.schedule(q.origin(FAULT_UNIT), (i + 1) * width, Event::Faults);
+    }
+    let held = q.ring.iter().filter(|b| b.capacity() > 0).count() + q.spare.len();
+    assert!(held <= 2, "{held} buffers held for one event in flight");
+    // and a burst's large buffer is given back, not kept as a spare
+    let at = q.now() + 2 * width;
+    for _ in 0..4 * BURST_KEEP {
+        q.schedule(q.origin(FAULT_UNIT), at, Event::Faults);
+    }
+    while q.pop().is_some() {}
+    assert!(q.spare.iter().all(|b| b.capacity() <= BURST_KEEP));
+}

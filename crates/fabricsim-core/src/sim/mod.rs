@@ -115,6 +115,12 @@ impl Simulation {
         self.threads
     }
 
+    /// The pieces the run is cut into (for its threads, and for the cache: `blocks` in
+    /// `sim/piece.rs`).
+    pub fn pieces(&self) -> usize {
+        self.pieces.len()
+    }
+
     /// Windows the parallel engine ran on every thread so far, and the events they held (the
     /// rest ran in turns on one).
     pub fn parallel_windows(&self) -> (u64, u64) {
@@ -366,10 +372,20 @@ impl Simulation {
         let (first, second) = match &mut self.pieces[..] {
             [one] => ((one.queue.peek_key()?, 0), u128::MAX),
             all => {
-                let mut heads: Vec<(u128, usize)> =
-                    all.iter_mut().enumerate().filter_map(|(i, p)| Some((p.queue.peek_key()?, i))).collect();
-                heads.sort_unstable();
-                (*heads.first()?, heads.get(1).map_or(u128::MAX, |h| h.0))
+                // the least two heads in one pass (a run in turns asks once per turn, and a
+                // turn of a busy fabric in many pieces runs a few events)
+                let (mut first, mut second) = (None::<(u128, usize)>, u128::MAX);
+                for (i, p) in all.iter_mut().enumerate() {
+                    let Some(key) = p.queue.peek_key() else { continue };
+                    match first {
+                        Some((least, _)) if key >= least => second = second.min(key),
+                        _ => {
+                            second = first.map_or(second, |(least, _)| least);
+                            first = Some((key, i));
+                        }
+                    }
+                }
+                (first?, second)
             }
         };
         (first.0 < within).then_some((first.1, first.0, second.min(within)))

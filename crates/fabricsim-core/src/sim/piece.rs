@@ -248,10 +248,12 @@ impl Piece {
     /// host its event belongs to ([`Piece::unit_of`]).
     pub fn post<M: std::ops::DerefMut<Target = Mail>>(&mut self, home: &[u16], mail: &mut [M]) {
         let mut packets = std::mem::take(&mut self.links.outbox);
+        let held = packets.len();
         for (port, at, pkt) in packets.drain(..) {
             let to = self.fabric.topology().ports[port as usize].to;
             mail[usize::from(home[to as usize])].packets.push((port, at, pkt));
         }
+        trim(&mut packets, held);
         self.links.outbox = packets;
         let mut notices = std::mem::take(&mut self.links.notices);
         for notice in notices.drain(..) {
@@ -264,9 +266,11 @@ impl Piece {
     /// Takes `mail` another piece posted for this one: packets onto its wires, notices into
     /// its queue.
     pub fn take(&mut self, mail: &mut Mail) {
+        let held = mail.packets.len();
         for (port, at, pkt) in mail.packets.drain(..) {
             self.links.accept(&mut self.queue, port, at, pkt);
         }
+        trim(&mut mail.packets, held);
         for notice in mail.notices.drain(..) {
             self.queue.schedule_ordered(notice.at, notice.order, notice.event);
         }
@@ -283,10 +287,23 @@ impl Piece {
     }
 }
 
+/// Gives back most of a drained buffer that once held far more than the `held` it held last:
+/// an outbox and each of the `pieces x pieces` mailboxes would otherwise keep the most packets
+/// they ever carried in one window (with 32 pieces of 8 192 hosts, 66 MB of 266).
+fn trim<T>(buffer: &mut Vec<T>, held: usize) {
+    if buffer.capacity() > 4 * held.max(16) {
+        buffer.shrink_to(2 * held);
+    }
+}
+
 /// Hosts a piece holds at least when a run is cut for the cache ([`blocks`]).
 pub const BLOCK_HOSTS: u32 = 256;
-/// Pieces a run is cut into at most for the cache.
-pub const MAX_BLOCKS: usize = 4;
+/// Pieces a run is cut into at most for the cache: 32 pieces of 8 192 hosts took 0.57x the
+/// wall time of 4 on the 8 MiB permutation; 128 pieces of 32 768 hosts ran as fast as 32
+/// (0.45x and 0.51x of 4) but ran a run stopped by `stop.max_events` 2.8x slower than 4, since
+/// its second half runs in turns ([`Simulation::turns`](super::Simulation)), whose cost grows
+/// with the pieces (docs/performance.md, "Pieces for the cache").
+pub const MAX_BLOCKS: usize = 32;
 /// Messages a host sends at most, on average, in a run cut for the cache.
 pub const BLOCK_MESSAGES: usize = 64;
 
