@@ -1,17 +1,23 @@
 //! Runs a scenario given as JSON (what `fabricsim.Scenario.to_json()` writes) without Python,
 //! for peak-memory and wall-time comparisons between builds (docs/performance.md).
-//! `cargo run --release --example run_scenario FILE.json [threads | whole]`: `whole` runs it
-//! in one piece on one thread (a large fabric is otherwise cut into pieces for the cache).
+//! `cargo run --release --example run_scenario FILE.json [threads | whole | pieces=N]`: `whole`
+//! runs it in one piece on one thread (a large fabric is otherwise cut into pieces for the
+//! cache), `pieces=N` in N pieces on one thread.
 use fabricsim_core::{Scenario, Simulation};
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: run_scenario FILE.json [threads | whole]");
+    let path = std::env::args().nth(1).expect("usage: run_scenario FILE.json [threads | whole | pieces=N]");
     let how = std::env::args().nth(2).unwrap_or_else(|| "1".into());
     let text = std::fs::read_to_string(&path).expect("a readable file");
     let scenario = Scenario::from_json(&text).expect("a valid scenario");
     let t = std::time::Instant::now();
     let mut sim = match how.as_str() {
         "whole" => Simulation::cut_by(&scenario, |topo| vec![0; topo.nodes.len()]),
+        // a cut by hand, its pieces in windows on one thread (to measure what the cut for the
+        // cache would give a run it does not cut)
+        n if n.starts_with("pieces=") => {
+            Simulation::in_pieces(&scenario, n["pieces=".len()..].parse().expect("pieces=N")).map(|sim| sim.on_threads(1))
+        }
         n => Simulation::with_threads(&scenario, n.parse().expect("threads: a count or whole")),
     }
     .expect("builds");

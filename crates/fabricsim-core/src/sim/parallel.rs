@@ -155,7 +155,7 @@ impl Shared {
     /// Runs piece `i` up to `bound`, then posts its outboxes into row `i` of the mailboxes.
     fn run_and_post(&self, i: usize, piece: &mut Piece, bound: u128) {
         piece.window(bound);
-        debug_assert!(piece.links.outbox.iter().all(|&(_, at, _)| at >= (bound >> 64) as Time), "packets arrive after the window");
+        debug_assert!(piece.links.outbox.iter().all(|h| h.at >= (bound >> 64) as Time), "packets arrive after the window");
         debug_assert!(piece.links.notices.iter().all(|n| n.at >= (bound >> 64) as Time), "notices arrive after the window");
         let n = self.cells.len();
         let mut row: Vec<_> = self.mail[i * n..(i + 1) * n].iter().map(|m| m.lock().unwrap_or_else(PoisonError::into_inner)).collect();

@@ -19,11 +19,12 @@ use crate::host::nic::{Host, Input as HostInput, NicCounts, Nics};
 use crate::packet::{Kind, Packet};
 use crate::scenario::Model;
 use crate::switch::forward::{Fabric, Input, Switch};
-use crate::switch::links::{Links, Sink};
+use crate::switch::links::{Handed, Links, Sink};
 use crate::time::{serialization, Time};
 use crate::topology::{Cut, Topology};
 
-/// What one piece sends another: packets for the wires it holds (port, arrival, packet) and
+/// What one piece sends another: packets for the wires it holds (where it keeps the wire,
+/// arrival, packet) and
 /// what a host tells its hosts (release notices, messages on a scale-up network).
 #[derive(Default)]
 pub(crate) struct Mail {
@@ -249,9 +250,8 @@ impl Piece {
     pub fn post<M: std::ops::DerefMut<Target = Mail>>(&mut self, home: &[u16], mail: &mut [M]) {
         let mut packets = std::mem::take(&mut self.links.outbox);
         let held = packets.len();
-        for (port, at, pkt) in packets.drain(..) {
-            let to = self.fabric.topology().ports[port as usize].to;
-            mail[usize::from(home[to as usize])].packets.push((port, at, pkt));
+        for Handed { piece, wire, at, pkt } in packets.drain(..) {
+            mail[usize::from(piece)].packets.push((wire, at, pkt));
         }
         trim(&mut packets, held);
         self.links.outbox = packets;
@@ -267,8 +267,8 @@ impl Piece {
     /// its queue.
     pub fn take(&mut self, mail: &mut Mail) {
         let held = mail.packets.len();
-        for (port, at, pkt) in mail.packets.drain(..) {
-            self.links.accept(&mut self.queue, port, at, pkt);
+        for (wire, at, pkt) in mail.packets.drain(..) {
+            self.links.accept(&mut self.queue, wire, at, pkt);
         }
         trim(&mut mail.packets, held);
         for notice in mail.notices.drain(..) {

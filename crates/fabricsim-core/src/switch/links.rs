@@ -27,6 +27,16 @@ use crate::switch::EgressPort;
 use crate::time::{serialization, Time};
 use crate::topology::{Cut, Slots, Topology};
 
+/// A packet put on a wire whose far end is another piece's: that piece, where it keeps the
+/// wire, and when the packet arrives (one cache line with the packet).
+#[derive(Debug, Clone, Copy)]
+pub struct Handed {
+    pub piece: u16,
+    pub wire: u32,
+    pub at: Time,
+    pub pkt: Packet,
+}
+
 /// What a piece's ports lost, by kind: sums over its ports ([`Links::losses`]).
 #[derive(Debug, Clone, Default)]
 pub struct Losses {
@@ -48,9 +58,8 @@ pub struct Links {
     pub(crate) ports: Vec<EgressPort>,
     /// What each port into this piece's nodes put on its wire, held by the far end.
     wires: Vec<Wire>,
-    /// Packets put on a wire whose far end belongs to another piece: (port, arrival, packet),
-    /// in the order sent.
-    pub outbox: Vec<(u32, Time, Packet)>,
+    /// Packets put on a wire whose far end belongs to another piece, in the order sent.
+    pub outbox: Vec<Handed>,
     /// What this piece's hosts tell hosts of another piece, in the order told.
     pub notices: Vec<Notice>,
     /// Priority flow control's state (`switch.overflow = "pfc"`).
@@ -73,8 +82,9 @@ impl Links {
             .map(|(p, id)| {
                 let mut port = EgressPort::new(p.from, p.to, p.rate, p.delay, classes);
                 (port.id, port.from_at) = (id, units[node_unit(p.from) as usize]);
-                if mine(p.to) {
-                    port.wire = cut.wire(id) as u32;
+                port.wire = cut.wire(id) as u32;
+                if !mine(p.to) {
+                    port.far = cut.home(p.to);
                 }
                 port
             })
@@ -186,7 +196,8 @@ impl Links {
     /// it.
     #[inline]
     pub fn prefetch_out(&self, at: u32) {
-        if let Some(w) = self.wires.get(self.ports[at as usize].wire as usize) {
+        let p = &self.ports[at as usize];
+        if let Some(w) = self.wires.get(p.wire as usize).filter(|_| p.far == EgressPort::HERE) {
             std::hint::black_box(w.head_time());
         }
     }
@@ -197,11 +208,10 @@ impl Links {
         self.wires[w as usize].take(q, w)
     }
 
-    /// A packet another piece put on wire `port` (a global id) arrives at `at`.
+    /// A packet another piece put on the wire this piece keeps at `w` arrives at `at`.
     #[inline]
-    pub fn accept(&mut self, q: &mut EventQueue, port: u32, at: Time, pkt: Packet) {
-        let w = self.cut.wire(port);
-        self.wires[w].carry(q, w as u32, at, pkt);
+    pub fn accept(&mut self, q: &mut EventQueue, w: u32, at: Time, pkt: Packet) {
+        self.wires[w as usize].carry(q, w, at, pkt);
     }
 
     /// `PortFree`: the port's wire is free again.
@@ -334,7 +344,7 @@ impl<'a> Sink<'a> {
     #[inline(always)]
     pub fn transmit(&mut self, now: Time, at: u32, pkt: Packet) {
         let p = &mut self.links.ports[at as usize];
-        if p.fault.is_some() || p.wire == EgressPort::FAR {
+        if p.fault.is_some() || p.far != EgressPort::HERE {
             self.transmit_other(now, at, pkt);
             return;
         }
@@ -368,8 +378,8 @@ impl<'a> Sink<'a> {
         }
         let done = p.serialize(now, &pkt);
         let arrive = p.arrival(done);
-        if p.wire == EgressPort::FAR {
-            self.links.outbox.push((p.id, arrive, pkt));
+        if p.far != EgressPort::HERE {
+            self.links.outbox.push(Handed { piece: p.far, wire: p.wire, at: arrive, pkt });
         } else {
             let w = p.wire;
             self.links.wires[w as usize].carry(self.queue, w, arrive, pkt);

@@ -149,18 +149,20 @@ pub struct EgressPort {
     /// When the last packet this port put on its wire reaches the far end (a wire never
     /// reorders).
     pub wire_last: Time,
-    /// Where this piece keeps the port's wire, or [`EgressPort::FAR`]: the far end belongs to
-    /// another piece of the run, and what this port puts on its wire is handed over through
-    /// the piece's outbox.
+    /// Where the piece of the far end keeps the port's wire (`topology::Cut::wire`), and that
+    /// piece when it is another ([`EgressPort::HERE`] when it is this port's own): what the port
+    /// puts on such a wire is handed over through its piece's outbox, addressed so that
+    /// neither piece looks the port up again.
     pub wire: u32,
+    pub far: u16,
     pub stats: PortStats,
     /// What it lost; `None` until it loses something.
     pub lost: Option<Box<PortLosses>>,
 }
 
 impl EgressPort {
-    /// [`EgressPort::wire`] of a port whose far end is in another piece.
-    pub const FAR: u32 = u32::MAX;
+    /// [`EgressPort::far`] of a port whose far end is in its own piece.
+    pub const HERE: u16 = u16::MAX;
 
     /// Loses `pkt` (a full queue, a dead or lossy link), counted by its kind: a data packet
     /// against its connection, a trimmed header not again (its packet was counted when
@@ -204,7 +206,8 @@ impl EgressPort {
             drr_at: 0,
             drr_fresh: true,
             wire_last: 0,
-            wire: EgressPort::FAR,
+            wire: u32::MAX,
+            far: EgressPort::HERE,
             stats: PortStats::default(),
             lost: None,
         }
