@@ -67,6 +67,10 @@ pub struct Simulation {
     window_wall: std::time::Duration,
     /// Windows run in parallel, and the events they held.
     windows: (u64, u64),
+    /// The most events a span of one lookahead held so far, in a window or in turns (`None`
+    /// until the first span ran): the event guard lets a window run only while more than
+    /// `GUARD_SPANS` such spans are left (`sim::parallel`).
+    widest: Option<u64>,
     /// The events the run was expected to make, from its messages ([`threads::expected_events`]).
     expected_events: u64,
     /// When the duties of the whole run that are scheduled fall (they wait in the first
@@ -260,6 +264,7 @@ impl Simulation {
             chooser: None,
             window_wall: parallel::MAX_SPIN,
             windows: (0, 0),
+            widest: None,
             expected_events,
             duty_times,
             faults,

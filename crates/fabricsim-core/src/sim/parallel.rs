@@ -22,9 +22,12 @@
 //!   bytes it still misses; those not yet on its link's wire must cross the link at its
 //!   nominal rate after the window's start, which bounds its last completion from below
 //!   (`Piece::completion_bound`). Near the end, the last windows run in turns;
-//! - the event guard (`stop.max_events`) counts every event in one order: past half of it,
-//!   the run goes on in turns (a window of the parallel engine would need more events than
-//!   that to overshoot it).
+//! - the event guard (`stop.max_events`) counts every event in one order: the first span of
+//!   one lookahead runs in turns and measures how many events a span holds, and once fewer
+//!   than [`GUARD_SPANS`] times the widest span so far are left, the run goes on in turns (a
+//!   window that still crosses the guard, by holding more than that, is said in the warnings).
+//!   Until 2026-11-30 the turns began at half the guard, and a guard smaller than twice the
+//!   first window (1 000 events on 128 hosts and 2 threads) was crossed by it.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -189,6 +192,12 @@ impl Shared {
     }
 }
 
+/// Spans of one lookahead, each as wide as the widest so far, that must be left before the
+/// event guard for a window to run in parallel: past that, the run goes on in turns, so that
+/// where `stop.max_events` stops it does not depend on the threads (a window holding four times
+/// the events of any span before it would still cross the guard, and the run says so).
+pub const GUARD_SPANS: u64 = 4;
+
 impl Simulation {
     /// Runs the pieces on [`Simulation::threads`] threads in windows (see the module doc)
     /// until the run stops or `budget` events (counted in `n`) ran; returns the status.
@@ -229,7 +238,16 @@ impl Simulation {
                 if self.next_time().is_some_and(|t| u128::from(t) << 64 >= until) {
                     return Status::Running;
                 }
-                match self.turns(budget, n, started, until) {
+                let before = self.events;
+                let stopped = self.turns(budget, n, started, until);
+                // a span measures how many events one holds; one that held nothing measures
+                // nothing (a run whose messages start later), and one a step's budget cut short
+                // (a session's step, `step(chunk)`) what it held
+                let ran = self.events - before;
+                if ran > 0 {
+                    self.widest = Some(self.widest.unwrap_or(0).max(ran));
+                }
+                match stopped {
                     Some(status) => return status,
                     None => continue,
                 }
@@ -276,6 +294,15 @@ impl Simulation {
             if let Some(chooser) = &mut self.chooser {
                 chooser.ran(events);
             }
+            self.widest = Some(self.widest.unwrap_or(0).max(events));
+            if self.events > self.model.max_events {
+                // the guard fell inside the window after all (it held more than GUARD_SPANS
+                // times the widest span before it): said, not hidden
+                self.warnings.push(format!(
+                    "stop.max_events = {} fell inside a window the pieces ran in parallel, which held {events} events (more than {GUARD_SPANS} times any span before it): the run stopped after {} events, and where it stops depends on the number of threads",
+                    self.model.max_events, self.events
+                ));
+            }
             debug_assert!(self.done < self.stop_at, "no message completes in a parallel window");
         }
     }
@@ -284,7 +311,12 @@ impl Simulation {
     /// any event left; `None` where it must run in turns (see the module doc), or the
     /// budget, the wall clock or a guard stops the run (which [`Simulation::turns`] tells).
     fn parallel_window(&mut self, budget: u64, n: u64, started: Instant) -> Option<Time> {
-        if n >= budget || self.finish_at.is_some() || self.events >= self.model.max_events / 2 {
+        // the event guard must fall in turns, in the one key order of all pieces: a window
+        // runs only while more than GUARD_SPANS of the widest span so far are left (the first
+        // span runs in turns, to measure one)
+        let left = self.model.max_events.saturating_sub(self.events);
+        let near_guard = self.widest.is_none_or(|w| left / GUARD_SPANS <= w);
+        if n >= budget || self.finish_at.is_some() || near_guard {
             return None;
         }
         if self.model.max_wall.is_some_and(|limit| self.wall + started.elapsed() >= limit) {

@@ -299,10 +299,11 @@ fn trim<T>(buffer: &mut Vec<T>, held: usize) {
 /// Hosts a piece holds at least when a run is cut for the cache ([`blocks`]).
 pub const BLOCK_HOSTS: u32 = 256;
 /// Pieces a run is cut into at most for the cache: 32 pieces of 8 192 hosts took 0.57x the
-/// wall time of 4 on the 8 MiB permutation; 128 pieces of 32 768 hosts ran as fast as 32
-/// (0.45x and 0.51x of 4) but ran a run stopped by `stop.max_events` 2.8x slower than 4, since
-/// its second half runs in turns ([`Simulation::turns`](super::Simulation)), whose cost grows
-/// with the pieces (docs/performance.md, "Pieces for the cache").
+/// wall time of 4 on the 8 MiB permutation; 128 pieces of 32 768 hosts ran about as fast as 32
+/// (0.45x and 0.51x of 4) but held 1.55 GB against 1.26, and a run of them stopped by
+/// `stop.max_events` took 36.6 s against 22.1 in 32: what runs in turns (the first span, the
+/// last ones before the guard, the tail where messages complete) costs more the more pieces
+/// there are (docs/performance.md, "Pieces for the cache").
 pub const MAX_BLOCKS: usize = 32;
 /// Messages a host sends at most, on average, in a run cut for the cache.
 pub const BLOCK_MESSAGES: usize = 64;
