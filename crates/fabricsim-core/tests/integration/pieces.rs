@@ -160,6 +160,28 @@ fn an_event_guard_inside_the_first_window_stops_the_run_there_on_any_threads() {
 }
 
 #[test]
+fn an_event_guard_just_after_a_burst_stops_the_run_there_on_any_threads() {
+    // one flow, then a quiet spell, then 63 flows at once: the spans before the burst are
+    // narrow, and a window measured by them alone crossed a guard 50-400 events past 20 us
+    // (2 threads stopped at 980); the events queued at the window's start tell the burst
+    let mut list = vec![(0, 127, "64KiB", "0us")];
+    list.extend((1..64).map(|i| (i, i + 64, "64KiB", "20us")));
+    let base = super::fabric128(&super::flows(&list));
+    let quiet = super::scenario(&format!("{base}[stop]\nmax_time = \"20us\"\n")).expect("valid");
+    let before = Simulation::with_threads(&quiet, 1).expect("builds").run().summary.events;
+    for k in [50, 200, 400] {
+        let scenario = super::scenario(&format!("{base}[stop]\nmax_events = {}\n", before + k)).expect("valid");
+        let one = Simulation::with_threads(&scenario, 1).expect("builds").run();
+        assert_eq!(one.summary.events, before + k);
+        for threads in [2, 3] {
+            let r = Simulation::with_threads(&scenario, threads).expect("builds").run();
+            assert_eq!(r.summary.events, before + k, "{threads} threads, {k} past the burst");
+            assert!(render(&r) == render(&one), "{threads} threads differ from one");
+        }
+    }
+}
+
+#[test]
 fn the_memory_guard_counts_the_pieces_and_a_run_takes_the_threads_that_fit() {
     let base = "[topology]\nhosts = 1024\nradix = 64\n[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n";
     let one = Simulation::new(&super::scenario(base).expect("valid")).expect("builds").model().need.total();
