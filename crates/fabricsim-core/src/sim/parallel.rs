@@ -244,13 +244,7 @@ impl Simulation {
                 }
                 let before = self.events;
                 let stopped = self.turns(budget, n, started, until);
-                // a span measures how many events one holds; one that held nothing measures
-                // nothing (a run whose messages start later), and one a step's budget cut short
-                // (a session's step, `step(chunk)`) what it held
-                let ran = self.events - before;
-                if ran > 0 {
-                    self.widest = Some(self.widest.unwrap_or(0).max(ran));
-                }
+                self.widen(self.events - before);
                 match stopped {
                     Some(status) => return status,
                     None => continue,
@@ -298,7 +292,7 @@ impl Simulation {
             if let Some(chooser) = &mut self.chooser {
                 chooser.ran(events);
             }
-            self.widest = Some(self.widest.unwrap_or(0).max(events));
+            self.widen(events);
             if self.events > self.model.max_events {
                 // the guard fell inside the window after all (it held more than the estimate
                 // near the guard allowed): said, not hidden
@@ -311,6 +305,16 @@ impl Simulation {
         }
     }
 
+    /// A span of one lookahead (a window, or a stretch in turns) held `events`: the widest so
+    /// far, which the event guard reads (`parallel_window`). One that held nothing measures
+    /// nothing (a run whose messages start later); one a step's budget cut short (a session's
+    /// step, `step(chunk)`) what it held.
+    fn widen(&mut self, events: u64) {
+        if events > 0 {
+            self.widest = Some(self.widest.unwrap_or(0).max(events));
+        }
+    }
+
     /// The end of the window the pieces may run next in parallel, from the least time of
     /// any event left; `None` where it must run in turns (see the module doc), or the
     /// budget, the wall clock or a guard stops the run (which [`Simulation::turns`] tells).
@@ -318,12 +322,12 @@ impl Simulation {
         // the event guard must fall in turns, in the one key order of all pieces: a window
         // runs only while more than GUARD_SPANS of the widest span so far are left (the first
         // span runs in turns, to measure one)
-        let left = self.model.max_events.saturating_sub(self.events);
+        let spans = self.model.max_events.saturating_sub(self.events) / GUARD_SPANS;
+        // a window holds what its queued events make: as wide as the widest span so far, or
+        // QUEUED_GROWTH events for each one queued (a burst after a quiet spell); the queues
+        // are counted only where the widest span leaves room
         let near_guard = self.widest.is_none_or(|w| {
-            // a window holds what its queued events make: as wide as the widest span so far,
-            // or QUEUED_GROWTH events for each one queued (a burst after a quiet spell)
-            let queued: u64 = self.pieces.iter().map(|p| p.queue.len() as u64).sum();
-            left / GUARD_SPANS <= w.max(queued.saturating_mul(QUEUED_GROWTH))
+            spans <= w || spans <= self.pieces.iter().map(|p| p.queue.len() as u64).sum::<u64>().saturating_mul(QUEUED_GROWTH)
         });
         if n >= budget || self.finish_at.is_some() || near_guard {
             return None;

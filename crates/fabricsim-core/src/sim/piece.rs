@@ -24,8 +24,8 @@ use crate::time::{serialization, Time};
 use crate::topology::{Cut, Topology};
 
 /// What one piece sends another: packets for the wires it holds (where it keeps the wire,
-/// arrival, packet) and
-/// what a host tells its hosts (release notices, messages on a scale-up network).
+/// arrival, packet) and what a host tells its hosts (release notices, messages on a scale-up
+/// network).
 #[derive(Default)]
 pub(crate) struct Mail {
     pub packets: Vec<(u32, Time, Packet)>,
