@@ -48,9 +48,9 @@ const NONE: u32 = u32::MAX;
 pub struct ConnRow {
     pub n_pkts: u32,
     pub max_reorder: u32,
-    first_send: Time,
+    pub(crate) first_send: Time,
     /// When the receiver had every packet.
-    end: Time,
+    pub(crate) end: Time,
     pub delivered_bytes: u64,
     pub stats: ConnStats,
 }
@@ -167,6 +167,19 @@ pub struct ConnTable {
     peak_live: usize,
     /// Long-lived connections: the state each pair of hosts keeps between its messages.
     pairs: Pairs,
+    /// What the process that ran this piece told the one that reads the results (a run across
+    /// ranks, `sim::ranks`), read instead of the rows above.
+    told: Option<Box<Told>>,
+}
+
+/// A piece's connections as the process that ran them tells another: each row this table
+/// holds (by its index here), with its reorder histogram's buckets that are not empty
+/// (`distance << 56 | arrivals`), and the most connections live at once.
+#[derive(Debug, Clone, Default)]
+pub struct Told {
+    pub rows: Vec<ConnRow>,
+    pub reorder: Vec<Vec<u64>>,
+    pub peak_live: usize,
 }
 
 impl ConnTable {
@@ -191,6 +204,7 @@ impl ConnTable {
             marks: HashMap::new(),
             peak_live: 0,
             pairs: Pairs::new(per_pair),
+            told: None,
         }
     }
 
@@ -453,7 +467,7 @@ impl ConnTable {
 
     /// The most connections live at once so far.
     pub fn peak_live(&self) -> usize {
-        self.peak_live
+        self.told.as_ref().map_or(self.peak_live, |t| t.peak_live)
     }
 }
 

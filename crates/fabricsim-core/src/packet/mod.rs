@@ -66,6 +66,19 @@ pub struct Packet {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Ext([u32; 3]);
 
+impl Ext {
+    /// Its three words, as a packet that crosses to another process carries them
+    /// (`sim::ranks`).
+    pub fn words(self) -> [u32; 3] {
+        self.0
+    }
+
+    /// The extension of these words (what [`Ext::words`] gave).
+    pub fn from_words(words: [u32; 3]) -> Ext {
+        Ext(words)
+    }
+}
+
 /// A kind's extension: its fields, and how they sit in the extension's three words.
 pub trait Extension: Sized {
     /// The kind whose packets carry it.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::piece::Piece;
 use super::Simulation;
+use crate::engine::watchdog::Activity;
 use crate::engine::{Event, FAULT_UNIT, RECORD_UNIT};
 use crate::faults::link::Change;
 use crate::switch::EgressPort;
@@ -18,11 +19,18 @@ impl Simulation {
     /// piece's queue.
     #[cold]
     pub(super) fn run_duty(&mut self, now: Time, event: Event, by: u32) {
+        let seen = Seen::of(event, &self.pieces, self.trace_messages());
+        self.duty(now, event, by, seen);
+    }
+
+    /// [`Simulation::run_duty`], with what it reads of every piece's hosts and queues `seen`
+    /// (summed over the processes of a run across them: `sim::ranks`).
+    pub(super) fn duty(&mut self, now: Time, event: Event, by: u32, seen: Seen) {
         debug_assert_eq!(self.duty_times.peek(), Some(&Reverse(now)));
         self.duty_times.pop();
         match event {
             Event::Watch => {
-                let a = self.activity();
+                let Seen { activity: a, queued, .. } = seen;
                 // a session with every message done waits for the next: nothing stalled
                 let idle = self.open.is_some() && self.done == self.flow_count();
                 let pending = a.starts_pending() || self.faults.next_time().is_some() || idle;
@@ -31,7 +39,7 @@ impl Simulation {
                 } else if now - self.watchdog.quiet_since() >= self.watchdog.every() && self.pfc_deadlock().is_some() {
                     // nothing new for a whole check, and ports that can never send again
                     self.stop_at = 0;
-                } else if self.pieces.iter().any(|p| !p.queue.is_empty()) {
+                } else if queued {
                     self.schedule_duty(now + self.watchdog.every(), Event::Watch);
                 } else if let Some(open) = &mut self.open {
                     open.watching = false; // until a message is sent
@@ -68,7 +76,7 @@ impl Simulation {
             }
             Event::Window => {
                 let slot = usize::from(self.window_bytes[0].is_some());
-                self.window_bytes[slot] = Some(self.trace_delivered());
+                self.window_bytes[slot] = Some(seen.delivered);
             }
             _ => unreachable!("{event:?} is a host's or a switch's"),
         }
@@ -92,6 +100,35 @@ impl Simulation {
         let queue = &mut self.pieces[0].queue;
         queue.schedule(queue.origin(duty_unit(event)), at, event);
         self.duty_times.push(Reverse(at));
+    }
+}
+
+/// What a duty reads of the pieces' hosts and queues: the no-progress guard their activity
+/// and whether any event is queued, a trace's window the payload its messages delivered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Seen {
+    pub activity: Activity,
+    pub queued: bool,
+    pub delivered: u64,
+}
+
+impl Seen {
+    /// What `event` reads of `pieces` (nothing for the others; `trace`: the trace's messages).
+    pub fn of(event: Event, pieces: &[Piece], trace: usize) -> Seen {
+        match event {
+            Event::Watch => Seen {
+                activity: pieces.iter().flat_map(|p| &p.hosts).fold(Activity::default(), |a, h| a + h.activity()),
+                queued: pieces.iter().any(|p| !p.queue.is_empty()),
+                delivered: 0,
+            },
+            Event::Window => Seen { delivered: pieces.iter().map(|p| super::results::delivered(p, trace)).sum(), ..Seen::default() },
+            _ => Seen::default(),
+        }
+    }
+
+    /// The sum of two processes' (or pieces') `Seen`.
+    pub fn add(self, o: Seen) -> Seen {
+        Seen { activity: self.activity + o.activity, queued: self.queued || o.queued, delivered: self.delivered + o.delivered }
     }
 }
 

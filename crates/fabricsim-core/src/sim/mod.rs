@@ -14,6 +14,7 @@
 mod duties;
 mod parallel;
 pub(crate) mod piece;
+pub mod ranks;
 mod results;
 pub mod session;
 pub mod threads;
@@ -99,6 +100,8 @@ pub struct Simulation {
     window_bytes: [Option<u64>; 2],
     /// A session's state (`None` for a closed run: every message given up front).
     open: Option<Box<session::Open>>,
+    /// This run's rank and the ranks of a run across them ([`ranks`]; `None` in one process).
+    across: Option<(usize, usize)>,
 }
 
 impl Simulation {
@@ -281,6 +284,7 @@ impl Simulation {
             wall: std::time::Duration::ZERO,
             window_bytes: [None; 2],
             open: open.then(|| Box::new(session::Open::new())),
+            across: None,
         })
     }
 

@@ -309,7 +309,7 @@ impl Simulation {
     /// far, which the event guard reads (`parallel_window`). One that held nothing measures
     /// nothing (a run whose messages start later); one a step's budget cut short (a session's
     /// step, `step(chunk)`) what it held.
-    fn widen(&mut self, events: u64) {
+    pub(super) fn widen(&mut self, events: u64) {
         if events > 0 {
             self.widest = Some(self.widest.unwrap_or(0).max(events));
         }
@@ -319,16 +319,7 @@ impl Simulation {
     /// any event left; `None` where it must run in turns (see the module doc), or the
     /// budget, the wall clock or a guard stops the run (which [`Simulation::turns`] tells).
     fn parallel_window(&mut self, budget: u64, n: u64, started: Instant) -> Option<Time> {
-        // the event guard must fall in turns, in the one key order of all pieces: a window
-        // runs only while more than GUARD_SPANS of the widest span so far are left (the first
-        // span runs in turns, to measure one)
-        let spans = self.model.max_events.saturating_sub(self.events) / GUARD_SPANS;
-        // a window holds what its queued events make: as wide as the widest span so far, or
-        // QUEUED_GROWTH events for each one queued (a burst after a quiet spell); the queues
-        // are counted only where the widest span leaves room
-        let near_guard = self.widest.is_none_or(|w| {
-            spans <= w || spans <= self.pieces.iter().map(|p| p.queue.len() as u64).sum::<u64>().saturating_mul(QUEUED_GROWTH)
-        });
+        let near_guard = self.near_guard(|sim| sim.pieces.iter().map(|p| p.queue.len() as u64).sum());
         if n >= budget || self.finish_at.is_some() || near_guard {
             return None;
         }
@@ -336,11 +327,29 @@ impl Simulation {
             return None;
         }
         let now = self.next_time()?;
+        let last = self.pieces.iter().map(|p| p.completion_bound(now)).max().unwrap_or(now);
+        self.window_end(now, last)
+    }
+
+    /// Whether the event guard is too near for a window: the first span runs in turns, to
+    /// measure one, and a window runs only while more than [`GUARD_SPANS`] of the widest span
+    /// so far are left. A window holds what its queued events make: as wide as the widest span
+    /// so far, or [`QUEUED_GROWTH`] events for each one queued (a burst after a quiet spell);
+    /// the queues (`queued`) are counted only where the widest span leaves room.
+    pub(super) fn near_guard(&self, queued: impl FnOnce(&Simulation) -> u64) -> bool {
+        let spans = self.model.max_events.saturating_sub(self.events) / GUARD_SPANS;
+        self.widest.is_none_or(|w| spans <= w || spans <= queued(self).saturating_mul(QUEUED_GROWTH))
+    }
+
+    /// The end of a window that starts at `now` (the least time of any event left), where no
+    /// message completes before `last`: one lookahead on, or the next duty of the whole run,
+    /// the time guard or a session's bound if sooner; `None` where the window would hold no
+    /// instant or a completion.
+    pub(super) fn window_end(&self, now: Time, last: Time) -> Option<Time> {
         let mut end = now.saturating_add(self.lookahead).min(self.model.max_time.saturating_add(1)).min(self.bound());
         if let Some(&std::cmp::Reverse(duty)) = self.duty_times.peek() {
             end = end.min(duty);
         }
-        let last = self.pieces.iter().map(|p| p.completion_bound(now)).max().unwrap_or(now);
         (end > now && last >= end).then_some(end)
     }
 }

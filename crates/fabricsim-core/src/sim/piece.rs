@@ -210,11 +210,20 @@ impl Piece {
     /// slow a link and lengthen its latency). On a scale-up network, the last message its
     /// ports took ends no earlier than they tell ([`crate::host::nic::UpPorts::bound`]).
     pub fn completion_bound(&self, now: Time) -> Time {
+        let (at, after) = self.completion_parts();
+        now.max(at).max(now.saturating_add(after))
+    }
+
+    /// [`Piece::completion_bound`] in two parts that do not depend on `now`: a time (the
+    /// scale-up ports') and a span after `now` (the bytes still to cross a host's link); the
+    /// bound is the latest of `now`, the time and `now` plus the span. Processes that each hold
+    /// some pieces (`sim::ranks`) tell each other these before they know the next event's time.
+    pub fn completion_parts(&self) -> (Time, Time) {
         let topo = self.fabric.topology();
-        let mut bound = now;
+        let (mut at, mut after) = (0, 0);
         for h in &self.hosts {
             let host = h.node;
-            bound = bound.max(self.nics.up_bound(host));
+            at = at.max(self.nics.up_bound(host));
             let missing = h.missing();
             if missing == 0 {
                 continue;
@@ -223,10 +232,10 @@ impl Piece {
             let on_wire: u64 = self.links.wire(down).packets().filter(|(_, p)| p.kind == Kind::Data).map(|(_, p)| u64::from(p.size)).sum();
             if missing > on_wire {
                 let link = &topo.ports[down as usize];
-                bound = bound.max(now + serialization(missing - on_wire, link.rate) + link.delay);
+                after = after.max(serialization(missing - on_wire, link.rate) + link.delay);
             }
         }
-        bound
+        (at, after)
     }
 
     /// Data packets by fate at this piece's hosts, summed over them.

@@ -285,12 +285,13 @@ impl Simulation {
     /// Payload the trace's messages (the first of the run) have delivered so far.
     #[cold]
     pub(super) fn trace_delivered(&self) -> u64 {
-        let count = self.model.load_window.map_or(0, |w| w.messages as usize);
-        let per_piece = |p: &super::Piece| -> u64 {
-            let conns = p.nics.connections();
-            p.nics.messages()[..count].iter().flat_map(|m| m.first..m.first + m.count).map(|c| conns.row(c).delivered_bytes).sum()
-        };
-        self.pieces.iter().map(per_piece).sum()
+        let count = self.trace_messages();
+        self.pieces.iter().map(|p| delivered(p, count)).sum()
+    }
+
+    /// The trace's messages (the first `count` of the run; 0 without a trace).
+    pub(super) fn trace_messages(&self) -> usize {
+        self.model.load_window.map_or(0, |w| w.messages as usize)
     }
 
     /// The trace's achieved load: what it delivered in its window's second half (where every
@@ -364,4 +365,10 @@ impl Simulation {
             stop_detail,
         }
     }
+}
+
+/// Payload the first `count` messages of the run have delivered so far, as piece `p` counts it.
+pub(super) fn delivered(p: &super::Piece, count: usize) -> u64 {
+    let conns = p.nics.connections();
+    p.nics.messages()[..count].iter().flat_map(|m| m.first..m.first + m.count).map(|c| conns.row(c).delivered_bytes).sum()
 }

@@ -56,6 +56,9 @@ pub struct Links {
     hosts: u32,
     seed: u64,
     pub(crate) ports: Vec<EgressPort>,
+    /// Data packets in flight (whole, trimmed headers) that the process that ran this piece
+    /// counted in its links (a run across ranks, `sim::ranks`: they are not here).
+    pub(crate) told_in_flight: (u64, u64),
     /// What each port into this piece's nodes put on its wire, held by the far end.
     wires: Vec<Wire>,
     /// Packets put on a wire whose far end belongs to another piece, in the order sent.
@@ -111,7 +114,20 @@ impl Links {
             });
             Box::new(Pfc::new(model, classes, &ports, links.collect()))
         });
-        Links { port_slot: cut.ports().clone(), topo, cut, me, hosts, seed, ports, wires, outbox: Vec::new(), notices: Vec::new(), pfc }
+        Links {
+            port_slot: cut.ports().clone(),
+            topo,
+            cut,
+            me,
+            hosts,
+            seed,
+            ports,
+            told_in_flight: (0, 0),
+            wires,
+            outbox: Vec::new(),
+            notices: Vec::new(),
+            pfc,
+        }
     }
 
     /// Host nodes (the nodes numbered below this are hosts).
@@ -265,7 +281,8 @@ impl Links {
     pub fn data_in_flight(&self) -> (u64, u64) {
         let on_wires = || self.wires.iter().flat_map(|w| w.packets().map(|(_, p)| p));
         let held = || self.ports.iter().flat_map(|p| p.packets()).chain(on_wires()).filter(|p| p.kind == Kind::Data);
-        (held().filter(|p| !p.trimmed).count() as u64, held().filter(|p| p.trimmed).count() as u64)
+        let (told, headers) = self.told_in_flight;
+        (told + held().filter(|p| !p.trimmed).count() as u64, headers + held().filter(|p| p.trimmed).count() as u64)
     }
 
     /// Whether this piece put something in its outboxes.

@@ -24,6 +24,7 @@ mod parser_fuzz;
 mod pfc;
 mod pieces;
 mod rail_only;
+mod ranks;
 mod samples;
 mod scale_up;
 mod session;

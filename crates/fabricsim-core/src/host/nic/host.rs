@@ -102,6 +102,34 @@ impl Host {
         }
     }
 
+    /// Its counters, as a process that ran it tells another (a run across ranks:
+    /// `sim::ranks`; [`Host::set_tallies`] takes them).
+    pub fn tallies(&self) -> [u64; 12] {
+        let c = &self.counts;
+        [
+            c.data_sent,
+            c.data_delivered,
+            c.headers_delivered,
+            self.done.into(),
+            self.progress,
+            self.progress_bytes,
+            self.incoming,
+            self.pending.into(),
+            self.notices_sent,
+            self.notices_taken,
+            self.up_sent,
+            self.up_done,
+        ]
+    }
+
+    /// Sets its counters to what [`Host::tallies`] gave.
+    pub fn set_tallies(&mut self, t: [u64; 12]) {
+        let c = &mut self.counts;
+        (c.data_sent, c.data_delivered, c.headers_delivered) = (t[0], t[1], t[2]);
+        (self.done, self.progress, self.progress_bytes, self.incoming) = (t[3] as u32, t[4], t[5], t[6]);
+        (self.pending, self.notices_sent, self.notices_taken, self.up_sent, self.up_done) = (t[7] as u32, t[8], t[9], t[10], t[11]);
+    }
+
     /// Frees what only a running simulation needs: its scheduler.
     pub fn free_schedule(&mut self) {
         self.active = Vec::new();

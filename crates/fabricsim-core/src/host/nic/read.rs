@@ -23,6 +23,17 @@ impl Nics {
         &self.conns
     }
 
+    pub fn connections_told(&mut self) -> &mut ConnTable {
+        &mut self.conns
+    }
+
+    /// Sets what this piece's hosts counted of the messages, as the process that ran them told
+    /// (a run across ranks: `sim::ranks`).
+    pub fn set_states(&mut self, states: Vec<MsgState>) {
+        debug_assert_eq!(states.len(), self.states.len());
+        self.states = states;
+    }
+
     /// Frees what only a running simulation needs and no result reads: the dependency lists.
     pub fn free_schedule(&mut self) {
         self.dependents = Arc::default();

@@ -1,7 +1,7 @@
 //! What the results read of a connection table: each connection's row (its stored part and
 //! its live halves' counts), its reorder histogram, and the rows given back as they are read.
 
-use super::{ConnRow, ConnTable, Stored, NEVER, RX_DONE, WIDE};
+use super::{ConnRow, ConnTable, Stored, Told, NEVER, RX_DONE, WIDE};
 use crate::host::connection::{ConnStats, REORDER_BUCKETS};
 
 impl ConnTable {
@@ -11,6 +11,15 @@ impl ConnTable {
         let Some(at) = self.held(c) else {
             return ConnRow { n_pkts: 0, max_reorder: 0, first_send: NEVER, end: NEVER, delivered_bytes: 0, stats: ConnStats::default() };
         };
+        self.row_at(at)
+    }
+
+    /// The row this table keeps at `at` (what [`ConnTable::row`] reads of a connection it
+    /// holds).
+    pub fn row_at(&self, at: usize) -> ConnRow {
+        if let Some(told) = &self.told {
+            return told.rows[at].clone();
+        }
         let r = &self.rows[at];
         let mut row = ConnRow {
             n_pkts: self.factory.packets(r.bytes),
@@ -34,6 +43,17 @@ impl ConnTable {
     /// Adds connection `c`'s reorder histogram to `hist` (if this piece holds its receiver).
     pub fn add_reorder(&self, c: u32, hist: &mut [u64; REORDER_BUCKETS]) {
         let Some(at) = self.held(c) else { return };
+        self.add_reorder_at(at, hist);
+    }
+
+    /// [`ConnTable::add_reorder`] of the row at `at`.
+    pub fn add_reorder_at(&self, at: usize, hist: &mut [u64; REORDER_BUCKETS]) {
+        if let Some(told) = &self.told {
+            for &e in &told.reorder[at] {
+                hist[(e >> 56) as usize] += e & ((1 << 56) - 1);
+            }
+            return;
+        }
         match self.receivers.get(self.rx_slot[at] as usize) {
             Some(half) => {
                 for (h, n) in hist.iter_mut().zip(&half.rx.reorder_hist) {
@@ -53,8 +73,23 @@ impl ConnTable {
     /// The rows a reorder table of these connections takes at most: a bucket that is not
     /// empty of each connection (messages of several subflows merge theirs: fewer).
     pub fn reorder_entries(&self) -> usize {
+        if let Some(told) = &self.told {
+            return told.reorder.iter().map(Vec::len).sum();
+        }
         let live = self.receivers.iter().map(|(_, h)| h.rx.reorder_hist.iter().filter(|&&n| n > 0).count());
         self.reorder.len() + live.sum::<usize>()
+    }
+
+    /// The rows this table keeps (its connections' ends in this piece).
+    pub fn held_rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// What the process that ran this piece told of its connections, read from now on instead
+    /// of this table's rows (a run across ranks: `sim::ranks`).
+    pub fn tell(&mut self, told: Told) {
+        debug_assert_eq!(told.rows.len(), self.rows.len());
+        self.told = Some(Box::new(told));
     }
 
     /// Frees the complete receivers' reorder histograms, once the results have read them

@@ -1,0 +1,362 @@
+//! One run across ranks: processes (on MPI) or threads standing in for them ([`Local`]), each
+//! running only its own pieces of the run, with the same results as one process.
+//!
+//! The run is cut into pieces as for threads (`sim::piece`: a leaf with its hosts), and rank
+//! `r` of `R` runs the consecutive pieces [`owned`] gives it. The ranks move in lockstep,
+//! through two collective operations ([`Exchange`]), each step decided alike on every rank from
+//! what they all told each other:
+//! - **agree**: each rank tells the others the events it ran and the messages its pieces
+//!   completed since the last step, the time of its last event, the least two keys its pieces'
+//!   queues hold (and where), what they hold, and (before a window may run) the two parts of its
+//!   hosts' completion bound (`Piece::completion_parts`). This is the window's all-reduce of
+//!   ns-3's distributed simulator (its null-message-free "granted time window"), with the
+//!   event guard's and the end's inputs beside the next event's time.
+//! - **a window**, where the threads' engine would run one (`sim::parallel`: no duty of the
+//!   whole run, no completion, the event guard far): every rank runs its pieces up to the
+//!   window's end, and what they hand pieces of other ranks crosses in one all-to-all,
+//!   encoded by `codec` (47 bytes a packet), at the window's end;
+//! - **a turn** otherwise (the first span, near the guard, the run's end, a duty): the piece
+//!   with the least key runs on its rank while its events stay below every other piece's next
+//!   key, exactly as `Simulation::turns` runs it, and its rank tells the others (an all-gather)
+//!   what it handed their pieces and the duty of the whole run it paused at, if any, which
+//!   every rank then runs: the fault timeline on each rank's copy of every link, the
+//!   no-progress guard and a trace's windows on sums over the ranks (`duties::Seen`).
+//!
+//! Event keys never depend on a global counter (`engine`), so each piece makes the decisions
+//! it makes in one process, and the run stops where one process stops it: at the end of the
+//! instant of its last completion, at `stop.max_events` (counted in turns), at `stop.max_time`.
+//!
+//! Today every rank builds the whole run and keeps the pieces it does not own as they were
+//! built (untouched); at the end the other ranks tell rank 0 what their pieces hold for the
+//! results ([`Simulation::gather`], `gather.rs`), and rank 0 gives the run's results. Not yet across ranks: `[samples]` (they read every port at once),
+//! `switch.overflow = "pfc"` (its deadlock check reads every port), `stop.max_wall` (a wall
+//! clock differs between ranks) and sessions; each is refused with its field named.
+
+mod codec;
+mod exchange;
+mod gather;
+
+pub use exchange::{Exchange, Local};
+
+use std::ops::Range;
+use std::time::Instant;
+
+use super::duties::Seen;
+use super::piece::{Mail, Pause};
+use super::Simulation;
+use crate::engine::watchdog::Activity;
+use crate::engine::{Event, Status};
+use crate::error::ScenarioError;
+use crate::scenario::Scenario;
+use crate::time::Time;
+use codec::{Reader, Writer};
+
+/// The pieces of rank `rank` of `ranks`, when a run is cut into `pieces`: consecutive ones
+/// (neighbouring leaves), as even as they come.
+pub fn owned(pieces: usize, ranks: usize, rank: usize) -> Range<usize> {
+    rank * pieces / ranks..(rank + 1) * pieces / ranks
+}
+
+/// A rank's side of the run.
+struct Rank<'a> {
+    ex: &'a dyn Exchange,
+    own: Range<usize>,
+    /// The rank of each piece.
+    owner: Vec<usize>,
+    /// Events this rank ran, and completions its pieces counted, since the ranks last agreed.
+    ran: u64,
+    done: u32,
+    /// The time of the last event this rank ran.
+    now: Time,
+}
+
+/// What the ranks agreed on before a step.
+struct Heads {
+    /// The least key of any piece's queue, and its piece; the next least of any other piece.
+    first: Option<(u128, usize)>,
+    second: u128,
+    /// Events queued, over the pieces.
+    queued: u64,
+    /// The pieces' completion bounds in parts (`Piece::completion_parts`), where asked.
+    at: Time,
+    after: Time,
+    /// Events the ranks ran since they last agreed.
+    ran: u64,
+}
+
+impl Simulation {
+    /// `scenario` as rank `rank` of a run across `ranks` ranks (processes, or [`Local`]
+    /// threads): cut into pieces as for `ranks` threads, of which this rank runs
+    /// [`owned`]`(pieces, ranks, rank)` ([`Simulation::run_ranked`]). Refused where the fabric
+    /// cuts into fewer pieces than ranks, where a link between two pieces has no latency, and
+    /// for what does not run across ranks yet (the module doc), each naming its field.
+    pub fn ranked(scenario: &Scenario, ranks: usize, rank: usize) -> Result<Simulation, ScenarioError> {
+        if ranks == 0 || rank >= ranks {
+            return Err(ScenarioError::new("rank", format!("rank {rank} of {ranks}"), "a rank from 0 to ranks - 1, and at least 1 rank"));
+        }
+        let sim = Self::threaded(scenario, Some(ranks), false)?;
+        let pieces = sim.pieces.len();
+        if pieces < ranks {
+            let allowed = format!("at most {pieces} ranks: the fabric cuts into {pieces} pieces (a leaf with its hosts each)");
+            return Err(ScenarioError::new("ranks", ranks, allowed));
+        }
+        if ranks > 1 && sim.lookahead == 0 {
+            let allowed = "links with latency between pieces: with none, no window can run the ranks apart";
+            return Err(ScenarioError::new("ranks", ranks, allowed));
+        }
+        let refuse = |field: &str, value: &str| {
+            Err(ScenarioError::new(field, value, "not across ranks yet: run it in one process (threads), or without it"))
+        };
+        if sim.sampler.is_some() {
+            return refuse("samples", "a [samples] table");
+        }
+        if sim.model.switch.pfc.is_some() {
+            return refuse("switch.overflow", "\"pfc\"");
+        }
+        if let Some(wall) = sim.model.max_wall {
+            return refuse("stop.max_wall", &format!("{wall:?}"));
+        }
+        Ok(Simulation { threads: 1, thread_note: None, across: Some((rank, ranks)), ..sim })
+    }
+
+    /// Runs this rank's pieces with the other ranks' to the run's end (the module doc);
+    /// returns the status, the same on every rank. Every rank must call it, with the
+    /// exchange of its rank.
+    pub fn run_ranked(&mut self, ex: &dyn Exchange) -> Status {
+        let (rank, ranks) = self.across.expect("a rank's run: built by Simulation::ranked");
+        assert_eq!((ex.rank(), ex.ranks()), (rank, ranks), "the exchange of the rank this run was built for");
+        if self.status != Status::Running {
+            return self.status;
+        }
+        let started = Instant::now();
+        let n = self.pieces.len();
+        let owner = (0..ranks).flat_map(|r| owned(n, ranks, r).map(move |_| r)).collect();
+        let mut r = Rank { ex, own: owned(n, ranks, rank), owner, ran: 0, done: 0, now: self.now };
+        self.status = self.across_ranks(&mut r);
+        self.wall += started.elapsed();
+        self.status
+    }
+
+    fn across_ranks(&mut self, r: &mut Rank) -> Status {
+        // a stretch in turns: the key it runs up to (one lookahead on), and the events before it
+        let mut stretch: Option<(u128, u64)> = None;
+        let mut was_window = false;
+        loop {
+            let parts = stretch.is_none() && self.finish_at.is_none();
+            let h = self.agree(r, parts);
+            self.events += h.ran;
+            if was_window {
+                debug_assert!(self.done < self.stop_at, "no message completes in a window");
+                (self.windows.0, self.windows.1) = (self.windows.0 + 1, self.windows.1 + h.ran);
+                self.widen(h.ran);
+                was_window = false;
+            }
+            if self.done >= self.stop_at && self.finish_at.is_none() {
+                self.finish_at = Some(self.now);
+            }
+            let next = h.first.map(|(key, _)| (key >> 64) as Time);
+            if stretch.is_none() {
+                let window = next.filter(|_| parts && !self.near_guard(|_| h.queued));
+                if let Some(end) = window.and_then(|now| self.window_end(now, now.max(h.at).max(now.saturating_add(h.after)))) {
+                    self.window_across(r, end);
+                    was_window = true;
+                    continue;
+                }
+                // one lookahead on (to the end where no window can run: a link with no latency)
+                let until = next.filter(|_| self.lookahead > 0).map_or(u128::MAX, |t| u128::from(t.saturating_add(self.lookahead)) << 64);
+                stretch = Some((until.min(self.bound_key()), self.events));
+            }
+            let (until, before) = stretch.expect("set above");
+            // whose turn it is, as `Simulation::turns` finds it
+            let within = self.horizon().checked_add(1).map_or(u128::MAX, |t| u128::from(t) << 64);
+            let Some((head, piece)) = h.first.filter(|&(key, _)| key < within) else { return self.guard(next) };
+            if head >= until {
+                self.widen(self.events - before);
+                stretch = None;
+                continue;
+            }
+            if self.events >= self.model.max_events {
+                return Status::EventLimit;
+            }
+            self.turn_across(r, piece, h.second.min(within).min(until));
+        }
+    }
+
+    /// Tells the other ranks where this one stands, and returns what they all told.
+    fn agree(&mut self, r: &mut Rank, parts: bool) -> Heads {
+        let mut mine = Heads::default();
+        for i in r.own.clone() {
+            let p = &mut self.pieces[i];
+            mine.queued += p.queue.len() as u64;
+            if parts {
+                let (at, after) = p.completion_parts();
+                (mine.at, mine.after) = (mine.at.max(at), mine.after.max(after));
+            }
+            if let Some(key) = p.queue.peek_key() {
+                mine.least(key, i, u128::MAX);
+            }
+        }
+        let mut w = Writer::default();
+        let (key, piece) = mine.first.unwrap_or((u128::MAX, 0));
+        w.u64(r.ran);
+        w.u32(r.done);
+        w.u64(r.now);
+        w.u128(key);
+        w.u32(piece as u32);
+        w.u128(mine.second);
+        w.u64(mine.queued);
+        w.u64(mine.at);
+        w.u64(mine.after);
+        (r.ran, r.done) = (0, 0);
+        let mut all = Heads::default();
+        for bytes in r.ex.all_gather(w.0) {
+            let mut rd = Reader::new(&bytes);
+            all.ran += rd.u64();
+            self.done += rd.u32();
+            self.now = self.now.max(rd.u64());
+            let (key, piece, second) = (rd.u128(), rd.u32() as usize, rd.u128());
+            if key != u128::MAX {
+                all.least(key, piece, second);
+            }
+            all.queued += rd.u64();
+            (all.at, all.after) = (all.at.max(rd.u64()), all.after.max(rd.u64()));
+        }
+        r.now = self.now;
+        all
+    }
+
+    /// A window up to `end` on every rank; what crosses ranks in one all-to-all at its end.
+    fn window_across(&mut self, r: &mut Rank, end: Time) {
+        let bound = u128::from(end) << 64;
+        let mut out: Vec<Writer> = (0..r.ex.ranks()).map(|_| Writer::default()).collect();
+        let mut here = Vec::new();
+        for i in r.own.clone() {
+            let piece = &mut self.pieces[i];
+            piece.window(bound);
+            r.ran += std::mem::take(&mut piece.ran);
+            r.now = r.now.max(piece.queue.now());
+            self.post_across(r, i, &mut out, &mut here);
+        }
+        let got = r.ex.all_to_all(out.into_iter().map(|w| w.0).collect());
+        for bytes in got {
+            let mut rd = Reader::new(&bytes);
+            while !rd.done() {
+                here.push(rd.mail());
+            }
+        }
+        self.take_across(r, here);
+    }
+
+    /// The turn of `piece`, up to the key `bound`: its rank runs it and tells every rank what
+    /// it handed theirs and the duty it paused at, which they all run.
+    fn turn_across(&mut self, r: &mut Rank, piece: usize, bound: u128) {
+        let rank = r.ex.rank();
+        let mut w = Writer::default();
+        let mut here = Vec::new();
+        if r.owner[piece] == rank {
+            let mut left = self.model.max_events.saturating_sub(self.events).min(1 << 16);
+            let before = left;
+            let pause = self.pieces[piece].run::<{ Pause::ON_ALL }>(bound, &mut left, &mut r.now);
+            r.ran += before - left;
+            match pause {
+                Pause::Duty(event, by) => {
+                    w.u8(1);
+                    w.event(event);
+                    w.u32(by);
+                    w.u64(r.now);
+                }
+                _ => w.u8(0),
+            }
+            let mut out: Vec<Writer> = (0..r.ex.ranks()).map(|_| Writer::default()).collect();
+            self.post_across(r, piece, &mut out, &mut here);
+            out.into_iter().for_each(|o| w.0.extend(o.0));
+        }
+        let told = r.ex.all_gather(w.0).swap_remove(r.owner[piece]);
+        let mut rd = Reader::new(&told);
+        let duty = (rd.u8() == 1).then(|| (rd.event(), rd.u32(), rd.u64() as Time));
+        while !rd.done() {
+            let (from, to, mail) = rd.mail();
+            if r.owner[to as usize] == rank && r.owner[piece] != rank {
+                here.push((from, to, mail));
+            }
+        }
+        self.take_across(r, here);
+        if let Some((event, by, at)) = duty {
+            self.duty_across(r, at, event, by);
+        }
+    }
+
+    /// Posts what piece `i` handed other pieces: to this rank's into `here`, to another
+    /// rank's into its buffer in `out`.
+    fn post_across(&mut self, r: &Rank, i: usize, out: &mut [Writer], here: &mut Vec<(u32, u32, Mail)>) {
+        if !self.pieces[i].has_outgoing() {
+            return;
+        }
+        let mut row: Vec<Mail> = (0..self.pieces.len()).map(|_| Mail::default()).collect();
+        self.pieces[i].post(self.cut.homes(), &mut row.iter_mut().collect::<Vec<_>>());
+        for (j, mail) in row.into_iter().enumerate().filter(|(_, m)| !m.packets.is_empty() || !m.notices.is_empty()) {
+            if r.owner[j] == r.ex.rank() {
+                here.push((i as u32, j as u32, mail));
+            } else {
+                out[r.owner[j]].mail(i as u32, j as u32, &mail);
+            }
+        }
+    }
+
+    /// Takes the mail for this rank's pieces (each piece's in the order of the pieces that
+    /// sent it, as the threads take theirs), and counts what its pieces completed.
+    fn take_across(&mut self, r: &mut Rank, mut mail: Vec<(u32, u32, Mail)>) {
+        mail.sort_by_key(|&(from, to, _)| (to, from));
+        for (_, to, mut m) in mail {
+            self.pieces[to as usize].take(&mut m);
+        }
+        for i in r.own.clone() {
+            let piece = &mut self.pieces[i];
+            let reported = piece.nics.reported();
+            r.done += reported - piece.counted;
+            piece.counted = reported;
+        }
+    }
+
+    /// A duty of the whole run, on every rank: what it reads of the hosts and queues summed
+    /// over the ranks.
+    fn duty_across(&mut self, r: &Rank, now: Time, event: Event, by: u32) {
+        let mut seen = Seen::of(event, &self.pieces[r.own.clone()], self.trace_messages());
+        if matches!(event, Event::Watch | Event::Window) {
+            let mut w = Writer::default();
+            let a = seen.activity;
+            for v in [a.progress, a.starts, a.notices_sent, a.notices_taken, a.up_sent, a.up_done, seen.delivered] {
+                w.u64(v);
+            }
+            w.u8(u8::from(seen.queued));
+            seen = Seen::default();
+            for bytes in r.ex.all_gather(w.0) {
+                let mut rd = Reader::new(&bytes);
+                let [progress, starts, notices_sent, notices_taken, up_sent, up_done, delivered] = std::array::from_fn(|_| rd.u64());
+                let activity = Activity { progress, starts, notices_sent, notices_taken, up_sent, up_done };
+                seen = seen.add(Seen { activity, queued: rd.u8() == 1, delivered });
+            }
+        }
+        self.duty(now, event, by, seen);
+    }
+}
+
+impl Default for Heads {
+    fn default() -> Heads {
+        Heads { first: None, second: u128::MAX, queued: 0, at: 0, after: 0, ran: 0 }
+    }
+}
+
+impl Heads {
+    /// Counts a piece's least key `key` (and the next least of its rank's, `second`).
+    fn least(&mut self, key: u128, piece: usize, second: u128) {
+        match self.first {
+            Some((least, _)) if key >= least => self.second = self.second.min(key),
+            _ => {
+                self.second = self.first.map_or(self.second, |(least, _)| least.min(self.second));
+                self.first = Some((key, piece));
+            }
+        }
+        self.second = self.second.min(second);
+    }
+}

@@ -1,0 +1,112 @@
+//! A run across ranks (`sim::ranks`, here threads standing in for processes, and its results
+//! gathered on rank 0 through the bytes processes send) gives the tables of the run in one
+//! process: every golden scenario that runs across ranks, on 1, 2 and 3 ranks, renders
+//! exactly its golden tables, from `results()` while it could go on and from
+//! `into_results()`; the event guard stops at the same event; what does not run across ranks
+//! yet is refused with its field.
+
+use fabricsim_core::sim::ranks::Local;
+use fabricsim_core::{Scenario, ScenarioError, Simulation, Status};
+
+use super::golden::{first_difference, render};
+use super::pieces::golden_scenarios;
+
+/// `scenario` on `ranks` ranks of one process (threads), gathered on rank 0 for its results
+/// through the bytes a run across processes sends.
+fn across(scenario: &Scenario, ranks: usize) -> Result<Simulation, ScenarioError> {
+    let sims = (0..ranks).map(|r| Simulation::ranked(scenario, ranks, r)).collect::<Result<Vec<_>, _>>()?;
+    let gathered: Vec<Option<Simulation>> = std::thread::scope(|s| {
+        let running: Vec<_> = sims
+            .into_iter()
+            .zip(Local::group(ranks))
+            .map(|(mut sim, ex)| {
+                s.spawn(move || {
+                    sim.run_ranked(&ex);
+                    sim.gather(&ex).then_some(sim)
+                })
+            })
+            .collect();
+        running.into_iter().map(|h| h.join().expect("a rank panicked")).collect()
+    });
+    let mut holders = gathered.into_iter().flatten();
+    let whole = holders.next().expect("rank 0 holds the results");
+    assert!(holders.next().is_none(), "only rank 0 holds them");
+    Ok(whole)
+}
+
+#[test]
+fn every_golden_scenario_gives_its_tables_across_ranks() {
+    let (mut failures, mut ran, mut refused) = (Vec::new(), 0, Vec::new());
+    for (path, text) in golden_scenarios() {
+        let scenario = super::scenario(&text).expect("valid scenario");
+        let expected = std::fs::read_to_string(path.with_extension("out")).expect("golden output");
+        let file = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        for ranks in [1, 2, 3] {
+            match across(&scenario, ranks) {
+                Ok(sim) => {
+                    ran += 1;
+                    let mid = render(&sim.results());
+                    let end = render(&sim.into_results());
+                    if mid != end {
+                        failures.push(format!("{file} on {ranks} ranks: results() and into_results() differ"));
+                    }
+                    if end != expected {
+                        let (line, one, cut) = first_difference(&expected, &end);
+                        failures.push(format!("{file} on {ranks} ranks, line {line}:\n  one process: {one}\n  ranks:       {cut}"));
+                    }
+                }
+                Err(e) => refused.push(format!("{file} on {ranks}: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "a run across ranks differs:\n{}", failures.join("\n"));
+    // what is refused is what does not run across ranks yet, nothing else
+    for r in &refused {
+        assert!(r.contains("not across ranks yet") || r.contains("pieces"), "refused: {r}");
+    }
+    assert!(ran >= 45, "{ran} runs across ranks; refused: {refused:#?}");
+}
+
+#[test]
+fn a_run_stopped_early_stops_at_the_same_event_on_any_ranks() {
+    let base = "[topology]\nhosts = 128\nradix = 16\n[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n[stop]\n";
+    // the guard in the first span (rank 0's hosts start first), past it (every rank's
+    // packets in flight), and the time guard
+    for (stop, events, status) in [
+        ("max_events = 1000", Some(1000), Status::EventLimit),
+        ("max_events = 150000", Some(150_000), Status::EventLimit),
+        ("max_time = \"20us\"", None, Status::TimeLimit),
+    ] {
+        let scenario = super::scenario(&format!("{base}{stop}\n")).expect("valid");
+        let one = Simulation::new(&scenario).expect("builds").run();
+        assert!(one.accounting.data_in_flight > 0, "{stop}: packets in flight at the stop");
+        for ranks in [1, 2, 3] {
+            let sim = across(&scenario, ranks).expect("runs across ranks");
+            assert_eq!(sim.status(), status, "{stop} on {ranks} ranks");
+            if let Some(events) = events {
+                assert_eq!(sim.events(), events, "{stop} on {ranks} ranks");
+            }
+            let r = sim.into_results();
+            assert_eq!(r.accounting, one.accounting, "{stop} on {ranks} ranks");
+            assert!(render(&r) == render(&one), "{stop} on {ranks} ranks: the tables differ");
+        }
+    }
+}
+
+#[test]
+fn what_does_not_run_across_ranks_yet_is_refused_with_its_field() {
+    let base = "[topology]\nhosts = 32\nradix = 8\n";
+    for (extra, field) in [
+        ("[samples]\nevery = \"1us\"\n", "samples"),
+        ("[switch]\noverflow = \"pfc\"\n", "switch.overflow"),
+        ("[stop]\nmax_wall = \"10s\"\n", "stop.max_wall"),
+    ] {
+        let scenario = super::scenario(&format!("{base}{extra}")).expect("valid");
+        let e = Simulation::ranked(&scenario, 2, 0).err().unwrap_or_else(|| panic!("{field} refused"));
+        assert_eq!(e.field, field, "{e}");
+    }
+    let scenario = super::scenario(base).expect("valid");
+    let e = Simulation::ranked(&scenario, 64, 0).err().expect("more ranks than pieces refused");
+    assert_eq!(e.field, "ranks", "{e}");
+    assert!(Simulation::ranked(&scenario, 2, 2).is_err(), "rank 2 of 2 refused");
+}
