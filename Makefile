@@ -24,12 +24,12 @@ export PIP_ROOT_USER_ACTION := ignore
 	@.venv/bin/python -m pip install -q --upgrade pip
 
 ## install-core: the package alone (what the demo needs), the Rust core built into it, editable;
-## install: with the test tools and Ray (sweeps on a cluster; its tests).
+## install: with the test tools, Ray (sweeps on a cluster) and MPI (runs across processes), for their tests.
 ## The build runs without isolation (maturin from the same environment, no second download), so
 ## maturin's build hook calls `maturin` by name: the environment's scripts directory goes first
 ## on PATH for that step, since nothing has activated the environment (issue 45).
 install-core: EXTRAS :=
-install: EXTRAS := [test,ray]
+install: EXTRAS := [test,ray,mpi]
 ## A second install with nothing changed (no Rust source, manifest or pyproject.toml newer than
 ## the last install into this Python with these extras; Python sources are editable) says so
 ## in one line instead of reinstalling.

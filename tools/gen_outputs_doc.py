@@ -33,9 +33,10 @@ TITLES = {
     "buckets": "**Buckets** (`buckets.parquet`, `Results.buckets`): FCT slowdown by message size, one row per bucket.",
     "summary": "**Summary** (`summary.json`, `Results.summary`; Python adds `peak_rss_mb`, the process's peak memory,\n"
     "`threads`, the threads the run used, `solo_windows` where the threads were `auto` (windows run\n"
-    "on one thread after a window of few events), and `thread_note` where it used fewer than asked\n"
-    "or more than the CPUs available: the machine's figures, like `wall_s`, which no other value\n"
-    "depends on).",
+    "on one thread after a window of few events), `thread_note` where it used fewer than asked\n"
+    "or more than the CPUs available, and `processes`, the processes of a run across an MPI launch\n"
+    "(`fabricsim run --mpi`; its `peak_rss_mb` is rank 0's): the machine's figures, like `wall_s`,\n"
+    "which no other value depends on).",
 }
 
 

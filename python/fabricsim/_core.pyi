@@ -1,6 +1,7 @@
 """Typed stub of the native module (crates/fabricsim-py); tests/test_docs.py checks it against
 the module with mypy's stubtest."""
 
+from collections.abc import Callable
 from typing import final
 
 __all__ = [
@@ -42,6 +43,12 @@ class Simulation:
         """``scenario``: its JSON, or a :class:`Parsed` one (which the build uses up);
         ``threads``: the parallel engine's threads (the results do not depend on them);
         ``None``: chosen by the engine from the work and the CPUs available ("auto")."""
+    @staticmethod
+    def ranked(scenario: str | Parsed, ranks: int, rank: int, columns: list[str] | None = None) -> Simulation:
+        """``scenario`` as rank ``rank`` of a run across ``ranks`` processes (:mod:`fabricsim.mpi`)."""
+    def run_ranked(self, allgather: Callable[[bytes], list[bytes]], alltoall: Callable[[list[bytes]], list[bytes]]) -> bool:
+        """Run a rank's part to the end with the other ranks', then gather the results on rank 0;
+        whether this rank holds them."""
     @property
     def threads(self) -> int:
         """The threads the run uses."""

@@ -9,6 +9,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+mod ranks;
 mod session;
 use session::Session;
 
@@ -96,6 +97,28 @@ impl Simulation {
     }
 }
 
+/// A core simulation built by `build` from `scenario`: its JSON text, or a [`Parsed`] one
+/// (which the build uses up); `columns`: the flows table's columns the caller will take.
+fn built(
+    py: Python<'_>,
+    scenario: &Bound<'_, PyAny>,
+    columns: Option<Vec<String>>,
+    build: impl FnOnce(&Scenario) -> Result<fabricsim_core::Simulation, CoreError>,
+) -> PyResult<fabricsim_core::Simulation> {
+    match scenario.cast::<Parsed>() {
+        Ok(parsed) => {
+            let mut parsed = parsed.borrow_mut();
+            let built = parsed.with(py, columns, build);
+            parsed.scenario = None; // used up: the run holds what it needs of it
+            built
+        }
+        Err(_) => {
+            let text: &str = scenario.extract()?;
+            build(&parse(py, text)?.keeping(keep_of(py, columns)?)).map_err(|e| scenario_error(py, e))
+        }
+    }
+}
+
 fn taken() -> PyErr {
     internal_error("this simulation's results were taken: it no longer exists (build a new one)")
 }
@@ -114,19 +137,39 @@ impl Simulation {
             Some(n) => fabricsim_core::Simulation::with_threads(s, n),
             None => fabricsim_core::Simulation::auto(s),
         };
-        let inner = match scenario.cast::<Parsed>() {
-            Ok(parsed) => {
-                let mut parsed = parsed.borrow_mut();
-                let built = parsed.with(py, columns, build);
-                parsed.scenario = None; // used up: the run holds what it needs of it
-                built?
-            }
-            Err(_) => {
-                let text: &str = scenario.extract()?;
-                build(&parse(py, text)?.keeping(keep_of(py, columns)?)).map_err(|e| scenario_error(py, e))?
-            }
-        };
-        Ok(Simulation { inner: Some(inner) })
+        Ok(Simulation { inner: Some(built(py, scenario, columns, build)?) })
+    }
+
+    /// `scenario` (as for `new`) as rank `rank` of a run across `ranks` processes
+    /// (`fabricsim.mpi`; `fabricsim_core::sim::ranks`): cut into pieces, of which this rank
+    /// runs its own. Raises ScenarioError where the scenario cannot run across ranks.
+    #[staticmethod]
+    #[pyo3(signature = (scenario, ranks, rank, columns = None))]
+    fn ranked(py: Python<'_>, scenario: &Bound<'_, PyAny>, ranks: usize, rank: usize, columns: Option<Vec<String>>) -> PyResult<Self> {
+        let build = |s: &Scenario| fabricsim_core::Simulation::ranked(s, ranks, rank);
+        Ok(Simulation { inner: Some(built(py, scenario, columns, build)?) })
+    }
+
+    /// Runs a rank's part of a run across processes to its end with the other ranks', through
+    /// `allgather(bytes) -> list[bytes]` and `alltoall(list[bytes]) -> list[bytes]` (an MPI
+    /// communicator's, called by every rank alike), without the GIL between their calls; then
+    /// the ranks gather the results on rank 0. Returns whether this rank holds them (its
+    /// `results` are the run's).
+    fn run_ranked(&mut self, py: Python<'_>, allgather: Py<PyAny>, alltoall: Py<PyAny>) -> PyResult<bool> {
+        let inner = self.inner.as_mut().ok_or_else(taken)?;
+        let (rank, ranks) = inner.rank().ok_or_else(|| internal_error("not a rank's run: build it with Simulation.ranked"))?;
+        let ex = ranks::PyExchange { rank, ranks, allgather, alltoall, failed: std::sync::Mutex::new(None) };
+        let ran = py.detach(|| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                inner.run_ranked(&ex);
+                inner.gather(&ex)
+            }))
+        });
+        match (ran, ex.failed.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)) {
+            (_, Some(e)) => Err(e),
+            (Ok(holds), None) => Ok(holds),
+            (Err(payload), None) => std::panic::resume_unwind(payload),
+        }
     }
 
     /// The threads the run uses.

@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from ..errors import InterruptedAfterWrite
+from ..errors import InterruptedAfterWrite, scenario_error
+from ..results import Results
 from ..run import prepare
+from ..scenario import Scenario
 from .common import (
     EXIT_INCOMPLETE,
     SUMMARY_FLOW_COLUMNS,
@@ -52,6 +55,14 @@ def run(
     quiet: QuietOpt = False,
     threads: ThreadsOpt = "auto",
     reference: ReferenceOpt = None,
+    mpi: Annotated[
+        bool,
+        typer.Option(
+            "--mpi",
+            help="One run across the processes of an MPI launch (mpiexec -n N fabricsim run SCENARIO --mpi): each runs its share "
+            "of the fabric on one thread; rank 0 prints and writes the results, the same as one process's. Needs fabricsim[mpi].",
+        ),
+    ] = False,
 ) -> None:
     """Run one scenario and print its summary."""
     asked = _threads_option(threads)
@@ -59,18 +70,23 @@ def run(
     # checked and built once, for its warnings, its reference and its run; a run whose tables
     # are not written keeps only the flows columns its summary reads (its estimate counts those)
     columns = None if out_dir is not None else SUMMARY_FLOW_COLUMNS
-    if not quiet:
-        _say_estimate(sc, scenario.stem, columns)
-    prepared = prepare(sc, "auto" if asked is None else asked, columns)
-    ref = _reference_of(prepared, reference)
-    if out_dir is not None:
-        _check_writable(out_dir)
-    _warn(sc, found=prepared.warnings)
-    res = _run_with_bar(prepared, scenario.stem, quiet, asked, columns, estimated=not quiet)
-    if ref is not None:
-        from .. import reference as reference_module
+    if mpi:
+        res = _across_processes(sc, scenario.stem, out_dir, quiet, threads, reference, columns)
+        if res is None:
+            return  # not rank 0: it prints and writes
+    else:
+        if not quiet:
+            _say_estimate(sc, scenario.stem, columns)
+        prepared = prepare(sc, "auto" if asked is None else asked, columns)
+        ref = _reference_of(prepared, reference)
+        if out_dir is not None:
+            _check_writable(out_dir)
+        _warn(sc, found=prepared.warnings)
+        res = _run_with_bar(prepared, scenario.stem, quiet, asked, columns, estimated=not quiet)
+        if ref is not None:
+            from .. import reference as reference_module
 
-        reference_module.attach(res, _run_reference(ref, quiet, asked))
+            reference_module.attach(res, _run_reference(ref, quiet, asked))
     if out_dir is not None:
         res.write(out_dir)
     try:
@@ -86,3 +102,26 @@ def run(
         done = f"{res.summary['completed']}/{res.summary['flows']} flows completed"
         err.print(f"[yellow]incomplete:[/] {escape(res.summary['stop_reason'])}; {done}")
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _across_processes(
+    sc: Scenario, label: str, out_dir: Path | None, quiet: bool, threads: str, reference: str | None, columns: Sequence[str] | None
+) -> Results | None:
+    """``run --mpi``: the run across the processes of this MPI launch (:mod:`fabricsim.mpi`);
+    its results on rank 0, ``None`` on the others. Rank 0 alone says the estimate and the
+    warnings."""
+    from ..mpi import communicator, run_mpi
+
+    if threads != "auto":
+        raise scenario_error("--threads", f"got {threads!r} with --mpi; each process runs its share on one thread (leave --threads out)")
+    if reference is not None:
+        raise scenario_error("--reference", "not with --mpi yet: run the reference in one process")
+    comm = communicator()
+    first = comm.Get_rank() == 0
+    if first and not quiet:
+        _say_estimate(sc, label, columns)
+    if first and out_dir is not None:
+        _check_writable(out_dir)
+    if first:
+        _warn(sc)
+    return run_mpi(sc, comm, columns)

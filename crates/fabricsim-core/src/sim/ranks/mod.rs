@@ -119,6 +119,12 @@ impl Simulation {
         Ok(Simulation { threads: 1, thread_note: None, across: Some((rank, ranks)), ..sim })
     }
 
+    /// This run's rank and the run's ranks, where it is a rank's ([`Simulation::ranked`]; rank 0
+    /// after [`Simulation::gather`] holds the whole run: `None`).
+    pub fn rank(&self) -> Option<(usize, usize)> {
+        self.across
+    }
+
     /// Runs this rank's pieces with the other ranks' to the run's end (the module doc);
     /// returns the status, the same on every rank. Every rank must call it, with the
     /// exchange of its rank.

@@ -1,0 +1,66 @@
+"""One run across the processes of an MPI launch: ``mpiexec -n N fabricsim run SCENARIO --mpi``,
+or :func:`run_mpi` from a script that every process runs.
+
+The run is cut into pieces as for threads (a leaf with its hosts each), and each process runs
+its own consecutive pieces; the processes move in lockstep through two collective operations of
+an MPI communicator (``allgather`` and ``alltoall``: mpi4py's), a window at a time where the
+threads' engine would run one and a turn at a time where it would run in turns, and at the end
+rank 0 gathers what the others' pieces hold for the results. The results are those of one
+process, bit for bit, on any number of processes (docs/scale.md, "Across processes").
+
+MPI is optional: ``pip install 'fabricsim[mpi]'`` installs mpi4py and MPICH's wheel (its
+``mpiexec``); mpi4py built against the system's MPI (Open MPI, MPICH) works as well.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from . import _core
+from .errors import MissingDependency
+from .results import Results
+from .run import _columns, _scenario, peak_rss_mb
+from .scenario import Scenario
+
+#: What to install for a run across processes.
+INSTALL = "pip install 'fabricsim[mpi]' (mpi4py and MPICH's wheel), or mpi4py built against your system's MPI"
+
+
+def communicator(comm: Any = None) -> Any:
+    """``comm``, or MPI's world communicator; raises :class:`fabricsim.MissingDependency`
+    saying what to install where mpi4py is not."""
+    if comm is not None:
+        return comm
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise MissingDependency(f"a run across processes needs MPI for Python: {INSTALL} ({e})") from None
+    return MPI.COMM_WORLD
+
+
+def run_mpi(
+    scenario: Scenario | dict[str, Any] | str | os.PathLike[str],
+    comm: Any = None,
+    flow_columns: Sequence[str] | None = None,
+) -> Results | None:
+    """Run ``scenario`` across the processes of ``comm`` (MPI's world communicator if
+    ``None``): every process calls it alike. Returns the results on rank 0, and ``None`` on the
+    others.
+
+    ``comm`` is anything with mpi4py's ``Get_rank``, ``Get_size``, ``allgather`` and
+    ``alltoall``. ``flow_columns`` as :func:`fabricsim.run`'s. A scenario that cannot run
+    across processes raises :class:`fabricsim.ScenarioError` on every rank alike, naming its
+    field: more processes than the fabric's pieces, ``[samples]``, ``switch.overflow = "pfc"``
+    and ``stop.max_wall`` (not across processes yet).
+    """
+    comm = communicator(comm)
+    ranks, rank = int(comm.Get_size()), int(comm.Get_rank())
+    keep = _columns(flow_columns)
+    sc = _scenario(scenario)
+    with sc.naming_files():
+        sim = _core.Simulation.ranked(sc.to_json(), ranks, rank, keep)
+    if not sim.run_ranked(comm.allgather, comm.alltoall):
+        return None
+    return Results.from_native(sim.results(keep), {"threads": 1, "processes": ranks, "peak_rss_mb": round(peak_rss_mb(), 1)})

@@ -1,0 +1,97 @@
+"""One run across the processes of an MPI launch (``fabricsim run --mpi``, :mod:`fabricsim.mpi`):
+two processes under MPICH's ``mpiexec`` write the tables one process writes, byte for byte; the
+Python API runs on any communicator; a missing MPI and options that do not go with it are said."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import fabricsim
+import pytest
+from fabricsim.mpi import run_mpi
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+PERMUTATION = '[topology]\nhosts = 128\nradix = 16\n[workload]\nkind = "permutation"\nsize = "256KiB"\n'
+
+
+def _summary(out: Path) -> dict[str, Any]:
+    """A run's summary and accounting without what depends on the machine or the launch."""
+    written = json.loads((out / "summary.json").read_text())
+    summary: dict[str, Any] = written["summary"]
+    for key in ("wall_s", "peak_rss_mb", "processes", "threads"):
+        summary.pop(key, None)
+    return {"summary": summary, "accounting": written["accounting"]}
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        pytest.param(PERMUTATION, id="permutation"),
+        # a training job: scale-up messages, dependencies across hosts, steps
+        pytest.param((ROOT / "crates/fabricsim-core/tests/golden/19_jobs_rails_steps.toml").read_text(), id="jobs"),
+    ],
+)
+def test_two_processes_write_the_tables_of_one(tmp_path: Path, scenario: str) -> None:
+    path = tmp_path / "scenario.toml"
+    path.write_text(scenario)
+    one, two = tmp_path / "one", tmp_path / "two"
+    fabricsim_cli = [str(BIN / "fabricsim"), "run", str(path), "--quiet"]
+    subprocess.run([*fabricsim_cli, "--threads", "1", "--out", str(one)], check=True, capture_output=True)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    launch = [str(BIN / "mpiexec"), "-n", "2", *fabricsim_cli, "--mpi", "--out", str(two)]
+    proc = subprocess.run(launch, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((two / "summary.json").read_text())["summary"]["processes"] == 2
+    for table in ("flows", "ports", "reorder", "buckets"):
+        assert (one / f"{table}.parquet").read_bytes() == (two / f"{table}.parquet").read_bytes(), table
+    assert _summary(one) == _summary(two)
+
+
+class OneRank:
+    """A communicator of one process, as mpi4py's ``COMM_WORLD`` is under ``mpiexec -n 1``."""
+
+    def Get_rank(self) -> int:
+        return 0
+
+    def Get_size(self) -> int:
+        return 1
+
+    def allgather(self, mine: bytes) -> list[bytes]:
+        return [mine]
+
+    def alltoall(self, out: list[bytes]) -> list[bytes]:
+        return list(out)
+
+
+def test_run_mpi_on_any_communicator_gives_the_run() -> None:
+    scenario = {"topology": {"hosts": 32, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}}
+    res = run_mpi(scenario, OneRank())
+    assert res is not None
+    one = fabricsim.run(scenario, threads=1)
+    assert res.flows.equals(one.flows) and res.ports.equals(one.ports)
+    assert res.summary["processes"] == 1
+
+
+def test_what_cannot_run_across_processes_is_said() -> None:
+    with pytest.raises(fabricsim.ScenarioError, match="samples"):
+        run_mpi({"topology": {"hosts": 32, "radix": 8}, "samples": {"every": "1us"}}, OneRank())
+
+
+def test_without_mpi4py_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "mpi4py", None)
+    with pytest.raises(fabricsim.MissingDependency, match=r"fabricsim\[mpi\]"):
+        run_mpi({"topology": {"hosts": 32, "radix": 8}})
+
+
+def test_mpi_takes_no_threads(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.toml"
+    path.write_text(PERMUTATION)
+    proc = subprocess.run([str(BIN / "fabricsim"), "run", str(path), "--mpi", "--threads", "2"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "--threads" in proc.stderr, proc.stderr
