@@ -45,7 +45,8 @@ def test_two_processes_write_the_tables_of_one(tmp_path: Path, scenario: str) ->
     fabricsim_cli = [str(BIN / "fabricsim"), "run", str(path), "--quiet"]
     subprocess.run([*fabricsim_cli, "--threads", "1", "--out", str(one)], check=True, capture_output=True)
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    launch = [str(BIN / "mpiexec"), "-n", "2", *fabricsim_cli, "--mpi", "--out", str(two)]
+    # two processes of two threads each
+    launch = [str(BIN / "mpiexec"), "-n", "2", *fabricsim_cli, "--mpi", "--threads", "2", "--out", str(two)]
     proc = subprocess.run(launch, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads((two / "summary.json").read_text())["summary"]["processes"] == 2
@@ -90,8 +91,13 @@ def test_without_mpi4py_the_error_says_what_to_install(monkeypatch: pytest.Monke
         run_mpi({"topology": {"hosts": 32, "radix": 8}})
 
 
-def test_mpi_takes_no_threads(tmp_path: Path) -> None:
+def test_threads_of_each_process_are_a_positive_count() -> None:
+    with pytest.raises(fabricsim.ArgumentError, match="threads"):
+        run_mpi({"topology": {"hosts": 32, "radix": 8}}, OneRank(), threads=0)
+
+
+def test_mpi_refuses_a_reference_run(tmp_path: Path) -> None:
     path = tmp_path / "scenario.toml"
     path.write_text(PERMUTATION)
-    proc = subprocess.run([str(BIN / "fabricsim"), "run", str(path), "--mpi", "--threads", "2"], capture_output=True, text=True)
-    assert proc.returncode != 0 and "--threads" in proc.stderr, proc.stderr
+    proc = subprocess.run([str(BIN / "fabricsim"), "run", str(path), "--mpi", "--reference", "nonblocking"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "--reference" in proc.stderr, proc.stderr

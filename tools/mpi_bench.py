@@ -1,8 +1,8 @@
 """Wall time and peak memory of one run in one process (threads) or across the processes of an
 MPI launch (docs/scale.md, "Across processes").
 
-    python tools/mpi_bench.py HOSTS RADIX SIZE THREADS        # one process, THREADS threads
-    mpiexec -n 2 python tools/mpi_bench.py HOSTS RADIX SIZE mpi
+    python tools/mpi_bench.py HOSTS RADIX SIZE THREADS             # one process, THREADS threads
+    mpiexec -n 2 python tools/mpi_bench.py HOSTS RADIX SIZE mpi [THREADS]   # THREADS a process
 
 The run is `fabricsim.bench`'s OPS permutation of SIZE per host on HOSTS hosts of radix RADIX;
 rank 0 prints one JSON line: the wall of the run, its events and each process's peak memory.
@@ -27,10 +27,11 @@ def main() -> None:
         from fabricsim.mpi import run_mpi
         from mpi4py import MPI
 
-        res = run_mpi(sc)
+        threads = int(sys.argv[5]) if len(sys.argv) > 5 else 1
+        res = run_mpi(sc, threads=threads)
         wall = time.perf_counter() - started
         peaks = MPI.COMM_WORLD.gather(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-        label = f"{MPI.COMM_WORLD.Get_size()} processes"
+        label = f"{MPI.COMM_WORLD.Get_size()} processes x {threads} threads"
     else:
         res = fabricsim.run(sc, threads=int(mode))
         wall = time.perf_counter() - started

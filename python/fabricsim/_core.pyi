@@ -44,8 +44,9 @@ class Simulation:
         ``threads``: the parallel engine's threads (the results do not depend on them);
         ``None``: chosen by the engine from the work and the CPUs available ("auto")."""
     @staticmethod
-    def ranked(scenario: str | Parsed, ranks: int, rank: int, columns: list[str] | None = None) -> Simulation:
-        """``scenario`` as rank ``rank`` of a run across ``ranks`` processes (:mod:`fabricsim.mpi`)."""
+    def ranked(scenario: str | Parsed, ranks: int, rank: int, threads: int = 1, columns: list[str] | None = None) -> Simulation:
+        """``scenario`` as rank ``rank`` of a run across ``ranks`` processes (:mod:`fabricsim.mpi`),
+        each running its pieces on ``threads`` threads."""
     def run_ranked(self, allgather: Callable[[bytes], list[bytes]], alltoall: Callable[[list[bytes]], list[bytes]]) -> bool:
         """Run a rank's part to the end with the other ranks', then gather the results on rank 0;
         whether this rank holds them."""

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _core
-from .errors import MissingDependency
+from .errors import MissingDependency, argument_error
 from .results import Results
 from .run import _columns, _scenario, peak_rss_mb
 from .scenario import Scenario
@@ -44,23 +44,28 @@ def run_mpi(
     scenario: Scenario | dict[str, Any] | str | os.PathLike[str],
     comm: Any = None,
     flow_columns: Sequence[str] | None = None,
+    threads: int = 1,
 ) -> Results | None:
     """Run ``scenario`` across the processes of ``comm`` (MPI's world communicator if
-    ``None``): every process calls it alike. Returns the results on rank 0, and ``None`` on the
-    others.
+    ``None``), each running its share on ``threads`` threads: every process calls it alike.
+    Returns the results on rank 0, and ``None`` on the others.
 
     ``comm`` is anything with mpi4py's ``Get_rank``, ``Get_size``, ``allgather`` and
-    ``alltoall``. ``flow_columns`` as :func:`fabricsim.run`'s. A scenario that cannot run
+    ``alltoall``. ``flow_columns`` as :func:`fabricsim.run`'s. The results do not depend on
+    the processes or the threads. A scenario that cannot run
     across processes raises :class:`fabricsim.ScenarioError` on every rank alike, naming its
     field: more processes than the fabric's pieces, ``[samples]``, ``switch.overflow = "pfc"``
     and ``stop.max_wall`` (not across processes yet).
     """
     comm = communicator(comm)
     ranks, rank = int(comm.Get_size()), int(comm.Get_rank())
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise argument_error("threads", threads, "a positive count of threads for each process")
     keep = _columns(flow_columns)
     sc = _scenario(scenario)
     with sc.naming_files():
-        sim = _core.Simulation.ranked(sc.to_json(), ranks, rank, keep)
+        sim = _core.Simulation.ranked(sc.to_json(), ranks, rank, threads, keep)
+    used = sim.threads
     if not sim.run_ranked(comm.allgather, comm.alltoall):
         return None
-    return Results.from_native(sim.results(keep), {"threads": 1, "processes": ranks, "peak_rss_mb": round(peak_rss_mb(), 1)})
+    return Results.from_native(sim.results(keep), {"threads": used, "processes": ranks, "peak_rss_mb": round(peak_rss_mb(), 1)})

@@ -141,12 +141,20 @@ impl Simulation {
     }
 
     /// `scenario` (as for `new`) as rank `rank` of a run across `ranks` processes
-    /// (`fabricsim.mpi`; `fabricsim_core::sim::ranks`): cut into pieces, of which this rank
-    /// runs its own. Raises ScenarioError where the scenario cannot run across ranks.
+    /// (`fabricsim.mpi`; `fabricsim_core::sim::ranks`), each running its pieces on `threads`
+    /// threads: cut into pieces, of which this rank runs its own. Raises ScenarioError where
+    /// the scenario cannot run across ranks.
     #[staticmethod]
-    #[pyo3(signature = (scenario, ranks, rank, columns = None))]
-    fn ranked(py: Python<'_>, scenario: &Bound<'_, PyAny>, ranks: usize, rank: usize, columns: Option<Vec<String>>) -> PyResult<Self> {
-        let build = |s: &Scenario| fabricsim_core::Simulation::ranked(s, ranks, rank);
+    #[pyo3(signature = (scenario, ranks, rank, threads = 1, columns = None))]
+    fn ranked(
+        py: Python<'_>,
+        scenario: &Bound<'_, PyAny>,
+        ranks: usize,
+        rank: usize,
+        threads: usize,
+        columns: Option<Vec<String>>,
+    ) -> PyResult<Self> {
+        let build = |s: &Scenario| fabricsim_core::Simulation::ranked(s, ranks, rank, threads);
         Ok(Simulation { inner: Some(built(py, scenario, columns, build)?) })
     }
 

@@ -60,7 +60,8 @@ def run(
         typer.Option(
             "--mpi",
             help="One run across the processes of an MPI launch (mpiexec -n N fabricsim run SCENARIO --mpi): each runs its share "
-            "of the fabric on one thread; rank 0 prints and writes the results, the same as one process's. Needs fabricsim[mpi].",
+            "of the fabric on --threads threads (auto: one); rank 0 prints and writes the results, the same as one process's. "
+            "Needs fabricsim[mpi].",
         ),
     ] = False,
 ) -> None:
@@ -107,13 +108,11 @@ def run(
 def _across_processes(
     sc: Scenario, label: str, out_dir: Path | None, quiet: bool, threads: str, reference: str | None, columns: Sequence[str] | None
 ) -> Results | None:
-    """``run --mpi``: the run across the processes of this MPI launch (:mod:`fabricsim.mpi`);
-    its results on rank 0, ``None`` on the others. Rank 0 alone says the estimate and the
-    warnings."""
+    """``run --mpi``: the run across the processes of this MPI launch (:mod:`fabricsim.mpi`), each
+    on ``--threads`` threads (``auto``: one); its results on rank 0, ``None`` on the others.
+    Rank 0 alone says the estimate and the warnings."""
     from ..mpi import communicator, run_mpi
 
-    if threads != "auto":
-        raise scenario_error("--threads", f"got {threads!r} with --mpi; each process runs its share on one thread (leave --threads out)")
     if reference is not None:
         raise scenario_error("--reference", "not with --mpi yet: run the reference in one process")
     comm = communicator()
@@ -124,4 +123,5 @@ def _across_processes(
         _check_writable(out_dir)
     if first:
         _warn(sc)
-    return run_mpi(sc, comm, columns)
+    asked = _threads_option(threads)
+    return run_mpi(sc, comm, columns, threads=1 if asked is None else asked)

@@ -52,7 +52,7 @@ pub(super) const MAX_SPIN: std::time::Duration = std::time::Duration::from_micro
 /// Threads meeting between windows: each waits until all have arrived. A waiting thread
 /// spins for a bounded time ([`MAX_SPIN`], or less), then sleeps on a condition variable until
 /// the last one arrives and wakes it.
-struct Barrier {
+pub(super) struct Barrier {
     threads: usize,
     /// How long a waiting thread spins before it sleeps, in nanoseconds (set by the driver
     /// from the windows' measured length; 0 with more threads than CPUs).
@@ -85,13 +85,13 @@ impl Barrier {
 
     /// Sets how long a waiting thread spins: the windows' length `window` (a thread that waits
     /// longer than that is waiting on one that lost its core), at most [`MAX_SPIN`].
-    fn spin(&self, window: std::time::Duration) {
+    pub fn spin(&self, window: std::time::Duration) {
         if self.spin_ns.load(Ordering::Relaxed) > 0 {
             self.spin_ns.store(window.min(MAX_SPIN).as_nanos().max(1) as u64, Ordering::Relaxed);
         }
     }
 
-    fn wait(&self) {
+    pub fn wait(&self) {
         let round = self.round.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
             self.arrived.store(0, Ordering::Relaxed);
@@ -130,20 +130,42 @@ impl Barrier {
 }
 
 /// What a parallel window's threads share: the pieces (moved in for the window, out after
-/// it), the mailboxes (`mail[from * pieces + to]`), each node's piece, the window's end key
-/// (`None`: the threads stop), the barriers, and a thread's panic.
-struct Shared {
-    cells: Vec<Mutex<Option<Piece>>>,
-    mail: Vec<Mutex<Mail>>,
+/// it; a run across processes moves in only its own), the mailboxes (`mail[from * pieces +
+/// to]`), each node's piece, the window's end key (`None`: the threads stop), the barriers,
+/// and a thread's panic.
+pub(super) struct Shared {
+    pub cells: Vec<Mutex<Option<Piece>>>,
+    pub mail: Vec<Mutex<Mail>>,
     home: std::sync::Arc<[u16]>,
-    plan: Mutex<Option<u128>>,
-    start: Barrier,
-    posted: Barrier,
-    end: Barrier,
+    pub plan: Mutex<Option<u128>>,
+    pub start: Barrier,
+    pub posted: Barrier,
+    /// A run across processes (`sim::ranks`): between posting and collecting, the driver
+    /// swaps with the other processes what their pieces' mailboxes hold, and the threads wait
+    /// here for it (`None` in one process).
+    pub exchanged: Option<Barrier>,
+    pub end: Barrier,
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
 impl Shared {
+    /// What `threads` threads share to run `pieces` pieces in windows (`home`: the piece of each
+    /// node; `across`: a run across processes, whose driver swaps mail between posting and
+    /// collecting).
+    pub fn new(pieces: usize, threads: usize, home: std::sync::Arc<[u16]>, across: bool) -> Shared {
+        Shared {
+            cells: (0..pieces).map(|_| Mutex::new(None)).collect(),
+            mail: (0..pieces * pieces).map(|_| Mutex::new(Mail::default())).collect(),
+            home,
+            plan: Mutex::new(None),
+            start: Barrier::new(threads),
+            posted: Barrier::new(threads),
+            exchanged: across.then(|| Barrier::new(threads)),
+            end: Barrier::new(threads),
+            panic: Mutex::new(None),
+        }
+    }
+
     /// Does `f` for each piece of thread `t` (every `threads`-th from `t`), keeping a panic
     /// for the driver.
     fn each(&self, t: usize, threads: usize, f: impl Fn(usize, &mut Piece)) {
@@ -175,15 +197,33 @@ impl Shared {
     }
 
     /// Thread `t`'s part of a window ending at `bound`: run and post, then (once every thread
-    /// posted) collect.
+    /// posted, and across processes once the driver swapped what crosses them) collect.
     fn window(&self, t: usize, threads: usize, bound: u128) {
-        self.each(t, threads, |i, piece| self.run_and_post(i, piece, bound));
+        self.run_phase(t, threads, bound);
         self.posted.wait();
+        if let Some(exchanged) = &self.exchanged {
+            exchanged.wait();
+        }
+        self.collect_phase(t, threads);
+    }
+
+    /// Thread `t` runs its pieces up to `bound` and posts what they hand other pieces.
+    pub fn run_phase(&self, t: usize, threads: usize, bound: u128) {
+        self.each(t, threads, |i, piece| self.run_and_post(i, piece, bound));
+    }
+
+    /// Thread `t` takes its pieces' mail.
+    pub fn collect_phase(&self, t: usize, threads: usize) {
         self.each(t, threads, |j, piece| self.collect(j, piece));
     }
 
+    /// The panic a thread kept, if one did.
+    pub fn panicked(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        self.panic.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
     /// A worker thread: a window whenever the driver plans one, until it plans none.
-    fn work(&self, t: usize, threads: usize) {
+    pub fn work(&self, t: usize, threads: usize) {
         loop {
             self.start.wait();
             let Some(bound) = *self.plan.lock().unwrap_or_else(PoisonError::into_inner) else { return };
@@ -208,16 +248,7 @@ impl Simulation {
     pub(super) fn windows(&mut self, budget: u64, n: &mut u64, started: Instant) -> Status {
         let threads = self.threads;
         let pieces = self.pieces.len();
-        let shared = Shared {
-            cells: (0..pieces).map(|_| Mutex::new(None)).collect(),
-            mail: (0..pieces * pieces).map(|_| Mutex::new(Mail::default())).collect(),
-            home: self.cut.homes().clone(),
-            plan: Mutex::new(None),
-            start: Barrier::new(threads),
-            posted: Barrier::new(threads),
-            end: Barrier::new(threads),
-            panic: Mutex::new(None),
-        };
+        let shared = Shared::new(pieces, threads, self.cut.homes().clone(), false);
         std::thread::scope(|s| {
             for t in 1..threads {
                 let shared = &shared;
@@ -267,7 +298,7 @@ impl Simulation {
                 shared.each(0, 1, |j, piece| shared.collect(j, piece));
             }
             self.pieces = shared.cells.iter().filter_map(|c| c.lock().unwrap_or_else(PoisonError::into_inner).take()).collect();
-            if let Some(payload) = shared.panic.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            if let Some(payload) = shared.panicked() {
                 std::panic::resume_unwind(payload);
             }
             let took = began.elapsed();

@@ -1,7 +1,7 @@
 //! A run across ranks (`sim::ranks`, here threads standing in for processes, and its results
 //! gathered on rank 0 through the bytes processes send) gives the tables of the run in one
-//! process: every golden scenario that runs across ranks, on 1, 2 and 3 ranks, renders
-//! exactly its golden tables, from `results()` while it could go on and from
+//! process: every golden scenario that runs across ranks, on 1, 2 and 3 ranks of one thread
+//! and 2 ranks of 2 threads, renders exactly its golden tables, from `results()` while it could go on and from
 //! `into_results()`; the event guard stops at the same event; what does not run across ranks
 //! yet is refused with its field.
 
@@ -11,10 +11,10 @@ use fabricsim_core::{Scenario, ScenarioError, Simulation, Status};
 use super::golden::{first_difference, render};
 use super::pieces::golden_scenarios;
 
-/// `scenario` on `ranks` ranks of one process (threads), gathered on rank 0 for its results
-/// through the bytes a run across processes sends.
-fn across(scenario: &Scenario, ranks: usize) -> Result<Simulation, ScenarioError> {
-    let sims = (0..ranks).map(|r| Simulation::ranked(scenario, ranks, r)).collect::<Result<Vec<_>, _>>()?;
+/// `scenario` on `ranks` ranks of one process (threads), each running its pieces on `threads`
+/// threads, gathered on rank 0 for its results through the bytes a run across processes sends.
+fn across(scenario: &Scenario, ranks: usize, threads: usize) -> Result<Simulation, ScenarioError> {
+    let sims = (0..ranks).map(|r| Simulation::ranked(scenario, ranks, r, threads)).collect::<Result<Vec<_>, _>>()?;
     let gathered: Vec<Option<Simulation>> = std::thread::scope(|s| {
         let running: Vec<_> = sims
             .into_iter()
@@ -41,21 +41,23 @@ fn every_golden_scenario_gives_its_tables_across_ranks() {
         let scenario = super::scenario(&text).expect("valid scenario");
         let expected = std::fs::read_to_string(path.with_extension("out")).expect("golden output");
         let file = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
-        for ranks in [1, 2, 3] {
-            match across(&scenario, ranks) {
+        for (ranks, threads) in [(1, 1), (2, 1), (3, 1), (2, 2)] {
+            match across(&scenario, ranks, threads) {
                 Ok(sim) => {
                     ran += 1;
                     let mid = render(&sim.results());
                     let end = render(&sim.into_results());
                     if mid != end {
-                        failures.push(format!("{file} on {ranks} ranks: results() and into_results() differ"));
+                        failures.push(format!("{file} on {ranks} ranks x {threads} threads: results() and into_results() differ"));
                     }
                     if end != expected {
                         let (line, one, cut) = first_difference(&expected, &end);
-                        failures.push(format!("{file} on {ranks} ranks, line {line}:\n  one process: {one}\n  ranks:       {cut}"));
+                        failures.push(format!(
+                            "{file} on {ranks} ranks x {threads} threads, line {line}:\n  one process: {one}\n  ranks:       {cut}"
+                        ));
                     }
                 }
-                Err(e) => refused.push(format!("{file} on {ranks}: {e}")),
+                Err(e) => refused.push(format!("{file} on {ranks} x {threads}: {e}")),
             }
         }
     }
@@ -64,7 +66,7 @@ fn every_golden_scenario_gives_its_tables_across_ranks() {
     for r in &refused {
         assert!(r.contains("not across ranks yet") || r.contains("pieces"), "refused: {r}");
     }
-    assert!(ran >= 45, "{ran} runs across ranks; refused: {refused:#?}");
+    assert!(ran >= 100, "{ran} runs across ranks; refused: {refused:#?}");
 }
 
 #[test]
@@ -80,15 +82,16 @@ fn a_run_stopped_early_stops_at_the_same_event_on_any_ranks() {
         let scenario = super::scenario(&format!("{base}{stop}\n")).expect("valid");
         let one = Simulation::new(&scenario).expect("builds").run();
         assert!(one.accounting.data_in_flight > 0, "{stop}: packets in flight at the stop");
-        for ranks in [1, 2, 3] {
-            let sim = across(&scenario, ranks).expect("runs across ranks");
-            assert_eq!(sim.status(), status, "{stop} on {ranks} ranks");
+        for (ranks, threads) in [(1, 1), (2, 1), (3, 1), (2, 2)] {
+            let sim = across(&scenario, ranks, threads).expect("runs across ranks");
+            let on = format!("{stop} on {ranks} ranks x {threads} threads");
+            assert_eq!(sim.status(), status, "{on}");
             if let Some(events) = events {
-                assert_eq!(sim.events(), events, "{stop} on {ranks} ranks");
+                assert_eq!(sim.events(), events, "{on}");
             }
             let r = sim.into_results();
-            assert_eq!(r.accounting, one.accounting, "{stop} on {ranks} ranks");
-            assert!(render(&r) == render(&one), "{stop} on {ranks} ranks: the tables differ");
+            assert_eq!(r.accounting, one.accounting, "{on}");
+            assert!(render(&r) == render(&one), "{on}: the tables differ");
         }
     }
 }
@@ -102,11 +105,11 @@ fn what_does_not_run_across_ranks_yet_is_refused_with_its_field() {
         ("[stop]\nmax_wall = \"10s\"\n", "stop.max_wall"),
     ] {
         let scenario = super::scenario(&format!("{base}{extra}")).expect("valid");
-        let e = Simulation::ranked(&scenario, 2, 0).err().unwrap_or_else(|| panic!("{field} refused"));
+        let e = Simulation::ranked(&scenario, 2, 0, 1).err().unwrap_or_else(|| panic!("{field} refused"));
         assert_eq!(e.field, field, "{e}");
     }
     let scenario = super::scenario(base).expect("valid");
-    let e = Simulation::ranked(&scenario, 64, 0).err().expect("more ranks than pieces refused");
+    let e = Simulation::ranked(&scenario, 64, 0, 1).err().expect("more ranks than pieces refused");
     assert_eq!(e.field, "ranks", "{e}");
-    assert!(Simulation::ranked(&scenario, 2, 2).is_err(), "rank 2 of 2 refused");
+    assert!(Simulation::ranked(&scenario, 2, 2, 1).is_err(), "rank 2 of 2 refused");
 }

@@ -2,7 +2,9 @@
 //! running only its own pieces of the run, with the same results as one process.
 //!
 //! The run is cut into pieces as for threads (`sim::piece`: a leaf with its hosts), and rank
-//! `r` of `R` runs the consecutive pieces [`owned`] gives it. The ranks move in lockstep,
+//! `r` of `R` runs the consecutive pieces [`owned`] gives it, on its own threads in a window
+//! (the threads' engine's `Shared`, its mail swapped with the other ranks between the threads'
+//! posting and their collecting). The ranks move in lockstep,
 //! through two collective operations ([`Exchange`]), each step decided alike on every rank from
 //! what they all told each other:
 //! - **agree**: each rank tells the others the events it ran and the messages its pieces
@@ -39,10 +41,12 @@ mod gather;
 pub use exchange::{Exchange, Local};
 
 use std::ops::Range;
+use std::sync::PoisonError;
 use std::time::Instant;
 
 use super::duties::Seen;
-use super::piece::{Mail, Pause};
+use super::parallel::Shared;
+use super::piece::{Mail, Pause, Piece};
 use super::Simulation;
 use crate::engine::watchdog::Activity;
 use crate::engine::{Event, Status};
@@ -86,15 +90,16 @@ struct Heads {
 
 impl Simulation {
     /// `scenario` as rank `rank` of a run across `ranks` ranks (processes, or [`Local`]
-    /// threads): cut into pieces as for `ranks` threads, of which this rank runs
-    /// [`owned`]`(pieces, ranks, rank)` ([`Simulation::run_ranked`]). Refused where the fabric
-    /// cuts into fewer pieces than ranks, where a link between two pieces has no latency, and
-    /// for what does not run across ranks yet (the module doc), each naming its field.
-    pub fn ranked(scenario: &Scenario, ranks: usize, rank: usize) -> Result<Simulation, ScenarioError> {
+    /// threads), each running its pieces on `threads` threads: cut into pieces as for `ranks x
+    /// threads` threads, of which this rank runs [`owned`]`(pieces, ranks, rank)`
+    /// ([`Simulation::run_ranked`]; at most one thread per piece it owns). Refused where the
+    /// fabric cuts into fewer pieces than ranks, where a link between two pieces has no latency,
+    /// and for what does not run across ranks yet (the module doc), each naming its field.
+    pub fn ranked(scenario: &Scenario, ranks: usize, rank: usize, threads: usize) -> Result<Simulation, ScenarioError> {
         if ranks == 0 || rank >= ranks {
             return Err(ScenarioError::new("rank", format!("rank {rank} of {ranks}"), "a rank from 0 to ranks - 1, and at least 1 rank"));
         }
-        let sim = Self::threaded(scenario, Some(ranks), false)?;
+        let sim = Self::threaded(scenario, Some(ranks.saturating_mul(threads.max(1))), false)?;
         let pieces = sim.pieces.len();
         if pieces < ranks {
             let allowed = format!("at most {pieces} ranks: the fabric cuts into {pieces} pieces (a leaf with its hosts each)");
@@ -116,7 +121,8 @@ impl Simulation {
         if let Some(wall) = sim.model.max_wall {
             return refuse("stop.max_wall", &format!("{wall:?}"));
         }
-        Ok(Simulation { threads: 1, thread_note: None, across: Some((rank, ranks)), ..sim })
+        let threads = threads.clamp(1, owned(pieces, ranks, rank).len());
+        Ok(Simulation { threads, thread_note: None, across: Some((rank, ranks)), ..sim })
     }
 
     /// This run's rank and the run's ranks, where it is a rank's ([`Simulation::ranked`]; rank 0
@@ -138,12 +144,24 @@ impl Simulation {
         let n = self.pieces.len();
         let owner = (0..ranks).flat_map(|r| owned(n, ranks, r).map(move |_| r)).collect();
         let mut r = Rank { ex, own: owned(n, ranks, rank), owner, ran: 0, done: 0, now: self.now };
-        self.status = self.across_ranks(&mut r);
+        // this rank's threads: created once for the run, they meet the driver at each window
+        let threads = self.threads;
+        let shared = Shared::new(n, threads, self.cut.homes().clone(), true);
+        self.status = std::thread::scope(|s| {
+            for t in 1..threads {
+                let shared = &shared;
+                s.spawn(move || shared.work(t, threads));
+            }
+            let status = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.across_ranks(&mut r, &shared)));
+            *shared.plan.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            shared.start.wait();
+            status.unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+        });
         self.wall += started.elapsed();
         self.status
     }
 
-    fn across_ranks(&mut self, r: &mut Rank) -> Status {
+    fn across_ranks(&mut self, r: &mut Rank, shared: &Shared) -> Status {
         // a stretch in turns: the key it runs up to (one lookahead on), and the events before it
         let mut stretch: Option<(u128, u64)> = None;
         let mut was_window = false;
@@ -164,7 +182,7 @@ impl Simulation {
             if stretch.is_none() {
                 let window = next.filter(|_| parts && !self.near_guard(|_| h.queued));
                 if let Some(end) = window.and_then(|now| self.window_end(now, now.max(h.at).max(now.saturating_add(h.after)))) {
-                    self.window_across(r, end);
+                    self.window_across(r, shared, end);
                     was_window = true;
                     continue;
                 }
@@ -231,26 +249,55 @@ impl Simulation {
         all
     }
 
-    /// A window up to `end` on every rank; what crosses ranks in one all-to-all at its end.
-    fn window_across(&mut self, r: &mut Rank, end: Time) {
+    /// A window up to `end` on every rank, each running its pieces on its threads (`shared`);
+    /// what crosses ranks goes in one all-to-all at its end, between the threads' posting and
+    /// their collecting.
+    fn window_across(&mut self, r: &mut Rank, shared: &Shared, end: Time) {
         let bound = u128::from(end) << 64;
-        let mut out: Vec<Writer> = (0..r.ex.ranks()).map(|_| Writer::default()).collect();
-        let mut here = Vec::new();
+        let n = self.pieces.len();
+        let mut all: Vec<Option<Piece>> = self.pieces.drain(..).map(Some).collect();
         for i in r.own.clone() {
-            let piece = &mut self.pieces[i];
-            piece.window(bound);
-            r.ran += std::mem::take(&mut piece.ran);
-            r.now = r.now.max(piece.queue.now());
-            self.post_across(r, i, &mut out, &mut here);
+            *shared.cells[i].lock().unwrap_or_else(PoisonError::into_inner) = all[i].take();
         }
-        let got = r.ex.all_to_all(out.into_iter().map(|w| w.0).collect());
-        for bytes in got {
-            let mut rd = Reader::new(&bytes);
-            while !rd.done() {
-                here.push(rd.mail());
+        *shared.plan.lock().unwrap_or_else(PoisonError::into_inner) = Some(bound);
+        shared.start.wait();
+        shared.run_phase(0, self.threads, bound);
+        shared.posted.wait();
+        // what this rank's pieces posted for other ranks' pieces goes to them, and theirs comes
+        let mut out: Vec<Writer> = (0..r.ex.ranks()).map(|_| Writer::default()).collect();
+        for i in r.own.clone() {
+            for j in (0..n).filter(|&j| r.owner[j] != r.ex.rank()) {
+                let mut mail = shared.mail[i * n + j].lock().unwrap_or_else(PoisonError::into_inner);
+                if !mail.packets.is_empty() || !mail.notices.is_empty() {
+                    out[r.owner[j]].mail(i as u32, j as u32, &mail);
+                    mail.packets.clear();
+                    mail.notices.clear();
+                }
             }
         }
-        self.take_across(r, here);
+        for bytes in r.ex.all_to_all(out.into_iter().map(|w| w.0).collect()) {
+            let mut rd = Reader::new(&bytes);
+            while !rd.done() {
+                let (from, to, mail) = rd.mail();
+                *shared.mail[from as usize * n + to as usize].lock().unwrap_or_else(PoisonError::into_inner) = mail;
+            }
+        }
+        shared.exchanged.as_ref().expect("a run across ranks").wait();
+        shared.collect_phase(0, self.threads);
+        shared.end.wait();
+        for i in r.own.clone() {
+            all[i] = shared.cells[i].lock().unwrap_or_else(PoisonError::into_inner).take();
+        }
+        self.pieces = all.into_iter().map(|p| p.expect("every piece back")).collect();
+        if let Some(payload) = shared.panicked() {
+            std::panic::resume_unwind(payload);
+        }
+        for i in r.own.clone() {
+            let piece = &mut self.pieces[i];
+            r.ran += std::mem::take(&mut piece.ran);
+            r.now = r.now.max(piece.queue.now());
+        }
+        self.count_done(r);
     }
 
     /// The turn of `piece`, up to the key `bound`: its rank runs it and tells every rank what
@@ -316,6 +363,11 @@ impl Simulation {
         for (_, to, mut m) in mail {
             self.pieces[to as usize].take(&mut m);
         }
+        self.count_done(r);
+    }
+
+    /// Counts the messages this rank's pieces completed since it last counted.
+    fn count_done(&mut self, r: &mut Rank) {
         for i in r.own.clone() {
             let piece = &mut self.pieces[i];
             let reported = piece.nics.reported();
