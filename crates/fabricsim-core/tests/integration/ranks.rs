@@ -113,3 +113,20 @@ fn what_does_not_run_across_ranks_yet_is_refused_with_its_field() {
     assert_eq!(e.field, "ranks", "{e}");
     assert!(Simulation::ranked(&scenario, 2, 2, 1).is_err(), "rank 2 of 2 refused");
 }
+
+#[test]
+fn the_last_instants_run_in_windows_across_ranks() {
+    // every host's message completes in the run's last microseconds: across ranks they run
+    // in windows that stop at the last completion's instant (sim/ranks/finish.rs), not in
+    // turns of two collective calls each
+    let scenario =
+        super::scenario("[topology]\nhosts = 128\nradix = 16\n[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n").expect("valid");
+    let one = Simulation::new(&scenario).expect("builds").run();
+    let sim = across(&scenario, 2, 1).expect("runs across ranks");
+    let (windows, in_windows) = sim.parallel_windows();
+    let events = sim.events();
+    // in turns: the first span of one lookahead (1 664 events); with the last instants in
+    // turns too, 6 090
+    assert!(events - in_windows < 3000, "{windows} windows hold {in_windows} of {events} events");
+    assert!(render(&sim.into_results()) == render(&one), "the tables differ");
+}

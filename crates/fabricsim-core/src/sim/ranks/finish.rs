@@ -1,0 +1,103 @@
+//! A run's last window across ranks: one in which messages may complete, which must stop at
+//! the end of the instant of the run's last completion (`Simulation::turns` stops a run
+//! there). One process finds that instant in turns, event by event in one key order; across
+//! ranks a turn costs two collective calls, and the last microseconds of a large run took tens
+//! of thousands of them. Instead, in two phases:
+//!
+//! 1. each piece that still has messages to complete runs the window until it completed its
+//!    last one, and then to the end of that instant (or to the window's end, if it did not):
+//!    what it does cannot reach another piece within the window, and the run cannot end
+//!    before the last completion of any piece;
+//! 2. the ranks tell each other whether every piece completed its last message, and when:
+//!    if all did, the run ends at the latest of those instants, and every piece runs up to its
+//!    end; otherwise the run goes on, and every piece runs up to the window's end.
+//!
+//! Which piece completes a message is its destination's (where its receiver counts it, or a
+//! compute task's host); a piece whose count came out wrong would have run past the run's end,
+//! and the run stops with that said rather than give other results than one process.
+
+use super::codec::{Reader, Writer};
+use super::Rank;
+use crate::sim::piece::{Mail, Pause};
+use crate::sim::Simulation;
+use crate::time::Time;
+
+impl Simulation {
+    /// The messages each piece completes in all: its hosts are their destinations (a
+    /// message's `dst` is its receiving host's node, as `Piece::unit_of` reads it).
+    pub(super) fn expected_completions(&self) -> Vec<u32> {
+        let mut expected = vec![0; self.pieces.len()];
+        for m in self.pieces[0].nics.messages() {
+            expected[usize::from(self.cut.home(m.spec.dst))] += 1;
+        }
+        expected
+    }
+
+    /// A window up to `end` in which messages may complete (the module doc), its pieces on
+    /// the driver's thread.
+    pub(super) fn finishing_window(&mut self, r: &mut Rank, end: Time) {
+        let bound = u128::from(end) << 64;
+        // 1: each piece with messages left, to the end of the instant of its last completion
+        let (mut left_over, mut last) = (false, 0);
+        for i in r.own.clone() {
+            if self.pieces[i].nics.reported() >= r.expected[i] {
+                continue;
+            }
+            let mut until = bound;
+            loop {
+                let piece = &mut self.pieces[i];
+                let (mut left, mut now) = (u64::MAX, 0);
+                let pause = piece.run::<{ Pause::ON_COMPLETION }>(until, &mut left, &mut now);
+                r.ran += u64::MAX - left;
+                let reported = piece.nics.reported();
+                r.done += reported - piece.counted;
+                piece.counted = reported;
+                match pause {
+                    Pause::Changed if reported >= r.expected[i] && until == bound => {
+                        last = last.max(now);
+                        until = u128::from(now + 1) << 64;
+                    }
+                    Pause::Changed => {}
+                    Pause::Bound => break,
+                    Pause::Duty(..) => unreachable!("no duty of the whole run falls in a window"),
+                }
+            }
+            left_over |= self.pieces[i].nics.reported() < r.expected[i];
+        }
+        // 2: the run's end, if every piece completed its last message, else the window's
+        let mut w = Writer::default();
+        w.u8(u8::from(left_over));
+        w.u64(last);
+        w.u32(r.done);
+        let (mut going_on, mut end_at, mut done) = (false, 0, self.done);
+        for bytes in r.ex.all_gather(w.0) {
+            let mut rd = Reader::new(&bytes);
+            going_on |= rd.u8() == 1;
+            end_at = end_at.max(rd.u64());
+            done += rd.u32();
+        }
+        // every message completed exactly where every piece completed its own last
+        assert_eq!(
+            done >= self.stop_at,
+            !going_on,
+            "the pieces completed other messages than their hosts receive: the run cannot find its end across ranks"
+        );
+        let until = if going_on { bound } else { u128::from(end_at + 1) << 64 };
+        let mut out: Vec<Writer> = (0..r.ex.ranks()).map(|_| Writer::default()).collect();
+        let mut here: Vec<(u32, u32, Mail)> = Vec::new();
+        for i in r.own.clone() {
+            let piece = &mut self.pieces[i];
+            piece.window(until);
+            r.ran += std::mem::take(&mut piece.ran);
+            r.now = r.now.max(piece.queue.now());
+            self.post_across(r, i, &mut out, &mut here);
+        }
+        for bytes in r.ex.all_to_all(out.into_iter().map(|w| w.0).collect()) {
+            let mut rd = Reader::new(&bytes);
+            while !rd.done() {
+                here.push(rd.mail());
+            }
+        }
+        self.take_across(r, here);
+    }
+}
