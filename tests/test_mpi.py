@@ -55,6 +55,56 @@ def test_two_processes_write_the_tables_of_one(tmp_path: Path, scenario: str) ->
     assert _summary(one) == _summary(two)
 
 
+GOLDEN_UNDER_MPI = """
+import json, sys
+from pathlib import Path
+import fabricsim
+from fabricsim.mpi import run_mpi
+from mpi4py import MPI
+
+MACHINE = ("wall_s", "peak_rss_mb", "processes", "threads", "thread_note", "solo_windows")
+verdicts = {}
+for path in sorted(Path(sys.argv[1]).glob("*.toml")):
+    try:
+        res = run_mpi(fabricsim.load(str(path)), threads=int(sys.argv[2]))
+    except fabricsim.ScenarioError as e:
+        verdicts[path.name] = "refused: " + e.field
+        continue
+    if res is None:
+        continue
+    one = fabricsim.run(fabricsim.load(str(path)), threads=1)
+    same = all(getattr(res, t).equals(getattr(one, t)) for t in ("flows", "ports", "reorder", "jobs", "steps", "buckets"))
+    summary = lambda r: {k: v for k, v in r.summary.items() if k not in MACHINE}
+    verdicts[path.name] = "same" if same and summary(res) == summary(one) else "differs"
+if MPI.COMM_WORLD.Get_rank() == 0:
+    print(json.dumps(verdicts))
+"""
+
+
+def test_every_golden_scenario_across_two_processes(tmp_path: Path) -> None:
+    # one launch of two processes of two threads runs every golden scenario and a 1 024-host
+    # permutation, each against one process's run of it
+    script = tmp_path / "golden.py"
+    script.write_text(GOLDEN_UNDER_MPI)
+    golden = tmp_path / "scenarios"
+    golden.mkdir()
+    for path in (ROOT / "crates/fabricsim-core/tests/golden").glob("*.toml"):
+        (golden / path.name).write_text(path.read_text())
+    # and a 1 024-host permutation (3.8 M events)
+    perm = '[topology]\nhosts = 1024\nradix = 64\nlink_latency = "1us"\n[workload]\nkind = "permutation"\nsize = "1MiB"\n'
+    (golden / "zz_permutation_1024.toml").write_text(perm)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    launch = [str(BIN / "mpiexec"), "-n", "2", sys.executable, str(script), str(golden), "2"]
+    proc = subprocess.run(launch, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    verdicts = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(verdicts) == len(list(golden.glob("*.toml")))
+    refused = {name: v for name, v in verdicts.items() if v.startswith("refused")}
+    assert set(refused.values()) <= {"refused: samples", "refused: switch.overflow"}, refused
+    assert [name for name, v in verdicts.items() if v == "differs"] == []
+    assert len(refused) <= 3, refused
+
+
 class OneRank:
     """A communicator of one process, as mpi4py's ``COMM_WORLD`` is under ``mpiexec -n 1``."""
 
