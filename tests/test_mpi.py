@@ -100,9 +100,9 @@ def test_every_golden_scenario_across_two_processes(tmp_path: Path) -> None:
     verdicts = json.loads(proc.stdout.strip().splitlines()[-1])
     assert len(verdicts) == len(list(golden.glob("*.toml")))
     refused = {name: v for name, v in verdicts.items() if v.startswith("refused")}
-    assert set(refused.values()) <= {"refused: samples", "refused: switch.overflow"}, refused
+    assert set(refused.values()) <= {"refused: switch.overflow"}, refused
     assert [name for name, v in verdicts.items() if v == "differs"] == []
-    assert len(refused) <= 3, refused
+    assert len(refused) <= 1, refused
 
 
 class OneRank:
@@ -131,8 +131,8 @@ def test_run_mpi_on_any_communicator_gives_the_run() -> None:
 
 
 def test_what_cannot_run_across_processes_is_said() -> None:
-    with pytest.raises(fabricsim.ScenarioError, match="samples"):
-        run_mpi({"topology": {"hosts": 32, "radix": 8}, "samples": {"every": "1us"}}, OneRank())
+    with pytest.raises(fabricsim.ScenarioError, match=r"switch\.overflow"):
+        run_mpi({"topology": {"hosts": 32, "radix": 8}, "switch": {"overflow": "pfc"}}, OneRank())
 
 
 def test_without_mpi4py_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -68,8 +68,13 @@ impl Simulation {
             }
             Event::Sample => {
                 if let Some(s) = self.sampler.as_mut() {
-                    let (pieces, cut) = (&self.pieces, &self.cut);
-                    s.sample(now, |port| port_of(pieces, cut, port));
+                    match &seen.sampled {
+                        Some(values) => s.sample_values(now, |k, _| values[k]),
+                        None => {
+                            let (pieces, cut) = (&self.pieces, &self.cut);
+                            s.sample(now, |port| port_of(pieces, cut, port));
+                        }
+                    }
                     let at = now + s.every;
                     self.schedule_duty(at, Event::Sample);
                 }
@@ -103,13 +108,16 @@ impl Simulation {
     }
 }
 
-/// What a duty reads of the pieces' hosts and queues: the no-progress guard their activity
-/// and whether any event is queued, a trace's window the payload its messages delivered.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What a duty reads of the pieces' hosts, queues and ports: the no-progress guard their
+/// activity and whether any event is queued, a trace's window the payload its messages
+/// delivered, the samples each sampled port's busy time and data queue (`None`: read from the
+/// ports; a run across processes gathers them, `sim::ranks`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Seen {
     pub activity: Activity,
     pub queued: bool,
     pub delivered: u64,
+    pub sampled: Option<Vec<(Time, u64)>>,
 }
 
 impl Seen {
@@ -120,15 +128,21 @@ impl Seen {
                 activity: pieces.iter().flat_map(|p| &p.hosts).fold(Activity::default(), |a, h| a + h.activity()),
                 queued: pieces.iter().any(|p| !p.queue.is_empty()),
                 delivered: 0,
+                sampled: None,
             },
             Event::Window => Seen { delivered: pieces.iter().map(|p| super::results::delivered(p, trace)).sum(), ..Seen::default() },
             _ => Seen::default(),
         }
     }
 
-    /// The sum of two processes' (or pieces') `Seen`.
+    /// The sum of two processes' (or pieces') `Seen` (of a duty that reads no port).
     pub fn add(self, o: Seen) -> Seen {
-        Seen { activity: self.activity + o.activity, queued: self.queued || o.queued, delivered: self.delivered + o.delivered }
+        Seen {
+            activity: self.activity + o.activity,
+            queued: self.queued || o.queued,
+            delivered: self.delivered + o.delivered,
+            sampled: None,
+        }
     }
 }
 

@@ -100,15 +100,29 @@ impl Sampler {
     /// share of the interval its link spent sending (a packet that straddles a sample counts
     /// in each interval for the part sent in it, so the share never exceeds 1).
     pub fn sample<'a>(&mut self, now: Time, port_of: impl Fn(u32) -> &'a EgressPort) {
+        self.sample_values(now, |_, port| {
+            let p = port_of(port);
+            (p.busy_time(now), p.data_bytes)
+        });
+    }
+
+    /// The sampled ports (their global ids), in the order of their rows at each sample.
+    pub fn ports(&self) -> &[u32] {
+        &self.ports
+    }
+
+    /// [`Sampler::sample`] from each sampled port's busy time up to `now` and data queue, as
+    /// `value(k, port)` gives them for the `k`-th sampled port (a run across processes gathers
+    /// them from the processes that hold the ports).
+    pub fn sample_values(&mut self, now: Time, value: impl Fn(usize, u32) -> (Time, u64)) {
         let interval = now.min(self.every);
         for (k, &port) in self.ports.iter().enumerate() {
-            let p = port_of(port);
-            let busy = p.busy_time(now);
+            let (busy, queue) = value(k, port);
             let sent = busy - self.last_busy[k];
             self.last_busy[k] = busy;
             self.rows.time.push(now);
             self.rows.port.push(port as u64);
-            self.rows.queue.push(p.data_bytes);
+            self.rows.queue.push(queue);
             self.rows.util.push(if interval == 0 { 0.0 } else { sent as f64 / interval as f64 });
         }
     }

@@ -66,7 +66,7 @@ fn every_golden_scenario_gives_its_tables_across_ranks() {
     for r in &refused {
         assert!(r.contains("not across ranks yet") || r.contains("pieces"), "refused: {r}");
     }
-    assert!(ran >= 100, "{ran} runs across ranks; refused: {refused:#?}");
+    assert!(ran >= 4 * 32, "{ran} runs across ranks; refused: {refused:#?}");
 }
 
 #[test]
@@ -99,11 +99,7 @@ fn a_run_stopped_early_stops_at_the_same_event_on_any_ranks() {
 #[test]
 fn what_does_not_run_across_ranks_yet_is_refused_with_its_field() {
     let base = "[topology]\nhosts = 32\nradix = 8\n";
-    for (extra, field) in [
-        ("[samples]\nevery = \"1us\"\n", "samples"),
-        ("[switch]\noverflow = \"pfc\"\n", "switch.overflow"),
-        ("[stop]\nmax_wall = \"10s\"\n", "stop.max_wall"),
-    ] {
+    for (extra, field) in [("[switch]\noverflow = \"pfc\"\n", "switch.overflow"), ("[stop]\nmax_wall = \"10s\"\n", "stop.max_wall")] {
         let scenario = super::scenario(&format!("{base}{extra}")).expect("valid");
         let e = Simulation::ranked(&scenario, 2, 0, 1).err().unwrap_or_else(|| panic!("{field} refused"));
         assert_eq!(e.field, field, "{e}");

@@ -30,9 +30,11 @@
 //!
 //! Today every rank builds the whole run and keeps the pieces it does not own as they were
 //! built (untouched); at the end the other ranks tell rank 0 what their pieces hold for the
-//! results ([`Simulation::gather`], `gather.rs`), and rank 0 gives the run's results. Not yet across ranks: `[samples]` (they read every port at once),
-//! `switch.overflow = "pfc"` (its deadlock check reads every port), `stop.max_wall` (a wall
-//! clock differs between ranks) and sessions; each is refused with its field named.
+//! results ([`Simulation::gather`], `gather.rs`), and rank 0 gives the run's results. A
+//! sample (`[samples]`) reads each sampled port on the rank that holds it, gathered on every
+//! rank. Not yet across ranks: `switch.overflow = "pfc"` (its deadlock check reads every
+//! port), `stop.max_wall` (a wall clock differs between ranks) and sessions; each is refused
+//! with its field named.
 
 mod codec;
 mod exchange;
@@ -115,9 +117,6 @@ impl Simulation {
         let refuse = |field: &str, value: &str| {
             Err(ScenarioError::new(field, value, "not across ranks yet: run it in one process (threads), or without it"))
         };
-        if sim.sampler.is_some() {
-            return refuse("samples", "a [samples] table");
-        }
         if sim.model.switch.pfc.is_some() {
             return refuse("switch.overflow", "\"pfc\"");
         }
@@ -401,8 +400,32 @@ impl Simulation {
                 let mut rd = Reader::new(&bytes);
                 let [progress, starts, notices_sent, notices_taken, up_sent, up_done, delivered] = std::array::from_fn(|_| rd.u64());
                 let activity = Activity { progress, starts, notices_sent, notices_taken, up_sent, up_done };
-                seen = seen.add(Seen { activity, queued: rd.u8() == 1, delivered });
+                seen = seen.add(Seen { activity, queued: rd.u8() == 1, delivered, sampled: None });
             }
+        }
+        if let (Event::Sample, Some(sampler)) = (event, &self.sampler) {
+            // each sampled port's busy time and queue, from the rank whose piece holds it
+            let topo = self.pieces[0].fabric.topology();
+            let mut w = Writer::default();
+            for (k, &port) in sampler.ports().iter().enumerate() {
+                let piece = usize::from(self.cut.home(topo.ports[port as usize].from));
+                if r.own.contains(&piece) {
+                    let p = self.pieces[piece].links.port(port);
+                    w.u32(k as u32);
+                    w.u64(p.busy_time(now));
+                    w.u64(p.data_bytes);
+                }
+            }
+            let mut values = vec![(0, 0); sampler.ports().len()];
+            for bytes in r.ex.all_gather(w.0) {
+                let mut rd = Reader::new(&bytes);
+                while !rd.done() {
+                    // (the index first: an assignment reads its value before its place)
+                    let k = rd.u32() as usize;
+                    values[k] = (rd.u64(), rd.u64());
+                }
+            }
+            seen.sampled = Some(values);
         }
         self.duty(now, event, by, seen);
     }
