@@ -99,11 +99,9 @@ fn a_run_stopped_early_stops_at_the_same_event_on_any_ranks() {
 #[test]
 fn what_does_not_run_across_ranks_yet_is_refused_with_its_field() {
     let base = "[topology]\nhosts = 32\nradix = 8\n";
-    for (extra, field) in [("[switch]\noverflow = \"pfc\"\n", "switch.overflow"), ("[stop]\nmax_wall = \"10s\"\n", "stop.max_wall")] {
-        let scenario = super::scenario(&format!("{base}{extra}")).expect("valid");
-        let e = Simulation::ranked(&scenario, 2, 0, 1).err().unwrap_or_else(|| panic!("{field} refused"));
-        assert_eq!(e.field, field, "{e}");
-    }
+    let scenario = super::scenario(&format!("{base}[switch]\noverflow = \"pfc\"\n")).expect("valid");
+    let e = Simulation::ranked(&scenario, 2, 0, 1).err().expect("PFC refused");
+    assert_eq!(e.field, "switch.overflow", "{e}");
     let scenario = super::scenario(base).expect("valid");
     let e = Simulation::ranked(&scenario, 64, 0, 1).err().expect("more ranks than pieces refused");
     assert_eq!(e.field, "ranks", "{e}");
@@ -125,4 +123,20 @@ fn the_last_instants_run_in_windows_across_ranks() {
     // turns too, 6 090
     assert!(events - in_windows < 3000, "{windows} windows hold {in_windows} of {events} events");
     assert!(render(&sim.into_results()) == render(&one), "the tables differ");
+}
+
+#[test]
+fn the_wall_guard_stops_every_rank_at_the_same_step() {
+    // rank 0's clock decides for all: a guard already passed stops every rank before its first
+    // step, and the results are gathered as for any stopped run
+    let scenario = super::scenario(
+        "[topology]\nhosts = 128\nradix = 16\n[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n[stop]\nmax_wall = \"1ns\"\n",
+    )
+    .expect("valid");
+    for (ranks, threads) in [(1, 1), (3, 1), (2, 2)] {
+        let sim = across(&scenario, ranks, threads).expect("runs across ranks");
+        assert_eq!((sim.status(), sim.events()), (Status::WallLimit, 0), "{ranks} x {threads}");
+        let r = sim.into_results();
+        assert_eq!(r.summary.completed, 0);
+    }
 }

@@ -32,9 +32,9 @@
 //! built (untouched); at the end the other ranks tell rank 0 what their pieces hold for the
 //! results ([`Simulation::gather`], `gather.rs`), and rank 0 gives the run's results. A
 //! sample (`[samples]`) reads each sampled port on the rank that holds it, gathered on every
-//! rank. Not yet across ranks: `switch.overflow = "pfc"` (its deadlock check reads every
-//! port), `stop.max_wall` (a wall clock differs between ranks) and sessions; each is refused
-//! with its field named.
+//! rank; `stop.max_wall` reads rank 0's clock, which it tells the others at each step. Not yet
+//! across ranks: `switch.overflow = "pfc"` (its deadlock check reads every port) and
+//! sessions; each is refused with its field named.
 
 mod codec;
 mod exchange;
@@ -77,6 +77,9 @@ struct Rank<'a> {
     now: Time,
     /// The messages each piece completes in all (its hosts receive them: `finish.rs`).
     expected: Vec<u32>,
+    /// When this call of `run_ranked` began: rank 0's clock, told to all, stops a run at
+    /// `stop.max_wall`.
+    started: Instant,
 }
 
 /// What the ranks agreed on before a step.
@@ -91,6 +94,8 @@ struct Heads {
     after: Time,
     /// Events the ranks ran since they last agreed.
     ran: u64,
+    /// Rank 0's wall clock passed `stop.max_wall`.
+    wall_out: bool,
 }
 
 impl Simulation {
@@ -120,9 +125,6 @@ impl Simulation {
         if sim.model.switch.pfc.is_some() {
             return refuse("switch.overflow", "\"pfc\"");
         }
-        if let Some(wall) = sim.model.max_wall {
-            return refuse("stop.max_wall", &format!("{wall:?}"));
-        }
         let threads = threads.clamp(1, owned(pieces, ranks, rank).len());
         Ok(Simulation { threads, thread_note: None, across: Some((rank, ranks)), ..sim })
     }
@@ -146,7 +148,7 @@ impl Simulation {
         let n = self.pieces.len();
         let owner = (0..ranks).flat_map(|r| owned(n, ranks, r).map(move |_| r)).collect();
         let expected = self.expected_completions();
-        let mut r = Rank { ex, own: owned(n, ranks, rank), owner, ran: 0, done: 0, now: self.now, expected };
+        let mut r = Rank { ex, own: owned(n, ranks, rank), owner, ran: 0, done: 0, now: self.now, expected, started };
         // this rank's threads: created once for the run, they meet the driver at each window
         let threads = self.threads;
         let shared = Shared::new(n, threads, self.cut.homes().clone(), true);
@@ -186,6 +188,9 @@ impl Simulation {
                 // a window in which no message can complete, or one that stops at the end of the
                 // instant of the run's last completion, if that falls in it (`finish.rs`)
                 if let Some((now, end)) = window.and_then(|now| self.window_end(now, Time::MAX).map(|end| (now, end))) {
+                    if h.wall_out {
+                        return Status::WallLimit;
+                    }
                     if now.max(h.at).max(now.saturating_add(h.after)) >= end {
                         self.window_across(r, shared, end);
                     } else {
@@ -209,6 +214,9 @@ impl Simulation {
             }
             if self.events >= self.model.max_events {
                 return Status::EventLimit;
+            }
+            if h.wall_out {
+                return Status::WallLimit;
             }
             self.turn_across(r, piece, h.second.min(within).min(until));
         }
@@ -239,9 +247,11 @@ impl Simulation {
         w.u64(mine.queued);
         w.u64(mine.at);
         w.u64(mine.after);
+        // one clock decides for all (rank 0's), so that every rank stops at the same step
+        w.u8(u8::from(self.model.max_wall.is_some_and(|limit| self.wall + r.started.elapsed() >= limit)));
         (r.ran, r.done) = (0, 0);
         let mut all = Heads::default();
-        for bytes in r.ex.all_gather(w.0) {
+        for (from, bytes) in r.ex.all_gather(w.0).into_iter().enumerate() {
             let mut rd = Reader::new(&bytes);
             all.ran += rd.u64();
             self.done += rd.u32();
@@ -252,6 +262,8 @@ impl Simulation {
             }
             all.queued += rd.u64();
             (all.at, all.after) = (all.at.max(rd.u64()), all.after.max(rd.u64()));
+            let wall_out = rd.u8() == 1;
+            all.wall_out |= from == 0 && wall_out;
         }
         r.now = self.now;
         all
@@ -433,7 +445,7 @@ impl Simulation {
 
 impl Default for Heads {
     fn default() -> Heads {
-        Heads { first: None, second: u128::MAX, queued: 0, at: 0, after: 0, ran: 0 }
+        Heads { first: None, second: u128::MAX, queued: 0, at: 0, after: 0, ran: 0, wall_out: false }
     }
 }
 
