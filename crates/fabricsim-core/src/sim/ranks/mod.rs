@@ -16,8 +16,10 @@
 //! - **a window**, where the threads' engine would run one (`sim::parallel`: no duty of the
 //!   whole run, no completion, the event guard far): every rank runs its pieces up to the
 //!   window's end, and what they hand pieces of other ranks crosses in one all-to-all,
-//!   encoded by `codec` (47 bytes a packet), at the window's end;
-//! - **a turn** otherwise (the first span, near the guard, the run's end, a duty): the piece
+//!   encoded by `codec` (47 bytes a packet), at the window's end; a window in which messages
+//!   may complete runs in two phases that stop it at the end of the instant of the run's last
+//!   completion, where one process runs it in turns (`finish.rs`);
+//! - **a turn** otherwise (the first span, near the guard, a duty): the piece
 //!   with the least key runs on its rank while its events stay below every other piece's next
 //!   key, exactly as `Simulation::turns` runs it, and its rank tells the others (an all-gather)
 //!   what it handed their pieces and the duty of the whole run it paused at, if any, which
@@ -33,8 +35,8 @@
 //! results ([`Simulation::gather`], `gather.rs`), and rank 0 gives the run's results. A
 //! sample (`[samples]`) reads each sampled port on the rank that holds it, gathered on every
 //! rank; `stop.max_wall` reads rank 0's clock, which it tells the others at each step. Not yet
-//! across ranks: `switch.overflow = "pfc"` (its deadlock check reads every port) and
-//! sessions; each is refused with its field named.
+//! across ranks: `switch.overflow = "pfc"` (its deadlock check and its counters read every
+//! port; refused with its field named) and sessions (`sim::session` has no ranked form).
 
 mod codec;
 mod exchange;
@@ -119,11 +121,9 @@ impl Simulation {
             let allowed = "links with latency between pieces: with none, no window can run the ranks apart";
             return Err(ScenarioError::new("ranks", ranks, allowed));
         }
-        let refuse = |field: &str, value: &str| {
-            Err(ScenarioError::new(field, value, "not across ranks yet: run it in one process (threads), or without it"))
-        };
         if sim.model.switch.pfc.is_some() {
-            return refuse("switch.overflow", "\"pfc\"");
+            let allowed = "not across ranks yet (its deadlock check and its counters read every port): run it in one process (threads)";
+            return Err(ScenarioError::new("switch.overflow", "\"pfc\"", allowed));
         }
         let threads = threads.clamp(1, owned(pieces, ranks, rank).len());
         Ok(Simulation { threads, thread_note: None, across: Some((rank, ranks)), ..sim })
@@ -166,6 +166,8 @@ impl Simulation {
         self.status
     }
 
+    /// The ranks' steps (the module doc) until the run stops: the threads' driver's loop
+    /// (`parallel.rs`), each decision taken alike on every rank from what they agreed.
     fn across_ranks(&mut self, r: &mut Rank, shared: &Shared) -> Status {
         // a stretch in turns: the key it runs up to (one lookahead on), and the events before it
         let mut stretch: Option<(u128, u64)> = None;
