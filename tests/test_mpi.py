@@ -146,8 +146,14 @@ def test_threads_of_each_process_are_a_positive_count() -> None:
         run_mpi({"topology": {"hosts": 32, "radix": 8}}, OneRank(), threads=0)
 
 
-def test_mpi_refuses_a_reference_run(tmp_path: Path) -> None:
+def test_mpi_runs_the_reference_on_rank_0(tmp_path: Path) -> None:
     path = tmp_path / "scenario.toml"
-    path.write_text(PERMUTATION)
-    proc = subprocess.run([str(BIN / "fabricsim"), "run", str(path), "--mpi", "--reference", "nonblocking"], capture_output=True, text=True)
-    assert proc.returncode != 0 and "--reference" in proc.stderr, proc.stderr
+    path.write_text((ROOT / "crates/fabricsim-core/tests/golden/19_jobs_rails_steps.toml").read_text())
+    one, two = tmp_path / "one", tmp_path / "two"
+    cli = [str(BIN / "fabricsim"), "run", str(path), "--quiet", "--reference", "nonblocking"]
+    subprocess.run([*cli, "--threads", "1", "--out", str(one)], check=True, capture_output=True)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run([str(BIN / "mpiexec"), "-n", "2", *cli, "--mpi", "--out", str(two)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (one / "jobs.parquet").read_bytes() == (two / "jobs.parquet").read_bytes()
+    assert _summary(one) == _summary(two) and _summary(two)["summary"]["max_fabric_cost"] > 1

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ..errors import InterruptedAfterWrite, scenario_error
+from ..errors import InterruptedAfterWrite
 from ..results import Results
 from ..run import prepare
 from ..scenario import Scenario
@@ -110,11 +110,12 @@ def _across_processes(
 ) -> Results | None:
     """``run --mpi``: the run across the processes of this MPI launch (:mod:`fabricsim.mpi`), each
     on ``--threads`` threads (``auto``: one); its results on rank 0, ``None`` on the others.
-    Rank 0 alone says the estimate and the warnings."""
+    Rank 0 alone says the estimate and the warnings, and runs ``--reference`` in one process
+    after the run."""
     from ..mpi import communicator, run_mpi
 
-    if reference is not None:
-        raise scenario_error("--reference", "not with --mpi yet: run the reference in one process")
+    # every rank checks the reference alike (an error stops them all before the run)
+    ref = _reference_of(sc, reference)
     comm = communicator()
     first = comm.Get_rank() == 0
     if first and not quiet:
@@ -124,4 +125,10 @@ def _across_processes(
     if first:
         _warn(sc)
     asked = _threads_option(threads)
-    return run_mpi(sc, comm, columns, threads=1 if asked is None else asked)
+    res = run_mpi(sc, comm, columns, threads=1 if asked is None else asked)
+    if res is not None and ref is not None:
+        # the non-blocking reference, small beside the run, on rank 0 alone
+        from .. import reference as reference_module
+
+        reference_module.attach(res, _run_reference(ref, quiet, asked))
+    return res
