@@ -157,3 +157,15 @@ def test_mpi_runs_the_reference_on_rank_0(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (one / "jobs.parquet").read_bytes() == (two / "jobs.parquet").read_bytes()
     assert _summary(one) == _summary(two) and _summary(two)["summary"]["max_fabric_cost"] > 1
+
+
+def test_an_unwritable_out_stops_every_process(tmp_path: Path) -> None:
+    # rank 0 checks --out and tells the others: they would otherwise wait for it in the run
+    path = tmp_path / "scenario.toml"
+    path.write_text(PERMUTATION)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    launch = [str(BIN / "mpiexec"), "-n", "2", str(BIN / "fabricsim"), "run", str(path), "--mpi", "-q", "--out", str(blocker / "out")]
+    proc = subprocess.run(launch, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("--out: cannot write") == 2, proc.stderr

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ..errors import InterruptedAfterWrite
+from ..errors import InterruptedAfterWrite, ScenarioError, scenario_error
 from ..results import Results
 from ..run import prepare
 from ..scenario import Scenario
@@ -72,7 +72,7 @@ def run(
     # are not written keeps only the flows columns its summary reads (its estimate counts those)
     columns = None if out_dir is not None else SUMMARY_FLOW_COLUMNS
     if mpi:
-        res = _across_processes(sc, scenario.stem, out_dir, quiet, threads, reference, columns)
+        res = _across_processes(sc, scenario.stem, out_dir, quiet, asked, reference, columns)
         if res is None:
             return  # not rank 0: it prints and writes
     else:
@@ -106,12 +106,13 @@ def run(
 
 
 def _across_processes(
-    sc: Scenario, label: str, out_dir: Path | None, quiet: bool, threads: str, reference: str | None, columns: Sequence[str] | None
+    sc: Scenario, label: str, out_dir: Path | None, quiet: bool, asked: int | None, reference: str | None, columns: Sequence[str] | None
 ) -> Results | None:
     """``run --mpi``: the run across the processes of this MPI launch (:mod:`fabricsim.mpi`), each
-    on ``--threads`` threads (``auto``: one); its results on rank 0, ``None`` on the others.
-    Rank 0 alone says the estimate and the warnings, and runs ``--reference`` in one process
-    after the run."""
+    on ``asked`` threads (``None``, ``--threads auto``: one); its results on rank 0, ``None`` on
+    the others. Rank 0 alone says the estimate and the warnings, checks ``--out`` (and tells the
+    others, which would otherwise wait for it in the run), and runs ``--reference`` in one
+    process after the run."""
     from ..mpi import communicator, run_mpi
 
     # every rank checks the reference alike (an error stops them all before the run)
@@ -120,11 +121,17 @@ def _across_processes(
     first = comm.Get_rank() == 0
     if first and not quiet:
         _say_estimate(sc, label, columns)
+    unwritable = None
     if first and out_dir is not None:
-        _check_writable(out_dir)
+        try:
+            _check_writable(out_dir)
+        except ScenarioError as e:
+            unwritable = (e.field, e.message)
+    unwritable = comm.allgather(unwritable)[0]
+    if unwritable is not None:
+        raise scenario_error(*unwritable)
     if first:
         _warn(sc)
-    asked = _threads_option(threads)
     res = run_mpi(sc, comm, columns, threads=1 if asked is None else asked)
     if res is not None and ref is not None:
         # the non-blocking reference, small beside the run, on rank 0 alone
