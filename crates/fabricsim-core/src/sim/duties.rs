@@ -125,7 +125,7 @@ impl Seen {
     pub fn of(event: Event, pieces: &[Piece], trace: usize) -> Seen {
         match event {
             Event::Watch => Seen {
-                activity: pieces.iter().flat_map(|p| &p.hosts).fold(Activity::default(), |a, h| a + h.activity()),
+                activity: super::results::activity(pieces),
                 queued: pieces.iter().any(|p| !p.queue.is_empty()),
                 delivered: 0,
                 sampled: None,

@@ -411,10 +411,7 @@ impl Simulation {
         if self.pieces[i].has_outgoing() {
             Piece::hand_over(&mut self.pieces, i, self.cut.homes());
         }
-        let piece = &mut self.pieces[i];
-        let reported = piece.nics.reported();
-        self.done += reported - piece.counted;
-        piece.counted = reported;
+        self.done += self.pieces[i].newly_done();
     }
 
     /// The last instant an event may run at: the time guard's, or the end of the instant in

@@ -247,6 +247,15 @@ impl Piece {
         })
     }
 
+    /// The messages this piece completed since the driver last asked (and it counts them as
+    /// counted, so that [`Piece::run`] no longer pauses for them).
+    pub fn newly_done(&mut self) -> u32 {
+        let reported = self.nics.reported();
+        let new = reported - self.counted;
+        self.counted = reported;
+        new
+    }
+
     /// Whether this piece put something in its outboxes.
     #[inline]
     pub fn has_outgoing(&self) -> bool {

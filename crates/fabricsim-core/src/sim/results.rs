@@ -38,7 +38,7 @@ impl Simulation {
     }
     /// What the no-progress guard reads of the hosts, summed over every piece's.
     pub(super) fn activity(&self) -> Activity {
-        self.pieces.iter().flat_map(|p| &p.hosts).fold(Activity::default(), |a, h| a + h.activity())
+        activity(&self.pieces)
     }
 
     /// Messages completed so far.
@@ -371,4 +371,9 @@ impl Simulation {
 pub(super) fn delivered(p: &super::Piece, count: usize) -> u64 {
     let conns = p.nics.connections();
     p.nics.messages()[..count].iter().flat_map(|m| m.first..m.first + m.count).map(|c| conns.row(c).delivered_bytes).sum()
+}
+
+/// What the no-progress guard reads of `pieces`' hosts, summed over them.
+pub(super) fn activity(pieces: &[super::Piece]) -> Activity {
+    pieces.iter().flat_map(|p| &p.hosts).fold(Activity::default(), |a, h| a + h.activity())
 }

@@ -23,10 +23,6 @@ impl Nics {
         &self.conns
     }
 
-    pub fn connections_told(&mut self) -> &mut ConnTable {
-        &mut self.conns
-    }
-
     /// Sets what this piece's hosts counted of the messages, as the process that ran them told
     /// (a run across ranks: `sim::ranks`).
     pub fn set_states(&mut self, states: Vec<MsgState>) {

@@ -18,7 +18,8 @@
 
 use super::codec::{Reader, Writer};
 use super::Rank;
-use crate::sim::piece::{Mail, Pause};
+use crate::sim::parallel::Shared;
+use crate::sim::piece::Pause;
 use crate::sim::Simulation;
 use crate::time::Time;
 
@@ -33,9 +34,9 @@ impl Simulation {
         expected
     }
 
-    /// A window up to `end` in which messages may complete (the module doc), its pieces on
-    /// the driver's thread.
-    pub(super) fn finishing_window(&mut self, r: &mut Rank, end: Time) {
+    /// A window up to `end` in which messages may complete (the module doc): phase 1 on the
+    /// driver's thread, phase 2 on the rank's threads.
+    pub(super) fn finishing_window(&mut self, r: &mut Rank, shared: &Shared, end: Time) {
         let bound = u128::from(end) << 64;
         // 1: each piece with messages left, to the end of the instant of its last completion
         let (mut left_over, mut last) = (false, 0);
@@ -49,9 +50,8 @@ impl Simulation {
                 let (mut left, mut now) = (u64::MAX, 0);
                 let pause = piece.run::<{ Pause::ON_COMPLETION }>(until, &mut left, &mut now);
                 r.ran += u64::MAX - left;
+                r.done += piece.newly_done();
                 let reported = piece.nics.reported();
-                r.done += reported - piece.counted;
-                piece.counted = reported;
                 match pause {
                     Pause::Changed if reported >= r.expected[i] && until == bound => {
                         last = last.max(now);
@@ -82,22 +82,8 @@ impl Simulation {
             !going_on,
             "the pieces completed other messages than their hosts receive: the run cannot find its end across ranks"
         );
-        let until = if going_on { bound } else { u128::from(end_at + 1) << 64 };
-        let mut out: Vec<Writer> = (0..r.ex.ranks()).map(|_| Writer::default()).collect();
-        let mut here: Vec<(u32, u32, Mail)> = Vec::new();
-        for i in r.own.clone() {
-            let piece = &mut self.pieces[i];
-            piece.window(until);
-            r.ran += std::mem::take(&mut piece.ran);
-            r.now = r.now.max(piece.queue.now());
-            self.post_across(r, i, &mut out, &mut here);
-        }
-        for bytes in r.ex.all_to_all(out.into_iter().map(|w| w.0).collect()) {
-            let mut rd = Reader::new(&bytes);
-            while !rd.done() {
-                here.push(rd.mail());
-            }
-        }
-        self.take_across(r, here);
+        // every piece to the run's end, or to the window's, as any window on the ranks' threads
+        // (what phase 1 handed other pieces is posted with the rest)
+        self.window_across(r, shared, if going_on { end } else { end_at + 1 });
     }
 }

@@ -134,7 +134,7 @@ fn hear(p: &mut Piece, rd: &mut Reader) {
         told.reorder.push((0..rd.u8()).map(|_| rd.u64()).collect());
     }
     told.peak_live = rd.u64() as usize;
-    p.nics.connections_told().tell(told);
+    p.nics.connections_mut().tell(told);
     for port in &mut p.links.ports {
         let [bytes, busy, busy_end, packets, data_packets, max_queue, last_change, ecn_marks, trims, drops] =
             std::array::from_fn(|_| rd.u64());

@@ -196,7 +196,7 @@ impl Simulation {
                     if now.max(h.at).max(now.saturating_add(h.after)) >= end {
                         self.window_across(r, shared, end);
                     } else {
-                        self.finishing_window(r, end);
+                        self.finishing_window(r, shared, end);
                     }
                     was_window = true;
                     continue;
@@ -391,10 +391,7 @@ impl Simulation {
     /// Counts the messages this rank's pieces completed since it last counted.
     fn count_done(&mut self, r: &mut Rank) {
         for i in r.own.clone() {
-            let piece = &mut self.pieces[i];
-            let reported = piece.nics.reported();
-            r.done += reported - piece.counted;
-            piece.counted = reported;
+            r.done += self.pieces[i].newly_done();
         }
     }
 
