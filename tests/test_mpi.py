@@ -169,3 +169,25 @@ def test_an_unwritable_out_stops_every_process(tmp_path: Path) -> None:
     launch = [str(BIN / "mpiexec"), "-n", "2", str(BIN / "fabricsim"), "run", str(path), "--mpi", "-q", "--out", str(blocker / "out")]
     proc = subprocess.run(launch, capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("--out: cannot write") == 2, proc.stderr
+
+
+def test_scale_bench_runs_give_one_result_on_threads_and_processes(tmp_path: Path) -> None:
+    """tools/scale_bench.py (the many-core figures of docs/performance.md): each run in a fresh
+    process, on threads and across processes, the same flows to the picosecond and the same
+    events; a run that cannot start is recorded with its error, not dropped."""
+    (tmp_path / "s").mkdir()
+    (tmp_path / "p.toml").write_text(PERMUTATION)
+    (tmp_path / "s" / "perm.json").write_text(fabricsim.Scenario.load(tmp_path / "p.toml").to_json())
+    (tmp_path / "s" / "bad.json").write_text('{"topology": {"hosts": 0}}')
+    out = tmp_path / "out.jsonl"
+    env = os.environ | {"MPIEXEC": str(BIN / "mpiexec")}
+    cmd = [sys.executable, str(ROOT / "tools" / "scale_bench.py"), "sweep", str(tmp_path / "s"), str(out)]
+    subprocess.run([*cmd, "--threads", "1,2", "--mpi", "2x1", "--only", "perm,bad"], check=True, env=env, capture_output=True, timeout=300)
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    runs = {x["run"]: x for x in lines if x["scenario"] == "perm"}
+    assert set(runs) == {"1x1", "1x2", "2x1"}
+    assert runs["2x1"]["processes"] == 2 and len(runs["2x1"]["peak_mb"]) == 2 and runs["1x2"]["threads_used"] == 2
+    assert len({(r["flows_digest"], r["events"], r["sim_time_ns"]) for r in runs.values()}) == 1
+    assert runs["1x1"]["events"] > 50_000 and runs["1x1"]["status"] == "complete"
+    bad = [x for x in lines if x["scenario"] == "bad"]
+    assert len(bad) == 3 and all(x["rc"] != 0 and "hosts" in x["err"] for x in bad)
