@@ -54,8 +54,7 @@ def run_mpi(
     ``alltoall``. ``flow_columns`` as :func:`fabricsim.run`'s. The results do not depend on
     the processes or the threads. A scenario that cannot run
     across processes raises :class:`fabricsim.ScenarioError` on every rank alike, naming its
-    field: more processes than the fabric's pieces, and ``switch.overflow = "pfc"`` (not across
-    processes yet).
+    field: more processes than the fabric's pieces.
     """
     comm = communicator(comm)
     ranks, rank = int(comm.Get_size()), int(comm.Get_rank())

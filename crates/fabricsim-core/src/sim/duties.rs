@@ -164,10 +164,14 @@ fn duty_unit(event: Event) -> u32 {
 
 impl Simulation {
     /// A cycle of ports priority flow control holds paused, each waiting on the next, and
-    /// their class, if there is one.
+    /// their class, if there is one: read off the pieces, or in a run across ranks off what
+    /// the ranks last told each other of them.
     pub(super) fn pfc_deadlock(&self) -> Option<(u8, Vec<u32>)> {
         self.model.switch.pfc?;
         let links: Vec<&crate::switch::links::Links> = self.pieces.iter().map(|p| &p.links).collect();
-        crate::switch::pfc::deadlock::find(&links)
+        match &self.pauses_told {
+            Some(told) => crate::switch::pfc::deadlock::find_in(links[0].pfc.as_ref()?.classes(), told),
+            None => crate::switch::pfc::deadlock::find(&links),
+        }
     }
 }

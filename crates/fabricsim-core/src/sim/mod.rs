@@ -102,6 +102,10 @@ pub struct Simulation {
     open: Option<Box<session::Open>>,
     /// This run's rank and the ranks of a run across them ([`ranks`]; `None` in one process).
     across: Option<(usize, usize)>,
+    /// A run across ranks: the ports' pauses as the ranks last told each other
+    /// (`ranks/pauses.rs`), which the deadlock check reads where this rank's copies of other
+    /// ranks' pieces are not theirs.
+    pauses_told: Option<Vec<crate::switch::pfc::deadlock::Fragment>>,
 }
 
 impl Simulation {
@@ -285,6 +289,7 @@ impl Simulation {
             window_bytes: [None; 2],
             open: open.then(|| Box::new(session::Open::new())),
             across: None,
+            pauses_told: None,
         })
     }
 

@@ -77,33 +77,38 @@ fn an_incast_on_pfc_drops_nothing_pauses_upstream_and_blocks_an_innocent_flow() 
     assert!(slow > 1.5, "with PFC it waits behind the paused uplink: {slow}");
 }
 
-#[test]
-fn a_cycle_of_paused_ports_is_reported_as_a_deadlock() {
-    // five switches in a ring, a host on each; host i sends to host i + 2, two hops clockwise
-    // (the shortest way): each ring link carries two flows into a link of one flow's rate, each
-    // switch pauses the one before it, and the pauses close the ring
+/// Five switches in a ring, a host on each; host i sends to host i + 2, two hops clockwise
+/// (the shortest way): each ring link carries two flows into a link of one flow's rate, so
+/// under PFC with deep windows (`DEADLOCK`) each switch pauses the one before it, and the
+/// pauses close the ring.
+pub(super) fn ring(extra: &str) -> String {
     let n = 5;
     let hosts: Vec<String> = (0..n).map(|i| format!("{{ name = \"h{i}\" }}")).collect();
     let switches: Vec<String> = (0..n).map(|i| format!("{{ name = \"s{i}\" }}")).collect();
     let mut links: Vec<String> = (0..n).map(|i| format!("{{ a = \"h{i}\", b = \"s{i}\" }}")).collect();
     links.extend((0..n).map(|i| format!("{{ a = \"s{i}\", b = \"s{}\" }}", (i + 1) % n)));
     let flows: Vec<String> = (0..n).map(|i| format!("{{ src = {i}, dst = {}, size = \"16MiB\" }}", (i + 2) % n)).collect();
-    let ring = |extra: &str| {
-        format!(
-            "seed = 1\n[topology]\nkind = \"graph\"\nlink_latency = \"1us\"\ngraph.hosts = [{}]\ngraph.switches = [{}]\ngraph.links = [{}]\n\
-             {extra}[workload]\nkind = \"flows\"\nflows = [{}]\n",
-            hosts.join(", "),
-            switches.join(", "),
-            links.join(", "),
-            flows.join(", ")
-        )
-    };
-    let r = check(&ring(&format!("{PFC}{DEEP}")));
+    format!(
+        "seed = 1\n[topology]\nkind = \"graph\"\nlink_latency = \"1us\"\ngraph.hosts = [{}]\ngraph.switches = [{}]\ngraph.links = [{}]\n\
+         {extra}[workload]\nkind = \"flows\"\nflows = [{}]\n",
+        hosts.join(", "),
+        switches.join(", "),
+        links.join(", "),
+        flows.join(", ")
+    )
+}
+
+/// What [`ring`] needs to deadlock, and the cycle it names.
+pub(super) const DEADLOCK: &str = "[switch]\noverflow = \"pfc\"\n[transport]\ninit_cwnd = \"4bdp\"\nmax_cwnd = \"4bdp\"\n";
+pub(super) const CYCLE: &str = "ports s0:peer0 -> s1:peer1 -> s2:peer1 -> s3:peer1 -> s4:peer1 paused for class 0 in a cycle";
+
+#[test]
+fn a_cycle_of_paused_ports_is_reported_as_a_deadlock() {
+    let r = check(&ring(DEADLOCK));
     assert_eq!(r.summary.status, "incomplete");
     assert_eq!(r.summary.stop_reason, "PFC deadlock: ports paused in a cycle, each waiting on the next");
     // the clockwise ring ports (a switch's ports to its peers in the order of the links: s0's first is to s1)
-    let cycle = "ports s0:peer0 -> s1:peer1 -> s2:peer1 -> s3:peer1 -> s4:peer1 paused for class 0 in a cycle";
-    assert!(r.summary.stop_detail.contains(cycle), "{}", r.summary.stop_detail);
+    assert!(r.summary.stop_detail.contains(CYCLE), "{}", r.summary.stop_detail);
     assert_eq!(r.summary.drops, 0);
     // with 1-BDP windows no ingress passes xoff, and without PFC the ring trims and finishes
     assert_eq!(check(&ring(PFC)).summary.status, "complete");

@@ -3,7 +3,7 @@
 //! built and never ran), so that the results are read as in one process: what each host
 //! counted (`Host::tallies`), each message end's counts, the scale-up network's times, each
 //! connection's row and reorder histogram (`ConnTable::tell`), each egress port's counters,
-//! queue and losses, and the data packets the links still hold. Everything else the results
+//! queue and losses, its PFC pauses and frames, and the data packets the links still hold. Everything else the results
 //! read (the messages, the topology, the faults' state of each link, the run's clock and
 //! counts) every rank already holds alike.
 
@@ -110,6 +110,13 @@ fn tell(p: &Piece, w: &mut Writer) {
             }
         }
     }
+    if let Some(f) = &p.links.pfc {
+        for at in 0..p.links.ports().len() {
+            let (paused, since, paused_ps, frames) = f.port_state(at);
+            w.u8(paused);
+            [since, paused_ps, frames].into_iter().for_each(|v| w.u64(v));
+        }
+    }
     let (whole, headers) = p.links.data_in_flight();
     w.u64(whole);
     w.u64(headers);
@@ -147,6 +154,11 @@ fn hear(p: &mut Piece, rd: &mut Reader) {
             let conn = (0..rd.u32()).map(|_| (rd.u32(), ConnLosses { trims: rd.u64(), drops: rd.u64() })).collect();
             Box::new(PortLosses { data_dropped, headers_dropped, conn })
         });
+    }
+    if let Some(f) = &mut p.links.pfc {
+        for at in 0..p.links.ports.len() {
+            f.set_port_state(at, (rd.u8(), rd.u64(), rd.u64(), rd.u64()));
+        }
     }
     p.links.told_in_flight = (rd.u64(), rd.u64());
 }

@@ -34,14 +34,15 @@
 //! built (untouched); at the end the other ranks tell rank 0 what their pieces hold for the
 //! results ([`Simulation::gather`], `gather.rs`), and rank 0 gives the run's results. A
 //! sample (`[samples]`) reads each sampled port on the rank that holds it, gathered on every
-//! rank; `stop.max_wall` reads rank 0's clock, which it tells the others at each step. Not yet
-//! across ranks: `switch.overflow = "pfc"` (its deadlock check and its counters read every
-//! port; refused with its field named) and sessions (`sim::session` has no ranked form).
+//! rank; `stop.max_wall` reads rank 0's clock, which it tells the others at each step; priority
+//! flow control's deadlock check reads the pauses every rank tells (`pauses.rs`). Not across
+//! ranks: sessions (`sim::session` has no ranked form).
 
 mod codec;
 mod exchange;
 mod finish;
 mod gather;
+mod pauses;
 
 pub use exchange::{Exchange, Local};
 
@@ -120,10 +121,6 @@ impl Simulation {
         if ranks > 1 && sim.lookahead == 0 {
             let allowed = "links with latency between pieces: with none, no window can run the ranks apart";
             return Err(ScenarioError::new("ranks", ranks, allowed));
-        }
-        if sim.model.switch.pfc.is_some() {
-            let allowed = "not across ranks yet (its deadlock check and its counters read every port): run it in one process (threads)";
-            return Err(ScenarioError::new("switch.overflow", "\"pfc\"", allowed));
         }
         let threads = threads.clamp(1, owned(pieces, ranks, rank).len());
         Ok(Simulation { threads, thread_note: None, across: Some((rank, ranks)), ..sim })
@@ -208,7 +205,10 @@ impl Simulation {
             let (until, before) = stretch.expect("set above");
             // whose turn it is, as `Simulation::turns` finds it
             let within = self.horizon().checked_add(1).map_or(u128::MAX, |t| u128::from(t) << 64);
-            let Some((head, piece)) = h.first.filter(|&(key, _)| key < within) else { return self.guard(next) };
+            let Some((head, piece)) = h.first.filter(|&(key, _)| key < within) else {
+                self.tell_pauses(r);
+                return self.guard(next);
+            };
             if head >= until {
                 self.widen(self.events - before);
                 stretch = None;
@@ -437,6 +437,9 @@ impl Simulation {
                 }
             }
             seen.sampled = Some(values);
+        }
+        if event == Event::Watch {
+            self.tell_pauses(r);
         }
         self.duty(now, event, by, seen);
     }

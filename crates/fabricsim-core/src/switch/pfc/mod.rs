@@ -166,6 +166,17 @@ impl Pfc {
         (self.paused_ps[at] + open, self.frames[at])
     }
 
+    /// The port at `at`'s pause state and counters: the classes paused, since when, the time
+    /// paused before that, the frames it sent (a run across ranks tells them to rank 0).
+    pub fn port_state(&self, at: usize) -> (u8, Time, Time, u64) {
+        (self.paused[at], self.since[at], self.paused_ps[at], self.frames[at])
+    }
+
+    /// Sets what [`Pfc::port_state`] read, on another rank's copy of the piece.
+    pub fn set_port_state(&mut self, at: usize, (paused, since, paused_ps, frames): (u8, Time, Time, u64)) {
+        (self.paused[at], self.since[at], self.paused_ps[at], self.frames[at]) = (paused, since, paused_ps, frames);
+    }
+
     /// The wires each data packet queued at the port at `at` in `class` came in on.
     pub fn queued_from(&self, at: usize, class: usize) -> &VecDeque<u32> {
         &self.from[at * self.classes + class]
