@@ -31,7 +31,7 @@
 //!   first window (1 000 events on 128 hosts and 2 threads) was crossed by it.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use super::piece::{Mail, Piece};
@@ -60,12 +60,14 @@ pub(super) struct Barrier {
     arrived: AtomicUsize,
     /// Counts the times all arrived.
     round: AtomicUsize,
-    /// Threads asleep (or about to be) in [`Barrier::wait`]; the last to arrive takes the
-    /// lock and wakes them only where there are some, so a barrier that nobody sleeps at
-    /// costs no system call.
+    /// Threads asleep (or about to be) in [`Barrier::wait`], counted before they look at
+    /// `round` a last time; the last to arrive wakes them only where there are some, so a
+    /// barrier that nobody sleeps at costs no system call.
     sleepers: AtomicUsize,
-    lock: Mutex<()>,
-    woken: Condvar,
+    /// The threads asleep, with the round each waits in: the last to arrive wakes its round's,
+    /// each on its own (`unpark`), so that none waits for a lock another woken thread holds
+    /// (a condition variable wakes them all into one mutex, which they take one by one).
+    asleep: Mutex<Vec<(usize, std::thread::Thread)>>,
 }
 
 impl Barrier {
@@ -78,8 +80,7 @@ impl Barrier {
             arrived: AtomicUsize::new(0),
             round: AtomicUsize::new(0),
             sleepers: AtomicUsize::new(0),
-            lock: Mutex::new(()),
-            woken: Condvar::new(),
+            asleep: Mutex::new(Vec::with_capacity(threads)),
         }
     }
 
@@ -99,8 +100,16 @@ impl Barrier {
             // a sleeper counted itself before it looked at `round` (both SeqCst): either it
             // saw the new round, or it is counted here and waits under the lock taken below
             if self.sleepers.load(Ordering::SeqCst) > 0 {
-                let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-                self.woken.notify_all();
+                // this round's (a thread let through may already sleep at the next round of a
+                // barrier met again, and stays for that round's last arrival)
+                let woken: Vec<std::thread::Thread> = {
+                    let mut asleep = self.asleep.lock().unwrap_or_else(PoisonError::into_inner);
+                    let (now, later) = std::mem::take(&mut *asleep).into_iter().partition(|&(r, _)| r == round);
+                    *asleep = later;
+                    self.sleepers.fetch_sub(now.len(), Ordering::SeqCst);
+                    now.into_iter().map(|(_, t)| t).collect()
+                };
+                woken.iter().for_each(std::thread::Thread::unpark);
             }
             return;
         }
@@ -120,12 +129,19 @@ impl Barrier {
         if self.round.load(Ordering::Acquire) != round {
             return;
         }
-        let mut guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        self.sleepers.fetch_add(1, Ordering::SeqCst);
-        while self.round.load(Ordering::SeqCst) == round {
-            guard = self.woken.wait(guard).unwrap_or_else(PoisonError::into_inner);
+        {
+            let mut asleep = self.asleep.lock().unwrap_or_else(PoisonError::into_inner);
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            if self.round.load(Ordering::SeqCst) != round {
+                self.sleepers.fetch_sub(1, Ordering::SeqCst);
+                return;
+            }
+            asleep.push((round, std::thread::current()));
         }
-        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        // an `unpark` before the `park` is kept: the thread does not sleep through it
+        while self.round.load(Ordering::Acquire) == round {
+            std::thread::park();
+        }
     }
 }
 
@@ -382,5 +398,42 @@ impl Simulation {
             end = end.min(duty);
         }
         (end > now && last >= end).then_some(end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Barrier, MAX_SPIN};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Threads through many rounds, each asleep at every wait (no spin) or spinning first:
+    /// none passes a round before every thread arrived at it, and none sleeps through the last
+    /// arrival (the run would hang: the test fails after a minute instead).
+    #[test]
+    fn a_barrier_holds_every_thread_until_all_arrived_and_wakes_every_sleeper() {
+        let (threads, rounds) = (6, 3000);
+        for spin in [0, MAX_SPIN.as_nanos() as u64] {
+            let (done, finished) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let b = Barrier::new(threads);
+                b.spin_ns.store(spin, Ordering::Relaxed);
+                let arrived = AtomicUsize::new(0);
+                std::thread::scope(|s| {
+                    for _ in 0..threads {
+                        s.spawn(|| {
+                            for round in 1..=rounds {
+                                arrived.fetch_add(1, Ordering::SeqCst);
+                                b.wait();
+                                let seen = arrived.load(Ordering::SeqCst);
+                                assert!(seen >= threads * round, "round {round}: passed with {seen} arrivals");
+                            }
+                        });
+                    }
+                });
+                done.send(()).expect("the test waits");
+            });
+            let ended = finished.recv_timeout(std::time::Duration::from_secs(60));
+            assert!(ended.is_ok(), "spin {spin} ns: a thread slept through its round's last arrival, or one panicked");
+        }
     }
 }
