@@ -72,6 +72,10 @@ pub struct Simulation {
     /// until the first span ran): the event guard lets a window run only while more than
     /// `GUARD_SPANS` such spans are left (`sim::parallel`).
     widest: Option<u64>,
+    /// A time before which the run cannot have completed every message, found at a window
+    /// (`parallel.rs`): a lower bound stays one as the run goes on, so it is found again only
+    /// where a window would reach it.
+    ends_after: Time,
     /// The events the run was expected to make, from its messages ([`threads::expected_events`]).
     expected_events: u64,
     /// When the duties of the whole run that are scheduled fall (they wait in the first
@@ -272,6 +276,7 @@ impl Simulation {
             window_wall: parallel::MAX_SPIN,
             windows: (0, 0),
             widest: None,
+            ends_after: 0,
             expected_events,
             duty_times,
             faults,

@@ -21,7 +21,8 @@
 //!   so a window runs in parallel only if no message can complete in it. Each host knows the
 //!   bytes it still misses; those not yet on its link's wire must cross the link at its
 //!   nominal rate after the window's start, which bounds its last completion from below
-//!   (`Piece::completion_bound`). Near the end, the last windows run in turns;
+//!   (`Piece::completion_bound`); a bound found stays one, and is read again only where a
+//!   window would reach it. Near the end, the last windows run in turns;
 //! - the event guard (`stop.max_events`) counts every event in one order: the first span of
 //!   one lookahead runs in turns and measures how many events a span holds, and once fewer
 //!   than [`GUARD_SPANS`] times the widest span so far, or than [`QUEUED_GROWTH`] events for
@@ -374,8 +375,15 @@ impl Simulation {
             return None;
         }
         let now = self.next_time()?;
-        let last = self.pieces.iter().map(|p| p.completion_bound(now)).max().unwrap_or(now);
-        self.window_end(now, last)
+        // the pieces' bound read only where the one found before falls inside the window: it
+        // is still a bound, and reading every host's link each window is the driver's largest
+        // pass between windows (a training step's windows are as short as the scale-up latency)
+        let end = self.window_end(now, Time::MAX)?;
+        if self.ends_after < end {
+            let last = self.pieces.iter().map(|p| p.completion_bound(now)).max().unwrap_or(now);
+            self.ends_after = self.ends_after.max(last);
+        }
+        self.window_end(now, self.ends_after)
     }
 
     /// Whether the event guard is too near for a window: the first span runs in turns, to
