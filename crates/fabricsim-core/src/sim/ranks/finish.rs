@@ -34,6 +34,25 @@ impl Simulation {
         expected
     }
 
+    /// The pieces' completion bound in parts (`Piece::completion_parts`) over every rank,
+    /// where the ranks did not tell them as they agreed (the bound found before still reached
+    /// past the window they expected).
+    pub(super) fn completion_parts_across(&self, r: &Rank) -> (Time, Time) {
+        let (mut at, mut after) = (0, 0);
+        for i in r.own.clone() {
+            let (a, b) = self.pieces[i].completion_parts();
+            (at, after) = (at.max(a), after.max(b));
+        }
+        let mut w = Writer::default();
+        w.u64(at);
+        w.u64(after);
+        for bytes in r.ex.all_gather(w.0) {
+            let mut rd = Reader::new(&bytes);
+            (at, after) = (at.max(rd.u64()), after.max(rd.u64()));
+        }
+        (at, after)
+    }
+
     /// A window up to `end` in which messages may complete (the module doc): phase 1 on the
     /// driver's thread, phase 2 on the rank's threads.
     pub(super) fn finishing_window(&mut self, r: &mut Rank, shared: &Shared, end: Time) {

@@ -9,8 +9,9 @@
 //! what they all told each other:
 //! - **agree**: each rank tells the others the events it ran and the messages its pieces
 //!   completed since the last step, the time of its last event, the least two keys its pieces'
-//!   queues hold (and where), what they hold, and (before a window may run) the two parts of its
-//!   hosts' completion bound (`Piece::completion_parts`). This is the window's all-reduce of
+//!   queues hold (and where), what they hold, and (before a window may run, where the bound
+//!   found before may not reach past it) the two parts of its hosts' completion bound
+//!   (`Piece::completion_parts`; a bound stays one as the run goes on). This is the window's all-reduce of
 //!   ns-3's distributed simulator (its null-message-free "granted time window"), with the
 //!   event guard's and the end's inputs beside the next event's time.
 //! - **a window**, where the threads' engine would run one (`sim::parallel`: no duty of the
@@ -170,8 +171,10 @@ impl Simulation {
         let mut stretch: Option<(u128, u64)> = None;
         let mut was_window = false;
         loop {
+            // the completion bound's parts, where the bound found before may fall in the next window
             let parts = stretch.is_none() && self.finish_at.is_none();
-            let h = self.agree(r, parts);
+            let ask = parts && self.ends_after <= self.now.saturating_add(self.lookahead.saturating_mul(2));
+            let h = self.agree(r, ask);
             self.events += h.ran;
             if was_window {
                 (self.windows.0, self.windows.1) = (self.windows.0 + 1, self.windows.1 + h.ran);
@@ -190,7 +193,13 @@ impl Simulation {
                     if h.wall_out {
                         return Status::WallLimit;
                     }
-                    if now.max(h.at).max(now.saturating_add(h.after)) >= end {
+                    if ask {
+                        self.ends_after = self.ends_after.max(now.max(h.at).max(now.saturating_add(h.after)));
+                    } else if self.ends_after < end {
+                        let (at, after) = self.completion_parts_across(r);
+                        self.ends_after = self.ends_after.max(now.max(at).max(now.saturating_add(after)));
+                    }
+                    if self.ends_after >= end {
                         self.window_across(r, shared, end);
                     } else {
                         self.finishing_window(r, shared, end);
