@@ -326,8 +326,8 @@ def test_the_8192_gpu_step_s_estimate_is_what_scenario_md_says():
 def test_the_scale_pages_figures_that_do_not_depend_on_the_machine_are_the_cores():
     """docs/scale.md's events and memory of the 1 024- and 8 192-GPU Llama 3 405B steps (their
     survey with the six columns `fabricsim run` keeps), and the 256-GPU GPT-3 XL step's events and
-    step times under each packet size and with two iterations (four runs, about 25 s on two
-    threads). Its walls, peaks and the larger steps' surveys are measurements, with commands."""
+    step times under each packet size, with two iterations and with fewer layers (seven runs,
+    about 30 s on two threads). Its walls, peaks and the larger steps' surveys are measurements, with commands."""
     import fabricsim
     from fabricsim.cli.common import SUMMARY_FLOW_COLUMNS
 
@@ -350,6 +350,7 @@ def test_the_scale_pages_figures_that_do_not_depend_on_the_machine_are_the_cores
         ("8256B", base.set("transport.mtu", "8256B")),
         ("16448B", base.set("transport.mtu", "16448B")),
         ("twice", base.set("jobs[0].iterations", 2)),
+        *((f"layers {n}", base.set("jobs[0].model.layers", n)) for n in (4, 8, 12)),
     ):
         r = fabricsim.run(s, threads=2, flow_columns=["bytes"])
         runs[key] = (r.summary["events"], list(r.jobs["jct_ps"]), list(r.jobs["ideal_jct_ps"]))
@@ -366,6 +367,20 @@ def test_the_scale_pages_figures_that_do_not_depend_on_the_machine_are_the_cores
     e, its, _ = runs["twice"]
     assert its == [jct, jct], "the page says the second iteration equals the first to the picosecond"
     assert f"| {e / 1e6:.1f} M |" in row("| `iterations = 2`")
+    # fewer layers: the step time multiplied up to the model's 24, and two sizes' line
+    layers = {n: runs[f"layers {n}"] for n in (4, 8, 12)}
+    for n, (e, (j,), _) in layers.items():
+        said = f"| {e / 1e6:.1f} M |"
+        assert said in row(f"| `model.layers = {n}`"), said
+        said = f"| {j * 24 // n / 1e9:.3f} ms ({j / 1e9:.3f} x {24 // n}) | {(j * 24 / n / jct - 1) * 100:+.2f} % |"
+        assert said in row(f"| `model.layers = {n}`"), said
+    for a, b in ((4, 8), (8, 12)):
+        (ea, (ja,), _), (eb, (jb,), _) = layers[a], layers[b]
+        line = ja + (jb - ja) * (24 - a) / (b - a)
+        said = f"| {(ea + eb) / 1e6:.1f} M |"
+        assert said in row(f"| `model.layers` {a} and {b}"), said
+        said = f"| {line / 1e9:.3f} ms | {(line / jct - 1) * 100:+.2f} % |"
+        assert said in row(f"| `model.layers` {a} and {b}"), said
 
 
 def test_the_estimates_workloads_md_quotes_are_what_compare_says():
