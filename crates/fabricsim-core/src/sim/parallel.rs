@@ -51,8 +51,8 @@ use crate::time::Time;
 pub(super) const MAX_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// Threads meeting between windows: each waits until all have arrived. A waiting thread
-/// spins for a bounded time ([`MAX_SPIN`], or less), then sleeps on a condition variable until
-/// the last one arrives and wakes it.
+/// spins for a bounded time ([`MAX_SPIN`], or less), then sleeps (parks) until the last one
+/// arrives and wakes it.
 pub(super) struct Barrier {
     threads: usize,
     /// How long a waiting thread spins before it sleeps, in nanoseconds (set by the driver
