@@ -190,6 +190,8 @@ def test_scale_bench_runs_give_one_result_on_threads_and_processes(tmp_path: Pat
     cmd = [sys.executable, str(ROOT / "tools" / "scale_bench.py"), "sweep", str(tmp_path / "s"), str(out)]
     subprocess.run([*cmd, "--threads", "1,2", "--mpi", "2x1", "--only", "perm,bad"], check=True, env=env, capture_output=True, timeout=300)
     lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert lines[0]["cpus"] >= 1 and "machine" in lines[0]
+    lines = lines[1:]
     runs = {x["run"]: x for x in lines if x["scenario"] == "perm"}
     assert set(runs) == {"1x1", "1x2", "2x1"}
     assert runs["2x1"]["processes"] == 2 and len(runs["2x1"]["peak_mb"]) == 2 and runs["1x2"]["threads_used"] == 2

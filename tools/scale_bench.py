@@ -46,9 +46,10 @@ def core() -> Any:
 
 
 def prepare(out: Path) -> None:
-    """The scenarios: the 8 192-host 8 MiB OPS permutation (`perm-8192-8MiB-ops`), the 256-GPU
-    GPT-3 XL step (`scenarios/training_dense_256.toml`) and the same step on 1 024 GPUs (DP 32,
-    4 micro-batches: docs/scale.md)."""
+    """The scenarios: the 8 MiB OPS permutations of 128, 1 024 and 8 192 hosts (`perm-*-8MiB-ops`:
+    an event's cost as the fabric grows, on one thread), the 256-GPU GPT-3 XL step
+    (`scenarios/training_dense_256.toml`) and the same step on 1 024 GPUs (DP 32, 4 micro-batches:
+    docs/scale.md)."""
     import fabricsim
     from fabricsim.bench import _perm
 
@@ -56,7 +57,8 @@ def prepare(out: Path) -> None:
     step = fabricsim.Scenario.load(ROOT / "scenarios" / "training_dense_256.toml")
     big = step.set("topology.hosts", 1024).set("jobs[0].ranks", 1024)
     big = big.set("jobs[0].parallel.dp", 32).set("jobs[0].parallel.micro_batches", 4)
-    runs = {"perm8192": fabricsim.Scenario(_perm(8192, 128, "ops")), "step256": step, "step1024": big}
+    perms = {f"perm{n}": fabricsim.Scenario(_perm(n, radix, "ops")) for n, radix in ((128, 16), (1024, 64), (8192, 128))}
+    runs = {**perms, "step256": step, "step1024": big}
     for name, sc in runs.items():
         (out / f"{name}.json").write_text(sc.to_json())
 
@@ -111,12 +113,33 @@ def run(path: str, threads: int, mpi: bool) -> None:
     print(json.dumps(line), flush=True)
 
 
+def machine() -> dict[str, Any]:
+    """What the figures were measured on: the CPUs, the processor's name, the commit."""
+    import platform
+
+    model = next((x.split(":", 1)[1].strip() for x in _lines("/proc/cpuinfo") if x.startswith("model name")), platform.processor())
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        commit = ""
+    return {"machine": model, "cpus": os.cpu_count(), "python": platform.python_version(), "commit": commit}
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        return Path(path).read_text().splitlines()
+    except OSError:
+        return []
+
+
 def sweep(folder: Path, out: Path, threads: list[int], mpis: list[tuple[int, int]], deadline: float, names: list[str]) -> None:
     """Every scenario of `folder` (or `names`, in that order) on each thread count, then across
     processes; each run's line appended to `out` as it ends. A run still going at `deadline`
     seconds from the start is stopped and recorded as such."""
     end = time.monotonic() + deadline
     mpiexec = os.environ.get("MPIEXEC", "mpiexec")
+    with out.open("a") as fh:
+        fh.write(json.dumps(machine()) + "\n")
     for name in names or sorted(p.stem for p in folder.glob("*.json")):
         f = str(folder / f"{name}.json")
         plans = [([sys.executable, __file__, "run", f, str(t)], f"1x{t}") for t in threads]
