@@ -179,13 +179,20 @@ impl Simulation {
     /// piece of each node (any cut gives the same results; the tests try random ones). A cut
     /// that does not give every node a piece is refused.
     pub fn cut_by(scenario: &Scenario, cut: impl FnOnce(&Topology) -> Vec<u16>) -> Result<Simulation, ScenarioError> {
-        Self::build(scenario, |topo, _, _| cut(topo), false)
+        Self::build(scenario, |topo, _, _| cut(topo), false, None)
     }
 
     /// [`Simulation::cut_by`], the cut chosen knowing the run's model (its messages, its
     /// memory) and the events it is expected to make; `open`: a session's run, which may have
-    /// no workload and takes messages while it runs.
-    fn build(scenario: &Scenario, cut: impl FnOnce(&Topology, &Model, u64) -> Vec<u16>, open: bool) -> Result<Simulation, ScenarioError> {
+    /// no workload and takes messages while it runs; `rank`: (rank, ranks) of a run across
+    /// ranks, which builds the pieces other ranks run hollow: their links, switches and hosts,
+    /// but none of their messages' or connections' state, which rank 0 hears at the end.
+    fn build(
+        scenario: &Scenario,
+        cut: impl FnOnce(&Topology, &Model, u64) -> Vec<u16>,
+        open: bool,
+        rank: Option<(usize, usize)>,
+    ) -> Result<Simulation, ScenarioError> {
         let mut model = scenario.resolve_as(open)?;
         let topo = model.topo.clone();
         let expected_events = threads::expected_events(&model);
@@ -238,7 +245,11 @@ impl Simulation {
         }
         let dependents = Arc::new(model.deps.dependents(messages.len()));
         let mut built = Vec::with_capacity(count);
+        let own = rank.map(|(r, n)| ranks::owned(count, n, r));
         for me in 0..count {
+            // another rank's piece: what its messages and connections count is its rank's
+            // alone, and reaches rank 0 at the end (`ranks/gather.rs`)
+            let hollow = own.as_ref().is_some_and(|own| !own.contains(&me));
             let share = cut.share(me as u16);
             let units = 2 + (share.hosts + share.switches) as usize;
             let mut queue = EventQueue::with_horizon(hop + hop / 8).with_units(cut.units().clone(), units);
@@ -247,14 +258,17 @@ impl Simulation {
                     queue.schedule(queue.origin(unit), at, event);
                 }
             }
-            let conns =
-                ConnTable::new(factory.clone(), model.transport.cc.sends_cnps(), layout.catalog.clone(), me as u16, &layout.bytes[me]);
+            let bytes = if hollow { &[][..] } else { &layout.bytes[me][..] };
+            let conns = ConnTable::new(factory.clone(), model.transport.cc.sends_cnps(), layout.catalog.clone(), me as u16, bytes);
             let mut links = Links::piece(topo.clone(), model.switch.classes as usize, model.switch.pfc, model.seed, cut.clone(), me as u16);
             let (fabric, switches) = Fabric::piece(topo.clone(), model.switch.clone(), model.seed, cut.clone(), me as u16, &links);
             let hosts = (&rngs[..], &layout.incoming[..]);
-            let (mut nics, mut hosts) = Nics::new(model.transport.clone(), conns, messages.clone(), hosts, layout.messages[me], &links);
+            let held = if hollow { 0 } else { layout.messages[me] };
+            let (mut nics, mut hosts) = Nics::new(model.transport.clone(), conns, messages.clone(), hosts, held, &links);
             nics.up = UpPorts::new(model.topo.scale_up(), share.hosts as usize);
-            nics.schedule_starts(&mut hosts, &mut queue, &mut links, &model.deps, dependents.clone());
+            if !hollow {
+                nics.schedule_starts(&mut hosts, &mut queue, &mut links, &model.deps, dependents.clone());
+            }
             built.push(Piece { queue, links, switches, fabric, hosts, nics, counted: 0, ran: 0 });
         }
         // what each message waits for is read by nothing once the pieces hold their counts and

@@ -151,6 +151,12 @@ impl Simulation {
         self.pieces.iter().map(of).fold(Accounting::default(), |a, b| a + b)
     }
 
+    /// A rank of a run across ranks holds the others' pieces hollow: only rank 0, once it
+    /// gathered them, holds the run's results (a misuse of the API, said as such).
+    fn whole(&self) {
+        assert!(self.across.is_none(), "a run across ranks has its results on rank 0, after Simulation::gather");
+    }
+
     /// Per-flow, per-port and summary results of the run so far (the run can go on).
     pub fn results(&self) -> RunResult {
         self.results_keeping(&Keep::all())
@@ -158,6 +164,7 @@ impl Simulation {
 
     /// [`Simulation::results`] with the flows table's columns `keep` keeps.
     pub fn results_keeping(&self, keep: &Keep) -> RunResult {
+        self.whole();
         let (states, up) = (self.states(), self.up_times());
         let w = self.work(&states, &up);
         let mut m = MessageColumns::of(&w, Ends::of(&w, &self.conns()), keep);
@@ -181,6 +188,7 @@ impl Simulation {
     /// [`Simulation::into_results`] with the flows table's columns `keep` keeps: a caller that
     /// reads a few columns of millions of rows lets the others never be made.
     pub fn into_results_keeping(mut self, keep: &Keep) -> RunResult {
+        self.whole();
         let (accounting, achieved, detail) = (self.accounting(), self.achieved_load(), self.stop_detail());
         self.pieces.iter_mut().for_each(|p| {
             p.nics.free_schedule();

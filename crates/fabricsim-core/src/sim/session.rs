@@ -158,7 +158,7 @@ impl Session {
     /// A session of `scenario` (which may have no workload) on `threads` threads (`None`: the
     /// engine's choice, as `threads = "auto"`).
     pub fn new(scenario: &Scenario, threads: Option<usize>) -> Result<Session, ScenarioError> {
-        let mut sim = Simulation::threaded(scenario, threads.map(|t| t.max(1)), true)?;
+        let mut sim = Simulation::threaded(scenario, threads.map(|t| t.max(1)), true, None)?;
         for p in &mut sim.pieces {
             p.nics.keep_log();
         }

@@ -74,7 +74,7 @@ impl Simulation {
     /// thread runs its pieces one after another in each window, which keeps what a piece
     /// touches in the cache.
     pub fn with_threads(scenario: &Scenario, threads: usize) -> Result<Simulation, ScenarioError> {
-        let mut sim = Self::threaded(scenario, Some(threads.max(1)), false)?;
+        let mut sim = Self::threaded(scenario, Some(threads.max(1)), false, None)?;
         let cpus = available_cpus();
         if sim.threads > cpus {
             // a remark on this machine, not a result: the results' warnings do not depend on it
@@ -92,7 +92,7 @@ impl Simulation {
     /// (at most one per piece); a window after one with few events runs on the driver's
     /// thread alone.
     pub fn auto(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
-        let mut sim = Self::threaded(scenario, None, false)?;
+        let mut sim = Self::threaded(scenario, None, false, None)?;
         if sim.threads > 1 {
             sim.chooser = Some(Chooser::new(sim.threads));
         }
@@ -101,7 +101,12 @@ impl Simulation {
 
     /// [`Simulation::with_threads`] (`Some`) or [`Simulation::auto`] (`None`); `open`: a
     /// session's run, which messages may be sent into (`sim::session`).
-    pub(super) fn threaded(scenario: &Scenario, ask: Option<usize>, open: bool) -> Result<Simulation, ScenarioError> {
+    pub(super) fn threaded(
+        scenario: &Scenario,
+        ask: Option<usize>,
+        open: bool,
+        rank: Option<(usize, usize)>,
+    ) -> Result<Simulation, ScenarioError> {
         let cpus = available_cpus();
         let mut most = usize::MAX; // pieces at most: halved while they need too much memory
         loop {
@@ -112,7 +117,7 @@ impl Simulation {
                 pieces = Cut::count(&home);
                 home
             };
-            match Self::build(scenario, cut, open) {
+            match Self::build(scenario, cut, open, rank) {
                 Ok(sim) => {
                     let mut sim = sim.on_threads(threads);
                     if sim.lookahead == 0 && pieces > threads {

@@ -31,9 +31,10 @@
 //! it makes in one process, and the run stops where one process stops it: at the end of the
 //! instant of its last completion, at `stop.max_events` (counted in turns), at `stop.max_time`.
 //!
-//! Today every rank builds the whole run and keeps the pieces it does not own as they were
-//! built (untouched); at the end the other ranks tell rank 0 what their pieces hold for the
-//! results ([`Simulation::gather`], `gather.rs`), and rank 0 gives the run's results. A
+//! Every rank builds the whole fabric and the run's messages, and the pieces it does not own
+//! hollow (their links, switches and hosts, none of their messages' or connections' state);
+//! at the end the other ranks tell rank 0 what their pieces hold for the results
+//! ([`Simulation::gather`], `gather.rs`), and rank 0 gives the run's results. A
 //! sample (`[samples]`) reads each sampled port on the rank that holds it, gathered on every
 //! rank; `stop.max_wall` reads rank 0's clock, which it tells the others at each step; priority
 //! flow control's deadlock check reads the pauses every rank tells (`pauses.rs`). Not across
@@ -113,7 +114,7 @@ impl Simulation {
         if ranks == 0 || rank >= ranks {
             return Err(ScenarioError::new("rank", format!("rank {rank} of {ranks}"), "a rank from 0 to ranks - 1, and at least 1 rank"));
         }
-        let sim = Self::threaded(scenario, Some(ranks.saturating_mul(threads.max(1))), false)?;
+        let sim = Self::threaded(scenario, Some(ranks.saturating_mul(threads.max(1))), false, Some((rank, ranks)))?;
         let pieces = sim.pieces.len();
         if pieces < ranks {
             let allowed = format!("at most {pieces} ranks: the fabric cuts into {pieces} pieces (a leaf with its hosts each)");
