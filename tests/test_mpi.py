@@ -195,6 +195,9 @@ def test_scale_bench_runs_give_one_result_on_threads_and_processes(tmp_path: Pat
     runs = {x["run"]: x for x in lines if x["scenario"] == "perm"}
     assert set(runs) == {"1x1", "1x2", "2x1"}
     assert runs["2x1"]["processes"] == 2 and len(runs["2x1"]["peak_mb"]) == 2 and runs["1x2"]["threads_used"] == 2
+    # where the windows' wall went: the driver's time in them, counted wherever windows ran
+    assert runs["1x2"]["windows"][0] > 0 and runs["1x2"]["window_profile"][0] > 0
+    assert runs["1x1"]["window_profile"] == [0, 0, 0]
     assert len({(r["flows_digest"], r["events"], r["sim_time_ns"]) for r in runs.values()}) == 1
     assert runs["1x1"]["events"] > 50_000 and runs["1x1"]["status"] == "complete"
     bad = [x for x in lines if x["scenario"] == "bad"]

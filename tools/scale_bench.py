@@ -10,8 +10,10 @@ run in a fresh process, for the many-core figures of docs/performance.md ("On ma
 the package's Python dependencies (polars, ...) are not installed, the extension is loaded alone,
 so a machine without network access needs only the built extension and MPI's wheels. Each line
 says the scenario, processes x threads, the build's and the run's wall, the events, the
-simulated end time, each process's peak RSS and a digest of the flows table: equal digests are
-results equal to the picosecond.
+simulated end time, the parallel windows and where their wall went (`window_profile`: the
+driver's time in windows, the worker threads' waits between and within them, summed over the
+threads), each process's peak RSS and a digest of the flows table: equal digests are results
+equal to the picosecond.
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ def run(path: str, threads: int, mpi: bool) -> None:
         peaks = [resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024]
     if not holds:
         return
-    used, windows = sim.threads, sim.windows
+    used, windows, profile = sim.threads, sim.windows, sim.window_profile
     r = sim.results()
     summary = json.loads(r["summary"])
     line = {
@@ -107,6 +109,8 @@ def run(path: str, threads: int, mpi: bool) -> None:
         "sim_time_ns": summary["sim_time_ns"],
         "status": summary["status"],
         "windows": windows,
+        # the driver's time in windows, and the workers' waits between and within them (s)
+        "window_profile": [round(x, 3) for x in profile],
         "peak_mb": [round(p, 1) for p in peaks],
         "flows_digest": digest(r["flows"]),
     }

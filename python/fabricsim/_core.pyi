@@ -57,6 +57,10 @@ class Simulation:
     def windows(self) -> tuple[int, int]:
         """Windows run on every thread, and (an auto run) on one thread after a window with few events."""
     @property
+    def window_profile(self) -> tuple[float, float, float]:
+        """Where the parallel windows' wall went, in seconds: the driver's time in windows, and the
+        worker threads' waits summed over them, between windows and within them (timings)."""
+    @property
     def thread_note(self) -> str | None:
         """Why the run uses fewer threads than asked, if it does."""
     def step(self, budget: int) -> str:

@@ -196,6 +196,14 @@ impl Simulation {
         Ok((sim.parallel_windows().0, sim.solo_windows()))
     }
 
+    /// Where the parallel windows' wall went, in seconds: the driver's time in windows, and the
+    /// worker threads' waits summed over them, between windows and within them (timings).
+    #[getter]
+    fn window_profile(&self) -> PyResult<(f64, f64, f64)> {
+        let [inside, between, within] = self.sim()?.window_profile();
+        Ok((inside.as_secs_f64(), between.as_secs_f64(), within.as_secs_f64()))
+    }
+
     /// Why the run uses fewer threads than asked, if it does.
     #[getter]
     fn thread_note(&self) -> PyResult<Option<String>> {

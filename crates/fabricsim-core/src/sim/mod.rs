@@ -66,6 +66,10 @@ pub struct Simulation {
     chooser: Option<threads::Chooser>,
     /// The parallel windows' wall time, a moving average (how long a waiting thread spins).
     window_wall: std::time::Duration,
+    /// The driver's wall time in parallel windows, and the worker threads' waits between and
+    /// within them (`Simulation::window_profile`).
+    window_time: std::time::Duration,
+    thread_waits: [std::time::Duration; 2],
     /// Windows run in parallel, and the events they held.
     windows: (u64, u64),
     /// The most events a span of one lookahead held so far, in a window or in turns (`None`
@@ -288,6 +292,8 @@ impl Simulation {
             thread_note: None,
             chooser: None,
             window_wall: parallel::MAX_SPIN,
+            window_time: std::time::Duration::ZERO,
+            thread_waits: [std::time::Duration::ZERO; 2],
             windows: (0, 0),
             widest: None,
             ends_after: 0,

@@ -163,6 +163,10 @@ pub(super) struct Shared {
     pub exchanged: Option<Barrier>,
     pub end: Barrier,
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    /// Nanoseconds the worker threads waited, summed over them: at `start` (for the driver's
+    /// pass between windows, and its turns), and within windows (at `posted`, `exchanged` and
+    /// `end`: for the slowest piece, the exchange across processes and the wake-ups).
+    pub waited: [AtomicU64; 2],
 }
 
 impl Shared {
@@ -180,7 +184,13 @@ impl Shared {
             exchanged: across.then(|| Barrier::new(threads)),
             end: Barrier::new(threads),
             panic: Mutex::new(None),
+            waited: [AtomicU64::new(0), AtomicU64::new(0)],
         }
+    }
+
+    /// Counts the wait of a worker thread since `since`: between windows (0) or within (1).
+    fn waited(&self, within: usize, since: Instant) {
+        self.waited[within].fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 
     /// Does `f` for each piece of thread `t` (every `threads`-th from `t`), keeping a panic
@@ -217,9 +227,13 @@ impl Shared {
     /// posted, and across processes once the driver swapped what crosses them) collect.
     fn window(&self, t: usize, threads: usize, bound: u128) {
         self.run_phase(t, threads, bound);
+        let since = Instant::now();
         self.posted.wait();
         if let Some(exchanged) = &self.exchanged {
             exchanged.wait();
+        }
+        if t > 0 {
+            self.waited(1, since);
         }
         self.collect_phase(t, threads);
     }
@@ -242,10 +256,14 @@ impl Shared {
     /// A worker thread: a window whenever the driver plans one, until it plans none.
     pub fn work(&self, t: usize, threads: usize) {
         loop {
+            let since = Instant::now();
             self.start.wait();
+            self.waited(0, since);
             let Some(bound) = *self.plan.lock().unwrap_or_else(PoisonError::into_inner) else { return };
             self.window(t, threads, bound);
+            let since = Instant::now();
             self.end.wait();
+            self.waited(1, since);
         }
     }
 }
@@ -266,7 +284,7 @@ impl Simulation {
         let threads = self.threads;
         let pieces = self.pieces.len();
         let shared = Shared::new(pieces, threads, self.cut.homes().clone(), false);
-        std::thread::scope(|s| {
+        let status = std::thread::scope(|s| {
             for t in 1..threads {
                 let shared = &shared;
                 s.spawn(move || shared.work(t, threads));
@@ -277,7 +295,24 @@ impl Simulation {
             *shared.plan.lock().unwrap_or_else(PoisonError::into_inner) = None;
             shared.start.wait();
             status.unwrap_or_else(|payload| std::panic::resume_unwind(payload))
-        })
+        });
+        self.add_waits(&shared);
+        status
+    }
+
+    /// Adds what the threads of `shared` waited to the run's counts ([`Simulation::window_profile`]).
+    pub(super) fn add_waits(&mut self, shared: &Shared) {
+        for (sum, w) in self.thread_waits.iter_mut().zip(&shared.waited) {
+            *sum += std::time::Duration::from_nanos(w.load(Ordering::Relaxed));
+        }
+    }
+
+    /// Where the parallel windows' wall time went: the driver's time inside windows, and the
+    /// worker threads' waits summed over them, between windows (for the driver's pass and its
+    /// turns) and within them (for the slowest piece, the exchange across processes and the
+    /// barriers' wake-ups). Timings, not results: they vary from run to run.
+    pub fn window_profile(&self) -> [std::time::Duration; 3] {
+        [self.window_time, self.thread_waits[0], self.thread_waits[1]]
     }
 
     /// The driver's side of [`Simulation::windows`].
@@ -319,6 +354,7 @@ impl Simulation {
                 std::panic::resume_unwind(payload);
             }
             let took = began.elapsed();
+            self.window_time += took;
             let mut events = 0;
             for i in 0..self.pieces.len() {
                 let ran = std::mem::take(&mut self.pieces[i].ran);

@@ -161,6 +161,7 @@ impl Simulation {
             shared.start.wait();
             status.unwrap_or_else(|payload| std::panic::resume_unwind(payload))
         });
+        self.add_waits(&shared);
         self.wall += started.elapsed();
         self.status
     }
@@ -285,6 +286,7 @@ impl Simulation {
     /// what crosses ranks goes in one all-to-all at its end, between the threads' posting and
     /// their collecting.
     fn window_across(&mut self, r: &mut Rank, shared: &Shared, end: Time) {
+        let began = Instant::now();
         let bound = u128::from(end) << 64;
         let n = self.pieces.len();
         let mut all: Vec<Option<Piece>> = self.pieces.drain(..).map(Some).collect();
@@ -330,6 +332,7 @@ impl Simulation {
             r.now = r.now.max(piece.queue.now());
         }
         self.count_done(r);
+        self.window_time += began.elapsed();
     }
 
     /// The turn of `piece`, up to the key `bound`: its rank runs it and tells every rank what
