@@ -122,7 +122,7 @@ pub(super) struct Seen {
 
 impl Seen {
     /// What `event` reads of `pieces` (nothing for the others; `trace`: the trace's messages).
-    pub fn of(event: Event, pieces: &[Piece], trace: usize) -> Seen {
+    pub fn of(event: Event, pieces: &[Box<Piece>], trace: usize) -> Seen {
         match event {
             Event::Watch => Seen {
                 activity: super::results::activity(pieces),
@@ -147,7 +147,7 @@ impl Seen {
 }
 
 /// Egress port `port` as the piece of its sending node holds it.
-pub(super) fn port_of<'a>(pieces: &'a [Piece], cut: &Cut, port: u32) -> &'a EgressPort {
+pub(super) fn port_of<'a>(pieces: &'a [Box<Piece>], cut: &Cut, port: u32) -> &'a EgressPort {
     let from = pieces[0].fabric.topology().ports[port as usize].from;
     pieces[usize::from(cut.home(from))].links.port(port)
 }

@@ -50,8 +50,10 @@ pub struct Simulation {
     scenario: Scenario,
     model: Model,
     /// The run's hosts and switches with their state and events, in pieces ([`piece`]), and
-    /// the piece of each node.
-    pieces: Vec<Piece>,
+    /// the piece of each node. Boxed: the pieces move to the threads' cells and back at every
+    /// parallel window, a pointer each rather than 2 KB (`sim::parallel`).
+    #[allow(clippy::vec_box, reason = "a window moves every piece twice: a pointer each, not 2 KB")]
+    pieces: Vec<Box<Piece>>,
     cut: Arc<Cut>,
     /// The ports routing has excluded (empty until a fault converges).
     excluded: Vec<bool>,
@@ -273,7 +275,7 @@ impl Simulation {
             if !hollow {
                 nics.schedule_starts(&mut hosts, &mut queue, &mut links, &model.deps, dependents.clone());
             }
-            built.push(Piece { queue, links, switches, fabric, hosts, nics, counted: 0, ran: 0 });
+            built.push(Box::new(Piece { queue, links, switches, fabric, hosts, nics, counted: 0, ran: 0 }));
         }
         // what each message waits for is read by nothing once the pieces hold their counts and
         // the reverse lists (the jobs' bounds were computed at resolve): about 17 bytes a
@@ -386,9 +388,12 @@ impl Simulation {
             }
             let mut left = (budget - *n).min(1 << 16);
             let before = left;
-            let pause = match &mut self.pieces[..] {
-                [one] => one.run::<{ Pause::ON_COMPLETION }>(bound.min(until), &mut left, &mut self.now),
-                all => all[i].run::<{ Pause::ON_ALL }>(bound.min(until), &mut left, &mut self.now),
+            let alone = self.pieces.len() == 1;
+            let piece: &mut Piece = &mut self.pieces[i];
+            let pause = if alone {
+                piece.run::<{ Pause::ON_COMPLETION }>(bound.min(until), &mut left, &mut self.now)
+            } else {
+                piece.run::<{ Pause::ON_ALL }>(bound.min(until), &mut left, &mut self.now)
             };
             (*n, self.events) = (*n + before - left, self.events + before - left);
             match pause {

@@ -151,7 +151,7 @@ impl Barrier {
 /// to]`), each node's piece, the window's end key (`None`: the threads stop), the barriers,
 /// and a thread's panic.
 pub(super) struct Shared {
-    pub cells: Vec<Mutex<Option<Piece>>>,
+    pub cells: Vec<Mutex<Option<Box<Piece>>>>,
     pub mail: Vec<Mutex<Mail>>,
     home: std::sync::Arc<[u16]>,
     pub plan: Mutex<Option<u128>>,

@@ -296,7 +296,7 @@ impl Piece {
 
     /// Hands what piece `from` put in its outboxes to the pieces it is for (`home`: the piece
     /// of each node), at once: a run in turns on one thread.
-    pub fn hand_over(pieces: &mut [Piece], from: usize, home: &[u16]) {
+    pub fn hand_over(pieces: &mut [Box<Piece>], from: usize, home: &[u16]) {
         let mut mail: Vec<Mail> = (0..pieces.len()).map(|_| Mail::default()).collect();
         pieces[from].post(home, &mut mail.iter_mut().collect::<Vec<_>>());
         for (piece, mail) in pieces.iter_mut().zip(&mut mail) {
@@ -397,7 +397,8 @@ pub fn partition(topo: &Topology, pieces: usize) -> Vec<u16> {
 impl super::Simulation {
     /// The run's pieces, built and not run: what a unit test of a host or a switch feeds
     /// inputs to and reads outputs from, without a whole run.
-    pub(crate) fn into_pieces(self) -> Vec<Piece> {
+    #[allow(clippy::vec_box, reason = "the run's pieces as it holds them")]
+    pub(crate) fn into_pieces(self) -> Vec<Box<Piece>> {
         self.pieces
     }
 }

@@ -148,7 +148,7 @@ impl Simulation {
                 headers_in_flight,
             }
         };
-        self.pieces.iter().map(of).fold(Accounting::default(), |a, b| a + b)
+        self.pieces.iter().map(|p| of(p)).fold(Accounting::default(), |a, b| a + b)
     }
 
     /// A rank of a run across ranks holds the others' pieces hollow: only rank 0, once it
@@ -382,6 +382,6 @@ pub(super) fn delivered(p: &super::Piece, count: usize) -> u64 {
 }
 
 /// What the no-progress guard reads of `pieces`' hosts, summed over them.
-pub(super) fn activity(pieces: &[super::Piece]) -> Activity {
+pub(super) fn activity(pieces: &[Box<super::Piece>]) -> Activity {
     pieces.iter().flat_map(|p| &p.hosts).fold(Activity::default(), |a, h| a + h.activity())
 }

@@ -15,7 +15,7 @@ fn piece_of(size: &str, transport: &str) -> Piece {
         r#"{{"topology": {{"hosts": 16, "radix": 8}}, "transport": {{ {transport} }}, "lb": {{"kind": "ops"}},
             "workload": {{"kind": "flows", "flows": [{{"src": 0, "dst": 9, "size": "{size}"}}]}}}}"#
     );
-    Simulation::new(&Scenario::from_json(&text).expect("valid")).expect("builds").into_pieces().remove(0)
+    *Simulation::new(&Scenario::from_json(&text).expect("valid")).expect("builds").into_pieces().remove(0)
 }
 
 fn piece(transport: &str) -> Piece {

@@ -289,7 +289,7 @@ impl Simulation {
         let began = Instant::now();
         let bound = u128::from(end) << 64;
         let n = self.pieces.len();
-        let mut all: Vec<Option<Piece>> = self.pieces.drain(..).map(Some).collect();
+        let mut all: Vec<Option<Box<Piece>>> = self.pieces.drain(..).map(Some).collect();
         for i in r.own.clone() {
             *shared.cells[i].lock().unwrap_or_else(PoisonError::into_inner) = all[i].take();
         }
