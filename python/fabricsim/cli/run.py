@@ -72,9 +72,10 @@ def run(
     # are not written keeps only the flows columns its summary reads (its estimate counts those)
     columns = None if out_dir is not None else SUMMARY_FLOW_COLUMNS
     if mpi:
-        res = _across_processes(sc, scenario.stem, out_dir, quiet, asked, reference, columns)
-        if res is None:
+        found, ref = _across_processes(sc, scenario.stem, out_dir, quiet, asked, reference, columns)
+        if found is None:
             return  # not rank 0: it prints and writes
+        res = found
     else:
         if not quiet:
             _say_estimate(sc, scenario.stem, columns)
@@ -84,10 +85,11 @@ def run(
             _check_writable(out_dir)
         _warn(sc, found=prepared.warnings)
         res = _run_with_bar(prepared, scenario.stem, quiet, asked, columns, estimated=not quiet)
-        if ref is not None:
-            from .. import reference as reference_module
+    if ref is not None:
+        # the non-blocking reference, small beside the run (across processes: on rank 0 alone)
+        from .. import reference as reference_module
 
-            reference_module.attach(res, _run_reference(ref, quiet, asked))
+        reference_module.attach(res, _run_reference(ref, quiet, asked))
     if out_dir is not None:
         res.write(out_dir)
     try:
@@ -107,12 +109,12 @@ def run(
 
 def _across_processes(
     sc: Scenario, label: str, out_dir: Path | None, quiet: bool, asked: int | None, reference: str | None, columns: Sequence[str] | None
-) -> Results | None:
+) -> tuple[Results | None, Scenario | None]:
     """``run --mpi``: the run across the processes of this MPI launch (:mod:`fabricsim.mpi`), each
     on ``asked`` threads (``None``, ``--threads auto``: one); its results on rank 0, ``None`` on
-    the others. Rank 0 alone says the estimate and the warnings, checks ``--out`` (and tells the
-    others, which would otherwise wait for it in the run), and runs ``--reference`` in one
-    process after the run."""
+    the others, and the reference ``--reference`` asks for, which rank 0 runs in one process
+    after the run. Rank 0 alone says the estimate and the warnings, and checks ``--out`` (and
+    tells the others, which would otherwise wait for it in the run)."""
     from ..mpi import communicator, run_mpi
 
     # every rank checks the reference alike (an error stops them all before the run)
@@ -132,10 +134,4 @@ def _across_processes(
         raise scenario_error(*unwritable)
     if first:
         _warn(sc)
-    res = run_mpi(sc, comm, columns, threads=1 if asked is None else asked)
-    if res is not None and ref is not None:
-        # the non-blocking reference, small beside the run, on rank 0 alone
-        from .. import reference as reference_module
-
-        reference_module.attach(res, _run_reference(ref, quiet, asked))
-    return res
+    return run_mpi(sc, comm, columns, threads=1 if asked is None else asked), ref

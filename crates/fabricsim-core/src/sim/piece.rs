@@ -210,7 +210,12 @@ impl Piece {
     /// slow a link and lengthen its latency). On a scale-up network, the last message its
     /// ports took ends no earlier than they tell ([`crate::host::nic::UpPorts::bound`]).
     pub fn completion_bound(&self, now: Time) -> Time {
-        let (at, after) = self.completion_parts();
+        Self::bound_of(now, self.completion_parts())
+    }
+
+    /// The bound [`Piece::completion_bound`] gives from its parts (`completion_parts`, or the
+    /// greatest of several pieces' parts): the latest of `now`, the time and `now` plus the span.
+    pub fn bound_of(now: Time, (at, after): (Time, Time)) -> Time {
         now.max(at).max(now.saturating_add(after))
     }
 

@@ -34,15 +34,16 @@ impl Simulation {
         expected
     }
 
+    /// The completion bound's parts (`Piece::completion_parts`) over this rank's pieces.
+    pub(super) fn own_parts(&self, r: &Rank) -> (Time, Time) {
+        r.own.clone().map(|i| self.pieces[i].completion_parts()).fold((0, 0), |(at, after), (a, b)| (at.max(a), after.max(b)))
+    }
+
     /// The pieces' completion bound in parts (`Piece::completion_parts`) over every rank,
     /// where the ranks did not tell them as they agreed (the bound found before still reached
     /// past the window they expected).
     pub(super) fn completion_parts_across(&self, r: &Rank) -> (Time, Time) {
-        let (mut at, mut after) = (0, 0);
-        for i in r.own.clone() {
-            let (a, b) = self.pieces[i].completion_parts();
-            (at, after) = (at.max(a), after.max(b));
-        }
+        let (mut at, mut after) = self.own_parts(r);
         let mut w = Writer::default();
         w.u64(at);
         w.u64(after);

@@ -11,9 +11,9 @@
 //!   completed since the last step, the time of its last event, the least two keys its pieces'
 //!   queues hold (and where), what they hold, and (before a window may run, where the bound
 //!   found before may not reach past it) the two parts of its hosts' completion bound
-//!   (`Piece::completion_parts`; a bound stays one as the run goes on). This is the window's all-reduce of
-//!   ns-3's distributed simulator (its null-message-free "granted time window"), with the
-//!   event guard's and the end's inputs beside the next event's time.
+//!   (`Piece::completion_parts`; a bound stays one as the run goes on). This is the window's
+//!   all-reduce of ns-3's distributed simulator (its null-message-free "granted time window"),
+//!   with the event guard's and the end's inputs beside the next event's time.
 //! - **a window**, where the threads' engine would run one (`sim::parallel`: no duty of the
 //!   whole run, no completion, the event guard far): every rank runs its pieces up to the
 //!   window's end, and what they hand pieces of other ranks crosses in one all-to-all,
@@ -195,11 +195,9 @@ impl Simulation {
                     if h.wall_out {
                         return Status::WallLimit;
                     }
-                    if ask {
-                        self.ends_after = self.ends_after.max(now.max(h.at).max(now.saturating_add(h.after)));
-                    } else if self.ends_after < end {
-                        let (at, after) = self.completion_parts_across(r);
-                        self.ends_after = self.ends_after.max(now.max(at).max(now.saturating_add(after)));
+                    let parts = if ask { Some((h.at, h.after)) } else { (self.ends_after < end).then(|| self.completion_parts_across(r)) };
+                    if let Some(parts) = parts {
+                        self.ends_after = self.ends_after.max(Piece::bound_of(now, parts));
                     }
                     if self.ends_after >= end {
                         self.window_across(r, shared, end);
@@ -241,13 +239,12 @@ impl Simulation {
         for i in r.own.clone() {
             let p = &mut self.pieces[i];
             mine.queued += p.queue.len() as u64;
-            if parts {
-                let (at, after) = p.completion_parts();
-                (mine.at, mine.after) = (mine.at.max(at), mine.after.max(after));
-            }
             if let Some(key) = p.queue.peek_key() {
                 mine.least(key, i, u128::MAX);
             }
+        }
+        if parts {
+            (mine.at, mine.after) = self.own_parts(r);
         }
         let mut w = Writer::default();
         let (key, piece) = mine.first.unwrap_or((u128::MAX, 0));
