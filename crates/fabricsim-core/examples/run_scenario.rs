@@ -26,9 +26,10 @@ fn main() {
     let r = sim.into_results();
     let s = &r.summary;
     println!(
-        "{path} ({how}): {threads} threads, {pieces} pieces, status {}, {} events, wall {:.2} s",
+        "{path} ({how}): {threads} threads, {pieces} pieces, status {}, {} events, max JCT {} ns, wall {:.2} s",
         s.status,
         s.events,
+        s.max_jct_ns.map_or("-".into(), |t| format!("{t:.0}")),
         t.elapsed().as_secs_f64()
     );
 }

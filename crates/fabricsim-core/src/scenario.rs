@@ -109,7 +109,7 @@ pub struct StopConfig {
     /// `incomplete`. A job (or the `[workload]`) that cannot complete by it is warned of before the run starts: its *least
     /// time*, the critical path of its messages each taking its ideal FCT from its release (as the jobs' ideal bound
     /// schedules them), is a bound no run beats (a Llama 3 405B step on 1 024 GPUs, TP 8, PP 16, 16 micro-batches at 400
-    /// TFLOPS: 13.68 s).
+    /// TFLOPS: 13.79 s).
     #[serde(default = "d_max_time")]
     pub max_time: Duration,
     /// Event budget guard; hitting it ends the run `incomplete`.

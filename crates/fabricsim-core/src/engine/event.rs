@@ -31,6 +31,12 @@ pub enum Event {
     UpDone(u32),
     /// Its source hears that it was received (its next step may wait for that).
     UpAck(u32),
+    /// A host's sending port on the scale-up network is done with its message, and others
+    /// wait for it: the next in turn starts.
+    UpFree(u32),
+    /// A leg of a scale-up switch: its first bit passes its destination's port, and legs that
+    /// cut through wait for it.
+    UpBegin(u32),
     /// A compute task (a training job's) is done: its host computed for its delay.
     Computed(u32),
     /// The fault timeline's next actions take effect (one such event is pending at a time).

@@ -150,6 +150,8 @@ impl Nics {
             Event::UpArrive(m) => self.up_arrive(h, out, now, m),
             Event::UpDone(m) => self.up_done(h, out, now, m),
             Event::UpAck(m) => self.up_ack(h, out, now, m),
+            Event::UpFree(host) => self.up_free(out, now, host),
+            Event::UpBegin(m) => self.up_begin(h, out, now, m),
             Event::Computed(m) => self.computed(h, out, now, m),
             Event::PipeArrive(_) | Event::PortFree(_) => unreachable!("a packet or a port, handed over as such"),
             Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),

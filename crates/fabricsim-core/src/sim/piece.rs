@@ -135,8 +135,8 @@ impl Piece {
             Event::Release(m) | Event::UpSend(m) | Event::UpAck(m) | Event::Computed(m) => {
                 node_unit(self.nics.messages()[m as usize].spec.src)
             }
-            Event::UpArrive(m) | Event::UpDone(m) => node_unit(self.nics.messages()[m as usize].spec.dst),
-            Event::NicWake(h) => node_unit(h),
+            Event::UpArrive(m) | Event::UpDone(m) | Event::UpBegin(m) => node_unit(self.nics.messages()[m as usize].spec.dst),
+            Event::NicWake(h) | Event::UpFree(h) => node_unit(h),
             Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
         }
     }

@@ -22,16 +22,13 @@
 use std::collections::BTreeMap;
 
 use super::collect::WorkView;
-use super::ideal::{ideal_fct, smallest_packet, wire_time};
-use super::least::{ack_flight, connections, IdealFcts};
+use super::least::{ack_flight, IdealFcts};
 use super::{columns, ns, Column, Nullable, Table};
-use crate::host::TransportModel;
-use crate::time::{serialization, Time};
-use crate::topology::Routes;
+use crate::time::Time;
 use crate::workload::collective::{heard, ideal_finish, nic_bounds, released, Hearing, Lane, Tag};
 use crate::workload::job::JobInfo;
 use crate::workload::training::KINDS;
-use crate::workload::{Deps, MessageSpec, Via};
+use crate::workload::MessageSpec;
 
 /// The jobs and steps tables, and (max JCT ns, mean JCT ns, max JCT slowdown).
 pub struct JobTables {
@@ -104,72 +101,8 @@ impl Span {
     }
 }
 
-/// A workload as the jobs' bounds read it, before any run: its messages (hosts by leaf slot,
-/// as a run's model holds them), what they wait for, their tags and jobs.
-pub struct Plan<'a> {
-    pub routes: &'a Routes,
-    pub transport: &'a TransportModel,
-    pub specs: &'a [MessageSpec],
-    /// The scenario's subflows a message (`lb.subflows()`): its connections over the fabric.
-    pub subflows: u32,
-    pub deps: &'a Deps,
-    pub tags: &'a [Tag],
-    pub jobs: &'a [JobInfo],
-}
-
-impl Plan<'_> {
-    /// Message `i`'s connections as the run builds them ([`connections`]).
-    fn count(&self, i: usize) -> u32 {
-        connections(self.routes.topology(), self.subflows, &self.specs[i])
-    }
-    /// Whether message `i` crosses its server's scale-up network (`Message::on_scale_up`).
-    fn on_scale_up(&self, i: usize) -> bool {
-        let m = &self.specs[i];
-        !m.is_compute() && self.routes.topology().scale_up_between(m.src, m.dst).is_some()
-    }
-    /// What message `i` holds while it is sent: its sender's NIC, its scale-up port, or
-    /// nothing shared (a compute task, a leg out of a scale-up switch, or any message of a
-    /// training job).
-    fn lane(&self, i: usize) -> Lane {
-        let job = self.tags[i].job;
-        match &self.specs[i] {
-            _ if job != Tag::NONE.job && self.jobs[job as usize].training() => Lane::Alone,
-            m if m.is_compute() || m.via == Via::OutOfSwitch => Lane::Alone,
-            _ if self.on_scale_up(i) => Lane::ScaleUp,
-            _ => Lane::Nic,
-        }
-    }
-    /// How long message `i` holds its sender's NIC (its packets back to back) or its port on
-    /// the scale-up network.
-    fn wire(&self, i: usize) -> Time {
-        let (m, topo) = (&self.specs[i], self.routes.topology());
-        match topo.scale_up_between(m.src, m.dst) {
-            Some(up) => serialization(m.bytes, up.rate),
-            None => wire_time(m.bytes, self.transport.mtu, self.transport.header, self.count(i), topo.host_rate()),
-        }
-    }
-    /// The least message `i` (ideal FCT `fct`, holding its lane for `wire`) takes after its
-    /// last byte left: on a NIC, its smallest packet alone on its path at whatever pace the
-    /// NIC sends (one packet's flight cached in `flight` by path and size: a run has few of
-    /// either); a scale-up transfer is one piece, what follows its port's.
-    fn tail(&self, i: usize, fct: Time, wire: Time, flight: &mut Flights) -> Time {
-        if self.lane(i) != Lane::Nic {
-            return fct.saturating_sub(wire);
-        }
-        let (m, t) = (&self.specs[i], self.transport);
-        let rate = self.routes.topology().host_rate();
-        let smallest = smallest_packet(m.bytes, t.mtu, t.header, self.count(i));
-        let route = self.routes.ideal_route(m.src, m.dst);
-        *flight
-            .entry((route.hops, smallest))
-            .or_insert_with_key(|(hops, p)| ideal_fct(hops, &[*p], &[0]).saturating_sub(serialization(*p, rate)))
-    }
-}
-
-/// One packet's flight after it left its NIC, by path and size.
-type Flights = std::collections::HashMap<(Vec<crate::topology::Hop>, u64), Time>;
-
-impl Plan<'_> {}
+use super::plan::Flights;
+pub use super::plan::Plan;
 
 /// What the jobs and steps tables hold before any run: per (job, iteration) and per step, the
 /// ideal and compute-only spans, the messages and bytes. Computed once from the workload
@@ -258,6 +191,10 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
     let free_too = p.jobs.iter().any(|j| j.training());
     let n = p.specs.len();
     let mut finish: Vec<Time> = Vec::with_capacity(n);
+    // each message's release too where legs of a scale-up switch cut through (they hear of
+    // what they wait for at its release: `collective::ideal_finish`)
+    let through = p.specs.iter().any(|m| m.via.through());
+    let mut releases: Vec<Time> = Vec::with_capacity(if through { n } else { 0 });
     let mut free_finish: Vec<Time> = Vec::with_capacity(if free_too { n } else { 0 });
     let (mut fcts, mut flight) = (IdealFcts::default(), Flights::new());
     type Acc = std::collections::HashMap<(u32, u32, u32, u32), (Time, Time, Time)>;
@@ -269,11 +206,17 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
     for i in 0..n {
         let m = &p.specs[i];
         let waits = p.deps.of(i).iter().copied().filter(|&d| same(i, d) && !bare(d as usize));
-        let heard_at = |d: u32| heard(&hearing, (p.specs[d as usize].src, p.specs[d as usize].dst), m.src, finish[d as usize]);
+        let heard_at = |d: u32| match m.via.through() {
+            true => releases[d as usize],
+            false => heard(&hearing, (p.specs[d as usize].src, p.specs[d as usize].dst), m.src, finish[d as usize]),
+        };
         let release = released(m, waits.clone().map(heard_at).max());
         let count = p.count(i);
         let fct = fcts.of(p.routes, p.transport, m, count);
         finish.push(release + fct);
+        if through {
+            releases.push(release);
+        }
         let free = free_too.then(|| {
             let at = released(&m.taking_no_time(), waits.map(|d| free_finish[d as usize]).max());
             free_finish.push(at);

@@ -11,6 +11,7 @@ pub mod columns;
 pub mod ideal;
 pub mod jobs;
 pub mod least;
+mod plan;
 pub mod sampler;
 
 use crate::engine::Status;

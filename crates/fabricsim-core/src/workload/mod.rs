@@ -94,6 +94,62 @@ pub enum Via {
     /// Out of the switch (a reduction's result, a multicast's copy): it holds its destination's
     /// port and no source port.
     OutOfSwitch,
+    /// [`Via::IntoSwitch`] cutting through ([`Pass::Through`]).
+    IntoSwitchThrough,
+    /// [`Via::OutOfSwitch`] cutting through ([`Pass::Through`]).
+    OutOfSwitchThrough,
+}
+
+/// When a leg of a scale-up switch ([`Via::IntoSwitch`], [`Via::OutOfSwitch`]) may go: once
+/// what it waits for is done, or as the legs it waits for pass through the switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// Once every message it waits for is done (their last bits in).
+    Whole,
+    /// Cut through: once the first bit of every leg it waits for is through the switch (at
+    /// its destination's port, or, a leg into the switch, at the switch) the switch passes
+    /// their bytes on as they come: a reduction's result as its inputs arrive, a store's
+    /// bytes as the result's, a multicast's copies as the store's. Every leg it waits for is
+    /// a leg of the switch, and none is slower than it (all run at the ports' one rate), so
+    /// it never overtakes them (`host::nic::scale_up`).
+    Through,
+}
+
+impl Via {
+    /// A leg into the switch that goes as `pass` says.
+    pub fn into_switch(pass: Pass) -> Via {
+        match pass {
+            Pass::Whole => Via::IntoSwitch,
+            Pass::Through => Via::IntoSwitchThrough,
+        }
+    }
+    /// A leg out of the switch that goes as `pass` says.
+    pub fn out_of_switch_leg(pass: Pass) -> Via {
+        match pass {
+            Pass::Whole => Via::OutOfSwitch,
+            Pass::Through => Via::OutOfSwitchThrough,
+        }
+    }
+    /// A leg of a scale-up switch that cuts through ([`Pass::Through`]).
+    #[inline]
+    pub fn through(self) -> bool {
+        matches!(self, Via::IntoSwitchThrough | Via::OutOfSwitchThrough)
+    }
+    /// A leg into or out of a scale-up switch.
+    #[inline]
+    pub fn switch_leg(self) -> bool {
+        matches!(self, Via::IntoSwitch | Via::OutOfSwitch | Via::IntoSwitchThrough | Via::OutOfSwitchThrough)
+    }
+    /// A leg into a scale-up switch.
+    #[inline]
+    pub fn is_into_switch(self) -> bool {
+        matches!(self, Via::IntoSwitch | Via::IntoSwitchThrough)
+    }
+    /// A leg out of a scale-up switch.
+    #[inline]
+    pub fn out_of_switch(self) -> bool {
+        matches!(self, Via::OutOfSwitch | Via::OutOfSwitchThrough)
+    }
 }
 
 /// The hosts a workload runs on.
@@ -218,6 +274,13 @@ pub fn costless_compute(messages: &[MessageSpec]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::engine::rng::Stream;
+
+    #[test]
+    fn a_message_spec_takes_40_bytes() {
+        // every message of a run holds one (a Llama 3 405B step on 8 192 GPUs: tens of millions)
+        assert_eq!(std::mem::size_of::<Via>(), 1);
+        assert_eq!(std::mem::size_of::<MessageSpec>(), 40);
+    }
 
     #[test]
     fn permutation_is_a_derangement_and_seeded() {

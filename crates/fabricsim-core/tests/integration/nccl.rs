@@ -139,8 +139,10 @@ fn a_training_step_pays_nccls_latencies_on_its_collectives_and_sends() {
     assert_eq!(exposed(&nccl) - exposed(&none), b - a);
     // the bytes of each kind of work (the steps table): the pipeline's sends (MiB each)
     // carry their data as it is (Simple above 16 KiB), the same bytes as without; the
-    // tensor-parallel allreduces of 8 MiB over 8 GPUs take what the tuner picks there, LL128
-    // (16/15 of the bytes, rounded up to lines)
+    // tensor-parallel allreduces of 8 MiB over the 8 GPUs of a switch that reduces run NVLS,
+    // which the tuner picks over the ring under any protocol (Simple only: the same bytes),
+    // each GPU's (n + 1)/n of the buffer into the switch and out: 2 (n + 1) = 18 times the
+    // buffer's n-th a GPU, against the ring's 2 (n - 1) = 14
     let kind = |r: &RunResult, k: &str| -> u64 {
         let (bytes, kinds) = (r.steps.u64("bytes"), r.steps.str("kind"));
         (0..bytes.len()).filter(|&i| kinds[i] == k).map(|i| bytes[i]).sum()
@@ -148,6 +150,13 @@ fn a_training_step_pays_nccls_latencies_on_its_collectives_and_sends() {
     assert!(kind(&none, "pp") > 0);
     assert_eq!(kind(&nccl, "pp"), kind(&none, "pp"));
     let (tp0, tp1) = (kind(&none, "tp"), kind(&nccl, "tp"));
+    assert_eq!(tp1, tp0, "NVLS under both");
+    let ring = run(&text("algorithm = \"ring\""));
+    assert_eq!(kind(&ring, "tp") / 14 * 18, tp0, "NVLS's bytes against the ring's");
+    // on the ring (`algorithm = "ring"`), the protocol the tuner picks there, LL128 (16/15 of
+    // the bytes, rounded up to lines)
+    let ring_nccl = run(&text("algorithm = \"ring\"\ncosts = \"nccl\"\nprotocol = \"auto\""));
+    let (tp0, tp1) = (kind(&ring, "tp"), kind(&ring_nccl, "tp"));
     assert!(tp1 >= tp0 / 120 * 128 && tp1 < tp0 / 15 * 16 + tp0 / 1000, "{tp1} against {tp0}");
     // under LL, twice the bytes
     let ll = run(&text("protocol = \"ll\""));
@@ -155,6 +164,45 @@ fn a_training_step_pays_nccls_latencies_on_its_collectives_and_sends() {
     // the same on two threads
     let two = Simulation::with_threads(&scenario(&text("costs = \"nccl\"\nprotocol = \"auto\"")).unwrap(), 2).unwrap().run();
     assert_eq!(two.jobs.opt_u64("jct_ps"), nccl.jobs.opt_u64("jct_ps"));
+}
+
+#[test]
+fn a_training_job_runs_its_tensor_parallel_allreduces_as_nvls_on_a_switch_that_reduces() {
+    // GPT-3 1.3B (2 layers), tp 8 on each server's NVSwitch, the jobs' defaults (NCCL's costs,
+    // the tuner's protocol): its activations' allreduces (8 MiB) run NVLS, which NCCL's tuner
+    // picks over the ring there; `algorithm = "ring"` or a switch that only forwards keeps the
+    // ring, and no other algorithm is a training job's
+    let text = |extra: &str| gpt3_on_two_servers(2, extra);
+    let step = |r: &RunResult| {
+        assert_eq!(r.summary.status, "complete");
+        let jct = r.jobs.opt_u64("jct_ps")[0].unwrap();
+        assert!(jct >= r.jobs.u64("ideal_jct_ps")[0], "never below its bound");
+        jct
+    };
+    let (auto, ring) = (run(&text("")), run(&text("algorithm = \"ring\"")));
+    let forwards = run(&text("").replace("scale_up_rate = \"7200Gbps\"", "scale_up_rate = \"7200Gbps\"\nscale_up_nvls = false"));
+    assert!(step(&auto) < step(&ring), "NVLS {} against the ring's {}", step(&auto), step(&ring));
+    assert_eq!(step(&forwards), step(&ring));
+    assert_eq!(forwards.flows.u64("bytes"), ring.flows.u64("bytes"));
+    // 16 calls (2 layers, 2 a pass, forward and backward, 2 stages): on NVLS two legs a GPU
+    // (into the switch and out: `nvls::streamed`), against the ring's 2 (n - 1) n = 112
+    // messages; a call a rank (NCCL's costs), and NVLS joins each rank's part once
+    let tp = |r: &RunResult| r.steps.u64("messages")[r.steps.str("kind").iter().position(|k| k == "tp").unwrap()];
+    assert_eq!((tp(&auto), tp(&ring)), (16 * (16 + 8 + 8), 16 * (112 + 8)));
+    // the same tables in pieces that split the servers (rails: a leg's notice crosses pieces)
+    // and on threads
+    let s = scenario(&text("").replace("nics_per_server = 8\n", "nics_per_server = 8\nrails = true\n")).unwrap();
+    let one = Simulation::new(&s).unwrap().run();
+    assert_eq!(one.summary.status, "complete");
+    for pieces in [2, 4, 8] {
+        let r = Simulation::in_pieces(&s, pieces).unwrap().run();
+        assert_eq!((&r.flows, &r.jobs), (&one.flows, &one.jobs), "{pieces} pieces");
+    }
+    let r = Simulation::with_threads(&s, 2).unwrap().run();
+    assert_eq!((&r.flows, &r.jobs), (&one.flows, &one.jobs), "2 threads");
+    let e = Simulation::new(&scenario(&text("algorithm = \"tree\"")).unwrap()).err().expect("tree refused");
+    assert_eq!(e.field, "jobs[0].algorithm", "{e}");
+    assert!(e.message.contains("\"ring\""), "{e}");
 }
 
 #[test]

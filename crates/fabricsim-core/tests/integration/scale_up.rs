@@ -43,11 +43,25 @@ fn two_messages_into_one_gpu_take_its_port_in_turn() {
 }
 
 #[test]
-fn a_gpus_port_sends_its_messages_in_release_order() {
+fn a_gpus_port_sends_one_message_at_a_time_its_streams_in_turn() {
+    // one message to each of three GPUs, released 1 us apart: one after another
     let r = run(&servers(&flows(&[(0, 1, "9MB", "0ns"), (0, 2, "9MB", "1us"), (0, 3, "9MB", "2us")])));
     let (first, end) = (r.flows.opt_u64("first_send_ps"), r.flows.opt_u64("end_ps"));
     assert_eq!(first, &[Some(0), Some(10_000_000), Some(20_000_000)]);
     assert_eq!(end, &[Some(10_300_000), Some(20_300_000), Some(30_300_000)]);
+    // three messages to GPU 1 at once, then one to GPU 3 (1 us) and one to GPU 2 (2 us): start
+    // tags 0, 9 M and 18 M bytes for GPU 1's stream, 0 for the others, so the port sends GPU
+    // 1's first, then GPU 2's and GPU 3's (least start tag, ties in the streams' order), then
+    // GPU 1's two others; first come first served would send GPU 1's three first
+    let r = run(&servers(&flows(&[
+        (0, 1, "9MB", "0ns"),
+        (0, 1, "9MB", "0ns"),
+        (0, 1, "9MB", "0ns"),
+        (0, 3, "9MB", "1us"),
+        (0, 2, "9MB", "2us"),
+    ])));
+    let first = r.flows.opt_u64("first_send_ps");
+    assert_eq!(first, &[Some(0), Some(30_000_000), Some(40_000_000), Some(20_000_000), Some(10_000_000)]);
 }
 
 #[test]

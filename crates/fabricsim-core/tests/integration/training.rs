@@ -248,15 +248,16 @@ fn bytes_generated(text: &str) -> [u64; 5] {
 
 #[test]
 fn each_kinds_bytes_per_gpu_equal_the_documented_formulas() {
-    // the data's bytes: Simple (LL and LL128 add their flags on the wire)
-    let simple = |t: String| t.replace("[[jobs]]\n", "[[jobs]]\nprotocol = \"simple\"\n");
+    // the data's bytes: Simple (LL and LL128 add their flags on the wire), on the ring (the
+    // formulas are the ring's; NVLS's two legs a GPU: tests/integration/nvls.rs)
+    let simple = |t: String| t.replace("[[jobs]]\n", "[[jobs]]\nprotocol = \"simple\"\nalgorithm = \"ring\"\n");
     let dense = simple(std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/training_dense_256.toml")).unwrap());
     let moe = simple(std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/training_moe_256.toml")).unwrap());
     let with = |base: &str, extra: &str| base.replace("gpu_tflops = 400", &format!("gpu_tflops = 400, {extra}"));
     let published = |model: &str, par: &str| {
         format!(
             "[topology]\nhosts = 64\nradix = 16\nnics_per_server = 8\nrails = true\nscale_up_rate = \"7200Gbps\"\n\
-             [[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nranks = 64\nmodel = {{ {model} }}\nparallel = {{ {par}, gpu_tflops = 400 }}\n"
+             [[jobs]]\ncosts = \"none\"\nprotocol = \"simple\"\nalgorithm = \"ring\"\nranks = 64\nmodel = {{ {model} }}\nparallel = {{ {par}, gpu_tflops = 400 }}\n"
         )
     };
     let cases = [

@@ -96,7 +96,13 @@ impl Nics {
         let (host, sender) = (h.node, self.messages[m].spec.src);
         for k in 0..self.dependents.of(m).len() {
             let d = self.dependents.of(m)[k] as usize;
-            let src = self.messages[d].spec.src;
+            let spec = self.messages[d].spec;
+            let src = spec.src;
+            if spec.via.through() {
+                // a leg of a scale-up switch that cuts through heard of it at its first bit
+                // (`scale_up`)
+                continue;
+            }
             if src == host {
                 self.heard(h, out, now, d);
             } else if src != sender {
@@ -129,7 +135,7 @@ impl Nics {
 
     /// One of the messages `d` waits for is known complete at `now`: once none is left, it
     /// is released after its delay and not before its start.
-    fn heard(&mut self, h: &mut Host, out: &mut Sink, now: Time, d: usize) {
+    pub(super) fn heard(&mut self, h: &mut Host, out: &mut Sink, now: Time, d: usize) {
         let at = self.conns.msg_at(d, End::Tx);
         self.waiting[at] -= 1;
         if self.waiting[at] == 0 {

@@ -4,10 +4,16 @@
 //! The network is a non-blocking switch (an NVSwitch, say) with one port per GPU, each of the
 //! same rate `R`, and a latency `L` from one GPU to another; it carries a message's payload at
 //! `R` (no packets, no loss: its flow control is credit-based). A message moves as a whole,
-//! through two ports, each of which serves one message at a time, first come first served:
-//! - its source GPU's port sends the messages released at that GPU one after another, in
-//!   release order (as a NIC sends one message at a time on an idle fabric): message of `B`
-//!   bytes starts at `s = max(release, port free)` and holds the port for `B / R`;
+//! through two ports, each of which sends one message at a time:
+//! - its source GPU's port sends the messages released at that GPU in turn by *stream* (the
+//!   messages of one destination, channel and kind of leg, in release order): a message
+//!   released while the port is idle and nothing waits starts at once; otherwise it waits in
+//!   its stream, and each time the port is done with a message it takes the first of the next
+//!   stream that holds one, after the one it served last (in the streams' order: destination,
+//!   channel, kind). A GPU's copy engines and SMs write to several peers at once and share
+//!   its link, which the streams' turns stand for, a message at a time (round robin, as a NIC
+//!   serves its queue pairs). A message of `B` bytes holds the port for `B / R` from its start
+//!   `s`;
 //! - its first bit reaches the destination's port `L` later (`UpArrive`); that port passes
 //!   the messages arriving at it in arrival order: it starts at `o = max(s + L, port free)`
 //!   and the last bit is delivered at `o + B / R` (`UpDone`). Both ports run at `R`, so the
@@ -20,16 +26,22 @@
 //! *out of* it holds only its destination's port, which it reaches `L` after its release. A
 //! leg between a GPU and itself (its own contribution, its own result or copy) has no latency:
 //! its other end is the switch. So a reduction or multicast takes one `L` from GPU to GPU, as a
-//! message does.
+//! message does. A leg that cuts through (`workload::Pass::Through`: the switch passes the
+//! bytes on as they come) is released once the first bit of each leg it waits for is through:
+//! a leg into the switch at its arrival (`UpArrive`), a leg out of it when its destination's
+//! port starts it (`UpBegin` if that is later than its arrival); from another GPU, `L` later;
+//! a leg shorter than one it waits for, as much later as it is shorter. Every leg runs at `R`
+//! from its start to its end, so one released by another's first bit ends no sooner than it.
 //!
 //! Alone, a message takes exactly `L + B / R`: its ideal. Two messages into one GPU at once
 //! take `L + B / R` and `L + 2 B / R` (max-min fair sharing would finish both at the later
 //! time; the total is the same). Each port belongs to its GPU's host: the source's only by
 //! its source, the destination's only by its destination, and what one tells the other takes
 //! `L` (the first bit's arrival; the source hearing of the delivery, `UpAck`), so a run cut
-//! into pieces keeps its results.
+//! into pieces keeps its results; a leg that cuts through waits only for legs whose first bits
+//! reach its own source.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use super::{Host, Nics};
 use crate::engine::Event;
@@ -48,15 +60,85 @@ fn latency(net: ScaleUp, spec: &MessageSpec) -> Time {
     }
 }
 
+/// A stream of a sending port: its messages' destination, channel (`MessageSpec::qp`) and
+/// kind of leg ([`kind`]).
+type Stream = (u32, u16, u8);
+
+/// The kind of leg a message is, as its port's streams tell them apart: a message, a leg into
+/// the switch (a contribution), one that cuts through (a store), a leg out of it.
+fn kind(via: Via) -> u8 {
+    match via {
+        Via::Lb | Via::Pinned => 0,
+        Via::IntoSwitch => 1,
+        Via::IntoSwitchThrough => 2,
+        Via::OutOfSwitch | Via::OutOfSwitchThrough => 3,
+    }
+}
+
+fn stream(spec: &MessageSpec) -> Stream {
+    (spec.dst, spec.qp, kind(spec.via))
+}
+
+/// A sending port's turns: start-time fair queueing over its streams (Goyal, Vin and Cheng,
+/// "Start-time Fair Queueing", SIGCOMM 1996, sec. 2), a message at a time, every stream of
+/// equal weight. A message gets a start tag, the larger of the port's virtual time and its
+/// stream's last finish tag, and a finish tag, its start tag plus its bytes; the port sends the
+/// waiting message of least start tag (ties: the stream's order), and its virtual time is the
+/// start tag of the message it sends (after an idle spell, the largest finish tag it sent). So
+/// streams that wait take turns byte for byte, and a stream that was idle goes before those
+/// that had their share.
+#[derive(Debug, Clone, Default)]
+struct Turns {
+    /// Per stream: its waiting messages (start tag, message) and its last finish tag; a stream
+    /// with nothing waiting is kept while its finish tag is ahead of the virtual time.
+    streams: BTreeMap<Stream, (VecDeque<(u64, u32)>, u64)>,
+    waiting: usize,
+    virtual_time: u64,
+    /// The largest finish tag sent.
+    sent: u64,
+}
+
+impl Turns {
+    /// Message `m` of `bytes` joins `stream`'s queue.
+    fn push(&mut self, stream: Stream, m: u32, bytes: u64) {
+        let (queue, finish) = self.streams.entry(stream).or_default();
+        let start = self.virtual_time.max(*finish);
+        *finish = start + bytes;
+        queue.push_back((start, m));
+        self.waiting += 1;
+    }
+
+    /// The next message to send, of `bytes(m)` bytes: the waiting one of least start tag.
+    fn next(&mut self, bytes: impl Fn(u32) -> u64) -> Option<u32> {
+        let (&key, _) = self.streams.iter().filter_map(|(k, (q, _))| q.front().map(|f| (k, f.0))).min_by_key(|&(k, start)| (start, *k))?;
+        let (start, m) = self.streams.get_mut(&key)?.0.pop_front()?;
+        self.sent = self.sent.max(start + bytes(m));
+        self.virtual_time = start;
+        self.waiting -= 1;
+        let now = self.virtual_time;
+        self.streams.retain(|_, (q, f)| !q.is_empty() || *f > now);
+        Some(m)
+    }
+
+    /// The port went idle: its virtual time moves to the largest finish tag it sent.
+    fn idle(&mut self) {
+        self.virtual_time = self.virtual_time.max(self.sent);
+        let now = self.virtual_time;
+        self.streams.retain(|_, (q, f)| !q.is_empty() || *f > now);
+    }
+}
+
 /// Each host's two ports on its server's scale-up network, and when its messages were sent
 /// and received on it.
 #[derive(Debug, Clone, Default)]
 pub struct UpPorts {
     pub net: Option<ScaleUp>,
     /// Per host of the piece (at its index there): when its sending port and its receiving
-    /// port are free.
+    /// port are free, and what waits for its sending port (while anything does, an `UpFree`
+    /// is due when the port is free).
     out_free: Vec<Time>,
     in_free: Vec<Time>,
+    waiting: Vec<Turns>,
     /// Per message this piece's hosts sent or received on it: when its source's port started
     /// it, and when it was delivered (`Time::MAX`: not yet, or not by this piece); per compute
     /// task, when it was done (the second).
@@ -67,7 +149,7 @@ impl UpPorts {
     /// The scale-up ports of `hosts` hosts (a piece's).
     pub fn new(net: Option<ScaleUp>, hosts: usize) -> UpPorts {
         let n = if net.is_some() { hosts } else { 0 };
-        UpPorts { net, out_free: vec![0; n], in_free: vec![0; n], times: BTreeMap::new() }
+        UpPorts { net, out_free: vec![0; n], in_free: vec![0; n], waiting: vec![Turns::default(); n], times: BTreeMap::new() }
     }
 
     /// A time before which the host its piece keeps at `at` cannot have received every
@@ -96,39 +178,111 @@ impl Nics {
         self.up.bound(self.slot.of(host))
     }
 
-    /// `UpSend`: message `m` was released at its source: the source's port starts it after
-    /// the messages it took before.
+    /// `UpSend`: message `m` was released at its source: the source's port starts it now if
+    /// it is idle and nothing waits for it, else it waits for its turn (`UpFree`).
     pub(super) fn up_send(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
-        let net = self.up.net.expect("a scale-up message needs a scale-up network");
         h.pending -= 1;
         h.up_sent += 1;
-        let start = if spec.via == Via::OutOfSwitch {
-            now
-        } else {
-            let port = &mut self.up.out_free[self.slot.of(spec.src)];
-            let start = now.max(*port);
-            *port = start + serialization(spec.bytes, net.rate);
-            start
-        };
-        self.up.time(m, 0, start);
-        out.tell(spec.dst, start + latency(net, &spec), Event::UpArrive(m));
+        if spec.via.out_of_switch() {
+            // no port of the source's
+            return self.up_start(out, now, m, &spec);
+        }
+        let at = self.slot.of(spec.src);
+        let (turns, free) = (&mut self.up.waiting[at], self.up.out_free[at]);
+        if free <= now && turns.waiting == 0 {
+            turns.idle();
+        }
+        turns.push(stream(&spec), m, spec.bytes);
+        if turns.waiting > 1 {
+            // an `UpFree` is due
+            return;
+        }
+        if free > now {
+            out.schedule(free, Event::UpFree(spec.src));
+            return;
+        }
+        self.up_free(out, now, spec.src);
+    }
+
+    /// `UpFree`: `host`'s sending port is done with its message and messages wait for it: it
+    /// starts the next in turn.
+    pub(super) fn up_free(&mut self, out: &mut Sink, now: Time, host: u32) {
+        let at = self.slot.of(host);
+        let messages = &self.messages;
+        let m = self.up.waiting[at].next(|m| messages[m as usize].spec.bytes).expect("a port woken with a message waiting");
+        let spec = self.messages[m as usize].spec;
+        let net = self.up.net.expect("a scale-up message needs a scale-up network");
+        self.up.out_free[at] = now + serialization(spec.bytes, net.rate);
+        if self.up.waiting[at].waiting > 0 {
+            out.schedule(self.up.out_free[at], Event::UpFree(host));
+        }
+        self.up_start(out, now, m, &spec);
+    }
+
+    /// Message `m` (`spec`) starts now: its first bit reaches its destination `L` later.
+    fn up_start(&mut self, out: &mut Sink, now: Time, m: u32, spec: &MessageSpec) {
+        let net = self.up.net.expect("a scale-up message needs a scale-up network");
+        self.up.time(m, 0, now);
+        out.tell(spec.dst, now + latency(net, spec), Event::UpArrive(m));
     }
 
     /// `UpArrive`: message `m`'s first bit reached its destination's port, which delivers it
-    /// after the messages that reached it before.
-    pub(super) fn up_arrive(&mut self, _h: &mut Host, out: &mut Sink, now: Time, m: u32) {
+    /// after the messages that reached it before (a leg into the switch: the switch has it).
+    pub(super) fn up_arrive(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: u32) {
         let spec = self.messages[m as usize].spec;
         let net = self.up.net.expect("a scale-up message needs a scale-up network");
         let wire = serialization(spec.bytes, net.rate);
-        if spec.via == Via::IntoSwitch {
+        let begin = if spec.via.is_into_switch() {
             // the switch takes it: no port of the destination's
             out.schedule(now + wire, Event::UpDone(m));
-            return;
+            now
+        } else {
+            let port = &mut self.up.in_free[self.slot.of(spec.dst)];
+            let begin = now.max(*port);
+            *port = begin + wire;
+            out.schedule(*port, Event::UpDone(m));
+            begin
+        };
+        if spec.via.switch_leg() && self.cut_through_waits(m) {
+            if begin == now {
+                self.up_begin(h, out, now, m);
+            } else {
+                out.schedule(begin, Event::UpBegin(m));
+            }
         }
-        let port = &mut self.up.in_free[self.slot.of(spec.dst)];
-        *port = now.max(*port) + wire;
-        out.schedule(*port, Event::UpDone(m));
+    }
+
+    /// Whether a leg that cuts through waits for message `m`.
+    fn cut_through_waits(&self, m: u32) -> bool {
+        !self.dependents.is_empty() && self.dependents.of(m as usize).iter().any(|&d| self.messages[d as usize].spec.via.through())
+    }
+
+    /// `UpBegin`: leg `m`'s first bit is through the switch (at its destination): the legs
+    /// that cut through and wait for it hear of it, at once from their source, `L` later from
+    /// another GPU's (a `Release` notice: the switch's first bytes reach it then). A leg
+    /// shorter than `m` hears of it as much later as it is shorter, so that its last bit
+    /// follows `m`'s (the legs of `nvls::iteration` are all as long as each other).
+    pub(super) fn up_begin(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: u32) {
+        let net = self.up.net.expect("a scale-up leg needs a scale-up network");
+        let wire = serialization(self.messages[m as usize].spec.bytes, net.rate);
+        for k in 0..self.dependents.of(m as usize).len() {
+            let d = self.dependents.of(m as usize)[k] as usize;
+            let spec = self.messages[d].spec;
+            if !spec.via.through() {
+                continue;
+            }
+            let mut at = now + wire.saturating_sub(serialization(spec.bytes, net.rate));
+            if spec.src != h.node {
+                at += net.latency;
+            }
+            if at == now {
+                self.heard(h, out, now, d);
+            } else {
+                h.notices_sent += 1;
+                out.tell(spec.src, at, Event::Release(d as u32));
+            }
+        }
     }
 
     /// `UpDone`: message `m` is delivered: its destination counts it, the messages waiting
@@ -143,7 +297,9 @@ impl Nics {
         }
         self.completed(h, out, now, m as usize);
         // (a leg from a GPU to itself was heard at once, above)
-        if spec.src != spec.dst && self.dependents.of(m as usize).iter().any(|&d| self.messages[d as usize].spec.src == spec.src) {
+        // (a leg that cuts through heard of it at its first bit)
+        let waits = |d: &u32| self.messages[*d as usize].spec.src == spec.src && !self.messages[*d as usize].spec.via.through();
+        if spec.src != spec.dst && self.dependents.of(m as usize).iter().any(waits) {
             let latency = self.up.net.map_or(0, |n| latency(n, &spec));
             h.notices_sent += 1;
             out.tell(spec.src, now + latency, Event::UpAck(m));

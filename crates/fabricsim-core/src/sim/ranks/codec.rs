@@ -174,6 +174,8 @@ codes!(Event, event_code, event_of, EVENTS:
     14 => Watch,
     15 => Sample,
     16 => Window,
+    17 => UpFree(i),
+    18 => UpBegin(i),
 );
 
 #[cfg(test)]

@@ -377,8 +377,13 @@ fn schedule<M: AsRef<MessageSpec>>(
 ) -> Vec<(Time, Time)> {
     use std::cmp::Reverse;
     let n = messages.len();
-    // when `to`'s sender hears that `from` (finished at `finish`) is done
-    let heard = |from: &MessageSpec, to: &MessageSpec, finish: Time| heard(hearing, (from.src, from.dst), to.src, finish);
+    // when `to`'s sender hears that `from` (released and finished at `at`) is done; a leg of a
+    // scale-up switch that cuts through goes once the first bit of `from` is through, which is
+    // no sooner than `from`'s release (a bound: its latency is not counted)
+    let heard = |from: &MessageSpec, to: &MessageSpec, at: (Time, Time)| match to.via.through() {
+        true => at.0,
+        false => heard(hearing, (from.src, from.dst), to.src, at.1),
+    };
     // where every message waits only for earlier ones (a job's, always), each is scheduled in
     // turn from what it waits for: the same schedule, without the reverse lists, the counts
     // and the queue below (a tenth of the results' peak memory on a 2 M-message ring)
@@ -386,7 +391,7 @@ fn schedule<M: AsRef<MessageSpec>>(
         let mut out: Vec<(Time, Time)> = Vec::with_capacity(n);
         for (i, m) in messages.iter().enumerate() {
             let m = m.as_ref();
-            let at = released(m, deps.of(i).iter().map(|&d| heard(messages[d as usize].as_ref(), m, out[d as usize].1)).max());
+            let at = released(m, deps.of(i).iter().map(|&d| heard(messages[d as usize].as_ref(), m, out[d as usize])).max());
             out.push((at, at + ideal[i]));
         }
         return out;
@@ -413,7 +418,7 @@ fn schedule<M: AsRef<MessageSpec>>(
         let finish = at + ideal[i];
         out[i] = (at, finish);
         for &j in dependents.of(i) {
-            hear(&mut heap, j as usize, heard(messages[i].as_ref(), messages[j as usize].as_ref(), finish));
+            hear(&mut heap, j as usize, heard(messages[i].as_ref(), messages[j as usize].as_ref(), (at, finish)));
         }
     }
     out

@@ -13,10 +13,19 @@
 //! bytes is then:
 //! 1. **contributions**: every GPU `j` sends `b` into the switch for the head (legs *into* the
 //!    switch, `Via::IntoSwitch`: `j`'s port only; the head's own with no latency);
-//! 2. **result**: once all n are in, the sum comes out to the head (a leg *out of* the switch
-//!    from the head to itself: the head's port only, no latency);
-//! 3. **store**: the head sends the sum into the switch (a leg into it, to itself);
-//! 4. **copies**: the switch writes it to every GPU (legs out of it: each GPU's port).
+//! 2. **result**: the sum comes out to the head (a leg *out of* the switch from the head to
+//!    itself: the head's port only, no latency) as the n contributions arrive;
+//! 3. **store**: the head sends the sum into the switch (a leg into it, to itself) as it comes;
+//! 4. **copies**: the switch writes it to every GPU (legs out of it: each GPU's port) as the
+//!    store comes in.
+//!
+//! Steps 2-4 cut through (`Pass::Through`): each leg goes once the first bit of every leg it
+//! waits for is through, since the switch reduces and multicasts the bytes as they come and a
+//! warp stores what it loaded as it goes (`multimem.ld_reduce` and `multimem.st` move a few
+//! bytes a thread, not a chunk at once); all at the ports' one rate, no leg overtakes what it
+//! waits for. A head's stores take their turns on its port beside the contributions it sends
+//! (`host::nic::scale_up`: a port serves its streams in turn), as the reduce warps' loads and
+//! stores share the GPU's link.
 //!
 //! So each GPU's port carries `(n + 1) b` each way for every `n b` of the buffer, against the
 //! ring's `2 (n - 1) b`. reduce_scatter is steps 1-2 (each rank's result is its part);
@@ -35,7 +44,8 @@
 
 use super::{share, Algorithm, Builder, Op, Ranks};
 use crate::registry::AlgorithmInfo;
-use crate::workload::Via;
+use crate::time::Time;
+use crate::workload::{Pass, Via};
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     category: "collective",
@@ -109,12 +119,12 @@ impl Algorithm for Nvls {
                     let slot = (s as usize).checked_sub(SLOTS).map(|t| results[h][t]);
                     let into: Vec<u32> = (0..n)
                         .map(|j| {
-                            let id = leg(b, Via::IntoSwitch, j, h, bytes, 0, slot.as_slice());
+                            let id = leg(b, Via::into_switch(Pass::Whole), (j, h), bytes, 0, slot.as_slice(), 0);
                             mine[j].push(id);
                             id
                         })
                         .collect();
-                    let result = leg(b, Via::OutOfSwitch, h, h, bytes, 1, &into);
+                    let result = leg(b, Via::out_of_switch_leg(Pass::Through), (h, h), bytes, 1, &into, 0);
                     results[h].push(result);
                     mine[h].push(result);
                     after.push(result);
@@ -122,10 +132,12 @@ impl Algorithm for Nvls {
                 }
                 if op != Op::ReduceScatter {
                     // the head's part into the switch once, a copy out to every GPU
-                    let store = leg(b, Via::IntoSwitch, h, h, bytes, step, &after);
+                    // (after the result, as it comes; allgather's, once its rank's call is)
+                    let pass = if after.is_empty() { Pass::Whole } else { Pass::Through };
+                    let store = leg(b, Via::into_switch(pass), (h, h), bytes, step, &after, 0);
                     mine[h].push(store);
                     for (k, got) in mine.iter_mut().enumerate() {
-                        got.push(leg(b, Via::OutOfSwitch, h, k, bytes, step + 1, &[store]));
+                        got.push(leg(b, Via::out_of_switch_leg(Pass::Through), (h, k), bytes, step + 1, &[store], 0));
                     }
                 }
             }
@@ -135,16 +147,56 @@ impl Algorithm for Nvls {
     }
 }
 
+/// NVLS as training jobs run it: each GPU's traffic through the switch as two legs, what it
+/// sends into the switch (its share of every head's sum, then its own head's store: an
+/// allreduce's `S + S/n`, a reduce_scatter's `S`, an allgather's `S/n`) and what comes out to
+/// it (its sum, then every head's copy: `S/n + S`, `S/n`, `S`), the second cutting through
+/// the first bits of all the first: `L` from GPU to GPU as [`Nvls::iteration`]'s
+/// contributions and copies take, and `L` more for an allreduce's copies (`latency`, the
+/// network's `L`); it ends no sooner than `L` after the last of them (`host::nic::scale_up`).
+/// It is [`Nvls::iteration`] in pieces fine enough that each port's legs run back to back at
+/// the port's rate, as NCCL's 128 KiB chunks pipeline them: 64 MiB on 8 GPUs takes 1.01x its
+/// ports' time in those chunks (9 216 legs) and its ports' time plus `2 L` here (16 legs,
+/// against the ring's 112 messages). A training job's tensor-parallel collectives are many,
+/// so it takes this form (`workload::training`); a job's `algorithm = "nvls"` moves the
+/// pieces.
+pub fn streamed(op: Op, b: &mut Builder<'_>, latency: Time) -> Vec<Vec<u32>> {
+    let n = b.n();
+    let (size, part) = (b.size, |b: &Builder<'_>, r: usize| b.chunk(n, r));
+    let into: Vec<u32> = (0..n)
+        .map(|j| {
+            let bytes = match op {
+                Op::ReduceScatter => size,
+                Op::Allgather => part(b, j),
+                _ => size + part(b, j),
+            };
+            leg(b, Via::into_switch(Pass::Whole), (j, j), bytes, 0, &[], 0)
+        })
+        .collect();
+    let out: Vec<u32> = (0..n)
+        .map(|k| {
+            let (bytes, copies) = match op {
+                Op::ReduceScatter => (part(b, k), 0),
+                Op::Allgather => (size, 0),
+                _ => (part(b, k) + size, latency),
+            };
+            leg(b, Via::out_of_switch_leg(Pass::Through), (k, k), bytes, 1, &into, copies)
+        })
+        .collect();
+    (0..n).map(|r| vec![b.join(r, &[into[r], out[r]], false, 0).0]).collect()
+}
+
 /// A leg of `via` from rank `from` to rank `to` in `step`: released once `after` are done, or,
 /// where `after` is empty, one of `from`'s first messages of the iteration (it waits for its
 /// rank's call or part of the iteration before: [`Builder::send`]).
-fn leg(b: &mut Builder<'_>, via: Via, from: usize, to: usize, bytes: u64, step: u32, after: &[u32]) -> u32 {
+/// (`delay`: after `after`, before its release.)
+fn leg(b: &mut Builder<'_>, via: Via, (from, to): (usize, usize), bytes: u64, step: u32, after: &[u32], delay: Time) -> u32 {
     b.out.via = via;
     let id = if after.is_empty() {
         b.send(from, to, bytes, step, &[], true)
     } else {
         let (src, dst) = (b.ranks[from], b.ranks[to]);
-        b.out.push(src, dst, bytes.max(1), 0, after, step)
+        b.out.push(src, dst, bytes.max(1), delay, after, step)
     };
     b.out.via = Via::Lb;
     id

@@ -338,12 +338,23 @@ fn training(
     let at = |k: &str| format!("jobs[{i}].{k}");
     for (given, k) in [
         (job.size.is_some(), "size"),
-        (job.algorithm.is_some(), "algorithm"),
         (job.max_connections.is_some(), "max_connections"),
         (job.channels.is_some(), "channels"),
         (job.slice.is_some(), "slice"),
     ] {
         ensure(!given, &at(k), "a value", "allowed: only with collective (a training job's traffic follows from its model and layout)")?;
+    }
+    if let Some(a) = job.algorithm.filter(|&a| a != AlgorithmChoice::Auto && a != AlgorithmChoice::Kind(AlgorithmKind::Ring)) {
+        let got = match a {
+            AlgorithmChoice::Kind(k) => k.name(),
+            AlgorithmChoice::Auto => "auto",
+        };
+        ensure(
+            false,
+            &at("algorithm"),
+            got,
+            "allowed for a training job: \"auto\" (NCCL's tuner: NVLS or the ring on one server's switch that reduces, the ring elsewhere) or \"ring\"",
+        )?;
     }
     let shape = model.resolve(&at("model"))?;
     let parallel = job.parallel.clone().unwrap_or_default();
@@ -359,7 +370,8 @@ fn training(
     let mut entry: Vec<Vec<u32>> = vec![Vec::new(); ranks.len()];
     for it in 0..job.iterations {
         let out = out(sink, cycle.as_mut(), job, i, it);
-        let mut t = Trainer { shape, layout, hosts: ranks, per_server: topo.nics(), gap: job.compute.0, out, costs: costs.as_ref() };
+        let tuner = (job.algorithm != Some(AlgorithmChoice::Kind(AlgorithmKind::Ring))).then_some((&**topo, job.protocol()));
+        let mut t = Trainer { shape, layout, hosts: ranks, per_server: topo.nics(), gap: job.compute.0, out, costs: costs.as_ref(), tuner };
         entry = t.iteration(&entry, max).map_err(|made| too_many(i, made as u64, made as u64, max_messages))?;
     }
     Ok(())

@@ -93,9 +93,11 @@ pub struct JobConfig {
     /// `auto`: what NCCL's tuner picks, ring or tree for an allreduce by its latency and bandwidth model (under the job's
     /// `protocol`, one GPU per node: [workloads.md](workloads.md#collectives-as-nccl-runs-them)), the ring for
     /// reduce_scatter, allgather and broadcast, `direct` for alltoall; on one server's scale-up network it estimates over
-    /// NVLink, NVLS among the candidates where the switch reduces.
+    /// NVLink, NVLS among the candidates where the switch reduces. A training job (`model`) takes `auto` (its default: each
+    /// collective on one server's switch that reduces runs NVLS or the ring as NCCL's tuner picks, the ring elsewhere) or
+    /// `ring` ([workloads.md](workloads.md#collectives-as-nccl-runs-them), "NVLS in training jobs").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-default" = "`ring` (`direct` for alltoall)"))]
+    #[schemars(extend("x-default" = "`ring` (`direct` for alltoall; `auto` for a training job)"))]
     pub algorithm: Option<AlgorithmChoice>,
     /// NCCL's channels: the buffer cut into this many parts, each run by the algorithm at once on queue pairs of its own
     /// (`transport.connections = "per_pair"`: a pair's channels are separate connections, so ECMP hashes them apart).

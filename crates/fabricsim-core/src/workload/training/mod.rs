@@ -20,7 +20,8 @@
 //! passes, then one forward and one backward in turn, then the remaining backward passes, of
 //! its `m` = `micro_batches`. A forward pass of micro-batch i on stage p waits for its
 //! activations from stage p-1; per layer each tensor-parallel rank computes attention, then
-//! allreduces the layer's activations over its group (ring), computes the MLP (in an MoE
+//! allreduces the layer's activations over its group (on the ring, or NVLS where NCCL's tuner
+//! would run it: below), computes the MLP (in an MoE
 //! layer: all-to-all dispatch of its tokens over its expert-parallel group, the experts,
 //! all-to-all combine) and allreduces again (Megatron-LM's two allreduces per layer and pass,
 //! Shoeybi et al. 2019, sec. 3); the last stage computes the logits; then each rank sends its
@@ -44,6 +45,14 @@
 //! reduce-scatter, exposed either way; the optimizer step is `compute`). A rank's iteration
 //! ends with its last compute, its sends and its buckets.
 //!
+//! **Algorithms.** A collective's group whose ranks are the GPUs of one server whose scale-up
+//! switch reduces (`topology.scale_up_nvls`) runs NVLS (`collective::nvls`) where NCCL's
+//! tuner estimates it faster than the ring under the job's protocols (`tuner::best` of the
+//! two: NCCL runs NVLS for large allreduces on an NVSwitch, `NCCL_NVLS_ENABLE`'s default),
+//! each GPU's part of it as two legs through the switch (`nvls::streamed`); every other
+//! allreduce, reduce_scatter and allgather runs on the ring, an all-to-all as direct sends.
+//! `algorithm = "ring"` keeps the ring everywhere; NCCL's tree is not run by training jobs.
+//!
 //! Compute tasks are messages from a rank to itself with no bytes, released when their
 //! dependencies are met plus their duration (FLOPs over `gpu_tflops`), and complete then;
 //! they are not rows of the flows table. The steps table of a training job has one row per
@@ -54,10 +63,13 @@ pub mod model;
 use serde::{Deserialize, Serialize};
 
 use super::collective::direct::Direct;
+use super::collective::nccl::ProtocolChoice;
+use super::collective::nvls;
 use super::collective::ring::ring;
-use super::collective::{Algorithm, AlgorithmKind, Builder, Costs, Op, Out};
+use super::collective::{tuner, Algorithm, AlgorithmKind, Builder, Costs, Op, Out};
 use crate::error::{ensure, ScenarioError};
 use crate::time::Time;
+use crate::topology::Topology;
 use crate::units::Size;
 pub use model::{ModelConfig, Shape};
 
@@ -146,10 +158,12 @@ impl Layout {
 
     /// At least the messages and compute tasks one iteration makes on `n` ranks (each rank,
     /// per micro-batch and layer of its stage, computes four times and takes part in four
-    /// tensor-parallel allreduces and, in an MoE layer, four all-to-alls), so that a layout
-    /// too large for the memory is refused before any is made.
+    /// tensor-parallel allreduces, `2 (tp - 1)` messages each on the ring and 3 on NVLS (two
+    /// legs and a join), and, in an MoE layer, four all-to-alls), so that a layout too large
+    /// for the memory is refused before any is made.
     pub fn least_messages(&self, shape: &Shape, n: usize) -> u64 {
-        let per_layer = 4 + 8 * (self.tp as u64 - 1) + if shape.moe() { 2 + 4 * (self.ep as u64 - 1) } else { 0 };
+        let allreduce = (2 * (self.tp as u64 - 1)).min(3);
+        let per_layer = 4 + 4 * allreduce + if shape.moe() { 2 + 4 * (self.ep as u64 - 1) } else { 0 };
         let layers = shape.layers / self.pp as u64;
         (n as u64).saturating_mul(self.micro_batches as u64).saturating_mul(layers).saturating_mul(per_layer)
     }
@@ -312,6 +326,10 @@ pub struct Trainer<'a> {
     pub out: Out<'a>,
     /// The job's NCCL protocol and latencies, if it has either.
     pub costs: Option<&'a Costs>,
+    /// Where a collective's group is the GPUs of one server whose switch reduces, NCCL's tuner
+    /// picks the ring or NVLS for it, among the protocols the job allows (`None`: the ring
+    /// always, the job's `algorithm = "ring"`).
+    pub tuner: Option<(&'a Topology, ProtocolChoice)>,
 }
 
 impl Trainer<'_> {
@@ -341,22 +359,44 @@ impl Trainer<'_> {
         self.send_as(PP, from, to, bytes, after)
     }
 
+    /// The algorithm of a collective `op` of `size` bytes a rank on `hosts`: direct sends for
+    /// an alltoall; NVLS where NCCL's tuner would run it rather than the ring (its group the
+    /// GPUs of one server whose switch reduces: [`tuner::best`] of the two, under the job's
+    /// protocols); else the ring. (NCCL's tree is not run by training jobs.)
+    fn algorithm(&self, op: Op, size: u64, hosts: &[u32]) -> AlgorithmKind {
+        if op == Op::Alltoall {
+            return AlgorithmKind::Direct;
+        }
+        let Some((topo, protocol)) = self.tuner else { return AlgorithmKind::Ring };
+        let link = tuner::Link::of(topo, hosts);
+        if !link.nvls || !matches!(op, Op::Allreduce | Op::ReduceScatter | Op::Allgather) {
+            return AlgorithmKind::Ring;
+        }
+        let candidates = [AlgorithmKind::Ring, AlgorithmKind::Nvls];
+        tuner::best(&candidates, protocol.candidates(), op, hosts.len(), size, link, 1).map_or(AlgorithmKind::Ring, |(a, _)| a)
+    }
+
     /// A collective of kind `kind` over `members` (ranks), each starting once its `after` are
-    /// done: a ring allreduce, or (alltoall) direct sends; per member, what its end waits for.
+    /// done: a ring, NVLS on one server's switch ([`Trainer::algorithm`]) or (alltoall) direct
+    /// sends; per member, what its end waits for.
     fn collective(&mut self, kind: u32, op: Op, members: &[usize], size: u64, after: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
         if members.len() < 2 {
             return after;
         }
         let hosts: Vec<u32> = members.iter().map(|&r| self.hosts[r]).collect();
         let n = members.len();
+        let algorithm = self.algorithm(op, size, &hosts);
         let mut out = self.out.reborrow();
         out.step = Some(kind);
-        let algorithm = if op == Op::Alltoall { AlgorithmKind::Direct } else { AlgorithmKind::Ring };
         out.costs = self.costs.map(|c| (c, c.collective(algorithm, op, size, &hosts)));
         let mut b =
             Builder { ranks: &hosts, per_server: self.per_server, size, entry: &after, max_connections: n - 1, compute: 0, slice: 0, out };
         match op {
             Op::Alltoall => Direct::iteration(op, &mut b),
+            _ if algorithm == AlgorithmKind::Nvls => {
+                let latency = self.tuner.and_then(|(topo, _)| topo.scale_up()).map_or(0, |up| up.latency);
+                nvls::streamed(op, &mut b, latency)
+            }
             _ => {
                 let order = rail_order(&hosts, self.per_server);
                 let ends = ring(&mut b, &order, op, size, 0, &vec![Vec::new(); n], true);
