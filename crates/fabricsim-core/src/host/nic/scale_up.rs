@@ -6,14 +6,13 @@
 //! `R` (no packets, no loss: its flow control is credit-based). A message moves as a whole,
 //! through two ports, each of which sends one message at a time:
 //! - its source GPU's port sends the messages released at that GPU in turn by *stream* (the
-//!   messages of one destination, channel and kind of leg, in release order): a message
-//!   released while the port is idle and nothing waits starts at once; otherwise it waits in
-//!   its stream, and each time the port is done with a message it takes the first of the next
-//!   stream that holds one, after the one it served last (in the streams' order: destination,
-//!   channel, kind). A GPU's copy engines and SMs write to several peers at once and share
-//!   its link, which the streams' turns stand for, a message at a time (round robin, as a NIC
-//!   serves its queue pairs). A message of `B` bytes holds the port for `B / R` from its start
-//!   `s`;
+//!   messages of one destination, channel and kind of leg, in release order), by start-time
+//!   fair queueing ([`Turns`]): a message released while the port is idle and nothing waits
+//!   starts at once; otherwise it waits in its stream, and each time the port is done with a
+//!   message (`UpFree`) it takes the waiting one of least start tag, so that streams take
+//!   turns byte for byte. A GPU's copy engines and SMs write to several peers at once and
+//!   share its link, which the streams' turns stand for, a message at a time. A message of `B`
+//!   bytes holds the port for `B / R` from its start `s`;
 //! - its first bit reaches the destination's port `L` later (`UpArrive`); that port passes
 //!   the messages arriving at it in arrival order: it starts at `o = max(s + L, port free)`
 //!   and the last bit is delivered at `o + B / R` (`UpDone`). Both ports run at `R`, so the
@@ -37,9 +36,8 @@
 //! take `L + B / R` and `L + 2 B / R` (max-min fair sharing would finish both at the later
 //! time; the total is the same). Each port belongs to its GPU's host: the source's only by
 //! its source, the destination's only by its destination, and what one tells the other takes
-//! `L` (the first bit's arrival; the source hearing of the delivery, `UpAck`), so a run cut
-//! into pieces keeps its results; a leg that cuts through waits only for legs whose first bits
-//! reach its own source.
+//! `L` (the first bit's arrival; the source hearing of the delivery, `UpAck`; a leg that cuts
+//! through hearing of another GPU's first bit), so a run cut into pieces keeps its results.
 
 use std::collections::{BTreeMap, VecDeque};
 
