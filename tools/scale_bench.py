@@ -49,7 +49,8 @@ def core() -> Any:
 
 def prepare(out: Path) -> None:
     """The scenarios: the 8 MiB OPS permutations of 128, 1 024 and 8 192 hosts (`perm-*-8MiB-ops`:
-    an event's cost as the fabric grows, on one thread), the 256-GPU GPT-3 XL step
+    an event's cost as the fabric grows, on one thread), the 8 192-host one at 1 MiB (`perm8192_1m`:
+    docs/scale.md's two-core table across processes), the 256-GPU GPT-3 XL step
     (`scenarios/training_dense_256.toml`) and the same step on 1 024 GPUs (DP 32, 4 micro-batches:
     docs/scale.md)."""
     import fabricsim
@@ -60,6 +61,7 @@ def prepare(out: Path) -> None:
     big = step.set("topology.hosts", 1024).set("jobs[0].ranks", 1024)
     big = big.set("jobs[0].parallel.dp", 32).set("jobs[0].parallel.micro_batches", 4)
     perms = {f"perm{n}": fabricsim.Scenario(_perm(n, radix, "ops")) for n, radix in ((128, 16), (1024, 64), (8192, 128))}
+    perms["perm8192_1m"] = fabricsim.Scenario(_perm(8192, 128, "ops", size="1MiB"))
     runs = {**perms, "step256": step, "step1024": big}
     for name, sc in runs.items():
         (out / f"{name}.json").write_text(sc.to_json())
