@@ -321,3 +321,50 @@ impl Nics {
         self.acknowledged(h, out, now, m as usize);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Turns;
+
+    /// The order a port with `Turns` sends `pushed` (stream, message, bytes) in, all waiting at
+    /// once.
+    fn order(pushed: &[(u32, u32, u64)]) -> Vec<u32> {
+        let mut t = Turns::default();
+        let bytes = |m: u32| pushed.iter().find(|p| p.1 == m).unwrap().2;
+        for &(s, m, b) in pushed {
+            t.push((s, 0, 0), m, b);
+        }
+        std::iter::from_fn(|| t.next(bytes)).collect()
+    }
+
+    #[test]
+    fn streams_take_turns_byte_for_byte_and_ties_go_in_the_streams_order() {
+        // stream 1 with four 1 KB messages, stream 2 with one 3 KB message, stream 0 with two
+        // 1 KB: start tags 0,1,2,3 K / 0 / 0,1 K
+        let pushed = [(1, 10, 1000), (1, 11, 1000), (1, 12, 1000), (1, 13, 1000), (2, 20, 3000), (0, 30, 1000), (0, 31, 1000)];
+        assert_eq!(order(&pushed), [30, 10, 20, 31, 11, 12, 13]);
+    }
+
+    #[test]
+    fn a_stream_that_was_idle_goes_before_those_that_had_their_share() {
+        let mut t = Turns::default();
+        let bytes = |_: u32| 1000;
+        for m in 0..4 {
+            t.push((1, 0, 0), m, 1000);
+        }
+        assert_eq!(t.next(bytes), Some(0));
+        assert_eq!(t.next(bytes), Some(1));
+        // a second stream joins while the first has sent two: its start tag is the port's
+        // virtual time (1 K), below the first's next (2 K)
+        t.push((2, 0, 0), 9, 1000);
+        assert_eq!(t.next(bytes), Some(9));
+        assert_eq!(t.next(bytes), Some(2));
+        assert_eq!(t.next(bytes), Some(3));
+        assert_eq!((t.next(bytes), t.waiting), (None, 0));
+        // after an idle spell every stream starts level with the largest finish tag sent
+        t.idle();
+        t.push((2, 0, 0), 7, 1000);
+        t.push((1, 0, 0), 8, 1000);
+        assert_eq!(t.next(bytes), Some(8), "equal start tags: the streams' order");
+    }
+}
