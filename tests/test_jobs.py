@@ -316,6 +316,16 @@ def test_the_training_schedules_tables_workloads_md_quotes():
         r = step({"tp": 8, "pp": 4, "vpp": vpp})
         row = f"| {vpp} | {ms(r, 'compute_only_ps')} | {ms(r, 'jct_ps')} | {ms(r, 'exposed_comm_ps')} |"
         assert row in page, row
+    # "NVLS in training jobs": the same step on NVLS (the tables' first row) and on the ring
+    nvls = step({"tp": 8, "pp": 4})
+    par = {"tp": 8, "pp": 4, "micro_batches": 8, "gpu_tflops": 400}
+    ring_job = {"model": "llama3-8b", "ranks": 32, "algorithm": "ring", "parallel": par}
+    ring = fabricsim.run({"seed": 1, "topology": topology, "stop": {"max_time": "100s"}, "jobs": [ring_job]})
+    said = (
+        f"the step takes {ms(nvls, 'jct_ps')} ms with it ({nvls.summary['events'] / 1e6:.2f} M events) "
+        f'and {ms(ring, "jct_ps")} ms on the ring (`algorithm = "ring"`, {ring.summary["events"] / 1e6:.2f} M events)'
+    )
+    assert said in page, said
     ablation = [ms(step({"tp": 8, "pp": 4, "vpp": v}, {"preset": "llama3-8b", "vocab": 8}), "compute_only_ps") for v in (1, 2, 4, 8)]
     assert f"they are {ablation[0]}, {ablation[1]}, {ablation[2]} and {ablation[3]} ms" in page, ablation
     context = (
@@ -351,3 +361,41 @@ def test_the_nvls_pieces_table_workloads_md_quotes() -> None:
         }
         r = fabricsim.run(base | {"jobs": [job]})
         assert f"{r.jobs['jct_ps'][0] / 1e6:.1f}" == f"{want:.1f}", pieces
+
+
+def test_the_dense_training_steps_figures_the_pages_quote() -> None:
+    """README's and docs/workloads.md's figures of `scenarios/training_dense_256.toml` (its
+    steps table, its times with NCCL's costs and on the fabric alone, and the rails column of
+    the load balancers' table: every load balancer takes the same time there), re-run (two runs,
+    about 6 s on two threads)."""
+    base = fabricsim.Scenario.load(ROOT / "scenarios" / "training_dense_256.toml")
+    r = fabricsim.run(base, threads=2)
+    raw = fabricsim.run(base.set("jobs[0].costs", "none").set("jobs[0].protocol", "simple"), threads=2)
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    page = (ROOT / "docs" / "workloads.md").read_text()
+    joined = " ".join(page.split())
+
+    def ms(res: fabricsim.Results, column: str) -> str:
+        return f"{res.jobs[column][0] / 1e9:.2f}"
+
+    said = (
+        f"the iteration takes {ms(r, 'jct_ps')} ms against {ms(r, 'ideal_jct_ps')} ideal and {ms(r, 'compute_only_ps')} of compute: "
+        f"{ms(r, 'exposed_comm_ps')} ms of communication exposed"
+    )
+    assert said in readme, said
+    added = (r.jobs["jct_ps"][0] - raw.jobs["jct_ps"][0]) / 1e9
+    assert f"add {added:.1f} ms ({ms(raw, 'jct_ps')} ms on the fabric alone" in readme, added
+    said = (
+        f"The iteration takes {ms(r, 'jct_ps')} ms against an ideal of {ms(r, 'ideal_jct_ps')} ms "
+        f"and {ms(r, 'compute_only_ps')} ms of compute: "
+        f"{ms(r, 'exposed_comm_ps')} ms of communication is exposed"
+    )
+    assert said in joined, said
+    said = f'`protocol = "simple"`: {ms(raw, "jct_ps")} ms, {ms(raw, "ideal_jct_ps")} ideal, {ms(raw, "exposed_comm_ps")} exposed'
+    assert said in joined, said
+    st = r.steps
+    for i in range(len(st)):
+        row = [str(st[c][i]) for c in ("kind", "messages", "bytes", "scale_up_bytes", "start_ps", "end_ps")]
+        assert any(line.split() == row for line in page.splitlines()), row
+    jct = f"{r.jobs['jct_ps'][0] / 1e6:,.1f}".replace(",", " ")
+    assert f"| ecmp | {jct} |" in readme and f"| ecmp | {jct} |" in page, jct

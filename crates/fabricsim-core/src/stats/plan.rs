@@ -40,7 +40,7 @@ impl Plan<'_> {
         let job = self.tags[i].job;
         match &self.specs[i] {
             _ if job != Tag::NONE.job && self.jobs[job as usize].training() => Lane::Alone,
-            m if m.is_compute() || m.via.out_of_switch() => Lane::Alone,
+            m if m.is_compute() || m.via.is_out_of_switch() => Lane::Alone,
             _ if self.on_scale_up(i) => Lane::ScaleUp,
             _ => Lane::Nic,
         }

@@ -124,7 +124,7 @@ impl Via {
         }
     }
     /// A leg out of the switch that goes as `pass` says.
-    pub fn out_of_switch_leg(pass: Pass) -> Via {
+    pub fn out_of_switch(pass: Pass) -> Via {
         match pass {
             Pass::Whole => Via::OutOfSwitch,
             Pass::Through => Via::OutOfSwitchThrough,
@@ -147,7 +147,7 @@ impl Via {
     }
     /// A leg out of a scale-up switch.
     #[inline]
-    pub fn out_of_switch(self) -> bool {
+    pub fn is_out_of_switch(self) -> bool {
         matches!(self, Via::OutOfSwitch | Via::OutOfSwitchThrough)
     }
 }

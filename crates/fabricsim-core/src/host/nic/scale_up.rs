@@ -182,7 +182,7 @@ impl Nics {
         let spec = self.messages[m as usize].spec;
         h.pending -= 1;
         h.up_sent += 1;
-        if spec.via.out_of_switch() {
+        if spec.via.is_out_of_switch() {
             // no port of the source's
             return self.up_start(out, now, m, &spec);
         }

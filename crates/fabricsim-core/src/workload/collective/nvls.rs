@@ -124,7 +124,7 @@ impl Algorithm for Nvls {
                             id
                         })
                         .collect();
-                    let result = leg(b, Via::out_of_switch_leg(Pass::Through), (h, h), bytes, 1, &into, 0);
+                    let result = leg(b, Via::out_of_switch(Pass::Through), (h, h), bytes, 1, &into, 0);
                     results[h].push(result);
                     mine[h].push(result);
                     after.push(result);
@@ -137,7 +137,7 @@ impl Algorithm for Nvls {
                     let store = leg(b, Via::into_switch(pass), (h, h), bytes, step, &after, 0);
                     mine[h].push(store);
                     for (k, got) in mine.iter_mut().enumerate() {
-                        got.push(leg(b, Via::out_of_switch_leg(Pass::Through), (h, k), bytes, step + 1, &[store], 0));
+                        got.push(leg(b, Via::out_of_switch(Pass::Through), (h, k), bytes, step + 1, &[store], 0));
                     }
                 }
             }
@@ -180,7 +180,7 @@ pub fn streamed(op: Op, b: &mut Builder<'_>, latency: Time) -> Vec<Vec<u32>> {
                 Op::Allgather => (size, 0),
                 _ => (part(b, k) + size, latency),
             };
-            leg(b, Via::out_of_switch_leg(Pass::Through), (k, k), bytes, 1, &into, copies)
+            leg(b, Via::out_of_switch(Pass::Through), (k, k), bytes, 1, &into, copies)
         })
         .collect();
     (0..n).map(|r| vec![b.join(r, &[into[r], out[r]], false, 0).0]).collect()

@@ -344,17 +344,12 @@ fn training(
     ] {
         ensure(!given, &at(k), "a value", "allowed: only with collective (a training job's traffic follows from its model and layout)")?;
     }
-    if let Some(a) = job.algorithm.filter(|&a| a != AlgorithmChoice::Auto && a != AlgorithmChoice::Kind(AlgorithmKind::Ring)) {
-        let got = match a {
-            AlgorithmChoice::Kind(k) => k.name(),
-            AlgorithmChoice::Auto => "auto",
-        };
-        ensure(
-            false,
-            &at("algorithm"),
-            got,
+    if let Some(AlgorithmChoice::Kind(k)) = job.algorithm.filter(|&a| a != AlgorithmChoice::Kind(AlgorithmKind::Ring)) {
+        return Err(ScenarioError::new(
+            at("algorithm"),
+            k.name(),
             "allowed for a training job: \"auto\" (NCCL's tuner: NVLS or the ring on one server's switch that reduces, the ring elsewhere) or \"ring\"",
-        )?;
+        ));
     }
     let shape = model.resolve(&at("model"))?;
     let parallel = job.parallel.clone().unwrap_or_default();
