@@ -232,6 +232,26 @@ def test_the_pages_compare_outputs_are_what_compare_prints():
         assert [wall.sub("│ wall │", s) for s in printed] == [wall.sub("│ wall │", s) for s in shown], command
 
 
+def test_the_several_nics_sentence_is_its_blocks():
+    """docs/topologies.md's two NICs a GPU against one of twice the rate: the sentence's times and
+    percentages are the max JCT column of the two blocks it compares (re-run above)."""
+    import re
+
+    page = (ROOT / "docs" / "topologies.md").read_text()
+    blocks = dict(_compare_blocks(page))
+    base = "fabricsim compare scenarios/alltoall_rails_64.toml --lb ecmp,ops"
+
+    def jct(command: str) -> dict[str, float]:
+        rows = [r.split("│") for r in blocks[command] if r.startswith("│ ecmp") or r.startswith("│ ops")][:2]
+        return {r[1].strip(): float(r[3].strip()) for r in rows}
+
+    one, two = jct(base), jct(base + " -s topology.nics_per_gpu=2 -s topology.link_rate=200Gbps")
+    said = re.search(r"\((\S+) us with ECMP, (\S+) with OPS.*?takes (\S+) % longer with ECMP and\s+(\S+) % with OPS", page, re.S)
+    assert said is not None
+    assert [float(x) for x in said.groups()[:2]] == [one["ecmp"], one["ops"]], said.groups()
+    assert [float(x) for x in said.groups()[2:]] == [round(100 * (two[k] / one[k] - 1), 1) for k in ("ecmp", "ops")], (one, two)
+
+
 def test_the_readmes_counts_are_the_repositorys():
     """The numbers the README's layout states: the golden scenarios it says the test guards."""
     import re

@@ -114,7 +114,9 @@ def fabrics(draw: st.DrawFn, folder: Path) -> dict[str, Any]:
     if kind == "rail_only":
         return {"kind": "rail_only", "hosts": 16, "radix": 8, "nics_per_server": draw(st.sampled_from([2, 4])), "scale_up_rate": "1600Gbps"}
     radix = draw(st.sampled_from([4, 8]))
-    return {"tiers": draw(st.sampled_from([2, 3])), "hosts": 16 if radix == 8 else 8, "radix": radix}
+    tree = {"tiers": draw(st.sampled_from([2, 3])), "hosts": 16 if radix == 8 else 8, "radix": radix}
+    # GPUs of two NICs each: 32 NICs fill a 2-tier tree of radix 8, or two of its pods
+    return tree | ({"nics_per_gpu": 2} if radix == 8 and draw(st.booleans()) else {})
 
 
 @st.composite

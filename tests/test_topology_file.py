@@ -27,6 +27,21 @@ def test_a_fat_tree_exported_and_read_back_runs_the_same(tmp_path):
     assert graph.filled()["topology"]["kind"] == "graph"
 
 
+def test_a_fabric_of_several_ports_a_host_is_not_exported_as_a_graph(tmp_path):
+    # a graph's host is one port: GPUs of two NICs or two planes would read back as twice the hosts
+    for topo, says in [
+        ({"hosts": 16, "radix": 8, "nics_per_gpu": 2}, "topology.nics_per_gpu: got 2; allowed with --export: 1"),
+        ({"kind": "multi_plane", "hosts": 16, "radix": 8}, "topology.kind: got 'multi_plane'; allowed with --export"),
+    ]:
+        path = write(tmp_path / "f.toml", {"topology": topo, "workload": WORKLOAD})
+        r = CliRunner().invoke(app, ["topology", str(path), "--export", str(tmp_path / "g.toml")])
+        assert r.exit_code == 2 and says in r.output, r.output
+        assert not (tmp_path / "g.toml").exists()
+        # the summary alone is fine, and counts GPUs
+        r = CliRunner().invoke(app, ["topology", str(path), "--json"])
+        assert r.exit_code == 0 and json.loads(r.output)["hosts"] == 16, r.output
+
+
 def write(path, data):
     import tomli_w
 

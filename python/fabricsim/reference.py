@@ -67,7 +67,9 @@ def _one_switch(topo: dict[str, Any]) -> dict[str, Any]:
       look faster than its own fabric lets it).
     - A multi-plane fabric: the same planes, each one leaf of every host (radix twice the hosts:
       a leaf of radix / 2 hosts), so that a message is striped over as many ports as it is.
-    - Any other: a 2-tier tree of one leaf whose radix is the host count plus one (one uplink)."""
+    - Any other: a 2-tier tree of one leaf whose radix is the host count plus one (one uplink);
+      where a fat tree's GPUs have several NICs (``nics_per_gpu``), one port a NIC, so that a
+      message is cut into as many parts as it is."""
     kind = topo.get("kind", "fat_tree")
     shared = {k: topo[k] for k in ("switch_latency", "nics_per_server", "scale_up_rate", "scale_up_latency") if k in topo}
     if kind == "graph":
@@ -97,7 +99,10 @@ def _one_switch(topo: dict[str, Any]) -> dict[str, Any]:
         planes = {"kind": "multi_plane", "planes": topo["planes"], "hosts": hosts, "radix": 2 * hosts}
         return planes | {"link_rate": topo["link_rate"], "link_latency": topo["link_latency"]} | shared
     hosts, rate, latency = _hosts(topo)
-    return {"tiers": 2, "hosts": hosts, "radix": hosts + 1, "oversubscription": hosts, "link_rate": rate, "link_latency": latency} | shared
+    per_gpu = int(topo.get("nics_per_gpu", 1)) if kind == "fat_tree" else 1
+    ports = hosts * per_gpu
+    one = {"tiers": 2, "hosts": hosts, "radix": ports + 1, "oversubscription": ports, "link_rate": rate, "link_latency": latency}
+    return one | ({"nics_per_gpu": per_gpu} if per_gpu > 1 else {}) | shared
 
 
 def nonblocking(filled: dict[str, Any], job_hosts: list[list[int]], bdp_bytes: int) -> dict[str, Any]:

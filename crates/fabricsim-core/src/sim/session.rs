@@ -185,7 +185,10 @@ impl Session {
             planes == 1,
             "src",
             src,
-            format!("allowed: a fabric of one plane (this one has {planes}: a session does not stripe a message over the planes yet)"),
+            format!(
+                "allowed: a fabric of one NIC port a host (this one has {planes}, in planes or a GPU's NICs: a session does not \
+                 stripe a message over them yet)"
+            ),
         )?;
         let (a, b) = (topo.slot(src), topo.slot(dst));
         ensure(

@@ -8,8 +8,16 @@ impl Topology {
     /// The fat tree of `spec`, with its tables.
     pub fn build(spec: &FatTreeSpec) -> Result<Topology, ScenarioError> {
         let (nodes, ports) = Self::tree(spec);
-        let mut hosts = HostMap::new(spec.hosts, spec.nics, spec.scale_up);
-        if spec.rails {
+        let g = spec.per_gpu;
+        let mut hosts = HostMap::new(spec.hosts / g, spec.nics / g, spec.scale_up);
+        if g > 1 {
+            // GPU `h`'s NIC `i` is the tree's NIC `h * g + i`, the GPU's port `i`
+            // (`HostMap::planes`: `node_of[i * gpus + h]`)
+            let gpus = spec.hosts / g;
+            hosts.planes = g;
+            hosts.node_of = (0..spec.hosts).map(|v| spec.slot((v % gpus) * g + v / gpus)).collect();
+            hosts.host_at = (0..spec.hosts).map(|s| spec.host(s) / g).collect();
+        } else if spec.rails {
             hosts.node_of = (0..spec.hosts).map(|h| spec.slot(h)).collect();
             hosts.host_at = (0..spec.hosts).map(|s| spec.host(s)).collect();
         }
@@ -45,7 +53,11 @@ impl Topology {
         };
         // host nodes are leaf slots, named by the host the scenario numbers there
         for slot in 0..h {
-            add(&mut topo, format!("host{}", s.host(slot)), None, vec![], vec![leaf0 + slot / s.down0]);
+            let name = match (s.host(slot), s.per_gpu) {
+                (x, 1) => format!("host{x}"),
+                (x, g) => format!("host{}n{}", x / g, x % g),
+            };
+            add(&mut topo, name, None, vec![], vec![leaf0 + slot / s.down0]);
         }
         for l in 0..leaves {
             let lo = l * s.down0;

@@ -59,8 +59,11 @@ pub struct FatTreeSpec {
     /// Propagation latency (ps) of each link tier.
     pub tier_latencies: Vec<Time>,
     pub switch_latency: Time,
-    /// NICs per server.
+    /// NICs per server (its GPUs x their NICs each).
     pub nics: u32,
+    /// NICs per GPU (`nics_per_gpu`): `hosts` counts NICs, the scenario's hosts are GPUs
+    /// (`hosts / per_gpu`), GPU `g`'s NIC `i` is NIC `g * per_gpu + i` of the fabric.
+    pub per_gpu: u32,
     /// Rail-optimized: hosts and leaf slots are numbered apart (see [`FatTreeSpec::slot`]).
     pub rails: bool,
     /// The servers' scale-up network, if they have one.
@@ -105,6 +108,18 @@ impl FatTreeSpec {
         let up0 = k / (1 + t.oversubscription);
         let down0 = k - up0;
         ensure(t.hosts >= 2, "topology.hosts", t.hosts, "allowed: at least 2")?;
+        let g = t.nics_per_gpu;
+        ensure((1..=16).contains(&g), "topology.nics_per_gpu", g, "allowed: 1 to 16")?;
+        // the fabric's hosts are NICs: the scenario's hosts (GPUs) times their NICs each
+        let nodes = t.hosts.checked_mul(g).filter(|&n| n <= 1 << 30);
+        let nodes = nodes.ok_or_else(|| {
+            ScenarioError::new("topology.hosts", t.hosts, format!("allowed: at most {} with {g} NICs a GPU", (1u32 << 30) / g))
+        })?;
+        // where GPUs have several NICs, the tree's counts are of NICs: the errors say so
+        let allowed = |what: String| match g {
+            1 => format!("allowed: {what}"),
+            _ => format!("allowed, counted in NICs ({g} a GPU, {nodes} in all): {what}"),
+        };
         let tiers = t.tiers as usize;
         for (name, len) in
             [("topology.tier_link_rates", t.tier_link_rates.len()), ("topology.tier_link_latencies", t.tier_link_latencies.len())]
@@ -126,34 +141,34 @@ impl FatTreeSpec {
 
         let (leaves_per_pod, pods) = if t.tiers == 2 {
             ensure(
-                t.hosts.is_multiple_of(down0),
+                nodes.is_multiple_of(down0),
                 "topology.hosts",
                 t.hosts,
-                format!("allowed: a multiple of {down0} (hosts per leaf with radix {k} and oversubscription {})", t.oversubscription),
+                allowed(format!("a multiple of {down0} (hosts per leaf with radix {k} and oversubscription {})", t.oversubscription)),
             )?;
-            let leaves = t.hosts / down0;
+            let leaves = nodes / down0;
             ensure(
                 leaves <= k,
                 "topology.hosts",
                 t.hosts,
-                format!("allowed: at most {} for a 2-tier tree of radix {k} (a spine has one port per leaf)", k * down0),
+                allowed(format!("at most {} for a 2-tier tree of radix {k} (a spine has one port per leaf)", k * down0)),
             )?;
             (leaves, 1)
         } else {
             let lpp = k / 2;
             let per_pod = down0 * lpp;
             ensure(
-                t.hosts.is_multiple_of(per_pod),
+                nodes.is_multiple_of(per_pod),
                 "topology.hosts",
                 t.hosts,
-                format!("allowed: a multiple of {per_pod} (hosts per pod: {lpp} leaves x {down0} hosts)"),
+                allowed(format!("a multiple of {per_pod} (hosts per pod: {lpp} leaves x {down0} hosts)")),
             )?;
-            let pods = t.hosts / per_pod;
+            let pods = nodes / per_pod;
             ensure(
                 pods <= k,
                 "topology.hosts",
                 t.hosts,
-                format!("allowed: at most {} for a 3-tier tree of radix {k} (a core has one port per pod)", k * per_pod),
+                allowed(format!("at most {} for a 3-tier tree of radix {k} (a core has one port per pod)", k * per_pod)),
             )?;
             (lpp, pods)
         };
@@ -163,18 +178,25 @@ impl FatTreeSpec {
             t.hosts.is_multiple_of(m),
             "topology.hosts",
             t.hosts,
-            format!("allowed: a multiple of topology.nics_per_server ({m}): every server has all its NICs"),
+            format!("allowed: a multiple of topology.nics_per_server ({m}): every server has all its GPUs"),
         )?;
+        // NICs per server: each GPU's
+        let mn = m * g;
         if t.rails {
-            ensure(m >= 2, "topology.rails", true, "allowed: only with topology.nics_per_server of 2 or more (one rail per NIC)")?;
             ensure(
-                t.hosts.is_multiple_of(down0 * m),
+                mn >= 2,
+                "topology.rails",
+                true,
+                "allowed: only with 2 or more NICs a server (topology.nics_per_server x nics_per_gpu; one rail per NIC)",
+            )?;
+            ensure(
+                nodes.is_multiple_of(down0 * mn),
                 "topology.hosts",
                 t.hosts,
-                format!(
-                    "allowed: with rails, a multiple of {} (rail groups of {down0} servers, hosts per leaf, x {m} NICs, one leaf per rail)",
-                    down0 * m
-                ),
+                allowed(format!(
+                    "with rails, a multiple of {} (rail groups of {down0} servers, hosts per leaf, x {mn} NICs, one leaf per rail)",
+                    down0 * mn
+                )),
             )?;
         }
         let scale_up = scale_up(&t.shared())?;
@@ -188,17 +210,18 @@ impl FatTreeSpec {
         }
         Ok(FatTreeSpec {
             tiers: t.tiers,
-            hosts: t.hosts,
+            hosts: nodes,
             radix: k,
             down0,
             up0,
-            leaves: t.hosts / down0,
+            leaves: nodes / down0,
             leaves_per_pod,
             pods,
             tier_rates,
             tier_latencies,
             switch_latency: t.switch_latency.0,
-            nics: m,
+            nics: mn,
+            per_gpu: g,
             rails: t.rails,
             scale_up,
         })

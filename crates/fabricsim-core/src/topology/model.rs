@@ -48,12 +48,15 @@ pub struct HostMap {
     pub nics: u32,
     /// The servers' scale-up network, if they have one.
     pub scale_up: Option<ScaleUp>,
-    /// Per scenario host its host node, and per host node its scenario host; both empty
-    /// where they are the same (every fabric but a rail-optimized tree).
+    /// Per scenario host its host node (with several NIC ports a host, per port `p` of host
+    /// `h` at `p * count + h`), and per host node its scenario host; both empty where they
+    /// are the same (every fabric but a rail-optimized tree or one of several NICs a GPU).
     pub node_of: Vec<u32>,
     pub host_at: Vec<u32>,
-    /// Host nodes per scenario host (a multi-plane fabric: one NIC port in each plane; else
-    /// 1): host `h`'s node in plane `p` is `p * count + h` ([`Topology::slot_on`]).
+    /// Host nodes per scenario host, its NIC ports (a multi-plane fabric: one in each plane;
+    /// a fat tree's `nics_per_gpu`: that many in one fabric; else 1): host `h`'s port `p` is
+    /// the node `node_of[p * count + h]`, or `p * count + h` where `node_of` is empty
+    /// ([`Topology::slot_on`]).
     pub planes: u32,
 }
 
@@ -146,10 +149,11 @@ impl Topology {
         self.slot(self.host(node))
     }
 
-    /// The host node of scenario host `host` in plane `plane`.
+    /// The host node of scenario host `host`'s NIC port `plane` (its port in that plane of a
+    /// multi-plane fabric).
     #[inline]
     pub fn slot_on(&self, host: u32, plane: u32) -> u32 {
-        self.slot(host) + plane * self.hosts.count
+        self.slot(host + plane * self.hosts.count)
     }
 
     pub fn switches(&self) -> usize {
@@ -255,8 +259,10 @@ impl Topology {
     pub fn spread_order(&self) -> Vec<u32> {
         let t = &self.tables;
         let mut of_class: Vec<Vec<u32>> = vec![Vec::new(); t.classes()];
-        // the slots of the scenario's hosts (in a multi-plane fabric, plane 0's)
-        for slot in 0..self.gpus() {
+        // the scenario's hosts by the edge switch of their first port, in slot order
+        let mut first: Vec<u32> = (0..self.gpus()).map(|h| self.slot(h)).collect();
+        first.sort_unstable();
+        for slot in first {
             of_class[t.class(slot) as usize].push(self.host(slot));
         }
         let most = of_class.iter().map(Vec::len).max().unwrap_or(0);

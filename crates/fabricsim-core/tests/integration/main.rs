@@ -28,6 +28,7 @@ mod ranks;
 mod samples;
 mod scale_up;
 mod session;
+mod several_nics;
 mod survey;
 mod training;
 

@@ -137,6 +137,11 @@ fn a_send_that_a_closed_run_would_stripe_or_relay_is_refused() {
     let multi = "seed = 1\n[topology]\nkind = \"multi_plane\"\nhosts = 16\nradix = 8\n";
     let mut s = Session::new(&scenario(multi).unwrap(), Some(1)).unwrap();
     assert_eq!(s.send(0, 9, 4096, None).unwrap_err().field, "src");
+    // a fat tree of two NICs a GPU likewise
+    let nics = "seed = 1\n[topology]\nhosts = 16\nradix = 8\nnics_per_gpu = 2\n";
+    let mut s = Session::new(&scenario(nics).unwrap(), Some(1)).unwrap();
+    let e = s.send(0, 9, 4096, None).unwrap_err();
+    assert!(e.field == "src" && e.message.contains("this one has 2, in planes or a GPU's NICs"), "{e:?}");
     // rail-only: GPU 0 of server 0 reaches GPU 0 of server 1 over its rail and GPU 1 of its own
     // server over the scale-up network, not GPU 1 of server 1 (that needs a relay)
     let rails = "seed = 1\n[topology]\nkind = \"rail_only\"\nhosts = 64\nradix = 16\nnics_per_server = 4\nscale_up_rate = \"3600Gbps\"\n";

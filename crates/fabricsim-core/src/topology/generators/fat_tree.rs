@@ -46,6 +46,13 @@ topology_kind!(Config {
     /// Off: a server's NICs are consecutive hosts under one leaf (or two, if `d` is not a multiple of `nics_per_server`).
     #[serde(default)]
     rails: bool,
+    /// NICs per GPU, each with its own port on the fabric (NCCL spreads a GPU's channels over them): `hosts` stays the
+    /// GPUs (what workloads number), the tree is built over `hosts x nics_per_gpu` NICs, a GPU's NICs consecutive (with
+    /// `rails`, each NIC of a server on its own rail), and every message that crosses the fabric is cut into one equal part
+    /// per NIC, as on a multi-plane fabric. [topologies.md](topologies.md#several-nics-a-gpu).
+    #[serde(default = "crate::topology::generators::d_nics")]
+    #[schemars(extend("x-type" = "integer 1-16"))]
+    nics_per_gpu: u32,
 });
 
 fn d_tiers() -> u32 {

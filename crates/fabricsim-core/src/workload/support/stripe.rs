@@ -1,17 +1,22 @@
-//! Messages striped over the planes of a multi-plane fabric (`topology::generators::multi_plane`:
-//! each host has a port in every plane). A message between two hosts is cut into one part per
-//! plane, of equal size (the first takes what does not divide), each from the source's port in
-//! that plane to the destination's, as NCCL spreads a collective's channels over a NIC's ports;
-//! what waits for the message waits for every part. The message's own row carries plane 0's
-//! part and the other planes' are appended, each taking the message's release (start,
-//! dependencies, compute delay). Compute tasks, messages on a server's scale-up network and
-//! messages of fewer bytes than planes stay whole, on plane 0.
+//! Messages striped over a host's NIC ports: the planes of a multi-plane fabric
+//! (`topology::generators::multi_plane`: each host has a port in every plane) or a fat tree's
+//! NICs of a GPU (`nics_per_gpu`). A message between two hosts is cut into one part per port,
+//! of equal size (the first takes what does not divide), each from the source's port `p` to
+//! the destination's. NCCL puts channel `c` of a GPU on its local NIC `c mod k`
+//! (`src/graph/topo.cc`, `ncclTopoGetLocalNetType`: `net += channelId % netsPerGpu`) and its
+//! search opens at least one channel a NIC (a channel's bandwidth is at most a NIC's,
+//! `src/graph/search.cc`), so every NIC carries an equal share of each step: equal parts are
+//! that, with the channels of one NIC taken together. What waits for the message waits for
+//! every part. The message's own row carries port 0's part and the other ports' are appended,
+//! each taking the message's release (start, dependencies, compute delay). Compute tasks,
+//! messages on a server's scale-up network and messages of fewer bytes than ports stay whole,
+//! on port 0.
 
 use crate::topology::Topology;
 use crate::workload::collective::Tag;
 use crate::workload::MessageSpec;
 
-/// Stripes `messages` over `topo`'s planes (see the module): the other planes' parts are
+/// Stripes `messages` over `topo`'s NIC ports (see the module): the other ports' parts are
 /// appended to `messages`, their dependency lists and tags. Returns the parts appended.
 pub fn over_planes(topo: &Topology, messages: &mut Vec<MessageSpec>, deps: &mut Vec<Vec<u32>>, tags: &mut Vec<Tag>) -> usize {
     let planes = topo.planes();
@@ -30,7 +35,10 @@ pub fn over_planes(topo: &Topology, messages: &mut Vec<MessageSpec>, deps: &mut 
         let share = m.bytes / u64::from(planes);
         parts[i] = messages.len() as u32;
         for p in 1..planes {
-            messages.push(MessageSpec { src: topo.slot_on(m.src, p), dst: topo.slot_on(m.dst, p), bytes: share, ..m });
+            // port `p` of host `h` as the scenario numbers it, which `Topology::slot` maps
+            // to its node with the rest of the messages
+            let on = |h: u32| h + p * topo.gpus();
+            messages.push(MessageSpec { src: on(m.src), dst: on(m.dst), bytes: share, ..m });
             deps.push(deps[i].clone());
             if let Some(&tag) = tags.get(i) {
                 tags.push(tag);
