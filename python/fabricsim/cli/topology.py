@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from .. import registry
-from ..errors import scenario_error
 from ..scenario import Scenario
 from .common import (
     SetOpt,
@@ -22,17 +21,6 @@ from .common import (
     app,
     out,
 )
-
-
-def _exportable(topo: dict[str, Any]) -> None:
-    """Refuses to write as a graph a fabric whose hosts have several NIC ports: a graph's host is one port, so the
-    file would read back as that many hosts."""
-    if topo.get("kind") == "multi_plane":
-        why = "got 'multi_plane'; allowed with --export: a fabric of one port a host (a graph host is one port)"
-        raise scenario_error("topology.kind", why)
-    per_gpu = topo.get("nics_per_gpu", 1)
-    if per_gpu != 1:
-        raise scenario_error("topology.nics_per_gpu", f"got {per_gpu}; allowed with --export: 1 (a graph host is one port)")
 
 
 @app.command()
@@ -63,8 +51,6 @@ def topology(
         sc = _with_sets(Scenario({"topology": {"kind": "graph", "file": scenario.name}}, base_dir=scenario.parent), set_)
     else:
         sc = _load(scenario, set_)
-    if export:
-        _exportable(sc.data.get("topology", {}))
     text = Scenario(sc.data | {"workload": {"kind": "permutation", "size": "1B"}}, sc.base_dir).to_json()
     summary_json, graph_json = _core.topology(text, bool(export or draw))
     summary = json.loads(summary_json)

@@ -5,8 +5,8 @@ and names the entry at fault (docs/topologies.md).
 
 Formats, by the file's suffix:
 
-- ``.toml``, ``.json``: the graph as the core reads it: ``hosts`` (``name``, optional ``id``
-  and ``server``), ``switches`` (``name``, optional ``tier``) and ``links`` (``a``, ``b``,
+- ``.toml``, ``.json``: the graph as the core reads it: ``hosts`` (``name``, optional ``id``,
+  ``server`` and ``gpu``), ``switches`` (``name``, optional ``tier``) and ``links`` (``a``, ``b``,
   optional ``rate``, ``latency`` and ``cost``);
 - ``.edgelist``, ``.edges``, ``.txt``: NetworkX's edge list (``networkx.write_edgelist``): a
   link per line, ``a b`` or ``a b {'rate': '400Gbps', 'latency': '1us', 'cost': 3}``, ``#`` comments;
