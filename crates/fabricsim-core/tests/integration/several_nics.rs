@@ -76,6 +76,29 @@ fn two_nics_of_200g_carry_an_allreduce_as_one_of_400g_would() {
 }
 
 #[test]
+fn a_jobs_channel_goes_whole_on_the_nic_nccl_puts_it_on() {
+    // NCCL puts channel c on NIC c mod 2: with 2 or 4 channels each message stays whole, and
+    // the channels split each GPU's bytes evenly over its NICs; with one channel (fewer than
+    // NICs, which NCCL would not open) every message is cut into a part a NIC
+    let job = |channels: u32| {
+        format!("[[jobs]]\nname = \"ar\"\ncollective = \"allreduce\"\nsize = \"4MiB\"\nranks = 16\nchannels = {channels}\n")
+    };
+    let data_on = |r: &fabricsim_core::stats::RunResult, nic: &str| -> u64 {
+        let (names, data) = (r.ports.str("name"), r.ports.u64("data_packets"));
+        names.iter().zip(data).filter(|(n, _)| n.starts_with("host") && n.ends_with(&format!("n{nic}:up0"))).map(|(_, &d)| d).sum()
+    };
+    for channels in [1, 2, 4] {
+        let one = super::run(&format!("{}{}", fabric(true, 1, "400Gbps"), job(channels)));
+        let two = super::run(&format!("{}{}", fabric(true, 2, "200Gbps"), job(channels)));
+        assert_eq!(two.summary.status, "complete");
+        let parts = if channels == 1 { 2 } else { 1 };
+        assert_eq!(two.flows.u64("bytes").len(), parts * one.flows.u64("bytes").len(), "{channels} channels");
+        let (nic0, nic1) = (data_on(&two, "0"), data_on(&two, "1"));
+        assert!(nic0 > 0 && nic0.abs_diff(nic1) * 100 <= nic0, "{channels} channels: {nic0} and {nic1} packets");
+    }
+}
+
+#[test]
 fn any_cut_gives_the_same_results_with_a_gpus_nics_on_different_rails() {
     use super::golden::render;
     use fabricsim_core::Simulation;

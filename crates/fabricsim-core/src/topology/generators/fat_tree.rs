@@ -48,8 +48,9 @@ topology_kind!(Config {
     rails: bool,
     /// NICs per GPU, each with its own port on the fabric (NCCL spreads a GPU's channels over them): `hosts` stays the
     /// GPUs (what workloads number), the tree is built over `hosts x nics_per_gpu` NICs, a GPU's NICs consecutive (with
-    /// `rails`, each NIC of a server on its own rail), and every message that crosses the fabric is cut into one equal part
-    /// per NIC, as on a multi-plane fabric. [topologies.md](topologies.md#several-nics-a-gpu).
+    /// `rails`, each NIC of a server on its own rail). A job's channel `c` goes whole on NIC `c mod nics_per_gpu` where the job
+    /// has a channel a NIC (NCCL's placement); any other message that crosses the fabric is cut into one equal part per
+    /// NIC, as on a multi-plane fabric. [topologies.md](topologies.md#several-nics-a-gpu).
     #[serde(default = "crate::topology::generators::d_nics")]
     #[schemars(extend("x-type" = "integer 1-16"))]
     nics_per_gpu: u32,

@@ -32,7 +32,9 @@
 //! step's chunk through the ring in slices of `SLICESTEPS` buffer slots, `prims_simple.h`), so
 //! a step pipelines across the ring instead of waiting for the whole chunk. By default one
 //! channel and whole steps (NCCL runs two or more channels per NIC and slices of 256-512 KiB
-//! under Simple; set them to match). A GPU's several NICs are not modelled (a rank is one NIC).
+//! under Simple; set them to match). On GPUs of several NICs (`topology.nics_per_gpu`) channel
+//! `c` runs on NIC `c mod k` where the job has a channel a NIC, else each message is cut into
+//! a part a NIC (`workload::support::stripe`).
 
 use super::{share, Algorithm, Builder, Op, Ranks};
 use crate::registry::AlgorithmInfo;

@@ -5,20 +5,30 @@
 //! the destination's. NCCL puts channel `c` of a GPU on its local NIC `c mod k`
 //! (`src/graph/topo.cc`, `ncclTopoGetLocalNetType`: `net += channelId % netsPerGpu`) and its
 //! search opens at least one channel a NIC (a channel's bandwidth is at most a NIC's,
-//! `src/graph/search.cc`), so every NIC carries an equal share of each step: equal parts are
-//! that, with the channels of one NIC taken together. What waits for the message waits for
-//! every part. The message's own row carries port 0's part and the other ports' are appended,
-//! each taking the message's release (start, dependencies, compute delay). Compute tasks,
-//! messages on a server's scale-up network and messages of fewer bytes than ports stay whole,
-//! on port 0.
+//! `src/graph/search.cc`), so every NIC carries an equal share of each step. A job with at
+//! least a channel a port has its channel `c`'s messages whole on port `c mod k`, as NCCL puts
+//! them; any other message (a job of fewer channels than ports, which NCCL would not open;
+//! flows; traces) is cut into equal parts, which is that placement with one channel a port.
+//! What waits for the message waits for every part. The message's own row carries port 0's
+//! part and the other ports' are appended, each taking the message's release (start,
+//! dependencies, compute delay). Compute tasks, messages on a server's scale-up network and
+//! messages of fewer bytes than ports stay whole, on port 0.
 
 use crate::topology::Topology;
 use crate::workload::collective::Tag;
 use crate::workload::MessageSpec;
 
 /// Stripes `messages` over `topo`'s NIC ports (see the module): the other ports' parts are
-/// appended to `messages`, their dependency lists and tags. Returns the parts appended.
-pub fn over_planes(topo: &Topology, messages: &mut Vec<MessageSpec>, deps: &mut Vec<Vec<u32>>, tags: &mut Vec<Tag>) -> usize {
+/// appended to `messages`, their dependency lists and tags; a message whose `port` is given
+/// goes whole on that port (a job's channel where it has a channel a port). Returns the parts
+/// appended.
+pub fn over_planes(
+    topo: &Topology,
+    messages: &mut Vec<MessageSpec>,
+    deps: &mut Vec<Vec<u32>>,
+    tags: &mut Vec<Tag>,
+    port: &[Option<u32>],
+) -> usize {
     let planes = topo.planes();
     if planes < 2 {
         return 0;
@@ -32,13 +42,17 @@ pub fn over_planes(topo: &Topology, messages: &mut Vec<MessageSpec>, deps: &mut 
         if whole {
             continue;
         }
+        // port `p` of host `h` as the scenario numbers it, which `Topology::slot` maps to its
+        // node with the rest of the messages
+        let on = |h: u32, p: u32| h + p * topo.gpus();
+        if let Some(&Some(p)) = port.get(i) {
+            (messages[i].src, messages[i].dst) = (on(m.src, p), on(m.dst, p));
+            continue;
+        }
         let share = m.bytes / u64::from(planes);
         parts[i] = messages.len() as u32;
         for p in 1..planes {
-            // port `p` of host `h` as the scenario numbers it, which `Topology::slot` maps
-            // to its node with the rest of the messages
-            let on = |h: u32| h + p * topo.gpus();
-            messages.push(MessageSpec { src: on(m.src), dst: on(m.dst), bytes: share, ..m });
+            messages.push(MessageSpec { src: on(m.src, p), dst: on(m.dst, p), bytes: share, ..m });
             deps.push(deps[i].clone());
             if let Some(&tag) = tags.get(i) {
                 tags.push(tag);
