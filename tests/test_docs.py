@@ -252,6 +252,19 @@ def test_the_several_nics_sentence_is_its_blocks():
     assert [float(x) for x in said.groups()[2:]] == [round(100 * (two[k] / one[k] - 1), 1) for k in ("ecmp", "ops")], (one, two)
 
 
+def test_the_repositorys_sweep_specs_are_valid():
+    """experiments/*.toml (the sweeps the README and docs cite by name): each loads and every
+    point is a scenario the core accepts, so a renamed field or scenario breaks here, not when a
+    reader runs it."""
+    from fabricsim.sweep import Sweep
+
+    specs = sorted((ROOT / "experiments").glob("*.toml"))
+    assert len(specs) >= 3
+    for path in specs:
+        points = Sweep.load(path).validate()
+        assert points, path
+
+
 def test_the_readmes_counts_are_the_repositorys():
     """The numbers the README's layout states: the golden scenarios it says the test guards."""
     import re
