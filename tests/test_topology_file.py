@@ -37,7 +37,11 @@ def test_a_fabric_of_several_ports_a_host_exported_and_read_back_runs_the_same(t
         tree = {"topology": topo, "jobs": jobs}
         path = write(tmp_path / "f.toml", tree)
         r = CliRunner().invoke(app, ["topology", str(path), "--export", str(tmp_path / "g.toml")])
-        assert r.exit_code == 0, r.output
+        assert r.exit_code == 0 and "2 a host (planes, or a GPU's NICs), 32 in all" in r.output, r.output
+        # the summary counts GPUs, and says how many ports each has; so does the graph read back
+        for source in (path, tmp_path / "g.toml"):
+            r = CliRunner().invoke(app, ["topology", str(source), "--json"])
+            assert r.exit_code == 0 and json.loads(r.output)["hosts"] == 16 and json.loads(r.output)["ports_per_host"] == 2, r.output
         graph = fabricsim.Scenario({"topology": {"file": "g.toml"}, "jobs": jobs}, base_dir=tmp_path)
         assert graph.filled()["topology"]["nics_per_server"] == topo.get("nics_per_server", 1)
         a, b = fabricsim.run(tree), fabricsim.run(graph)

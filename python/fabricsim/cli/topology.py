@@ -64,6 +64,9 @@ def topology(
         return
     t = Table(title=f"{escape(str(scenario))}: the fabric as a graph", show_header=False)
     t.add_row("hosts", f"{summary['hosts']:,}")
+    if summary["ports_per_host"] > 1:
+        ports = summary["ports_per_host"]
+        t.add_row("NIC ports", f"{ports} a host (planes, or a GPU's NICs), {ports * summary['hosts']:,} in all")
     for name, count in summary["switches"]:
         t.add_row(f"{name} switches", f"{count:,}")
     for tier, count in enumerate(summary["links"]):

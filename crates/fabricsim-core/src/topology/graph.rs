@@ -8,6 +8,9 @@ use super::Topology;
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Summary {
     pub hosts: u32,
+    /// Each host's NIC ports on the fabric: a multi-plane fabric's planes, a fat tree's
+    /// `nics_per_gpu`, a graph's hosts per `gpu`; else 1.
+    pub ports_per_host: u32,
     /// Switches by tier and the letters their names open with, each group labelled by what its
     /// names share but the index (`leaf`, `spine`, InfraGraph's `tier_0`).
     pub switches: Vec<(String, u32)>,
@@ -72,6 +75,7 @@ pub fn summary(topo: &Topology) -> Summary {
     let (a, b) = (nodes(0..half), nodes(half..gpus));
     Summary {
         hosts: gpus,
+        ports_per_host: planes,
         switches,
         links,
         diameter: tables.diameter(),
