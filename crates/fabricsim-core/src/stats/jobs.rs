@@ -179,7 +179,8 @@ impl JobBounds {
 
 /// Where every message of `p` waits only for earlier ones: [`ideals`]' schedules and NIC
 /// bounds in one pass, each message's spans added to `b` as it is scheduled; holds each
-/// message's ideal and compute-only finish (16 bytes), not [`ideals`]' columns. Returns the
+/// message's ideal and compute-only finish (16 bytes), not [`ideals`]' columns (nor its release:
+/// a leg that cuts through reads its dependency's as its finish less its ideal FCT). Returns the
 /// bound each (job, iteration)'s NICs and CPUs set on its ideal end.
 fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, u32), Time> {
     let ack_flight = |from: u32, to: u32| ack_flight(p.routes, p.transport.header, from, to);
@@ -191,10 +192,6 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
     let free_too = p.jobs.iter().any(|j| j.training());
     let n = p.specs.len();
     let mut finish: Vec<Time> = Vec::with_capacity(n);
-    // each message's release too where legs of a scale-up switch cut through (they hear of
-    // what they wait for at its release: `collective::ideal_finish`)
-    let through = p.specs.iter().any(|m| m.via.through());
-    let mut releases: Vec<Time> = Vec::with_capacity(if through { n } else { 0 });
     let mut free_finish: Vec<Time> = Vec::with_capacity(if free_too { n } else { 0 });
     let (mut fcts, mut flight) = (IdealFcts::default(), Flights::new());
     type Acc = std::collections::HashMap<(u32, u32, u32, u32), (Time, Time, Time)>;
@@ -206,17 +203,22 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
     for i in 0..n {
         let m = &p.specs[i];
         let waits = p.deps.of(i).iter().copied().filter(|&d| same(i, d) && !bare(d as usize));
-        let heard_at = |d: u32| match m.via.through() {
-            true => releases[d as usize],
-            false => heard(&hearing, (p.specs[d as usize].src, p.specs[d as usize].dst), m.src, finish[d as usize]),
-        };
-        let release = released(m, waits.clone().map(heard_at).max());
+        // a leg of a scale-up switch that cuts through hears of what it waits for at its
+        // release (`collective::ideal_finish`): its finish less its ideal FCT, so that no
+        // message's release is kept
+        let mut heard_last: Option<Time> = None;
+        for d in waits.clone() {
+            let (s, du) = (&p.specs[d as usize], d as usize);
+            let at = match m.via.through() {
+                true => finish[du] - fcts.of(p.routes, p.transport, s, p.count(du)),
+                false => heard(&hearing, (s.src, s.dst), m.src, finish[du]),
+            };
+            heard_last = heard_last.max(Some(at));
+        }
+        let release = released(m, heard_last);
         let count = p.count(i);
         let fct = fcts.of(p.routes, p.transport, m, count);
         finish.push(release + fct);
-        if through {
-            releases.push(release);
-        }
         let free = free_too.then(|| {
             let at = released(&m.taking_no_time(), waits.map(|d| free_finish[d as usize]).max());
             free_finish.push(at);
