@@ -36,6 +36,12 @@ def _summary(out: Path) -> dict[str, Any]:
         pytest.param(PERMUTATION, id="permutation"),
         # a training job: scale-up messages, dependencies across hosts, steps
         pytest.param((ROOT / "crates/fabricsim-core/tests/golden/19_jobs_rails_steps.toml").read_text(), id="jobs"),
+        # GPUs of two NICs on rails, a job of two channels: a GPU's NICs on leaves of two processes
+        pytest.param(
+            "[topology]\nhosts = 16\nradix = 8\nnics_per_server = 4\nnics_per_gpu = 2\nrails = true\n"
+            '[[jobs]]\nname = "ar"\ncollective = "allreduce"\nsize = "1MiB"\nranks = 16\nchannels = 2\n',
+            id="nics",
+        ),
     ],
 )
 def test_two_processes_write_the_tables_of_one(tmp_path: Path, scenario: str) -> None:
