@@ -11,6 +11,8 @@ pub enum Event {
     PipeArrive(u32),
     /// A connection becomes ready to send.
     ConnStart(u32),
+    /// A connection's message is posted (`transport.message_overhead`): its NIC may send it.
+    Posted(u32),
     /// A message's source host learns that one of the messages it waits for, received by
     /// another host, completed (a notification across the fabric).
     Release(u32),

@@ -186,6 +186,21 @@ pub struct TransportConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-default" = "none (line rate)"))]
     pub rate_cap: Option<Rate>,
+    /// LogGOPSim's `o` at the sender: what posting a message (a work request, per connection) costs its host before the
+    /// NIC may send it. A connection ready to start is posted once the host's posting and its NIC's gap (`message_gap`)
+    /// are both free; its first packet may leave `message_overhead` later (Hoefler et al., "LogGOPSim", LSAP 2010;
+    /// `LogGOPSim.cpp`, its send: `nexto = t + o`, `nextgs = t + g`, the message in the network at `t + o`). Messages
+    /// over a server's scale-up network and compute tasks are not posted. Default none: no published figure for today's
+    /// NICs was found to cite, and a job's NCCL costs already count a network step's latency (docs/model.md, "Posting a
+    /// message"). The jobs' ideal bound counts it; a flow's FCT runs from its first bit.
+    #[serde(default)]
+    #[schemars(extend("x-default" = "`\"0ns\"`"))]
+    pub message_overhead: Duration,
+    /// LogGOPSim's `g` at the sender: the least time between the postings of two messages of a host (its NIC's message
+    /// rate is at most 1 / `message_gap`). See `message_overhead`; default none.
+    #[serde(default)]
+    #[schemars(extend("x-default" = "`\"0ns\"`"))]
+    pub message_gap: Duration,
     /// `per_message`: every message has connections of its own, built when it starts. `per_pair`: a host's messages to one
     /// host and class go one after another through one long-lived connection (a queue pair, as NCCL's network transport
     /// keeps per peer): its congestion window, its load balancer's state (ARCANE's cache, PRIME's penalties, ECMP's
@@ -260,6 +275,8 @@ impl Default for TransportConfig {
             init_cwnd: d_window(),
             max_cwnd: d_window(),
             rate_cap: None,
+            message_overhead: Duration(0),
+            message_gap: Duration(0),
             connections: None,
         }
     }
@@ -287,6 +304,9 @@ pub struct TransportModel {
     pub rate_cap: u64,
     /// Long-lived connections, one per pair of hosts and class (`connections = "per_pair"`).
     pub per_pair: bool,
+    /// What posting a message costs its host, (overhead, gap) (`message_overhead`,
+    /// `message_gap`), where either is set.
+    pub posting: Option<(Time, Time)>,
 }
 
 impl TransportConfig {
@@ -378,6 +398,9 @@ impl TransportConfig {
             "\"per_pair\"",
             "allowed: \"per_message\" with cc = \"dcqcn\" (its rate timers belong to each connection)",
         )?;
+        for (field, d) in [("transport.message_overhead", self.message_overhead), ("transport.message_gap", self.message_gap)] {
+            ensure(d.0 <= 1_000_000_000_000, field, d, "allowed: 0ns (none) to 1s")?;
+        }
         if let Some(r) = self.rate_cap {
             ensure(r.0 > 0, "transport.rate_cap", r, "allowed: a positive rate like \"100Gbps\" (leave it out for line rate)")?;
         }
@@ -401,6 +424,7 @@ impl TransportConfig {
             max_cwnd,
             rate_cap: self.rate_cap.map_or(0, |r| r.0),
             per_pair: connections == Connections::PerPair,
+            posting: (self.message_overhead.0 > 0 || self.message_gap.0 > 0).then_some((self.message_overhead.0, self.message_gap.0)),
         })
     }
 }

@@ -141,6 +141,7 @@ impl Nics {
     fn on_event(&mut self, h: &mut Host, out: &mut Sink, now: Time, event: Event) {
         match event {
             Event::ConnStart(c) => self.start(h, out, now, c),
+            Event::Posted(c) => self.posted(h, out, now, c),
             Event::Release(m) => self.on_release(h, out, now, m),
             Event::NicWake(_) => self.wake(h, out, now),
             Event::CcTimer(c) => self.on_cc_timer(h, out, now, c),
@@ -170,10 +171,24 @@ impl Nics {
         let msg = self.messages[self.conns.message_of(conn) as usize];
         let started = self.conns.start(msg.first..msg.first + msg.count, &msg.spec);
         debug_assert_eq!(hs.node, msg.spec.src);
-        hs.pending -= 1;
         if !started {
+            hs.pending -= 1;
             return; // it waits for its pair's message before it (`per_pair`)
         }
+        // posted first where posting costs (`transport.message_overhead`, `message_gap`)
+        if let Some(costs) = self.cfg.posting {
+            let at = hs.post(now, costs);
+            if at > now {
+                out.schedule(at, Event::Posted(conn));
+                return;
+            }
+        }
+        self.posted(hs, out, now, conn);
+    }
+
+    /// `Posted` (or a start that costs no posting): the connection joins its NIC's turns.
+    fn posted(&mut self, hs: &mut Host, out: &mut Sink, now: Time, conn: u32) {
+        hs.pending -= 1;
         hs.active.push(conn);
         self.kick(hs, out, now);
     }

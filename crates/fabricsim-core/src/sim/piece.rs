@@ -130,7 +130,7 @@ impl Piece {
         match event {
             Event::PortFree(at) => node_unit(self.fabric.topology().ports[self.links.port_at(at).id as usize].from),
             Event::PipeArrive(w) => node_unit(self.fabric.topology().ports[self.links.wire_at(w).id() as usize].to),
-            Event::ConnStart(c) | Event::Rto(c) | Event::CcTimer(c) => node_unit(self.nics.ends(c).0),
+            Event::ConnStart(c) | Event::Posted(c) | Event::Rto(c) | Event::CcTimer(c) => node_unit(self.nics.ends(c).0),
             Event::CnpTimer(c) => node_unit(self.nics.ends(c).1),
             Event::Release(m) | Event::UpSend(m) | Event::UpAck(m) | Event::Computed(m) => {
                 node_unit(self.nics.messages()[m as usize].spec.src)

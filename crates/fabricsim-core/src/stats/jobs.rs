@@ -139,7 +139,8 @@ fn bounds_by(p: &Plan<'_>, pass: bool) -> JobBounds {
         streamed(p, &mut b)
     } else {
         let mut fcts = IdealFcts::default();
-        let ideals: Vec<Time> = (0..n).map(|i| fcts.of(p.routes, p.transport, &p.specs[i], p.count(i))).collect();
+        // from its release: its posting, then its ideal FCT
+        let ideals: Vec<Time> = (0..n).map(|i| p.posting(i) + fcts.of(p.routes, p.transport, &p.specs[i], p.count(i))).collect();
         let (ideal, compute_only, busy) = self::ideals(p, &ideals);
         for i in 0..n {
             b.add(p, i, ideal[i], compute_only.as_ref().map(|c| c[i]));
@@ -210,7 +211,7 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
         for d in waits.clone() {
             let (s, du) = (&p.specs[d as usize], d as usize);
             let at = match m.via.through() {
-                true => finish[du] - fcts.of(p.routes, p.transport, s, p.count(du)),
+                true => finish[du] - p.posting(du) - fcts.of(p.routes, p.transport, s, p.count(du)),
                 false => heard(&hearing, (s.src, s.dst), m.src, finish[du]),
             };
             heard_last = heard_last.max(Some(at));
@@ -218,13 +219,13 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
         let release = released(m, heard_last);
         let count = p.count(i);
         let fct = fcts.of(p.routes, p.transport, m, count);
-        finish.push(release + fct);
+        finish.push(release + p.posting(i) + fct);
         let free = free_too.then(|| {
             let at = released(&m.taking_no_time(), waits.map(|d| free_finish[d as usize]).max());
             free_finish.push(at);
             (at, at)
         });
-        b.add(p, i, (release, release + fct), free);
+        b.add(p, i, (release, release + p.posting(i) + fct), free);
         let t = p.tags[i];
         if t.job == Tag::NONE.job {
             continue;

@@ -28,6 +28,14 @@ impl Plan<'_> {
     pub(super) fn count(&self, i: usize) -> u32 {
         connections(self.routes.topology(), self.subflows, &self.specs[i])
     }
+    /// What posting message `i` costs its host before its NIC may send it
+    /// (`transport.message_overhead`; a message that crosses the fabric only).
+    pub(super) fn posting(&self, i: usize) -> Time {
+        match self.transport.posting {
+            Some((o, _)) if !self.specs[i].is_compute() && !self.on_scale_up(i) => o,
+            _ => 0,
+        }
+    }
     /// Whether message `i` crosses its server's scale-up network (`Message::on_scale_up`).
     pub(super) fn on_scale_up(&self, i: usize) -> bool {
         let m = &self.specs[i];

@@ -23,6 +23,7 @@ mod params;
 mod parser_fuzz;
 mod pfc;
 mod pieces;
+mod posting;
 mod rail_only;
 mod ranks;
 mod samples;

@@ -45,6 +45,9 @@ pub struct Host {
     /// Its CPUs that entries claimed (`MessageSpec::cpu`): each one's number and when it is
     /// free (empty unless a workload names a CPU).
     pub(super) cpus: Vec<(u16, Time)>,
+    /// With `transport.message_overhead` or `message_gap`: when its posting and its NIC's gap
+    /// are next free (LogGOPSim's `nexto` and `nextgs`).
+    pub(super) posting: (Time, Time),
 }
 
 impl Host {
@@ -69,6 +72,7 @@ impl Host {
             up_sent: 0,
             up_done: 0,
             cpus: Vec::new(),
+            posting: (0, 0),
         }
     }
 }
@@ -138,6 +142,15 @@ impl Host {
     /// Counts the bytes of a message added to the run that it receives.
     pub fn expect(&mut self, incoming: u64) {
         self.incoming += incoming;
+    }
+
+    /// A connection ready at `now` is posted, its host's posting costing `o` and its NIC's gap
+    /// `g` (LogGOPSim's send: it begins once both are free, which it then holds for `o` and
+    /// `g`); returns when its NIC may send it, `o` after it began.
+    pub(super) fn post(&mut self, now: Time, (o, g): (Time, Time)) -> Time {
+        let begin = now.max(self.posting.0).max(self.posting.1);
+        self.posting = (begin.saturating_add(o), begin.saturating_add(g));
+        begin.saturating_add(o)
     }
 
     /// An entry ready at `ready` takes CPU `cpu` for `work`: it begins when the CPU is free,

@@ -176,6 +176,7 @@ codes!(Event, event_code, event_of, EVENTS:
     16 => Window,
     17 => UpFree(i),
     18 => UpBegin(i),
+    19 => Posted(i),
 );
 
 #[cfg(test)]
