@@ -132,6 +132,10 @@ def scenarios(draw: st.DrawFn, folder: Path) -> dict[str, Any]:
         "stop": {"max_time": "30ms"},
     }
     if draw(st.booleans()):
+        # what posting a message costs its host (LogGOPSim's o and g)
+        overhead, gap = draw(st.sampled_from(["300ns", "2us"])), draw(st.sampled_from(["0ns", "200ns"]))
+        s["transport"] |= {"message_overhead": overhead, "message_gap": gap}
+    if draw(st.booleans()):
         s["workload"] = {"kind": "permutation", "size": draw(st.sampled_from(["4KiB", "64KiB", "300KiB"]))}
     else:
         ranks = draw(st.integers(2, 4))
