@@ -35,6 +35,8 @@ def test_load_set_and_fill_defaults(demo_path):
         "cc": "dctcp",
         "init_cwnd": "auto",
         "max_cwnd": "auto",
+        "message_overhead": "0ps",
+        "message_gap": "0ps",
         "connections": "per_message",
     }
     assert filled["switch"]["ecn"] == {"enabled": True, "kmin": "0.2bdp", "kmax": "0.8bdp", "mark": "dequeue"}

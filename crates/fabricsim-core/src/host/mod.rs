@@ -194,12 +194,12 @@ pub struct TransportConfig {
     /// NICs was found to cite, and a job's NCCL costs already count a network step's latency (docs/model.md, "Posting a
     /// message"). The jobs' ideal bound counts it; a flow's FCT runs from its first bit.
     #[serde(default)]
-    #[schemars(extend("x-default" = "`\"0ns\"`"))]
+    #[schemars(extend("x-default" = "`\"0ps\"` (none)"))]
     pub message_overhead: Duration,
     /// LogGOPSim's `g` at the sender: the least time between the postings of two messages of a host (its NIC's message
     /// rate is at most 1 / `message_gap`). See `message_overhead`; default none.
     #[serde(default)]
-    #[schemars(extend("x-default" = "`\"0ns\"`"))]
+    #[schemars(extend("x-default" = "`\"0ps\"` (none)"))]
     pub message_gap: Duration,
     /// `per_message`: every message has connections of its own, built when it starts. `per_pair`: a host's messages to one
     /// host and class go one after another through one long-lived connection (a queue pair, as NCCL's network transport
