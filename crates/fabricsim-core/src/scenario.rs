@@ -267,15 +267,7 @@ impl Scenario {
             let relayed = relay::through_scale_up(&topo, &mut messages, &mut lists, &mut tags);
             // over a host's NIC ports (planes, a GPU's NICs): a job's channel on the port NCCL
             // puts it on where the job has a channel a port, else every message in a part a port
-            let ports = topo.planes();
-            let port: Vec<Option<u32>> = (0..messages.len())
-                .map(|i| {
-                    let job = self.jobs.get(tags.get(i)?.job as usize)?;
-                    let qps = job.qps.unwrap_or(1).max(1);
-                    (job.channels.unwrap_or(1) >= ports).then(|| u32::from(messages[i].qp) / qps % ports)
-                })
-                .collect();
-            stripe::over_planes(&topo, &mut messages, &mut lists, &mut tags, &port);
+            stripe::over_planes(&topo, &mut messages, &mut lists, &mut tags, &self.jobs);
             (Deps::from_lists(&lists), relayed)
         } else {
             let mut deps = Deps::from_lists(&lists);

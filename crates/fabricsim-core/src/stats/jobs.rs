@@ -219,13 +219,14 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
         let release = released(m, heard_last);
         let count = p.count(i);
         let fct = fcts.of(p.routes, p.transport, m, count);
-        finish.push(release + p.posting(i) + fct);
+        let end = release + p.posting(i) + fct;
+        finish.push(end);
         let free = free_too.then(|| {
             let at = released(&m.taking_no_time(), waits.map(|d| free_finish[d as usize]).max());
             free_finish.push(at);
             (at, at)
         });
-        b.add(p, i, (release, release + p.posting(i) + fct), free);
+        b.add(p, i, (release, end), free);
         let t = p.tags[i];
         if t.job == Tag::NONE.job {
             continue;

@@ -138,7 +138,7 @@ impl Via {
     /// A leg into or out of a scale-up switch.
     #[inline]
     pub fn switch_leg(self) -> bool {
-        matches!(self, Via::IntoSwitch | Via::OutOfSwitch | Via::IntoSwitchThrough | Via::OutOfSwitchThrough)
+        self.is_into_switch() || self.is_out_of_switch()
     }
     /// A leg into a scale-up switch.
     #[inline]

@@ -113,14 +113,18 @@ impl Turns {
         self.sent = self.sent.max(start + bytes(m));
         self.virtual_time = start;
         self.waiting -= 1;
-        let now = self.virtual_time;
-        self.streams.retain(|_, (q, f)| !q.is_empty() || *f > now);
+        self.forget_idle();
         Some(m)
     }
 
     /// The port went idle: its virtual time moves to the largest finish tag it sent.
     fn idle(&mut self) {
         self.virtual_time = self.virtual_time.max(self.sent);
+        self.forget_idle();
+    }
+
+    /// Drops the streams with nothing waiting whose finish tag the virtual time has reached.
+    fn forget_idle(&mut self) {
         let now = self.virtual_time;
         self.streams.retain(|_, (q, f)| !q.is_empty() || *f > now);
     }

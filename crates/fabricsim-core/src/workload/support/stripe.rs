@@ -16,18 +16,19 @@
 
 use crate::topology::Topology;
 use crate::workload::collective::Tag;
+use crate::workload::job::JobConfig;
 use crate::workload::MessageSpec;
 
 /// Stripes `messages` over `topo`'s NIC ports (see the module): the other ports' parts are
-/// appended to `messages`, their dependency lists and tags; a message whose `port` is given
-/// goes whole on that port (a job's channel where it has a channel a port). Returns the parts
-/// appended.
+/// appended to `messages`, their dependency lists and tags; a message of one of `jobs` (by its
+/// tag) with a channel a port goes whole on its channel's port (`channel_port`). Returns the
+/// parts appended.
 pub fn over_planes(
     topo: &Topology,
     messages: &mut Vec<MessageSpec>,
     deps: &mut Vec<Vec<u32>>,
     tags: &mut Vec<Tag>,
-    port: &[Option<u32>],
+    jobs: &[JobConfig],
 ) -> usize {
     let planes = topo.planes();
     if planes < 2 {
@@ -45,7 +46,7 @@ pub fn over_planes(
         // port `p` of host `h` as the scenario numbers it, which `Topology::slot` maps to its
         // node with the rest of the messages
         let on = |h: u32, p: u32| h + p * topo.gpus();
-        if let Some(&Some(p)) = port.get(i) {
+        if let Some(p) = tags.get(i).and_then(|t| channel_port(jobs.get(t.job as usize)?, &m, planes)) {
             (messages[i].src, messages[i].dst) = (on(m.src, p), on(m.dst, p));
             continue;
         }
@@ -68,4 +69,12 @@ pub fn over_planes(
         list.extend(extra);
     }
     messages.len() - original
+}
+
+/// The port NCCL puts message `m` of `job` on, where the job has a channel a port of `ports`:
+/// its channel's (its queue pair over the job's `qps`) modulo the ports (`ncclTopoGetLocalNetType`);
+/// `None` where it has fewer channels (the message is cut into a part a port).
+fn channel_port(job: &JobConfig, m: &MessageSpec, ports: u32) -> Option<u32> {
+    let qps = job.qps.unwrap_or(1).max(1);
+    (job.channels.unwrap_or(1) >= ports).then(|| u32::from(m.qp) / qps % ports)
 }
