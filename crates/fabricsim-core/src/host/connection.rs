@@ -278,10 +278,15 @@ impl SendHalf {
     /// Whether `psn`, just sent ([`Self::on_sent`]), asks for an ACK at once
     /// (`transport.ack_request`): a retransmission, the last packet there is to send, or one
     /// that fills the window, as the reference simulator's `UecSrc::sendNewPacket` and
-    /// `sendRtxPacket` set UE's AR flag.
+    /// `sendRtxPacket` set UE's AR flag. "Fills" is the reference's test: what is in flight,
+    /// this packet included, plus this packet's size again reaches the window
+    /// (`(_in_flight + full_pkt_size) >= _cwnd`, after `_in_flight += full_pkt_size`), so a
+    /// packet after which no other of its size would fit asks, not only one that leaves the
+    /// window exactly full.
     pub fn asks_ack(&self, psn: u32) -> bool {
         let tx = &self.tx;
-        tx.tx_count[psn as usize] > 1 || (tx.next_new >= self.n_pkts && tx.retx.is_empty()) || tx.in_flight + tx.debt >= tx.window.cwnd()
+        let fills = tx.in_flight + tx.debt + self.wire_size(psn) >= tx.window.cwnd();
+        tx.tx_count[psn as usize] > 1 || (tx.next_new >= self.n_pkts && tx.retx.is_empty()) || fills
     }
 
     /// Marks `psn` acknowledged; returns its wire size if it was news.

@@ -136,9 +136,11 @@ pub struct TransportConfig {
     #[serde(default)]
     pub ack_on_ecn: bool,
     /// The sender asks for an ACK at once (Ultra Ethernet's AR flag, where the reference simulator's `UecSrc` sets it) on a
-    /// packet that fills its window, the last packet it has to send, and every retransmission; the receiver ACKs such a
-    /// packet at once, whatever `ack_every` says. With coalesced ACKs it returns an EV per packet once a window has
-    /// collapsed (docs/faults.md, "Links that stay dead").
+    /// packet that fills its window (after which no other packet of its size fits: what is in flight, it included, plus
+    /// its size reaches the window), the last packet it has to send, and every retransmission; the receiver ACKs such a
+    /// packet at once, whatever `ack_every` says. With coalesced ACKs a window-limited flow gets an unmarked delay sample
+    /// and an EV per burst its ACKs release, and one per packet once its window has collapsed (docs/comparison.md, the
+    /// like-for-like runs; docs/faults.md, "Links that stay dead").
     #[serde(default)]
     pub ack_request: bool,
     /// A packet not acknowledged this long after it was last sent is retransmitted. `"adaptive"`: RFC 6298: SRTT and RTTVAR

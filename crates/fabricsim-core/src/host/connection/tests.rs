@@ -23,6 +23,11 @@ impl std::ops::DerefMut for Flow {
 }
 
 fn flow(bytes: u64) -> Flow {
+    flow_in(bytes, 3 * 1064)
+}
+
+/// A flow of `bytes` in 1064-byte packets under a fixed window of `window` bytes.
+fn flow_in(bytes: u64, window: u64) -> Flow {
     let ctx = crate::lb::LbContext {
         bdp_packets: 3,
         base_rtt: 1,
@@ -33,7 +38,7 @@ fn flow(bytes: u64) -> Flow {
         packet_time: 1,
     };
     let lb = LbConfig::default().build(&ctx, &mut Rng::stream(1, Stream::Host, 0));
-    let cc = crate::host::cc::CcContext { init: 3 * 1064, max: 3 * 1064, mtu: 1064, mss: 1000, base_rtt: 1, rate: 1, trimming: true };
+    let cc = crate::host::cc::CcContext { init: window, max: window, mtu: 1064, mss: 1000, base_rtt: 1, rate: 1, trimming: true };
     let s = SendHalf::new(MessageSpec::new(0, 1, bytes, 0, 0), 1064, 64, Cwnd::new(CcKind::None, &cc), lb);
     let rx = Receiver::new(s.n_pkts, AckPolicy { every: 1, ..Default::default() });
     Flow { s, rx }
@@ -60,12 +65,22 @@ fn a_packet_asks_for_an_ack_when_it_fills_the_window_is_the_last_or_is_resent() 
         f.on_sent(p, 0, 0);
         asks.push(f.asks_ack(p));
     }
-    assert_eq!(asks, vec![false, false, true], "the third fills the window");
+    // the reference's test: in flight (this packet included) plus its size reaches the window,
+    // so the second asks (one more packet would leave the window full) and so does the third
+    assert_eq!(asks, vec![false, true, true], "from the second on, no second packet of its size fits after it");
     Ooo::on_data(&mut f.rx, 1, 0, 1000, false, false);
     assert_eq!(ack(&mut f, 0), 1064);
     let p = f.next_psn().unwrap();
     f.on_sent(p, 0, 0);
     assert!(f.asks_ack(p), "psn 3 fills the window again");
+    // a window of 3.5 packets: after the third nothing of its size fits, though the window is not full
+    let mut h = flow_in(4500, 3 * 1064 + 532);
+    let mut asks = Vec::new();
+    while let Some(p) = h.next_psn() {
+        h.on_sent(p, 0, 0);
+        asks.push(h.asks_ack(p));
+    }
+    assert_eq!(asks, vec![false, false, true], "3 x 1064 in flight leave 532 B of window: the third asks");
     assert!(f.declare_lost(1));
     let p = f.next_psn().unwrap();
     f.on_sent(p, 0, 0);
