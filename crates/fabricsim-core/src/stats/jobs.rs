@@ -207,16 +207,14 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
         // a leg of a scale-up switch that cuts through hears of what it waits for at its
         // release (`collective::ideal_finish`): its finish less its ideal FCT, so that no
         // message's release is kept
-        let mut heard_last: Option<Time> = None;
-        for d in waits.clone() {
+        let heard_at = |d: u32| {
             let (s, du) = (&p.specs[d as usize], d as usize);
-            let at = match m.via.through() {
+            match m.via.through() {
                 true => finish[du] - p.posting(du) - fcts.of(p.routes, p.transport, s, p.count(du)),
                 false => heard(&hearing, (s.src, s.dst), m.src, finish[du]),
-            };
-            heard_last = heard_last.max(Some(at));
-        }
-        let release = released(m, heard_last);
+            }
+        };
+        let release = released(m, waits.clone().map(heard_at).max());
         let count = p.count(i);
         let fct = fcts.of(p.routes, p.transport, m, count);
         let end = release + p.posting(i) + fct;
