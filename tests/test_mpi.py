@@ -134,6 +134,36 @@ def test_run_mpi_on_any_communicator_gives_the_run() -> None:
     assert res.summary["processes"] == 1
 
 
+class Reversed(OneRank):
+    """A stand-in that hands rank r what rank (size - 1 - r) sent, of three ranks."""
+
+    def Get_size(self) -> int:
+        return 3
+
+    def alltoall(self, out: list[bytes]) -> list[bytes]:
+        return list(reversed(out))
+
+
+def test_the_all_to_all_of_one_buffer_splits_and_joins_by_counts() -> None:
+    from fabricsim._ranks import exchange
+
+    _, alltoallv = exchange(Reversed())
+    got, counts = alltoallv(b"aabbbbc", [2, 4, 1])
+    assert (bytes(got), counts) == (b"cbbbbaa", [1, 4, 2])
+    assert alltoallv(b"", [0, 0, 0]) == (b"", [0, 0, 0])
+
+
+class BadCounts(OneRank):
+    def alltoall(self, out: list[bytes]) -> list[bytes]:
+        return [*out, b"x"]
+
+
+def test_a_collective_that_gives_other_than_its_ranks_is_said() -> None:
+    scenario = {"topology": {"hosts": 32, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}}
+    with pytest.raises(RuntimeError, match="an MPI collective gave 2 counts for 1 ranks"):
+        run_mpi(scenario, BadCounts())
+
+
 class ManyRanks(OneRank):
     """Rank 0 of a communicator of 64 processes (refused before any collective call)."""
 

@@ -85,7 +85,9 @@ def run(path: str, threads: int, mpi: bool) -> None:
         comm = MPI.COMM_WORLD
         sim = c.Simulation.ranked(text, comm.Get_size(), comm.Get_rank(), threads)
         built = time.perf_counter()
-        holds = sim.run_ranked(comm.allgather, comm.alltoall)
+        from fabricsim._ranks import exchange
+
+        holds = sim.run_ranked(*exchange(comm))
         ran = time.perf_counter()
         peaks = comm.gather(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         procs = comm.Get_size()

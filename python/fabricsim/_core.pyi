@@ -47,9 +47,13 @@ class Simulation:
     def ranked(scenario: str | Parsed, ranks: int, rank: int, threads: int = 1, columns: list[str] | None = None) -> Simulation:
         """``scenario`` as rank ``rank`` of a run across ``ranks`` processes (:mod:`fabricsim.mpi`),
         each running its pieces on ``threads`` threads."""
-    def run_ranked(self, allgather: Callable[[bytes], list[bytes]], alltoall: Callable[[list[bytes]], list[bytes]]) -> bool:
+    def run_ranked(
+        self,
+        allgather: Callable[[bytes], list[bytes]],
+        alltoallv: Callable[[bytes, list[int]], tuple[bytes | bytearray, list[int]]],
+    ) -> bool:
         """Run a rank's part to the end with the other ranks', then gather the results on rank 0;
-        whether this rank holds them."""
+        whether this rank holds them. The collectives are :func:`fabricsim._ranks.exchange`'s."""
     @property
     def threads(self) -> int:
         """The threads the run uses."""

@@ -3,7 +3,8 @@ or :func:`run_mpi` from a script that every process runs.
 
 The run is cut into pieces as for threads (a leaf with its hosts each), and each process runs
 its own consecutive pieces; the processes move in lockstep through two collective operations of
-an MPI communicator (``allgather`` and ``alltoall``: mpi4py's), a window at a time where the
+an MPI communicator (an ``allgather`` of a few bytes, and mpi4py's buffer ``Alltoallv`` of the
+packets that cross processes: :mod:`fabricsim._ranks`), a window at a time where the
 threads' engine would run one and a turn at a time where it would run in turns, and at the end
 rank 0 gathers what the others' pieces hold for the results. The results are those of one
 process, bit for bit, on any number of processes (docs/scale.md, "Across processes").
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _core
+from ._ranks import exchange
 from .errors import MissingDependency, argument_error
 from .results import Results
 from .run import _columns, _scenario, peak_rss_mb
@@ -50,8 +52,9 @@ def run_mpi(
     ``None``), each running its share on ``threads`` threads: every process calls it alike.
     Returns the results on rank 0, and ``None`` on the others.
 
-    ``comm`` is anything with mpi4py's ``Get_rank``, ``Get_size``, ``allgather`` and
-    ``alltoall``. ``flow_columns`` as :func:`fabricsim.run`'s. The results do not depend on
+    ``comm`` is mpi4py's communicator, or anything with its ``Get_rank``, ``Get_size``,
+    ``allgather`` and ``alltoall`` (the all-to-all then goes through pickled lists rather than
+    ``Alltoallv``'s buffers). ``flow_columns`` as :func:`fabricsim.run`'s. The results do not depend on
     the processes or the threads. A scenario that cannot run
     across processes raises :class:`fabricsim.ScenarioError` on every rank alike, naming its
     field: more processes than the fabric's pieces.
@@ -65,6 +68,6 @@ def run_mpi(
     with sc.naming_files():
         sim = _core.Simulation.ranked(sc.to_json(), ranks, rank, threads, keep)
     used = sim.threads
-    if not sim.run_ranked(comm.allgather, comm.alltoall):
+    if not sim.run_ranked(*exchange(comm)):
         return None
     return Results.from_native(sim.results(keep), {"threads": used, "processes": ranks, "peak_rss_mb": round(peak_rss_mb(), 1)})

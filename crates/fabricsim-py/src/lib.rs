@@ -161,14 +161,14 @@ impl Simulation {
     }
 
     /// Runs a rank's part of a run across processes to its end with the other ranks', through
-    /// `allgather(bytes) -> list[bytes]` and `alltoall(list[bytes]) -> list[bytes]` (an MPI
-    /// communicator's, called by every rank alike), without the GIL between their calls; then
-    /// the ranks gather the results on rank 0. Returns whether this rank holds them (its
-    /// `results` are the run's).
-    fn run_ranked(&mut self, py: Python<'_>, allgather: Py<PyAny>, alltoall: Py<PyAny>) -> PyResult<bool> {
+    /// `allgather(bytes) -> list[bytes]` and `alltoallv(bytes, counts) -> (buffer, counts)`
+    /// (an MPI communicator's, called by every rank alike: `fabricsim._ranks.exchange`),
+    /// without the GIL between their calls; then the ranks gather the results on rank 0.
+    /// Returns whether this rank holds them (its `results` are the run's).
+    fn run_ranked(&mut self, py: Python<'_>, allgather: Py<PyAny>, alltoallv: Py<PyAny>) -> PyResult<bool> {
         let inner = self.inner.as_mut().ok_or_else(taken)?;
         let (rank, ranks) = inner.rank().ok_or_else(|| internal_error("not a rank's run: build it with Simulation.ranked"))?;
-        let ex = ranks::PyExchange { rank, ranks, allgather, alltoall, failed: std::sync::Mutex::new(None) };
+        let ex = ranks::PyExchange { rank, ranks, allgather, alltoallv, failed: std::sync::Mutex::new(None) };
         let ran = py.detach(|| {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 inner.run_ranked(&ex);

@@ -8,6 +8,9 @@ use crate::packet::{Ext, Kind, Packet};
 use crate::sim::piece::Mail;
 use crate::time::Time;
 
+/// Bytes a packet takes.
+const PACKET: usize = 47;
+
 /// Bytes being written.
 #[derive(Default)]
 pub(crate) struct Writer(pub Vec<u8>);
@@ -47,6 +50,12 @@ impl Writer {
         let (code, index) = event_code(e);
         self.u8(code);
         self.u32(index);
+    }
+
+    /// The bytes [`Writer::mail`] writes for `mail`: 16, and 59 a packet (its wire and time
+    /// beside it), 21 a notice.
+    pub fn mail_len(mail: &Mail) -> usize {
+        16 + mail.packets.len() * (12 + PACKET) + mail.notices.len() * 21
     }
 
     /// What piece `from` sends piece `to`.
@@ -201,6 +210,7 @@ mod tests {
         let mut w = Writer::default();
         w.mail(3, 11, &mail);
         assert_eq!(w.0.len(), 16 + 3 * (12 + 47) + 2 * 21, "47 bytes a packet");
+        assert_eq!(Writer::mail_len(&mail), w.0.len());
         let mut r = Reader::new(&w.0);
         let (from, to, back) = r.mail();
         assert!(r.done());

@@ -294,18 +294,27 @@ impl Simulation {
         shared.start.wait();
         shared.run_phase(0, self.threads, bound);
         shared.posted.wait();
-        // what this rank's pieces posted for other ranks' pieces goes to them, and theirs comes
-        let mut out: Vec<Writer> = (0..r.ex.ranks()).map(|_| Writer::default()).collect();
-        for i in r.own.clone() {
-            for j in (0..n).filter(|&j| r.owner[j] != r.ex.rank()) {
-                let mut mail = shared.mail[i * n + j].lock().unwrap_or_else(PoisonError::into_inner);
-                if !mail.packets.is_empty() || !mail.notices.is_empty() {
-                    out[r.owner[j]].mail(i as u32, j as u32, &mail);
-                    mail.packets.clear();
-                    mail.notices.clear();
-                }
+        // what this rank's pieces posted for other ranks' pieces goes to them, and theirs comes;
+        // each rank's buffer is made at its size at once (a window's crossing packets are the
+        // largest transient a process holds: docs/scale.md, "Across processes")
+        let crossing = || r.own.clone().flat_map(|i| (0..n).filter(|&j| r.owner[j] != r.ex.rank()).map(move |j| (i, j)));
+        let mut sizes = vec![0; r.ex.ranks()];
+        for (i, j) in crossing() {
+            let mail = shared.mail[i * n + j].lock().unwrap_or_else(PoisonError::into_inner);
+            if !mail.packets.is_empty() || !mail.notices.is_empty() {
+                sizes[r.owner[j]] += Writer::mail_len(&mail);
             }
         }
+        let mut out: Vec<Writer> = sizes.iter().map(|&n| Writer(Vec::with_capacity(n))).collect();
+        for (i, j) in crossing() {
+            let mut mail = shared.mail[i * n + j].lock().unwrap_or_else(PoisonError::into_inner);
+            if !mail.packets.is_empty() || !mail.notices.is_empty() {
+                out[r.owner[j]].mail(i as u32, j as u32, &mail);
+                mail.packets.clear();
+                mail.notices.clear();
+            }
+        }
+        debug_assert!(out.iter().zip(&sizes).all(|(w, &n)| w.0.len() == n), "mail_len is what mail writes");
         for bytes in r.ex.all_to_all(out.into_iter().map(|w| w.0).collect()) {
             let mut rd = Reader::new(&bytes);
             while !rd.done() {
