@@ -260,6 +260,9 @@ impl SendHalf {
     /// Records that `psn` went out on `ev` at `now`.
     pub fn on_sent(&mut self, psn: u32, ev: Ev, now: Time) {
         let size = self.wire_size(psn);
+        if self.tx.send_log.len() == self.tx.send_log.capacity() {
+            self.forget_stale();
+        }
         let tx = &mut self.tx;
         tx.state[psn as usize] = PsnState::InFlight;
         tx.tx_count[psn as usize] = tx.tx_count[psn as usize].wrapping_add(1);
@@ -352,6 +355,22 @@ impl SendHalf {
             out.push(t);
         }
         newly
+    }
+
+    /// Pops the send records at the front of the log that can never be live again (their
+    /// packet acknowledged, declared lost or sent again), before the log would grow
+    /// ([`Self::on_sent`]): it then holds about a window's records, not every packet sent
+    /// since the timer last fired. Nothing it returns moves:
+    /// [`Self::expired`] pops such records itself before the first live one it stops at, and
+    /// [`Self::in_flight_on`] skips them; the timer is re-armed from the front only after
+    /// `expired`, when both logs begin at the same record.
+    fn forget_stale(&mut self) {
+        while let Some(&r) = self.tx.send_log.front() {
+            if self.is_live(&r) {
+                break;
+            }
+            self.tx.send_log.pop_front();
+        }
     }
 
     /// `psn` is lost (NACK or timeout): queue it for retransmission. False if already known.

@@ -176,3 +176,35 @@ fn with_every_ev_reported_the_ack_carries_the_marks_of_the_32_psns_up_to_its_tri
     assert_eq!(out, vec![(0, false), (1, true), (2, true)], "lowest first, the trigger last");
     assert_eq!(f.tx.sent_ev[1], 11, "the sender knows the EV each packet went on");
 }
+
+#[test]
+fn the_send_log_holds_about_a_window_not_every_packet_sent() {
+    // 1 000 packets through a window of 3, each ACKed in turn and no timer firing: the log
+    // drops its acknowledged front before it grows, so it stays at a handful of records
+    let mut f = flow(1_000_000);
+    let mut most = 0;
+    while !f.sender_done() {
+        while let Some(p) = f.next_psn() {
+            f.on_sent(p, 0, 0);
+            most = most.max(f.tx.send_log.len());
+        }
+        let oldest = f.tx.send_log.iter().map(|r| r.psn).find(|&p| f.tx.state[p as usize] == PsnState::InFlight).unwrap();
+        Ooo::on_data(&mut f.rx, 1, oldest, 1000, false, false);
+        ack(&mut f, oldest);
+    }
+    assert_eq!(f.n_pkts, 1000);
+    assert!(most <= 8, "the log held {most} records for a window of 3");
+    // and what the timer reads is as before: the live records, oldest first
+    let mut g = flow(10_000);
+    for _ in 0..3 {
+        let p = g.next_psn().unwrap();
+        g.on_sent(p, 0, 0);
+    }
+    Ooo::on_data(&mut g.rx, 1, 1, 1000, false, false);
+    ack(&mut g, 1);
+    let (mut live, mut expired) = (Vec::new(), Vec::new());
+    g.in_flight_on(&[0], &mut live);
+    assert_eq!(live.iter().map(|r| r.psn).collect::<Vec<_>>(), vec![0, 2]);
+    g.expired(10, 5, &mut expired);
+    assert_eq!(expired.iter().map(|r| r.psn).collect::<Vec<_>>(), vec![0, 2]);
+}
