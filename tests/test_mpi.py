@@ -164,6 +164,22 @@ def test_a_collective_that_gives_other_than_its_ranks_is_said() -> None:
         run_mpi(scenario, BadCounts())
 
 
+def test_an_all_to_all_whose_buffer_does_not_match_its_counts_is_said() -> None:
+    from fabricsim._ranks import exchange
+
+    allgather, alltoallv = exchange(OneRank())
+    sim = fabricsim._core.Simulation.ranked(
+        fabricsim.Scenario({"topology": {"hosts": 32, "radix": 8}, "workload": {"kind": "permutation", "size": "64KiB"}}).to_json(), 1, 0
+    )
+
+    def lying(send: bytes, counts: list[int]) -> tuple[bytes | bytearray, list[int]]:
+        got, back = alltoallv(send, counts)
+        return got, [n + 1 for n in back]
+
+    with pytest.raises(RuntimeError, match=r"an MPI all-to-all gave \d+ bytes for counts that add up to \d+"):
+        sim.run_ranked(allgather, lying)
+
+
 class ManyRanks(OneRank):
     """Rank 0 of a communicator of 64 processes (refused before any collective call)."""
 

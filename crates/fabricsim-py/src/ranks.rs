@@ -108,9 +108,9 @@ impl Exchange for PyExchange {
             // bytes, a bytearray or anything with the buffer protocol, copied out and let go
             let all = PyBuffer::<u8>::get(&buffer)?.to_vec(py)?;
             drop((buffer, back));
-            let parts = split(all, &counts);
-            parts.ok_or_else(|| {
-                let text = format!("an MPI all-to-all gave a buffer of other than its counts' {} bytes", counts.iter().sum::<usize>());
+            let len = all.len();
+            split(all, &counts).ok_or_else(|| {
+                let text = format!("an MPI all-to-all gave {len} bytes for counts that add up to {}", counts.iter().sum::<usize>());
                 pyo3::exceptions::PyRuntimeError::new_err(text)
             })
         });
