@@ -91,10 +91,9 @@ impl Exchange for PyExchange {
         let counts: Vec<usize> = out.iter().map(Vec::len).collect();
         let total = counts.iter().sum();
         let got = Python::attach(|py| -> PyResult<Vec<Vec<u8>>> {
-            let mut parts = out.into_iter();
             let send = PyBytes::new_with(py, total, |buf| {
                 let mut at = 0;
-                for part in parts.by_ref() {
+                for part in out {
                     buf[at..at + part.len()].copy_from_slice(&part);
                     at += part.len();
                 }

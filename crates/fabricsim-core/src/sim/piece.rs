@@ -32,6 +32,13 @@ pub(crate) struct Mail {
     pub notices: Vec<Notice>,
 }
 
+impl Mail {
+    /// Whether it holds neither packets nor notices.
+    pub fn is_empty(&self) -> bool {
+        self.packets.is_empty() && self.notices.is_empty()
+    }
+}
+
 /// Hosts and switches with their state and their events.
 pub(crate) struct Piece {
     pub queue: EventQueue,

@@ -301,14 +301,14 @@ impl Simulation {
         let mut sizes = vec![0; r.ex.ranks()];
         for (i, j) in crossing() {
             let mail = shared.mail[i * n + j].lock().unwrap_or_else(PoisonError::into_inner);
-            if !mail.packets.is_empty() || !mail.notices.is_empty() {
+            if !mail.is_empty() {
                 sizes[r.owner[j]] += Writer::mail_len(&mail);
             }
         }
         let mut out: Vec<Writer> = sizes.iter().map(|&n| Writer(Vec::with_capacity(n))).collect();
         for (i, j) in crossing() {
             let mut mail = shared.mail[i * n + j].lock().unwrap_or_else(PoisonError::into_inner);
-            if !mail.packets.is_empty() || !mail.notices.is_empty() {
+            if !mail.is_empty() {
                 out[r.owner[j]].mail(i as u32, j as u32, &mail);
                 mail.packets.clear();
                 mail.notices.clear();
@@ -388,7 +388,7 @@ impl Simulation {
         }
         let mut row: Vec<Mail> = (0..self.pieces.len()).map(|_| Mail::default()).collect();
         self.pieces[i].post(self.cut.homes(), &mut row.iter_mut().collect::<Vec<_>>());
-        for (j, mail) in row.into_iter().enumerate().filter(|(_, m)| !m.packets.is_empty() || !m.notices.is_empty()) {
+        for (j, mail) in row.into_iter().enumerate().filter(|(_, m)| !m.is_empty()) {
             if r.owner[j] == r.ex.rank() {
                 here.push((i as u32, j as u32, mail));
             } else {
