@@ -254,3 +254,21 @@ def test_scale_bench_runs_give_one_result_on_threads_and_processes(tmp_path: Pat
     assert runs["1x1"]["events"] > 50_000 and runs["1x1"]["status"] == "complete"
     bad = [x for x in lines if x["scenario"] == "bad"]
     assert len(bad) == 3 and all(x["rc"] != 0 and "hosts" in x["err"] for x in bad)
+
+
+def test_scale_bench_marks_a_launch_whose_processes_each_ran_alone(tmp_path: Path) -> None:
+    """Where mpi4py loads another MPI than the launcher's, each process is a world of one and
+    runs the whole scenario: the sweep's line says so instead of passing for a 2-process run."""
+    (tmp_path / "s").mkdir()
+    (tmp_path / "p.toml").write_text(PERMUTATION)
+    (tmp_path / "s" / "perm.json").write_text(fabricsim.Scenario.load(tmp_path / "p.toml").to_json())
+    alone = tmp_path / "alone"
+    alone.write_text('#!/bin/sh\nshift 2\nexec "$@"\n')  # `alone -n 2 CMD`: CMD once, no launcher
+    alone.chmod(0o755)
+    out = tmp_path / "out.jsonl"
+    cmd = [sys.executable, str(ROOT / "tools" / "scale_bench.py"), "sweep", str(tmp_path / "s"), str(out)]
+    env = os.environ | {"MPIEXEC": str(alone)}
+    subprocess.run([*cmd, "--threads", "1", "--mpi", "2x1"], check=True, env=env, capture_output=True, timeout=300)
+    runs = {x["run"]: x for x in map(json.loads, out.read_text().splitlines()[1:])}
+    assert "error" not in runs["1x1"]
+    assert runs["2x1"]["processes"] == 1 and "not 2" in runs["2x1"]["error"]

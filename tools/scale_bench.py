@@ -150,9 +150,9 @@ def sweep(folder: Path, out: Path, threads: list[int], mpis: list[tuple[int, int
         fh.write(json.dumps(machine()) + "\n")
     for name in names or sorted(p.stem for p in folder.glob("*.json")):
         f = str(folder / f"{name}.json")
-        plans = [([sys.executable, __file__, "run", f, str(t)], f"1x{t}") for t in threads]
-        plans += [([mpiexec, "-n", str(p), sys.executable, __file__, "run", f, str(t), "--mpi"], f"{p}x{t}") for p, t in mpis]
-        for cmd, label in plans:
+        plans = [([sys.executable, __file__, "run", f, str(t)], f"1x{t}", 1) for t in threads]
+        plans += [([mpiexec, "-n", str(p), sys.executable, __file__, "run", f, str(t), "--mpi"], f"{p}x{t}", p) for p, t in mpis]
+        for cmd, label, procs in plans:
             left = end - time.monotonic()
             if left < 5:
                 line = {"scenario": name, "run": label, "skipped": "deadline"}
@@ -164,6 +164,9 @@ def sweep(folder: Path, out: Path, threads: list[int], mpis: list[tuple[int, int
                 except subprocess.TimeoutExpired:
                     line = {"scenario": name, "run": label, "stopped": "deadline"}
             line["run"] = label
+            if line.get("processes", procs) != procs:
+                # mpiexec started singletons: mpi4py loaded another MPI than mpiexec's (MPI4PY_LIBMPI)
+                line["error"] = f"{line['processes']} process(es) a run, not {procs}: mpiexec and mpi4py's MPI library differ"
             print(json.dumps(line), flush=True)
             with out.open("a") as fh:
                 fh.write(json.dumps(line) + "\n")
