@@ -194,7 +194,7 @@ fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, 
     let n = p.specs.len();
     let mut finish: Vec<Time> = Vec::with_capacity(n);
     let mut free_finish: Vec<Time> = Vec::with_capacity(if free_too { n } else { 0 });
-    let (mut fcts, mut flight) = (IdealFcts::default(), Flights::new());
+    let (mut fcts, mut flight) = (IdealFcts::default(), Flights::default());
     type Acc = std::collections::HashMap<(u32, u32, u32, u32), (Time, Time, Time)>;
     let (mut nics, mut on_cpus): (Acc, Acc) = Default::default();
     let fold = |acc: &mut Acc, key: (u32, u32, u32, u32), first: Time, held: Time, tail: Time| {
@@ -279,7 +279,7 @@ fn ideals(v: &Plan<'_>, ideals: &[Time]) -> (Schedule, Option<Schedule>, std::co
     };
     let mut busy: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
     // the least a packet of each message takes from leaving its NIC to arriving
-    let mut flight = Flights::new();
+    let mut flight = Flights::default();
     let tail: Vec<Time> = (0..n).map(|i| v.tail(i, ideals[i], wire[i], &mut flight)).collect();
     for ((job, it, _, _), b) in nic_bounds(&ideal, &wire, &tail, on) {
         let e = busy.entry((job, it)).or_insert(0);

@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use super::ideal::{ideal_fct, message_packets, releases};
 use crate::host::TransportModel;
 use crate::time::{serialization, Time};
-use crate::topology::{Hop, Routes, Topology};
+use crate::topology::{RouteKey, Routes, Topology};
 use crate::units::Duration;
 use crate::workload::collective::{heard, released, Hearing, Tag};
 use crate::workload::window::{FarIds, Window};
@@ -24,7 +24,7 @@ use crate::workload::MessageSpec;
 
 /// Each message's ideal FCT: computed once per (route, size, connections).
 #[derive(Default)]
-pub struct IdealFcts(FxHashMap<(Vec<Hop>, u64, u32), Time>);
+pub struct IdealFcts(FxHashMap<(RouteKey, u64, u32), Time>);
 
 impl IdealFcts {
     /// The ideal FCT of `spec`'s message (hosts by leaf slot) carried by `count` connections.
@@ -36,11 +36,11 @@ impl IdealFcts {
             // alone on its server's scale-up network (`host::nic::scale_up`)
             return up.latency + serialization(spec.bytes, up.rate);
         }
-        let route = routes.ideal_route(spec.src, spec.dst);
-        *self.0.entry((route.hops, spec.bytes, count)).or_insert_with_key(|(hops, ..)| {
+        *self.0.entry((routes.ideal_key(spec.src, spec.dst), spec.bytes, count)).or_insert_with(|| {
             let (mtu, header) = (transport.mtu, transport.header);
             let packets = message_packets(spec.bytes, mtu, header, count);
-            ideal_fct(hops, &packets, &releases(spec.bytes, mtu, header, count, transport.rate_cap))
+            let hops = routes.ideal_route(spec.src, spec.dst).hops;
+            ideal_fct(&hops, &packets, &releases(spec.bytes, mtu, header, count, transport.rate_cap))
         })
     }
 }

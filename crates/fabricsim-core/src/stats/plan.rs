@@ -73,12 +73,13 @@ impl Plan<'_> {
         let (m, t) = (&self.specs[i], self.transport);
         let rate = self.routes.topology().host_rate();
         let smallest = smallest_packet(m.bytes, t.mtu, t.header, self.count(i));
-        let route = self.routes.ideal_route(m.src, m.dst);
-        *flight
-            .entry((route.hops, smallest))
-            .or_insert_with_key(|(hops, p)| ideal_fct(hops, &[*p], &[0]).saturating_sub(serialization(*p, rate)))
+        *flight.entry((self.routes.ideal_key(m.src, m.dst), smallest)).or_insert_with(|| {
+            let hops = self.routes.ideal_route(m.src, m.dst).hops;
+            ideal_fct(&hops, &[smallest], &[0]).saturating_sub(serialization(smallest, rate))
+        })
     }
 }
 
-/// One packet's flight after it left its NIC, by path and size.
-pub(super) type Flights = std::collections::HashMap<(Vec<crate::topology::Hop>, u64), Time>;
+/// One packet's flight after it left its NIC, by route ([`crate::topology::Routes::ideal_key`])
+/// and size.
+pub(super) type Flights = rustc_hash::FxHashMap<(crate::topology::RouteKey, u64), Time>;

@@ -34,7 +34,7 @@ pub use cut::{Cut, Share, Slots};
 pub use detour::{Detours, GroupRouting};
 pub use generators::{fat_tree, Generator, Shared, TopologyConfig};
 pub use model::{HostMap, Node, PortInfo, Topology};
-pub use paths::{Hop, Route, Routes};
+pub use paths::{Hop, Route, RouteKey, Routes};
 pub use tables::{Next, Restriction, Tables};
 
 /// The topology kinds, for the registry (`fabricsim list`).

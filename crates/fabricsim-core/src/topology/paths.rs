@@ -15,8 +15,9 @@
 //! Walking the tables costs the switches the paths cross; [`Routes`] keeps the middle of each
 //! route (edge switch to edge switch) once per pair of destination classes it is asked for.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+
+use rustc_hash::FxHashMap;
 
 use super::{Next, Topology};
 use crate::time::Time;
@@ -30,6 +31,13 @@ pub struct Hop {
     /// Distinct links at this position over all the paths between the two hosts (1 for the
     /// host links).
     pub links: u64,
+}
+
+/// [`Routes::ideal_key`]: what an ideal route between two hosts is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RouteKey {
+    classes: (u32, u32),
+    ends: [(u64, Time); 2],
 }
 
 /// The paths between two hosts, position by position.
@@ -177,9 +185,9 @@ pub struct Routes {
 /// a host of each destination class.
 #[derive(Debug, Clone, Default)]
 struct Memo {
-    middles: HashMap<(u32, u32), Arc<Middle>>,
+    middles: FxHashMap<(u32, u32), Arc<Middle>>,
     walker: Walker,
-    allowed: HashMap<(u32, u32), Arc<Middle>>,
+    allowed: FxHashMap<(u32, u32), Arc<Middle>>,
     host_of_class: Arc<[u32]>,
 }
 
@@ -200,11 +208,17 @@ impl Routes {
     }
 
     fn middle(&self, src: u32, dst: u32) -> Arc<Middle> {
+        self.with_middle(src, dst, Arc::clone)
+    }
+
+    /// What `f` reads of the middle from `src` to `dst`, found once per pair of classes (no
+    /// count of its holders moved where `f` copies out what it needs).
+    fn with_middle<R>(&self, src: u32, dst: u32, f: impl FnOnce(&Arc<Middle>) -> R) -> R {
         let t = &self.topo.tables;
         let key = (t.class(src), t.class(dst));
         let mut memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
         let Memo { middles, walker, .. } = &mut *memo;
-        middles.entry(key).or_insert_with(|| Arc::new(self.topo.middle(src, dst, walker))).clone()
+        f(middles.entry(key).or_insert_with(|| Arc::new(self.topo.middle(src, dst, walker))))
     }
 
     /// [`Topology::route`].
@@ -218,6 +232,16 @@ impl Routes {
     /// that no packet, on whichever of them it goes, beats the ideal.
     pub fn ideal_route(&self, src: u32, dst: u32) -> Route {
         self.topo.join(src, dst, &self.allowed(src, dst))
+    }
+
+    /// What decides [`Routes::ideal_route`] from `src` to `dst`: the pair of their destination
+    /// classes (its middle is kept by that pair) and their own links'
+    /// rate and delay (its first and last hops). Equal keys, equal routes: a memo of what a
+    /// route gives keyed by this neither builds the route nor hashes its hops.
+    pub fn ideal_key(&self, src: u32, dst: u32) -> RouteKey {
+        let (t, ports) = (&self.topo.tables, &self.topo.ports);
+        let end = |p: u32| (ports[p as usize].rate, ports[p as usize].delay);
+        RouteKey { classes: (t.class(src), t.class(dst)), ends: [end(t.out_of_host(src)), end(t.into_host(dst))] }
     }
 
     /// The middle of [`Routes::ideal_route`]. The paths through intermediate groups differ in
@@ -274,7 +298,7 @@ impl Routes {
 
     /// Distinct paths from `src` to `dst`.
     pub fn paths(&self, src: u32, dst: u32) -> u64 {
-        self.middle(src, dst).paths
+        self.with_middle(src, dst, |m| m.paths)
     }
 
     /// [`Route::latency`].
@@ -282,7 +306,7 @@ impl Routes {
         let t = &self.topo.tables;
         let ports = &self.topo.ports;
         let ends = ports[t.out_of_host(src) as usize].delay + ports[t.into_host(dst) as usize].delay;
-        ends + self.middle(src, dst).hops.iter().map(|h| h.latency).sum::<Time>()
+        ends + self.with_middle(src, dst, |m| m.hops.iter().map(|h| h.latency).sum::<Time>())
     }
 
     /// How long a notification from host node `from` takes to reach `to`: an empty packet's
