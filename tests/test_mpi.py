@@ -229,6 +229,24 @@ def test_an_unwritable_out_stops_every_process(tmp_path: Path) -> None:
     assert proc.returncode == 2 and proc.stderr.count("--out: cannot write") == 2, proc.stderr
 
 
+def test_processes_that_each_see_a_world_of_one_are_stopped(tmp_path: Path) -> None:
+    # what a launcher of another MPI than mpi4py's gives: every process told it is one of two
+    # (PMI_SIZE) while MPI sees it alone; each would run the whole scenario into the same --out
+    path = tmp_path / "scenario.toml"
+    path.write_text(PERMUTATION)
+    env = {**os.environ, "PMI_SIZE": "2", "PMI_RANK": "0"}
+    env.pop("PMI_FD", None)
+    cli = [str(BIN / "fabricsim"), "run", str(path), "--mpi", "-q", "--out", str(tmp_path / "out")]
+    proc = subprocess.run(cli, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 4, proc.stderr
+    assert "started 2 processes (PMI_SIZE=2)" in proc.stderr and "MPI4PY_LIBMPI" in proc.stderr
+    assert not (tmp_path / "out").exists()
+    # a launch of one is a run of one
+    env["PMI_SIZE"] = "1"
+    proc = subprocess.run(cli, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_scale_bench_runs_give_one_result_on_threads_and_processes(tmp_path: Path) -> None:
     """tools/scale_bench.py (the many-core figures of docs/performance.md): each run in a fresh
     process, on threads and across processes, the same flows to the picosecond and the same

@@ -30,16 +30,43 @@ from .scenario import Scenario
 INSTALL = "pip install 'fabricsim[mpi]' (mpi4py and MPICH's wheel), or mpi4py built against your system's MPI"
 
 
+#: What a launcher tells each process it starts of how many it started: MPICH's and Intel
+#: MPI's Hydra (``PMI_SIZE``), Open MPI's ``mpirun`` (``OMPI_COMM_WORLD_SIZE``).
+LAUNCHED = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
+
+
+def launched() -> tuple[str, int] | None:
+    """The variable by which this process's launcher says it started more than one, and how
+    many, or ``None``."""
+    for name in LAUNCHED:
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 1:
+            return name, int(value)
+    return None
+
+
 def communicator(comm: Any = None) -> Any:
     """``comm``, or MPI's world communicator; raises :class:`fabricsim.MissingDependency`
-    saying what to install where mpi4py is not."""
+    saying what to install where mpi4py is not, and where the launcher started several
+    processes but MPI sees each alone (mpi4py loaded another MPI library than the launcher's:
+    every process would run the whole scenario and write the same files)."""
     if comm is not None:
         return comm
     try:
         from mpi4py import MPI
     except ImportError as e:
         raise MissingDependency(f"a run across processes needs MPI for Python: {INSTALL} ({e})") from None
-    return MPI.COMM_WORLD
+    world = MPI.COMM_WORLD
+    started = launched()
+    if started is not None and world.Get_size() == 1:
+        name, n = started
+        library = MPI.Get_library_version().splitlines()[0].strip()
+        raise MissingDependency(
+            f"the launcher started {n} processes ({name}={n}) but MPI for Python sees each alone: mpi4py loaded "
+            f"another MPI than the launcher's ({library}); launch with that MPI's mpiexec, or point mpi4py at the "
+            "launcher's library (MPI4PY_LIBMPI=/path/to/libmpi.so)"
+        )
+    return world
 
 
 def run_mpi(
