@@ -2,7 +2,7 @@
 //! for peak-memory and wall-time comparisons between builds (docs/performance.md).
 //! `cargo run --release --example run_scenario FILE.json [threads | whole | pieces=N]`: `whole`
 //! runs it in one piece on one thread (a large fabric is otherwise cut into pieces for the
-//! cache), `pieces=N` in N pieces on one thread.
+//! cache), `pieces=N` in N pieces on one thread, `pieces=N,T` on T threads.
 use fabricsim_core::{Scenario, Simulation};
 
 fn main() {
@@ -16,7 +16,9 @@ fn main() {
         // a cut by hand, its pieces in windows on one thread (to measure what the cut for the
         // cache would give a run it does not cut)
         n if n.starts_with("pieces=") => {
-            Simulation::in_pieces(&scenario, n["pieces=".len()..].parse().expect("pieces=N")).map(|sim| sim.on_threads(1))
+            let (pieces, threads) = n["pieces=".len()..].split_once(',').unwrap_or((&n["pieces=".len()..], "1"));
+            let threads = threads.parse().expect("pieces=N,T");
+            Simulation::in_pieces(&scenario, pieces.parse().expect("pieces=N")).map(|sim| sim.on_threads(threads))
         }
         n => Simulation::with_threads(&scenario, n.parse().expect("threads: a count or whole")),
     }

@@ -344,8 +344,10 @@ pub const BLOCK_MESSAGES: usize = 64;
 /// 0.55x the wall time of one piece, with 29 % fewer reads that miss a 1 MiB cache. What pays
 /// is a fabric busy with few large messages; so one piece per [`BLOCK_HOSTS`] hosts, at most
 /// [`MAX_BLOCKS`], where the hosts send at most [`BLOCK_MESSAGES`] messages each on average
-/// (a 1024-rank ring allreduce, 2 046 a host, runs sparse windows of about 1 700 events a
-/// microsecond and took 1.2 to 1.4x the wall time in 4 pieces), and fewer while the memory
+/// (a 1024-rank ring allreduce, 2 046 a host, took 1.2 to 1.4x the wall time in 4 pieces
+/// when this was set; since windows got cheaper 0.94x, for 28 % more memory, and WebSearch at
+/// 1 024 hosts up to 1.2x in 16, while a 1 024-GPU training step gains: docs/performance.md,
+/// "Pieces for the cache"), and fewer while the memory
 /// estimate of the pieces beyond the first ([`budget::pieces`]: each its calendar, and a
 /// second count of what crosses between pieces) exceeds a quarter of the run's. Measured in docs/performance.md, "Pieces for the
 /// cache".
