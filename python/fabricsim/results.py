@@ -256,20 +256,31 @@ class Results:
         spine, aggregation or core switch; what a load balancer can act on), and the slowdown
         of the completed ones. Messages on a scale-up network count, on no fabric path. A job
         is named by its index (``job``, as in the flows and jobs tables) and its ``name``."""
-        f = self.flows
-        climbs = pl.when(pl.col("path_links") >= 4).then(pl.col("bytes")).otherwise(0)
+        # a message's bytes that climb, a column of its own, and each source's p99 from its own
+        # messages' slowdowns: an expression or a quantile in the group-by gathered the groups'
+        # rows, several copies of a column (the 1 024-rank ring's 2.1 M messages: +114 MB in
+        # the command line's summary, +630 MB read back from Parquet, against +31 MB so)
+        climbs = pl.when(pl.col("path_links") >= 4).then(pl.col("bytes")).otherwise(0).alias("climbs")
+        f = self.flows.select("job", "traffic", "bytes", "completed", "slowdown", climbs)
         names = self._job_names()
         table = (
             f.group_by(["job", "traffic"])
             .agg(
                 pl.len().alias("messages"),
                 pl.col("bytes").sum().alias("bytes"),
-                (climbs.sum() / pl.col("bytes").sum().clip(lower_bound=1)).alias("above_leaf_share"),
+                pl.col("climbs").sum().alias("above_leaf_share"),
                 pl.col("completed").sum().alias("completed"),
-                pl.col("slowdown").mean().alias("mean_slowdown"),
-                pl.col("slowdown").quantile(0.99, "nearest").alias("p99_slowdown"),
             )
+            .with_columns(pl.col("above_leaf_share") / pl.col("bytes").clip(lower_bound=1))
             .sort(["job", "traffic"], nulls_last=False)
+        )
+        slowdowns = [
+            f.filter(pl.col("job").eq_missing(job) & (pl.col("traffic") == traffic))["slowdown"]
+            for job, traffic in table.select("job", "traffic").iter_rows()
+        ]
+        table = table.with_columns(
+            pl.Series("mean_slowdown", [s.mean() for s in slowdowns], dtype=pl.Float64),
+            pl.Series("p99_slowdown", [s.quantile(0.99, "nearest") for s in slowdowns], dtype=pl.Float64),
         )
         name = pl.col("job").replace_strict(names, default=None, return_dtype=pl.Utf8).alias("name")
         return table.select("job", name, pl.exclude("job"))
@@ -305,33 +316,41 @@ class Results:
         lower, names = bounds["min_bytes"].to_numpy(), bounds["bucket"].to_list()
         # each message's bucket: the last whose lower bound it reaches (the buckets start at 0)
         at = np.searchsorted(lower, self.flows["bytes"].to_numpy(), side="right") - 1
-        f = self.flows.select("job", "traffic", "slowdown").with_columns(pl.Series("at", at, dtype=pl.Int32))
+        f = self.flows.select("job", "traffic")
+        slowdown = self.flows["slowdown"]
         job_names = self._job_names()
         rows = []
-        for (job, traffic, k), g in f.group_by(["job", "traffic", "at"]):
-            # the completed ones' slowdowns as one sorted array (8 B each: a Python list of
-            # them was most of a 2 M-message run's summary, 276 MB); the mean is their
-            # running sum's last value, added in order as Python's sum() adds them
-            done = np.sort(g["slowdown"].drop_nulls().to_numpy())
-            n = len(done)
+        # each source's messages by a mask, then its buckets apart: a group-by on the bucket
+        # too, or its groups' frames, held copies of the keys a message (the 1 024-rank ring's
+        # 2.1 M messages: +205 MB read back from Parquet)
+        for job, traffic in f.group_by(["job", "traffic"]).agg(pl.len()).drop("len").iter_rows():
+            mask = f.select(pl.col("job").eq_missing(job) & (pl.col("traffic") == traffic)).to_series()
+            theirs, slow = at[mask.to_numpy()], slowdown.filter(mask)
+            for k in np.unique(theirs):
+                # the completed ones' slowdowns as one sorted array (8 B each: a Python list of
+                # them was most of a 2 M-message run's summary, 276 MB); the mean is their
+                # running sum's last value, added in order as Python's sum() adds them
+                mine = slow.filter(pl.Series(theirs == k))
+                messages, done = len(mine), np.sort(mine.drop_nulls().to_numpy())
+                n = len(done)
 
-            def nearest(p: float, done: np.ndarray = done, n: int = n) -> float | None:
-                return float(done[min(n, max(1, math.ceil(p / 100 * n))) - 1]) if n else None
+                def nearest(p: float, done: np.ndarray = done, n: int = n) -> float | None:
+                    return float(done[min(n, max(1, math.ceil(p / 100 * n))) - 1]) if n else None
 
-            rows.append(
-                {
-                    "job": job,
-                    "name": job_names.get(job) if job is not None else None,
-                    "traffic": traffic,
-                    "bucket": names[k],
-                    "min_bytes": int(lower[k]),
-                    "messages": g.height,
-                    "completed": n,
-                    "p50_slowdown": nearest(50),
-                    "p99_slowdown": nearest(99),
-                    "mean_slowdown": float(np.cumsum(done)[-1]) / n if n else None,
-                }
-            )
+                rows.append(
+                    {
+                        "job": job,
+                        "name": job_names.get(job) if job is not None else None,
+                        "traffic": traffic,
+                        "bucket": names[k],
+                        "min_bytes": int(lower[k]),
+                        "messages": messages,
+                        "completed": n,
+                        "p50_slowdown": nearest(50),
+                        "p99_slowdown": nearest(99),
+                        "mean_slowdown": float(np.cumsum(done)[-1]) / n if n else None,
+                    }
+                )
         return pl.DataFrame(rows, schema=schema).sort(["job", "traffic", "min_bytes"], nulls_last=False)
 
     @property
