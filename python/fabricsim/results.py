@@ -275,7 +275,7 @@ class Results:
             .sort(["job", "traffic"], nulls_last=False)
         )
         slowdowns = [
-            f.filter(pl.col("job").eq_missing(job) & (pl.col("traffic") == traffic))["slowdown"]
+            f.filter(pl.col("job").eq_missing(job) & pl.col("traffic").eq_missing(traffic))["slowdown"]
             for job, traffic in table.select("job", "traffic").iter_rows()
         ]
         table = table.with_columns(
@@ -324,7 +324,7 @@ class Results:
         # too, or its groups' frames, held copies of the keys a message (the 1 024-rank ring's
         # 2.1 M messages: +205 MB read back from Parquet)
         for job, traffic in f.group_by(["job", "traffic"]).agg(pl.len()).drop("len").iter_rows():
-            mask = f.select(pl.col("job").eq_missing(job) & (pl.col("traffic") == traffic)).to_series()
+            mask = f.select(pl.col("job").eq_missing(job) & pl.col("traffic").eq_missing(traffic)).to_series()
             theirs, slow = at[mask.to_numpy()], slowdown.filter(mask)
             for k in np.unique(theirs):
                 # the completed ones' slowdowns as one sorted array (8 B each: a Python list of
