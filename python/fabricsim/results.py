@@ -274,16 +274,19 @@ class Results:
             .with_columns(pl.col("above_leaf_share") / pl.col("bytes").clip(lower_bound=1))
             .sort(["job", "traffic"], nulls_last=False)
         )
-        slowdowns = [
-            f.filter(pl.col("job").eq_missing(job) & pl.col("traffic").eq_missing(traffic))["slowdown"]
-            for job, traffic in table.select("job", "traffic").iter_rows()
-        ]
+        slowdowns = [f["slowdown"].filter(self._of_source(f, job, traffic)) for job, traffic in table.select("job", "traffic").iter_rows()]
         table = table.with_columns(
             pl.Series("mean_slowdown", [s.mean() for s in slowdowns], dtype=pl.Float64),
             pl.Series("p99_slowdown", [s.quantile(0.99, "nearest") for s in slowdowns], dtype=pl.Float64),
         )
         name = pl.col("job").replace_strict(names, default=None, return_dtype=pl.Utf8).alias("name")
         return table.select("job", name, pl.exclude("job"))
+
+    @staticmethod
+    def _of_source(f: pl.DataFrame, job: int | None, traffic: str) -> pl.Series:
+        """Which of `f`'s messages come from the source (`job`, `traffic`): a null job is
+        the background's, as the group-by groups it."""
+        return f.select(pl.col("job").eq_missing(job) & pl.col("traffic").eq_missing(traffic)).to_series()
 
     def _job_names(self) -> dict[int, str]:
         """Each job's name by its index (the ``job`` of the flows, jobs and traffic tables)."""
@@ -324,7 +327,7 @@ class Results:
         # too, or its groups' frames, held copies of the keys a message (the 1 024-rank ring's
         # 2.1 M messages: +205 MB read back from Parquet)
         for job, traffic in f.group_by(["job", "traffic"]).agg(pl.len()).drop("len").iter_rows():
-            mask = f.select(pl.col("job").eq_missing(job) & pl.col("traffic").eq_missing(traffic)).to_series()
+            mask = self._of_source(f, job, traffic)
             theirs, slow = at[mask.to_numpy()], slowdown.filter(mask)
             for k in np.unique(theirs):
                 # the completed ones' slowdowns as one sorted array (8 B each: a Python list of
