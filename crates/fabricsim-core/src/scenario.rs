@@ -31,7 +31,7 @@ use crate::topology::{Routes, Topology, TopologyConfig};
 use crate::units::{AutoOr, Duration, Size};
 use crate::workload::collective::{Listed, Tag};
 use crate::workload::job::{self, JobConfig, JobInfo};
-use crate::workload::trace::LoadWindow;
+use crate::workload::trace::{Arrivals, LoadWindow};
 use crate::workload::window::Far;
 use crate::workload::{relay, stripe};
 use crate::workload::{Deps, MessageSpec, Via, WorkloadConfig};
@@ -183,6 +183,10 @@ pub struct Model {
     pub bdp_bytes: u64,
     /// With a trace workload: its window and the load its messages offer.
     pub load_window: Option<LoadWindow>,
+    /// A trace drawn as the run goes (`Scenario::draws_as_it_goes`): its messages are the
+    /// first of the run, made as its clock reaches them (`sim::generate`); `messages` holds
+    /// none of them.
+    pub arrivals: Option<Arrivals>,
 }
 
 impl Scenario {
@@ -237,7 +241,7 @@ impl Scenario {
     pub fn resolve_as(&self, open: bool) -> Result<Model, ScenarioError> {
         let Frame { topo, transport, switch, lb_ctx, mut warnings, mut need, max_memory, base_rtt, bdp_packets, bdp_bytes } =
             self.frame()?;
-        let Given { workload, mut messages, mut lists, load_window } = self.given(&topo, open)?;
+        let Given { workload, mut messages, mut lists, load_window, arrivals } = self.given(&topo, open)?;
         let mut tags = vec![Tag::NONE; messages.len()];
         // the jobs' messages after the workload's, refused before they are made if even their
         // bookkeeping would not fit
@@ -294,11 +298,16 @@ impl Scenario {
         if let Some((i, f)) = messages.iter().enumerate().find(|(_, f)| too_many_packets(f, payload)) {
             return Err(packets_error(field_of(i, "size"), f.bytes, payload));
         }
-        check_count(messages.len())?;
+        let drawn = arrivals.as_ref().map_or(0, |a| a.count as usize);
+        check_count(messages.len() + drawn)?;
         // the messages read from far on by a later one: what the counting passes hold beyond
         // their window (`workload::window`)
         let far = Far::of(&deps).shared();
-        need.messages = budget::messages(&topo, &transport, self.lb.subflows(), &messages, &deps, far.clone(), &self.keep)?;
+        need.messages = match &arrivals {
+            // a trace drawn as the run goes has no other message (`Scenario::draws_as_it_goes`)
+            Some(a) => drawn::memory(a, &topo, &transport, self.lb.subflows(), payload, &self.keep)?,
+            None => budget::messages(&topo, &transport, self.lb.subflows(), &messages, &deps, far.clone(), &self.keep)?,
+        };
         budget::check(&need, max_memory)?;
         if let Some(m) = &self.mixed {
             m.check(switch.classes)?;
@@ -317,6 +326,9 @@ impl Scenario {
         if let Some((i, f)) = messages.iter().enumerate().find(|(_, f)| u32::from(f.class) >= switch.classes) {
             return Err(class_error(field_of(i, "class"), f.class, switch.classes));
         }
+        if let Some(class) = arrivals.as_ref().and_then(|a| a.class()).filter(|&c| u32::from(c) >= switch.classes) {
+            return Err(class_error(field_of(0, "class"), class, switch.classes));
+        }
         // the engine numbers hosts by leaf slot: the same ids, unless topology.rails
         if !topo.hosts.node_of.is_empty() {
             for m in &mut messages {
@@ -327,7 +339,10 @@ impl Scenario {
         let routes = Routes::new(topo.clone());
         let names: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
         warnings.extend({
-            let mut least = Least::new(&routes, &transport, self.lb.subflows(), workload_messages, far);
+            let mut least = Least::new(&routes, &transport, self.lb.subflows(), workload_messages + drawn, far);
+            if let Some(a) = &arrivals {
+                a.each(|m| least.add(&m.on_slots(&topo), &[], Tag::NONE.job));
+            }
             for (i, m) in messages.iter().enumerate() {
                 least.add(m, deps.of(i), tags[i].job);
             }
@@ -367,6 +382,7 @@ impl Scenario {
             bdp_packets,
             bdp_bytes,
             load_window,
+            arrivals,
         })
     }
 
@@ -432,6 +448,7 @@ fn located(path: String, message: String) -> ScenarioError {
 #[cfg(test)]
 mod tests;
 
+mod drawn;
 mod frame;
 mod survey;
 use frame::{check_count, class_error, message_field, packets_error, too_many_packets, Frame, Given};

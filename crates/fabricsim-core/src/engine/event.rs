@@ -49,6 +49,8 @@ pub enum Event {
     Sample,
     /// A trace's window ends: record what its messages have delivered.
     Window,
+    /// A trace drawn as the run goes takes its next messages (`sim::generate`).
+    Generate,
 }
 
 /// Where a run stands.

@@ -139,6 +139,16 @@ impl ConnCatalog {
         layout
     }
 
+    /// Makes room for `messages` messages of `conns` connections (a run of several pieces:
+    /// where their ends lie too), without growing again for them.
+    pub fn reserve(&mut self, messages: usize, conns: usize, pieces: bool) {
+        Arc::make_mut(&mut self.conn_msg).reserve_exact(conns);
+        if pieces {
+            Arc::make_mut(&mut self.sides).reserve_exact(conns);
+            Arc::make_mut(&mut self.msg_sides).reserve_exact(messages);
+        }
+    }
+
     /// Appends `more`'s parts (the catalog of messages added to the run, [`Layout::after`]) to
     /// this one's, in place where this is the only holder of each part (the caller takes them
     /// from every other first, `ConnTable::take_catalog`).

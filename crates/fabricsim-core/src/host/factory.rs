@@ -54,6 +54,15 @@ impl ConnFactory {
         bytes + u64::from(self.packets(bytes)) * self.transport.header
     }
 
+    /// Bytes on the wire of the data packets of `spec`'s message, each once: what it sends its
+    /// destination (none on a scale-up network or for a compute task).
+    pub fn incoming(&self, spec: &MessageSpec) -> u64 {
+        if self.on_scale_up(spec) || spec.is_compute() {
+            return 0;
+        }
+        self.shares(spec.bytes).into_iter().map(|b| self.wire_bytes(b)).sum()
+    }
+
     /// Packets of a connection carrying `bytes`.
     pub fn packets(&self, bytes: u64) -> u32 {
         bytes.div_ceil(self.transport.mtu - self.transport.header) as u32

@@ -155,7 +155,7 @@ impl Nics {
             Event::UpBegin(m) => self.up_begin(h, out, now, m),
             Event::Computed(m) => self.computed(h, out, now, m),
             Event::PipeArrive(_) | Event::PortFree(_) => unreachable!("a packet or a port, handed over as such"),
-            Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
+            Event::Faults | Event::Sample | Event::Window | Event::Watch | Event::Generate => unreachable!("the driver's duties"),
         }
     }
 

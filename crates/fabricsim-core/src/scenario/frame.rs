@@ -15,7 +15,7 @@ use crate::switch::{SwitchContext, SwitchModel};
 use crate::time::{serialization, Time};
 use crate::topology::Topology;
 use crate::units::{Duration, Size};
-use crate::workload::trace::LoadWindow;
+use crate::workload::trace::{Arrivals, LoadWindow};
 use crate::workload::{Hosts, MessageSpec, WorkloadConfig};
 
 /// The fabric and every component's model, the warnings so far and the fabric's part of the
@@ -167,6 +167,9 @@ pub(crate) struct Given {
     pub lists: Vec<Vec<u32>>,
     /// With a trace workload: its window and the load its messages offer.
     pub load_window: Option<LoadWindow>,
+    /// A trace drawn as the run goes ([`Scenario::draws_as_it_goes`]): its messages are these
+    /// arrivals, and `messages` is empty.
+    pub arrivals: Option<Arrivals>,
 }
 
 impl Scenario {
@@ -175,7 +178,12 @@ impl Scenario {
         let workload = if open { self.workload.clone() } else { self.workload() };
         let mut rng = Rng::stream(self.seed, Stream::Workload, 0);
         let hosts = Hosts { count: topo.gpus(), rate: topo.host_rate() };
+        let mut arrivals = None;
         let (messages, lists) = match &workload {
+            Some(WorkloadConfig::Trace(t)) if self.draws_as_it_goes(topo, open) => {
+                arrivals = Some(t.arrivals(&hosts, &mut rng)?);
+                (Vec::new(), Vec::new())
+            }
             Some(w) => {
                 let m = w.messages(&hosts, &mut rng)?;
                 let d = w.deps()?;
@@ -185,10 +193,22 @@ impl Scenario {
             None => (Vec::new(), Vec::new()),
         };
         let load_window = match &workload {
-            Some(WorkloadConfig::Trace(t)) => Some(t.window(&messages, &hosts)),
+            Some(WorkloadConfig::Trace(t)) => Some(match &arrivals {
+                Some(a) => t.window_of(a.bytes, a.count, &hosts),
+                None => t.window(&messages, &hosts),
+            }),
             _ => None,
         };
-        Ok(Given { workload, messages, lists, load_window })
+        Ok(Given { workload, messages, lists, load_window, arrivals })
+    }
+
+    /// Whether a trace `[workload]` is drawn as the run goes (`sim::generate`) rather than
+    /// made whole before the first event: in a closed run (not a session's), with no jobs
+    /// beside it and no `[mixed]` share (drawn over the run's every message), on a fabric that
+    /// does not rewrite messages (a rail-only fabric's relays, a host's NIC ports). Either way
+    /// the run is the same, to the picosecond.
+    pub(crate) fn draws_as_it_goes(&self, topo: &Topology, open: bool) -> bool {
+        !open && self.jobs.is_empty() && self.mixed.is_none() && topo.tables.split().is_none() && topo.planes() == 1
     }
 }
 
@@ -206,7 +226,8 @@ pub(crate) fn message_field(i: usize, k: &str, job: u32, given: usize, workload:
     match workload {
         _ if i >= given => format!("jobs[{job}].{k}"),
         Some(w) if k == "size" => w.size_field(i),
-        _ => format!("workload.flows[{i}].{k}"),
+        Some(WorkloadConfig::Flows(_)) | None => format!("workload.flows[{i}].{k}"),
+        Some(_) => format!("workload.{k}"),
     }
 }
 

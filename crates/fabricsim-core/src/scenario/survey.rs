@@ -75,11 +75,7 @@ impl Counting<'_> {
         }
         self.tally.add(m, after, budget::connections(self.topo, self.subflows, m));
         // the engine numbers hosts by leaf slot
-        let on = if self.topo.hosts.node_of.is_empty() {
-            *m
-        } else {
-            MessageSpec { src: self.topo.slot(m.src), dst: self.topo.slot(m.dst), ..*m }
-        };
+        let on = m.on_slots(self.topo);
         self.events = self.events.saturating_add(budget::events(self.topo, self.payload.max(1), &on));
         if let Some(least) = &mut self.least {
             least.add(&on, after, job);
@@ -107,13 +103,14 @@ impl Scenario {
         if topo.tables.split().is_some() || topo.planes() > 1 {
             return Ok(None);
         }
-        let Given { workload, messages, lists, .. } = self.given(&topo, false)?;
+        let Given { workload, messages, lists, arrivals, .. } = self.given(&topo, false)?;
         let payload = transport.mtu - transport.header;
         let routes = Routes::new(topo.clone());
         let max_messages = max_memory / budget::message_floor(&self.keep);
         // the jobs are made twice, each pass from the same stream
         let plan = |sink: &mut dyn Sink| job::plan(&self.jobs, sink, &topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1));
-        let given = messages.len();
+        // a trace drawn as the run goes has no other message (`Scenario::draws_as_it_goes`)
+        let given = messages.len() + arrivals.as_ref().map_or(0, |a| a.count as usize);
         // a first pass finds the messages read from far on (`workload::window`): the counting
         // pass holds each message's levels and least time only while a later one may read them
         let far = {
@@ -137,6 +134,9 @@ impl Scenario {
             packets: None,
             class: None,
         };
+        if let Some(a) = &arrivals {
+            a.each(|m| _ = c.push(*m, &[], Tag::NONE));
+        }
         for (m, after) in messages.iter().zip(&lists) {
             c.push(*m, after, Tag::NONE);
         }

@@ -12,6 +12,7 @@
 //! pipe-head event per link.
 
 mod duties;
+mod generate;
 mod parallel;
 pub(crate) mod piece;
 pub mod ranks;
@@ -200,6 +201,9 @@ impl Simulation {
         rank: Option<(usize, usize)>,
     ) -> Result<Simulation, ScenarioError> {
         let mut model = scenario.resolve_as(open)?;
+        if rank.is_some() {
+            model.draw_whole(); // each process holds every message (`ranks`)
+        }
         let topo = model.topo.clone();
         let expected_events = threads::expected_events(&model);
         let home: Arc<[u16]> = cut(&topo, &model, expected_events).into();
@@ -242,11 +246,18 @@ impl Simulation {
         // model's copy would double them); each holds the rows of its hosts' connections
         let mut specs = std::mem::take(&mut model.messages);
         let rngs: Vec<Rng> = (0..topo.hosts()).map(|h| Rng::stream(model.seed, Stream::Host, h.into())).collect();
-        let layout = ConnCatalog::build(&factory, &specs, rngs.len(), (count > 1).then_some((&home[..], count)));
+        let mut layout = ConnCatalog::build(&factory, &specs, rngs.len(), (count > 1).then_some((&home[..], count)));
+        // what each host receives of a trace drawn as the run goes, counted now: the parallel
+        // engine's end bound reads it from the first window
+        model.each_message(|m| layout.incoming[m.dst as usize] += factory.incoming(m));
         let messages = Arc::new(Message::list(&mut specs, &layout.ids));
         if count > 1 {
-            need.pieces =
-                budget::pieces(count as u64 - 1, &topo.size(), messages.len() as u64, layout.ids.last().map_or(0, |r| r.end.into()));
+            need.pieces = budget::pieces(
+                count as u64 - 1,
+                &topo.size(),
+                (messages.len() + model.message_count()) as u64,
+                layout.ids.last().map_or(0, |r| r.end.into()),
+            );
             budget::check(&need, model.max_memory)?;
         }
         let dependents = Arc::new(model.deps.dependents(messages.len()));
@@ -281,9 +292,10 @@ impl Simulation {
         // the reverse lists (the jobs' bounds were computed at resolve): about 17 bytes a
         // message for the rest of the run
         model.deps = Default::default();
-        let stop_at = if open { u32::MAX } else { built[0].nics.messages().len() as u32 };
+        // (the model's list is the pieces' now: what it counts is a trace's not drawn yet)
+        let stop_at = if open { u32::MAX } else { (built[0].nics.messages().len() + model.message_count()) as u32 };
         let duty_times = duties.iter().map(|&(_, at, _)| Reverse(at)).collect();
-        Ok(Simulation {
+        let mut sim = Simulation {
             scenario: scenario.filled(),
             model,
             pieces: built,
@@ -317,7 +329,9 @@ impl Simulation {
             open: open.then(|| Box::new(session::Open::new())),
             across: None,
             pauses_told: None,
-        })
+        };
+        sim.draw(false);
+        Ok(sim)
     }
 
     /// What builds the connections of a message.
@@ -357,6 +371,10 @@ impl Simulation {
         } else {
             self.turns(budget, &mut n, started, self.bound_key()).unwrap_or(Status::Running)
         };
+        if self.status != Status::Running {
+            // a trace's messages it never drew are rows of its tables
+            self.draw(true);
+        }
         self.wall += started.elapsed();
         self.status
     }

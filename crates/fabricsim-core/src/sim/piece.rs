@@ -92,9 +92,10 @@ impl Piece {
             *now = at;
             if by < 2 {
                 // numbered by the fault timeline or the recorders: a duty of the whole run. A
-                // sample only reads the run: it is not one of its events, so that
-                // `stop.max_events` cuts a run at the same event with `[samples]` or without
-                if event == Event::Sample {
+                // sample only reads the run, and a trace's next messages join it before they
+                // start: neither is one of its events, so that `stop.max_events` cuts a run at
+                // the same event with `[samples]` or without, its trace drawn as it goes or not
+                if matches!(event, Event::Sample | Event::Generate) {
                     *left += 1;
                 }
                 return Pause::Duty(event, by);
@@ -144,7 +145,7 @@ impl Piece {
             }
             Event::UpArrive(m) | Event::UpDone(m) | Event::UpBegin(m) => node_unit(self.nics.messages()[m as usize].spec.dst),
             Event::NicWake(h) | Event::UpFree(h) => node_unit(h),
-            Event::Faults | Event::Sample | Event::Window | Event::Watch => unreachable!("the driver's duties"),
+            Event::Faults | Event::Sample | Event::Window | Event::Watch | Event::Generate => unreachable!("the driver's duties"),
         }
     }
 
@@ -353,7 +354,7 @@ pub const BLOCK_MESSAGES: usize = 64;
 /// cache".
 pub fn blocks(topo: &Topology, model: &Model) -> usize {
     let hosts = topo.hosts();
-    let messages = model.messages.len();
+    let messages = model.message_count();
     if messages > hosts as usize * BLOCK_MESSAGES {
         return 1;
     }

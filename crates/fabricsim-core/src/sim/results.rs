@@ -45,9 +45,10 @@ impl Simulation {
     pub fn flows_done(&self) -> u32 {
         self.pieces.iter().flat_map(|p| &p.hosts).map(|h| h.done()).sum()
     }
-    /// Messages of the workload (the rows of the flows table).
+    /// Messages of the workload (the rows of the flows table), a trace's not drawn yet
+    /// included.
     pub fn flow_count(&self) -> u32 {
-        self.pieces[0].nics.messages().len() as u32
+        (self.pieces[0].nics.messages().len() + self.model.arrivals.as_ref().map_or(0, |a| a.left() as usize)) as u32
     }
     /// What a run that stopped incomplete left unfinished and what it waited for (empty for a
     /// complete or running one): the summary's `stop_detail`.
@@ -375,10 +376,11 @@ impl Simulation {
     }
 }
 
-/// Payload the first `count` messages of the run have delivered so far, as piece `p` counts it.
+/// Payload the first `count` messages of the run have delivered so far, as piece `p` counts it
+/// (those of a trace it has not drawn yet delivered nothing).
 pub(super) fn delivered(p: &super::Piece, count: usize) -> u64 {
-    let conns = p.nics.connections();
-    p.nics.messages()[..count].iter().flat_map(|m| m.first..m.first + m.count).map(|c| conns.row(c).delivered_bytes).sum()
+    let (conns, messages) = (p.nics.connections(), p.nics.messages());
+    messages[..count.min(messages.len())].iter().flat_map(|m| m.first..m.first + m.count).map(|c| conns.row(c).delivered_bytes).sum()
 }
 
 /// What the no-progress guard reads of `pieces`' hosts, summed over them.

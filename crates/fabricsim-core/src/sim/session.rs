@@ -24,15 +24,11 @@
 use std::time::Instant;
 
 use super::Simulation;
-use crate::engine::{node_unit, Event, Status, MAX_MESSAGES};
+use crate::engine::{Event, Status, MAX_MESSAGES};
 use crate::error::{ensure, ScenarioError};
-use crate::host::message::Message;
-use crate::host::table::{ConnCatalog, Layout};
 use crate::scenario::Scenario;
 use crate::stats::RunResult;
-use crate::switch::links::Sink;
 use crate::time::Time;
-use crate::workload::collective::Tag;
 use crate::workload::MessageSpec;
 
 /// What a closed run does not keep and a session needs.
@@ -78,37 +74,7 @@ impl Simulation {
 
     /// Adds message `spec` (it waits for nothing) to the run, between windows; returns its id.
     fn add(&mut self, spec: MessageSpec) -> u32 {
-        let m = self.flow_count();
-        let home = (self.pieces.len() > 1).then(|| self.cut.homes().clone());
-        let rows = self.pieces.iter().map(|p| p.nics.connections().rows_held()).collect();
-        let held = self.pieces.iter().map(|p| p.nics.states().len()).collect();
-        let first_conn = self.pieces[0].nics.connections().len() as u32;
-        let mut layout = Layout::after(rows, held, (m, first_conn));
-        let incoming = layout.push(self.pieces[0].nics.connections().factory(), &spec, home.as_deref());
-        let ids = layout.ids[0].clone();
-        // the shared lists grow in place: every piece lets go of them, one appends
-        let mut catalogs: Vec<ConnCatalog> = self.pieces.iter_mut().map(|p| p.nics.connections_mut().take_catalog()).collect();
-        let mut catalog = catalogs.pop().unwrap_or_default();
-        drop(catalogs);
-        catalog.append(&layout.catalog);
-        let mut lists: Vec<_> = self.pieces.iter_mut().map(|p| p.nics.take_messages()).collect();
-        let mut messages = lists.pop().unwrap_or_default();
-        drop(lists);
-        std::sync::Arc::make_mut(&mut messages).push(Message { spec, first: ids.start, count: ids.len() as u32 });
-        for (i, p) in self.pieces.iter_mut().enumerate() {
-            p.nics.connections_mut().give_catalog(catalog.clone());
-            p.nics.give_messages(messages.clone());
-            p.nics.connections_mut().add_rows(&layout.bytes[i]);
-            p.nics.add_message(layout.messages[i]);
-            if p.links.is_home(spec.dst) {
-                p.hosts[self.cut.host(spec.dst)].expect(incoming);
-            }
-        }
-        self.model.tags.push(Tag::NONE);
-        let p = &mut self.pieces[usize::from(self.cut.home(spec.src))];
-        let me = p.queue.origin(node_unit(spec.src));
-        let h = &mut p.hosts[self.cut.host(spec.src)];
-        p.nics.start_free(h, &mut Sink::new(&mut p.queue, &mut p.links, me), m as usize);
+        let m = self.add_all(&[spec], true, 0);
         let open = self.open.as_mut().expect("a session's run");
         if !open.watching {
             open.watching = true;

@@ -51,7 +51,9 @@ pub fn available_cpus() -> usize {
 /// to 0.97 of it (docs/performance.md, "How long a run takes").
 pub fn expected_events(model: &Model) -> u64 {
     let mss = model.transport.mtu.saturating_sub(model.transport.header).max(1);
-    model.messages.iter().map(|m| crate::budget::events(&model.topo, mss, m)).fold(0, u64::saturating_add)
+    let mut events = 0u64;
+    model.each_message(|m| events = events.saturating_add(crate::budget::events(&model.topo, mss, m)));
+    events
 }
 
 /// The threads an auto run asks for, from its work (`events`, [`expected_events`]) and the CPUs available (see the module

@@ -71,6 +71,16 @@ impl MessageSpec {
         MessageSpec { src, dst, bytes, start, class, via: Via::Lb, delay: 0, cpu: None, qp: 0 }
     }
 
+    /// The message with its hosts numbered as the engine numbers them (by leaf slot: the same
+    /// ids, unless `topology.rails`).
+    pub fn on_slots(&self, topo: &crate::topology::Topology) -> MessageSpec {
+        if topo.hosts.node_of.is_empty() {
+            *self
+        } else {
+            MessageSpec { src: topo.slot(self.src), dst: topo.slot(self.dst), ..*self }
+        }
+    }
+
     /// Pinned to one path (ECMP) whatever the scenario's load balancer (`[mixed]`).
     #[inline]
     pub fn pinned(&self) -> bool {

@@ -9,6 +9,10 @@
 //! SIGCOMM 2010; `fb_hadoop`: Roy et al., SIGCOMM 2015) or a file of `size_bytes cumulative_%`
 //! lines that the Python front end reads into `points`.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::{Hosts, MessageSpec, Workload};
@@ -76,6 +80,7 @@ pub fn parse_cdf(text: &str) -> Result<Vec<(f64, f64)>, String> {
 }
 
 /// A checked CDF: sizes and percentages non-decreasing, ending at 100 %.
+#[derive(Debug)]
 struct Cdf(Vec<(f64, f64)>);
 
 impl Cdf {
@@ -138,14 +143,18 @@ impl Config {
 
     /// The trace's window, `start` to `start + duration`, and the load its messages offer in it.
     pub fn window(&self, messages: &[MessageSpec], at: &Hosts) -> LoadWindow {
+        self.window_of(messages.iter().map(|m| m.bytes).sum(), messages.len() as u64, at)
+    }
+
+    /// [`Config::window`] of `count` messages of `bytes` in all.
+    pub fn window_of(&self, bytes: u64, count: u64, at: &Hosts) -> LoadWindow {
         let capacity_bits = at.count as f64 * at.rate as f64 * self.duration.0 as f64 / PS_PER_S as f64;
-        let bits: f64 = messages.iter().map(|m| m.bytes as f64 * 8.0).sum();
         let start = self.start.0;
         LoadWindow {
-            offered: bits / capacity_bits,
+            offered: bytes as f64 * 8.0 / capacity_bits,
             half: start.saturating_add(self.duration.0 / 2),
             end: start.saturating_add(self.duration.0),
-            messages: messages.len() as u32,
+            messages: count as u32,
             capacity_bits: capacity_bits * (self.duration.0 - self.duration.0 / 2) as f64 / self.duration.0 as f64,
         }
     }
@@ -177,14 +186,15 @@ impl LoadWindow {
     }
 }
 
-impl Workload for Config {
-    fn messages(&self, at: &Hosts, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+impl Config {
+    /// The trace's arrivals on the hosts `at`, one at a time in the order a run takes them
+    /// ([`Arrivals`]), drawn from `rng` (the workload's stream).
+    pub fn arrivals(&self, at: &Hosts, rng: &mut Rng) -> Result<Arrivals, ScenarioError> {
         let cdf = self.cdf()?;
         ensure(self.load > 0.0 && self.load <= 1.0, "workload.load", self.load, "allowed: a fraction in (0, 1]")?;
         ensure(self.duration.0 > 0, "workload.duration", self.duration, "allowed: a positive duration")?;
-        let mean = cdf.mean();
         // arrivals per host per picosecond
-        let rate = self.load * at.rate as f64 / (8.0 * mean) / PS_PER_S as f64;
+        let rate = self.load * at.rate as f64 / (8.0 * cdf.mean()) / PS_PER_S as f64;
         let expected = rate * self.duration.0 as f64 * at.count as f64;
         ensure(
             expected <= MAX_MESSAGES,
@@ -192,24 +202,143 @@ impl Workload for Config {
             format!("{} ({expected:.0} messages expected at load {})", self.duration, self.load),
             format!("allowed: at most {MAX_MESSAGES:.0} messages (a shorter duration, a lower load, or fewer hosts)"),
         )?;
-        let mut out = Vec::with_capacity(expected as usize + 16);
+        let draw = Draw { cdf: Arc::new(cdf), rate, duration: self.duration.0 as f64, start: self.start.0, class: self.class, hosts: at.count };
+        // every host's arrivals drawn in turn from the one stream, as they always were; each
+        // host keeps where its draws began, to draw them again as the run reads them
+        let mut hosts = Vec::with_capacity(at.count as usize);
+        let (mut count, mut bytes) = (0u64, 0u64);
         for src in 0..at.count {
-            let mut t = 0.0f64;
-            loop {
-                t += -(1.0 - rng.unit()).ln() / rate;
-                if t >= self.duration.0 as f64 {
-                    break;
-                }
-                let bytes = cdf.size(rng.unit() * 100.0);
-                let mut dst = rng.below(at.count as u64 - 1) as u32;
-                if dst >= src {
-                    dst += 1;
-                }
-                out.push(MessageSpec::new(src, dst, bytes, self.start.0 + t as u64, self.class));
+            let mut host = Host { rng: rng.clone(), t: 0.0, src };
+            hosts.push(host.clone());
+            while let Some(m) = draw.next(&mut host) {
+                count += 1;
+                bytes += m.bytes;
+            }
+            *rng = host.rng;
+        }
+        let mut next = BinaryHeap::with_capacity(hosts.len());
+        let mut held = Vec::with_capacity(hosts.len());
+        for mut host in hosts {
+            if let Some(m) = draw.next(&mut host) {
+                next.push(Reverse((m.start, host.src)));
+                held.push((host, Some(m)));
+            } else {
+                held.push((host, None));
             }
         }
-        // in arrival order, as a trace reads
-        out.sort_by_key(|m| (m.start, m.src));
+        Ok(Arrivals { draw, hosts: held, next, count, bytes, taken: 0 })
+    }
+}
+
+/// What draws a host's next arrival.
+#[derive(Debug, Clone)]
+struct Draw {
+    cdf: Arc<Cdf>,
+    /// Arrivals per host per picosecond, and the window's length and start (ps).
+    rate: f64,
+    duration: f64,
+    start: Time,
+    class: u8,
+    hosts: u32,
+}
+
+/// A host's arrivals as they are drawn: its stream and the time of its last arrival (from the
+/// window's start, ps, as the draws add it up).
+#[derive(Debug, Clone)]
+struct Host {
+    rng: Rng,
+    t: f64,
+    src: u32,
+}
+
+impl Draw {
+    /// `host`'s next arrival, `None` past the window: its time, its size from the CDF and a
+    /// destination uniform among the other hosts, in that order from its stream.
+    fn next(&self, host: &mut Host) -> Option<MessageSpec> {
+        host.t += -(1.0 - host.rng.unit()).ln() / self.rate;
+        if host.t >= self.duration {
+            return None;
+        }
+        let bytes = self.cdf.size(host.rng.unit() * 100.0);
+        let mut dst = host.rng.below(u64::from(self.hosts) - 1) as u32;
+        if dst >= host.src {
+            dst += 1;
+        }
+        Some(MessageSpec::new(host.src, dst, bytes, self.start + host.t as u64, self.class))
+    }
+}
+
+/// A trace's messages one at a time, in the order a run takes them: by start, then source
+/// host, a host's own in the order it drew them (what sorting them all by start and source
+/// gives, stably). Each host's arrivals are drawn again from where its draws began in the
+/// workload's stream, so this holds a stream's state and the next arrival for each host, not
+/// every message: a run draws a trace's messages as its clock reaches them
+/// (`sim::generate`), with the same ids and the same draws as had they all been made first.
+#[derive(Debug, Clone)]
+pub struct Arrivals {
+    draw: Draw,
+    /// Each host's stream and its next arrival, ...
+    hosts: Vec<(Host, Option<MessageSpec>)>,
+    /// ... and the next arrivals' (start, source), earliest first.
+    next: BinaryHeap<Reverse<(Time, u32)>>,
+    /// How many messages the trace makes, all told, and their bytes ...
+    pub count: u64,
+    pub bytes: u64,
+    /// ... and how many were taken.
+    taken: u64,
+}
+
+impl Arrivals {
+    /// When the next message starts (`None`: the trace has made them all).
+    pub fn peek(&self) -> Option<Time> {
+        self.next.peek().map(|Reverse((t, _))| *t)
+    }
+
+    /// Calls `f` with each message not yet taken, drawn again one host's after another (not
+    /// in the run's order: for what counts them), leaving these arrivals as they are.
+    pub fn each(&self, mut f: impl FnMut(&MessageSpec)) {
+        for (host, held) in &self.hosts {
+            let Some(first) = held else { continue };
+            f(first);
+            let mut host = host.clone();
+            while let Some(m) = self.draw.next(&mut host) {
+                f(&m);
+            }
+        }
+    }
+
+    /// How many messages are left to take.
+    pub fn left(&self) -> u64 {
+        self.count - self.taken
+    }
+
+    /// The class of its messages (`None` when it makes none).
+    pub fn class(&self) -> Option<u8> {
+        (self.count > 0).then_some(self.draw.class)
+    }
+}
+
+impl Iterator for Arrivals {
+    type Item = MessageSpec;
+
+    fn next(&mut self) -> Option<MessageSpec> {
+        let Reverse((_, src)) = self.next.pop()?;
+        self.taken += 1;
+        let (host, held) = &mut self.hosts[src as usize];
+        let m = held.take();
+        *held = self.draw.next(host);
+        if let Some(n) = held {
+            self.next.push(Reverse((n.start, src)));
+        }
+        m
+    }
+}
+
+impl Workload for Config {
+    fn messages(&self, at: &Hosts, rng: &mut Rng) -> Result<Vec<MessageSpec>, ScenarioError> {
+        let arrivals = self.arrivals(at, rng)?;
+        let mut out = Vec::with_capacity(arrivals.count as usize);
+        out.extend(arrivals);
         Ok(out)
     }
 }
@@ -234,6 +363,55 @@ mod tests {
             assert_eq!(t.offered_load(&m, &hosts), offered);
             assert!((offered / load - 1.0).abs() < 0.05, "{cdf}: offered {offered} for {load}");
             assert!(m.iter().all(|x| x.src != x.dst && x.dst < 128 && x.start < 2_000_000_000));
+        }
+    }
+
+    /// Every host's arrivals drawn in turn from the one stream, then sorted by start and
+    /// source: what a trace's messages were before they were drawn one at a time.
+    fn drawn_then_sorted(t: &Config, at: &Hosts, rng: &mut Rng) -> Vec<MessageSpec> {
+        let cdf = t.cdf().unwrap();
+        let rate = t.load * at.rate as f64 / (8.0 * cdf.mean()) / PS_PER_S as f64;
+        let mut out = Vec::new();
+        for src in 0..at.count {
+            let mut time = 0.0f64;
+            loop {
+                time += -(1.0 - rng.unit()).ln() / rate;
+                if time >= t.duration.0 as f64 {
+                    break;
+                }
+                let bytes = cdf.size(rng.unit() * 100.0);
+                let mut dst = rng.below(at.count as u64 - 1) as u32;
+                if dst >= src {
+                    dst += 1;
+                }
+                out.push(MessageSpec::new(src, dst, bytes, t.start.0 + time as u64, t.class));
+            }
+        }
+        out.sort_by_key(|m| (m.start, m.src));
+        out
+    }
+
+    #[test]
+    fn arrivals_one_at_a_time_are_the_messages_drawn_and_sorted() {
+        for (cdf, load, hosts, us, seed) in [("websearch", 0.6, 64, 300, 1), ("fb_hadoop", 0.9, 16, 300, 7), ("websearch", 0.5, 3, 20_000, 2)] {
+            let t = Config { start: Duration(5_000), ..trace(cdf, load, us) };
+            let at = Hosts::new(hosts);
+            let mut a = Rng::stream(seed, Stream::Workload, 0);
+            let mut b = a.clone();
+            let want = drawn_then_sorted(&t, &at, &mut a);
+            let arrivals = t.arrivals(&at, &mut b).unwrap();
+            assert_eq!(arrivals.count as usize, want.len());
+            assert_eq!(arrivals.bytes, want.iter().map(|m| m.bytes).sum::<u64>());
+            assert_eq!(arrivals.peek(), want.first().map(|m| m.start));
+            assert_eq!(arrivals.left(), arrivals.count);
+            let mut each = Vec::new();
+            arrivals.each(|m| each.push(*m));
+            each.sort_by_key(|m| (m.start, m.src));
+            assert_eq!(each, want, "each: every message, in some order");
+            let got: Vec<MessageSpec> = arrivals.collect();
+            assert!(want.len() > 100, "{cdf}: {} messages", want.len());
+            assert_eq!(got, want, "{cdf} on {hosts} hosts");
+            assert_eq!(a.next_u64(), b.next_u64(), "the stream is left where the draws of every host leave it");
         }
     }
 

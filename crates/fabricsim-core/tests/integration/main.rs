@@ -10,6 +10,7 @@ mod ecmp;
 mod errors;
 mod exactness;
 mod faults;
+mod generate;
 mod golden;
 mod graph;
 mod guard;

@@ -45,6 +45,13 @@ impl Nics {
         self.waiting.resize(held, 0);
     }
 
+    /// Makes room for `more` messages this piece will hold an end of, without growing again for
+    /// them.
+    pub fn reserve(&mut self, more: usize) {
+        self.states.reserve_exact(more);
+        self.waiting.reserve_exact(more);
+    }
+
     /// When message `m` was released (its source host's count; this piece must hold it).
     pub fn released(&self, m: usize) -> Option<Time> {
         self.states.get(self.conns.msg_at(m, crate::host::table::End::Tx))?.ready()

@@ -29,6 +29,13 @@ impl ConnTable {
         }
     }
 
+    /// Makes room for `more` connections without growing again for them.
+    pub fn reserve(&mut self, more: usize) {
+        self.tx_slot.reserve_exact(more);
+        self.rx_slot.reserve_exact(more);
+        self.rows.reserve_exact(more);
+    }
+
     /// Connections this piece holds an end of.
     pub fn rows_held(&self) -> u32 {
         self.rows.len() as u32

@@ -186,6 +186,7 @@ codes!(Event, event_code, event_of, EVENTS:
     17 => UpFree(i),
     18 => UpBegin(i),
     19 => Posted(i),
+    20 => Generate,
 );
 
 #[cfg(test)]
@@ -222,7 +223,7 @@ mod tests {
             let e = event_of(code, 99);
             assert_eq!(
                 event_code(e),
-                (code, if matches!(e, Event::Faults | Event::Watch | Event::Sample | Event::Window) { 0 } else { 99 })
+                (code, if matches!(e, Event::Faults | Event::Watch | Event::Sample | Event::Window | Event::Generate) { 0 } else { 99 })
             );
         }
         for code in 0..KINDS {

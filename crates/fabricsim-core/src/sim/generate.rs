@@ -1,0 +1,142 @@
+//! Messages that join a run as it goes: a trace's arrivals drawn as the clock reaches them
+//! ([`crate::workload::trace::Arrivals`]), and a session's messages ([`super::session`]).
+//!
+//! A trace drawn as the run goes (`Scenario::draws_as_it_goes`) gives the run its first
+//! messages at the build, and a duty of the run ([`Event::Generate`]) at the start of the last
+//! of them takes the next: a batch of at least [`BATCH_PER_HOST`] a host, and every message
+//! that starts with the batch's last, so that every message joins the run strictly before its
+//! start. What the run makes of a message does not depend on when it joined: its id is its
+//! place in the trace's order (by start, then source host), its start's order key is numbered
+//! by the message (`engine::start_order`), its load balancers draw from its own stream
+//! (`host::factory`), and what each host will receive all told (the parallel engine's end
+//! bound) is counted at the build over the whole trace. So a trace drawn as the run goes and
+//! the same messages given up front give the same run, to the picosecond (the golden trace
+//! scenario, and `tests/integration/generate.rs` in batches of one message). A run that stops
+//! before its trace is drawn takes the rest then, for its tables: the messages it never
+//! started are rows as they would have been.
+
+use super::Simulation;
+use crate::engine::{node_unit, Event};
+use crate::host::message::Message;
+use crate::host::table::{ConnCatalog, Layout};
+use crate::scenario::Model;
+use crate::switch::links::Sink;
+use crate::workload::collective::Tag;
+use crate::workload::MessageSpec;
+
+/// The least messages a host a batch of a trace's arrivals holds, on average; and the batches a
+/// run that stopped takes the rest of its trace in.
+const BATCH_PER_HOST: usize = 1;
+const WHOLE_BATCH_PER_HOST: usize = 64;
+
+impl Model {
+    /// The run's messages, a trace's drawn as it goes included.
+    pub fn message_count(&self) -> usize {
+        self.messages.len() + self.arrivals.as_ref().map_or(0, |a| a.left() as usize)
+    }
+
+    /// Calls `f` with each of the run's messages (hosts by leaf slot), in no set order.
+    pub(crate) fn each_message(&self, mut f: impl FnMut(&MessageSpec)) {
+        if let Some(a) = &self.arrivals {
+            a.each(|m| f(&m.on_slots(&self.topo)));
+        }
+        self.messages.iter().for_each(f);
+    }
+
+    /// Makes a trace drawn as the run goes whole, as the first of the messages (a run across
+    /// processes takes its messages up front).
+    pub(crate) fn draw_whole(&mut self) {
+        let Some(a) = self.arrivals.take() else { return };
+        let topo = self.topo.clone();
+        let mut drawn: Vec<MessageSpec> = a.map(|m| m.on_slots(&topo)).collect();
+        drawn.append(&mut self.messages);
+        self.messages = drawn;
+        self.tags.splice(0..0, std::iter::repeat_n(Tag::NONE, self.messages.len() - self.tags.len()));
+    }
+}
+
+impl Simulation {
+    /// Adds the next batch of a trace drawn as the run goes (all that is left with `whole`, a
+    /// batch at a time), and schedules the duty that takes the batch after it, at the start of
+    /// this one's last.
+    pub(super) fn draw(&mut self, whole: bool) {
+        let batch = self.model.topo.hosts() as usize * if whole { WHOLE_BATCH_PER_HOST } else { BATCH_PER_HOST };
+        loop {
+            let Some(arrivals) = self.model.arrivals.as_mut() else { return };
+            let mut specs = Vec::with_capacity(batch.min(arrivals.left() as usize));
+            while let Some(m) = arrivals.next() {
+                specs.push(m.on_slots(&self.model.topo));
+                if specs.len() >= batch && arrivals.peek() != Some(m.start) {
+                    break;
+                }
+            }
+            let last = specs.last().map(|m| m.start);
+            // room for the whole trace at its first batch (no list grows by doubling past it)
+            let room = specs.len() + arrivals.left() as usize;
+            if arrivals.peek().is_none() {
+                self.model.arrivals = None;
+            }
+            self.add_all(&specs, false, room);
+            if !whole {
+                if let (Some(at), Some(_)) = (last, &self.model.arrivals) {
+                    self.schedule_duty(at, Event::Generate);
+                }
+                return;
+            }
+        }
+    }
+
+    /// Adds messages `specs` (each waits for nothing) to the run, between windows, numbered
+    /// after those it has; returns the first's id. `expect`: each adds its bytes to what its
+    /// destination host will receive (a session's; a trace's were counted at the build).
+    /// `room`: the messages still to come, these included, that the lists make room for at
+    /// once (0: they grow as they go).
+    pub(super) fn add_all(&mut self, specs: &[MessageSpec], expect: bool, room: usize) -> u32 {
+        let first = self.pieces[0].nics.messages().len() as u32;
+        let home = (self.pieces.len() > 1).then(|| self.cut.homes().clone());
+        let rows = self.pieces.iter().map(|p| p.nics.connections().rows_held()).collect();
+        let held = self.pieces.iter().map(|p| p.nics.states().len()).collect();
+        let first_conn = self.pieces[0].nics.connections().len() as u32;
+        let mut layout = Layout::after(rows, held, (first, first_conn));
+        let factory = self.pieces[0].nics.connections().factory();
+        let incoming: Vec<u64> = specs.iter().map(|spec| layout.push(factory, spec, home.as_deref())).collect();
+        // the shared lists grow in place: every piece lets go of them, one appends
+        let mut catalogs: Vec<ConnCatalog> = self.pieces.iter_mut().map(|p| p.nics.connections_mut().take_catalog()).collect();
+        let mut catalog = catalogs.pop().unwrap_or_default();
+        drop(catalogs);
+        let (alone, conns) = (self.pieces.len() == 1, room * self.model.lb.subflows() as usize);
+        catalog.reserve(room, conns, !alone);
+        catalog.append(&layout.catalog);
+        let mut lists: Vec<_> = self.pieces.iter_mut().map(|p| p.nics.take_messages()).collect();
+        let mut messages = lists.pop().unwrap_or_default();
+        drop(lists);
+        let list = std::sync::Arc::make_mut(&mut messages);
+        list.reserve_exact(room);
+        list.extend(specs.iter().zip(&layout.ids).map(|(&spec, ids)| Message { spec, first: ids.start, count: ids.len() as u32 }));
+        for (i, p) in self.pieces.iter_mut().enumerate() {
+            p.nics.connections_mut().give_catalog(catalog.clone());
+            p.nics.give_messages(messages.clone());
+            if alone {
+                // (a piece of several holds the ends of some: they grow as they go)
+                p.nics.connections_mut().reserve(conns);
+                p.nics.reserve(room);
+            }
+            p.nics.connections_mut().add_rows(&layout.bytes[i]);
+            p.nics.add_message(layout.messages[i]);
+            if expect {
+                for (spec, &bytes) in specs.iter().zip(&incoming).filter(|(s, _)| p.links.is_home(s.dst)) {
+                    p.hosts[self.cut.host(spec.dst)].expect(bytes);
+                }
+            }
+        }
+        self.model.tags.reserve_exact(room);
+        self.model.tags.extend(std::iter::repeat_n(Tag::NONE, specs.len()));
+        for (m, spec) in (first..).zip(specs) {
+            let p = &mut self.pieces[usize::from(self.cut.home(spec.src))];
+            let me = p.queue.origin(node_unit(spec.src));
+            let h = &mut p.hosts[self.cut.host(spec.src)];
+            p.nics.start_free(h, &mut Sink::new(&mut p.queue, &mut p.links, me), m as usize);
+        }
+        first
+    }
+}
