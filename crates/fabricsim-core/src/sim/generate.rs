@@ -76,7 +76,7 @@ impl Simulation {
             if arrivals.peek().is_none() {
                 self.model.arrivals = None;
             }
-            self.add_all(&specs, false, room);
+            self.add_all(&specs, if whole { Joining::Ended { room } } else { Joining::Drawn { room } });
             if !whole {
                 if let (Some(at), Some(_)) = (last, &self.model.arrivals) {
                     self.schedule_duty(at, Event::Generate);
@@ -87,11 +87,12 @@ impl Simulation {
     }
 
     /// Adds messages `specs` (each waits for nothing) to the run, between windows, numbered
-    /// after those it has; returns the first's id. `expect`: each adds its bytes to what its
-    /// destination host will receive (a session's; a trace's were counted at the build).
-    /// `room`: the messages still to come, these included, that the lists make room for at
-    /// once (0: they grow as they go).
-    pub(super) fn add_all(&mut self, specs: &[MessageSpec], expect: bool, room: usize) -> u32 {
+    /// after those it has, as `how` says; returns the first's id.
+    pub(super) fn add_all(&mut self, specs: &[MessageSpec], how: Joining) -> u32 {
+        let (room, expect) = match how {
+            Joining::Sent => (0, true),
+            Joining::Drawn { room } | Joining::Ended { room } => (room, false),
+        };
         let first = self.pieces[0].nics.messages().len() as u32;
         let home = (self.pieces.len() > 1).then(|| self.cut.homes().clone());
         let rows = self.pieces.iter().map(|p| p.nics.connections().rows_held()).collect();
@@ -135,8 +136,23 @@ impl Simulation {
             let p = &mut self.pieces[usize::from(self.cut.home(spec.src))];
             let me = p.queue.origin(node_unit(spec.src));
             let h = &mut p.hosts[self.cut.host(spec.src)];
-            p.nics.start_free(h, &mut Sink::new(&mut p.queue, &mut p.links, me), m as usize);
+            match how {
+                Joining::Ended { .. } => p.nics.start_never(h, m as usize),
+                _ => p.nics.start_free(h, &mut Sink::new(&mut p.queue, &mut p.links, me), m as usize),
+            }
         }
         first
     }
+}
+
+/// How messages join a running run ([`Simulation::add_all`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Joining {
+    /// Sent into a session: each adds its bytes to what its destination will receive.
+    Sent,
+    /// Drawn from a trace (what each host receives was counted at the build), `room` messages
+    /// still to come with these, which the lists make room for at once.
+    Drawn { room: usize },
+    /// Drawn from a trace for the tables of a run that has ended: never started.
+    Ended { room: usize },
 }

@@ -74,7 +74,7 @@ impl Simulation {
 
     /// Adds message `spec` (it waits for nothing) to the run, between windows; returns its id.
     fn add(&mut self, spec: MessageSpec) -> u32 {
-        let m = self.add_all(&[spec], true, 0);
+        let m = self.add_all(&[spec], super::generate::Joining::Sent);
         let open = self.open.as_mut().expect("a session's run");
         if !open.watching {
             open.watching = true;

@@ -66,6 +66,16 @@ impl Nics {
         self.release(h, out, m, at, true);
     }
 
+    /// What [`Nics::start_free`] records of message `m` (its release, what its host has
+    /// pending) without scheduling its start: a message that joins a run that has ended (the
+    /// rest of a trace, drawn for the tables: `sim::generate`). It waits for nothing, and its
+    /// delay holds no CPU.
+    pub fn start_never(&mut self, h: &mut Host, m: usize) {
+        let msg = self.messages[m];
+        self.states[self.conns.msg_at(m, End::Tx)].released = first_release(&msg.spec);
+        h.pending += msg.count.max(1);
+    }
+
     /// Releases message `m` at `at`: its connections start then, numbered by its source host,
     /// under the keys of its first release if `first`.
     pub(super) fn release(&mut self, h: &mut Host, out: &mut Sink, m: usize, at: Time, first: bool) {
