@@ -13,7 +13,7 @@
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 
-use super::ideal::{ideal_fct, message_packets, releases};
+use super::ideal::{ideal_fct, message_fct};
 use crate::host::TransportModel;
 use crate::time::{serialization, Time};
 use crate::topology::{RouteKey, Routes, Topology};
@@ -37,10 +37,8 @@ impl IdealFcts {
             return up.latency + serialization(spec.bytes, up.rate);
         }
         *self.0.entry((routes.ideal_key(spec.src, spec.dst), spec.bytes, count)).or_insert_with(|| {
-            let (mtu, header) = (transport.mtu, transport.header);
-            let packets = message_packets(spec.bytes, mtu, header, count);
             let hops = routes.ideal_route(spec.src, spec.dst).hops;
-            ideal_fct(&hops, &packets, &releases(spec.bytes, mtu, header, count, transport.rate_cap))
+            message_fct(&hops, spec.bytes, transport.mtu, transport.header, count, transport.rate_cap)
         })
     }
 }
