@@ -11,9 +11,10 @@
 //! (`host::factory`), and what each host will receive all told (the parallel engine's end
 //! bound) is counted at the build over the whole trace. So a trace drawn as the run goes and
 //! the same messages given up front give the same run, to the picosecond (the golden trace
-//! scenario, and `tests/integration/generate.rs` in batches of one message). A run that stops
-//! before its trace is drawn takes the rest then, for its tables: the messages it never
-//! started are rows as they would have been.
+//! scenario, and `tests/integration/generate.rs` in batches of 16 messages, on one piece, three
+//! and two threads). A run that stops before its trace is drawn takes the rest then, for its
+//! tables, without scheduling their starts: the messages it never started are rows as they
+//! would have been.
 
 use super::Simulation;
 use crate::engine::{node_unit, Event};
