@@ -18,6 +18,7 @@
 
 use super::Simulation;
 use crate::engine::{node_unit, Event};
+use crate::host::factory::ConnFactory;
 use crate::host::message::Message;
 use crate::host::table::{ConnCatalog, Layout};
 use crate::scenario::Model;
@@ -42,6 +43,21 @@ impl Model {
             a.each(|m| f(&m.on_slots(&self.topo)));
         }
         self.messages.iter().for_each(f);
+    }
+
+    /// What a trace drawn as the run goes will bring, counted at the build: what each host will
+    /// receive, added to `incoming` (the parallel engine's end bound reads it from the first
+    /// window), and its connections, returned.
+    pub(crate) fn count_drawn(&self, factory: &ConnFactory, incoming: &mut [u64]) -> u64 {
+        let mut conns = 0;
+        if let Some(a) = &self.arrivals {
+            a.each(|m| {
+                let m = m.on_slots(&self.topo);
+                incoming[m.dst as usize] += factory.incoming(&m);
+                conns += u64::from(crate::stats::least::connections(&self.topo, self.lb.subflows(), &m));
+            });
+        }
+        conns
     }
 
     /// Makes a trace drawn as the run goes whole, as the first of the messages (a run across

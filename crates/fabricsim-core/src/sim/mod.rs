@@ -247,16 +247,14 @@ impl Simulation {
         let mut specs = std::mem::take(&mut model.messages);
         let rngs: Vec<Rng> = (0..topo.hosts()).map(|h| Rng::stream(model.seed, Stream::Host, h.into())).collect();
         let mut layout = ConnCatalog::build(&factory, &specs, rngs.len(), (count > 1).then_some((&home[..], count)));
-        // what each host receives of a trace drawn as the run goes, counted now: the parallel
-        // engine's end bound reads it from the first window
-        model.each_message(|m| layout.incoming[m.dst as usize] += factory.incoming(m));
+        let drawn_conns = model.count_drawn(&factory, &mut layout.incoming);
         let messages = Arc::new(Message::list(&mut specs, &layout.ids));
         if count > 1 {
             need.pieces = budget::pieces(
                 count as u64 - 1,
                 &topo.size(),
                 (messages.len() + model.message_count()) as u64,
-                layout.ids.last().map_or(0, |r| r.end.into()),
+                layout.ids.last().map_or(0, |r| u64::from(r.end)) + drawn_conns,
             );
             budget::check(&need, model.max_memory)?;
         }

@@ -67,6 +67,12 @@ fn a_trace_drawn_as_the_run_goes_runs_as_its_messages_given_up_front() {
         let drawn = trace(max_time, max_events);
         let given = up_front(&drawn);
         let want = Simulation::new(&given).expect("builds").run();
+        // the estimate counts the same messages, drawn or listed, and so does the survey
+        let (a, b) = (drawn.resolve().expect("resolves"), given.resolve().expect("resolves"));
+        assert!(a.arrivals.is_some() && b.arrivals.is_none() && a.messages.is_empty());
+        assert_eq!(a.need, b.need);
+        let (a, b) = (drawn.survey().expect("surveys").expect("a survey"), given.survey().expect("surveys").expect("a survey"));
+        assert_eq!((a.need, a.events), (b.need, b.events));
         let n = want.summary.flows as usize;
         assert!(n > 200, "{n} messages: many batches of 16");
         let stop = [Status::Complete, Status::TimeLimit, Status::EventLimit]
