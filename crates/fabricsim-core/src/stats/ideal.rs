@@ -131,7 +131,7 @@ pub fn ideal_fct(path: &[Hop], packets: &[u64], release: &[Time]) -> Time {
 /// them leave the first hop one service time `s` apart, and at every later hop each finds the
 /// link its predecessor used free again as it arrives (that link frees exactly then), so none
 /// ever waits and they stay `s` apart; only the short last packet changes places, gaining at
-/// most one packet a hop. So with the last [`tail`] packets (more than the path could let it
+/// most one packet a hop. So with the last `tail` packets (more than the path could let it
 /// overtake) the message takes `(n - tail) s` more than those packets alone, exactly (the
 /// tests compare it with every packet run through paths of 1 to 6 hops).
 pub fn message_fct(path: &[Hop], bytes: u64, mtu: u64, header: u64, subflows: u32, cap: u64) -> Time {

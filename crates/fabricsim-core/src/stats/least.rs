@@ -22,7 +22,10 @@ use crate::workload::collective::{heard, released, Hearing, Tag};
 use crate::workload::window::{FarIds, Window};
 use crate::workload::MessageSpec;
 
-/// Each message's ideal FCT: computed once per (route, size, connections).
+/// Each message's ideal FCT: computed once per (route, size, connections), for the first
+/// [`IdealFcts::KEPT`] such keys (a job's messages repeat a few sizes; a trace's sizes are
+/// drawn from a CDF and rarely repeat, and a key a message kept would cost 64 bytes for each
+/// of its millions of messages).
 #[derive(Default)]
 pub struct IdealFcts(FxHashMap<(RouteKey, u64, u32), Time>);
 
@@ -36,11 +39,20 @@ impl IdealFcts {
             // alone on its server's scale-up network (`host::nic::scale_up`)
             return up.latency + serialization(spec.bytes, up.rate);
         }
-        *self.0.entry((routes.ideal_key(spec.src, spec.dst), spec.bytes, count)).or_insert_with(|| {
-            let hops = routes.ideal_route(spec.src, spec.dst).hops;
-            message_fct(&hops, spec.bytes, transport.mtu, transport.header, count, transport.rate_cap)
-        })
+        let key = (routes.ideal_key(spec.src, spec.dst), spec.bytes, count);
+        if let Some(&fct) = self.0.get(&key) {
+            return fct;
+        }
+        let hops = routes.ideal_route(spec.src, spec.dst).hops;
+        let fct = message_fct(&hops, spec.bytes, transport.mtu, transport.header, count, transport.rate_cap);
+        if self.0.len() < Self::KEPT {
+            self.0.insert(key, fct);
+        }
+        fct
     }
+
+    /// The most keys kept (about 64 MB).
+    pub const KEPT: usize = 1 << 20;
 }
 
 /// The connections message `m` (its hosts by leaf slot, as a run's model holds them) runs on,
