@@ -39,10 +39,16 @@ impl Model {
 
     /// Calls `f` with each of the run's messages (hosts by leaf slot), in no set order.
     pub(crate) fn each_message(&self, mut f: impl FnMut(&MessageSpec)) {
+        self.each_drawn(&mut f);
+        self.messages.iter().for_each(f);
+    }
+
+    /// Calls `f` with each message of a trace drawn as the run goes not drawn yet (hosts by
+    /// leaf slot), in no set order.
+    fn each_drawn(&self, mut f: impl FnMut(&MessageSpec)) {
         if let Some(a) = &self.arrivals {
             a.each(|m| f(&m.on_slots(&self.topo)));
         }
-        self.messages.iter().for_each(f);
     }
 
     /// What a trace drawn as the run goes will bring, counted at the build: what each host will
@@ -50,13 +56,10 @@ impl Model {
     /// window), and its connections, returned.
     pub(crate) fn count_drawn(&self, factory: &ConnFactory, incoming: &mut [u64]) -> u64 {
         let mut conns = 0;
-        if let Some(a) = &self.arrivals {
-            a.each(|m| {
-                let m = m.on_slots(&self.topo);
-                incoming[m.dst as usize] += factory.incoming(&m);
-                conns += u64::from(crate::stats::least::connections(&self.topo, self.lb.subflows(), &m));
-            });
-        }
+        self.each_drawn(|m| {
+            incoming[m.dst as usize] += factory.incoming(m);
+            conns += u64::from(crate::stats::least::connections(&self.topo, self.lb.subflows(), m));
+        });
         conns
     }
 

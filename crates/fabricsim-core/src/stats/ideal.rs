@@ -136,13 +136,13 @@ pub fn ideal_fct(path: &[Hop], packets: &[u64], release: &[Time]) -> Time {
 /// tests compare it with every packet run through paths of 1 to 6 hops).
 pub fn message_fct(path: &[Hop], bytes: u64, mtu: u64, header: u64, subflows: u32, cap: u64) -> Time {
     let payload = mtu - header;
-    let n = bytes.div_ceil(payload).max(1);
-    let rate = path.first().map_or(0, |h| h.rate);
-    let tail = tail(path);
-    let one = subflows.min(u32::try_from(bytes).unwrap_or(u32::MAX)) <= 1;
-    if one && cap == 0 && n > tail && path[0].links == 1 && path.iter().all(|h| h.rate == rate) {
+    let (n, tail) = (bytes.div_ceil(payload).max(1), tail(path));
+    // one connection ([`share_sizes`]' count), no cap, a first hop of one link, one rate
+    let one = u64::from(subflows).min(bytes) <= 1 && cap == 0;
+    if let Some(first) = path.first().filter(|f| one && n > tail && f.links == 1 && path.iter().all(|h| h.rate == f.rate)) {
         let before = n - tail;
-        return before * serialization(mtu, rate) + ideal_fct(path, &message_packets(bytes - before * payload, mtu, header, 1), &[]);
+        let rest = ideal_fct(path, &message_packets(bytes - before * payload, mtu, header, 1), &[]);
+        return before * serialization(mtu, first.rate) + rest;
     }
     ideal_fct(path, &message_packets(bytes, mtu, header, subflows), &releases(bytes, mtu, header, subflows, cap))
 }
