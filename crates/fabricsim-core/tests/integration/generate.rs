@@ -12,9 +12,13 @@ use fabricsim_core::{Scenario, Simulation, Status};
 /// A trace of a few hundred messages on 16 hosts (a batch of the run's draws is 16 of them),
 /// stopped at `max_time` or after `max_events`.
 fn trace(max_time: &str, max_events: u64) -> Scenario {
+    on("[topology]\nhosts = 16\nradix = 8\nlink_latency = \"1us\"\n[lb]\nkind = \"ops\"\n", 0.7, max_time, max_events)
+}
+
+/// FB Hadoop at `load` for 200 us from 2 us on the fabric and load balancer of `fabric`.
+fn on(fabric: &str, load: f64, max_time: &str, max_events: u64) -> Scenario {
     let text = format!(
-        "seed = 3\n[topology]\nhosts = 16\nradix = 8\nlink_latency = \"1us\"\n[lb]\nkind = \"ops\"\n\
-         [workload]\nkind = \"trace\"\ncdf = \"fb_hadoop\"\nload = 0.7\nduration = \"200us\"\nstart = \"2us\"\n\
+        "seed = 3\n{fabric}[workload]\nkind = \"trace\"\ncdf = \"fb_hadoop\"\nload = {load}\nduration = \"200us\"\nstart = \"2us\"\n\
          [stop]\nmax_time = \"{max_time}\"\nmax_events = {max_events}\n"
     );
     scenario(&text).expect("valid")
@@ -23,7 +27,8 @@ fn trace(max_time: &str, max_events: u64) -> Scenario {
 /// The trace's messages given up front: the same scenario with its messages as a flow list.
 fn up_front(s: &Scenario) -> Scenario {
     let Some(WorkloadConfig::Trace(t)) = &s.workload else { panic!("a trace") };
-    let messages = t.messages(&Hosts::new(16), &mut Rng::stream(s.seed, Stream::Workload, 0)).expect("draws");
+    let hosts = s.resolve().expect("resolves").topo.gpus();
+    let messages = t.messages(&Hosts::new(hosts), &mut Rng::stream(s.seed, Stream::Workload, 0)).expect("draws");
     let flows = messages
         .iter()
         .map(|m| FlowEntry {
@@ -95,6 +100,20 @@ fn a_trace_drawn_as_the_run_goes_runs_as_its_messages_given_up_front() {
             assert_same(&mid, &tables(&got), &format!("{how}: results() and into_results()"));
             assert!(got.summary.offered_load.is_some_and(|l| l > 0.5));
         }
+    }
+}
+
+/// The same on a dragonfly under UGAL (72 hosts, paths through other groups), on one and two
+/// threads.
+#[test]
+fn a_trace_drawn_as_the_run_goes_on_a_dragonfly_runs_as_given_up_front() {
+    let fabric = "[topology]\nkind = \"dragonfly\"\nlink_latency = \"1us\"\ngroup_routing = \"ugal\"\n[lb]\nkind = \"ops\"\n";
+    let drawn = on(fabric, 0.3, "1s", 1 << 40);
+    let want = Simulation::new(&up_front(&drawn)).expect("builds").run();
+    assert!(want.summary.flows > 500 && want.summary.status == Status::Complete.label(), "{} messages", want.summary.flows);
+    for threads in [1, 2] {
+        let got = Simulation::with_threads(&drawn, threads).expect("builds").run();
+        assert_same(&tables(&got), &tables(&want), &format!("dragonfly, {threads} threads"));
     }
 }
 
