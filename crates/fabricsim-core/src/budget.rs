@@ -168,18 +168,8 @@ impl Tally {
     /// Counts the next message, `m`, which waits for `after` and runs on `conns` connections
     /// ([`connections`]).
     pub fn add(&mut self, m: &MessageSpec, after: &[u32], conns: u64) {
-        // sender: state, transmit count, send log entry, send time (kept with an adaptive RTO
-        // or an RTT-driven window; counted always, as a bound) and, reporting every EV, the EV
-        // sent; receiver: its bitmap (and the marks' bitmap when reporting every EV)
-        let per_packet = 1 + 2 + 24 + 8 + 4 * self.all_evs;
-        let packets = m.bytes.div_ceil(self.payload);
-        let live = match conns {
-            0 => 0,
-            _ => (conns * per_connection()).saturating_add(packets.saturating_mul(per_packet) + packets * (1 + self.all_evs) / 8),
-        };
-        // a connection of more packets than its row's counters hold keeps them in a map
-        let wide = if conns > 0 && packets.div_ceil(conns) > NARROW_PACKETS { WIDE_ROW_BYTES } else { 0 };
-        self.kept = self.kept.saturating_add(self.row + conns * (connection_row() + wide));
+        let (kept, live) = self.sizes(m, conns);
+        self.kept = self.kept.saturating_add(kept);
         self.all = self.all.saturating_add(live);
         self.entries += after.len() as u64;
         self.connections += conns;
@@ -196,6 +186,57 @@ impl Tally {
             cost.resize(l as usize + 2, 0);
         }
         cost[l as usize] = cost[l as usize].saturating_add(live);
+    }
+
+    /// What message `m` on `conns` connections keeps for the whole run, and what it holds
+    /// while under way.
+    pub fn sizes(&self, m: &MessageSpec, conns: u64) -> (u64, u64) {
+        // sender: state, transmit count, send log entry, send time (kept with an adaptive RTO
+        // or an RTT-driven window; counted always, as a bound) and, reporting every EV, the EV
+        // sent; receiver: its bitmap (and the marks' bitmap when reporting every EV)
+        let per_packet = 1 + 2 + 24 + 8 + 4 * self.all_evs;
+        let packets = m.bytes.div_ceil(self.payload);
+        let live = match conns {
+            0 => 0,
+            _ => (conns * per_connection()).saturating_add(packets.saturating_mul(per_packet) + packets * (1 + self.all_evs) / 8),
+        };
+        // a connection of more packets than its row's counters hold keeps them in a map
+        let wide = if conns > 0 && packets.div_ceil(conns) > NARROW_PACKETS { WIDE_ROW_BYTES } else { 0 };
+        (self.row + conns * (connection_row() + wide), live)
+    }
+
+    /// Each message's level, while counted (`None` once a message waited for a later one).
+    pub(crate) fn levels(&self) -> Option<&Window<u32>> {
+        self.levels.as_ref().map(|(w, _)| w)
+    }
+
+    /// Counts `count` messages at once ([`Sink::rounds`](crate::workload::collective::Sink::rounds)
+    /// in closed form): what they keep, hold under way and wait for, their connections, and
+    /// what each level holds under way more (`under_way[l]`: the bytes at level `from + l`);
+    /// the levels of the last `last.len()` of them are `last`, the others are never read.
+    pub(crate) fn add_counted(
+        &mut self,
+        count: u32,
+        (kept, live, entries, conns): (u64, u64, u64, u64),
+        from: u32,
+        under_way: &[u64],
+        last: &[u32],
+    ) {
+        self.kept = self.kept.saturating_add(kept);
+        self.all = self.all.saturating_add(live);
+        self.entries += entries;
+        self.connections += conns;
+        self.made += count;
+        let Some((level, cost)) = &mut self.levels else { return };
+        let top = from as usize + under_way.len();
+        if cost.len() < top + 1 {
+            cost.resize(top + 1, 0);
+        }
+        for (c, &u) in cost[from as usize..].iter_mut().zip(under_way) {
+            *c = c.saturating_add(u);
+        }
+        level.skip(count - last.len() as u32);
+        last.iter().for_each(|&l| level.push(l));
     }
 
     /// Refuses more connections than a run numbers ([`MAX_CONNECTIONS`]).

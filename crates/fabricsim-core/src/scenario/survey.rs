@@ -8,11 +8,17 @@
 //! ([`crate::workload::window::Far`]), so that the counting pass holds what a message's
 //! dependents read of it (its level in the dependency graph, which the memory estimate reads,
 //! and its least time, [`crate::stats::least`]) only while one may still read it: a window
-//! of the latest messages and the far ones, not 20 bytes for every message.
+//! of the latest messages and the far ones, not 20 bytes for every message. A ring's later
+//! steps come as rounds ([`Sink::rounds`]): counted in closed form where a round of them
+//! passes on what the round before carried (`rounds.rs`), else message by message as a push
+//! would count them, each member reading the fabric once for each (source, destination,
+//! bytes) it sends; the first pass only counts them.
 //!
 //! Where the fabric rewrites messages after they are made (a rail-only fabric relays them
 //! through a server's GPU, a multi-plane one stripes them over its planes), or `[mixed]` may
 //! change the class a check reads, the survey says so (`None`) and the caller resolves.
+
+mod rounds;
 
 use std::sync::Arc;
 
@@ -62,9 +68,42 @@ struct Counting<'a> {
     class: Option<(usize, u32, u8)>,
 }
 
+/// What counting a message reads of the fabric, the same for every message of its source,
+/// destination and bytes.
+#[derive(Clone, Copy)]
+struct Known {
+    /// Its hosts by leaf slot.
+    on: (u32, u32),
+    connections: u64,
+    events: u64,
+    /// Its ideal FCT (0 once no least time is told).
+    fct: Time,
+}
+
+/// A message's (source, destination, bytes) and what counting it read of the fabric.
+type Seen = (u32, u32, u64, Known);
+
 impl Counting<'_> {
+    /// What counting `m` reads of the fabric.
+    fn known(&mut self, m: &MessageSpec) -> Known {
+        // the engine numbers hosts by leaf slot
+        let on = m.on_slots(self.topo);
+        Known {
+            on: (on.src, on.dst),
+            connections: budget::connections(self.topo, self.subflows, m),
+            events: budget::events(self.topo, self.payload.max(1), &on),
+            fct: self.least.as_mut().map_or(0, |l| l.ideal(&on)),
+        }
+    }
+
     /// Counts the next message, `m` of job `job`, which waits for `after`.
     fn count(&mut self, m: &MessageSpec, after: &[u32], job: u32) {
+        let known = self.known(m);
+        self.count_known(m, after, job, &known);
+    }
+
+    /// [`Counting::count`] of a message whose reads of the fabric are `known`.
+    fn count_known(&mut self, m: &MessageSpec, after: &[u32], job: u32, known: &Known) {
         let i = self.base as usize + self.pushed;
         if self.packets.is_none() && too_many_packets(m, self.payload) {
             self.packets = Some((i, job, m.bytes));
@@ -73,25 +112,63 @@ impl Counting<'_> {
         if self.class.is_none() && u32::from(m.class) >= self.classes {
             self.class = Some((i, job, m.class));
         }
-        self.tally.add(m, after, budget::connections(self.topo, self.subflows, m));
-        // the engine numbers hosts by leaf slot
-        let on = m.on_slots(self.topo);
-        self.events = self.events.saturating_add(budget::events(self.topo, self.payload.max(1), &on));
+        self.tally.add(m, after, known.connections);
+        self.events = self.events.saturating_add(known.events);
         if let Some(least) = &mut self.least {
-            least.add(&on, after, job);
+            let on = MessageSpec { src: known.on.0, dst: known.on.1, ..*m };
+            least.add_ideal(&on, after, job, known.fct);
         }
+        self.pushed += 1;
     }
 }
 
 impl Sink for Counting<'_> {
     fn push(&mut self, spec: MessageSpec, after: &[u32], tag: Tag) -> u32 {
         self.count(&spec, after, tag.job);
-        self.pushed += 1;
         self.base + self.pushed as u32 - 1
     }
 
     fn len(&self) -> usize {
         self.pushed
+    }
+
+    /// Counts each message as [`Sink::push`] does, reading the fabric once for each message
+    /// of a round and the bytes it sends (a ring's member sends a chunk of one of two sizes to
+    /// the same member every step) instead of once a message.
+    fn rounds(
+        &mut self,
+        last: &[u32],
+        rounds: usize,
+        reads: &[usize],
+        make: &mut dyn FnMut(usize, usize) -> (MessageSpec, Tag),
+    ) -> Vec<u32> {
+        if let Some(ids) = self.rounds_closed(last, rounds, reads, make) {
+            return ids;
+        }
+        // per message of a round: the last two (source, destination, bytes) it sent, and what
+        // counting them read
+        let mut seen: Vec<[Option<Seen>; 2]> = vec![[None; 2]; last.len()];
+        let (mut last, mut next) = (last.to_vec(), Vec::with_capacity(last.len()));
+        for s in 0..rounds {
+            for i in 0..last.len() {
+                let (m, tag) = make(s, i);
+                let slots = &mut seen[i];
+                let known = match slots.iter().flatten().find(|&&(a, b, n, _)| (a, b, n) == (m.src, m.dst, m.bytes)) {
+                    Some(&(.., k)) => k,
+                    None => {
+                        let k = self.known(&m);
+                        slots.swap(0, 1);
+                        slots[0] = Some((m.src, m.dst, m.bytes, k));
+                        k
+                    }
+                };
+                self.count_known(&m, &[last[reads[i]]], tag.job, &known);
+                next.push(self.base + self.pushed as u32 - 1);
+            }
+            std::mem::swap(&mut last, &mut next);
+            next.clear();
+        }
+        last
     }
 }
 

@@ -103,8 +103,18 @@ impl<'a> Least<'a> {
     /// Counts the next message, `m` (hosts by leaf slot): the `[workload]`'s, or of job `job`
     /// (none: a part a fabric made of a message), which waits for `after`.
     pub fn add(&mut self, m: &MessageSpec, after: &[u32], job: u32) {
+        let fct = self.ideal(m);
+        self.add_ideal(m, after, job, fct);
+    }
+
+    /// The ideal FCT of message `m` (hosts by leaf slot) as [`Least::add`] counts it.
+    pub fn ideal(&mut self, m: &MessageSpec) -> Time {
         let count = connections(self.routes.topology(), self.subflows, m);
-        let fct = self.fcts.of(self.routes, self.transport, m, count);
+        self.fcts.of(self.routes, self.transport, m, count)
+    }
+
+    /// [`Least::add`] of a message whose ideal FCT ([`Least::ideal`]) is `fct`.
+    pub fn add_ideal(&mut self, m: &MessageSpec, after: &[u32], job: u32, fct: Time) {
         let (ack, notice) = (|from, to| self.ack_flight(from, to), |from, to| self.routes.notice_latency(from, to));
         let hearing = Hearing { ack_flight: &ack, notice: &notice };
         let mut latest: Option<Time> = None;
@@ -134,6 +144,30 @@ impl<'a> Least<'a> {
                 jobs[j] = jobs[j].max(finish);
             }
             _ => {}
+        }
+    }
+
+    /// Each message's (ideal finish, source, destination) while a later one may read it; and
+    /// whether the next message is the `[workload]`'s.
+    pub(crate) fn done(&self) -> (&Window<(Time, u32, u32)>, bool) {
+        (&self.done, (self.done.made() as usize) < self.given)
+    }
+
+    /// Counts `count` messages of job `job` at once ([`Least::add`] of each, in closed form:
+    /// `crate::scenario::survey`), the latest of whose ideal finishes is `latest`: the last
+    /// `last.len()` of them have (ideal finish, source, destination) `last`, the others are
+    /// never read.
+    pub(crate) fn add_counted(&mut self, count: u32, job: u32, latest: Time, last: &[(Time, u32, u32)]) {
+        self.done.skip(count - last.len() as u32);
+        last.iter().for_each(|&v| self.done.push(v));
+        if let Some((_, jobs)) = &mut self.jobs {
+            if job != Tag::NONE.job {
+                let j = job as usize;
+                if jobs.len() <= j {
+                    jobs.resize(j + 1, 0);
+                }
+                jobs[j] = jobs[j].max(latest);
+            }
         }
     }
 

@@ -303,10 +303,15 @@ impl Routes {
 
     /// [`Route::latency`].
     pub fn latency(&self, src: u32, dst: u32) -> Time {
+        self.ends(src, dst) + self.with_middle(src, dst, |m| m.hops.iter().map(|h| h.latency).sum::<Time>())
+    }
+
+    /// The delays of host node `src`'s link out and `dst`'s link in: the part of
+    /// [`Routes::latency`] every route between them takes.
+    fn ends(&self, src: u32, dst: u32) -> Time {
         let t = &self.topo.tables;
         let ports = &self.topo.ports;
-        let ends = ports[t.out_of_host(src) as usize].delay + ports[t.into_host(dst) as usize].delay;
-        ends + self.with_middle(src, dst, |m| m.hops.iter().map(|h| h.latency).sum::<Time>())
+        ports[t.out_of_host(src) as usize].delay + ports[t.into_host(dst) as usize].delay
     }
 
     /// How long a notification from host node `from` takes to reach `to`: an empty packet's
@@ -323,6 +328,10 @@ impl Routes {
             return 0;
         }
         let up = topo.scale_up_between(from, to);
+        // no route over the fabric is shorter than its two host links
+        if let Some(up) = up.filter(|up| up.latency <= self.ends(from, to)) {
+            return up.latency;
+        }
         if !topo.tables.reachable(from, to) {
             // islands: over the scale-up network, to `to` or to the GPU that relays to it
             // (every pair is one or the other: `workload::relay` checks)

@@ -45,6 +45,11 @@ fn a_survey_says_what_a_resolve_says() {
         fabric128("[[jobs]]\ncollective = \"allreduce\"\nalgorithm = \"tree\"\nsize = \"4MiB\"\nranks = 128\nclass = 1\n[switch]\nclasses = 2\n"),
         // background traffic beside a job, in a mixed class
         fabric128("[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n[[jobs]]\ncollective = \"allgather\"\nsize = \"1MiB\"\nranks = 16\n[mixed]\nshare = 0.5\n[switch]\nclasses = 2\n"),
+        // rings of several queue pairs a connection, in LL, and the fabric alone
+        fabric128("[transport]\nconnections = \"per_pair\"\n[[jobs]]\ncollective = \"reduce_scatter\"\nsize = \"3MiB\"\nranks = 24\nqps = 4\nprotocol = \"ll\"\nchannels = 2\n[[jobs]]\ncollective = \"allgather\"\nsize = \"5000KiB\"\nranks = 40\ncosts = \"none\"\nslice = \"8KiB\"\n"),
+        // rings counted in closed form: chunks of two sizes, members on one server's scale-up
+        // network and across the fabric, two iterations, several channels
+        "[topology]\nhosts = 64\nradix = 16\nnics_per_server = 8\nscale_up_rate = \"7200Gbps\"\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"1000003B\"\nranks = 48\niterations = 2\nchannels = 2\n[[jobs]]\ncollective = \"reduce_scatter\"\nsize = \"777777B\"\nranks = 16\nprotocol = \"ll128\"\n".to_string(),
         // flows waiting for flows
         fabric128("[workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 9, size = \"1MiB\" }, { src = 9, dst = 20, size = \"2MiB\", after = [0] }]\n"),
         // refused: a class the switches lack, a message of too many packets, too much memory
@@ -52,7 +57,7 @@ fn a_survey_says_what_a_resolve_says() {
         fabric128("[transport]\nmtu = \"128B\"\nheader = \"120B\"\n[[jobs]]\ncollective = \"broadcast\"\nsize = \"1024GiB\"\nranks = 8\n"),
         fabric128("[stop]\nmax_memory = \"50MiB\"\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"1MiB\"\nranks = 128\niterations = 40\n"),
     ];
-    let refused = [None, None, None, None, None, Some("jobs[0].class"), Some("jobs[0].size"), Some("stop.max_memory")];
+    let refused = [None, None, None, None, None, None, None, Some("jobs[0].class"), Some("jobs[0].size"), Some("stop.max_memory")];
     for (i, text) in jobs.iter().enumerate() {
         let s = scenario(text).unwrap_or_else(|e| panic!("case {i}: {e}"));
         assert!(agrees(&format!("case {i}"), &s), "case {i}: the survey answers");

@@ -11,7 +11,7 @@
 //! alltoall, 1 for broadcast.
 
 mod support;
-pub use support::out::{Costs, Listed, Out, Sink};
+pub use support::out::{each_round, Costs, Listed, Out, Sink};
 pub use support::qps::QpCycle;
 pub use support::{expand, nccl, tuner};
 
@@ -198,6 +198,23 @@ impl Builder<'_> {
     /// is done, then its delay: when [`Builder::send`] with the join's list would.
     pub fn send_joined(&mut self, from: usize, to: usize, bytes: u64, step: u32, (join, delay): (u32, Time)) -> u32 {
         self.out.push(self.ranks[from], self.ranks[to], bytes.max(1), delay, &[join], step)
+    }
+
+    /// Rounds of sends after the round `last` ([`Out::rounds`]): `make(s, i)` gives message i
+    /// of round s's ranks, bytes and step, each sent as [`Builder::send`] sends after one
+    /// message of the round before (`reads[i]`).
+    pub fn send_rounds(
+        &mut self,
+        last: &[u32],
+        rounds: usize,
+        reads: &[usize],
+        make: &mut dyn FnMut(usize, usize) -> (usize, usize, u64, u32),
+    ) -> Vec<u32> {
+        let ranks = self.ranks;
+        self.out.rounds(last, rounds, reads, &mut |s, i| {
+            let (from, to, bytes, step) = make(s, i);
+            (ranks[from], ranks[to], bytes.max(1), step)
+        })
     }
 
     /// The bytes of chunk `c` of the buffer cut into `parts` as evenly as possible.

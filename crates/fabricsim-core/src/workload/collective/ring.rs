@@ -114,8 +114,6 @@ pub(crate) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, st
     // step (those of the largest chunk), and piece j of a step waits only for piece j of the
     // step before
     let k = slices(size, n, b.slice) as usize;
-    // sent[r * k + j]: rank r's piece j of the step before
-    let mut sent: Vec<u32> = Vec::new();
     // with slices, what a member's first pieces wait for (`after`, and with `first` its part
     // of the previous iteration: 2k messages of a sliced ring) is joined once, in a compute
     // task of no time on the member that its k pieces wait for: k lists of 2k would make the
@@ -128,22 +126,26 @@ pub(crate) fn ring(b: &mut Builder<'_>, members: &[usize], op: Op, size: u64, st
             (k > 1 && waits > 1).then(|| b.join(members[r], &after[r], first, step0))
         })
         .collect();
-    for s in 0..steps {
-        let prev = std::mem::take(&mut sent);
-        for r in 0..n {
-            let total = bytes(chunk(r, s));
-            let (from, to, step) = (members[r], members[(r + 1) % n], step0 + s as u32);
-            for j in 0..k {
-                let piece = share(total, k as u64, j as u64);
-                // step s needs the data received in step s - 1 (from the predecessor)
-                sent.push(match (s, joins[r]) {
-                    (0, Some(join)) => b.send_joined(from, to, piece, step, join),
-                    (0, None) => b.send(from, to, piece, step, &after[r], first),
-                    _ => b.send(from, to, piece, step, &[prev[(r + n - 1) % n * k + j]], false),
-                });
-            }
+    // sent[r * k + j]: rank r's piece j of a step; step 0 waits for what each member's part
+    // waits for ...
+    let mut sent: Vec<u32> = Vec::with_capacity(n * k);
+    for r in 0..n {
+        let total = bytes(chunk(r, 0));
+        let (from, to) = (members[r], members[(r + 1) % n]);
+        for j in 0..k {
+            let piece = share(total, k as u64, j as u64);
+            sent.push(match joins[r] {
+                Some(join) => b.send_joined(from, to, piece, step0, join),
+                None => b.send(from, to, piece, step0, &after[r], first),
+            });
         }
     }
+    // ... and each later one for the data received in the step before (from the predecessor)
+    let reads: Vec<usize> = (0..n * k).map(|i| (i / k + n - 1) % n * k + i % k).collect();
+    let sent = b.send_rounds(&sent, steps - 1, &reads, &mut |s, i| {
+        let (r, j, s) = (i / k, i % k, s + 1);
+        (members[r], members[(r + 1) % n], share(bytes(chunk(r, s)), k as u64, j as u64), step0 + s as u32)
+    });
     (0..n).map(|r| sent[r * k..(r + 1) * k].iter().chain(&sent[(r + n - 1) % n * k..((r + n - 1) % n + 1) * k]).copied().collect()).collect()
 }
 

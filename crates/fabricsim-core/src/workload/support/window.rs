@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::deps::Deps;
-use crate::workload::collective::{Sink, Tag};
+use crate::workload::collective::{each_round, Sink, Tag};
 use crate::workload::MessageSpec;
 
 /// How many of the latest messages' values a [`Window`] holds.
@@ -70,6 +70,23 @@ impl Sink for Far {
     fn len(&self) -> usize {
         self.made as usize
     }
+
+    /// A message of a round reads one of the round before, at most `2 width - 1` messages
+    /// back: none is far where that is within [`SPAN`], and the rounds are only counted.
+    fn rounds(
+        &mut self,
+        last: &[u32],
+        rounds: usize,
+        reads: &[usize],
+        make: &mut dyn FnMut(usize, usize) -> (MessageSpec, Tag),
+    ) -> Vec<u32> {
+        let width = last.len() as u32;
+        if rounds == 0 || 2 * u64::from(width) > u64::from(SPAN) {
+            return each_round(self, last, rounds, reads, make);
+        }
+        self.made += rounds as u32 * width;
+        (self.made - width..self.made).collect()
+    }
 }
 
 /// The far messages of a workload, in order ([`Far::shared`]).
@@ -85,12 +102,14 @@ pub struct Window<T> {
     far_ids: FarIds,
     /// The values of the far messages made so far: `far_ids[..far.len()]`'s.
     far: Vec<T>,
+    /// Messages skipped ([`Window::skip`]) that are still recent: no value was pushed for them.
+    holes: Vec<(u32, u32)>,
 }
 
-impl<T: Copy> Window<T> {
+impl<T: Copy + Default> Window<T> {
     /// A window over messages whose far ones are `far_ids`.
     pub fn new(far_ids: FarIds) -> Window<T> {
-        Window { recent: Vec::new(), made: 0, far_ids, far: Vec::new() }
+        Window { recent: Vec::new(), made: 0, far_ids, far: Vec::new(), holes: Vec::new() }
     }
 
     /// Messages made so far.
@@ -112,13 +131,40 @@ impl<T: Copy> Window<T> {
         self.made += 1;
     }
 
+    /// Whether the next `count` messages may be skipped: none of them is far.
+    pub fn may_skip(&self, count: u32) -> bool {
+        let k = self.far.len();
+        self.far_ids.get(k).is_none_or(|&f| f >= self.made.saturating_add(count))
+    }
+
+    /// Counts the next `count` messages without their values: the caller knows that no later
+    /// message reads them ([`Window::may_skip`] says none is far; a read of one panics).
+    pub fn skip(&mut self, count: u32) {
+        debug_assert!(self.may_skip(count));
+        if count == 0 {
+            return;
+        }
+        let made = self.made;
+        self.holes.retain(|&(_, end)| made - end.min(made) < SPAN);
+        self.holes.push((made, made + count));
+        self.made += count;
+        // the slots of a hole hold older values, or none: only the holes say so
+        let need = self.made.min(SPAN) as usize;
+        if self.recent.len() < need {
+            self.recent.resize(need, T::default());
+        }
+    }
+
     /// Message `id`'s value: `None` for a message not made yet. A message that is neither
-    /// recent nor far was said to be read by none from here (a bug: panics).
+    /// recent nor far, or was skipped, was said to be read by none from here (a bug: panics).
     pub fn get(&self, id: u32) -> Option<T> {
         if id >= self.made {
             return None;
         }
         if self.made - id <= SPAN {
+            if self.holes.iter().any(|&(a, b)| (a..b).contains(&id)) {
+                panic!("message {id} was counted without its value, but is read");
+            }
             return Some(self.recent[(id % SPAN) as usize]);
         }
         match self.far_ids[..self.far.len()].binary_search(&id) {
@@ -164,6 +210,29 @@ mod tests {
 
     fn far_count(lists: &[Vec<u32>]) -> usize {
         lists.iter().enumerate().flat_map(|(i, l)| l.iter().filter(move |&&d| i as u32 - d > SPAN)).collect::<HashSet<_>>().len()
+    }
+
+    /// Rounds counted without their messages find the far ones that pushing each finds: none
+    /// where a round is at most half the window, and those of rounds wider than that (where a
+    /// message reads one more than the window back: the last of a round reading the first of
+    /// the round before is `2 width - 1` back).
+    #[test]
+    fn rounds_find_the_far_messages_each_push_finds() {
+        for (width, shift, any) in [(100usize, 1usize, false), (20_000, 7, false), (40_000, 1, true), (40_000, 39_999, false)] {
+            let reads: Vec<usize> = (0..width).map(|i| (i + shift) % width).collect();
+            let mut make = |_: usize, _: usize| (MessageSpec::new(0, 1, 1, 0, 0), Tag::NONE);
+            let mut fars = Vec::new();
+            for counted in [true, false] {
+                let mut far = Far::default();
+                let first: Vec<u32> = (0..width).map(|_| far.push(MessageSpec::new(0, 1, 1, 0, 0), &[], Tag::NONE)).collect();
+                let last =
+                    if counted { far.rounds(&first, 3, &reads, &mut make) } else { each_round(&mut far, &first, 3, &reads, &mut make) };
+                assert_eq!(last, (3 * width as u32..4 * width as u32).collect::<Vec<_>>());
+                fars.push((far.made, far.shared()));
+            }
+            assert_eq!(fars[0], fars[1], "width {width}");
+            assert_eq!(!fars[0].1.is_empty(), any, "width {width}");
+        }
     }
 
     /// A message read from further back than it was counted for is a bug, said so.

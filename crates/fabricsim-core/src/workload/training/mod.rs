@@ -387,6 +387,7 @@ impl Trainer<'_> {
         let n = members.len();
         let algorithm = self.algorithm(op, size, &hosts);
         let mut out = self.out.reborrow();
+        out.calls.reserve(n);
         out.step = Some(kind);
         out.costs = self.costs.map(|c| (c, c.collective(algorithm, op, size, &hosts)));
         let mut b =

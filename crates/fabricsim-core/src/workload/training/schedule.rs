@@ -15,7 +15,7 @@
 //! pipeline's bubble shrinks from `(pp - 1)` to `(pp - 1) / v` passes' time (the paper's
 //! `(p - 1) / (v m)` of the ideal), for `v` times the point-to-point sends.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::model::VALUE_BYTES;
 use super::{Recompute, Trainer, CP, DP, EP, TP};
@@ -94,7 +94,7 @@ impl Trainer<'_> {
         let stages = l.pp * l.vpp;
         let mut next = vec![0usize; l.pp];
         // per (pass kind, virtual stage, micro-batch, replica index, tp rank): the send it made
-        let mut sent: HashMap<(bool, usize, usize, usize, usize), u32> = HashMap::new();
+        let mut sent: HashMap<(bool, usize, usize, usize, usize), u32> = HashMap::default();
         // per rank: what its next compute waits for
         let mut chain: Vec<Vec<u32>> = entry.to_vec();
         let mut buckets = Buckets::default();

@@ -25,6 +25,43 @@ pub trait Sink {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Adds `rounds` rounds of `last.len()` messages after the round `last` (ids this sink
+    /// returned): message i of round s is `make(s, i)` and waits for message `reads[i]` of the
+    /// round before; returns the last round's ids. The messages and their order are those of
+    /// [`Sink::push`] called for each in turn (what this does); a sink that only counts may
+    /// count them faster (a ring's steps: [`crate::workload::collective::ring`]), calling
+    /// `make` for some messages more than once or not at all, in any order: `make` gives the
+    /// same message for the same `(s, i)` but for its queue pair, which no count reads.
+    fn rounds(
+        &mut self,
+        last: &[u32],
+        rounds: usize,
+        reads: &[usize],
+        make: &mut dyn FnMut(usize, usize) -> (MessageSpec, Tag),
+    ) -> Vec<u32> {
+        each_round(self, last, rounds, reads, make)
+    }
+}
+
+/// [`Sink::rounds`] as [`Sink::push`] of each message in turn.
+pub fn each_round<S: Sink + ?Sized>(
+    sink: &mut S,
+    last: &[u32],
+    rounds: usize,
+    reads: &[usize],
+    make: &mut dyn FnMut(usize, usize) -> (MessageSpec, Tag),
+) -> Vec<u32> {
+    let mut last = last.to_vec();
+    for s in 0..rounds {
+        last = (0..last.len())
+            .map(|i| {
+                let (spec, tag) = make(s, i);
+                sink.push(spec, &[last[reads[i]]], tag)
+            })
+            .collect();
+    }
+    last
 }
 
 /// Messages listed as they are made, numbered from `base`.
@@ -173,6 +210,46 @@ impl Out<'_> {
         let via = if bytes == 0 && src == dst { Via::Lb } else { self.via };
         let spec = MessageSpec { delay, qp, via, ..MessageSpec::new(src, dst, bytes, start, self.class) };
         self.sink.push(spec, after, Tag { step: self.step.unwrap_or(step), ..self.tag })
+    }
+
+    /// [`Sink::rounds`] of messages made as [`Out::push`] makes them: `make(s, i)` gives message
+    /// i of round s's source, destination, bytes and step (its delay none, its wait the one
+    /// message `rounds` names).
+    pub fn rounds(
+        &mut self,
+        last: &[u32],
+        rounds: usize,
+        reads: &[usize],
+        make: &mut dyn FnMut(usize, usize) -> (u32, u32, u64, u32),
+    ) -> Vec<u32> {
+        let Out { sink, start, class, tag, qp, qps, step: kind, costs, via, .. } = self;
+        // what each message's pair adds to its release, once a pair
+        let mut added: Vec<Option<(u32, u32, Time)>> = vec![None; last.len()];
+        let mut spec = |s: usize, i: usize| {
+            let (src, dst, bytes, step) = make(s, i);
+            let (bytes, delay) = match costs {
+                Some((c, st)) if src != dst => {
+                    let d = match added[i] {
+                        Some((a, b, d)) if (a, b) == (src, dst) => d,
+                        _ => {
+                            let d = c.added(st, src, dst);
+                            added[i] = Some((src, dst, d));
+                            d
+                        }
+                    };
+                    (st.protocol.wire(bytes), d)
+                }
+                _ => (bytes, 0),
+            };
+            let qp = match qps {
+                Some(cycle) if src != dst => cycle.next(src, dst, *qp),
+                _ => *qp,
+            };
+            let via = if bytes == 0 && src == dst { Via::Lb } else { *via };
+            let spec = MessageSpec { delay, qp, via, ..MessageSpec::new(src, dst, bytes, *start, *class) };
+            (spec, Tag { step: kind.unwrap_or(step), ..*tag })
+        };
+        sink.rounds(last, rounds, reads, &mut spec)
     }
 
     /// Whether the job counts NCCL's latencies: each rank's launches wait for its call.
