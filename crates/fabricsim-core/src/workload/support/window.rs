@@ -235,6 +235,27 @@ mod tests {
         }
     }
 
+    /// Skipped messages take no value: the recent and far ones around them read back what was
+    /// pushed for them, a far one may not be skipped, and reading a skipped one is a bug.
+    #[test]
+    fn skipped_messages_hold_no_value_and_may_not_be_far() {
+        let far: FarIds = vec![3u32, 40].into();
+        let mut w: Window<u64> = Window::new(far);
+        for i in 0..10 {
+            w.push(i * 7);
+        }
+        assert!(w.may_skip(30) && !w.may_skip(31), "message 40 is far");
+        w.skip(30);
+        assert_eq!((w.made(), w.get(9), w.get(3)), (40, Some(63), Some(21)));
+        w.push(40 * 7);
+        w.skip(SPAN + 5);
+        assert_eq!((w.get(40), w.get(3)), (Some(280), Some(21)), "far values outlive the window");
+        w.push(1);
+        assert_eq!(w.get(w.made() - 1), Some(1));
+        let read = std::panic::catch_unwind(|| w.get(w.made() - 2));
+        assert!(read.is_err(), "a skipped message is never read");
+    }
+
     /// A message read from further back than it was counted for is a bug, said so.
     #[test]
     #[should_panic(expected = "was not counted far")]
