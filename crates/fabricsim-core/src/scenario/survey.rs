@@ -30,7 +30,7 @@ use crate::error::ScenarioError;
 use crate::stats::least::Least;
 use crate::time::Time;
 use crate::topology::{Routes, Topology};
-use crate::workload::collective::{Sink, Tag};
+use crate::workload::collective::{MakeRound, Sink, Tag};
 use crate::workload::window::Far;
 use crate::workload::{job, MessageSpec};
 
@@ -135,13 +135,7 @@ impl Sink for Counting<'_> {
     /// Counts each message as [`Sink::push`] does, reading the fabric once for each message
     /// of a round and the bytes it sends (a ring's member sends a chunk of one of two sizes to
     /// the same member every step) instead of once a message.
-    fn rounds(
-        &mut self,
-        last: &[u32],
-        rounds: usize,
-        reads: &[usize],
-        make: &mut dyn FnMut(usize, usize) -> (MessageSpec, Tag),
-    ) -> Vec<u32> {
+    fn rounds(&mut self, last: &[u32], rounds: usize, reads: &[usize], make: &mut MakeRound<'_>) -> Vec<u32> {
         if let Some(ids) = self.rounds_closed(last, rounds, reads, make) {
             return ids;
         }

@@ -20,7 +20,7 @@
 
 use super::{Counting, Known};
 use crate::time::Time;
-use crate::workload::collective::Tag;
+use crate::workload::collective::{MakeRound, Tag};
 use crate::workload::MessageSpec;
 
 /// One member's message for one of the chunks' sizes: what counting it adds.
@@ -72,13 +72,7 @@ impl Counting<'_> {
 
     /// Counts [`Sink::rounds`](crate::workload::collective::Sink::rounds) in closed form where
     /// it holds (the module doc); `None` where it does not, having counted nothing.
-    pub(super) fn rounds_closed(
-        &mut self,
-        last: &[u32],
-        rounds: usize,
-        reads: &[usize],
-        make: &mut dyn FnMut(usize, usize) -> (MessageSpec, Tag),
-    ) -> Option<Vec<u32>> {
+    pub(super) fn rounds_closed(&mut self, last: &[u32], rounds: usize, reads: &[usize], make: &mut MakeRound<'_>) -> Option<Vec<u32>> {
         let w = last.len();
         if rounds < 2 || w.checked_mul(rounds)? < Self::LEAST {
             return None;

@@ -11,7 +11,7 @@
 //! alltoall, 1 for broadcast.
 
 mod support;
-pub use support::out::{each_round, Costs, Listed, Out, Sink};
+pub use support::out::{each_round, Costs, Listed, MakeRound, Out, Sink};
 pub use support::qps::QpCycle;
 pub use support::{expand, nccl, tuner};
 

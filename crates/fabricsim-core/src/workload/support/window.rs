@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::deps::Deps;
-use crate::workload::collective::{each_round, Sink, Tag};
+use crate::workload::collective::{each_round, MakeRound, Sink, Tag};
 use crate::workload::MessageSpec;
 
 /// How many of the latest messages' values a [`Window`] holds.
@@ -73,13 +73,7 @@ impl Sink for Far {
 
     /// A message of a round reads one of the round before, at most `2 width - 1` messages
     /// back: none is far where that is within [`SPAN`], and the rounds are only counted.
-    fn rounds(
-        &mut self,
-        last: &[u32],
-        rounds: usize,
-        reads: &[usize],
-        make: &mut dyn FnMut(usize, usize) -> (MessageSpec, Tag),
-    ) -> Vec<u32> {
+    fn rounds(&mut self, last: &[u32], rounds: usize, reads: &[usize], make: &mut MakeRound<'_>) -> Vec<u32> {
         let width = last.len() as u32;
         if rounds == 0 || 2 * u64::from(width) > u64::from(SPAN) {
             return each_round(self, last, rounds, reads, make);

@@ -14,6 +14,9 @@ use crate::time::Time;
 use crate::topology::{Routes, Topology};
 use crate::workload::{Deps, MessageSpec, Via};
 
+/// What makes message i of round s of [`Sink::rounds`]: the message and its tag.
+pub type MakeRound<'a> = dyn FnMut(usize, usize) -> (MessageSpec, Tag) + 'a;
+
 /// Where messages go as a workload makes them, in order, each with what it waits for and its
 /// tag: listed for a run ([`Listed`]), or only counted (a scenario's survey: what a run of
 /// them will take, without holding them).
@@ -33,25 +36,13 @@ pub trait Sink {
     /// count them faster (a ring's steps: [`crate::workload::collective::ring`]), calling
     /// `make` for some messages more than once or not at all, in any order: `make` gives the
     /// same message for the same `(s, i)` but for its queue pair, which no count reads.
-    fn rounds(
-        &mut self,
-        last: &[u32],
-        rounds: usize,
-        reads: &[usize],
-        make: &mut dyn FnMut(usize, usize) -> (MessageSpec, Tag),
-    ) -> Vec<u32> {
+    fn rounds(&mut self, last: &[u32], rounds: usize, reads: &[usize], make: &mut MakeRound<'_>) -> Vec<u32> {
         each_round(self, last, rounds, reads, make)
     }
 }
 
 /// [`Sink::rounds`] as [`Sink::push`] of each message in turn.
-pub fn each_round<S: Sink + ?Sized>(
-    sink: &mut S,
-    last: &[u32],
-    rounds: usize,
-    reads: &[usize],
-    make: &mut dyn FnMut(usize, usize) -> (MessageSpec, Tag),
-) -> Vec<u32> {
+pub fn each_round<S: Sink + ?Sized>(sink: &mut S, last: &[u32], rounds: usize, reads: &[usize], make: &mut MakeRound<'_>) -> Vec<u32> {
     let mut last = last.to_vec();
     for s in 0..rounds {
         last = (0..last.len())
