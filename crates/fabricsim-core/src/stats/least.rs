@@ -154,7 +154,7 @@ impl<'a> Least<'a> {
     }
 
     /// Counts `count` messages of job `job` at once ([`Least::add`] of each, in closed form:
-    /// `crate::scenario::survey`), the latest of whose ideal finishes is `latest`: the last
+    /// the survey's rounds), the latest of whose ideal finishes is `latest`: the last
     /// `last.len()` of them have (ideal finish, source, destination) `last`, the others are
     /// never read.
     pub(crate) fn add_counted(&mut self, count: u32, job: u32, latest: Time, last: &[(Time, u32, u32)]) {
