@@ -66,6 +66,8 @@ struct Counting<'a> {
     /// (its index, its job, the value).
     packets: Option<(usize, u32, u64)>,
     class: Option<(usize, u32, u8)>,
+    /// Whether a ring's later steps are counted in closed form (`rounds.rs`).
+    closed: bool,
 }
 
 /// What counting a message reads of the fabric, the same for every message of its source,
@@ -79,6 +81,9 @@ struct Known {
     /// Its ideal FCT (0 once no least time is told).
     fct: Time,
 }
+
+/// The `[workload]`'s least time and each job's ([`Least`]).
+type LeastTimes = (Time, Vec<Time>);
 
 /// A message's (source, destination, bytes) and what counting it read of the fabric.
 type Seen = (u32, u32, u64, Known);
@@ -136,7 +141,7 @@ impl Sink for Counting<'_> {
     /// of a round and the bytes it sends (a ring's member sends a chunk of one of two sizes to
     /// the same member every step) instead of once a message.
     fn rounds(&mut self, last: &[u32], rounds: usize, reads: &[usize], make: &mut MakeRound<'_>) -> Vec<u32> {
-        if let Some(ids) = self.rounds_closed(last, rounds, reads, make) {
+        if let Some(ids) = self.closed.then(|| self.rounds_closed(last, rounds, reads, make)).flatten() {
             return ids;
         }
         // per message of a round: the last two (source, destination, bytes) it sent, and what
@@ -170,6 +175,12 @@ impl Scenario {
     /// The survey of this scenario's run (see the module doc), or `None` where only resolving
     /// it tells ([`Scenario::resolve`]). Errors are the resolve's.
     pub fn survey(&self) -> Result<Option<Survey>, ScenarioError> {
+        Ok(self.counted(true)?.map(|(survey, _)| survey))
+    }
+
+    /// [`Scenario::survey`], a ring's later steps counted in closed form or (`closed` false)
+    /// one by one; with the `[workload]`'s and each job's least time, where one is told.
+    pub(crate) fn counted(&self, closed: bool) -> Result<Option<(Survey, Option<LeastTimes>)>, ScenarioError> {
         let Frame { topo, transport, switch, mut warnings, mut need, max_memory, .. } = self.frame()?;
         if topo.tables.split().is_some() || topo.planes() > 1 {
             return Ok(None);
@@ -204,6 +215,7 @@ impl Scenario {
             events: 0,
             packets: None,
             class: None,
+            closed,
         };
         if let Some(a) = &arrivals {
             a.each(|m| _ = c.push(*m, &[], Tag::NONE));
@@ -235,7 +247,7 @@ impl Scenario {
         }
         let names: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
         warnings.extend(c.least.as_ref().map(|l| l.warnings(self.stop.max_time.0, &names)).unwrap_or_default());
-        let events = c.events;
-        Ok(Some(Survey { warnings, events, need, topo, max_time: self.stop.max_time.0 }))
+        let (events, least) = (c.events, c.least.and_then(|l| l.least().cloned()));
+        Ok(Some((Survey { warnings, events, need, topo, max_time: self.stop.max_time.0 }, least)))
     }
 }

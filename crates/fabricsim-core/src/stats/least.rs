@@ -177,6 +177,11 @@ impl<'a> Least<'a> {
         *self.acks.borrow_mut().entry((from, to)).or_insert_with(|| ack_flight(self.routes, self.transport.header, from, to))
     }
 
+    /// The `[workload]`'s latest ideal finish and each job's (`None`: not told).
+    pub(crate) fn least(&self) -> Option<&(Time, Vec<Time>)> {
+        self.jobs.as_ref()
+    }
+
     /// The warnings for the `[workload]` and the jobs (named `names`) whose least time is
     /// beyond `max_time`.
     pub fn warnings(&self, max_time: Time, names: &[String]) -> Vec<String> {

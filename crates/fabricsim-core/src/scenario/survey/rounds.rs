@@ -246,7 +246,60 @@ impl Counting<'_> {
             least.add_counted(count, tag.job, latest, &last_done);
         }
         self.pushed += count as usize;
+        #[cfg(test)]
+        tests::CLOSED.with(|c| c.set(c.get() + 1));
         let end = base + count;
         Some((end - w as u32..end).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use crate::scenario::Scenario;
+
+    thread_local! {
+        /// Rounds counted in closed form on this thread.
+        pub(super) static CLOSED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Counted in closed form, a ring's later steps count what counting each message counts:
+    /// the same events, memory estimate and warnings, and each job's least time to the
+    /// picosecond; in rings of one and two chunk sizes, of pieces, of members on one server's
+    /// scale-up network and across the fabric, over iterations, and a training job's
+    /// data-parallel rings (allreduce, and reduce-scatter then all-gather).
+    #[test]
+    fn a_ring_in_closed_form_counts_what_each_message_counts() {
+        let train = |dp: u32, extra: &str| {
+            format!(
+                "[topology]\nhosts = {}\nradix = 64\nnics_per_server = 8\nrails = true\nscale_up_rate = \"7200Gbps\"\n[[jobs]]\n\
+                 ranks = {0}\nmodel = {{ preset = \"llama3-8b\", layers = 2 }}\nparallel = {{ tp = 8, pp = 2, dp = {dp}, micro_batches = 2, \
+                 gpu_tflops = 400{extra} }}\n",
+                16 * dp
+            )
+        };
+        let cases = [
+            train(64, ""),
+            train(80, ", distributed_optimizer = true"),
+            "[topology]\nhosts = 64\nradix = 16\nnics_per_server = 8\nscale_up_rate = \"7200Gbps\"\n[[jobs]]\ncollective = \"allreduce\"\n\
+             size = \"1000003B\"\nranks = 48\niterations = 2\nchannels = 2\n"
+                .to_string(),
+            "[topology]\nhosts = 128\nradix = 16\n[[jobs]]\ncollective = \"allgather\"\nsize = \"5000KiB\"\nranks = 40\nslice = \"8KiB\"\n\
+             [[jobs]]\ncollective = \"reduce_scatter\"\nsize = \"8MiB\"\nranks = 80\ncosts = \"none\"\n"
+                .to_string(),
+        ];
+        for (i, text) in cases.iter().enumerate() {
+            let table: toml::Table = toml::from_str(text).unwrap();
+            let s = Scenario::from_deserializer(table).unwrap();
+            CLOSED.with(|c| c.set(0));
+            let (a, least_a) = s.counted(true).unwrap().unwrap();
+            assert!(CLOSED.with(|c| c.get()) > 0, "case {i}: the closed form ran");
+            CLOSED.with(|c| c.set(0));
+            let (b, least_b) = s.counted(false).unwrap().unwrap();
+            assert_eq!(CLOSED.with(|c| c.get()), 0, "case {i}: the rounds one by one");
+            assert!(least_a.is_some(), "case {i}: a least time is told");
+            assert_eq!((a.warnings, a.events, a.need, least_a), (b.warnings, b.events, b.need, least_b), "case {i}");
+        }
     }
 }
