@@ -187,7 +187,9 @@ impl Session {
             "one message more",
             format!("allowed: at most {} connections", crate::budget::MAX_CONNECTIONS),
         )?;
-        Ok(self.sim.add(MessageSpec::new(src, dst, bytes, at, 0)))
+        // the engine numbers hosts by leaf slot (on rails, not their ids)
+        let spec = MessageSpec::new(src, dst, bytes, at, 0).on_slots(self.sim.topology());
+        Ok(self.sim.add(spec))
     }
 
     /// Runs every event at `t` or before; the clock is `t` afterwards, unless a guard of the

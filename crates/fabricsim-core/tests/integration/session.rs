@@ -73,6 +73,27 @@ fn messages_sent_while_it_runs_give_the_tables_of_the_same_messages_given_up_fro
     }
 }
 
+/// On rails a host's id is not its place at its leaf (`Topology::slot`): a message sent into a
+/// session goes between the hosts it names, as the same message given up front does.
+#[test]
+fn a_message_sent_on_rails_goes_between_the_hosts_it_names() {
+    let rails = "seed = 1\n[topology]\nhosts = 128\nradix = 16\nnics_per_server = 8\nrails = true\n";
+    let list: [(u32, u32, u64); 3] = [(1, 9, 1 << 20), (3, 12, 256 << 10), (17, 100, 512 << 10)];
+    let up_front: Vec<String> = list.iter().map(|&(s, d, b)| format!("{{ src = {s}, dst = {d}, size = \"{b}B\" }}")).collect();
+    let closed = format!("{rails}[workload]\nkind = \"flows\"\nflows = [{}]\n", up_front.join(", "));
+    let expected = tables(&Simulation::new(&scenario(&closed).unwrap()).unwrap().run());
+    for threads in [1, 2] {
+        let mut s = Session::new(&scenario(rails).unwrap(), Some(threads)).unwrap();
+        for &(src, dst, bytes) in &list {
+            s.send(src, dst, bytes, None).unwrap();
+        }
+        assert_eq!(s.run_until(FOREVER).unwrap(), Status::Running);
+        let r = s.into_results();
+        assert_eq!(r.flows.u64("src"), list.iter().map(|m| u64::from(m.0)).collect::<Vec<_>>(), "threads {threads}");
+        assert_eq!(tables(&r), expected, "threads {threads}");
+    }
+}
+
 #[test]
 fn a_ring_allreduce_driven_from_outside_gives_the_native_rings_jct_to_the_picosecond() {
     // 8 ranks on hosts 0-7 (one leaf) and on a rank per leaf: 2(n-1) steps of size/n, rank r
