@@ -144,3 +144,35 @@ def test_a_send_a_closed_run_would_stripe_is_refused_naming_src() -> None:
     with pytest.raises(fabricsim.ScenarioError) as e:
         s.send(0, 9, 4096)
     assert e.value.field == "src" and "plane" in str(e.value)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_message_sent_with_after_is_released_as_the_same_flows_after(threads: int) -> None:
+    """``send(..., after=[ids])`` waits as a flows list's ``after`` does: the receiver of 0
+    goes on at once, its sender at the final ACK, a third host at the notice."""
+    flows = [
+        {"src": 0, "dst": 64, "size": "256KiB"},
+        {"src": 64, "dst": 2, "size": "64KiB", "after": [0]},
+        {"src": 0, "dst": 3, "size": "64KiB", "after": [0]},
+        {"src": 5, "dst": 70, "size": "64KiB", "after": [0]},
+    ]
+    closed = fabricsim.run(FABRIC | {"workload": {"kind": "flows", "flows": flows}}, threads=threads).flows
+    s = fabricsim.Session(FABRIC, threads=threads)
+    first = s.send(0, 64, 256 << 10, at=0)
+    ids = [s.send(f["src"], f["dst"], 64 << 10, at=0, after=[first], tag=i) for i, f in enumerate(flows[1:])]
+    assert ids == [1, 2, 3]
+    s.run_until(10**9)
+    done = {c.id: c for c in s.completions()}
+    assert [done[i].start_ps for i in ids] == closed["ready_ps"].to_list()[1:]
+    assert [done[i].end_ps for i in ids] == closed["end_ps"].to_list()[1:]
+    assert [done[i].tag for i in ids] == [0, 1, 2]
+
+
+def test_after_names_a_message_the_session_has() -> None:
+    s = fabricsim.Session(FABRIC)
+    with pytest.raises(fabricsim.ScenarioError, match="after"):
+        s.send(0, 1, 10, after=[0])
+    with pytest.raises(fabricsim.ArgumentError, match="after"):
+        s.send(0, 1, 10, after=["x"])  # type: ignore[list-item]
+    with pytest.raises(fabricsim.ArgumentError, match="after"):
+        s.send(0, 1, 10, after=3)  # type: ignore[arg-type]

@@ -154,8 +154,8 @@ class Session:
     """A run driven from outside (fabricsim.session.Session wraps it). Times in ps."""
 
     def __new__(cls, scenario_json: str, threads: int | None = 1) -> Session: ...
-    def send(self, src: int, dst: int, bytes: int, at: int | None = None) -> int:
-        """Sends ``bytes`` from ``src`` to ``dst`` at ``at`` (None: now); returns the message's id."""
+    def send(self, src: int, dst: int, bytes: int, at: int | None = None, after: list[int] = ...) -> int:
+        """Sends ``bytes`` from ``src`` to ``dst`` at ``at`` (None: now), once ``after`` are heard of; returns the message's id."""
     def run_until(self, t: int) -> str:
         """Runs every event at ``t`` or before, without the GIL."""
     def run_until_completion(self, limit: int) -> str:

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
 from . import _core
@@ -72,11 +73,18 @@ class Session:
         self.scenario = sc
         self._tags: dict[int, Any] = {}
 
-    def send(self, src: int, dst: int, bytes: int, at: int | None = None, tag: Any = None) -> int:
+    def send(self, src: int, dst: int, bytes: int, at: int | None = None, tag: Any = None, after: Sequence[int] = ()) -> int:
         """Sends ``bytes`` from host ``src`` to host ``dst`` at ``at`` ps (``None``: now, the
-        default); returns the message's id. ``tag`` comes back with its completion."""
+        default); returns the message's id. ``tag`` comes back with its completion. ``after``:
+        ids of messages (each crossing the fabric) it also waits for: it is released once
+        ``src`` has heard that each completed, as a flows list's ``after`` (at once where
+        ``src`` received it, at its final ACK where ``src`` sent it, by the receiver's notice
+        elsewhere), and not before ``at`` (docs/embedding.md)."""
         args = (_natural("src", src), _natural("dst", dst), _natural("bytes", bytes))
-        m = self._native.send(*args, None if at is None else _time("at", at))
+        if isinstance(after, str) or not isinstance(after, Sequence):
+            raise argument_error("after", after, "a list of message ids")
+        waits = [_natural("after", a, "a message id: an int, 0 or more") for a in after]
+        m = self._native.send(*args, None if at is None else _time("at", at), waits)
         if tag is not None:
             self._tags[m] = tag
         return m

@@ -22,10 +22,11 @@ impl Session {
         Ok(Session { inner })
     }
 
-    /// Sends `bytes` from `src` to `dst` at `at` (None: now); returns the message's id.
-    #[pyo3(signature = (src, dst, bytes, at = None))]
-    fn send(&mut self, py: Python<'_>, src: u32, dst: u32, bytes: u64, at: Option<u64>) -> PyResult<u32> {
-        self.inner.send(src, dst, bytes, at).map_err(|e| scenario_error(py, e))
+    /// Sends `bytes` from `src` to `dst` at `at` (None: now), once the messages `after` are
+    /// heard of; returns the message's id.
+    #[pyo3(signature = (src, dst, bytes, at = None, after = Vec::new()))]
+    fn send(&mut self, py: Python<'_>, src: u32, dst: u32, bytes: u64, at: Option<u64>, after: Vec<u32>) -> PyResult<u32> {
+        self.inner.send_after(src, dst, bytes, at, &after).map_err(|e| scenario_error(py, e))
     }
 
     /// Runs every event at `t` or before, without the GIL.

@@ -11,6 +11,7 @@
 //! What a NIC sends, and the timers it sets, it writes to its [`Sink`]: onto its port's wire.
 
 mod deps;
+pub use deps::More;
 mod host;
 mod late;
 mod open;
@@ -77,6 +78,8 @@ pub struct Nics {
     /// Dependencies: for each message, the messages waiting for it (shared), and (kept by
     /// its source host) how many of its own it still waits for.
     dependents: Arc<Deps>,
+    /// ... and those sent into a running run that wait for it ([`deps::More`]).
+    more: deps::More,
     waiting: Vec<u32>,
     cfg: TransportModel,
     /// Where this piece keeps each of its hosts (the cut's map; which piece a host belongs to
@@ -113,6 +116,7 @@ impl Nics {
             reported: 0,
             log: None,
             dependents: Arc::default(),
+            more: Arc::default(),
             waiting: Vec::new(),
             cfg,
             slot: links.cut().nodes().clone(),
@@ -364,7 +368,7 @@ impl Nics {
             if m.done == self.messages[mi].count {
                 h.done += 1;
                 self.report(mi, now);
-                if !self.dependents.is_empty() {
+                if self.has_waiters() {
                     self.completed(h, out, now, mi);
                 }
             }
@@ -429,7 +433,7 @@ impl Nics {
                     let mi = self.conns.message_of(c) as usize;
                     let m = &mut self.states[self.conns.msg_at(mi, End::Tx)];
                     m.acked += 1;
-                    if m.acked == self.messages[mi].count && !self.dependents.is_empty() {
+                    if m.acked == self.messages[mi].count && self.has_waiters() {
                         self.acknowledged(h, out, now, mi);
                     }
                 } else if shared {

@@ -20,9 +20,13 @@ use super::Simulation;
 use crate::engine::{node_unit, Event};
 use crate::host::factory::ConnFactory;
 use crate::host::message::Message;
-use crate::host::table::{ConnCatalog, Layout};
+use std::sync::Arc;
+
+use crate::host::nic::More;
+use crate::host::table::{ConnCatalog, End, Layout};
 use crate::scenario::Model;
 use crate::switch::links::Sink;
+use crate::time::Time;
 use crate::workload::collective::Tag;
 use crate::workload::MessageSpec;
 
@@ -110,7 +114,7 @@ impl Simulation {
     /// after those it has, as `how` says; returns the first's id.
     pub(super) fn add_all(&mut self, specs: &[MessageSpec], how: Joining) -> u32 {
         let (room, expect) = match how {
-            Joining::Sent => (0, true),
+            Joining::Sent | Joining::Waiting => (0, true),
             Joining::Drawn { room } | Joining::Ended { room } => (room, false),
         };
         let first = self.pieces[0].nics.messages().len() as u32;
@@ -158,10 +162,69 @@ impl Simulation {
             let h = &mut p.hosts[self.cut.host(spec.src)];
             match how {
                 Joining::Ended { .. } => p.nics.start_never(h, m as usize),
+                Joining::Waiting => {}
                 _ => p.nics.start_free(h, &mut Sink::new(&mut p.queue, &mut p.links, me), m as usize),
             }
         }
         first
+    }
+}
+
+impl Simulation {
+    /// Adds message `spec` (hosts by leaf slot), which waits for the messages `after` (each of
+    /// them crossing the fabric), between windows at time `now` (every event before it ran);
+    /// returns its id. Its source hears of each as it would have had the message been in the
+    /// run from the start (`host::nic::deps`): at once at the receiver, at the final ACK at
+    /// the sender, after a notice elsewhere. One heard of by `now` counts as done; one whose
+    /// notice is still on its way is told when it would arrive; the others tell it when they
+    /// complete ([`More`]). Waiting for none left, it starts at its start.
+    pub(super) fn add_waiting(&mut self, spec: MessageSpec, after: &[u32], now: Time, more: &mut More) -> u32 {
+        let d = self.add_all(&[spec], Joining::Waiting);
+        let (mut waits, mut tells, mut grown) = (0, Vec::new(), false);
+        for &a in after {
+            let msg = self.pieces[0].nics.messages()[a as usize];
+            let (rx, tx) = (usize::from(self.cut.home(msg.spec.dst)), usize::from(self.cut.home(msg.spec.src)));
+            let done = self.pieces[rx].nics.state(a as usize, End::Rx).done == msg.count;
+            let acked = self.pieces[tx].nics.state(a as usize, End::Tx).acked == msg.count;
+            let by = spec.src;
+            let heard = match by {
+                by if by == msg.spec.dst => done,
+                by if by == msg.spec.src => acked,
+                _ if !done => false,
+                _ => {
+                    // complete: its receiver's notice reaches `by` a latency after its end
+                    let conns = self.pieces[rx].nics.connections();
+                    let end = msg.connections().filter_map(|c| conns.row(c as u32).end()).max().unwrap_or(now);
+                    let at = end + conns.notify_latency(msg.spec.dst, by);
+                    if at > now {
+                        tells.push(at);
+                        waits += 1;
+                    }
+                    continue;
+                }
+            };
+            if !heard {
+                Arc::make_mut(more).entry(a).or_default().push(d);
+                (waits, grown) = (waits + 1, true);
+            }
+        }
+        if grown {
+            for p in &mut self.pieces {
+                p.nics.set_more(more.clone());
+            }
+        }
+        let p = &mut self.pieces[usize::from(self.cut.home(spec.src))];
+        let me = p.queue.origin(node_unit(spec.src));
+        if waits == 0 {
+            let h = &mut p.hosts[self.cut.host(spec.src)];
+            p.nics.start_free(h, &mut Sink::new(&mut p.queue, &mut p.links, me), d as usize);
+        } else {
+            p.nics.wait_for(d as usize, waits);
+            for at in tells {
+                p.queue.schedule(me, at, Event::Release(d));
+            }
+        }
+        d
     }
 }
 
@@ -170,6 +233,9 @@ impl Simulation {
 pub(super) enum Joining {
     /// Sent into a session: each adds its bytes to what its destination will receive.
     Sent,
+    /// Sent into a session, waiting for other messages: as `Sent`, its start left to the
+    /// caller ([`Simulation::add_waiting`]).
+    Waiting,
     /// Drawn from a trace (what each host receives was counted at the build), `room` messages
     /// still to come with these, which the lists make room for at once.
     Drawn { room: usize },

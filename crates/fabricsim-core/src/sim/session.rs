@@ -26,6 +26,7 @@ use std::time::Instant;
 use super::Simulation;
 use crate::engine::{Event, Status, MAX_MESSAGES};
 use crate::error::{ensure, ScenarioError};
+use crate::host::nic::More;
 use crate::scenario::Scenario;
 use crate::stats::RunResult;
 use crate::time::Time;
@@ -35,13 +36,15 @@ use crate::workload::MessageSpec;
 pub(super) struct Open {
     /// Events before this time run (`Time::MAX`: no bound).
     bound: Time,
+    /// The messages sent waiting for others, by what they wait for.
+    more: More,
     /// Whether the no-progress guard's check is scheduled (it stops when nothing is left).
     pub(super) watching: bool,
 }
 
 impl Open {
     pub(super) fn new() -> Open {
-        Open { bound: Time::MAX, watching: true }
+        Open { bound: Time::MAX, more: More::default(), watching: true }
     }
 }
 
@@ -72,9 +75,17 @@ impl Simulation {
         }
     }
 
-    /// Adds message `spec` (it waits for nothing) to the run, between windows; returns its id.
-    fn add(&mut self, spec: MessageSpec) -> u32 {
-        let m = self.add_all(&[spec], super::generate::Joining::Sent);
+    /// Adds message `spec` (hosts by leaf slot), which waits for `after`, to the run between
+    /// windows at the session's time `now`; returns its id.
+    fn add(&mut self, spec: MessageSpec, after: &[u32], now: Time) -> u32 {
+        let m = if after.is_empty() {
+            self.add_all(&[spec], super::generate::Joining::Sent)
+        } else {
+            let mut more = std::mem::take(&mut self.open.as_mut().expect("a session's run").more);
+            let m = self.add_waiting(spec, after, now, &mut more);
+            self.open.as_mut().expect("a session's run").more = more;
+            m
+        };
         let open = self.open.as_mut().expect("a session's run");
         if !open.watching {
             open.watching = true;
@@ -136,6 +147,17 @@ impl Session {
     /// that does not exist, a message to itself, no bytes, more packets than a message may
     /// have, a time before now, or a session that has ended.
     pub fn send(&mut self, src: u32, dst: u32, bytes: u64, at: Option<Time>) -> Result<u32, ScenarioError> {
+        self.send_after(src, dst, bytes, at, &[])
+    }
+
+    /// [`Session::send`] of a message that also waits for the messages `after` (ids the
+    /// session gave, or the scenario's own messages' rows; each crossing the fabric): it is
+    /// released once its source has heard that each completed, as a closed run's dependencies
+    /// are (at once at the receiver, at its final ACK at the sender, after a notice from the
+    /// receiver elsewhere: a `flows` workload's `after`), and not before `at`.
+    /// Sent before its source hears of them, it runs as the same message given up front
+    /// with `after` would; what its source heard before it was sent counts as heard then.
+    pub fn send_after(&mut self, src: u32, dst: u32, bytes: u64, at: Option<Time>, after: &[u32]) -> Result<u32, ScenarioError> {
         let hosts = self.sim.topology().gpus();
         let at = at.unwrap_or(self.clock);
         let status = self.sim.status;
@@ -187,9 +209,20 @@ impl Session {
             "one message more",
             format!("allowed: at most {} connections", crate::budget::MAX_CONNECTIONS),
         )?;
+        let made = self.sim.pieces[0].nics.messages();
+        for &a in after {
+            let count = made.get(a as usize).map(|m| m.count);
+            ensure(count.is_some(), "after", a, format!("allowed: a message already in the session (ids 0 to {})", made.len() as i64 - 1))?;
+            ensure(
+                count != Some(0),
+                "after",
+                a,
+                "allowed: a message that crosses the fabric (waiting for a transfer on a server's scale-up network or a job's compute task is not supported in a session yet)",
+            )?;
+        }
         // the engine numbers hosts by leaf slot (on rails, not their ids)
         let spec = MessageSpec::new(src, dst, bytes, at, 0).on_slots(self.sim.topology());
-        Ok(self.sim.add(spec))
+        Ok(self.sim.add(spec, after, self.clock))
     }
 
     /// Runs every event at `t` or before; the clock is `t` afterwards, unless a guard of the

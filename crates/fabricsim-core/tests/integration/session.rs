@@ -73,6 +73,78 @@ fn messages_sent_while_it_runs_give_the_tables_of_the_same_messages_given_up_fro
     }
 }
 
+/// A message sent with `after` waits as the same message given up front with `after` does:
+/// its source hears that each completed at once where it received it, at the final ACK where
+/// it sent it, by the receiver's notice elsewhere; the same tables on 1 and 2 threads. One
+/// sent once what it waits for has completed starts when it is sent.
+#[test]
+fn messages_sent_with_after_wait_as_the_same_messages_given_up_front() {
+    // (src, dst, bytes, after): the receiver of 0 goes on, its sender goes on, a third host
+    // hears of 0 and 1 by notices, and a chain of those
+    let list: [(u32, u32, u64, &[u32]); 6] = [
+        (0, 64, 512 << 10, &[]),
+        (1, 65, 256 << 10, &[]),
+        (64, 2, 256 << 10, &[0]),
+        (0, 3, 128 << 10, &[0]),
+        (5, 70, 64 << 10, &[0, 1]),
+        (70, 6, 32 << 10, &[4, 2, 3]),
+    ];
+    let up_front: Vec<String> =
+        list.iter().map(|&(s, d, b, after)| format!("{{ src = {s}, dst = {d}, size = \"{b}B\", after = {after:?} }}")).collect();
+    for lb in ["ops", "ecmp"] {
+        let extra = format!("[lb]\nkind = \"{lb}\"\n");
+        let closed = format!("{extra}[workload]\nkind = \"flows\"\nflows = [{}]\n", up_front.join(", "));
+        // (a flows list with `after` is a trace: its rows say so; a session's are background)
+        let timed = |r: &RunResult| {
+            let f = &r.flows;
+            let opt = ["ready_ps", "first_send_ps", "end_ps", "fct_ps"].map(|c| f.opt_u64(c));
+            let counts = ["src", "dst", "packets", "data_packets", "retransmits", "max_reorder"].map(|c| f.u64(c));
+            format!("{opt:?}\n{counts:?}\n{:?}\n{:?}", r.reorder, r.accounting)
+        };
+        let expected = timed(&Simulation::new(&scenario(&fabric128(&closed)).unwrap()).unwrap().run());
+        for threads in [1, 2] {
+            let mut s = session(&extra, threads);
+            for &(src, dst, bytes, after) in &list {
+                s.send_after(src, dst, bytes, Some(0), after).unwrap();
+            }
+            assert_eq!(s.run_until(FOREVER).unwrap(), Status::Running);
+            assert_eq!(s.completions().len(), list.len());
+            assert_eq!(timed(&s.into_results()), expected, "lb {lb}, threads {threads}");
+        }
+    }
+    // sent after what it waits for completed (and its notice arrived): it starts when sent
+    for threads in [1, 2] {
+        let mut s = session("", threads);
+        let first = s.send(0, 64, 64 << 10, None).unwrap();
+        s.run_until(50_000_000).unwrap();
+        assert_eq!(s.completions().len(), 1);
+        let late = s.send_after(9, 100, 64 << 10, Some(60_000_000), &[first]).unwrap();
+        s.run_until(FOREVER).unwrap();
+        let done = s.completions();
+        assert_eq!((done[0].id, done[0].start), (late, 60_000_000), "threads {threads}");
+        let r = s.results();
+        assert_eq!(r.flows.opt_u64("fct_ps")[1], Some(r.flows.u64("ideal_fct_ps")[1]), "alone: its ideal FCT");
+    }
+    // sent as what it waits for completes, the receiver's notice still on its way: released
+    // when the notice arrives, as given up front
+    let closed = "[workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 64, size = \"64KiB\" }, { src = 9, dst = 100, size = \"64KiB\", after = [0] }]\n";
+    let ready = Simulation::new(&scenario(&fabric128(closed)).unwrap()).unwrap().run().flows.opt_u64("ready_ps")[1].unwrap();
+    for threads in [1, 2] {
+        let mut s = session("", threads);
+        let first = s.send(0, 64, 64 << 10, None).unwrap();
+        s.run_until_completion(FOREVER).unwrap();
+        assert!(s.now() < ready, "the notice is on its way");
+        s.send_after(9, 100, 64 << 10, None, &[first]).unwrap();
+        s.run_until(FOREVER).unwrap();
+        assert_eq!(s.results().flows.opt_u64("ready_ps")[1], Some(ready), "threads {threads}");
+    }
+    // what it may wait for
+    let mut s = session("", 1);
+    let e = s.send_after(0, 1, 10, None, &[0]).unwrap_err();
+    assert_eq!(e.field, "after");
+    assert!(e.message.contains("already in the session"), "{e}");
+}
+
 /// On rails a host's id is not its place at its leaf (`Topology::slot`): a message sent into a
 /// session goes between the hosts it names, as the same message given up front does.
 #[test]

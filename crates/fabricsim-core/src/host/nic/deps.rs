@@ -22,15 +22,57 @@
 
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use super::{Host, Nics};
 use crate::engine::{node_unit, start_order, Event, EventQueue};
+use crate::host::message::MsgState;
 use crate::host::table::End;
 use crate::switch::links::{Links, Sink};
 use crate::time::Time;
 use crate::workload::collective::first_release;
 use crate::workload::Deps;
 
+/// What a run's lists of dependencies did not have when it was built: for a message, the
+/// messages sent into the running run (a session's `after`) that wait for it. Shared by the
+/// pieces, as the messages are; grown between windows.
+pub type More = Arc<FxHashMap<u32, Vec<u32>>>;
+
 impl Nics {
+    /// The dependencies added since the run was built ([`More`]).
+    pub fn set_more(&mut self, more: More) {
+        self.more = more;
+    }
+
+    /// Whether any message waits for another.
+    pub(super) fn has_waiters(&self) -> bool {
+        !self.dependents.is_empty() || !self.more.is_empty()
+    }
+
+    /// How many messages wait for message `m`, and the `k`-th of them.
+    fn waiters(&self, m: usize) -> usize {
+        self.dependents.of(m).len() + self.more.get(&(m as u32)).map_or(0, Vec::len)
+    }
+
+    fn waiter(&self, m: usize, k: usize) -> usize {
+        let listed = self.dependents.of(m);
+        match listed.get(k) {
+            Some(&d) => d as usize,
+            None => self.more[&(m as u32)][k - listed.len()] as usize,
+        }
+    }
+
+    /// Message `m`'s count at its `end` (this piece must hold that end).
+    pub fn state(&self, m: usize, end: End) -> MsgState {
+        self.states[self.conns.msg_at(m, end)]
+    }
+
+    /// Message `m`, of this piece's hosts, waits for `count` more messages.
+    pub fn wait_for(&mut self, m: usize, count: u32) {
+        let at = self.conns.msg_at(m, End::Tx);
+        self.waiting[at] = count;
+    }
+
     /// Takes the messages' dependencies (`deps`, one list per message, and `dependents`, its
     /// reverse: [`Deps::dependents`]) and schedules the start of every message of this
     /// piece's hosts that waits for none, numbered by its source host (into `q`; a start
@@ -104,8 +146,8 @@ impl Nics {
     #[cold]
     pub(super) fn completed(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: usize) {
         let (host, sender) = (h.node, self.messages[m].spec.src);
-        for k in 0..self.dependents.of(m).len() {
-            let d = self.dependents.of(m)[k] as usize;
+        for k in 0..self.waiters(m) {
+            let d = self.waiter(m, k);
             let spec = self.messages[d].spec;
             let src = spec.src;
             if spec.via.through() {
@@ -128,8 +170,8 @@ impl Nics {
     #[cold]
     pub(super) fn acknowledged(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: usize) {
         let (host, receiver) = (h.node, self.messages[m].spec.dst);
-        for k in 0..self.dependents.of(m).len() {
-            let d = self.dependents.of(m)[k] as usize;
+        for k in 0..self.waiters(m) {
+            let d = self.waiter(m, k);
             if self.messages[d].spec.src == host && host != receiver {
                 self.heard(h, out, now, d);
             }

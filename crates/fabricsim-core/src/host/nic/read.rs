@@ -33,6 +33,7 @@ impl Nics {
     /// Frees what only a running simulation needs and no result reads: the dependency lists.
     pub fn free_schedule(&mut self) {
         self.dependents = Arc::default();
+        self.more = Arc::default();
         self.waiting = Vec::new();
     }
 
