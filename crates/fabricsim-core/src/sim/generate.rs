@@ -180,7 +180,11 @@ impl Simulation {
     /// complete ([`More`]). Waiting for none left, it starts at its start.
     pub(super) fn add_waiting(&mut self, spec: MessageSpec, after: &[u32], now: Time, more: &mut More) -> u32 {
         let d = self.add_all(&[spec], Joining::Waiting);
-        let (mut waits, mut tells, mut grown) = (0, Vec::new(), false);
+        // the pieces let go of the lists, so that they grow in place, and take them back
+        for p in &mut self.pieces {
+            p.nics.set_more(More::default());
+        }
+        let (mut waits, mut tells) = (0, Vec::new());
         for &a in after {
             let msg = self.pieces[0].nics.messages()[a as usize];
             let (rx, tx) = (usize::from(self.cut.home(msg.spec.dst)), usize::from(self.cut.home(msg.spec.src)));
@@ -205,13 +209,11 @@ impl Simulation {
             };
             if !heard {
                 Arc::make_mut(more).entry(a).or_default().push(d);
-                (waits, grown) = (waits + 1, true);
+                waits += 1;
             }
         }
-        if grown {
-            for p in &mut self.pieces {
-                p.nics.set_more(more.clone());
-            }
+        for p in &mut self.pieces {
+            p.nics.set_more(more.clone());
         }
         let p = &mut self.pieces[usize::from(self.cut.home(spec.src))];
         let me = p.queue.origin(node_unit(spec.src));
