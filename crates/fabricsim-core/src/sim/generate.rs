@@ -16,12 +16,12 @@
 //! tables, without scheduling their starts: the messages it never started are rows as they
 //! would have been.
 
+use std::sync::Arc;
+
 use super::Simulation;
 use crate::engine::{node_unit, Event};
 use crate::host::factory::ConnFactory;
 use crate::host::message::Message;
-use std::sync::Arc;
-
 use crate::host::nic::More;
 use crate::host::table::{ConnCatalog, End, Layout};
 use crate::scenario::Model;

@@ -212,7 +212,11 @@ impl Session {
         let made = self.sim.pieces[0].nics.messages();
         for &a in after {
             let count = made.get(a as usize).map(|m| m.count);
-            ensure(count.is_some(), "after", a, format!("allowed: a message already in the session (ids 0 to {})", made.len() as i64 - 1))?;
+            let have = match made.len() {
+                0 => "it has none yet".to_string(),
+                n => format!("ids 0 to {}", n - 1),
+            };
+            ensure(count.is_some(), "after", a, format!("allowed: a message already in the session ({have})"))?;
             ensure(
                 count != Some(0),
                 "after",
