@@ -11,8 +11,7 @@
 //! of the latest messages and the far ones, not 20 bytes for every message. A ring's later
 //! steps come as rounds ([`Sink::rounds`]): counted in closed form where a round of them
 //! passes on what the round before carried (`rounds.rs`), else message by message as a push
-//! would count them, each member reading the fabric once for each (source, destination,
-//! bytes) it sends; the first pass only counts them.
+//! would count them; the first pass only counts them.
 //!
 //! Where the fabric rewrites messages after they are made (a rail-only fabric relays them
 //! through a server's GPU, a multi-plane one stripes them over its planes), or `[mixed]` may
@@ -30,7 +29,7 @@ use crate::error::ScenarioError;
 use crate::stats::least::Least;
 use crate::time::Time;
 use crate::topology::{Routes, Topology};
-use crate::workload::collective::{MakeRound, Sink, Tag};
+use crate::workload::collective::{each_round, MakeRound, Sink, Tag};
 use crate::workload::window::Far;
 use crate::workload::{job, MessageSpec};
 
@@ -85,9 +84,6 @@ struct Known {
 /// The `[workload]`'s least time and each job's ([`Least`]).
 type LeastTimes = (Time, Vec<Time>);
 
-/// A message's (source, destination, bytes) and what counting it read of the fabric.
-type Seen = (u32, u32, u64, Known);
-
 impl Counting<'_> {
     /// What counting `m` reads of the fabric.
     fn known(&mut self, m: &MessageSpec) -> Known {
@@ -137,37 +133,13 @@ impl Sink for Counting<'_> {
         self.pushed
     }
 
-    /// Counts each message as [`Sink::push`] does, reading the fabric once for each message
-    /// of a round and the bytes it sends (a ring's member sends a chunk of one of two sizes to
-    /// the same member every step) instead of once a message.
+    /// Counts a ring's later steps in closed form where it holds (`rounds.rs`), else each
+    /// message as [`Sink::push`] does.
     fn rounds(&mut self, last: &[u32], rounds: usize, reads: &[usize], make: &mut MakeRound<'_>) -> Vec<u32> {
         if let Some(ids) = self.closed.then(|| self.rounds_closed(last, rounds, reads, make)).flatten() {
             return ids;
         }
-        // per message of a round: the last two (source, destination, bytes) it sent, and what
-        // counting them read
-        let mut seen: Vec<[Option<Seen>; 2]> = vec![[None; 2]; last.len()];
-        let (mut last, mut next) = (last.to_vec(), Vec::with_capacity(last.len()));
-        for s in 0..rounds {
-            for i in 0..last.len() {
-                let (m, tag) = make(s, i);
-                let slots = &mut seen[i];
-                let known = match slots.iter().flatten().find(|&&(a, b, n, _)| (a, b, n) == (m.src, m.dst, m.bytes)) {
-                    Some(&(.., k)) => k,
-                    None => {
-                        let k = self.known(&m);
-                        slots.swap(0, 1);
-                        slots[0] = Some((m.src, m.dst, m.bytes, k));
-                        k
-                    }
-                };
-                self.count_known(&m, &[last[reads[i]]], tag.job, &known);
-                next.push(self.base + self.pushed as u32 - 1);
-            }
-            std::mem::swap(&mut last, &mut next);
-            next.clear();
-        }
-        last
+        each_round(self, last, rounds, reads, make)
     }
 }
 

@@ -134,6 +134,12 @@ impl<'a> Least<'a> {
         let finish = released(m, latest).saturating_add(fct);
         let given = (self.done.made() as usize) < self.given;
         self.done.push((finish, m.src, m.dst));
+        self.finished(given, job, finish);
+    }
+
+    /// A message of the `[workload]` (`given`) or of job `job` finishes at `finish` at the
+    /// earliest: the least time of what it belongs to is that late at least.
+    fn finished(&mut self, given: bool, job: u32, finish: Time) {
         match &mut self.jobs {
             Some((workload, _)) if given => *workload = (*workload).max(finish),
             Some((_, jobs)) if job != Tag::NONE.job => {
@@ -160,15 +166,7 @@ impl<'a> Least<'a> {
     pub(crate) fn add_counted(&mut self, count: u32, job: u32, latest: Time, last: &[(Time, u32, u32)]) {
         self.done.skip(count - last.len() as u32);
         last.iter().for_each(|&v| self.done.push(v));
-        if let Some((_, jobs)) = &mut self.jobs {
-            if job != Tag::NONE.job {
-                let j = job as usize;
-                if jobs.len() <= j {
-                    jobs.resize(j + 1, 0);
-                }
-                jobs[j] = jobs[j].max(latest);
-            }
-        }
+        self.finished(false, job, latest);
     }
 
     /// A final ACK's flight from `from` back to `to` (a header on its ideal route, or the
