@@ -16,8 +16,9 @@
 //!
 //! The bound depends on the workload alone, not on the run: it is computed when the scenario
 //! is resolved ([`bounds`], kept in the model as [`JobBounds`]), in one pass over the messages
-//! where each waits only for earlier ones (a job's always), holding two times a message; the
-//! results add what the run did (releases and ends).
+//! where each waits only for earlier ones (a job's always), holding a message's times only
+//! while a later one may read them ([`BoundsPass`]: also fed by a run that makes its jobs'
+//! messages as it goes); the results add what the run did (releases and ends).
 
 use std::collections::BTreeMap;
 
@@ -25,7 +26,7 @@ use super::collect::WorkView;
 use super::least::{ack_flight, IdealFcts};
 use super::{columns, ns, Column, Nullable, Table};
 use crate::time::Time;
-use crate::workload::collective::{heard, ideal_finish, nic_bounds, released, Hearing, Lane, Tag};
+use crate::workload::collective::{ideal_finish, nic_bounds, Hearing, Lane, Tag};
 use crate::workload::job::JobInfo;
 use crate::workload::training::KINDS;
 use crate::workload::MessageSpec;
@@ -103,6 +104,8 @@ impl Span {
 
 use super::plan::Flights;
 pub use super::plan::Plan;
+mod pass;
+pub use pass::BoundsPass;
 
 /// What the jobs and steps tables hold before any run: per (job, iteration) and per step, the
 /// ideal and compute-only spans, the messages and bytes. Computed once from the workload
@@ -116,8 +119,9 @@ pub struct JobBounds {
 }
 
 /// The jobs' bounds of the workload `p` (see [`JobBounds`]). Where every message waits only
-/// for earlier ones (a job's always) in one pass over the messages that keeps two times a
-/// message (`streamed`); otherwise from the whole schedule (`ideals`): the same bounds.
+/// for earlier ones (a job's always) in one pass over the messages that holds a message's
+/// times only while a later one may read them ([`BoundsPass`]); otherwise from the whole
+/// schedule (`ideals`): the same bounds.
 pub fn bounds(p: &Plan<'_>) -> JobBounds {
     bounds_by(p, true)
 }
@@ -135,9 +139,15 @@ fn bounds_by(p: &Plan<'_>, pass: bool) -> JobBounds {
         return b;
     }
     let n = p.specs.len();
-    let busy = if pass && (0..n).all(|i| p.deps.of(i).iter().all(|&d| (d as usize) < i)) {
-        streamed(p, &mut b)
-    } else {
+    if pass && (0..n).all(|i| p.deps.of(i).iter().all(|&d| (d as usize) < i)) {
+        let far = crate::workload::window::Far::of(p.deps).shared();
+        let mut pass = BoundsPass::new(p.routes, p.transport, p.subflows, p.jobs, far);
+        for i in 0..n {
+            pass.push(&p.specs[i], p.deps.of(i), p.tags[i]);
+        }
+        return pass.finish();
+    }
+    let busy = {
         let mut fcts = IdealFcts::default();
         // from its release: its posting, then its ideal FCT
         let ideals: Vec<Time> = (0..n).map(|i| p.posting(i) + fcts.of(p.routes, p.transport, &p.specs[i], p.count(i))).collect();
@@ -176,75 +186,6 @@ impl JobBounds {
             rank.ideal.1 = rank.ideal.1.max(ideal.1);
         }
     }
-}
-
-/// Where every message of `p` waits only for earlier ones: [`ideals`]' schedules and NIC
-/// bounds in one pass, each message's spans added to `b` as it is scheduled; holds each
-/// message's ideal and compute-only finish (16 bytes), not [`ideals`]' columns (nor its release:
-/// a leg that cuts through reads its dependency's as its finish less its ideal FCT). Returns the
-/// bound each (job, iteration)'s NICs and CPUs set on its ideal end.
-fn streamed(p: &Plan<'_>, b: &mut JobBounds) -> std::collections::HashMap<(u32, u32), Time> {
-    let ack_flight = |from: u32, to: u32| ack_flight(p.routes, p.transport.header, from, to);
-    let notice = |from: u32, to: u32| p.routes.notice_latency(from, to);
-    let hearing = Hearing { ack_flight: &ack_flight, notice: &notice };
-    let own = |i: usize| (p.tags[i].job, p.tags[i].iteration);
-    let same = |i: usize, d: u32| own(d as usize) == own(i);
-    let bare = |d: usize| joins(p, d) && !p.deps.of(d).iter().any(|&x| same(d, x));
-    let free_too = p.jobs.iter().any(|j| j.training());
-    let n = p.specs.len();
-    let mut finish: Vec<Time> = Vec::with_capacity(n);
-    let mut free_finish: Vec<Time> = Vec::with_capacity(if free_too { n } else { 0 });
-    let (mut fcts, mut flight) = (IdealFcts::default(), Flights::default());
-    type Acc = std::collections::HashMap<(u32, u32, u32, u32), (Time, Time, Time)>;
-    let (mut nics, mut on_cpus): (Acc, Acc) = Default::default();
-    let fold = |acc: &mut Acc, key: (u32, u32, u32, u32), first: Time, held: Time, tail: Time| {
-        let e = acc.entry(key).or_insert((Time::MAX, 0, Time::MAX));
-        *e = (e.0.min(first), e.1.saturating_add(held), e.2.min(tail));
-    };
-    for i in 0..n {
-        let m = &p.specs[i];
-        let waits = p.deps.of(i).iter().copied().filter(|&d| same(i, d) && !bare(d as usize));
-        // a leg of a scale-up switch that cuts through hears of what it waits for at its
-        // release (`collective::ideal_finish`): its finish less its ideal FCT, so that no
-        // message's release is kept
-        let heard_at = |d: u32| {
-            let (s, du) = (&p.specs[d as usize], d as usize);
-            match m.via.through() {
-                true => finish[du] - p.posting(du) - fcts.of(p.routes, p.transport, s, p.count(du)),
-                false => heard(&hearing, (s.src, s.dst), m.src, finish[du]),
-            }
-        };
-        let release = released(m, waits.clone().map(heard_at).max());
-        let count = p.count(i);
-        let fct = fcts.of(p.routes, p.transport, m, count);
-        let end = release + p.posting(i) + fct;
-        finish.push(end);
-        let free = free_too.then(|| {
-            let at = released(&m.taking_no_time(), waits.map(|d| free_finish[d as usize]).max());
-            free_finish.push(at);
-            (at, at)
-        });
-        b.add(p, i, (release, end), free);
-        let t = p.tags[i];
-        if t.job == Tag::NONE.job {
-            continue;
-        }
-        let lane = p.lane(i);
-        if lane != Lane::Alone {
-            let wire = p.wire(i);
-            let tail = p.tail(i, fct, wire, &mut flight);
-            fold(&mut nics, (t.job, t.iteration, m.src, u32::from(lane == Lane::ScaleUp)), release, wire, tail);
-        }
-        if let Some(cpu) = m.cpu {
-            fold(&mut on_cpus, (t.job, t.iteration, m.src, u32::from(cpu)), release.saturating_sub(m.delay), m.delay, fct);
-        }
-    }
-    let mut busy: std::collections::HashMap<(u32, u32), Time> = std::collections::HashMap::new();
-    for ((job, it, _, _), (first, held, tail)) in nics.into_iter().chain(on_cpus) {
-        let e = busy.entry((job, it)).or_insert(0);
-        *e = (*e).max(first.saturating_add(held).saturating_add(tail));
-    }
-    busy
 }
 
 /// Per message, when it is released and finishes.
