@@ -186,3 +186,17 @@ fn a_table_given_as_an_array_is_refused_naming_it() {
         fabricsim_core::Scenario::from_json(r#"{"jobs": [{"collective": "allreduce", "size": "1MiB", "hosts": [0, 1, 2, 3]}]}"#).is_ok()
     );
 }
+
+/// A flows list of more than 2^16 flows whose last waits for its first (one dependency in all)
+/// resolves: its least times read the first from far back, which the pass that finds such
+/// messages missed when it counted lists by their entries (a panic, "was not counted far").
+#[test]
+fn a_long_flows_list_with_one_far_dependency_resolves() {
+    let n = (1 << 16) + 8;
+    let mut flows: Vec<String> =
+        (0..n).map(|i| format!("{{id = {i}, src = {}, dst = {}, size = \"4KiB\"}}", i % 16, (i + 1) % 16)).collect();
+    flows.push(format!("{{src = 3, dst = 5, size = \"4KiB\", after = [0]}}"));
+    let text = format!("[topology]\nhosts = 16\nradix = 8\n[workload]\nkind = \"flows\"\nflows = [{}]\n", flows.join(", "));
+    let m = scenario(&text).expect("valid").resolve().expect("resolves");
+    assert_eq!(m.messages.len(), n + 1);
+}

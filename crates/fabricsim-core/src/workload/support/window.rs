@@ -31,7 +31,7 @@ impl Far {
     /// The far messages of the lists `deps` (messages numbered from 0).
     pub fn of(deps: &Deps) -> Far {
         let mut far = Far::default();
-        for i in 0..deps.len() {
+        for i in 0..deps.lists() {
             far.see(deps.of(i));
         }
         far
@@ -42,6 +42,11 @@ impl Far {
         let i = self.made;
         self.ids.extend(after.iter().filter(|&&d| d < i && i - d > SPAN));
         self.made += 1;
+    }
+
+    /// Messages seen so far.
+    pub fn len_made(&self) -> u32 {
+        self.made
     }
 
     /// How many messages are read from further back than [`SPAN`].
@@ -171,6 +176,18 @@ impl<T: Copy + Default> Window<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every message's list is seen, however few entries the lists hold all told: a message
+    /// past the last entry's count that reads from far back is far (it was missed when the
+    /// pass counted entries, and a window read of it panicked).
+    #[test]
+    fn far_sees_every_list_not_only_as_many_as_the_entries() {
+        let mut lists = vec![Vec::new(); SPAN as usize + 10];
+        lists.push(vec![0]);
+        let far = Far::of(&Deps::from_lists(&lists));
+        assert_eq!(far.len(), 1);
+        assert_eq!(&far.shared()[..], &[0]);
+    }
 
     /// Every value a message reads is the one pushed for it, recent or far, and the window
     /// holds only the recent ones and the far ones.
