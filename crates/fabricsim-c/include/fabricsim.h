@@ -112,6 +112,26 @@ enum FsStatus fs_send(struct FsSession *s,
                       uint64_t tag,
                       uint32_t *id);
 
+// [`fs_send`] of a message that also waits for the `n_after` messages at `after` (ids
+// [`fs_send`] returned, or rows of the scenario's own workload; each crossing the fabric):
+// it is released once its source has heard that each completed (at once at a message's
+// receiver, at its final ACK at its sender, by the receiver's notice elsewhere), as
+// `fabricsim.Session.send`'s `after` is. Refused (naming `after`) for an id the session has
+// not given.
+//
+// # Safety
+// `s` is a live session; `after` points to `n_after` ids (or is `NULL` with `n_after` 0);
+// `id` is `NULL` or writable.
+enum FsStatus fs_send_after(struct FsSession *s,
+                            uint32_t src,
+                            uint32_t dst,
+                            uint64_t bytes,
+                            uint64_t at_ps,
+                            uint64_t tag,
+                            const uint32_t *after,
+                            uintptr_t n_after,
+                            uint32_t *id);
+
 // Runs every event at `t_ps` or before; the clock is `t_ps` afterwards (`FS_OK`), unless one
 // of the run's guards ended it first (`FS_ENDED`).
 //

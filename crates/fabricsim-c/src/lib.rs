@@ -180,10 +180,43 @@ pub unsafe extern "C" fn fs_session_free(s: *mut FsSession) {
 /// `s` is a live session; `id` is `NULL` or writable.
 #[no_mangle]
 pub unsafe extern "C" fn fs_send(s: *mut FsSession, src: u32, dst: u32, bytes: u64, at_ps: u64, tag: u64, id: *mut u32) -> FsStatus {
+    // SAFETY: as the caller promised (see # Safety), and no list of what it waits for
+    unsafe { fs_send_after(s, src, dst, bytes, at_ps, tag, std::ptr::null(), 0, id) }
+}
+
+/// [`fs_send`] of a message that also waits for the `n_after` messages at `after` (ids
+/// [`fs_send`] returned, or rows of the scenario's own workload; each crossing the fabric):
+/// it is released once its source has heard that each completed (at once at a message's
+/// receiver, at its final ACK at its sender, by the receiver's notice elsewhere), as
+/// `fabricsim.Session.send`'s `after` is. Refused (naming `after`) for an id the session has
+/// not given.
+///
+/// # Safety
+/// `s` is a live session; `after` points to `n_after` ids (or is `NULL` with `n_after` 0);
+/// `id` is `NULL` or writable.
+#[no_mangle]
+#[allow(clippy::too_many_arguments, reason = "a C function's arguments: a struct for them would be harder to call")]
+pub unsafe extern "C" fn fs_send_after(
+    s: *mut FsSession,
+    src: u32,
+    dst: u32,
+    bytes: u64,
+    at_ps: u64,
+    tag: u64,
+    after: *const u32,
+    n_after: usize,
+    id: *mut u32,
+) -> FsStatus {
     guarded(|| {
         let s = session(s)?;
         let at = (at_ps != FS_NOW).then_some(at_ps);
-        let m = s.inner.send(src, dst, bytes, at).map_err(text)?;
+        let after: &[u32] = match (after.is_null(), n_after) {
+            (_, 0) => &[],
+            (true, n) => return Err(format!("after: got NULL with n_after {n}; allowed: a list of n_after ids, or NULL with 0")),
+            // SAFETY: `after` points to `n_after` ids (see # Safety)
+            (false, n) => unsafe { std::slice::from_raw_parts(after, n) },
+        };
+        let m = s.inner.send_after(src, dst, bytes, at, after).map_err(text)?;
         let m_index = m as usize;
         if s.tags.len() <= m_index {
             s.tags.resize(m_index + 1, u64::MAX);

@@ -78,5 +78,5 @@ fn the_interface_works_from_c_and_its_arrow_arrays_agree_with_the_run() {
     let run = Command::new(&out).output().expect("the C program runs");
     let text = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{text}");
-    assert!(text.contains("FCT") && text.contains("traffic"), "{text}");
+    assert!(text.contains("FCT") && text.contains("traffic") && text.contains("after:"), "{text}");
 }

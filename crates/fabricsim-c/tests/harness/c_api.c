@@ -62,5 +62,18 @@ int main(void) {
   /* an unknown table is refused by name */
   if (fs_results_arrow(s, "nope", &schema, &array) != FS_ERROR || strstr(fs_last_error(), "flows") == NULL) failed = 1;
   fs_session_free(s);
+  /* a message that waits for another: sent from the first's receiver, which hears of it at
+   * once, it is released the instant the first completes */
+  CHECK(fs_session_new(scenario, 1, &s));
+  uint32_t first = 0, second = 0;
+  CHECK(fs_send(s, 0, 5, 1 << 20, FS_NOW, 1, &first));
+  CHECK(fs_send_after(s, 5, 9, 1 << 16, FS_NOW, 2, &first, 1, &second));
+  uint32_t unknown = 1000;
+  if (fs_send_after(s, 5, 9, 1, FS_NOW, 3, &unknown, 1, NULL) != FS_ERROR || strstr(fs_last_error(), "after") == NULL) failed = 1;
+  CHECK(fs_run_until(s, 10000000000ULL));
+  n = fs_completions(s, c, 4);
+  if (n != 2 || c[0].id != first || c[1].id != second || c[1].start_ps != c[0].end_ps || c[1].tag != 2) failed = 1;
+  printf("C: after: first ends at %" PRIu64 " ps, the second released at %" PRIu64 " ps\n", n ? c[0].end_ps : 0, n > 1 ? c[1].start_ps : 0);
+  fs_session_free(s);
   return failed;
 }
