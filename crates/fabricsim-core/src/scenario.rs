@@ -148,7 +148,7 @@ impl Default for StopConfig {
 }
 
 /// Everything a run needs, in core units, checked.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Model {
     /// What the jobs' tables hold before any run (`stats::jobs::bounds`).
     pub job_bounds: crate::stats::jobs::JobBounds,
@@ -187,6 +187,9 @@ pub struct Model {
     /// first of the run, made as its clock reaches them (`sim::generate`); `messages` holds
     /// none of them.
     pub arrivals: Option<Arrivals>,
+    /// Jobs made as the run goes (`Scenario::makes_jobs_as_it_goes`): `messages`, `deps` and
+    /// `tags` hold none of theirs, `job_bounds` is counted as the run takes them.
+    pub making: Option<Box<Making>>,
 }
 
 impl Scenario {
@@ -239,8 +242,12 @@ impl Scenario {
     /// [`Scenario::resolve`]; `open`: for a session (`sim::session`), whose scenario may have
     /// no workload (then it has no message until one is sent).
     pub fn resolve_as(&self, open: bool) -> Result<Model, ScenarioError> {
-        let Frame { topo, transport, switch, lb_ctx, mut warnings, mut need, max_memory, base_rtt, bdp_packets, bdp_bytes } =
-            self.frame()?;
+        self.resolve_in(self.frame()?, open)
+    }
+
+    /// [`Scenario::resolve_as`] in `frame` (what [`Scenario::frame`] made).
+    pub(crate) fn resolve_in(&self, frame: Frame, open: bool) -> Result<Model, ScenarioError> {
+        let Frame { topo, transport, switch, lb_ctx, mut warnings, mut need, max_memory, base_rtt, bdp_packets, bdp_bytes } = frame;
         let Given { workload, mut messages, mut lists, load_window, arrivals } = self.given(&topo, open)?;
         let mut tags = vec![Tag::NONE; messages.len()];
         // the jobs' messages after the workload's, refused before they are made if even their
@@ -360,18 +367,25 @@ impl Scenario {
             jobs: &jobs,
         });
 
-        Ok(Model {
-            job_bounds,
+        let frame = Frame { topo, transport, switch, lb_ctx, warnings, need, max_memory, base_rtt, bdp_packets, bdp_bytes };
+        Ok(Model { job_bounds, messages, deps, tags, jobs, load_window, arrivals, ..self.framed(frame) })
+    }
+
+    /// A model of `frame` with no message (its warnings and estimate the frame's).
+    pub(crate) fn framed(&self, frame: Frame) -> Model {
+        let Frame { topo, transport, switch, lb_ctx, warnings, need, max_memory, base_rtt, bdp_packets, bdp_bytes } = frame;
+        Model {
+            job_bounds: Default::default(),
             seed: self.seed,
             topo,
             switch,
             transport,
             lb: self.lb.clone(),
             lb_ctx,
-            messages,
-            deps,
-            tags,
-            jobs,
+            messages: Vec::new(),
+            deps: Deps::default(),
+            tags: Vec::new(),
+            jobs: Vec::new(),
             warnings,
             max_time: self.stop.max_time.0,
             max_events: self.stop.max_events,
@@ -381,9 +395,10 @@ impl Scenario {
             base_rtt,
             bdp_packets,
             bdp_bytes,
-            load_window,
-            arrivals,
-        })
+            load_window: None,
+            arrivals: None,
+            making: None,
+        }
     }
 
     /// The scenario with derived defaults written in (per-tier lists filled, the ECN
@@ -450,6 +465,8 @@ mod tests;
 
 mod drawn;
 mod frame;
+pub(crate) mod making;
 mod survey;
 use frame::{check_count, class_error, message_field, packets_error, too_many_packets, Frame, Given};
+pub use making::Making;
 pub use survey::Survey;

@@ -11,7 +11,7 @@
 //! What a NIC sends, and the timers it sets, it writes to its [`Sink`]: onto its port's wire.
 
 mod deps;
-pub use deps::More;
+pub use deps::{Asking, More};
 mod host;
 mod late;
 mod open;
@@ -78,8 +78,10 @@ pub struct Nics {
     /// Dependencies: for each message, the messages waiting for it (shared), and (kept by
     /// its source host) how many of its own it still waits for.
     dependents: Arc<Deps>,
-    /// ... and those sent into a running run that wait for it ([`deps::More`]).
+    /// ... and those sent into a running run that wait for it ([`deps::More`]); where the
+    /// run's jobs are made as it goes, what it asks of them ([`deps::Asking`]).
     more: deps::More,
+    pub asking: Option<Box<deps::Asking>>,
     waiting: Vec<u32>,
     cfg: TransportModel,
     /// Where this piece keeps each of its hosts (the cut's map; which piece a host belongs to
@@ -117,6 +119,7 @@ impl Nics {
             log: None,
             dependents: Arc::default(),
             more: Arc::default(),
+            asking: None,
             waiting: Vec::new(),
             cfg,
             slot: links.cut().nodes().clone(),

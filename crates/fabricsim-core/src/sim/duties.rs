@@ -34,7 +34,11 @@ impl Simulation {
                 // a session with every message done waits for the next: nothing stalled
                 let idle = self.open.is_some() && self.done == self.flow_count();
                 // a trace's messages not drawn yet start later, as those drawn and pending do
-                let pending = a.starts_pending() || self.faults.next_time().is_some() || idle || self.model.arrivals.is_some();
+                let pending = a.starts_pending()
+                    || self.faults.next_time().is_some()
+                    || idle
+                    || self.model.arrivals.is_some()
+                    || self.jobs_to_start();
                 if self.watchdog.stalled(now, a.progress, pending) {
                     self.stop_at = 0;
                 } else if now - self.watchdog.quiet_since() >= self.watchdog.every() && self.pfc_deadlock().is_some() {
@@ -84,6 +88,7 @@ impl Simulation {
                 let slot = usize::from(self.window_bytes[0].is_some());
                 self.window_bytes[slot] = Some(seen.delivered);
             }
+            Event::Generate if self.model.making.is_some() => self.jobs_duty(now),
             Event::Generate => self.draw(false),
             _ => unreachable!("{event:?} is a host's or a switch's"),
         }

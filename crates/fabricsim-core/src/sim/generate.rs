@@ -36,9 +36,15 @@ const BATCH_PER_HOST: usize = 1;
 const WHOLE_BATCH_PER_HOST: usize = 64;
 
 impl Model {
-    /// The run's messages, a trace's drawn as it goes included.
+    /// The run's messages, a trace's drawn as it goes and jobs made as it goes included.
     pub fn message_count(&self) -> usize {
-        self.messages.len() + self.arrivals.as_ref().map_or(0, |a| a.left() as usize)
+        self.messages.len() + self.left_to_join()
+    }
+
+    /// Messages of a trace drawn as the run goes, or of jobs made as it goes, that have not
+    /// joined it yet.
+    pub fn left_to_join(&self) -> usize {
+        self.arrivals.as_ref().map_or(0, |a| a.left() as usize) + self.making.as_ref().map_or(0, |m| m.producer.left() as usize)
     }
 
     /// Calls `f` with each of the run's messages (hosts by leaf slot), in no set order.
@@ -115,6 +121,7 @@ impl Simulation {
     pub(super) fn add_all(&mut self, specs: &[MessageSpec], how: Joining) -> u32 {
         let (room, expect) = match how {
             Joining::Sent | Joining::Waiting => (0, true),
+            Joining::Made { room } => (room, true),
             Joining::Drawn { room } | Joining::Ended { room } => (room, false),
         };
         let first = self.pieces[0].nics.messages().len() as u32;
@@ -162,7 +169,7 @@ impl Simulation {
             let h = &mut p.hosts[self.cut.host(spec.src)];
             match how {
                 Joining::Ended { .. } => p.nics.start_never(h, m as usize),
-                Joining::Waiting => {}
+                Joining::Waiting | Joining::Made { .. } => {}
                 _ => p.nics.start_free(h, &mut Sink::new(&mut p.queue, &mut p.links, me), m as usize),
             }
         }
@@ -238,6 +245,10 @@ pub(super) enum Joining {
     /// Sent into a session, waiting for other messages: as `Sent`, its start left to the
     /// caller ([`Simulation::add_waiting`]).
     Waiting,
+    /// Made by the jobs' planner as the run goes (`sim::made`): as `Waiting`, what each waits
+    /// for left to the caller; `room` messages still to come with these, which the lists make
+    /// room for at once (the rest of a run that stopped; none as it goes: they grow as lists do).
+    Made { room: usize },
     /// Drawn from a trace (what each host receives was counted at the build), `room` messages
     /// still to come with these, which the lists make room for at once.
     Drawn { room: usize },

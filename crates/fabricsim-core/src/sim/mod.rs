@@ -13,6 +13,7 @@
 
 mod duties;
 mod generate;
+mod made;
 mod parallel;
 pub(crate) mod piece;
 pub mod ranks;
@@ -161,27 +162,6 @@ impl Simulation {
         self.thread_note.as_deref()
     }
 
-    /// The least latency of anything that goes from one piece to another: a link between
-    /// them (its nominal latency: faults only lengthen it), a release notice between their
-    /// hosts (which follows a path over such links, and is at least as long), a server's
-    /// scale-up network between its GPUs, or none between a multi-plane host's ports.
-    fn lookahead(&self) -> Time {
-        let topo = self.topology();
-        let far = topo.ports.iter().filter(|p| self.cut.home(p.from) != self.cut.home(p.to));
-        let links = far.map(|p| p.delay).min().unwrap_or(Time::MAX);
-        let split = |up: crate::topology::ScaleUp| {
-            // a server whose GPUs are in different pieces
-            let n = topo.nics();
-            let piece = |h: u32| self.cut.home(topo.slot(h));
-            (0..topo.gpus()).any(|h| h % n != 0 && piece(h) != piece(h - h % n)).then_some(up.latency)
-        };
-        // a multi-plane host whose ports are in different pieces tells itself at once
-        let (gpus, planes) = (topo.gpus(), topo.planes());
-        let apart = (0..gpus).any(|h| (1..planes).any(|p| self.cut.home(topo.slot_on(h, p)) != self.cut.home(topo.slot(h))));
-        let planes = if apart { 0 } else { Time::MAX };
-        links.min(topo.scale_up().and_then(split).unwrap_or(Time::MAX)).min(planes)
-    }
-
     /// [`Simulation::in_pieces`] with the cut given by hand: `cut(topology)[node]` is the
     /// piece of each node (any cut gives the same results; the tests try random ones). A cut
     /// that does not give every node a piece is refused.
@@ -200,7 +180,7 @@ impl Simulation {
         open: bool,
         rank: Option<(usize, usize)>,
     ) -> Result<Simulation, ScenarioError> {
-        let mut model = scenario.resolve_as(open)?;
+        let mut model = scenario.resolve_run(open, rank.is_none())?;
         if rank.is_some() {
             model.draw_whole(); // each process holds every message (`ranks`)
         }
@@ -237,6 +217,10 @@ impl Simulation {
         duties.push((RECORD_UNIT, watchdog.every(), Event::Watch));
         let cut = Arc::new(Cut::new(&topo, home.clone()));
         let count = cut.pieces();
+        // a run in pieces runs a window at once: no piece can pause for the driver to take more
+        if count > 1 {
+            model.make_whole();
+        }
         // the calendar's ring should cover a hop, the longest link delay plus a packet: every
         // packet event falls within it (timers go beyond). Its memory grows with its span.
         let mtu = model.transport.mtu;
@@ -329,6 +313,7 @@ impl Simulation {
             pauses_told: None,
         };
         sim.draw(false);
+        sim.begin_jobs();
         Ok(sim)
     }
 
@@ -370,8 +355,9 @@ impl Simulation {
             self.turns(budget, &mut n, started, self.bound_key()).unwrap_or(Status::Running)
         };
         if self.status != Status::Running {
-            // a trace's messages it never drew are rows of its tables
+            // a trace's messages it never drew, or its jobs' never made, are rows of its tables
             self.draw(true);
+            self.make_rest();
         }
         self.wall += started.elapsed();
         self.status
@@ -463,6 +449,7 @@ impl Simulation {
             Piece::hand_over(&mut self.pieces, i, self.cut.homes());
         }
         self.done += self.pieces[i].newly_done();
+        self.take_asked();
     }
 
     /// The last instant an event may run at: the time guard's, or the end of the instant in

@@ -264,7 +264,8 @@ impl Piece {
     /// counted, so that [`Piece::run`] no longer pauses for them).
     pub fn newly_done(&mut self) -> u32 {
         let reported = self.nics.reported();
-        let new = reported - self.counted;
+        // (a run that makes its jobs as it goes pauses, too, for messages to join)
+        let new = reported - self.counted - self.nics.take_asked();
         self.counted = reported;
         new
     }

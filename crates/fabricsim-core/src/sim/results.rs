@@ -48,7 +48,7 @@ impl Simulation {
     /// Messages of the workload (the rows of the flows table), a trace's not drawn yet
     /// included.
     pub fn flow_count(&self) -> u32 {
-        (self.pieces[0].nics.messages().len() + self.model.arrivals.as_ref().map_or(0, |a| a.left() as usize)) as u32
+        (self.pieces[0].nics.messages().len() + self.model.left_to_join()) as u32
     }
     /// What a run that stopped incomplete left unfinished and what it waited for (empty for a
     /// complete or running one): the summary's `stop_detail`.
@@ -324,7 +324,10 @@ impl Simulation {
             up,
             tags: &m.tags,
             jobs: &m.jobs,
-            bounds: &m.job_bounds,
+            bounds: match &m.making {
+                Some(making) => Cow::Owned(making.bounds.so_far()),
+                None => Cow::Borrowed(&m.job_bounds),
+            },
         }
     }
 

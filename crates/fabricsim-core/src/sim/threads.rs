@@ -30,6 +30,7 @@ use super::piece::{blocks, partition};
 use super::Simulation;
 use crate::error::ScenarioError;
 use crate::scenario::{Model, Scenario};
+use crate::time::Time;
 use crate::topology::{Cut, Topology};
 
 /// Events expected below which an auto run uses one thread: about 0.2 s of work on one
@@ -53,7 +54,8 @@ pub fn expected_events(model: &Model) -> u64 {
     let mss = model.transport.mtu.saturating_sub(model.transport.header).max(1);
     let mut events = 0u64;
     model.each_message(|m| events = events.saturating_add(crate::budget::events(&model.topo, mss, m)));
-    events
+    // (jobs made as the run goes: their survey's count)
+    events.saturating_add(model.making.as_ref().map_or(0, |m| m.events))
 }
 
 /// The threads an auto run asks for, from its work (`events`, [`expected_events`]) and the CPUs available (see the module
@@ -66,6 +68,27 @@ pub fn auto(topo: &Topology, events: u64, cpus: usize) -> usize {
 }
 
 impl Simulation {
+    /// The least latency of anything that goes from one piece to another: a link between
+    /// them (its nominal latency: faults only lengthen it), a release notice between their
+    /// hosts (which follows a path over such links, and is at least as long), a server's
+    /// scale-up network between its GPUs, or none between a multi-plane host's ports.
+    pub(super) fn lookahead(&self) -> Time {
+        let topo = self.topology();
+        let far = topo.ports.iter().filter(|p| self.cut.home(p.from) != self.cut.home(p.to));
+        let links = far.map(|p| p.delay).min().unwrap_or(Time::MAX);
+        let split = |up: crate::topology::ScaleUp| {
+            // a server whose GPUs are in different pieces
+            let n = topo.nics();
+            let piece = |h: u32| self.cut.home(topo.slot(h));
+            (0..topo.gpus()).any(|h| h % n != 0 && piece(h) != piece(h - h % n)).then_some(up.latency)
+        };
+        // a multi-plane host whose ports are in different pieces tells itself at once
+        let (gpus, planes) = (topo.gpus(), topo.planes());
+        let apart = (0..gpus).any(|h| (1..planes).any(|p| self.cut.home(topo.slot_on(h, p)) != self.cut.home(topo.slot(h))));
+        let planes = if apart { 0 } else { Time::MAX };
+        links.min(topo.scale_up().and_then(split).unwrap_or(Time::MAX)).min(planes)
+    }
+
     /// [`Simulation::new`], run on `threads` threads (the parallel engine): the
     /// fabric is cut into as many pieces, a leaf with its hosts in one, that run in windows
     /// no longer than the least latency between two pieces. The results are those of one

@@ -42,8 +42,9 @@ pub struct WorkView<'a> {
     /// Each message's job tag, and the jobs.
     pub tags: &'a [Tag],
     pub jobs: &'a [JobInfo],
-    /// What the jobs' tables hold before the run (`Model::job_bounds`).
-    pub bounds: &'a JobBounds,
+    /// What the jobs' tables hold before the run (`Model::job_bounds`; of the messages that
+    /// joined, while a run that makes its jobs as it goes has not taken them all).
+    pub bounds: std::borrow::Cow<'a, JobBounds>,
 }
 
 /// Whose each message is and how far it climbs: the flows table's `job`, `iteration`,
@@ -109,7 +110,7 @@ impl MessageColumns {
     /// only the flows table reads are made if `keep` keeps them.
     pub fn of(w: &WorkView<'_>, ends: Ends, keep: &Keep) -> MessageColumns {
         let Ends { first_send, end, lb_state_bytes } = ends;
-        let jobs = super::jobs::tables(w, w.bounds, &end);
+        let jobs = super::jobs::tables(w, &w.bounds, &end);
         MessageColumns {
             src: Vec::new(),
             dst: Vec::new(),

@@ -141,7 +141,7 @@ fn bounds_by(p: &Plan<'_>, pass: bool) -> JobBounds {
     let n = p.specs.len();
     if pass && (0..n).all(|i| p.deps.of(i).iter().all(|&d| (d as usize) < i)) {
         let far = crate::workload::window::Far::of(p.deps).shared();
-        let mut pass = BoundsPass::new(p.routes, p.transport, p.subflows, p.jobs, far);
+        let mut pass = BoundsPass::new(p.routes.shared(), p.transport.clone(), p.subflows, p.jobs.to_vec(), far);
         for i in 0..n {
             pass.push(&p.specs[i], p.deps.of(i), p.tags[i]);
         }

@@ -207,6 +207,11 @@ impl Routes {
         &self.topo
     }
 
+    /// The fabric, shared.
+    pub fn shared(&self) -> Arc<Topology> {
+        self.topo.clone()
+    }
+
     fn middle(&self, src: u32, dst: u32) -> Arc<Middle> {
         self.with_middle(src, dst, Arc::clone)
     }

@@ -13,7 +13,7 @@ pub use deps::Deps;
 
 pub mod collective;
 mod support;
-pub use support::{deps, job, relay, stripe, window};
+pub use support::{deps, job, making, relay, stripe, window};
 pub mod training;
 
 /// One message as the core runs it.

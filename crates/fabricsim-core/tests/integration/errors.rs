@@ -195,7 +195,7 @@ fn a_long_flows_list_with_one_far_dependency_resolves() {
     let n = (1 << 16) + 8;
     let mut flows: Vec<String> =
         (0..n).map(|i| format!("{{id = {i}, src = {}, dst = {}, size = \"4KiB\"}}", i % 16, (i + 1) % 16)).collect();
-    flows.push(format!("{{src = 3, dst = 5, size = \"4KiB\", after = [0]}}"));
+    flows.push("{src = 3, dst = 5, size = \"4KiB\", after = [0]}".to_string());
     let text = format!("[topology]\nhosts = 16\nradix = 8\n[workload]\nkind = \"flows\"\nflows = [{}]\n", flows.join(", "));
     let m = scenario(&text).expect("valid").resolve().expect("resolves");
     assert_eq!(m.messages.len(), n + 1);

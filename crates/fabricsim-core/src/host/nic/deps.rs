@@ -31,6 +31,7 @@ use crate::host::table::End;
 use crate::switch::links::{Links, Sink};
 use crate::time::Time;
 use crate::workload::collective::first_release;
+use crate::workload::making::Reaches;
 use crate::workload::Deps;
 
 /// What a run's lists of dependencies did not have when it was built: for a message, the
@@ -38,10 +39,52 @@ use crate::workload::Deps;
 /// pieces, as the messages are; grown between windows.
 pub type More = Arc<FxHashMap<u32, Vec<u32>>>;
 
+/// A run whose jobs are made as it goes (`sim::generate`): each message released asks that
+/// every message that may wait for it have joined the run before it can complete (the
+/// furthest it reaches, [`Reaches::reach`]); the piece pauses for the driver then, as for a
+/// completion, which takes them ([`Nics::take_asked`]).
+#[derive(Debug)]
+pub struct Asking {
+    pub reaches: Reaches,
+    /// The furthest message asked for, and the asks not yet taken.
+    pub wants: u32,
+    asked: u32,
+}
+
+impl Asking {
+    pub fn new(reaches: Reaches) -> Asking {
+        Asking { reaches, wants: 0, asked: 0 }
+    }
+}
+
 impl Nics {
     /// The dependencies added since the run was built ([`More`]).
     pub fn set_more(&mut self, more: More) {
         self.more = more;
+    }
+
+    /// The pauses asked for messages to join the run since the last call ([`Asking`]): the
+    /// completions reported count them too.
+    pub fn take_asked(&mut self) -> u32 {
+        self.asking.as_mut().map_or(0, |a| std::mem::take(&mut a.asked))
+    }
+
+    /// Message `m` is done with its dependents (they heard of it): where this piece alone
+    /// holds the added lists, its list goes.
+    pub(super) fn forget(&mut self, m: usize) {
+        if let Some(more) = Arc::get_mut(&mut self.more) {
+            more.remove(&(m as u32));
+        }
+    }
+
+    /// The dependencies added since the run was built, taken (none are left).
+    pub fn take_more(&mut self) -> More {
+        std::mem::take(&mut self.more)
+    }
+
+    /// Messages whose added lists of dependents are held ([`More`]).
+    pub fn more_len(&self) -> usize {
+        self.more.len()
     }
 
     /// Whether any message waits for another.
@@ -50,11 +93,11 @@ impl Nics {
     }
 
     /// How many messages wait for message `m`, and the `k`-th of them.
-    fn waiters(&self, m: usize) -> usize {
+    pub(super) fn waiters(&self, m: usize) -> usize {
         self.dependents.of(m).len() + self.more.get(&(m as u32)).map_or(0, Vec::len)
     }
 
-    fn waiter(&self, m: usize, k: usize) -> usize {
+    pub(super) fn waiter(&self, m: usize, k: usize) -> usize {
         let listed = self.dependents.of(m);
         match listed.get(k) {
             Some(&d) => d as usize,
@@ -122,6 +165,12 @@ impl Nics {
     /// under the keys of its first release if `first`.
     pub(super) fn release(&mut self, h: &mut Host, out: &mut Sink, m: usize, at: Time, first: bool) {
         let msg = self.messages[m];
+        if let Some(a) = &mut self.asking {
+            let reach = a.reaches.reach(m as u32);
+            if reach >= self.messages.len() as u32 && reach > a.wants {
+                (a.wants, a.asked, self.reported) = (reach, a.asked + 1, self.reported + 1);
+            }
+        }
         self.states[self.conns.msg_at(m, End::Tx)].released = at;
         let unit = node_unit(msg.spec.src);
         debug_assert_eq!((out.me().unit, h.node), (unit, msg.spec.src), "a message is released by its source host");
@@ -176,6 +225,7 @@ impl Nics {
                 self.heard(h, out, now, d);
             }
         }
+        self.forget(m);
     }
 
     /// `Release`: message `d`'s source host learns that one of the messages it waits for

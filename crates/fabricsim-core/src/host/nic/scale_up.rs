@@ -257,7 +257,7 @@ impl Nics {
 
     /// Whether a leg that cuts through waits for message `m`.
     fn cut_through_waits(&self, m: u32) -> bool {
-        !self.dependents.is_empty() && self.dependents.of(m as usize).iter().any(|&d| self.messages[d as usize].spec.via.through())
+        (0..self.waiters(m as usize)).any(|k| self.messages[self.waiter(m as usize, k)].spec.via.through())
     }
 
     /// `UpBegin`: leg `m`'s first bit is through the switch (at its destination): the legs
@@ -268,8 +268,8 @@ impl Nics {
     pub(super) fn up_begin(&mut self, h: &mut Host, out: &mut Sink, now: Time, m: u32) {
         let net = self.up.net.expect("a scale-up leg needs a scale-up network");
         let wire = serialization(self.messages[m as usize].spec.bytes, net.rate);
-        for k in 0..self.dependents.of(m as usize).len() {
-            let d = self.dependents.of(m as usize)[k] as usize;
+        for k in 0..self.waiters(m as usize) {
+            let d = self.waiter(m as usize, k);
             let spec = self.messages[d].spec;
             if !spec.via.through() {
                 continue;
@@ -294,17 +294,19 @@ impl Nics {
         (h.done, h.up_done, h.progress) = (h.done + 1, h.up_done + 1, h.progress + 1);
         self.report(m as usize, now);
         self.up.time(m, 1, now);
-        if self.dependents.is_empty() {
+        if !self.has_waiters() {
             return;
         }
         self.completed(h, out, now, m as usize);
         // (a leg from a GPU to itself was heard at once, above)
         // (a leg that cuts through heard of it at its first bit)
         let waits = |d: &u32| self.messages[*d as usize].spec.src == spec.src && !self.messages[*d as usize].spec.via.through();
-        if spec.src != spec.dst && self.dependents.of(m as usize).iter().any(waits) {
+        if spec.src != spec.dst && (0..self.waiters(m as usize)).map(|k| self.waiter(m as usize, k) as u32).any(|d| waits(&d)) {
             let latency = self.up.net.map_or(0, |n| latency(n, &spec));
             h.notices_sent += 1;
             out.tell(spec.src, now + latency, Event::UpAck(m));
+        } else {
+            self.forget(m as usize); // (its source hears of it at `UpAck` otherwise)
         }
     }
 
@@ -314,8 +316,9 @@ impl Nics {
         (h.pending, h.done, h.progress) = (h.pending - 1, h.done + 1, h.progress + 1);
         self.report(m as usize, now);
         self.up.time(m, 1, now);
-        if !self.dependents.is_empty() {
+        if self.has_waiters() {
             self.completed(h, out, now, m as usize);
+            self.forget(m as usize);
         }
     }
 

@@ -6,13 +6,14 @@
 //! feeds it as it draws them, a resolve message by message.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::{joins_in, JobBounds};
 use crate::host::TransportModel;
 use crate::stats::least::{ack_flight, IdealFcts};
 use crate::stats::plan::{Flights, Plan};
 use crate::time::Time;
-use crate::topology::Routes;
+use crate::topology::{Routes, Topology};
 use crate::workload::collective::{heard, released, Hearing, Lane, Tag};
 use crate::workload::job::JobInfo;
 use crate::workload::window::{FarIds, Window};
@@ -42,8 +43,8 @@ type Acc = HashMap<(u32, u32, u32, u32), (Time, Time, Time)>;
 /// The jobs' bounds of messages pushed one at a time ([`BoundsPass::push`]), in the order of
 /// their ids, each waiting only for earlier ones; the same bounds as [`super::bounds`] of
 /// the whole list.
-pub struct BoundsPass<'a> {
-    of: Of<'a>,
+pub struct BoundsPass {
+    of: Of,
     free_too: bool,
     window: Window<Done>,
     fcts: IdealFcts,
@@ -54,36 +55,37 @@ pub struct BoundsPass<'a> {
 }
 
 /// What the messages are of: the fabric, the transport, the jobs.
-struct Of<'a> {
-    routes: &'a Routes,
-    transport: &'a TransportModel,
+struct Of {
+    routes: Routes,
+    transport: TransportModel,
     subflows: u32,
-    jobs: &'a [JobInfo],
+    jobs: Vec<JobInfo>,
     none: Deps,
 }
 
-impl Of<'_> {
+impl Of {
     /// Message `m` alone, as a plan reads it.
     fn alone<'p>(&'p self, m: &'p MessageSpec, tag: &'p Tag) -> Plan<'p> {
         Plan {
-            routes: self.routes,
-            transport: self.transport,
+            routes: &self.routes,
+            transport: &self.transport,
             specs: std::slice::from_ref(m),
             subflows: self.subflows,
             deps: &self.none,
             tags: std::slice::from_ref(tag),
-            jobs: self.jobs,
+            jobs: &self.jobs,
         }
     }
 }
 
-impl<'a> BoundsPass<'a> {
-    /// A pass over the messages of `jobs` on `routes` (ids from 0; the far ones, read from
+impl BoundsPass {
+    /// A pass over the messages of `jobs` on `topo` (ids from 0; the far ones, read from
     /// further back than the window holds, `far`).
-    pub fn new(routes: &'a Routes, transport: &'a TransportModel, subflows: u32, jobs: &'a [JobInfo], far: FarIds) -> BoundsPass<'a> {
+    pub fn new(topo: Arc<Topology>, transport: TransportModel, subflows: u32, jobs: Vec<JobInfo>, far: FarIds) -> BoundsPass {
+        let (routes, free_too) = (Routes::new(topo), jobs.iter().any(|j| j.training()));
         BoundsPass {
             of: Of { routes, transport, subflows, jobs, none: Deps::default() },
-            free_too: jobs.iter().any(|j| j.training()),
+            free_too,
             window: Window::new(far),
             fcts: IdealFcts::default(),
             flight: Flights::default(),
@@ -114,7 +116,7 @@ impl<'a> BoundsPass<'a> {
                 // its release (`collective::ideal_finish`)
                 true => d.release,
                 false => {
-                    let (routes, header) = (self.of.routes, self.of.transport.header);
+                    let (routes, header) = (&self.of.routes, self.of.transport.header);
                     let ack_flight = |from: u32, to: u32| ack_flight(routes, header, from, to);
                     let notice = |from: u32, to: u32| routes.notice_latency(from, to);
                     heard(&Hearing { ack_flight: &ack_flight, notice: &notice }, (d.src, d.dst), m.src, d.finish)
@@ -123,13 +125,13 @@ impl<'a> BoundsPass<'a> {
             last = Some(last.map_or(at, |l| l.max(at)));
             free_last = Some(free_last.map_or(d.free, |l| l.max(d.free)));
         }
-        if joins_in(m, tag.job, self.of.jobs) && own_deps == 0 {
+        if joins_in(m, tag.job, &self.of.jobs) && own_deps == 0 {
             bare = true;
         }
         let release = released(m, last);
         let plan = self.of.alone(m, &tag);
         let (count, posting) = (plan.count(0), plan.posting(0));
-        let fct = self.fcts.of(self.of.routes, self.of.transport, m, count);
+        let fct = self.fcts.of(&self.of.routes, &self.of.transport, m, count);
         let finish = release + posting + fct;
         let free = self.free_too.then(|| {
             let at = released(&m.taking_no_time(), free_last);
@@ -153,12 +155,17 @@ impl<'a> BoundsPass<'a> {
 
     /// The bounds of every message pushed.
     pub fn finish(self) -> JobBounds {
+        self.so_far()
+    }
+
+    /// [`BoundsPass::finish`] of the messages pushed so far, the pass going on.
+    pub fn so_far(&self) -> JobBounds {
         let mut busy: HashMap<(u32, u32), Time> = HashMap::new();
-        for ((job, it, _, _), (first, held, tail)) in self.nics.into_iter().chain(self.on_cpus) {
-            let e = busy.entry((job, it)).or_insert(0);
-            *e = (*e).max(first.saturating_add(held).saturating_add(tail));
+        for ((job, it, _, _), (first, held, tail)) in self.nics.iter().chain(&self.on_cpus) {
+            let e = busy.entry((*job, *it)).or_insert(0);
+            *e = (*e).max(first.saturating_add(*held).saturating_add(*tail));
         }
-        let mut b = self.bounds;
+        let mut b = self.bounds.clone();
         for (key, span) in b.iters.iter_mut() {
             span.ideal.1 = span.ideal.1.max(busy.get(key).copied().unwrap_or(0));
         }

@@ -4,6 +4,7 @@
 pub mod deps;
 pub mod job;
 pub mod jobs_table;
+pub mod making;
 pub mod relay;
 pub mod stripe;
 pub mod window;

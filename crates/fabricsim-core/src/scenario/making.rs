@@ -1,0 +1,108 @@
+//! A run's model whose jobs are made as the run goes ([`Making`]): resolved from a survey (the
+//! warnings, the events and the memory estimate a resolve gives, counted without holding the
+//! messages, `survey.rs`) and a pass that finds how far ahead of each message its readers are
+//! ([`Reach`]), not from the messages; the planner then runs beside the run
+//! ([`Producer`], `sim::generate`), and the jobs' bounds are counted as the run takes the
+//! messages ([`BoundsPass`]).
+
+use super::{Frame, Model, Scenario};
+use crate::budget;
+use crate::engine::rng::{Rng, Stream};
+use crate::error::ScenarioError;
+use crate::stats::jobs::BoundsPass;
+use crate::topology::Topology;
+use crate::workload::collective::Sink;
+use crate::workload::job;
+use crate::workload::making::{Producer, Reach, Reaches};
+use crate::workload::window::SPAN;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: how far after a message its readers are looked for before they count as far
+    /// (`None`: [`SPAN`]; less, so that small runs make their jobs as they go), or `Some(0)`:
+    /// the jobs are made before the run.
+    pub(crate) static REACH: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+/// What a run whose jobs are made as it goes holds of them beyond those it took.
+pub struct Making {
+    pub producer: Producer,
+    pub reaches: Reaches,
+    /// The jobs' bounds of the messages taken so far.
+    pub bounds: BoundsPass,
+    /// The events the run is expected to make (the survey's count).
+    pub events: u64,
+    /// The next of [`Reaches::step`]'s times the run must take messages by.
+    pub step: usize,
+}
+
+impl std::fmt::Debug for Making {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Making").field("taken", &self.producer.taken()).field("left", &self.producer.left()).finish()
+    }
+}
+
+impl Model {
+    /// Makes jobs made as the run goes whole, before the run (one that runs in pieces).
+    pub(crate) fn make_whole(&mut self) {
+        let Some(mut making) = self.making.take() else { return };
+        let made = making.producer.take(making.producer.left());
+        for (i, spec) in made.specs.iter().enumerate() {
+            making.bounds.push(spec, made.deps.of(i), made.tags[i]);
+        }
+        self.job_bounds = making.bounds.finish();
+        (self.messages, self.deps, self.tags) = (made.specs, made.deps.finish(), made.tags);
+    }
+}
+
+impl Scenario {
+    /// Whether a run makes its jobs as it goes (`sim::generate`) rather than before its first
+    /// event: a closed run in one piece (`alone`) of jobs with no `[workload]` and no
+    /// `[mixed]` share, on a fabric that does not rewrite messages (a rail-only fabric's
+    /// relays, a host's NIC ports), unless most of its messages must join at its first instant
+    /// (`Reaches::front_heavy`). Either way the run is the same, to the picosecond.
+    pub(crate) fn makes_jobs_as_it_goes(&self, topo: &Topology, open: bool) -> bool {
+        !open
+            && !self.jobs.is_empty()
+            && self.workload().is_none()
+            && self.mixed.is_none()
+            && topo.tables.split().is_none()
+            && topo.planes() == 1
+    }
+
+    /// The model of a run: [`Scenario::resolve_as`], or, where the run makes its jobs as it
+    /// goes (in one piece: `alone`), a model with none of their messages.
+    pub(crate) fn resolve_run(&self, open: bool, alone: bool) -> Result<Model, ScenarioError> {
+        #[cfg(test)]
+        let span = REACH.get().unwrap_or(SPAN);
+        #[cfg(not(test))]
+        let span = SPAN;
+        if !alone || open || self.jobs.is_empty() || self.workload().is_some() || self.mixed.is_some() || span == 0 {
+            return self.resolve_as(open);
+        }
+        let frame = self.frame()?;
+        if !self.makes_jobs_as_it_goes(&frame.topo, open) {
+            return self.resolve_in(frame, open);
+        }
+        let max_messages = frame.max_memory / budget::message_floor(&self.keep);
+        let mut reach = Reach::new(span);
+        let jobs = job::plan(&self.jobs, &mut reach, &frame.topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1))?;
+        let reaches = reach.finish();
+        if reaches.front_heavy() {
+            return self.resolve_in(frame, open);
+        }
+        let Some((survey, _)) = self.counted(true)? else { return self.resolve_in(frame, open) };
+        let (config, on, seed) = (self.jobs.clone(), frame.topo.clone(), self.seed);
+        let plan = move |sink: &mut dyn Sink| {
+            // (the same plan the passes above made: it fails as they did, which is not at all)
+            let made = job::plan(&config, sink, &on, max_messages, &mut Rng::stream(seed, Stream::Workload, 1));
+            debug_assert!(made.is_ok());
+        };
+        let (topo, transport) = (frame.topo.clone(), frame.transport.clone());
+        let producer = Producer::spawn(0, reaches.total, topo.clone(), plan);
+        let bounds = BoundsPass::new(topo, transport, self.lb.subflows(), jobs.clone(), reaches.far.clone());
+        let making = Making { producer, reaches, bounds, events: survey.events, step: 0 };
+        let frame = Frame { warnings: survey.warnings, need: survey.need, ..frame };
+        Ok(Model { jobs, making: Some(Box::new(making)), ..self.framed(frame) })
+    }
+}
