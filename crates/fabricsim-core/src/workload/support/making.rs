@@ -162,15 +162,17 @@ struct Channel {
     made: u32,
     base: u32,
     topo: Arc<Topology>,
-    /// The run went away: what is made is dropped.
-    gone: bool,
 }
+
+/// What unwinds the planner once the run that took its messages went away.
+struct Gone;
 
 impl Channel {
     fn send(&mut self) {
         let batch = std::mem::take(&mut self.batch);
-        if !self.gone && !batch.is_empty() {
-            self.gone = self.tx.send(batch).is_err();
+        if !batch.is_empty() && self.tx.send(batch).is_err() {
+            // the run went away: the planner stops (unwound without the panic hook: no message)
+            std::panic::resume_unwind(Box::new(Gone));
         }
     }
 }
@@ -200,9 +202,17 @@ impl Producer {
         std::thread::Builder::new()
             .name("fabricsim-jobs".into())
             .spawn(move || {
-                let mut sink = Channel { tx, batch: Made::default(), made: 0, base, topo, gone: false };
-                plan(&mut sink);
-                sink.send();
+                let mut sink = Channel { tx, batch: Made::default(), made: 0, base, topo };
+                let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    plan(&mut sink);
+                    sink.send();
+                }));
+                // (a panic of the planner's own goes on: the run's next take says so)
+                if let Err(why) = made {
+                    if !why.is::<Gone>() {
+                        std::panic::resume_unwind(why);
+                    }
+                }
             })
             .expect("a thread for the jobs' planner");
         Producer { rx: Mutex::new(rx), current: Made::default(), at: 0, taken: 0, total }
@@ -238,5 +248,63 @@ impl Producer {
         }
         self.taken += count as u32;
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopologyConfig;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// The messages come in the order made, numbered from the base, each with what it waits
+    /// for and its tag; a run that goes away stops the planner (it made at most the batches
+    /// the channel holds, not all it would have).
+    #[test]
+    fn messages_come_in_order_and_the_planner_stops_when_the_run_goes() {
+        let topo = Arc::new(TopologyConfig::default().build(|_| Ok(())).expect("the default fabric"));
+        let made = Arc::new(AtomicU32::new(0));
+        let count = made.clone();
+        let plan = move |sink: &mut dyn Sink| {
+            for i in 0..10_000_000u32 {
+                let after: &[u32] = if i > 0 { &[100 + i - 1] } else { &[] };
+                sink.push(MessageSpec::new(i % 4, 5, u64::from(i) + 1, 0, 0), after, Tag { job: 0, iteration: i, step: 0 });
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        let mut p = Producer::spawn(100, 10_000_000, topo, plan);
+        let a = p.take(3);
+        let b = p.take(BATCH as u32 + 2);
+        assert_eq!((a.len(), b.len(), p.taken(), p.left()), (3, BATCH + 2, BATCH as u32 + 5, 10_000_000 - BATCH as u32 - 5));
+        assert_eq!((a.specs[2].bytes, a.deps.of(2), a.tags[2].iteration), (3, &[101][..], 2));
+        assert_eq!((b.specs[0].bytes, b.deps.of(0), b.tags[BATCH + 1].iteration), (4, &[102][..], BATCH as u32 + 4));
+        drop(p);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let stopped = made.load(Ordering::Relaxed);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert_eq!(made.load(Ordering::Relaxed), stopped, "the planner stopped");
+        assert!(stopped as usize <= BATCH * (AHEAD + 3), "{stopped} made");
+    }
+
+    /// The readers' reach: within the span, or the last far reader; the messages that wait for
+    /// none by their start, in steps increasing in both.
+    #[test]
+    fn reach_finds_the_last_reader_and_the_steps_of_messages_that_wait_for_none() {
+        let mut r = Reach::new(4);
+        let tag = Tag::NONE;
+        let at = |start| MessageSpec::new(0, 1, 1, start, 0);
+        r.push(at(5), &[], tag); // 0
+        r.push(at(0), &[], tag); // 1
+        r.push(at(0), &[0], tag); // 2
+        r.push(at(9), &[], tag); // 3
+        for _ in 4..10 {
+            r.push(at(0), &[2], tag); // 4..9: 9 reads 2 from 7 back
+        }
+        r.push(at(5), &[], tag); // 10
+        let r = r.finish();
+        assert_eq!(r.total, 11);
+        assert_eq!((r.reach(2), r.reach(0), r.reach(8)), (9, 4, 10));
+        assert_eq!((r.step(0), r.step(1), r.step(2), r.step(3)), (Some((0, 1)), Some((5, 10)), None, None));
+        assert!(!r.front_heavy());
     }
 }
