@@ -11,10 +11,11 @@ use crate::engine::rng::{Rng, Stream};
 use crate::error::ScenarioError;
 use crate::stats::jobs::BoundsPass;
 use crate::topology::Topology;
-use crate::workload::collective::Sink;
+use crate::workload::collective::{Sink, Tag};
 use crate::workload::job;
 use crate::workload::making::{Producer, Reach, Reaches};
 use crate::workload::window::SPAN;
+use crate::workload::MessageSpec;
 
 #[cfg(test)]
 thread_local! {
@@ -56,18 +57,14 @@ impl Model {
 }
 
 impl Scenario {
-    /// Whether a run makes its jobs as it goes (`sim::generate`) rather than before its first
-    /// event: a closed run in one piece (`alone`) of jobs with no `[workload]` and no
-    /// `[mixed]` share, on a fabric that does not rewrite messages (a rail-only fabric's
-    /// relays, a host's NIC ports), unless most of its messages must join at its first instant
+    /// Whether a run makes its jobs as it goes (`sim::made`) rather than before its first
+    /// event: a closed run in one piece (`alone`) of jobs with no `[mixed]` share, beside a
+    /// `[workload]` whose messages wait for none (they are made before the run, as always), on
+    /// a fabric that does not rewrite messages (a rail-only fabric's relays, a host's NIC
+    /// ports), unless most of its messages must join at its first instant
     /// (`Reaches::front_heavy`). Either way the run is the same, to the picosecond.
     pub(crate) fn makes_jobs_as_it_goes(&self, topo: &Topology, open: bool) -> bool {
-        !open
-            && !self.jobs.is_empty()
-            && self.workload().is_none()
-            && self.mixed.is_none()
-            && topo.tables.split().is_none()
-            && topo.planes() == 1
+        !open && !self.jobs.is_empty() && self.mixed.is_none() && topo.tables.split().is_none() && topo.planes() == 1
     }
 
     /// The model of a run: [`Scenario::resolve_as`], or, where the run makes its jobs as it
@@ -77,15 +74,25 @@ impl Scenario {
         let span = REACH.get().unwrap_or(SPAN);
         #[cfg(not(test))]
         let span = SPAN;
-        if !alone || open || self.jobs.is_empty() || self.workload().is_some() || self.mixed.is_some() || span == 0 {
+        if !alone || open || self.jobs.is_empty() || self.mixed.is_some() || span == 0 {
             return self.resolve_as(open);
         }
         let frame = self.frame()?;
         if !self.makes_jobs_as_it_goes(&frame.topo, open) {
             return self.resolve_in(frame, open);
         }
+        // the [workload]'s messages, made before the run: the jobs' are numbered after them
+        let given = self.given(&frame.topo, open)?;
+        if given.arrivals.is_some() || given.lists.iter().any(|l| !l.is_empty()) {
+            return self.resolve_in(frame, open); // (a trace job of the workload's: made whole)
+        }
+        let messages: Vec<MessageSpec> = given.messages.iter().map(|m| m.on_slots(&frame.topo)).collect();
+        let base = messages.len() as u32;
         let max_messages = frame.max_memory / budget::message_floor(&self.keep);
         let mut reach = Reach::new(span);
+        for m in &messages {
+            reach.push(*m, &[], Tag::NONE);
+        }
         let jobs = job::plan(&self.jobs, &mut reach, &frame.topo, max_messages, &mut Rng::stream(self.seed, Stream::Workload, 1))?;
         let reaches = reach.finish();
         if reaches.front_heavy() {
@@ -99,10 +106,15 @@ impl Scenario {
             debug_assert!(made.is_ok());
         };
         let (topo, transport) = (frame.topo.clone(), frame.transport.clone());
-        let producer = Producer::spawn(0, reaches.total, topo.clone(), plan);
-        let bounds = BoundsPass::new(topo, transport, self.lb.subflows(), jobs.clone(), reaches.far.clone());
+        let producer = Producer::spawn(base, reaches.total - base, topo.clone(), plan);
+        let mut bounds = BoundsPass::new(topo, transport, self.lb.subflows(), jobs.clone(), reaches.far.clone());
+        for m in &messages {
+            bounds.push(m, &[], Tag::NONE);
+        }
         let making = Making { producer, reaches, bounds, events: survey.events, step: 0 };
         let frame = Frame { warnings: survey.warnings, need: survey.need, ..frame };
-        Ok(Model { jobs, making: Some(Box::new(making)), ..self.framed(frame) })
+        let tags = vec![Tag::NONE; messages.len()];
+        let load_window = given.load_window;
+        Ok(Model { messages, tags, jobs, load_window, making: Some(Box::new(making)), ..self.framed(frame) })
     }
 }

@@ -71,9 +71,11 @@ fn jobs_made_as_the_run_goes_give_the_tables_of_jobs_made_before_it() {
         ("training", TRAINING.to_string()),
         ("later", LATER.to_string()),
         ("nvls", NVLS.to_string()),
+        // beside a [workload] whose messages wait for none, made before the run as always
+        ("background", format!("{LATER}[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n")),
     ];
     // (most of the others' messages join at 0: made whole, `Making::front_heavy`)
-    let lazy = ["27", "training", "later", "nvls"];
+    let lazy = ["27", "training", "later", "nvls", "background"];
     for (case, text) in &cases {
         let s = scenario(text);
         let (before, all, _) = run(&s, Some(0));
