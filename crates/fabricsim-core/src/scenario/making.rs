@@ -15,7 +15,7 @@ use crate::workload::collective::{Sink, Tag};
 use crate::workload::job;
 use crate::workload::making::{Producer, Reach, Reaches};
 use crate::workload::window::SPAN;
-use crate::workload::MessageSpec;
+use crate::workload::{Deps, MessageSpec};
 
 #[cfg(test)]
 thread_local! {
@@ -52,7 +52,12 @@ impl Model {
             making.bounds.push(spec, made.deps.of(i), made.tags[i]);
         }
         self.job_bounds = making.bounds.finish();
-        (self.messages, self.deps, self.tags) = (made.specs, made.deps.finish(), made.tags);
+        // after the [workload]'s, which wait for none
+        let mut deps = Deps::default();
+        deps.append(self.messages.len(), &made.deps, made.len());
+        self.deps = deps.finish();
+        self.messages.extend(made.specs);
+        self.tags.extend(made.tags);
     }
 }
 

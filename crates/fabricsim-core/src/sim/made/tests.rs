@@ -80,6 +80,13 @@ fn jobs_made_as_the_run_goes_give_the_tables_of_jobs_made_before_it() {
         let s = scenario(text);
         let (before, all, _) = run(&s, Some(0));
         assert_eq!(before.summary.status, "complete", "{case}");
+        // in pieces: made whole from the planner's thread (after the [workload]'s)
+        REACH.set(Some(1));
+        let sim = Simulation::in_pieces(&s, 3);
+        REACH.set(None);
+        let mut pieces = sim.expect("builds").run();
+        pieces.summary.wall_s = 0.0;
+        same(&pieces, &before, &format!("{case} in pieces"));
         for reach in [1, 7, 64] {
             let (going, joined, lists) = run(&s, Some(reach));
             same(&going, &before, &format!("{case}, reach {reach}"));
