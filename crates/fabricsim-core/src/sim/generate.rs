@@ -185,10 +185,13 @@ impl Simulation {
     /// the sender, after a notice elsewhere. One heard of by `now` counts as done; one whose
     /// notice is still on its way is told when it would arrive; the others tell it when they
     /// complete ([`More`]). Waiting for none left, it starts at its start.
-    pub(super) fn add_waiting(&mut self, spec: MessageSpec, after: &[u32], now: Time, more: &mut More) -> u32 {
+    pub(super) fn add_waiting(&mut self, spec: MessageSpec, after: &[u32], now: Time) -> u32 {
         let d = self.add_all(&[spec], Joining::Waiting);
-        // the pieces let go of the lists, so that they grow in place, and take them back
-        for p in &mut self.pieces {
+        // the pieces let go of the lists (each holds the same), so that they grow in place, and
+        // take them back: no other copy is kept, so that a run in one piece drops a list once
+        // its message told them all (`Nics::forget`)
+        let mut more = self.pieces[0].nics.take_more();
+        for p in &mut self.pieces[1..] {
             p.nics.set_more(More::default());
         }
         let (mut waits, mut tells) = (0, Vec::new());
@@ -215,13 +218,14 @@ impl Simulation {
                 }
             };
             if !heard {
-                Arc::make_mut(more).entry(a).or_default().push(d);
+                Arc::make_mut(&mut more).entry(a).or_default().push(d);
                 waits += 1;
             }
         }
-        for p in &mut self.pieces {
+        for p in &mut self.pieces[1..] {
             p.nics.set_more(more.clone());
         }
+        self.pieces[0].nics.set_more(more);
         let p = &mut self.pieces[usize::from(self.cut.home(spec.src))];
         let me = p.queue.origin(node_unit(spec.src));
         if waits == 0 {

@@ -26,7 +26,6 @@ use std::time::Instant;
 use super::Simulation;
 use crate::engine::{Event, Status, MAX_MESSAGES};
 use crate::error::{ensure, ScenarioError};
-use crate::host::nic::More;
 use crate::scenario::Scenario;
 use crate::stats::RunResult;
 use crate::time::Time;
@@ -36,15 +35,13 @@ use crate::workload::MessageSpec;
 pub(super) struct Open {
     /// Events before this time run (`Time::MAX`: no bound).
     bound: Time,
-    /// The messages sent waiting for others, by what they wait for.
-    more: More,
     /// Whether the no-progress guard's check is scheduled (it stops when nothing is left).
     pub(super) watching: bool,
 }
 
 impl Open {
     pub(super) fn new() -> Open {
-        Open { bound: Time::MAX, more: More::default(), watching: true }
+        Open { bound: Time::MAX, watching: true }
     }
 }
 
@@ -78,14 +75,7 @@ impl Simulation {
     /// Adds message `spec` (hosts by leaf slot), which waits for `after`, to the run between
     /// windows at the session's time `now`; returns its id.
     fn add(&mut self, spec: MessageSpec, after: &[u32], now: Time) -> u32 {
-        let m = if after.is_empty() {
-            self.add_all(&[spec], super::generate::Joining::Sent)
-        } else {
-            let mut more = std::mem::take(&mut self.open.as_mut().expect("a session's run").more);
-            let m = self.add_waiting(spec, after, now, &mut more);
-            self.open.as_mut().expect("a session's run").more = more;
-            m
-        };
+        let m = if after.is_empty() { self.add_all(&[spec], super::generate::Joining::Sent) } else { self.add_waiting(spec, after, now) };
         let open = self.open.as_mut().expect("a session's run");
         if !open.watching {
             open.watching = true;
@@ -314,5 +304,27 @@ impl Session {
     /// The results, ending the session ([`Simulation::into_results`]).
     pub fn into_results(self) -> RunResult {
         self.sim.into_results()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain of messages sent with `after` before any completes, in one piece: each one's
+    /// list of dependents is held until it told them, and none is left once all are done.
+    #[test]
+    fn the_added_lists_go_once_their_messages_told_them() {
+        let value: toml::Table = toml::from_str("[topology]\nhosts = 16\nradix = 8\n").expect("TOML");
+        let scenario = Scenario::from_deserializer(value).expect("valid");
+        let mut s = Session::new(&scenario, Some(1)).expect("a session");
+        let mut last = s.send(0, 1, 64 << 10, None).expect("sent");
+        for k in 1..40u32 {
+            last = s.send_after(k % 16, (k + 1) % 16, 64 << 10, None, &[last]).expect("sent after");
+        }
+        assert_eq!(s.sim.pieces[0].nics.more_len(), 39);
+        assert_eq!(s.run_until(1_000_000_000).expect("runs"), Status::Running);
+        assert_eq!(s.completions().len(), 40);
+        assert_eq!(s.sim.pieces[0].nics.more_len(), 0, "every list went");
     }
 }
