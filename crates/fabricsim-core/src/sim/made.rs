@@ -16,8 +16,8 @@
 //! start under the order keys of its first release. What the run makes of a message does not
 //! depend on when it joined (its id, its start's order key, its load balancers' own streams),
 //! so a run whose jobs are made as it goes gives the tables of the same jobs made before its
-//! first event, to the picosecond: every golden scenario with jobs runs this way on one
-//! thread and the other way on two. A list of dependents goes once its message has told them
+//! first event, to the picosecond (`made/tests.rs`; the tests that compare one thread with
+//! two compare the two ways too). A list of dependents goes once its message has told them
 //! all (`Nics::forget`), so the lists follow the messages in flight. A run that stops takes
 //! the rest for its tables, started never; the jobs' bounds are counted as messages join
 //! (`stats::jobs::BoundsPass`) and are whole once the last has.
