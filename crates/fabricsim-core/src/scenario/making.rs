@@ -62,14 +62,14 @@ impl Model {
 }
 
 impl Scenario {
-    /// Whether a run makes its jobs as it goes (`sim::made`) rather than before its first
-    /// event: a closed run in one piece (`alone`) of jobs with no `[mixed]` share, beside a
-    /// `[workload]` whose messages wait for none (they are made before the run, as always), on
-    /// a fabric that does not rewrite messages (a rail-only fabric's relays, a host's NIC
-    /// ports), unless most of its messages must join at its first instant
-    /// (`Reaches::front_heavy`). Either way the run is the same, to the picosecond.
-    pub(crate) fn makes_jobs_as_it_goes(&self, topo: &Topology, open: bool) -> bool {
-        !open && !self.jobs.is_empty() && self.mixed.is_none() && topo.tables.split().is_none() && topo.planes() == 1
+    /// Whether a run (in one piece: `alone`) may make its jobs as it goes (`sim::made`) rather
+    /// than before its first event: a closed run of jobs with no `[mixed]` share, on a fabric
+    /// that does not rewrite messages (a rail-only fabric's relays, a host's NIC ports); beside
+    /// a `[workload]` whose messages wait for none (they are made before the run, as always),
+    /// and unless most of its messages must join at its first instant (`Reaches::front_heavy`):
+    /// [`Scenario::resolve_run`] finds those. Either way the run is the same, to the picosecond.
+    fn makes_jobs_as_it_goes(&self, topo: &Topology, open: bool, alone: bool) -> bool {
+        alone && !open && !self.jobs.is_empty() && self.mixed.is_none() && topo.tables.split().is_none() && topo.planes() == 1
     }
 
     /// The model of a run: [`Scenario::resolve_as`], or, where the run makes its jobs as it
@@ -79,11 +79,8 @@ impl Scenario {
         let span = REACH.get().unwrap_or(SPAN);
         #[cfg(not(test))]
         let span = SPAN;
-        if !alone || open || self.jobs.is_empty() || self.mixed.is_some() || span == 0 {
-            return self.resolve_as(open);
-        }
         let frame = self.frame()?;
-        if !self.makes_jobs_as_it_goes(&frame.topo, open) {
+        if span == 0 || !self.makes_jobs_as_it_goes(&frame.topo, open, alone) {
             return self.resolve_in(frame, open);
         }
         // the [workload]'s messages, made before the run: the jobs' are numbered after them
@@ -103,7 +100,8 @@ impl Scenario {
         if reaches.front_heavy() {
             return self.resolve_in(frame, open);
         }
-        let Some((survey, _)) = self.counted(true)? else { return self.resolve_in(frame, open) };
+        // (the reach pass found the far messages: the survey needs no pass of its own for them)
+        let Some((survey, _)) = self.counted(true, Some(reaches.far.clone()))? else { return self.resolve_in(frame, open) };
         let (config, on, seed) = (self.jobs.clone(), frame.topo.clone(), self.seed);
         let plan = move |sink: &mut dyn Sink| {
             // (the same plan the passes above made: it fails as they did, which is not at all)

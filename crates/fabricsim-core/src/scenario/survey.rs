@@ -30,7 +30,7 @@ use crate::stats::least::Least;
 use crate::time::Time;
 use crate::topology::{Routes, Topology};
 use crate::workload::collective::{each_round, MakeRound, Sink, Tag};
-use crate::workload::window::Far;
+use crate::workload::window::{Far, FarIds};
 use crate::workload::{job, MessageSpec};
 
 /// What a survey finds.
@@ -147,12 +147,14 @@ impl Scenario {
     /// The survey of this scenario's run (see the module doc), or `None` where only resolving
     /// it tells ([`Scenario::resolve`]). Errors are the resolve's.
     pub fn survey(&self) -> Result<Option<Survey>, ScenarioError> {
-        Ok(self.counted(true)?.map(|(survey, _)| survey))
+        Ok(self.counted(true, None)?.map(|(survey, _)| survey))
     }
 
     /// [`Scenario::survey`], a ring's later steps counted in closed form or (`closed` false)
     /// one by one; with the `[workload]`'s and each job's least time, where one is told.
-    pub(crate) fn counted(&self, closed: bool) -> Result<Option<(Survey, Option<LeastTimes>)>, ScenarioError> {
+    /// `far`: the messages read from far on where a pass over the workload found them already
+    /// (`scenario::making`'s), else the first pass finds them.
+    pub(crate) fn counted(&self, closed: bool, far: Option<FarIds>) -> Result<Option<(Survey, Option<LeastTimes>)>, ScenarioError> {
         let Frame { topo, transport, switch, mut warnings, mut need, max_memory, .. } = self.frame()?;
         if topo.tables.split().is_some() || topo.planes() > 1 {
             return Ok(None);
@@ -167,7 +169,9 @@ impl Scenario {
         let given = messages.len() + arrivals.as_ref().map_or(0, |a| a.count as usize);
         // a first pass finds the messages read from far on (`workload::window`): the counting
         // pass holds each message's levels and least time only while a later one may read them
-        let far = {
+        let far = if let Some(far) = far {
+            far
+        } else {
             let mut far = Far::default();
             for after in &lists {
                 far.see(after);

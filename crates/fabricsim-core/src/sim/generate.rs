@@ -120,8 +120,8 @@ impl Simulation {
     /// after those it has, as `how` says; returns the first's id.
     pub(super) fn add_all(&mut self, specs: &[MessageSpec], how: Joining) -> u32 {
         let (room, expect) = match how {
-            Joining::Sent | Joining::Waiting => (0, true),
-            Joining::Made { room } => (room, true),
+            Joining::Sent => (0, true),
+            Joining::Waiting { room } => (room, true),
             Joining::Drawn { room } | Joining::Ended { room } => (room, false),
         };
         let first = self.pieces[0].nics.messages().len() as u32;
@@ -169,7 +169,7 @@ impl Simulation {
             let h = &mut p.hosts[self.cut.host(spec.src)];
             match how {
                 Joining::Ended { .. } => p.nics.start_never(h, m as usize),
-                Joining::Waiting | Joining::Made { .. } => {}
+                Joining::Waiting { .. } => {}
                 _ => p.nics.start_free(h, &mut Sink::new(&mut p.queue, &mut p.links, me), m as usize),
             }
         }
@@ -186,15 +186,8 @@ impl Simulation {
     /// notice is still on its way is told when it would arrive; the others tell it when they
     /// complete ([`More`]). Waiting for none left, it starts at its start.
     pub(super) fn add_waiting(&mut self, spec: MessageSpec, after: &[u32], now: Time) -> u32 {
-        let d = self.add_all(&[spec], Joining::Waiting);
-        // the pieces let go of the lists (each holds the same), so that they grow in place, and
-        // take them back: no other copy is kept, so that a run in one piece drops a list once
-        // its message told them all (`Nics::forget`)
-        let mut more = self.pieces[0].nics.take_more();
-        for p in &mut self.pieces[1..] {
-            p.nics.set_more(More::default());
-        }
-        let (mut waits, mut tells) = (0, Vec::new());
+        let d = self.add_all(&[spec], Joining::Waiting { room: 0 });
+        let (mut waits, mut tells, mut lists) = (0, Vec::new(), Vec::new());
         for &a in after {
             let msg = self.pieces[0].nics.messages()[a as usize];
             let (rx, tx) = (usize::from(self.cut.home(msg.spec.dst)), usize::from(self.cut.home(msg.spec.src)));
@@ -218,14 +211,11 @@ impl Simulation {
                 }
             };
             if !heard {
-                Arc::make_mut(&mut more).entry(a).or_default().push(d);
+                lists.push((a, d));
                 waits += 1;
             }
         }
-        for p in &mut self.pieces[1..] {
-            p.nics.set_more(more.clone());
-        }
-        self.pieces[0].nics.set_more(more);
+        self.add_dependents(&lists);
         let p = &mut self.pieces[usize::from(self.cut.home(spec.src))];
         let me = p.queue.origin(node_unit(spec.src));
         if waits == 0 {
@@ -241,18 +231,41 @@ impl Simulation {
     }
 }
 
+impl Simulation {
+    /// Adds message `d` to the added list of dependents of message `a`, for each `(a, d)` of
+    /// `pairs` ([`More`]). Every piece holds the same lists: they let go of them while they
+    /// grow (no copy is made) and take them back, and no other copy is kept, so that a run in
+    /// one piece drops a list once its message has told them all (`Nics::forget`).
+    pub(super) fn add_dependents(&mut self, pairs: &[(u32, u32)]) {
+        if pairs.is_empty() {
+            return;
+        }
+        let mut more = self.pieces[0].nics.take_more();
+        for p in &mut self.pieces[1..] {
+            p.nics.set_more(More::default());
+        }
+        let lists = Arc::make_mut(&mut more);
+        for &(a, d) in pairs {
+            lists.entry(a).or_default().push(d);
+        }
+        for p in &mut self.pieces[1..] {
+            p.nics.set_more(more.clone());
+        }
+        self.pieces[0].nics.set_more(more);
+    }
+}
+
 /// How messages join a running run ([`Simulation::add_all`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Joining {
     /// Sent into a session: each adds its bytes to what its destination will receive.
     Sent,
-    /// Sent into a session, waiting for other messages: as `Sent`, its start left to the
-    /// caller ([`Simulation::add_waiting`]).
-    Waiting,
-    /// Made by the jobs' planner as the run goes (`sim::made`): as `Waiting`, what each waits
-    /// for left to the caller; `room` messages still to come with these, which the lists make
-    /// room for at once (the rest of a run that stopped; none as it goes: they grow as lists do).
-    Made { room: usize },
+    /// As `Sent`, what each waits for and its start left to the caller: sent into a session
+    /// waiting for other messages ([`Simulation::add_waiting`]), or made by the jobs' planner
+    /// as the run goes (`sim::made`); `room` messages still to come with these, which the
+    /// lists make room for at once (the rest of a run that stopped; none as it goes: they grow
+    /// as lists do).
+    Waiting { room: usize },
     /// Drawn from a trace (what each host receives was counted at the build), `room` messages
     /// still to come with these, which the lists make room for at once.
     Drawn { room: usize },

@@ -22,8 +22,6 @@
 //! the rest for its tables, started never; the jobs' bounds are counted as messages join
 //! (`stats::jobs::BoundsPass`) and are whole once the last has.
 
-use std::sync::Arc;
-
 use super::generate::Joining;
 use super::Simulation;
 use crate::engine::{node_unit, Event};
@@ -91,15 +89,16 @@ impl Simulation {
             for _ in 0..count.div_ceil(AT_END) {
                 // (room for all that is left, this chunk's included: reserved once)
                 let room = self.model.making.as_ref().map_or(0, |m| m.producer.left() as usize);
-                self.make_chunk(AT_END, Joining::Made { room }, ended);
+                self.make_chunk(AT_END, room, ended);
             }
             return;
         }
-        self.make_chunk(count, Joining::Made { room: 0 }, ended);
+        self.make_chunk(count, 0, ended);
     }
 
-    /// [`Simulation::make_jobs`] of at most `count` messages, joining as `how` says.
-    fn make_chunk(&mut self, count: u32, how: Joining, ended: bool) {
+    /// [`Simulation::make_jobs`] of at most `count` messages, `room` (with these) still to
+    /// come that the lists make room for at once ([`Joining::Waiting`]).
+    fn make_chunk(&mut self, count: u32, room: usize, ended: bool) {
         let Some(making) = &mut self.model.making else { return };
         let made = making.producer.take(count);
         for (i, spec) in made.specs.iter().enumerate() {
@@ -109,12 +108,10 @@ impl Simulation {
             let making = self.model.making.take().expect("making");
             self.model.job_bounds = making.bounds.finish();
         }
-        let first = self.add_all(&made.specs, how);
+        let first = self.add_all(&made.specs, Joining::Waiting { room });
         self.model.tags[first as usize..].copy_from_slice(&made.tags);
         let p = &mut self.pieces[0];
-        // the piece lets go of the added lists while they grow (it alone holds them: no copy)
-        let mut lists = p.nics.take_more();
-        let more = Arc::make_mut(&mut lists);
+        let mut lists = Vec::new();
         for (id, spec) in (first..).zip(&made.specs) {
             let after = made.deps.of((id - first) as usize);
             let h = &mut p.hosts[self.cut.host(spec.src)];
@@ -127,13 +124,11 @@ impl Simulation {
                     }
                 }
             } else if !ended {
-                for &d in after {
-                    more.entry(d).or_default().push(id);
-                }
+                lists.extend(after.iter().map(|&d| (d, id)));
                 p.nics.wait_for(id as usize, after.len() as u32);
             }
         }
-        p.nics.set_more(lists);
+        self.add_dependents(&lists);
     }
 
     /// Whether a message of the jobs that waits for none has not joined yet (it starts later,

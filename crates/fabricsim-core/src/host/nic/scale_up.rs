@@ -300,8 +300,8 @@ impl Nics {
         self.completed(h, out, now, m as usize);
         // (a leg from a GPU to itself was heard at once, above)
         // (a leg that cuts through heard of it at its first bit)
-        let waits = |d: &u32| self.messages[*d as usize].spec.src == spec.src && !self.messages[*d as usize].spec.via.through();
-        if spec.src != spec.dst && (0..self.waiters(m as usize)).map(|k| self.waiter(m as usize, k) as u32).any(|d| waits(&d)) {
+        let waits = |d: usize| self.messages[d].spec.src == spec.src && !self.messages[d].spec.via.through();
+        if spec.src != spec.dst && (0..self.waiters(m as usize)).any(|k| waits(self.waiter(m as usize, k))) {
             let latency = self.up.net.map_or(0, |n| latency(n, &spec));
             h.notices_sent += 1;
             out.tell(spec.src, now + latency, Event::UpAck(m));

@@ -293,10 +293,10 @@ mod tests {
             let table: toml::Table = toml::from_str(text).unwrap();
             let s = Scenario::from_deserializer(table).unwrap();
             CLOSED.with(|c| c.set(0));
-            let (a, least_a) = s.counted(true).unwrap().unwrap();
+            let (a, least_a) = s.counted(true, None).unwrap().unwrap();
             assert!(CLOSED.with(|c| c.get()) > 0, "case {i}: the closed form ran");
             CLOSED.with(|c| c.set(0));
-            let (b, least_b) = s.counted(false).unwrap().unwrap();
+            let (b, least_b) = s.counted(false, None).unwrap().unwrap();
             assert_eq!(CLOSED.with(|c| c.get()), 0, "case {i}: the rounds one by one");
             assert!(least_a.is_some(), "case {i}: a least time is told");
             assert_eq!((a.warnings, a.events, a.need, least_a), (b.warnings, b.events, b.need, least_b), "case {i}");

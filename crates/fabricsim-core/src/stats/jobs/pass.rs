@@ -97,7 +97,6 @@ impl BoundsPass {
 
     /// The next message (hosts by leaf slot), which waits for `after` (earlier ids), of `tag`.
     pub fn push(&mut self, m: &MessageSpec, after: &[u32], tag: Tag) {
-        let mut bare = false;
         let mut last: Option<Time> = None;
         let mut free_last: Option<Time> = None;
         let own = (tag.job, tag.iteration);
@@ -125,9 +124,7 @@ impl BoundsPass {
             last = Some(last.map_or(at, |l| l.max(at)));
             free_last = Some(free_last.map_or(d.free, |l| l.max(d.free)));
         }
-        if joins_in(m, tag.job, &self.of.jobs) && own_deps == 0 {
-            bare = true;
-        }
+        let bare = own_deps == 0 && joins_in(m, tag.job, &self.of.jobs);
         let release = released(m, last);
         let plan = self.of.alone(m, &tag);
         let (count, posting) = (plan.count(0), plan.posting(0));
