@@ -48,6 +48,13 @@ const TRAINING: &str = "seed = 3\n[topology]\nhosts = 32\nradix = 8\nnics_per_se
     model = { layers = 2, hidden = 512, seq = 256, vocab = 4000, experts = 4, top_k = 2 }\n\
     parallel = { tp = 4, pp = 2, dp = 4, ep = 2, micro_batches = 2, gpu_tflops = 50 }\n";
 
+/// A dense training job of 8 data-parallel replicas: their passes are written in lockstep, so
+/// that only each replica's first pass joins at 0.
+const REPLICAS: &str = "seed = 4\n[topology]\nhosts = 32\nradix = 8\nnics_per_server = 4\nrails = true\n\
+    scale_up_rate = \"3600Gbps\"\n[lb]\nkind = \"ops\"\n[[jobs]]\nranks = 32\n\
+    model = { layers = 4, hidden = 1024, heads = 8, seq = 512, vocab = 2000 }\n\
+    parallel = { tp = 2, pp = 2, dp = 8, micro_batches = 4, gpu_tflops = 100 }\n";
+
 const LATER: &str = "seed = 9\n[topology]\nhosts = 16\nradix = 8\n[[jobs]]\ncollective = \"allreduce\"\nsize = \"256KiB\"\n\
     ranks = 8\niterations = 3\ncompute = \"2us\"\n[[jobs]]\ncollective = \"allgather\"\nsize = \"512KiB\"\nranks = 8\n\
     start = \"40us\"\niterations = 2\n";
@@ -69,13 +76,14 @@ fn jobs_made_as_the_run_goes_give_the_tables_of_jobs_made_before_it() {
         ("32", golden("32_graph_uneven_prime_trim")),
         ("34", golden("34_training_nvls_rails")),
         ("training", TRAINING.to_string()),
+        ("replicas", REPLICAS.to_string()),
         ("later", LATER.to_string()),
         ("nvls", NVLS.to_string()),
         // beside a [workload] whose messages wait for none, made before the run as always
         ("background", format!("{LATER}[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n")),
     ];
     // (most of the others' messages join at 0: made whole, `Making::front_heavy`)
-    let lazy = ["27", "training", "later", "nvls", "background"];
+    let lazy = ["27", "training", "replicas", "later", "nvls", "background"];
     for (case, text) in &cases {
         let s = scenario(text);
         let (before, all, _) = run(&s, Some(0));
@@ -93,6 +101,10 @@ fn jobs_made_as_the_run_goes_give_the_tables_of_jobs_made_before_it() {
             if lazy.contains(case) {
                 assert!(reach > 1 || joined < all, "{case}, reach {reach}: {joined} of {all} messages joined at the build");
                 assert!(lists > 0, "{case}: the added lists held");
+            }
+            if *case == "replicas" && reach == 1 {
+                // the replicas' first passes (of their first stage) and what comes before
+                assert!(joined * 8 < all, "{case}: {joined} of {all} messages joined at the build");
             }
         }
     }

@@ -104,10 +104,10 @@ impl Reaches {
         self.last.get(&m).map_or(near, |&far| far.max(near))
     }
 
-    /// Whether most of the messages must join a run at its first instant that any does (a
-    /// training job's data-parallel replicas, each written whole in turn, each starting at
-    /// 0): a run makes them before its first event then, their lists of dependents in the
-    /// build's compressed form rather than a list each (`host::nic::More`).
+    /// Whether most of the messages must join a run at its first instant that any does (a job
+    /// that starts at 0 after a long one, an alltoall's every message): a run makes them
+    /// before its first event then, their lists of dependents in the build's compressed form
+    /// rather than a list each (`host::nic::More`).
     pub fn front_heavy(&self) -> bool {
         self.step(0).is_some_and(|(_, id)| u64::from(id) + 1 > u64::from(self.total) / 2)
     }

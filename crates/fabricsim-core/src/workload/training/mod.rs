@@ -422,17 +422,11 @@ impl Trainer<'_> {
             entry.to_vec()
         };
         let mut done: Vec<Vec<u32>> = vec![Vec::new(); self.hosts.len()];
-        let mut buckets = schedule::Buckets::default();
         // the replicas an expert-parallel group couples are written together, and so are a
         // replica's context-parallel ranks
         let width = l.ep * l.cp;
-        for g in 0..l.replicas() / width {
-            let group: Vec<usize> = (g * width..(g + 1) * width).collect();
-            buckets.merge(self.replicas(&group, &entry, &mut done));
-            if self.out.len() > limit {
-                return Err(self.out.len());
-            }
-        }
+        let groups: Vec<Vec<usize>> = (0..l.replicas() / width).map(|g| (g * width..(g + 1) * width).collect()).collect();
+        let buckets = self.replicas(&groups, &entry, &mut done, limit)?;
         self.reduce(buckets, &mut done);
         if self.out.len() > limit {
             return Err(self.out.len());

@@ -24,6 +24,10 @@ use crate::workload::collective::Op;
 /// A forward (`true`) or backward pass of a micro-batch on a model chunk.
 type Pass = (bool, usize, usize);
 
+/// Per (pass kind, virtual stage, micro-batch, replica index in its group, tp rank): the send
+/// that pass made.
+type Sent = HashMap<(bool, usize, usize, usize, usize), u32>;
+
 /// The passes of stage `p` of `pp` over `m` micro-batches, in 1F1B order (one chunk).
 pub fn one_f_one_b(p: usize, pp: usize, m: usize) -> Vec<Pass> {
     let warmup = (pp - p - 1).min(m);
@@ -71,13 +75,6 @@ pub(super) struct Buckets {
     experts: HashMap<usize, Vec<(Vec<u32>, u64)>>,
 }
 
-impl Buckets {
-    pub(super) fn merge(&mut self, o: Buckets) {
-        self.dense.extend(o.dense);
-        self.experts.extend(o.experts);
-    }
-}
-
 impl Trainer<'_> {
     /// The layers of virtual stage `s` of `pp x vpp` (the first `layers mod (pp x vpp)` take
     /// one more; with one chunk a rank, stage `s`).
@@ -86,15 +83,26 @@ impl Trainer<'_> {
         l / stages + usize::from(s < l % stages)
     }
 
-    /// Every pass of every stage of the replicas `group` (one expert-parallel group), in an
-    /// order where each pass comes after the passes it waits for; then their gradient buckets.
-    pub(super) fn replicas(&mut self, group: &[usize], entry: &[Vec<u32>], done: &mut [Vec<u32>]) -> Buckets {
+    /// Every pass of every stage of every replica, in an order where each pass comes after the
+    /// passes it waits for; then their gradient buckets. The replicas an expert-parallel group
+    /// couples (`groups[g]`, a replica's context-parallel ranks among them) are written
+    /// together, one pass of one group's replicas at a time, and the groups in lockstep: a pass
+    /// of every group before the next pass of any, so that every replica's first passes come
+    /// first (a run that makes its messages as it goes makes each replica's as it needs them),
+    /// or (more than `limit` messages in all) how many there were when it stopped.
+    pub(super) fn replicas(
+        &mut self,
+        groups: &[Vec<usize>],
+        entry: &[Vec<u32>],
+        done: &mut [Vec<u32>],
+        limit: usize,
+    ) -> Result<Buckets, usize> {
         let l = self.layout;
         let orders: Vec<Vec<Pass>> = (0..l.pp).map(|p| interleaved(p, l.pp, l.vpp, l.micro_batches)).collect();
         let stages = l.pp * l.vpp;
         let mut next = vec![0usize; l.pp];
-        // per (pass kind, virtual stage, micro-batch, replica index, tp rank): the send it made
-        let mut sent: HashMap<(bool, usize, usize, usize, usize), u32> = HashMap::default();
+        // per group: the sends its passes made
+        let mut sent: Vec<Sent> = vec![Sent::default(); groups.len()];
         // per rank: what its next compute waits for
         let mut chain: Vec<Vec<u32>> = entry.to_vec();
         let mut buckets = Buckets::default();
@@ -104,21 +112,25 @@ impl Trainer<'_> {
                 while let Some(&(fwd, i, c)) = orders[p].get(next[p]) {
                     let s = c * l.pp + p;
                     let from = if fwd { s.checked_sub(1) } else { Some(s + 1).filter(|&q| q < stages) };
-                    if from.is_some_and(|q| !sent.contains_key(&(fwd, q, i, 0, 0))) {
+                    // every group's schedule is the same: the first's stands for all
+                    if from.is_some_and(|q| !sent[0].contains_key(&(fwd, q, i, 0, 0))) {
                         break;
                     }
-                    self.pass(group, (p, s), fwd, i, from, &mut sent, &mut chain, done, &mut buckets);
+                    for (group, sent) in groups.iter().zip(sent.iter_mut()) {
+                        self.pass(group, (p, s), fwd, i, from, sent, &mut chain, done, &mut buckets);
+                    }
                     next[p] += 1;
+                }
+                if self.out.len() > limit {
+                    return Err(self.out.len());
                 }
             }
             assert_ne!(next, before, "a pipeline schedule in which every stage waits: a bug");
         }
         for (r, c) in chain.into_iter().enumerate() {
-            if group.contains(&(r / l.tp % l.replicas())) {
-                done[r].extend(c);
-            }
+            done[r].extend(c);
         }
-        buckets
+        Ok(buckets)
     }
 
     /// One pass of micro-batch `i` on virtual stage `s` (of stage `p`) of every replica of
@@ -131,7 +143,7 @@ impl Trainer<'_> {
         fwd: bool,
         i: usize,
         from: Option<usize>,
-        sent: &mut HashMap<(bool, usize, usize, usize, usize), u32>,
+        sent: &mut Sent,
         chain: &mut [Vec<u32>],
         done: &mut [Vec<u32>],
         buckets: &mut Buckets,
