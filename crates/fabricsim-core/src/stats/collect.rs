@@ -439,9 +439,9 @@ fn without_compute(mut m: MessageColumns, mut c: ConnColumns) -> (Vec<u64>, Mess
     for v in &mut c.counts {
         only(v, &keep);
     }
-    // losses by row: a compute task loses nothing
-    let row: std::collections::HashMap<u64, u32> = ids.iter().enumerate().map(|(r, &id)| (id, r as u32)).collect();
-    c.losses = std::mem::take(&mut c.losses).into_iter().map(|(id, l)| (row[&u64::from(id)], l)).collect();
+    // losses by row (the ids kept ascend; a compute task loses nothing)
+    let row = |id: u32| ids.binary_search(&u64::from(id)).expect("a loss of a message kept") as u32;
+    c.losses = std::mem::take(&mut c.losses).into_iter().map(|(id, l)| (row(id), l)).collect();
     (ids, m, c)
 }
 
