@@ -177,7 +177,9 @@ impl Trainer<'_> {
                 (0..l.tp)
                     .map(|t| {
                         let mut w = std::mem::take(&mut chain[self.rank(t, d, p)]);
-                        w.extend(from.map(|q| sent[&(fwd, q, i, k, t)]));
+                        // (each send is read by this pass alone: it goes, so that a step's
+                        // maps hold the sends under way, not every one)
+                        w.extend(from.map(|q| sent.remove(&(fwd, q, i, k, t)).expect("the pass it waits for sent")));
                         w
                     })
                     .collect()
