@@ -101,7 +101,8 @@ impl Trainer<'_> {
         let orders: Vec<Vec<Pass>> = (0..l.pp).map(|p| interleaved(p, l.pp, l.vpp, l.micro_batches)).collect();
         let stages = l.pp * l.vpp;
         let mut next = vec![0usize; l.pp];
-        // per group: the sends its passes made
+        // per group: the sends its passes made that the pass waiting for them has not read yet
+        // (it takes them: so a send here is one whose reader has not run, which the test below reads)
         let mut sent: Vec<Sent> = vec![Sent::default(); groups.len()];
         // per rank: what its next compute waits for
         let mut chain: Vec<Vec<u32>> = entry.to_vec();
